@@ -1,0 +1,66 @@
+// Builds the Hono app: request context, error rendering and 404, the operator API, usage, every
+// product under /api/v1, the generated OpenAPI document and the interactive reference.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./env";
+import { ApiError } from "./platform/errors";
+import { handleError } from "./platform/handle-error";
+import { requestContext } from "./platform/request-context";
+import { createRouter } from "./platform/router";
+import { adminRouter } from "./platform/admin/admin.routes";
+import { usageRouter } from "./platform/usage/usage.routes";
+import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
+
+export const API_PREFIX = "/api/v1";
+
+export function createApp(): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+
+  // A bare route with no middleware: the baseline of the benchmarks, and a liveness probe.
+  app.get("/health", (c) => c.json({ ok: true }));
+
+  app.use("*", requestContext());
+
+  app.route(`${API_PREFIX}/admin`, adminRouter);
+  app.route(`${API_PREFIX}/usage`, usageRouter);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "A team API key (`edp_...`), created by the operator API and shown once.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The operator token (ADMIN_TOKEN).",
+  });
+
+  // The reference pages are public but unauthenticated traffic is counted per IP.
+  const anonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
+    await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+    await next();
+  };
+  app.use(`${API_PREFIX}/openapi.json`, anonymous);
+  app.use(`${API_PREFIX}/docs`, anonymous);
+  app.doc31(`${API_PREFIX}/openapi.json`, (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "Edge Platform API",
+      version: "1.0.0-beta",
+      description:
+        "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. See the README for the error shapes, rate limits and quotas.",
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }));
+  // The script is served from the Worker's own assets, so the page works offline.
+  app.get(`${API_PREFIX}/docs`, Scalar({ url: `${API_PREFIX}/openapi.json`, cdn: "/standalone.js", pageTitle: "Edge Platform API" }));
+
+  app.notFound(() => {
+    throw ApiError.notFound();
+  });
+  app.onError(handleError);
+  return app;
+}
+
+export const app = createApp();

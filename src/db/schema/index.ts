@@ -1,0 +1,2 @@
+// Every table of the platform, one file per product; drizzle-kit reads this file.
+export * from "./platform";

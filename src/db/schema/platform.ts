@@ -1,0 +1,81 @@
+// Platform tables: teams, API keys, monthly usage counters, usage warnings and the platform mail
+// outbox (mail the platform itself sends: usage warnings, report shares, alert emails).
+import { sql } from "drizzle-orm";
+import type { Plan } from "../../platform/plans";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const teams = sqliteTable("teams", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  plan: text("plan").$type<Plan>().notNull().default("free"),
+  ownerEmail: text("owner_email"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    name: text("name"),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull(),
+    scopes: text("scopes", { mode: "json" }).$type<string[]>().notNull(),
+    /** Mail policy of the key (sandbox, streams, allow-list, caps, suspension). */
+    mail: text("mail", { mode: "json" }).$type<MailKeyPolicy>().notNull(),
+    createdAt: text("created_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_team_idx").on(t.teamId)],
+);
+
+export interface MailKeyPolicy {
+  sandbox: boolean;
+  allowed_streams: string[];
+  allowed_recipients: string[];
+  hourly_cap: number | null;
+  daily_cap: number | null;
+  suspended: boolean;
+}
+
+export const usageCounters = sqliteTable(
+  "usage_counters",
+  {
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    service: text("service").notNull(),
+    /** Calendar month in UTC, `YYYY-MM`. */
+    period: text("period").notNull(),
+    used: real("used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.service, t.period] })],
+);
+
+export const usageWarnings = sqliteTable(
+  "usage_warnings",
+  {
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    service: text("service").notNull(),
+    period: text("period").notNull(),
+    threshold: integer("threshold").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.service, t.period, t.threshold] })],
+);
+
+export const platformOutbox = sqliteTable(
+  "platform_outbox",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").references(() => teams.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    to: text("to").notNull(),
+    subject: text("subject").notNull(),
+    text: text("text").notNull(),
+    html: text("html"),
+    status: text("status").notNull().default("pending"),
+    createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`),
+    sentAt: text("sent_at"),
+  },
+  (t) => [index("platform_outbox_status_idx").on(t.status, t.createdAt)],
+);

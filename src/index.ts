@@ -1,0 +1,50 @@
+// Worker entry: HTTP to the Hono app, queue batches to the product consumer of their queue, cron
+// runs to the product jobs of their schedule. The Durable Object classes are exported here.
+import { app } from "./app";
+import type { Env } from "./env";
+
+export { RateLimiter } from "./platform/rate-limit/durable-object";
+
+type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
+type CronJob = (env: Env, scheduledTime: number) => Promise<void>;
+
+/** The consumer of each queue, by queue name (wrangler.toml). */
+const consumers: Record<string, QueueHandler> = {
+  "platform-dlq": async (batch) => {
+    // Messages land here after their consumer exhausted its retries; consumers record the final
+    // failure themselves, so this only keeps a trace and acknowledges.
+    for (const message of batch.messages) {
+      console.error(JSON.stringify({ msg: "dead letter", queue: batch.queue, id: message.id, attempts: message.attempts, body: message.body }));
+      message.ack();
+    }
+  },
+};
+
+/** The jobs of each cron expression (wrangler.toml). */
+const cronJobs: Record<string, CronJob[]> = {
+  "* * * * *": [],
+  "0 * * * *": [],
+};
+
+export default {
+  fetch: app.fetch,
+
+  async queue(batch, env, ctx) {
+    const consumer = consumers[batch.queue];
+    if (!consumer) {
+      console.error(JSON.stringify({ msg: "no consumer for queue", queue: batch.queue }));
+      batch.retryAll();
+      return;
+    }
+    await consumer(batch, env, ctx);
+  },
+
+  async scheduled(controller, env) {
+    const jobs = cronJobs[controller.cron] ?? [];
+    // One failing job must not stop the others of the same run.
+    const results = await Promise.allSettled(jobs.map((job) => job(env, controller.scheduledTime)));
+    for (const result of results) {
+      if (result.status === "rejected") console.error(JSON.stringify({ msg: "cron job failed", cron: controller.cron, error: String(result.reason) }));
+    }
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,111 @@
+// The operator API: teams and keys, standing in for the dashboard the specification mentions.
+import { createRoute } from "@hono/zod-openapi";
+import { getDb } from "../../db/client";
+import { adminAuth } from "../auth";
+import { createRouter } from "../router";
+import { dataResponse, jsonBody, jsonResponse } from "../openapi";
+import { AdminError, CreatedKeySchema, CreateKeyBody, CreateTeamBody, IdParam, KeySchema, PatchKeyBody, PatchTeamBody, TeamSchema } from "./admin.schemas";
+import { createKey, createTeam, getTeam, keyView, revokeKey, teamView, updateKey, updateTeam } from "./admin.service";
+
+const adminSecurity = [{ adminToken: [] }];
+const errors = {
+  401: jsonResponse("Invalid or missing admin token", AdminError),
+  404: jsonResponse("Not found", AdminError),
+  422: jsonResponse("Validation failed", AdminError),
+};
+
+export const adminRouter = createRouter();
+adminRouter.use("*", adminAuth());
+
+adminRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/teams",
+    tags: ["Operator"],
+    summary: "Create a team",
+    security: adminSecurity,
+    request: { body: jsonBody(CreateTeamBody) },
+    responses: { 201: dataResponse("The team", TeamSchema), ...errors },
+  }),
+  async (c) => {
+    const team = await createTeam(getDb(c.env.DB), c.req.valid("json"));
+    return c.json({ data: teamView(team) }, 201);
+  },
+);
+
+adminRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/teams/{id}",
+    tags: ["Operator"],
+    summary: "Get a team",
+    security: adminSecurity,
+    request: { params: IdParam },
+    responses: { 200: dataResponse("The team", TeamSchema), ...errors },
+  }),
+  async (c) => c.json({ data: teamView(await getTeam(getDb(c.env.DB), c.req.valid("param").id)) }, 200),
+);
+
+adminRouter.openapi(
+  createRoute({
+    method: "patch",
+    path: "/teams/{id}",
+    tags: ["Operator"],
+    summary: "Change a team's plan, name or owner",
+    security: adminSecurity,
+    request: { params: IdParam, body: jsonBody(PatchTeamBody) },
+    responses: { 200: dataResponse("The team", TeamSchema), ...errors },
+  }),
+  async (c) => {
+    const team = await updateTeam(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
+    return c.json({ data: teamView(team) }, 200);
+  },
+);
+
+adminRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/teams/{id}/keys",
+    tags: ["Operator"],
+    summary: "Create an API key (the plaintext is shown only here)",
+    security: adminSecurity,
+    request: { params: IdParam, body: jsonBody(CreateKeyBody) },
+    responses: { 201: dataResponse("The key with its plaintext", CreatedKeySchema), ...errors },
+  }),
+  async (c) => {
+    const { row, key } = await createKey(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
+    return c.json({ data: { ...keyView(row), key } }, 201);
+  },
+);
+
+adminRouter.openapi(
+  createRoute({
+    method: "patch",
+    path: "/keys/{id}",
+    tags: ["Operator"],
+    summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
+    security: adminSecurity,
+    request: { params: IdParam, body: jsonBody(PatchKeyBody) },
+    responses: { 200: dataResponse("The key, without plaintext", KeySchema), ...errors },
+  }),
+  async (c) => {
+    const row = await updateKey(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
+    return c.json({ data: keyView(row) }, 200);
+  },
+);
+
+adminRouter.openapi(
+  createRoute({
+    method: "delete",
+    path: "/keys/{id}",
+    tags: ["Operator"],
+    summary: "Revoke a key",
+    security: adminSecurity,
+    request: { params: IdParam },
+    responses: { 204: { description: "Revoked; the key answers 401 from now on" }, ...errors },
+  }),
+  async (c) => {
+    await revokeKey(getDb(c.env.DB), c.req.valid("param").id);
+    return c.body(null, 204);
+  },
+);

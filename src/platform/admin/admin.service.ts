@@ -1,0 +1,113 @@
+// Teams and API keys, as the operator API manages them. Keys are stored as a SHA-256 hash with a
+// short visible prefix; the plaintext exists only in the create response.
+import { and, eq, isNull } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { apiKeys, teams, type MailKeyPolicy } from "../../db/schema";
+import { nowIso } from "../clock";
+import { randomToken, sha256Hex } from "../crypto";
+import { ApiError } from "../errors";
+import { orNotFound } from "../tenancy";
+import type { Plan } from "../plans";
+
+export const KEY_PREFIX = "edp_";
+const VISIBLE_PREFIX_LENGTH = 12;
+
+export type TeamRow = typeof teams.$inferSelect;
+export type KeyRow = typeof apiKeys.$inferSelect;
+
+export const DEFAULT_MAIL_POLICY: MailKeyPolicy = {
+  sandbox: false,
+  allowed_streams: ["transactional", "broadcast"],
+  allowed_recipients: [],
+  hourly_cap: null,
+  daily_cap: null,
+  suspended: false,
+};
+
+export function teamView(team: TeamRow) {
+  return { id: team.id, name: team.name, plan: team.plan, owner_email: team.ownerEmail, created_at: team.createdAt };
+}
+
+export function keyView(key: KeyRow) {
+  return {
+    id: key.id,
+    team_id: key.teamId,
+    name: key.name,
+    scopes: key.scopes,
+    prefix: key.prefix,
+    created_at: key.createdAt,
+    mail: key.mail,
+  };
+}
+
+const teamNotFound = () => new ApiError("not_found", "Team not found");
+const keyNotFound = () => new ApiError("not_found", "Key not found");
+
+export async function createTeam(db: Db, input: { name: string; plan: Plan; owner_email?: string | null }): Promise<TeamRow> {
+  const at = nowIso();
+  const [team] = await db
+    .insert(teams)
+    .values({ id: crypto.randomUUID(), name: input.name, plan: input.plan, ownerEmail: input.owner_email ?? null, createdAt: at, updatedAt: at })
+    .returning();
+  return team;
+}
+
+export async function getTeam(db: Db, id: string): Promise<TeamRow> {
+  return orNotFound(await db.query.teams.findFirst({ where: eq(teams.id, id) }), teamNotFound());
+}
+
+export async function updateTeam(db: Db, id: string, input: { name?: string; plan?: Plan; owner_email?: string | null }): Promise<TeamRow> {
+  const changes: Partial<TeamRow> = { updatedAt: nowIso() };
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.plan !== undefined) changes.plan = input.plan;
+  if (input.owner_email !== undefined) changes.ownerEmail = input.owner_email;
+  const [team] = await db.update(teams).set(changes).where(eq(teams.id, id)).returning();
+  return orNotFound(team, teamNotFound());
+}
+
+/** Creates a key for a team; returns the row and the plaintext key (shown once). */
+export async function createKey(
+  db: Db,
+  teamId: string,
+  input: { name?: string; scopes: string[]; mail?: Partial<MailKeyPolicy> },
+): Promise<{ row: KeyRow; key: string }> {
+  await getTeam(db, teamId);
+  const key = randomToken(32, KEY_PREFIX);
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      id: crypto.randomUUID(),
+      teamId,
+      name: input.name ?? null,
+      prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
+      keyHash: await sha256Hex(key),
+      scopes: [...new Set(input.scopes)],
+      mail: { ...DEFAULT_MAIL_POLICY, ...input.mail },
+      createdAt: nowIso(),
+    })
+    .returning();
+  return { row, key };
+}
+
+export async function updateKey(db: Db, id: string, input: { name?: string; mail?: Partial<MailKeyPolicy> }): Promise<KeyRow> {
+  const current = orNotFound(
+    await db.query.apiKeys.findFirst({ where: and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)) }),
+    keyNotFound(),
+  );
+  const changes: Partial<KeyRow> = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.mail !== undefined) changes.mail = { ...current.mail, ...input.mail };
+  if (Object.keys(changes).length === 0) return current;
+  const [row] = await db.update(apiKeys).set(changes).where(eq(apiKeys.id, id)).returning();
+  return row;
+}
+
+/** Revokes a key: it answers 401 from then on. */
+export async function revokeKey(db: Db, id: string): Promise<void> {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: nowIso() })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  orNotFound(revoked[0], keyNotFound());
+}

@@ -1,0 +1,122 @@
+// One error type for the whole platform and the table that renders it. Products register a
+// formatter for their path prefix so their 404s, validation errors and policy errors come out in
+// their own documented body shape; auth (401/403) and rate-limit (429) bodies are the same
+// everywhere, as the specification's Authentication and Limits sections require.
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ZodError } from "zod";
+
+export type FieldErrors = Record<string, string[]>;
+
+/** Codes with a fixed HTTP status; products add their own codes with an explicit status. */
+const STATUS: Record<string, ContentfulStatusCode> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  validation: 422,
+  rate_limited: 429,
+  monthly_quota: 429,
+  internal: 500,
+  bad_gateway: 502,
+  unavailable: 503,
+};
+
+/** The platform's single error type: an HTTP status, a machine code, a message and optional details. */
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly code: string;
+  readonly details?: FieldErrors;
+  /** Extra top-level fields some shapes carry (retry_after, ...). */
+  readonly extra?: Record<string, unknown>;
+  /** Extra response headers (retry-after, ...). */
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: string,
+    message: string,
+    options: {
+      status?: ContentfulStatusCode;
+      details?: FieldErrors;
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = options.status ?? STATUS[code] ?? 400;
+    this.details = options.details;
+    this.extra = options.extra;
+    this.headers = options.headers;
+  }
+
+  static badRequest(message: string): ApiError {
+    return new ApiError("bad_request", message);
+  }
+  static unauthorized(message = "Invalid or missing API key"): ApiError {
+    return new ApiError("unauthorized", message);
+  }
+  static forbidden(message = "Insufficient scope"): ApiError {
+    return new ApiError("forbidden", message);
+  }
+  static notFound(message = "Not found"): ApiError {
+    return new ApiError("not_found", message);
+  }
+  /** 422 with per-field messages, e.g. `{ slug: ["has already been taken"] }`. */
+  static validation(details: FieldErrors, message = "Validation failed"): ApiError {
+    return new ApiError("validation", message, { details });
+  }
+  static monthlyQuota(): ApiError {
+    return new ApiError("monthly_quota", "Monthly usage limit exceeded. Upgrade your plan.");
+  }
+  static rateLimited(retryAfter: number): ApiError {
+    return new ApiError("rate_limited", "Rate limit exceeded", {
+      extra: { retry_after: retryAfter },
+      headers: { "retry-after": String(retryAfter) },
+    });
+  }
+}
+
+/** Turns a zod failure into field messages keyed by dotted path (`to`, `emails.0.from`, `_body`). */
+export function zodDetails(error: ZodError): FieldErrors {
+  const details: FieldErrors = {};
+  for (const issue of error.issues) {
+    const key = issue.path.length ? issue.path.map(String).join(".") : "_body";
+    (details[key] ??= []).push(issue.message);
+  }
+  return details;
+}
+
+export type ErrorFormatter = (error: ApiError, requestId: string) => unknown;
+
+/** The default body: `{error}` plus `details` on validation failures (the spec's Validation shape). */
+export const defaultFormatter: ErrorFormatter = (error) =>
+  error.details ? { error: error.message, details: error.details } : { error: error.message, ...error.extra };
+
+const formatters: Array<{ prefix: string; pattern: RegExp; format: ErrorFormatter }> = [];
+
+/**
+ * Registers the body shape of one product for every path under `prefix` (longest prefix wins).
+ * A prefix may hold `*` for one path segment, as in the audit prefix with its org and project ids.
+ */
+export function registerErrorFormat(prefix: string, format: ErrorFormatter): void {
+  const pattern = new RegExp("^" + prefix.split("*").map(escapeRegExp).join("[^/]+") + "(/|$)");
+  formatters.push({ prefix, pattern, format });
+  formatters.sort((a, b) => b.prefix.length - a.prefix.length);
+}
+
+/** Codes whose body is fixed by the specification for every product. */
+const UNIVERSAL = new Set(["unauthorized", "forbidden", "rate_limited"]);
+
+/** Renders an error for a request path: universal shapes first, then the product's formatter. */
+export function renderError(error: ApiError, path: string, requestId: string): unknown {
+  if (UNIVERSAL.has(error.code)) return { error: error.message, ...error.extra };
+  const match = formatters.find((f) => f.pattern.test(path));
+  return (match?.format ?? defaultFormatter)(error, requestId);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,34 @@
+// The root error handler: ApiError is rendered in the shape registered for the request's path;
+// framework errors are mapped to ApiError first; anything else is logged with the request id and
+// answered 500 without a stack trace.
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { AppEnv } from "../env";
+import { ApiError, renderError } from "./errors";
+
+const HTTP_CODES: Record<number, string> = {
+  400: "bad_request",
+  401: "unauthorized",
+  404: "not_found",
+  413: "payload_too_large",
+};
+
+export function toApiError(error: unknown): ApiError | null {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException) {
+    const code = HTTP_CODES[error.status] ?? (error.status >= 500 ? "internal" : "bad_request");
+    return new ApiError(code, error.message || "Bad request", { status: error.status as never });
+  }
+  return null;
+}
+
+export function handleError(error: unknown, c: Context<AppEnv>): Response {
+  const requestId = c.get("requestId") ?? crypto.randomUUID();
+  let apiError = toApiError(error);
+  if (!apiError) {
+    console.error(JSON.stringify({ msg: "unhandled error", requestId, path: c.req.path, error: String(error), stack: (error as Error)?.stack }));
+    apiError = new ApiError("internal", "Internal server error");
+  }
+  const body = renderError(apiError, c.req.path, requestId);
+  return c.json(body as object, apiError.status, apiError.headers);
+}

@@ -1,0 +1,24 @@
+// The rate-limit buckets of the specification (Limits): their limits and what they are keyed on.
+import { planLimits } from "../plans";
+
+export const WINDOW_SECONDS = 60;
+
+export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags_client_ip" | "flags_client" | "anonymous";
+
+/** Fixed limits per 60-second window; `default` and `flags_client` follow the plan. */
+export const BUCKET_LIMITS: Record<Exclude<BucketName, "default" | "flags_client">, number> = {
+  strict: 30,
+  public: 200,
+  log_ingest: 300,
+  flags_client_ip: 120,
+  anonymous: 100,
+};
+
+/** Limit of a bucket for a plan; null when the plan is not rate limited (enterprise). */
+export function bucketLimit(bucket: BucketName, plan?: string): number | null {
+  if (bucket === "default" || bucket === "flags_client") {
+    const rate = planLimits(plan ?? "free").ratePerSecond;
+    return rate === null ? null : rate * WINDOW_SECONDS;
+  }
+  return BUCKET_LIMITS[bucket];
+}

@@ -1,0 +1,25 @@
+// Root middleware: a request id for every request, and on the way out the x-request-id and
+// x-ratelimit-* headers of the last bucket evaluated, whatever produced the response.
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { rateLimitHeaders } from "./rate-limit/middleware";
+
+const INCOMING_ID = /^[\w.-]{1,128}$/;
+
+export function requestContext(): MiddlewareHandler<AppEnv> {
+  return async function requestContextMiddleware(c, next) {
+    const incoming = c.req.header("x-request-id");
+    c.set("requestId", incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID());
+    await next();
+    const headers: Record<string, string> = { "x-request-id": c.get("requestId") };
+    const limit = c.get("rateLimit");
+    if (limit) Object.assign(headers, rateLimitHeaders(limit));
+    try {
+      for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    } catch {
+      // Responses passed through from fetch() or R2 have immutable headers: copy once.
+      c.res = new Response(c.res.body, c.res);
+      for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    }
+  };
+}

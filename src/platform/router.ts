@@ -1,0 +1,17 @@
+// One router factory for every product: an OpenAPIHono whose validation hook throws the platform's
+// ApiError, so each product's registered formatter renders the failure in its own body shape.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
+import { ApiError, zodDetails } from "./errors";
+
+/** A product router; its routes land in the generated OpenAPI document. */
+export function createRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw ApiError.validation(zodDetails(result.error));
+    },
+  });
+}
+
+/** Security requirement for routes authenticated with a team API key. */
+export const bearerSecurity = [{ bearerAuth: [] }];

@@ -1,0 +1,77 @@
+// GET /usage: the monthly plan quota of each metered service, filtered by what the key may see.
+import { createRoute, z } from "@hono/zod-openapi";
+import { auth, requireAnyScope } from "../auth";
+import { planLimits, SERVICE_METRIC, SERVICES, type Service } from "../plans";
+import { usageThisMonth } from "../quota";
+import { createRouter, bearerSecurity } from "../router";
+import { hasScope, type Scope } from "../scopes";
+import { authResponses, dataResponse } from "../openapi";
+
+const ServiceUsage = z
+  .object({
+    metric: z.string(),
+    used: z.number(),
+    limit: z.number().nullable(),
+    remaining: z.number().nullable(),
+    unlimited: z.boolean(),
+  })
+  .openapi("ServiceUsage");
+
+const UsageSchema = z
+  .object({
+    period_start: z.string(),
+    period_end: z.string(),
+    plan: z.string(),
+    services: z.record(z.string(), ServiceUsage),
+  })
+  .openapi("Usage");
+
+/** The scopes that make a service visible to a key without `billing:read`. */
+const SERVICE_SCOPES: Record<Service, Scope[]> = {
+  mail: ["mail:send", "mail:read"],
+  ai: ["audit:read", "audit:write"],
+  surveys: ["surveys:read", "surveys:write"],
+  push: ["push:read", "push:write"],
+  webhooks: ["webhooks:read"],
+  logs: ["logs:read", "logs:write"],
+};
+
+/** Services a key sees: every one with billing:read, else mail plus those it holds a scope of. */
+export function visibleServices(scopes: readonly string[]): Service[] {
+  if (hasScope(scopes, "billing:read")) return [...SERVICES];
+  return SERVICES.filter((service) => service === "mail" || SERVICE_SCOPES[service].some((scope) => hasScope(scopes, scope)));
+}
+
+export const usageRouter = createRouter();
+usageRouter.use("*", auth(), requireAnyScope("mail:send", "mail:read", "billing:read"));
+
+usageRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/",
+    tags: ["Usage"],
+    summary: "Monthly plan quota per metered service",
+    description:
+      "`billing:read` sees every service; a key with `mail:send` or `mail:read` sees `mail` and the services it holds a scope of; any other key gets 403. Periods are UTC calendar months.",
+    security: bearerSecurity,
+    responses: { 200: dataResponse("Usage of the current month", UsageSchema), ...authResponses },
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    const usage = await usageThisMonth(c.env, principal.teamId);
+    const limits = planLimits(principal.plan).monthly;
+    const services: Record<string, z.infer<typeof ServiceUsage>> = {};
+    for (const service of visibleServices(principal.scopes)) {
+      const used = usage.used[service] ?? 0;
+      const limit = limits[service];
+      services[service] = {
+        metric: SERVICE_METRIC[service],
+        used,
+        limit,
+        remaining: limit === null ? null : Math.max(0, limit - used),
+        unlimited: limit === null,
+      };
+    }
+    return c.json({ data: { period_start: usage.start, period_end: usage.end, plan: principal.plan, services } }, 200);
+  },
+);

@@ -1,0 +1,86 @@
+// Test helpers: requests through the Worker's own fetch handler (real D1, Durable Objects, R2,
+// Queues inside workerd), team and key set-up through the operator API, and one error assertion.
+import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import { SCOPES } from "../../src/platform/scopes";
+
+export const ORIGIN = "http://app.test";
+export const API = `${ORIGIN}/api/v1`;
+export const ADMIN_TOKEN = "test-admin-token";
+export const ALL_SCOPES = [...SCOPES];
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Raw body (string or bytes) sent as is. */
+  raw?: BodyInit;
+  headers?: Record<string, string>;
+  /** Client IP, as Cloudflare's edge would report it. */
+  ip?: string;
+}
+
+/** Sends a request to the Worker. `path` is relative to /api/v1 unless it starts with `http` or `/`. */
+export async function call(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+  const url = path.startsWith("http") ? path : path.startsWith("/") ? `${ORIGIN}${path}` : `${API}/${path}`;
+  const headers: Record<string, string> = { "cf-connecting-ip": options.ip ?? "203.0.113.10", ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: BodyInit | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  return exports.default.fetch(new Request(url, { method, headers, body }));
+}
+
+/** Operator API call with the test ADMIN_TOKEN. */
+export function admin(method: string, path: string, body?: unknown): Promise<Response> {
+  return call(method, `admin/${path}`, { key: ADMIN_TOKEN, body });
+}
+
+export interface TestTeam {
+  teamId: string;
+  key: string;
+  keyId: string;
+}
+
+/** A new team with one key; every scope unless `scopes` says otherwise. */
+export async function setupTeam(
+  options: { plan?: string; scopes?: string[]; ownerEmail?: string | null; mail?: Record<string, unknown> } = {},
+): Promise<TestTeam> {
+  const teamRes = await admin("POST", "teams", {
+    name: `team-${crypto.randomUUID().slice(0, 8)}`,
+    plan: options.plan ?? "pro",
+    owner_email: options.ownerEmail === undefined ? "owner@example.com" : options.ownerEmail,
+  });
+  expect(teamRes.status).toBe(201);
+  const team = ((await teamRes.json()) as { data: { id: string } }).data;
+  const key = await addKey(team.id, options.scopes ?? ALL_SCOPES, options.mail);
+  return { teamId: team.id, key: key.key, keyId: key.id };
+}
+
+/** Another key for an existing team. */
+export async function addKey(teamId: string, scopes: string[], mail?: Record<string, unknown>): Promise<{ key: string; id: string }> {
+  const res = await admin("POST", `teams/${teamId}/keys`, { name: "test key", scopes, ...(mail ? { mail } : {}) });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { data: { key: string; id: string } }).data;
+}
+
+/** Asserts the status and the exact JSON body of an error response. */
+export async function expectError(res: Response, status: number, body: unknown): Promise<void> {
+  const text = await res.text();
+  expect({ status: res.status, body: safeJson(text) }).toEqual({ status, body });
+}
+
+/** Parses a response's JSON body, typed loosely for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function json<T = any>(res: Response): Promise<T> {
+  return (await res.json()) as T;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
