@@ -53,6 +53,8 @@ export async function loadPrincipal(d1: D1Database, key: string): Promise<Princi
  */
 export function auth(): MiddlewareHandler<AppEnv> {
   return async function authMiddleware(c, next) {
+    // Mounted routers may both name auth(): the first one authenticates and counts the request.
+    if (c.get("principal")) return next();
     const token = bearerToken(c.req.header("authorization"));
     const principal = token ? await loadPrincipal(c.env.DB, token) : null;
     if (!principal) {

@@ -1,0 +1,56 @@
+// Standard Webhooks signing (https://www.standardwebhooks.com): the scheme of every webhook the
+// platform sends (relay deliveries, survey and mail webhooks) and one the relay verifies inbound.
+// Secrets look like `whsec_<base64 key>`; the signature is
+// `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`.
+import { fromBase64Url, hmacSha256, randomBytes, timingSafeEqual, toBase64 } from "./crypto";
+
+export const SECRET_PREFIX = "whsec_";
+
+/** A new signing secret: `whsec_` and 24 random bytes in base64. */
+export function newWebhookSecret(): string {
+  return SECRET_PREFIX + toBase64(randomBytes(24));
+}
+
+function secretKey(secret: string): Uint8Array {
+  const material = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  try {
+    return fromBase64Url(material);
+  } catch {
+    // A secret that is not base64 is used as raw text, so any caller-chosen secret still works.
+    return new TextEncoder().encode(material);
+  }
+}
+
+/** The `v1,<base64>` signature of one message. */
+export async function signPayload(secret: string, id: string, timestamp: number, body: string): Promise<string> {
+  return "v1," + toBase64(await hmacSha256(secretKey(secret), `${id}.${timestamp}.${body}`));
+}
+
+/** Headers of a signed delivery: `webhook-id`, `webhook-timestamp` (Unix seconds), `webhook-signature`. */
+export async function standardWebhookHeaders(secret: string, id: string, timestamp: number, body: string): Promise<Record<string, string>> {
+  return {
+    "webhook-id": id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": await signPayload(secret, id, timestamp, body),
+  };
+}
+
+/**
+ * Verifies Standard Webhooks headers: one of the space-separated `v1,` signatures must match and
+ * the timestamp must lie within `toleranceSeconds` of `nowSeconds`.
+ */
+export async function verifyStandardWebhook(
+  secret: string,
+  headers: { id: string | null; timestamp: string | null; signature: string | null },
+  body: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): Promise<boolean> {
+  const { id, timestamp, signature } = headers;
+  if (!id || !timestamp || !signature || !/^\d+$/.test(timestamp)) return false;
+  if (Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return false;
+  const expected = await signPayload(secret, id, Number(timestamp), body);
+  let ok = false;
+  for (const candidate of signature.split(" ")) if (timingSafeEqual(candidate, expected)) ok = true;
+  return ok;
+}
