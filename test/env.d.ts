@@ -6,5 +6,9 @@ declare global {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
     }
+    interface GlobalProps {
+      mainModule: typeof import("../src/index");
+      durableNamespaces: "RateLimiter";
+    }
   }
 }
