@@ -1,0 +1,145 @@
+// Starting and stopping `wrangler dev` for the start script, the end-to-end smoke run and the
+// benchmarks: local secrets, local migrations, a free port, a readiness wait, a clean stop.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+
+/** Random local secrets in .dev.vars format. */
+export function freshSecrets(adminToken) {
+  return {
+    ADMIN_TOKEN: adminToken ?? randomBytes(24).toString("base64url"),
+    ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    SIGNING_KEY: randomBytes(32).toString("base64url"),
+    ALLOW_PRIVATE_TARGETS: "true",
+  };
+}
+
+export function parseVars(text) {
+  const vars = {};
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*([A-Z0-9_]+)\s*=\s*"?(.*?)"?\s*$/.exec(line);
+    if (m) vars[m[1]] = m[2];
+  }
+  return vars;
+}
+
+export function writeVars(path, vars) {
+  const body = Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n";
+  writeFileSync(path, body, { mode: 0o600 });
+}
+
+/** Reads .dev.vars, creating it with random secrets when missing. */
+export function ensureDevVars(path = join(ROOT, ".dev.vars")) {
+  if (!existsSync(path)) {
+    writeVars(path, freshSecrets());
+    console.log(`created ${path} with random local secrets`);
+  }
+  return parseVars(readFileSync(path, "utf8"));
+}
+
+/** A free TCP port on loopback. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Applies the D1 migrations to the local database (optionally in another persistence folder). */
+export function applyMigrations({ persistTo } = {}) {
+  const args = [WRANGLER, "d1", "migrations", "apply", "DB", "--local"];
+  if (persistTo) args.push("--persist-to", persistTo);
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });
+  if (result.status !== 0) {
+    process.stderr.write(result.stdout);
+    process.stderr.write(result.stderr);
+    throw new Error("applying local migrations failed");
+  }
+}
+
+/**
+ * Starts `wrangler dev` on `port`. Options: persistTo, envFile (a .dev.vars-format file used
+ * instead of .dev.vars), vars (extra --var), testScheduled, quiet.
+ * Returns { url, child, stop() }.
+ */
+export async function startDevServer({ port, persistTo, envFile, vars = {}, testScheduled = false, quiet = true } = {}) {
+  const args = [WRANGLER, "dev", "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+  if (persistTo) args.push("--persist-to", persistTo);
+  if (envFile) args.push("--env-file", envFile);
+  if (testScheduled) args.push("--test-scheduled");
+  const allVars = { APP_URL: `http://localhost:${port}`, ...vars };
+  for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    stdio: quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    detached: true,
+  });
+  let output = "";
+  if (quiet) {
+    child.stdout.on("data", (d) => (output = (output + d).slice(-20000)));
+    child.stderr.on("data", (d) => (output = (output + d).slice(-20000)));
+  }
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => {
+    if (child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early (${child.exitCode}):\n${output}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) {
+      stop();
+      throw new Error(`wrangler dev did not become ready in 90 s:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return { url, child, stop, output: () => output };
+}
+
+/** Calls the operator API. */
+export async function adminCall(url, token, method, path, body) {
+  const res = await fetch(`${url}/api/v1/admin/${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+export const ALL_SCOPES = [
+  "surveys:read", "surveys:write", "audit:read", "audit:write", "logs:read", "logs:write",
+  "push:read", "push:write", "webhooks:read", "webhooks:write", "mail:send", "mail:read", "billing:read",
+];
+
+/** Creates a team and a key with every scope; returns { teamId, key }. */
+export async function createTeamWithKey(url, adminToken, { name = "Demo team", plan = "pro", ownerEmail = "owner@example.com", scopes = ALL_SCOPES } = {}) {
+  const team = await adminCall(url, adminToken, "POST", "teams", { name, plan, owner_email: ownerEmail });
+  if (team.status !== 201) throw new Error(`creating a team failed: ${team.status} ${JSON.stringify(team.body)}`);
+  const key = await adminCall(url, adminToken, "POST", `teams/${team.body.data.id}/keys`, { name: "all scopes", scopes });
+  if (key.status !== 201) throw new Error(`creating a key failed: ${key.status} ${JSON.stringify(key.body)}`);
+  return { teamId: team.body.data.id, key: key.body.data.key, keyId: key.body.data.id };
+}

@@ -1,0 +1,50 @@
+// `npm start`: local secrets in .dev.vars (created once), local D1 migrations, `wrangler dev` on
+// PORT (default 8787) with APP_URL following the port, and a demo team with an every-scope key.
+// ADMIN_TOKEN and PORT from the environment take precedence over .dev.vars and the default.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { applyMigrations, createTeamWithKey, ensureDevVars, ROOT, startDevServer, writeVars } from "./lib/dev-server.mjs";
+
+const port = Number(process.env.PORT ?? 8787);
+const vars = ensureDevVars();
+if (process.env.ADMIN_TOKEN) vars.ADMIN_TOKEN = process.env.ADMIN_TOKEN;
+
+mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
+const effectiveVars = join(ROOT, ".wrangler", "dev.vars.effective");
+writeVars(effectiveVars, vars);
+
+console.log("applying local D1 migrations...");
+applyMigrations();
+
+console.log(`starting wrangler dev on http://localhost:${port} ...`);
+const server = await startDevServer({ port, envFile: effectiveVars, quiet: false, testScheduled: true });
+const stop = () => {
+  server.stop();
+  process.exit(0);
+};
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+server.child.on("exit", (code) => process.exit(code ?? 0));
+
+const demoFile = join(ROOT, ".wrangler", "demo.json");
+let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, "utf8")) : null;
+if (demo) {
+  const check = await fetch(`${server.url}/api/v1/usage`, { headers: { authorization: `Bearer ${demo.key}` } });
+  if (check.status === 401) demo = null; // local state was wiped: create the demo team again
+}
+if (!demo) {
+  demo = await createTeamWithKey(server.url, vars.ADMIN_TOKEN, { name: "Demo team", plan: "pro" });
+  writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
+}
+
+const base = `http://localhost:${port}`;
+console.log(`
+  Edge Platform is running at ${base}
+  API root        ${base}/api/v1
+  API reference   ${base}/api/v1/docs
+  Demo team       ${demo.teamId} (plan pro)
+  Demo API key    ${demo.key}
+  Operator token  ADMIN_TOKEN from .dev.vars (or the environment)
+
+  Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/usage
+`);
