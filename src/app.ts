@@ -56,9 +56,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // The script is served from the Worker's own assets, so the page works offline.
   app.get(`${API_PREFIX}/docs`, Scalar({ url: `${API_PREFIX}/openapi.json`, cdn: "/standalone.js", pageTitle: "Edge Platform API" }));
 
-  app.notFound(() => {
-    throw ApiError.notFound();
-  });
+  // Returned, not thrown: a thrown 404 would bypass the root middleware's headers.
+  app.notFound((c) => handleError(ApiError.notFound(), c));
   app.onError(handleError);
   return app;
 }

@@ -1,0 +1,458 @@
+// Rate limits (spec: Limits, "Rate-limit buckets", rules 1-5; issue 2: "Rate limits").
+// Real Durable Object, pinned platform clock. Each test uses its own team or client IP, so counters
+// never leak between tests.
+import { createExecutionContext, env } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { app } from "../../src/app";
+import { auth } from "../../src/platform/auth";
+import { setClock } from "../../src/platform/clock";
+import { handleError } from "../../src/platform/handle-error";
+import { bucketLimit } from "../../src/platform/rate-limit/buckets";
+import { DurableObjectLimiter, getLimiter, NoopLimiter, windowOf } from "../../src/platform/rate-limit/limiter";
+import { rateLimit, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
+import { requestContext } from "../../src/platform/request-context";
+import { createRouter } from "../../src/platform/router";
+import { ADMIN_TOKEN, addKey, call, expectError, json, setupTeam } from "../helpers/api";
+
+/** 2031-06-01T12:00:00Z: the start of a window (a multiple of 60 s). */
+const T0 = Date.UTC(2031, 5, 1, 12, 0, 0);
+const T0_S = T0 / 1000;
+
+afterEach(() => setClock(null));
+
+function freshIp(): string {
+  const r = crypto.getRandomValues(new Uint8Array(3));
+  return `198.51.${r[0]}.${r[1] % 254 + 1}`;
+}
+
+/** The counter object of one bucket key, as the limiter names it (`<bucket>:<key>`). */
+function counter(name: string) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
+}
+
+function teamCounter(teamId: string, bucket = "default") {
+  return counter(`${bucket}:team:${teamId}`);
+}
+
+function headers(res: Response) {
+  return {
+    limit: res.headers.get("x-ratelimit-limit"),
+    remaining: res.headers.get("x-ratelimit-remaining"),
+    reset: res.headers.get("x-ratelimit-reset"),
+  };
+}
+
+async function expect429(res: Response, retryAfter: number): Promise<void> {
+  expect(res.headers.get("retry-after")).toBe(String(retryAfter));
+  await expectError(res, 429, { error: "Rate limit exceeded", retry_after: retryAfter });
+}
+
+/** A small app composed like src/app.ts: request context, auth (default bucket), extra buckets. */
+function tinyApp(...buckets: RateLimitOptions[]) {
+  const tiny = createRouter();
+  tiny.use("*", requestContext());
+  tiny.use("/authed", auth());
+  for (const bucket of buckets) {
+    tiny.use("/authed", rateLimit(bucket));
+    tiny.use("/public", rateLimit(bucket));
+  }
+  tiny.get("/authed", (c) => c.json({ ok: true }));
+  tiny.get("/public", (c) => c.json({ ok: true }));
+  tiny.onError(handleError);
+  return tiny;
+}
+
+function tinyFetch(tiny: ReturnType<typeof tinyApp>, path: string, opts: { key?: string; ip?: string } = {}): Promise<Response> {
+  const h: Record<string, string> = { "cf-connecting-ip": opts.ip ?? "203.0.113.77" };
+  if (opts.key) h.authorization = `Bearer ${opts.key}`;
+  return Promise.resolve(tiny.fetch(new Request(`http://app.test${path}`, { headers: h }), env, createExecutionContext()));
+}
+
+describe("windowOf", () => {
+  it("starts windows at floor(now/60)*60 and resets 60 s later", () => {
+    expect(windowOf(0)).toEqual({ start: 0, reset: 60, retryAfter: 60 });
+    expect(windowOf(T0)).toEqual({ start: T0_S, reset: T0_S + 60, retryAfter: 60 });
+    expect(windowOf(T0 + 59_999).start).toBe(T0_S);
+    expect(windowOf(T0 + 60_000)).toEqual({ start: T0_S + 60, reset: T0_S + 120, retryAfter: 60 });
+    expect(windowOf(T0 - 1).start).toBe(T0_S - 60);
+  });
+
+  it("retryAfter is the time left rounded up, never 0", () => {
+    expect(windowOf(T0 + 200).retryAfter).toBe(60);
+    expect(windowOf(T0 + 1_000).retryAfter).toBe(59);
+    expect(windowOf(T0 + 1_001).retryAfter).toBe(59);
+    expect(windowOf(T0 + 30_000).retryAfter).toBe(30);
+    expect(windowOf(T0 + 30_001).retryAfter).toBe(30);
+    expect(windowOf(T0 + 59_000).retryAfter).toBe(1);
+    expect(windowOf(T0 + 59_500).retryAfter).toBe(1);
+    expect(windowOf(T0 + 59_999).retryAfter).toBe(1);
+    for (let ms = T0; ms < T0 + 60_000; ms += 137) {
+      const { retryAfter } = windowOf(ms);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+    }
+  });
+});
+
+describe("bucket limits", () => {
+  it("match the specification's table", () => {
+    expect(bucketLimit("strict")).toBe(30);
+    expect(bucketLimit("public")).toBe(200);
+    expect(bucketLimit("log_ingest")).toBe(300);
+    expect(bucketLimit("flags_client_ip")).toBe(120);
+    expect(bucketLimit("anonymous")).toBe(100);
+    const plans: Array<[string, number | null]> = [["free", 600], ["starter", 3_000], ["pro", 6_000], ["scale", 30_000], ["enterprise", null]];
+    for (const [plan, limit] of plans) {
+      expect({ plan, d: bucketLimit("default", plan), f: bucketLimit("flags_client", plan) }).toEqual({ plan, d: limit, f: limit });
+    }
+    // An unknown plan is limited like free, never unlimited.
+    expect(bucketLimit("default", "platinum")).toBe(600);
+  });
+});
+
+describe("x-ratelimit-* headers", () => {
+  it.each([
+    ["free", 600],
+    ["starter", 3_000],
+    ["pro", 6_000],
+    ["scale", 30_000],
+  ])("%s plan: limit %i, remaining counts down, reset at the end of the window", async (plan, limit) => {
+    setClock(T0 + 17_250);
+    const team = await setupTeam({ plan });
+    for (let i = 1; i <= 3; i++) {
+      const res = await call("GET", "usage", { key: team.key });
+      expect(res.status).toBe(200);
+      expect(headers(res)).toEqual({ limit: String(limit), remaining: String(limit - i), reset: String(T0_S + 60) });
+    }
+  });
+
+  it("reset is floor(now/60)*60+60 at the first and the last millisecond of a window", async () => {
+    const team = await setupTeam();
+    for (const at of [T0, T0 + 59_999, T0 + 60_000]) {
+      setClock(at);
+      const res = await call("GET", "usage", { key: team.key });
+      expect(res.headers.get("x-ratelimit-reset")).toBe(String(Math.floor(at / 60_000) * 60 + 60));
+    }
+  });
+
+  it("are lowercase and present on 200, 403, 404-of-a-product and 429 responses of an authenticated caller", async () => {
+    setClock(T0 + 5_000);
+    const team = await setupTeam({ plan: "free", scopes: ["surveys:read"] });
+    const forbidden = await call("GET", "usage", { key: team.key });
+    expect(forbidden.status).toBe(403);
+    expect(headers(forbidden)).toEqual({ limit: "600", remaining: "599", reset: String(T0_S + 60) });
+    await teamCounter(team.teamId).hit(T0_S, 599);
+    const limited = await call("GET", "usage", { key: team.key });
+    expect(limited.status).toBe(429);
+    expect(headers(limited)).toEqual({ limit: "600", remaining: "0", reset: String(T0_S + 60) });
+    expect(limited.headers.get("x-request-id")).toBeTruthy();
+    expect([...limited.headers.keys()].filter((k) => k.startsWith("x-ratelimit"))).toEqual(["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]);
+  });
+  it("are present on the 404 of an unknown path below an authenticated router (the request was counted)", async () => {
+    setClock(T0 + 5_000);
+    const team = await setupTeam({ plan: "pro" });
+    const res = await call("GET", "usage/no-such-thing", { key: team.key });
+    expect(res.status).toBe(404);
+    // The request was counted in the team's default bucket...
+    expect(await teamCounter(team.teamId).peek(T0_S)).toBe(1);
+    // ...so its response must carry that bucket's headers (spec Limits rule 3).
+    expect(headers(res)).toEqual({ limit: "6000", remaining: "5999", reset: String(T0_S + 60) });
+  });
+
+  it("the public reference pages are counted per IP in the 100/60 s fallback and carry its headers", async () => {
+    setClock(T0 + 5_000);
+    const ip = freshIp();
+    const res = await call("GET", "openapi.json", { ip });
+    expect(res.status).toBe(200);
+    expect(headers(res)).toEqual({ limit: "100", remaining: "99", reset: String(T0_S + 60) });
+    await counter(`anonymous:ip:${ip}`).hit(T0_S, 99);
+    await expect429(await call("GET", "docs", { ip }), 55);
+  });
+});
+
+describe("429 Rate limit exceeded", () => {
+  it("free plan: the 600th request passes with remaining 0, the 601st answers 429", async () => {
+    setClock(T0 + 10_000);
+    const team = await setupTeam({ plan: "free" });
+    // 599 requests of this window, counted straight in the team's Durable Object.
+    expect(await teamCounter(team.teamId).hit(T0_S, 599)).toBe(599);
+    const last = await call("GET", "usage", { key: team.key });
+    expect(last.status).toBe(200);
+    expect(headers(last)).toEqual({ limit: "600", remaining: "0", reset: String(T0_S + 60) });
+    const over = await call("GET", "usage", { key: team.key });
+    expect(headers(over)).toEqual({ limit: "600", remaining: "0", reset: String(T0_S + 60) });
+    await expect429(over, 50);
+  });
+
+  it("free plan: 600 concurrent hits on the counter, each counted once, then a real request answers 429", async () => {
+    setClock(T0 + 1_500);
+    const team = await setupTeam({ plan: "free" });
+    const stub = teamCounter(team.teamId);
+    // Concurrent hits: the object counts each exactly once (every count from 1 to 600 seen once).
+    const counts = await Promise.all(Array.from({ length: 600 }, () => stub.hit(T0_S)));
+    expect([...counts].sort((a, b) => a - b)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+    await expect429(await call("GET", "usage", { key: team.key }), 59);
+  });
+
+  it("retry_after at 59.5 s into the window is 1, at 0.2 s it is 60, at 30 s it is 30", async () => {
+    const team = await setupTeam({ plan: "free" });
+    await teamCounter(team.teamId).hit(T0_S, 600);
+    for (const [offset, expected] of [[59_500, 1], [200, 60], [30_000, 30], [59_999, 1], [0, 60]]) {
+      setClock(T0 + offset);
+      await expect429(await call("GET", "usage", { key: team.key }), expected);
+    }
+  });
+
+  it("the window rolls over after 60 s: the counter starts again from zero", async () => {
+    const team = await setupTeam({ plan: "free" });
+    setClock(T0 + 45_000);
+    await teamCounter(team.teamId).hit(T0_S, 600);
+    await expect429(await call("GET", "usage", { key: team.key }), 15);
+    setClock(T0 + 60_000);
+    const next = await call("GET", "usage", { key: team.key });
+    expect(next.status).toBe(200);
+    expect(headers(next)).toEqual({ limit: "600", remaining: "599", reset: String(T0_S + 120) });
+    // The new window counts from zero: only this request is in it.
+    expect(await teamCounter(team.teamId).peek(T0_S + 60)).toBe(1);
+  });
+
+  it("refused requests keep counting but stay refused until the window ends", async () => {
+    setClock(T0 + 20_000);
+    const team = await setupTeam({ plan: "free" });
+    await teamCounter(team.teamId).hit(T0_S, 600);
+    for (let i = 0; i < 3; i++) expect((await call("GET", "usage", { key: team.key })).status).toBe(429);
+    setClock(T0 + 59_999);
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(429);
+  });
+});
+
+describe("counters per team", () => {
+  it("two keys of one team share the counter", async () => {
+    setClock(T0 + 3_000);
+    const team = await setupTeam({ plan: "pro" });
+    const second = await addKey(team.teamId, ["billing:read"]);
+    expect(headers(await call("GET", "usage", { key: team.key })).remaining).toBe("5999");
+    expect(headers(await call("GET", "usage", { key: second.key })).remaining).toBe("5998");
+    expect(headers(await call("GET", "usage", { key: team.key })).remaining).toBe("5997");
+    expect(await teamCounter(team.teamId).peek(T0_S)).toBe(3);
+  });
+
+  it("a team exhausted through one key is refused on its other key", async () => {
+    setClock(T0 + 3_000);
+    const team = await setupTeam({ plan: "free" });
+    const second = await addKey(team.teamId, ["mail:read"]);
+    await teamCounter(team.teamId).hit(T0_S, 599);
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(200);
+    await expect429(await call("GET", "usage", { key: second.key }), 57);
+  });
+
+  it("different teams are independent", async () => {
+    setClock(T0 + 3_000);
+    const a = await setupTeam({ plan: "free" });
+    const b = await setupTeam({ plan: "free" });
+    await teamCounter(a.teamId).hit(T0_S, 600);
+    expect((await call("GET", "usage", { key: a.key })).status).toBe(429);
+    const res = await call("GET", "usage", { key: b.key });
+    expect(res.status).toBe(200);
+    expect(headers(res).remaining).toBe("599");
+  });
+
+  it("the client IP does not matter for a team's counter", async () => {
+    setClock(T0 + 3_000);
+    const team = await setupTeam({ plan: "pro" });
+    await call("GET", "usage", { key: team.key, ip: freshIp() });
+    const res = await call("GET", "usage", { key: team.key, ip: freshIp() });
+    expect(headers(res).remaining).toBe("5998");
+  });
+});
+
+describe("enterprise", () => {
+  it("is not rate limited: no x-ratelimit headers and no Durable Object call", async () => {
+    setClock(T0 + 3_000);
+    const team = await setupTeam({ plan: "enterprise" });
+    for (let i = 0; i < 25; i++) {
+      const res = await call("GET", "usage", { key: team.key });
+      expect(res.status).toBe(200);
+      expect(headers(res)).toEqual({ limit: null, remaining: null, reset: null });
+    }
+    expect(await teamCounter(team.teamId).peek(T0_S)).toBe(0);
+  });
+
+  it("ignores even a full counter", async () => {
+    setClock(T0 + 3_000);
+    const team = await setupTeam({ plan: "enterprise" });
+    await teamCounter(team.teamId).hit(T0_S, 1_000_000);
+    const res = await call("GET", "usage", { key: team.key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-ratelimit-limit")).toBeNull();
+  });
+
+  it("a team moved from free to enterprise is no longer limited", async () => {
+    setClock(T0 + 3_000);
+    const team = await setupTeam({ plan: "free" });
+    await teamCounter(team.teamId).hit(T0_S, 600);
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(429);
+    const patched = await call("PATCH", `admin/teams/${team.teamId}`, { key: ADMIN_TOKEN, body: { plan: "enterprise" } });
+    expect(patched.status).toBe(200);
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(200);
+  });
+});
+
+describe("unauthenticated fallback: 100 per 60 s per client IP", () => {
+  it("the 101st request without a key from one IP answers 429 instead of 401; another IP is unaffected", async () => {
+    setClock(T0 + 12_000);
+    const ip = freshIp();
+    const responses = await Promise.all(Array.from({ length: 100 }, () => call("GET", "usage", { ip })));
+    expect(responses.map((r) => r.status)).toEqual(Array(100).fill(401));
+    expect(new Set(responses.map((r) => r.headers.get("x-ratelimit-limit")))).toEqual(new Set(["100"]));
+    expect(new Set(responses.map((r) => r.headers.get("x-ratelimit-reset")))).toEqual(new Set([String(T0_S + 60)]));
+    const remaining = responses.map((r) => Number(r.headers.get("x-ratelimit-remaining"))).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    for (const res of responses) await expectError(res, 401, { error: "Invalid or missing API key" });
+    const over = await call("GET", "usage", { ip });
+    expect(headers(over)).toEqual({ limit: "100", remaining: "0", reset: String(T0_S + 60) });
+    await expect429(over, 48);
+
+    const other = await call("GET", "usage", { ip: freshIp() });
+    await expectError(other, 401, { error: "Invalid or missing API key" });
+  });
+
+  it("unknown keys and wrong admin tokens count in the same per-IP bucket", async () => {
+    setClock(T0 + 12_000);
+    const ip = freshIp();
+    await counter(`anonymous:ip:${ip}`).hit(T0_S, 98);
+    expect((await call("GET", "usage", { ip, key: "edp_unknown" })).status).toBe(401);
+    expect((await call("GET", `admin/teams/${crypto.randomUUID()}`, { ip, key: "wrong" })).status).toBe(401);
+    await expect429(await call("GET", "usage", { ip, key: "edp_unknown" }), 48);
+    await expect429(await call("POST", "admin/teams", { ip, key: "wrong", body: { name: "x" } }), 48);
+  });
+
+  it("a valid key from an exhausted IP is counted on its team, not refused", async () => {
+    setClock(T0 + 12_000);
+    const ip = freshIp();
+    await counter(`anonymous:ip:${ip}`).hit(T0_S, 100);
+    expect((await call("GET", "usage", { ip })).status).toBe(429);
+    const team = await setupTeam({ plan: "pro" });
+    const res = await call("GET", "usage", { ip, key: team.key });
+    expect(res.status).toBe(200);
+    expect(headers(res).limit).toBe("6000");
+  });
+
+  it("the per-IP fallback resets at the window rollover", async () => {
+    const ip = freshIp();
+    setClock(T0 + 30_000);
+    await counter(`anonymous:ip:${ip}`).hit(T0_S, 100);
+    expect((await call("GET", "usage", { ip })).status).toBe(429);
+    setClock(T0 + 60_000);
+    const res = await call("GET", "usage", { ip });
+    expect(res.status).toBe(401);
+    expect(headers(res).remaining).toBe("99");
+  });
+});
+
+describe("strict overwrites default", () => {
+  it("headers show the strict bucket (limit 30); the 31st request answers 429 though default is not exceeded", async () => {
+    setClock(T0 + 8_000);
+    const team = await setupTeam({ plan: "pro" });
+    const tiny = tinyApp({ bucket: "strict" });
+    for (let i = 1; i <= 30; i++) {
+      const res = await tinyFetch(tiny, "/authed", { key: team.key });
+      expect(res.status).toBe(200);
+      expect(headers(res)).toEqual({ limit: "30", remaining: String(30 - i), reset: String(T0_S + 60) });
+    }
+    const over = await tinyFetch(tiny, "/authed", { key: team.key });
+    expect(headers(over)).toEqual({ limit: "30", remaining: "0", reset: String(T0_S + 60) });
+    await expect429(over, 52);
+    // The default bucket counted these requests too and is far from its 6,000.
+    expect(await teamCounter(team.teamId).peek(T0_S)).toBe(31);
+    expect(await teamCounter(team.teamId, "strict").peek(T0_S)).toBe(31);
+    // A route with only the default bucket still answers.
+    const usage = await call("GET", "usage", { key: team.key });
+    expect(usage.status).toBe(200);
+    expect(headers(usage)).toEqual({ limit: "6000", remaining: String(6000 - 32), reset: String(T0_S + 60) });
+  });
+
+  it("a request fails when the default bucket is exceeded even if strict is not; headers show default", async () => {
+    setClock(T0 + 8_000);
+    const team = await setupTeam({ plan: "free" });
+    await teamCounter(team.teamId).hit(T0_S, 600);
+    const res = await tinyFetch(tiny_strict(), "/authed", { key: team.key });
+    expect(headers(res)).toEqual({ limit: "600", remaining: "0", reset: String(T0_S + 60) });
+    await expect429(res, 52);
+  });
+
+  it("strict is per team: two keys of a team share it, another team has its own", async () => {
+    setClock(T0 + 8_000);
+    const team = await setupTeam({ plan: "pro" });
+    const second = await addKey(team.teamId, ["mail:send"]);
+    const other = await setupTeam({ plan: "pro" });
+    await teamCounter(team.teamId, "strict").hit(T0_S, 29);
+    const tiny = tiny_strict();
+    expect(headers(await tinyFetch(tiny, "/authed", { key: second.key })).remaining).toBe("0");
+    expect((await tinyFetch(tiny, "/authed", { key: team.key })).status).toBe(429);
+    const fresh = await tinyFetch(tiny, "/authed", { key: other.key });
+    expect(fresh.status).toBe(200);
+    expect(headers(fresh).remaining).toBe("29");
+  });
+
+  it("public bucket: 200 per 60 s keyed on the client IP", async () => {
+    setClock(T0 + 8_000);
+    const tiny = tinyApp({ bucket: "public" });
+    const ip = freshIp();
+    const first = await tinyFetch(tiny, "/public", { ip });
+    expect(headers(first)).toEqual({ limit: "200", remaining: "199", reset: String(T0_S + 60) });
+    await counter(`public:ip:${ip}`).hit(T0_S, 199);
+    await expect429(await tinyFetch(tiny, "/public", { ip }), 52);
+    expect(headers(await tinyFetch(tiny, "/public", { ip: freshIp() })).remaining).toBe("199");
+  });
+});
+
+function tiny_strict() {
+  return tinyApp({ bucket: "strict" });
+}
+
+describe("RATE_LIMITS=off", () => {
+  it("getLimiter returns a limiter that never refuses", async () => {
+    const off = getLimiter({ ...env, RATE_LIMITS: "off" });
+    expect(off).toBeInstanceOf(NoopLimiter);
+    setClock(T0 + 4_000);
+    for (let i = 0; i < 50; i++) {
+      const result = await off.hit(`default:team:${crypto.randomUUID()}`, 1);
+      expect(result).toEqual({ allowed: true, limit: 1, remaining: 1, reset: T0_S + 60, retryAfter: 56 });
+    }
+    const key = `strict:team:${crypto.randomUUID()}`;
+    for (let i = 0; i < 40; i++) expect((await off.hit(key, 30)).allowed).toBe(true);
+    // Nothing was counted in the Durable Object.
+    expect(await counter(key).peek(T0_S)).toBe(0);
+  });
+
+  it("with RATE_LIMITS on, getLimiter returns the Durable Object limiter, and it refuses past the limit", async () => {
+    const on = getLimiter(env);
+    expect(on).toBeInstanceOf(DurableObjectLimiter);
+    expect(getLimiter(env)).toBe(on);
+    setClock(T0 + 4_000);
+    const key = `strict:team:${crypto.randomUUID()}`;
+    expect(await on.hit(key, 2)).toEqual({ allowed: true, limit: 2, remaining: 1, reset: T0_S + 60, retryAfter: 56 });
+    expect((await on.hit(key, 2)).allowed).toBe(true);
+    expect(await on.hit(key, 2)).toEqual({ allowed: false, limit: 2, remaining: 0, reset: T0_S + 60, retryAfter: 56 });
+  });
+
+  it("the app with RATE_LIMITS=off answers past the limit where the real config refuses", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "free" });
+    await teamCounter(team.teamId).hit(T0_S, 600);
+    const request = () => new Request("http://app.test/api/v1/usage", { headers: { authorization: `Bearer ${team.key}`, "cf-connecting-ip": "203.0.113.9" } });
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(429);
+    const offEnv = { ...env, RATE_LIMITS: "off" };
+    for (let i = 0; i < 5; i++) {
+      const res = await app.fetch(request(), offEnv, createExecutionContext());
+      expect(res.status).toBe(200);
+      expect((await json(res)).data.plan).toBe("free");
+    }
+    // Unauthenticated traffic is not refused either.
+    const ip = freshIp();
+    await counter(`anonymous:ip:${ip}`).hit(T0_S, 100);
+    const anon = await app.fetch(new Request("http://app.test/api/v1/usage", { headers: { "cf-connecting-ip": ip } }), offEnv, createExecutionContext());
+    expect(anon.status).toBe(401);
+  });
+});
