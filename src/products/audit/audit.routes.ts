@@ -5,7 +5,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { auth, requireScope } from "../../platform/auth";
-import { ApiError, registerErrorFormat } from "../../platform/errors";
+import { ApiError, registerErrorFormat, zodDetails } from "../../platform/errors";
 import { authResponses, jsonBody, jsonResponse } from "../../platform/openapi";
 import { rateLimit } from "../../platform/rate-limit/middleware";
 import { bearerSecurity, createRouter } from "../../platform/router";
@@ -267,8 +267,10 @@ auditRouter.openapi(
   }),
   async (c) => {
     const { project_id } = c.req.valid("param");
-    const principal = c.get("principal");
-    const report = await startExport(c.env, principal, scopeOf(c, project_id), c.req.valid("json"));
+    // Without a content-type the framework hands over `{}` unparsed: parse here so defaults apply.
+    const parsed = ExportBody.safeParse(c.req.valid("json") ?? {});
+    if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+    const report = await startExport(c.env, c.get("principal"), scopeOf(c, project_id), parsed.data);
     return c.json(ok(c, report), 202);
   },
 );

@@ -158,7 +158,7 @@ export const ListReportsQuery = z.object({
 // `invalid_channel` (not `invalid_params`), and fields a channel ignores must not fail it.
 export const ShareBody = z
   .object({
-    channel: z.any().openapi({ type: "string", enum: [...SHARE_CHANNELS], description: "Required." }),
+    channel: z.any().optional().openapi({ type: "string", enum: [...SHARE_CHANNELS], description: "Required: `email`, `chat` or `link`." }),
     report_id: z.string().max(64).optional().openapi({ description: "Default: the project's most recent report." }),
     recipients: z.any().optional().openapi({ type: "array", items: { type: "string" }, description: "Channel `email`: 1 to 10 addresses." }),
     webhook_url: z.any().optional().openapi({ type: "string", description: "Channel `chat`: the incoming-webhook URL." }),

@@ -490,7 +490,7 @@ export function isEmailAddress(value: string): boolean {
 }
 
 export interface ShareInput {
-  channel: unknown;
+  channel?: unknown;
   report_id?: string;
   recipients?: unknown;
   webhook_url?: unknown;
