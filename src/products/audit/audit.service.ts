@@ -383,6 +383,8 @@ export async function startExport(
   const periodEnd = input.period_end ?? days[6];
   if (periodStart > periodEnd) throw ApiError.validation({ period_start: ["must not be after period_end"] });
 
+  // The snapshot is read before the unit is taken, so a failed read costs the team nothing.
+  const snapshot = await computeSummary(env, scope);
   await consumeQuota(env, owner, "ai", 1);
   const db = getDb(env.DB);
   const at = isoSeconds();
@@ -394,7 +396,7 @@ export async function startExport(
     periodEnd,
     format: input.format,
     status: "queued",
-    snapshot: await computeSummary(env, scope),
+    snapshot,
     placeholder: false,
     objectKey: null,
     claimedAt: null,
