@@ -127,3 +127,22 @@ describe("report-export consumer", () => {
     expect(errors).toHaveBeenCalled();
   });
 });
+
+describe("export enqueue failure", () => {
+  it("leaves the record failed, gives the quota unit back and answers 503", async () => {
+    const { startExport } = await import("../../../src/products/audit/audit.service");
+    const { ApiError } = await import("../../../src/platform/errors");
+    const team = await setupTeam();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const broken = { ...env, EXPORT_QUEUE: { send: async () => { throw new Error("queue down"); } } } as unknown as Env;
+    const owner = { teamId: team.teamId, plan: "pro", ownerEmail: null };
+    const error = await startExport(broken, owner, { teamId: team.teamId, projectId: "p1" }, { format: "json" }).catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(503);
+    const rows = await getDb(env.DB).select().from(auditReports).where(eq(auditReports.teamId, team.teamId));
+    expect(rows.map((r) => r.status)).toEqual(["failed"]);
+    const usage = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'ai'").bind(team.teamId).first<{ used: number }>();
+    expect(usage?.used).toBe(0);
+    expect(errors).toHaveBeenCalled();
+  });
+});
