@@ -10,6 +10,8 @@ import { requestContext } from "./platform/request-context";
 import { createRouter } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
+import { auditRouter } from "./products/audit/audit.routes";
+import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -24,6 +26,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.route(`${API_PREFIX}/admin`, adminRouter);
   app.route(`${API_PREFIX}/usage`, usageRouter);
+  app.route(`${API_PREFIX}/orgs`, auditRouter);
+  app.route("/insights/audit/reports", auditViewerRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -1,0 +1,75 @@
+// The public report viewer, outside /api/v1: `{APP_URL}/insights/audit/reports/shared/<token>`
+// shows a shared report and mints a 5-minute download link, a signed path on this Worker that
+// streams the artefact from R2 (never the bucket's own address). No credential: the signed token
+// is the capability, and requests are counted per client IP in the `public` bucket. An unknown,
+// expired, tampered or revoked token answers 404 with an HTML page.
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { rateLimit } from "../../platform/rate-limit/middleware";
+import { createRouter } from "../../platform/router";
+import { notFoundHtml, renderHtml } from "./audit.render";
+import { fileNameOf, mintDownloadUrl, readArtefact, reportView, resolveToken } from "./audit.service";
+
+/** Headers of every viewer answer: never cached, never indexed, the token never leaked onwards. */
+const PAGE_HEADERS = {
+  "cache-control": "no-store",
+  "referrer-policy": "no-referrer",
+  "x-robots-tag": "noindex, nofollow",
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+const TokenParam = z.object({ token: z.string().openapi({ description: "The signed token." }) });
+const html = (description: string) => ({ description, content: { "text/html": { schema: z.string() } } });
+
+function notFound(c: Context<AppEnv>): Response {
+  return c.html(notFoundHtml(), 404, PAGE_HEADERS);
+}
+
+export const auditViewerRouter = createRouter();
+auditViewerRouter.use("*", rateLimit({ bucket: "public" }));
+
+auditViewerRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/shared/{token}",
+    tags: ["Audit (public viewer)"],
+    summary: "View a shared report",
+    description:
+      "Public page behind `share_url`: the report's metrics and burn-down chart, and a download link minted at this moment and valid 5 minutes. 404 page when the token is unknown, tampered, older than 48 hours, or the report is no longer shared.",
+    request: { params: TokenParam },
+    responses: { 200: html("The report page"), 404: html("Link invalid, expired or revoked") },
+  }),
+  async (c) => {
+    const row = await resolveToken(c.env, c.req.valid("param").token, "audit_share");
+    if (!row) return notFound(c);
+    const download = await mintDownloadUrl(c.env, row);
+    return c.html(renderHtml(reportView(row), { downloadUrl: download, context: "Shared audit report" }), 200, PAGE_HEADERS);
+  },
+);
+
+auditViewerRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/download/{token}",
+    tags: ["Audit (public viewer)"],
+    summary: "Download a shared report's artefact (5-minute link)",
+    description: "Streams the artefact with its content type while the link is unexpired and the report still shared; otherwise the 404 page.",
+    request: { params: TokenParam },
+    responses: { 200: { description: "The artefact" }, 404: html("Link invalid, expired or revoked") },
+  }),
+  async (c) => {
+    const row = await resolveToken(c.env, c.req.valid("param").token, "audit_download");
+    const object = row ? await readArtefact(c.env, row) : null;
+    if (!row || !object) return notFound(c);
+    return new Response(object.body, {
+      headers: {
+        ...PAGE_HEADERS,
+        "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
+        "content-length": String(object.size),
+        "content-disposition": `attachment; filename="${fileNameOf(row)}"`,
+      },
+    });
+  },
+);

@@ -1,0 +1,90 @@
+// The report-export queue consumer: claims a queued record (conditional UPDATE), renders its
+// artefact from the snapshot taken at export time, writes it to R2 and marks it exported.
+// Safe on redelivery: a record already past `exporting` is acknowledged without rendering, and a
+// claim held by another live delivery is retried later; a claim older than the lease may be taken
+// over (the consumer that held it died). A render or R2 failure marks the record `failed`.
+import { and, eq, inArray, lt, or } from "drizzle-orm";
+import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { auditReports } from "../../db/schema/audit";
+import { backoffSeconds } from "../../platform/backoff";
+import { isoSeconds, nowMs } from "../../platform/clock";
+import { renderArtefact } from "./audit.render";
+import { objectKeyOf, reportView, type ExportMessage } from "./audit.service";
+
+/** How long a claim protects a record from being taken over by another delivery. */
+export const CLAIM_LEASE_MS = 2 * 60 * 1000;
+
+export type ExportOutcome = "exported" | "already_done" | "busy" | "missing" | "failed" | "invalid";
+
+/** Processes one export message; the return value says what happened (for the ack decision and tests). */
+export async function processExport(env: Env, body: unknown): Promise<ExportOutcome> {
+  const message = body as Partial<ExportMessage> | null;
+  if (!message || typeof message.report_id !== "string" || typeof message.team_id !== "string") return "invalid";
+  const db = getDb(env.DB);
+  const claimedAt = isoSeconds();
+  const staleBefore = isoSeconds(nowMs() - CLAIM_LEASE_MS);
+  const where = and(eq(auditReports.id, message.report_id), eq(auditReports.teamId, message.team_id));
+
+  const [claimed] = await db
+    .update(auditReports)
+    .set({ status: "exporting", claimedAt, updatedAt: claimedAt })
+    .where(
+      and(
+        where,
+        or(eq(auditReports.status, "queued"), and(eq(auditReports.status, "exporting"), lt(auditReports.claimedAt, staleBefore))),
+      ),
+    )
+    .returning();
+  if (!claimed) {
+    const [row] = await db.select({ status: auditReports.status }).from(auditReports).where(where).limit(1);
+    if (!row) return "missing";
+    return row.status === "exporting" ? "busy" : "already_done";
+  }
+
+  try {
+    const exportedAt = isoSeconds();
+    const artefact = renderArtefact({ ...reportView(claimed), status: "exported", exported_at: exportedAt, updated_at: exportedAt });
+    const objectKey = objectKeyOf(claimed, artefact.extension);
+    await env.REPORTS.put(objectKey, artefact.body, {
+      httpMetadata: { contentType: artefact.contentType },
+      customMetadata: { report_id: claimed.id, team_id: claimed.teamId },
+    });
+    await db
+      .update(auditReports)
+      .set({ status: "exported", objectKey, exportedAt, updatedAt: exportedAt })
+      .where(and(where, eq(auditReports.status, "exporting"), eq(auditReports.claimedAt, claimedAt)));
+    return "exported";
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "audit export failed", report_id: claimed.id, team_id: claimed.teamId, error: String(error) }));
+    const at = isoSeconds();
+    await db
+      .update(auditReports)
+      .set({ status: "failed", updatedAt: at })
+      .where(and(where, inArray(auditReports.status, ["exporting"])));
+    return "failed";
+  }
+}
+
+/** The consumer registered for the `report-export` queue. */
+export async function auditExportConsumer(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    let outcome: ExportOutcome;
+    try {
+      outcome = await processExport(env, message.body);
+    } catch (error) {
+      // The database itself failed (the claim or the status write): try the message again later.
+      console.error(JSON.stringify({ msg: "audit export error, retrying", id: message.id, attempts: message.attempts, error: String(error) }));
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+      continue;
+    }
+    if (outcome === "busy") {
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+      continue;
+    }
+    if (outcome === "invalid" || outcome === "missing") {
+      console.error(JSON.stringify({ msg: `audit export message ${outcome}`, id: message.id, body: message.body }));
+    }
+    message.ack();
+  }
+}

@@ -1,0 +1,671 @@
+// Audit logic over the database, R2 and the export queue: findings and their status history,
+// the live summary, export records, share and revoke, and the signed share/download tokens.
+// Never sees Hono's context: routes pass the env, the team and parsed inputs.
+import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
+import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import {
+  auditFindingHistory,
+  auditFindings,
+  auditReports,
+  auditVerifications,
+  type AuditFinding,
+  type AuditReport,
+  type FindingStatus,
+  type ReportFormat,
+  type ReportStatus,
+  type ReportSummary,
+} from "../../db/schema/audit";
+import { isoSeconds, nowIso, nowMs, nowSeconds } from "../../platform/clock";
+import { signToken, verifyToken } from "../../platform/crypto";
+import { ApiError } from "../../platform/errors";
+import { queuePlatformMail } from "../../platform/platform-mail";
+import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
+import { checkUrl, safeFetch, ssrfOptions } from "../../platform/ssrf";
+import { orNotFound } from "../../platform/tenancy";
+import { renderArtefact, type ReportView } from "./audit.render";
+import type { ShareChannel } from "./audit.schemas";
+import { SHARE_CHANNELS } from "./audit.schemas";
+
+export const TERMINAL: readonly FindingStatus[] = ["resolved", "dismissed"];
+export const NON_TERMINAL: readonly FindingStatus[] = ["new", "triaged", "in_progress", "ready_verify"];
+const isTerminal = (status: FindingStatus) => TERMINAL.includes(status);
+
+export const SHARE_TTL_SECONDS = 48 * 3600;
+export const DOWNLOAD_TTL_SECONDS = 5 * 60;
+export const CHAT_TIMEOUT_MS = 10_000;
+export const MAX_RECIPIENTS = 10;
+
+/** Where a request points: the caller's team and a project of it. */
+export interface Scope {
+  teamId: string;
+  projectId: string;
+}
+
+const DAY_MS = 86_400_000;
+const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
+
+// ---- findings -------------------------------------------------------------------------------
+
+export interface FindingView {
+  id: string;
+  org_id: string;
+  project_id: string;
+  title: string;
+  priority_score: number;
+  status: FindingStatus;
+  regression: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+function findingView(row: AuditFinding, regression: boolean): FindingView {
+  return {
+    id: row.id,
+    org_id: row.teamId,
+    project_id: row.projectId,
+    title: row.title,
+    priority_score: row.priorityScore,
+    status: row.status,
+    regression,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** Finding ids (of those given) that have been in a terminal status at some point. */
+async function everTerminal(env: Env, scope: Scope, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await getDb(env.DB)
+    .selectDistinct({ id: auditFindingHistory.findingId })
+    .from(auditFindingHistory)
+    .where(
+      and(
+        eq(auditFindingHistory.teamId, scope.teamId),
+        eq(auditFindingHistory.projectId, scope.projectId),
+        inArray(auditFindingHistory.status, [...TERMINAL]),
+        // D1 binds at most 100 parameters; past that, the project-wide set is just as correct.
+        ids.length <= 90 ? inArray(auditFindingHistory.findingId, ids) : undefined,
+      ),
+    );
+  return new Set(rows.map((r) => r.id));
+}
+
+const isRegression = (row: AuditFinding, terminalBefore: Set<string>) => !isTerminal(row.status) && terminalBefore.has(row.id);
+
+export async function createFinding(
+  env: Env,
+  scope: Scope,
+  input: { title: string; priority_score: number; status: FindingStatus },
+): Promise<FindingView> {
+  const db = getDb(env.DB);
+  const at = nowIso();
+  const row: AuditFinding = {
+    id: crypto.randomUUID(),
+    teamId: scope.teamId,
+    projectId: scope.projectId,
+    title: input.title,
+    priorityScore: input.priority_score,
+    status: input.status,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await db.batch([
+    db.insert(auditFindings).values(row),
+    db.insert(auditFindingHistory).values({
+      teamId: scope.teamId,
+      projectId: scope.projectId,
+      findingId: row.id,
+      fromStatus: null,
+      status: row.status,
+      priorityScore: row.priorityScore,
+      at,
+    }),
+  ]);
+  return findingView(row, false);
+}
+
+function findingWhere(scope: Scope, id: string) {
+  return and(eq(auditFindings.id, id), eq(auditFindings.teamId, scope.teamId), eq(auditFindings.projectId, scope.projectId));
+}
+
+export async function listFindings(
+  env: Env,
+  scope: Scope,
+  query: { status?: FindingStatus; page: number; per_page: number },
+): Promise<{ items: FindingView[]; total: number }> {
+  const db = getDb(env.DB);
+  const where = and(
+    eq(auditFindings.teamId, scope.teamId),
+    eq(auditFindings.projectId, scope.projectId),
+    query.status ? eq(auditFindings.status, query.status) : undefined,
+  );
+  const [rows, [{ total }]] = await db.batch([
+    db
+      .select()
+      .from(auditFindings)
+      .where(where)
+      .orderBy(desc(auditFindings.createdAt), desc(auditFindings.id))
+      .limit(query.per_page)
+      .offset((query.page - 1) * query.per_page),
+    db.select({ total: count() }).from(auditFindings).where(where),
+  ]);
+  const terminalBefore = await everTerminal(env, scope, rows.map((r) => r.id));
+  return { items: rows.map((r) => findingView(r, isRegression(r, terminalBefore))), total };
+}
+
+export async function getFinding(env: Env, scope: Scope, id: string) {
+  const db = getDb(env.DB);
+  const [found, history, verifications] = await db.batch([
+    db.select().from(auditFindings).where(findingWhere(scope, id)).limit(1),
+    db
+      .select()
+      .from(auditFindingHistory)
+      .where(and(eq(auditFindingHistory.findingId, id), eq(auditFindingHistory.teamId, scope.teamId)))
+      .orderBy(asc(auditFindingHistory.id)),
+    db
+      .select()
+      .from(auditVerifications)
+      .where(and(eq(auditVerifications.findingId, id), eq(auditVerifications.teamId, scope.teamId)))
+      .orderBy(asc(auditVerifications.createdAt), asc(auditVerifications.id)),
+  ]);
+  const row = orNotFound(found[0]);
+  const regression = !isTerminal(row.status) && history.some((h) => isTerminal(h.status));
+  return {
+    ...findingView(row, regression),
+    status_history: history.map((h) => ({ from: h.fromStatus, to: h.status, priority_score: h.priorityScore, at: h.at })),
+    verifications: verifications.map(verificationView),
+  };
+}
+
+export async function updateFinding(
+  env: Env,
+  scope: Scope,
+  id: string,
+  patch: { title?: string; priority_score?: number; status?: FindingStatus },
+) {
+  const db = getDb(env.DB);
+  const [current] = await db.select().from(auditFindings).where(findingWhere(scope, id)).limit(1);
+  const row = orNotFound(current);
+  const at = nowIso();
+  const next: AuditFinding = {
+    ...row,
+    title: patch.title ?? row.title,
+    priorityScore: patch.priority_score ?? row.priorityScore,
+    status: patch.status ?? row.status,
+    updatedAt: at,
+  };
+  const changed = next.status !== row.status || next.priorityScore !== row.priorityScore;
+  // Optimistic concurrency: both statements are conditional on the row being as read (its
+  // updated_at), and run in one batch, so the history row is written exactly when the update is.
+  const guard = "EXISTS (SELECT 1 FROM audit_findings WHERE id = ?1 AND team_id = ?2 AND project_id = ?3 AND updated_at = ?4)";
+  const statements = [
+    ...(changed
+      ? [
+          env.DB.prepare(
+            `INSERT INTO audit_finding_history (team_id, project_id, finding_id, from_status, status, priority_score, at)
+             SELECT ?2, ?3, ?1, ?5, ?6, ?7, ?8 WHERE ${guard}`,
+          ).bind(id, scope.teamId, scope.projectId, row.updatedAt, row.status, next.status, next.priorityScore, at),
+        ]
+      : []),
+    env.DB.prepare(
+      `UPDATE audit_findings SET title = ?5, priority_score = ?6, status = ?7, updated_at = ?8
+       WHERE id = ?1 AND team_id = ?2 AND project_id = ?3 AND updated_at = ?4`,
+    ).bind(id, scope.teamId, scope.projectId, row.updatedAt, next.title, next.priorityScore, next.status, at),
+  ];
+  const results = await env.DB.batch(statements);
+  if ((results[results.length - 1].meta.changes ?? 0) === 0) {
+    throw new ApiError("conflict", "The finding changed concurrently; retry the request", { status: 409 });
+  }
+  return getFinding(env, scope, id);
+}
+
+function verificationView(row: typeof auditVerifications.$inferSelect) {
+  return { id: row.id, finding_id: row.findingId, result: row.result, note: row.note, created_at: row.createdAt };
+}
+
+export async function addVerification(env: Env, scope: Scope, findingId: string, input: { result: "passed" | "failed"; note?: string }) {
+  const db = getDb(env.DB);
+  const [finding] = await db.select({ id: auditFindings.id }).from(auditFindings).where(findingWhere(scope, findingId)).limit(1);
+  orNotFound(finding);
+  const row = {
+    id: crypto.randomUUID(),
+    teamId: scope.teamId,
+    projectId: scope.projectId,
+    findingId,
+    result: input.result,
+    note: input.note ?? null,
+    createdAt: nowIso(),
+  };
+  await db.insert(auditVerifications).values(row);
+  return verificationView(row);
+}
+
+// ---- summary --------------------------------------------------------------------------------
+
+/** The last 7 UTC dates, oldest first, ending today. */
+export function lastSevenDays(ms: number = nowMs()): string[] {
+  return Array.from({ length: 7 }, (_, i) => utcDate(ms - (6 - i) * DAY_MS));
+}
+
+/** A summary with nothing in it: 7 zero days and zero rates (the placeholder report's snapshot). */
+export function emptySummary(): ReportSummary {
+  return {
+    risk_burn_down: lastSevenDays().map((date) => ({ date, open_risk_score: 0 })),
+    verification_pass_rate: 0,
+    regression_rate: 0,
+    open_findings: 0,
+  };
+}
+
+/**
+ * The live summary. Burn-down: for each of the last 7 UTC days, the state of every finding at the
+ * end of that day (today: now) is its last history row written by then; the day's score is the
+ * sum of `priority_score` over those states that are non-terminal.
+ */
+export async function computeSummary(env: Env, scope: Scope): Promise<ReportSummary> {
+  const db = getDb(env.DB);
+  const nowAt = nowIso();
+  const [findings, history, verdicts] = await db.batch([
+    db
+      .select({ id: auditFindings.id, status: auditFindings.status })
+      .from(auditFindings)
+      .where(and(eq(auditFindings.teamId, scope.teamId), eq(auditFindings.projectId, scope.projectId))),
+    db
+      .select({ findingId: auditFindingHistory.findingId, status: auditFindingHistory.status, priority: auditFindingHistory.priorityScore, at: auditFindingHistory.at })
+      .from(auditFindingHistory)
+      .where(and(eq(auditFindingHistory.teamId, scope.teamId), eq(auditFindingHistory.projectId, scope.projectId)))
+      .orderBy(asc(auditFindingHistory.findingId), asc(auditFindingHistory.at), asc(auditFindingHistory.id)),
+    db
+      .select({ result: auditVerifications.result, n: count() })
+      .from(auditVerifications)
+      .where(and(eq(auditVerifications.teamId, scope.teamId), eq(auditVerifications.projectId, scope.projectId)))
+      .groupBy(auditVerifications.result),
+  ]);
+
+  const days = lastSevenDays();
+  const cutoffs = days.map((date, i) => (i === days.length - 1 ? nowAt : `${date}T23:59:59.999Z`));
+  const scores = days.map(() => 0);
+  const wasTerminal = new Set<string>();
+  // History rows come grouped by finding, in time order: walk each group once.
+  for (let start = 0; start < history.length; ) {
+    let end = start;
+    while (end < history.length && history[end].findingId === history[start].findingId) end++;
+    for (let d = 0; d < days.length; d++) {
+      let state: (typeof history)[number] | undefined;
+      for (let i = start; i < end && history[i].at <= cutoffs[d]; i++) state = history[i];
+      if (state && !isTerminal(state.status)) scores[d] += state.priority;
+    }
+    for (let i = start; i < end; i++) if (isTerminal(history[i].status) && history[i].at <= nowAt) wasTerminal.add(history[i].findingId);
+    start = end;
+  }
+
+  const open = findings.filter((f) => !isTerminal(f.status));
+  const terminal = findings.length - open.length;
+  const openRegressions = open.filter((f) => wasTerminal.has(f.id)).length;
+  const passed = verdicts.find((v) => v.result === "passed")?.n ?? 0;
+  const allVerdicts = verdicts.reduce((sum, v) => sum + v.n, 0);
+  return {
+    risk_burn_down: days.map((date, i) => ({ date, open_risk_score: round6(scores[i]) })),
+    verification_pass_rate: allVerdicts === 0 ? 0 : passed / allVerdicts,
+    regression_rate: terminal === 0 ? 0 : Math.min(1, openRegressions / terminal),
+    open_findings: open.length,
+  };
+}
+
+// ---- reports --------------------------------------------------------------------------------
+
+export function reportView(row: AuditReport): ReportView {
+  return {
+    id: row.id,
+    org_id: row.teamId,
+    project_id: row.projectId,
+    period_start: row.periodStart,
+    period_end: row.periodEnd,
+    format: row.format,
+    status: row.status,
+    snapshot: row.snapshot,
+    exported_at: row.exportedAt,
+    shared_at: row.sharedAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+function reportWhere(scope: Scope, id: string) {
+  return and(eq(auditReports.id, id), eq(auditReports.teamId, scope.teamId), eq(auditReports.projectId, scope.projectId));
+}
+
+export async function getReport(env: Env, scope: Scope, id: string): Promise<AuditReport> {
+  const [row] = await getDb(env.DB).select().from(auditReports).where(reportWhere(scope, id)).limit(1);
+  return orNotFound(row);
+}
+
+export async function listReports(env: Env, scope: Scope, query: { status?: ReportStatus; page: number; per_page: number }) {
+  const db = getDb(env.DB);
+  const where = and(
+    eq(auditReports.teamId, scope.teamId),
+    eq(auditReports.projectId, scope.projectId),
+    query.status ? eq(auditReports.status, query.status) : undefined,
+  );
+  const [rows, [{ total }]] = await db.batch([
+    db
+      .select()
+      .from(auditReports)
+      .where(where)
+      .orderBy(desc(auditReports.createdAt), desc(auditReports.id))
+      .limit(query.per_page)
+      .offset((query.page - 1) * query.per_page),
+    db.select({ total: count() }).from(auditReports).where(where),
+  ]);
+  return { items: rows.map(reportView), total };
+}
+
+/** The export message: ids only (Queue messages are small; the snapshot stays in D1). */
+export interface ExportMessage {
+  report_id: string;
+  team_id: string;
+}
+
+/**
+ * Creates an export: one AI quota unit (atomic), a `queued` record holding the live summary as its
+ * snapshot, and a queue message. If the record or the message cannot be written the unit is given
+ * back and nothing is left half-done.
+ */
+export async function startExport(
+  env: Env,
+  owner: QuotaOwner,
+  scope: Scope,
+  input: { format: ReportFormat; period_start?: string; period_end?: string },
+): Promise<ReportView> {
+  const days = lastSevenDays();
+  const periodStart = input.period_start ?? days[0];
+  const periodEnd = input.period_end ?? days[6];
+  if (periodStart > periodEnd) throw ApiError.validation({ period_start: ["must not be after period_end"] });
+
+  // The snapshot is read before the unit is taken, so a failed read costs the team nothing.
+  const snapshot = await computeSummary(env, scope);
+  await consumeQuota(env, owner, "ai", 1);
+  const db = getDb(env.DB);
+  const at = isoSeconds();
+  const row: AuditReport = {
+    id: crypto.randomUUID(),
+    teamId: scope.teamId,
+    projectId: scope.projectId,
+    periodStart,
+    periodEnd,
+    format: input.format,
+    status: "queued",
+    snapshot,
+    placeholder: false,
+    objectKey: null,
+    claimedAt: null,
+    shareVersion: 0,
+    exportedAt: null,
+    sharedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  try {
+    await db.insert(auditReports).values(row);
+  } catch (error) {
+    await releaseQuota(env, scope.teamId, "ai", 1);
+    throw error;
+  }
+  try {
+    await env.EXPORT_QUEUE.send({ report_id: row.id, team_id: row.teamId } satisfies ExportMessage);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "audit export enqueue failed", report_id: row.id, error: String(error) }));
+    await db.update(auditReports).set({ status: "failed", updatedAt: isoSeconds() }).where(eq(auditReports.id, row.id));
+    await releaseQuota(env, scope.teamId, "ai", 1);
+    throw new ApiError("unavailable", "The export could not be queued; retry later", { status: 503 });
+  }
+  return reportView(row);
+}
+
+/** R2 key of a report's artefact. */
+export function objectKeyOf(row: Pick<AuditReport, "teamId" | "projectId" | "id">, extension: string): string {
+  return `audit/${row.teamId}/${row.projectId}/${row.id}.${extension}`;
+}
+
+/** The artefact of an exported report from R2, or null when there is none yet. */
+export async function readArtefact(env: Env, row: AuditReport): Promise<R2ObjectBody | null> {
+  if (!row.objectKey) return null;
+  return env.REPORTS.get(row.objectKey);
+}
+
+/** A download file name for an artefact. */
+export function fileNameOf(row: AuditReport): string {
+  const extension = row.objectKey?.split(".").pop() ?? "bin";
+  return `audit-report-${row.projectId}-${row.id}.${extension}`;
+}
+
+// ---- share, tokens, revoke ------------------------------------------------------------------
+
+interface ShareToken {
+  k: "audit_share" | "audit_download";
+  r: string;
+  t: string;
+  v: number;
+  exp: number;
+}
+
+const appUrl = (env: Env) => env.APP_URL.replace(/\/+$/, "");
+
+/** The public viewer address of a share token. */
+function shareUrl(env: Env, token: string): string {
+  return `${appUrl(env)}/insights/audit/reports/shared/${token}`;
+}
+
+/** A token is live while signed by us, unexpired, of the right kind, and its report still shared at that version. */
+export async function resolveToken(env: Env, token: string, kind: ShareToken["k"]): Promise<AuditReport | null> {
+  if (token.length > 2048) return null;
+  const payload = await verifyToken<ShareToken>(env.SIGNING_KEY, token);
+  if (!payload || payload.k !== kind || typeof payload.r !== "string" || typeof payload.t !== "string") return null;
+  if (typeof payload.exp !== "number" || payload.exp <= nowSeconds()) return null;
+  const [row] = await getDb(env.DB)
+    .select()
+    .from(auditReports)
+    .where(and(eq(auditReports.id, payload.r), eq(auditReports.teamId, payload.t)))
+    .limit(1);
+  if (!row || row.status !== "shared" || row.shareVersion !== payload.v) return null;
+  return row;
+}
+
+/** Mints the 5-minute download link of a shared report (a signed URL on this Worker). */
+export async function mintDownloadUrl(env: Env, row: AuditReport): Promise<string> {
+  const token = await signToken(env.SIGNING_KEY, {
+    k: "audit_download",
+    r: row.id,
+    t: row.teamId,
+    v: row.shareVersion,
+    exp: nowSeconds() + DOWNLOAD_TTL_SECONDS,
+  } satisfies ShareToken);
+  return `${appUrl(env)}/insights/audit/reports/download/${token}`;
+}
+
+const EMAIL = /^[^\s@<>(),;:"\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+/** True for a plausible single mailbox address (local@domain.tld, no display name). */
+export function isEmailAddress(value: string): boolean {
+  return value.length <= 254 && EMAIL.test(value) && value.split("@")[0].length <= 64;
+}
+
+export interface ShareInput {
+  channel?: unknown;
+  report_id?: string;
+  recipients?: unknown;
+  webhook_url?: unknown;
+}
+
+export interface ShareResultView {
+  id: string;
+  channel: ShareChannel;
+  recipients: string[];
+  accepted: string[];
+  rejected: string[];
+  shared_at: string;
+  share_url: string;
+}
+
+/** Checks the channel and what it needs; throws the envelope's 422s. */
+function validateShare(env: Env, input: ShareInput): { channel: ShareChannel; recipients: string[]; webhookUrl: string | null } {
+  const channel = input.channel;
+  if (typeof channel !== "string" || !(SHARE_CHANNELS as readonly string[]).includes(channel)) {
+    throw new ApiError("invalid_channel", "channel must be one of: email, chat, link", { status: 422 });
+  }
+  if (channel === "email") {
+    const list = input.recipients;
+    if (!Array.isArray(list) || list.length < 1 || list.length > MAX_RECIPIENTS || !list.every((r) => typeof r === "string")) {
+      throw ApiError.validation({ recipients: [`must be an array of 1 to ${MAX_RECIPIENTS} email addresses`] });
+    }
+    return { channel, recipients: list.map((r: string) => r.trim()), webhookUrl: null };
+  }
+  if (channel === "chat") {
+    const url = input.webhook_url;
+    const reason = typeof url === "string" && url.length <= 2048 ? checkUrl(url, ssrfOptions(env)) : "is required for channel chat";
+    if (reason) throw ApiError.validation({ webhook_url: [reason] });
+    return { channel, recipients: [], webhookUrl: url as string };
+  }
+  return { channel: "link", recipients: [], webhookUrl: null };
+}
+
+/**
+ * The project's most recent report (created_at, then id, both descending), or a new empty
+ * placeholder JSON report when it has none: status `exported`, the empty summary as snapshot,
+ * the last 7 days as period, and its JSON artefact written to R2. It consumes no AI quota.
+ */
+async function defaultReport(env: Env, scope: Scope): Promise<AuditReport> {
+  const db = getDb(env.DB);
+  const [latest] = await db
+    .select()
+    .from(auditReports)
+    .where(and(eq(auditReports.teamId, scope.teamId), eq(auditReports.projectId, scope.projectId)))
+    .orderBy(desc(auditReports.createdAt), desc(auditReports.id))
+    .limit(1);
+  if (latest) return latest;
+
+  const days = lastSevenDays();
+  const at = isoSeconds();
+  const row: AuditReport = {
+    id: crypto.randomUUID(),
+    teamId: scope.teamId,
+    projectId: scope.projectId,
+    periodStart: days[0],
+    periodEnd: days[6],
+    format: "json",
+    status: "exported",
+    snapshot: emptySummary(),
+    placeholder: true,
+    objectKey: null,
+    claimedAt: null,
+    shareVersion: 0,
+    exportedAt: at,
+    sharedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  const artefact = renderArtefact(reportView(row));
+  row.objectKey = objectKeyOf(row, artefact.extension);
+  await env.REPORTS.put(row.objectKey, artefact.body, { httpMetadata: { contentType: artefact.contentType } });
+  await db.insert(auditReports).values(row);
+  return row;
+}
+
+export async function shareReport(env: Env, scope: Scope, input: ShareInput): Promise<ShareResultView> {
+  const { channel, recipients, webhookUrl } = validateShare(env, input);
+  const report = input.report_id ? await getReport(env, scope, input.report_id) : await defaultReport(env, scope);
+
+  // Only an exported (or already shared) report can be shared; anything else, or a row that
+  // changed under us, is the envelope's request_failed.
+  const sharedAt = isoSeconds();
+  const db = getDb(env.DB);
+  let updated: AuditReport[];
+  try {
+    updated = await db
+      .update(auditReports)
+      .set({ status: "shared", sharedAt, updatedAt: sharedAt })
+      .where(and(reportWhere(scope, report.id), inArray(auditReports.status, ["exported", "shared"])))
+      .returning();
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "audit share update failed", report_id: report.id, error: String(error) }));
+    updated = [];
+  }
+  const row = updated[0];
+  if (!row) {
+    throw new ApiError("request_failed", `Report ${report.id} could not be shared (status ${report.status}); only exported reports can be shared`, {
+      status: 422,
+    });
+  }
+
+  const token = await signToken(env.SIGNING_KEY, {
+    k: "audit_share",
+    r: row.id,
+    t: row.teamId,
+    v: row.shareVersion,
+    exp: nowSeconds() + SHARE_TTL_SECONDS,
+  } satisfies ShareToken);
+  const url = shareUrl(env, token);
+
+  const accepted: string[] = [];
+  const rejected: string[] = [];
+  if (channel === "email") {
+    const valid: string[] = [];
+    for (const address of recipients) {
+      if (!isEmailAddress(address)) rejected.push(address);
+      else if (!valid.some((v) => v.toLowerCase() === address.toLowerCase())) valid.push(address);
+    }
+    const subject = `Audit report for project ${row.projectId}`;
+    const text =
+      `An audit report for project ${row.projectId} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
+      `View it here (the link is valid for 48 hours): ${url}\n`;
+    const results = await Promise.allSettled(
+      valid.map((to) => queuePlatformMail(env, { teamId: row.teamId, kind: "report_share", to, subject, text })),
+    );
+    results.forEach((result, i) => {
+      if (result.status === "fulfilled") accepted.push(valid[i]);
+      else {
+        rejected.push(valid[i]);
+        console.error(JSON.stringify({ msg: "audit share mail not queued", report_id: row.id, error: String(result.reason) }));
+      }
+    });
+  } else if (channel === "chat" && webhookUrl) {
+    await postToChat(env, webhookUrl, row, url);
+  }
+
+  return { id: row.id, channel, recipients, accepted, rejected, shared_at: sharedAt, share_url: url };
+}
+
+/** Posts the share to a team chat incoming webhook; a failure is logged and never surfaces. */
+async function postToChat(env: Env, webhookUrl: string, row: AuditReport, url: string): Promise<void> {
+  const text = `Audit report for project ${row.projectId} (${row.periodStart} to ${row.periodEnd}): ${url}`;
+  try {
+    const res = await safeFetch(
+      webhookUrl,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ text, report_id: row.id, project_id: row.projectId, share_url: url }),
+      },
+      { ...ssrfOptions(env), timeoutMs: CHAT_TIMEOUT_MS },
+    );
+    if (!res.ok) console.error(JSON.stringify({ msg: "audit chat share rejected", report_id: row.id, status: res.status }));
+    await res.body?.cancel();
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "audit chat share failed", report_id: row.id, error: String(error) }));
+  }
+}
+
+/** Unshares every shared report of the project; their links die (the share version moves on). */
+export async function revokeShares(env: Env, scope: Scope): Promise<{ status: "exported"; revoked_count: number; ids: string[]; id: string }> {
+  const at = isoSeconds();
+  const rows = await getDb(env.DB)
+    .update(auditReports)
+    .set({ status: "exported", shareVersion: sql`${auditReports.shareVersion} + 1`, updatedAt: at })
+    .where(and(eq(auditReports.teamId, scope.teamId), eq(auditReports.projectId, scope.projectId), eq(auditReports.status, "shared")))
+    .returning({ id: auditReports.id, sharedAt: auditReports.sharedAt });
+  if (rows.length === 0) throw new ApiError("not_found", "No report of this project is shared");
+  rows.sort((a, b) => (b.sharedAt ?? "").localeCompare(a.sharedAt ?? "") || b.id.localeCompare(a.id));
+  return { status: "exported", revoked_count: rows.length, ids: rows.map((r) => r.id), id: rows[0].id };
+}

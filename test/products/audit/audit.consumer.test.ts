@@ -1,0 +1,148 @@
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { eq } from "drizzle-orm";
+import { getDb } from "../../../src/db/client";
+import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
+import { setClock, isoSeconds } from "../../../src/platform/clock";
+import { auditExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
+import { emptySummary } from "../../../src/products/audit/audit.service";
+import type { Env } from "../../../src/env";
+import { setupTeam } from "../../helpers/api";
+
+afterEach(() => {
+  setClock(null);
+  vi.restoreAllMocks();
+});
+
+/** A report row written directly, so no queue message races the test. */
+async function insertReport(teamId: string, fields: Partial<AuditReport> = {}): Promise<AuditReport> {
+  const at = isoSeconds();
+  const row: AuditReport = {
+    id: crypto.randomUUID(),
+    teamId,
+    projectId: "p1",
+    periodStart: "2026-01-01",
+    periodEnd: "2026-01-07",
+    format: "json",
+    status: "queued",
+    snapshot: emptySummary(),
+    placeholder: false,
+    objectKey: null,
+    claimedAt: null,
+    shareVersion: 0,
+    exportedAt: null,
+    sharedAt: null,
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  };
+  await getDb(env.DB).insert(auditReports).values(row);
+  return row;
+}
+
+const load = async (id: string) => (await getDb(env.DB).select().from(auditReports).where(eq(auditReports.id, id)))[0];
+
+/** The env with an R2 binding whose put() is counted (and optionally fails). */
+function countingEnv(fail = false): { env: Env; puts: string[] } {
+  const puts: string[] = [];
+  const reports = {
+    put: async (key: string, value: string, options?: R2PutOptions) => {
+      puts.push(key);
+      if (fail) throw new Error("R2 unavailable");
+      return env.REPORTS.put(key, value, options);
+    },
+    get: (key: string) => env.REPORTS.get(key),
+  } as unknown as R2Bucket;
+  return { env: { ...env, REPORTS: reports } as Env, puts };
+}
+
+function fakeMessage(body: unknown, attempts = 1) {
+  return { id: crypto.randomUUID(), body, attempts, timestamp: new Date(), ack: vi.fn(), retry: vi.fn() };
+}
+
+describe("report-export consumer", () => {
+  it("exports once: a redelivered message is acknowledged without rendering again", async () => {
+    const team = await setupTeam();
+    const row = await insertReport(team.teamId, { format: "csv" });
+    const counting = countingEnv();
+    expect(await processExport(counting.env, { report_id: row.id, team_id: team.teamId })).toBe("exported");
+    const exported = await load(row.id);
+    expect(exported.status).toBe("exported");
+    expect(exported.objectKey).toBe(`audit/${team.teamId}/p1/${row.id}.csv`);
+    expect(exported.exportedAt).toMatch(/Z$/);
+
+    const redelivered = fakeMessage({ report_id: row.id, team_id: team.teamId }, 2);
+    await auditExportConsumer({ queue: "report-export", messages: [redelivered] } as unknown as MessageBatch<unknown>, counting.env);
+    expect(redelivered.ack).toHaveBeenCalledOnce();
+    expect(redelivered.retry).not.toHaveBeenCalled();
+    expect(counting.puts).toHaveLength(1);
+    expect((await load(row.id)).exportedAt).toBe(exported.exportedAt);
+  });
+
+  it("does not touch a report of another team named in the message", async () => {
+    const team = await setupTeam();
+    const other = await setupTeam();
+    const row = await insertReport(team.teamId);
+    expect(await processExport(env, { report_id: row.id, team_id: other.teamId })).toBe("missing");
+    expect((await load(row.id)).status).toBe("queued");
+  });
+
+  it("retries later while another delivery holds a fresh claim, and takes over a stale one", async () => {
+    const team = await setupTeam();
+    setClock(new Date("2026-02-01T12:00:00Z"));
+    const row = await insertReport(team.teamId, { status: "exporting", claimedAt: "2026-02-01T11:59:30Z" });
+    const counting = countingEnv();
+    const busy = fakeMessage({ report_id: row.id, team_id: team.teamId });
+    await auditExportConsumer({ queue: "report-export", messages: [busy] } as unknown as MessageBatch<unknown>, counting.env);
+    expect(busy.retry).toHaveBeenCalledWith({ delaySeconds: 10 });
+    expect(busy.ack).not.toHaveBeenCalled();
+    expect(counting.puts).toHaveLength(0);
+
+    setClock(new Date("2026-02-01T12:02:00Z")); // the claim is now 2.5 minutes old
+    expect(await processExport(counting.env, { report_id: row.id, team_id: team.teamId })).toBe("exported");
+    expect(counting.puts).toHaveLength(1);
+    expect(await load(row.id)).toMatchObject({ status: "exported", exportedAt: "2026-02-01T12:02:00Z" });
+  });
+
+  it("marks the report failed (not stuck in exporting) and logs when R2 refuses the write", async () => {
+    const team = await setupTeam();
+    const row = await insertReport(team.teamId, { format: "pdf" });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const failing = countingEnv(true);
+    const message = fakeMessage({ report_id: row.id, team_id: team.teamId });
+    await auditExportConsumer({ queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, failing.env);
+    expect(message.ack).toHaveBeenCalledOnce();
+    expect(await load(row.id)).toMatchObject({ status: "failed", objectKey: null, exportedAt: null });
+    expect(errors.mock.calls.some(([line]) => String(line).includes("audit export failed") && String(line).includes(row.id))).toBe(true);
+    // A later redelivery leaves the failed record alone.
+    expect(await processExport(failing.env, { report_id: row.id, team_id: team.teamId })).toBe("already_done");
+    expect(failing.puts).toHaveLength(1);
+  });
+
+  it("acknowledges malformed messages with a log line", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const message = fakeMessage({ nope: true });
+    await auditExportConsumer({ queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, env);
+    expect(message.ack).toHaveBeenCalledOnce();
+    expect(errors).toHaveBeenCalled();
+  });
+});
+
+describe("export enqueue failure", () => {
+  it("leaves the record failed, gives the quota unit back and answers 503", async () => {
+    const { startExport } = await import("../../../src/products/audit/audit.service");
+    const { ApiError } = await import("../../../src/platform/errors");
+    const team = await setupTeam();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const broken = { ...env, EXPORT_QUEUE: { send: async () => { throw new Error("queue down"); } } } as unknown as Env;
+    const owner = { teamId: team.teamId, plan: "pro", ownerEmail: null };
+    const error = await startExport(broken, owner, { teamId: team.teamId, projectId: "p1" }, { format: "json" }).catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(503);
+    const rows = await getDb(env.DB).select().from(auditReports).where(eq(auditReports.teamId, team.teamId));
+    expect(rows.map((r) => r.status)).toEqual(["failed"]);
+    const usage = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'ai'").bind(team.teamId).first<{ used: number }>();
+    expect(usage?.used).toBe(0);
+    expect(errors).toHaveBeenCalled();
+  });
+});
