@@ -1,4 +1,4 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
@@ -36,6 +36,7 @@ async function checkAt(ms: number): Promise<{ fired: string[]; sent: AlertNotifi
   const sent: AlertNotification[] = [];
   const spy = vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockImplementation(async (messages) => {
     for (const m of messages) sent.push(m.body as AlertNotification);
+    return undefined as never;
   });
   const fired = await fireDueAlerts(env);
   spy.mockRestore();
@@ -143,9 +144,7 @@ describe("alert check", () => {
     await entriesAt(f, T0, "error", 1);
     setClock(T0 + MIN);
     const spy = vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: T0 + MIN }), env, ctx);
-    await waitOnExecutionContext(ctx);
+    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: T0 + MIN }), env);
     expect(await lastTriggered(alert.id)).toBe(T0 + MIN);
     expect(spy).toHaveBeenCalled();
   });
@@ -256,9 +255,7 @@ describe("retention", () => {
     await entriesAt(short, T0 + 20 * 60 * MIN, "info", 1);
 
     setClock(T0 + 25 * 60 * MIN);
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "0 * * * *", scheduledTime: T0 + 25 * 60 * MIN }), env, ctx);
-    await waitOnExecutionContext(ctx);
+    await worker.scheduled(createScheduledController({ cron: "0 * * * *", scheduledTime: T0 + 25 * 60 * MIN }), env);
 
     const count = async (f: LogsFixture) =>
       (await env.DB.prepare("SELECT count(*) AS n FROM log_entries WHERE project_id = ?").bind(f.projectId).first<{ n: number }>())!.n;
