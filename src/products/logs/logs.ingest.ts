@@ -4,7 +4,7 @@
 // per-day byte counter, so a failure stores nothing; CHECK constraints on the stream count and
 // the daily counter keep both caps exact even when two batches race past the pre-checks.
 import type { Env } from "../../env";
-import { MAX_STREAMS_PER_PROJECT, type LogLevel } from "../../db/schema/logs";
+import { LOG_LEVELS, MAX_STREAMS_PER_PROJECT, type LogLevel } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
 import { sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
@@ -109,16 +109,49 @@ export async function readBodyCapped(request: Request, maxBytes: number, tooLarg
   return body;
 }
 
-/** Judges one decoded JSON value as a log entry: the entry, or the spec's message for the first failure. */
+/**
+ * Judges one decoded JSON value as a log entry: the entry, or the spec's message for the first
+ * failure. The schema (LogEntryInput) is the rule; a plain check of the same rules accepts the
+ * common valid entry first because zod without code generation (workerd forbids it) costs ~30 µs
+ * an entry, a third of a second per 10,000-line batch. Anything the plain check does not accept
+ * goes to the schema, which decides and words the error; a property test keeps the two equal.
+ */
 export function judgeEntry(value: unknown): { entry: LogEntryInput } | { error: string } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: MESSAGE_REQUIRED };
-  const result = LogEntryInput.safeParse(value);
-  if (!result.success) return { error: result.error.issues[0]?.message ?? MESSAGE_REQUIRED };
-  const entry = result.data;
+  let entry = plainEntry(value as Record<string, unknown>);
+  if (!entry) {
+    const result = LogEntryInput.safeParse(value);
+    if (!result.success) return { error: result.error.issues[0]?.message ?? MESSAGE_REQUIRED };
+    entry = result.data;
+  }
   if (entry.metadata && utf8Length(JSON.stringify(entry.metadata)) > ENTRY_LIMITS.metadataBytes) {
     return { error: `metadata must be at most ${ENTRY_LIMITS.metadataBytes} bytes` };
   }
   return { entry };
+}
+
+const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
+
+function optionalText(value: unknown, max: number): boolean {
+  return value === undefined || value === null || (typeof value === "string" && value.length >= 1 && value.length <= max);
+}
+
+/** The entry when it plainly meets every rule of LogEntryInput (unknown keys dropped), else null. */
+export function plainEntry(v: Record<string, unknown>): LogEntryInput | null {
+  const { message, level, stream, service, trace_id, span_id, metadata } = v;
+  if (typeof message !== "string" || message.length > ENTRY_LIMITS.message || message.trim().length === 0) return null;
+  if (!(level === undefined || level === null || LEVEL_SET.has(level))) return null;
+  if (!optionalText(stream, ENTRY_LIMITS.name) || !optionalText(service, ENTRY_LIMITS.name)) return null;
+  if (!optionalText(trace_id, ENTRY_LIMITS.id) || !optionalText(span_id, ENTRY_LIMITS.id)) return null;
+  if (!(metadata === undefined || metadata === null || (typeof metadata === "object" && !Array.isArray(metadata)))) return null;
+  const entry: LogEntryInput = { message };
+  if (level !== undefined) entry.level = level as LogEntryInput["level"];
+  if (stream !== undefined) entry.stream = stream as string | null;
+  if (service !== undefined) entry.service = service as string | null;
+  if (trace_id !== undefined) entry.trace_id = trace_id as string | null;
+  if (span_id !== undefined) entry.span_id = span_id as string | null;
+  if (metadata !== undefined) entry.metadata = metadata as Record<string, unknown> | null;
+  return entry;
 }
 
 /**
