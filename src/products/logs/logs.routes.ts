@@ -4,7 +4,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
 import { auth, requireScope } from "../../platform/auth";
-import { registerErrorFormat } from "../../platform/errors";
+import { ApiError, registerErrorFormat } from "../../platform/errors";
 import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import { ssrfOptions } from "../../platform/ssrf";
@@ -52,7 +52,6 @@ import {
   rotateToken,
   updateAlert,
 } from "./logs.service";
-import { ApiError } from "../../platform/errors";
 
 // Log ingest bodies are `{error: <message>}` (spec: Response envelopes); the rest of /logs uses the
 // Validation shape, with `details` only on field validation failures.
