@@ -93,6 +93,8 @@ describe("ingest", () => {
 
     const streams = await json(await call("GET", `logs/projects/${f.projectId}/streams`, { key: f.key }));
     expect(streams.data.map((s: { name: string }) => s.name)).toEqual(["jobs", "web"]);
+    const page = await json(await call("GET", `logs/projects/${f.projectId}/streams?limit=1&after=jobs`, { key: f.key }));
+    expect(page.data.map((s: { name: string }) => s.name)).toEqual(["web"]);
     const project = await json(await call("GET", `logs/projects/${f.projectId}`, { key: f.key }));
     expect(project.data.stream_count).toBe(2);
   });
