@@ -12,6 +12,7 @@ import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
 import { auditRouter } from "./products/audit/audit.routes";
 import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
+import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -28,6 +29,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route(`${API_PREFIX}/usage`, usageRouter);
   app.route(`${API_PREFIX}/orgs`, auditRouter);
   app.route("/insights/audit/reports", auditViewerRouter);
+  app.route(`${API_PREFIX}/logs/ingest`, logsIngestRouter);
+  app.route(`${API_PREFIX}/logs`, logsRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

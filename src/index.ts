@@ -3,6 +3,8 @@
 import { app } from "./app";
 import type { Env } from "./env";
 import { auditExportConsumer } from "./products/audit/audit.consumer";
+import { consumeAlertNotifications } from "./products/logs/logs.consumer";
+import { checkLogAlerts, cleanUpLogs } from "./products/logs/logs.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -12,6 +14,7 @@ type CronJob = (env: Env, scheduledTime: number) => Promise<void>;
 /** The consumer of each queue, by queue name (wrangler.toml). */
 const consumers: Record<string, QueueHandler> = {
   "report-export": auditExportConsumer,
+  "alert-notifications": consumeAlertNotifications,
   "platform-dlq": async (batch) => {
     // Messages land here after their consumer exhausted its retries; consumers record the final
     // failure themselves, so this only keeps a trace and acknowledges.
@@ -24,8 +27,8 @@ const consumers: Record<string, QueueHandler> = {
 
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
-  "* * * * *": [],
-  "0 * * * *": [],
+  "* * * * *": [checkLogAlerts],
+  "0 * * * *": [cleanUpLogs],
 };
 
 export default {

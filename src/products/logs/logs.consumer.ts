@@ -1,0 +1,136 @@
+// Consumer of the alert-notifications queue: one message per (firing, channel). Email goes to the
+// platform mail outbox; a webhook is a JSON POST through the SSRF guard with a 10 s timeout,
+// retried with backoff. A row per (firing, channel) in log_alert_deliveries makes redelivery
+// harmless: a notification already sent is not sent again.
+import type { Env } from "../../env";
+import type { AlertChannel } from "../../db/schema/logs";
+import { backoffSeconds } from "../../platform/backoff";
+import { nowIso } from "../../platform/clock";
+import { queuePlatformMail } from "../../platform/platform-mail";
+import { safeFetch, ssrfOptions } from "../../platform/ssrf";
+
+export interface AlertNotification {
+  firing_id: string;
+  alert_id: string;
+  team_id: string;
+  channel: AlertChannel;
+  count: number;
+  window_start: string;
+  triggered_at: string;
+}
+
+/** Webhook timeout (the spec's delivery timeout for chat webhooks, applied here too). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** First delivery plus max_retries (5, wrangler.toml). */
+export const MAX_ATTEMPTS = 6;
+
+interface AlertRecord {
+  id: string;
+  project_id: string;
+  name: string;
+  level: string;
+  threshold: number;
+  window_minutes: number;
+  notify_email: string | null;
+  notify_webhook: string | null;
+  project_name: string;
+}
+
+export async function consumeAlertNotifications(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      const body = message.body as AlertNotification;
+      try {
+        await deliver(env, body);
+        message.ack();
+      } catch (error) {
+        const reason = String((error as Error)?.message ?? error).slice(0, 500);
+        const final = message.attempts >= MAX_ATTEMPTS;
+        await env.DB.prepare("UPDATE log_alert_deliveries SET status = ?3, last_error = ?4, updated_at = ?5 WHERE firing_id = ?1 AND channel = ?2")
+          .bind(body.firing_id, body.channel, final ? "failed" : "sending", reason, nowIso())
+          .run()
+          .catch(() => {});
+        if (final) message.ack();
+        else message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+      }
+    }),
+  );
+}
+
+/** Sends one notification unless it was sent already; throws when the channel failed. */
+async function deliver(env: Env, note: AlertNotification): Promise<void> {
+  const alert = await env.DB.prepare(
+    `SELECT a.id, a.project_id, a.name, a.level, a.threshold, a.window_minutes, a.notify_email, a.notify_webhook, p.name AS project_name
+     FROM log_alerts a JOIN log_projects p ON p.id = a.project_id WHERE a.id = ?1 AND a.team_id = ?2`,
+  )
+    .bind(note.alert_id, note.team_id)
+    .first<AlertRecord>();
+  // Deleted since it fired, or its address was removed: nothing to send.
+  const address = alert ? (note.channel === "email" ? alert.notify_email : alert.notify_webhook) : null;
+  if (!alert || !address) return;
+
+  const at = nowIso();
+  const claim = await env.DB.prepare(
+    `INSERT INTO log_alert_deliveries (firing_id, channel, alert_id, team_id, status, attempts, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, 'sending', 1, ?5, ?5)
+     ON CONFLICT (firing_id, channel) DO UPDATE SET attempts = attempts + 1, updated_at = excluded.updated_at WHERE status <> 'sent'
+     RETURNING status`,
+  )
+    .bind(note.firing_id, note.channel, alert.id, note.team_id, at)
+    .first();
+  if (!claim) return;
+
+  if (note.channel === "email") await sendEmail(env, note, alert, address);
+  else await sendWebhook(env, note, alert, address);
+
+  await env.DB.prepare("UPDATE log_alert_deliveries SET status = 'sent', last_error = NULL, updated_at = ?3 WHERE firing_id = ?1 AND channel = ?2")
+    .bind(note.firing_id, note.channel, nowIso())
+    .run();
+}
+
+function summary(note: AlertNotification, alert: AlertRecord): string {
+  return `${note.count} ${alert.level} entries in the last ${alert.window_minutes} minute(s) (threshold ${alert.threshold})`;
+}
+
+async function sendEmail(env: Env, note: AlertNotification, alert: AlertRecord, to: string): Promise<void> {
+  await queuePlatformMail(env, {
+    teamId: note.team_id,
+    kind: "alert",
+    to,
+    subject: `[Log alert] ${alert.name}: ${summary(note, alert)}`,
+    text:
+      `Your log alert "${alert.name}" on project "${alert.project_name}" fired at ${note.triggered_at}.\n\n` +
+      `${summary(note, alert)}, counted from ${note.window_start} to ${note.triggered_at}.\n\n` +
+      `It will not fire again before ${alert.window_minutes} minute(s) have passed.\nAlert id: ${alert.id}\nProject id: ${alert.project_id}\n`,
+  });
+}
+
+async function sendWebhook(env: Env, note: AlertNotification, alert: AlertRecord, url: string): Promise<void> {
+  const payload = {
+    type: "log.alert.triggered",
+    firing_id: note.firing_id,
+    triggered_at: note.triggered_at,
+    window_start: note.window_start,
+    count: note.count,
+    alert: {
+      id: alert.id,
+      name: alert.name,
+      project_id: alert.project_id,
+      level: alert.level,
+      threshold: alert.threshold,
+      window_minutes: alert.window_minutes,
+    },
+  };
+  const response = await safeFetch(
+    url,
+    {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "EdgePlatform-LogAlerts/1", "x-alert-firing-id": note.firing_id },
+      body: JSON.stringify(payload),
+    },
+    { ...ssrfOptions(env), timeoutMs: WEBHOOK_TIMEOUT_MS },
+  );
+  // Drain the body so the connection is released.
+  await response.arrayBuffer().catch(() => {});
+  if (response.status < 200 || response.status >= 300) throw new Error(`webhook answered ${response.status}`);
+}

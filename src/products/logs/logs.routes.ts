@@ -1,0 +1,324 @@
+// The Logs product's HTTP surface. Two routers: `logsIngestRouter` (mounted at /logs/ingest,
+// ingest token only, body `{ok: true}` / `{error}`) and `logsRouter` (projects, entries, alerts:
+// team API key with logs:read / logs:write, body `{data: ...}` / `{error[, details]}`).
+import { createRoute, z } from "@hono/zod-openapi";
+import { getDb } from "../../db/client";
+import { auth, requireScope } from "../../platform/auth";
+import { ApiError, registerErrorFormat } from "../../platform/errors";
+import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { bearerSecurity, createRouter } from "../../platform/router";
+import { ssrfOptions } from "../../platform/ssrf";
+import {
+  INGEST_MESSAGES,
+  MAX_BATCH_BYTES,
+  MAX_SINGLE_BYTES,
+  judgeEntry,
+  parseNdjson,
+  readBodyCapped,
+  storeEntries,
+} from "./logs.ingest";
+import { ingestAuth, ingestProject } from "./logs.middleware";
+import {
+  AlertSchema,
+  BatchIngestOk,
+  CreateAlertBody,
+  CreateProjectBody,
+  EntriesPage,
+  EntriesQuery,
+  IdParam,
+  IngestError,
+  IngestOk,
+  LEVEL_MESSAGE,
+  LogEntryInput,
+  LogsError,
+  MESSAGE_REQUIRED,
+  ProjectSchema,
+  ProjectWithToken,
+  StreamSchema,
+  StreamsQuery,
+  UpdateAlertBody,
+} from "./logs.schemas";
+import {
+  alertView,
+  createAlert,
+  createProject,
+  deleteAlert,
+  getProject,
+  listAlerts,
+  listProjects,
+  listStreams,
+  projectView,
+  queryEntries,
+  rotateToken,
+  updateAlert,
+} from "./logs.service";
+
+// Log ingest bodies are `{error: <message>}` (spec: Response envelopes); the rest of /logs uses the
+// Validation shape, with `details` only on field validation failures.
+registerErrorFormat("/api/v1/logs/ingest", (error) => ({ error: error.message }));
+registerErrorFormat("/api/v1/logs", (error) => (error.details ? { error: error.message, details: error.details } : { error: error.message }));
+
+const ingestSecurity = [{ ingestToken: [] }];
+const ingestErrors = {
+  401: jsonResponse("Invalid or missing ingest token (a team API key answers 401 here)", IngestError),
+  429: jsonResponse("`Rate limit exceeded` (log_ingest bucket, with retry_after), `Daily log ingestion limit exceeded`, or the monthly quota", IngestError),
+  503: jsonResponse("Log storage temporarily unavailable: nothing was stored, retry after a brief backoff", IngestError),
+};
+
+export const logsIngestRouter = createRouter();
+logsIngestRouter.openAPIRegistry.registerComponent("securitySchemes", "ingestToken", {
+  type: "http",
+  scheme: "bearer",
+  description: "A log project's ingest token (`lgt_...`), shown on project creation and rotation.",
+});
+logsIngestRouter.openAPIRegistry.register("LogEntryInput", LogEntryInput);
+
+logsIngestRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/",
+    tags: ["Logs ingest"],
+    summary: "Ingest one log entry",
+    description:
+      "Authenticated with the project's ingest token only. Answers 422 with the first failing rule: " +
+      `\`${MESSAGE_REQUIRED}\`, \`${LEVEL_MESSAGE}\`, \`${INGEST_MESSAGES.streamLimit}\` (a new stream at the cap), ` +
+      "or a field-type message such as `stream must be a string`. Body up to 1 MB; malformed JSON answers 400.",
+    security: ingestSecurity,
+    middleware: [ingestAuth()],
+    request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" } } } } },
+    responses: {
+      202: jsonResponse("Stored", IngestOk),
+      400: jsonResponse("Malformed JSON in request body", IngestError),
+      413: jsonResponse(INGEST_MESSAGES.singleTooLarge, IngestError),
+      422: jsonResponse("The entry failed validation, or names a new stream at the stream cap", IngestError),
+      ...ingestErrors,
+    },
+  }),
+  async (c) => {
+    const project = ingestProject(c);
+    const body = await readBodyCapped(c.req.raw, MAX_SINGLE_BYTES, INGEST_MESSAGES.singleTooLarge);
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder().decode(body));
+    } catch {
+      throw ApiError.badRequest("Malformed JSON in request body");
+    }
+    const judged = judgeEntry(value);
+    if ("error" in judged) throw new ApiError("validation", judged.error);
+    await storeEntries(c.env, project, [{ entry: judged.entry, bytes: body.byteLength }]);
+    return c.json({ ok: true as const }, 202);
+  },
+);
+
+logsIngestRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/batch",
+    tags: ["Logs ingest"],
+    summary: "Ingest an NDJSON batch",
+    description:
+      "One JSON log entry per line (`\\n`, `\\r\\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. " +
+      "`count` is the number stored; `dropped` the lines that were not JSON, failed validation or came past the cap; " +
+      "`count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the " +
+      "stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).",
+    security: ingestSecurity,
+    middleware: [ingestAuth()],
+    request: { body: { required: true, content: { "application/x-ndjson": { schema: z.string().openapi({ example: '{"message":"a"}\n{"message":"b","level":"error"}\n' }) } } } },
+    responses: {
+      202: jsonResponse("Stored the valid lines", BatchIngestOk),
+      413: jsonResponse(INGEST_MESSAGES.batchTooLarge, IngestError),
+      422: jsonResponse(INGEST_MESSAGES.streamLimit, IngestError),
+      ...ingestErrors,
+    },
+  }),
+  async (c) => {
+    const project = ingestProject(c);
+    const body = await readBodyCapped(c.req.raw, MAX_BATCH_BYTES, INGEST_MESSAGES.batchTooLarge);
+    const { accepted, dropped } = parseNdjson(body);
+    await storeEntries(c.env, project, accepted);
+    return c.json({ ok: true as const, count: accepted.length, dropped }, 202);
+  },
+);
+
+// Projects, entries, alerts
+
+const notFound = (what: string) => ({ 404: jsonResponse(`${what} not found (or another team's)`, LogsError) });
+const validation = { 422: jsonResponse("Validation failed: `{error: 'Validation failed', details: {field: [message]}}`", LogsError) };
+const read = [auth(), requireScope("logs:read")];
+const write = [auth(), requireScope("logs:write")];
+
+export const logsRouter = createRouter();
+
+logsRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/projects",
+    tags: ["Logs"],
+    summary: "Create a log project",
+    description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { body: jsonBody(CreateProjectBody) },
+    responses: { 201: dataResponse("The project and its ingest token", ProjectWithToken), ...validation, ...authResponses },
+  }),
+  async (c) => {
+    const { row, token } = await createProject(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("json"));
+    return c.json({ data: { ...projectView(row), ingest_token: token } }, 201);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/projects",
+    tags: ["Logs"],
+    summary: "List log projects",
+    security: bearerSecurity,
+    middleware: read,
+    responses: { 200: dataResponse("The team's projects, oldest first", z.array(ProjectSchema)), ...authResponses },
+  }),
+  async (c) => c.json({ data: (await listProjects(getDb(c.env.DB), c.get("principal").teamId)).map(projectView) }, 200),
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/projects/{id}",
+    tags: ["Logs"],
+    summary: "Get a log project",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam },
+    responses: { 200: dataResponse("The project (never its token)", ProjectSchema), ...notFound("Project"), ...authResponses },
+  }),
+  async (c) => c.json({ data: projectView(await getProject(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id)) }, 200),
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/projects/{id}/rotate-token",
+    tags: ["Logs"],
+    summary: "Rotate the ingest token",
+    description: "Issues a new token and answers it in plaintext; the old token answers 401 from this moment.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: IdParam },
+    responses: { 200: dataResponse("The project and its new ingest token", ProjectWithToken), ...notFound("Project"), ...authResponses },
+  }),
+  async (c) => {
+    const { row, token } = await rotateToken(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id);
+    return c.json({ data: { ...projectView(row), ingest_token: token } }, 200);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/projects/{id}/streams",
+    tags: ["Logs"],
+    summary: "List a project's streams",
+    description: "Streams are created on first use by ingest; at most 10,000 per project. Sorted by name; page with `after` (the last name seen).",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam, query: StreamsQuery },
+    responses: { 200: dataResponse("Streams", z.array(StreamSchema)), ...notFound("Project"), ...validation, ...authResponses },
+  }),
+  async (c) => {
+    const rows = await listStreams(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
+    return c.json({ data: rows }, 200);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/projects/{id}/entries",
+    tags: ["Logs"],
+    summary: "Query log entries",
+    description:
+      "Newest first. Filters combine with AND: `level`, `stream`, `service`, `trace_id` (exact), `since` (inclusive), `until` (exclusive), " +
+      "`q` (substring of `message`, case-insensitive for ASCII). Pass `pagination.next_cursor` as `cursor` for the next page; it is null on the last page.",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam, query: EntriesQuery },
+    responses: { 200: jsonResponse("A page of entries", EntriesPage), ...notFound("Project"), ...validation, ...authResponses },
+  }),
+  async (c) => {
+    const page = await queryEntries(c.env.DB, getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
+    return c.json(page, 200);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/projects/{id}/alerts",
+    tags: ["Logs alerts"],
+    summary: "List a project's alerts",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam },
+    responses: { 200: dataResponse("Alerts", z.array(AlertSchema)), ...notFound("Project"), ...authResponses },
+  }),
+  async (c) => {
+    const rows = await listAlerts(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id);
+    return c.json({ data: rows.map(alertView) }, 200);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/projects/{id}/alerts",
+    tags: ["Logs alerts"],
+    summary: "Create an alert",
+    description:
+      "`enabled` defaults to true. Omitted `channels` are derived from the `notify_*` fields that are set. `notify_email` is required when " +
+      "channels include `email`, `notify_webhook` when they include `webhook` (an https URL that passes the SSRF guard). " +
+      "The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: IdParam, body: jsonBody(CreateAlertBody) },
+    responses: { 201: dataResponse("The alert", AlertSchema), ...notFound("Project"), ...validation, ...authResponses },
+  }),
+  async (c) => {
+    const row = await createAlert(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("json"), ssrfOptions(c.env));
+    return c.json({ data: alertView(row) }, 201);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "put",
+    path: "/alerts/{id}",
+    tags: ["Logs alerts"],
+    summary: "Update an alert",
+    description: "Any subset of the create fields; only the fields given change. The result must still meet the create rules.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: IdParam, body: jsonBody(UpdateAlertBody) },
+    responses: { 200: dataResponse("The alert", AlertSchema), ...notFound("Alert"), ...validation, ...authResponses },
+  }),
+  async (c) => {
+    const row = await updateAlert(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("json"), ssrfOptions(c.env));
+    return c.json({ data: alertView(row) }, 200);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "delete",
+    path: "/alerts/{id}",
+    tags: ["Logs alerts"],
+    summary: "Delete an alert",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: IdParam },
+    responses: { 204: { description: "Deleted" }, ...notFound("Alert"), ...authResponses },
+  }),
+  async (c) => {
+    await deleteAlert(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id);
+    return c.body(null, 204);
+  },
+);

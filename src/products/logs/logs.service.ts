@@ -1,0 +1,300 @@
+// Log projects (ingest tokens stored as SHA-256 hashes), streams, the entry query and alert CRUD.
+// Every query filters on the caller's team; a project or alert of another team is "not found".
+import { and, asc, eq, gt, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { logAlerts, logProjects, logStreams, type AlertChannel } from "../../db/schema/logs";
+import { nowIso } from "../../platform/clock";
+import { fromBase64Url, randomToken, sha256Hex, toBase64Url } from "../../platform/crypto";
+import { ApiError, type FieldErrors } from "../../platform/errors";
+import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
+import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
+import type { CreateAlertBody, EntriesQuery, UpdateAlertBody } from "./logs.schemas";
+
+export const TOKEN_PREFIX = "lgt_";
+const VISIBLE_PREFIX_LENGTH = 12;
+
+export type ProjectRow = typeof logProjects.$inferSelect;
+export type AlertRow = typeof logAlerts.$inferSelect;
+
+export const projectNotFound = () => new ApiError("not_found", "Project not found");
+export const alertNotFound = () => new ApiError("not_found", "Alert not found");
+
+// Projects
+
+export function projectView(row: ProjectRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    daily_limit_mb: row.dailyLimitMb,
+    retention_days: row.retentionDays,
+    ingest_token_prefix: row.tokenPrefix,
+    stream_count: row.streamCount,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+async function newIngestToken(): Promise<{ token: string; hash: string; prefix: string }> {
+  const token = randomToken(32, TOKEN_PREFIX);
+  return { token, hash: await sha256Hex(token), prefix: token.slice(0, VISIBLE_PREFIX_LENGTH) };
+}
+
+export async function createProject(
+  db: Db,
+  teamId: string,
+  input: { name: string; daily_limit_mb: number; retention_days: number },
+): Promise<{ row: ProjectRow; token: string }> {
+  const at = nowIso();
+  const { token, hash, prefix } = await newIngestToken();
+  const [row] = await db
+    .insert(logProjects)
+    .values({
+      id: crypto.randomUUID(),
+      teamId,
+      name: input.name,
+      tokenHash: hash,
+      tokenPrefix: prefix,
+      dailyLimitMb: input.daily_limit_mb,
+      retentionDays: input.retention_days,
+      createdAt: at,
+      updatedAt: at,
+    })
+    .returning();
+  return { row, token };
+}
+
+export async function listProjects(db: Db, teamId: string): Promise<ProjectRow[]> {
+  return db.select().from(logProjects).where(ownedBy(logProjects, teamId)).orderBy(asc(logProjects.createdAt), asc(logProjects.id));
+}
+
+export async function getProject(db: Db, teamId: string, id: string): Promise<ProjectRow> {
+  const [row] = await db.select().from(logProjects).where(ownedRow(logProjects, teamId, id)).limit(1);
+  return orNotFound(row, projectNotFound());
+}
+
+/** Replaces the token: the old one stops working with this write. */
+export async function rotateToken(db: Db, teamId: string, id: string): Promise<{ row: ProjectRow; token: string }> {
+  const { token, hash, prefix } = await newIngestToken();
+  const [row] = await db
+    .update(logProjects)
+    .set({ tokenHash: hash, tokenPrefix: prefix, updatedAt: nowIso() })
+    .where(ownedRow(logProjects, teamId, id))
+    .returning();
+  return { row: orNotFound(row, projectNotFound()), token };
+}
+
+export async function listStreams(db: Db, teamId: string, projectId: string, page: { limit: number; after?: string }) {
+  await getProject(db, teamId, projectId);
+  const conditions: SQL[] = [eq(logStreams.projectId, projectId), eq(logStreams.teamId, teamId)];
+  if (page.after !== undefined) conditions.push(gt(logStreams.name, page.after));
+  const rows = await db
+    .select({ name: logStreams.name, created_at: logStreams.createdAt })
+    .from(logStreams)
+    .where(and(...conditions))
+    .orderBy(asc(logStreams.name))
+    .limit(page.limit);
+  return rows;
+}
+
+// Entries
+
+interface EntryRow {
+  seq: number;
+  id: string;
+  project_id: string;
+  stream: string | null;
+  level: string;
+  message: string;
+  service: string | null;
+  trace_id: string | null;
+  span_id: string | null;
+  metadata: string | null;
+  created_at: number;
+}
+
+/** Opaque cursor: the (created_at, seq) of the last entry of a page. */
+function encodeCursor(row: EntryRow): string {
+  return toBase64Url(new TextEncoder().encode(`${row.created_at}.${row.seq}`));
+}
+
+function decodeCursor(cursor: string): { at: number; seq: number } {
+  try {
+    const match = /^(\d{1,16})\.(\d{1,16})$/.exec(new TextDecoder().decode(fromBase64Url(cursor)));
+    if (match) return { at: Number(match[1]), seq: Number(match[2]) };
+  } catch {
+    // fall through to the validation error
+  }
+  throw ApiError.validation({ cursor: ["is invalid"] });
+}
+
+/**
+ * Newest first, keyset-paginated on (created_at, seq). The project/time index serves the order;
+ * level uses the (project, level, time) index; the other filters are checked on the rows walked.
+ */
+export async function queryEntries(d1: D1Database, db: Db, teamId: string, projectId: string, query: EntriesQuery) {
+  await getProject(db, teamId, projectId);
+  const where = ["project_id = ?", "team_id = ?"];
+  const params: unknown[] = [projectId, teamId];
+  if (query.level) {
+    where.push("level = ?");
+    params.push(query.level);
+  }
+  for (const [column, value] of [["stream", query.stream], ["service", query.service], ["trace_id", query.trace_id]] as const) {
+    if (value !== undefined) {
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+  }
+  if (query.since) {
+    where.push("created_at >= ?");
+    params.push(Date.parse(query.since));
+  }
+  if (query.until) {
+    where.push("created_at < ?");
+    params.push(Date.parse(query.until));
+  }
+  if (query.q) {
+    where.push("message LIKE ? ESCAPE '\\'");
+    params.push(`%${query.q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
+  }
+  if (query.cursor) {
+    const { at, seq } = decodeCursor(query.cursor);
+    where.push("(created_at < ? OR (created_at = ? AND seq < ?))");
+    params.push(at, at, seq);
+  }
+  const { results } = await d1
+    .prepare(
+      `SELECT seq, id, project_id, stream, level, message, service, trace_id, span_id, metadata, created_at FROM log_entries
+       WHERE ${where.join(" AND ")} ORDER BY created_at DESC, seq DESC LIMIT ?`,
+    )
+    .bind(...params, query.limit + 1)
+    .all<EntryRow>();
+  const page = results.slice(0, query.limit);
+  return {
+    data: page.map(entryView),
+    pagination: { limit: query.limit, next_cursor: results.length > query.limit ? encodeCursor(page[page.length - 1]) : null },
+  };
+}
+
+function entryView(row: EntryRow) {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    stream: row.stream,
+    level: row.level as "info",
+    message: row.message,
+    service: row.service,
+    trace_id: row.trace_id,
+    span_id: row.span_id,
+    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : null,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+// Alerts
+
+export function alertView(row: AlertRow) {
+  return {
+    id: row.id,
+    project_id: row.projectId,
+    name: row.name,
+    level: row.level,
+    threshold: row.threshold,
+    window_minutes: row.windowMinutes,
+    channels: row.channels,
+    notify_email: row.notifyEmail,
+    notify_webhook: row.notifyWebhook,
+    enabled: row.enabled,
+    last_triggered_at: row.lastTriggeredAt === null ? null : new Date(row.lastTriggeredAt).toISOString(),
+    inserted_at: row.insertedAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/**
+ * The rules across fields, judged on the alert as it will be stored: each channel needs its
+ * address, and a webhook address must pass the SSRF guard.
+ */
+function checkAlert(alert: { channels: AlertChannel[]; notifyEmail: string | null; notifyWebhook: string | null }, ssrf: SsrfOptions): void {
+  const details: FieldErrors = {};
+  if (alert.channels.includes("email") && !alert.notifyEmail) details.notify_email = ["is required when channels includes email"];
+  if (alert.channels.includes("webhook") && !alert.notifyWebhook) details.notify_webhook = ["is required when channels includes webhook"];
+  if (alert.notifyWebhook) {
+    const reason = checkUrl(alert.notifyWebhook, ssrf);
+    if (reason) (details.notify_webhook ??= []).push(reason);
+  }
+  if (alert.channels.length === 0) details.channels = ["is required when neither notify_email nor notify_webhook is set"];
+  if (Object.keys(details).length > 0) throw ApiError.validation(details);
+}
+
+export async function listAlerts(db: Db, teamId: string, projectId: string): Promise<AlertRow[]> {
+  await getProject(db, teamId, projectId);
+  return db
+    .select()
+    .from(logAlerts)
+    .where(and(eq(logAlerts.projectId, projectId), ownedBy(logAlerts, teamId)))
+    .orderBy(asc(logAlerts.insertedAt), asc(logAlerts.id));
+}
+
+export async function createAlert(db: Db, teamId: string, projectId: string, input: CreateAlertBody, ssrf: SsrfOptions): Promise<AlertRow> {
+  await getProject(db, teamId, projectId);
+  const notifyEmail = input.notify_email ?? null;
+  const notifyWebhook = input.notify_webhook ?? null;
+  // Omitted channels follow the addresses that are set (spec: Log alerts rules).
+  const channels: AlertChannel[] = input.channels ?? [...(notifyEmail ? ["email" as const] : []), ...(notifyWebhook ? ["webhook" as const] : [])];
+  checkAlert({ channels, notifyEmail, notifyWebhook }, ssrf);
+  const at = nowIso();
+  const [row] = await db
+    .insert(logAlerts)
+    .values({
+      id: crypto.randomUUID(),
+      teamId,
+      projectId,
+      name: input.name,
+      level: input.level,
+      threshold: input.threshold,
+      windowMinutes: input.window_minutes,
+      channels,
+      notifyEmail,
+      notifyWebhook,
+      enabled: input.enabled,
+      lastTriggeredAt: null,
+      insertedAt: at,
+      updatedAt: at,
+    })
+    .returning();
+  return row;
+}
+
+async function getAlert(db: Db, teamId: string, id: string): Promise<AlertRow> {
+  const [row] = await db.select().from(logAlerts).where(ownedRow(logAlerts, teamId, id)).limit(1);
+  return orNotFound(row, alertNotFound());
+}
+
+/** Changes only the fields given; the merged alert must still satisfy the rules. */
+export async function updateAlert(db: Db, teamId: string, id: string, input: UpdateAlertBody, ssrf: SsrfOptions): Promise<AlertRow> {
+  const current = await getAlert(db, teamId, id);
+  const changes: Partial<AlertRow> = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.level !== undefined) changes.level = input.level;
+  if (input.threshold !== undefined) changes.threshold = input.threshold;
+  if (input.window_minutes !== undefined) changes.windowMinutes = input.window_minutes;
+  if (input.channels !== undefined) changes.channels = input.channels;
+  if (input.notify_email !== undefined) changes.notifyEmail = input.notify_email;
+  if (input.notify_webhook !== undefined) changes.notifyWebhook = input.notify_webhook;
+  if (input.enabled !== undefined) changes.enabled = input.enabled;
+  const merged = { ...current, ...changes };
+  checkAlert(merged, ssrf);
+  if (Object.keys(changes).length === 0) return current;
+  const [row] = await db
+    .update(logAlerts)
+    .set({ ...changes, updatedAt: nowIso() })
+    .where(ownedRow(logAlerts, teamId, id))
+    .returning();
+  return orNotFound(row, alertNotFound());
+}
+
+export async function deleteAlert(db: Db, teamId: string, id: string): Promise<void> {
+  const deleted = await db.delete(logAlerts).where(ownedRow(logAlerts, teamId, id)).returning({ id: logAlerts.id });
+  orNotFound(deleted[0], alertNotFound());
+}
