@@ -10,6 +10,7 @@ import { requestContext } from "./platform/request-context";
 import { createRouter } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
+import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -24,6 +25,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.route(`${API_PREFIX}/admin`, adminRouter);
   app.route(`${API_PREFIX}/usage`, usageRouter);
+  // Before the mail webhooks router at /webhooks: the relay owns everything under /webhooks/sources.
+  app.route(`${API_PREFIX}/webhooks/sources`, relayRouter);
+  app.route("/in", ingestRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
