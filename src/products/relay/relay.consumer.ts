@@ -2,10 +2,7 @@
 // to a destination). The delivery row is claimed with a conditional UPDATE before anything is sent,
 // so a redelivered message never produces a second successful delivery; every attempt is recorded;
 // failures are retried with exponential backoff through the queue until MAX_ATTEMPTS, then `failed`.
-import { sql } from "drizzle-orm";
 import type { Env } from "../../env";
-import { getDb } from "../../db/client";
-import { webhookAttempts } from "../../db/schema";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
@@ -116,44 +113,39 @@ export async function attemptDelivery(env: Env, deliveryId: string): Promise<Del
   const final = success || attempt.permanent || delivery.attempts >= MAX_ATTEMPTS;
   const retryIn = final ? null : retryDelaySeconds(delivery.attempts);
   const at = nowIso();
-  const db = getDb(env.DB);
   const status = success ? "delivered" : final ? "failed" : "pending";
-  await db.batch([
-    db.insert(webhookAttempts).values({
-      id: crypto.randomUUID(),
-      teamId: delivery.team_id,
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO webhook_attempts (id, team_id, delivery_id, number, attempted_at, status_code, duration_ms, error, response_body, retry_in_seconds)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).bind(
+      crypto.randomUUID(),
+      delivery.team_id,
       deliveryId,
-      number: delivery.attempts,
-      attemptedAt: attempt.startedAt,
-      statusCode: attempt.statusCode,
-      durationMs: attempt.durationMs,
-      error: attempt.error,
-      responseBody: attempt.responseBody,
-      retryInSeconds: retryIn,
-    }),
+      delivery.attempts,
+      attempt.startedAt,
+      attempt.statusCode,
+      attempt.durationMs,
+      attempt.error,
+      attempt.responseBody,
+      retryIn,
+    ),
     // Conditional on the claim, so a stale consumer never overwrites a newer result.
-    db.run(
-      sqlUpdate(deliveryId, delivery.attempts, {
-        status,
-        lastStatusCode: attempt.statusCode,
-        lastError: attempt.error,
-        nextAttemptAt: retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString(),
-        deliveredAt: success ? at : null,
-        updatedAt: at,
-      }),
+    env.DB.prepare(
+      `UPDATE webhook_deliveries SET status = ?3, lease_until = NULL, last_status_code = ?4, last_error = ?5, next_attempt_at = ?6,
+       delivered_at = ?7, updated_at = ?8 WHERE id = ?1 AND status = 'sending' AND attempts = ?2`,
+    ).bind(
+      deliveryId,
+      delivery.attempts,
+      status,
+      attempt.statusCode,
+      attempt.error,
+      retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString(),
+      success ? at : null,
+      at,
     ),
   ]);
   return { result: success ? "delivered" : final ? "failed" : "retry", retryInSeconds: retryIn };
-}
-
-function sqlUpdate(
-  deliveryId: string,
-  attempts: number,
-  v: { status: string; lastStatusCode: number | null; lastError: string | null; nextAttemptAt: string | null; deliveredAt: string | null; updatedAt: string },
-) {
-  return sql`UPDATE webhook_deliveries SET status = ${v.status}, lease_until = NULL, last_status_code = ${v.lastStatusCode},
-    last_error = ${v.lastError}, next_attempt_at = ${v.nextAttemptAt}, delivered_at = ${v.deliveredAt}, updated_at = ${v.updatedAt}
-    WHERE id = ${deliveryId} AND status = 'sending' AND attempts = ${attempts}`;
 }
 
 interface AttemptResult {

@@ -83,7 +83,8 @@ export async function createSource(env: Env, teamId: string, input: z.infer<type
   return sourceView(row, 0, env.APP_URL);
 }
 
-const destinationsCount = sql<number>`(SELECT COUNT(*) FROM webhook_destinations d WHERE d.source_id = ${webhookSources.id})`;
+// Written out in full: drizzle renders a bare column name inside sql``, which the subquery would capture.
+const destinationsCount = sql<number>`(SELECT COUNT(*) FROM webhook_destinations d WHERE d.source_id = "webhook_sources"."id")`;
 
 export async function listSources(env: Env, teamId: string) {
   const rows = await getDb(env.DB)
