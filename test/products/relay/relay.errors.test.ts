@@ -1,4 +1,4 @@
-import { createExecutionContext, createScheduledController } from "cloudflare:test";
+import { createScheduledController } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { monthOf } from "../../../src/platform/quota";
@@ -223,7 +223,7 @@ describe("retention", () => {
     // 25 hours after the first events: only the 1-day source's first event has expired.
     setClock(start + 25 * 3600_000);
     const controller = createScheduledController({ cron: "0 * * * *", scheduledTime: start + 25 * 3600_000 });
-    await worker.scheduled(controller, env, createExecutionContext());
+    await worker.scheduled(controller, env);
     const ids = async (sourceId: string) =>
       (await env.DB.prepare("SELECT id FROM webhook_events WHERE source_id = ?").bind(sourceId).all<{ id: string }>()).results.map((r) => r.id);
     expect(await ids(short.id)).toEqual([recent]);
@@ -232,8 +232,8 @@ describe("retention", () => {
     expect(orphans!.n).toBe(0);
     // 31 days on, the 30-day source's event goes too; running twice is harmless.
     setClock(start + 31 * 86400_000);
-    await worker.scheduled(controller, env, createExecutionContext());
-    await worker.scheduled(controller, env, createExecutionContext());
+    await worker.scheduled(controller, env);
+    await worker.scheduled(controller, env);
     expect(await ids(long.id)).toEqual([]);
     expect(await ids(short.id)).toEqual([]);
   });
