@@ -236,13 +236,21 @@ export interface IngestResult {
  */
 export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise<IngestResult> {
   const db = getDb(env.DB);
-  const [found] = await db
-    .select({ source: webhookSources, plan: teams.plan, ownerEmail: teams.ownerEmail })
-    .from(webhookSources)
-    .innerJoin(teams, eq(teams.id, webhookSources.teamId))
-    .where(eq(webhookSources.slug, inbound.slug))
-    .limit(1);
-  const { source, plan, ownerEmail } = orNotFound(found, RelayErrors.source());
+  // The source and its enabled destinations in one round trip.
+  const [sources, destinations] = await db.batch([
+    db
+      .select({ source: webhookSources, plan: teams.plan, ownerEmail: teams.ownerEmail })
+      .from(webhookSources)
+      .innerJoin(teams, eq(teams.id, webhookSources.teamId))
+      .where(eq(webhookSources.slug, inbound.slug))
+      .limit(1),
+    db
+      .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
+      .from(webhookDestinations)
+      .innerJoin(webhookSources, eq(webhookSources.id, webhookDestinations.sourceId))
+      .where(and(eq(webhookSources.slug, inbound.slug), eq(webhookDestinations.enabled, true))),
+  ]);
+  const { source, plan, ownerEmail } = orNotFound(sources[0], RelayErrors.source());
   if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled", { status: 410 });
 
   const provider = source.provider as Provider;
@@ -253,19 +261,12 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
   }
 
   const identity = eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
-  if (identity.providerEventId) {
-    const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
-    if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-  }
-
+  // Duplicates are caught by the unique index on (source, provider event id) at insert time, so
+  // the common case pays no extra look-up; a duplicate gives its unit of quota back.
   await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", 1);
 
   const eventId = crypto.randomUUID();
   const at = nowIso();
-  const destinations = await db
-    .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
-    .from(webhookDestinations)
-    .where(and(eq(webhookDestinations.sourceId, source.id), eq(webhookDestinations.enabled, true)));
   const deliveries = destinations
     .filter((d) => filterAdmits(d.eventFilter, identity.type))
     .map((d) => newDelivery(source.teamId, eventId, d.id, "ingest", at));
@@ -286,7 +287,7 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
     await db.batch([insertEvent, ...deliveryInserts(db, deliveries)]);
   } catch (error) {
     await releaseQuota(env, source.teamId, "webhooks", 1);
-    // Two copies of one provider event raced past the look-up: the unique index kept one.
+    // A copy of a provider event already stored: the unique index kept the first one.
     if (identity.providerEventId && isUniqueViolation(error)) {
       const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
       if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
