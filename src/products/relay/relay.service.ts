@@ -402,8 +402,10 @@ export async function listEvents(
   }
   if (query.type) {
     if (query.type.endsWith("*")) {
-      where.push("e.event_type LIKE ? ESCAPE '\\'");
-      params.push(query.type.slice(0, -1).replace(/[\\%_]/g, (m) => "\\" + m) + "%");
+      // substr, not LIKE: LIKE is case-insensitive, destination filters are not.
+      const prefix = query.type.slice(0, -1);
+      where.push("substr(e.event_type, 1, ?) = ?");
+      params.push(prefix.length, prefix);
     } else {
       where.push("e.event_type = ?");
       params.push(query.type);

@@ -320,6 +320,8 @@ describe("events list", () => {
     expect(prefix.data.map((e: { id: string }) => e.id)).toEqual([ids[3], ids[1], ids[0]]);
     expect(prefix.data[0]).toMatchObject({ source_id: source.id, event_type: "invoice.paid", delivery_status: "none", content_type: "application/json" });
     expect(prefix.data[0].body).toBeUndefined();
+    expect((await json(await call("GET", `webhooks/sources/${source.id}/events?type=INVOICE.*`, { key: team.key }))).data).toEqual([]);
+    expect((await json(await call("GET", `webhooks/sources/${source.id}/events?type=*`, { key: team.key }))).data).toHaveLength(5);
 
     const none = await json(await call("GET", `webhooks/sources/${source.id}/events?status=none`, { key: team.key }));
     expect(none.data).toHaveLength(5);
@@ -332,6 +334,44 @@ describe("events list", () => {
       await waitFor(async () => (await getEvent(team.key, source.id, id)).delivery_status === "delivered");
       const delivered = await json(await call("GET", `webhooks/sources/${source.id}/events?status=delivered`, { key: team.key }));
       expect(delivered.data.map((e: { id: string }) => e.id)).toEqual([id]);
+    } finally {
+      rx.restore();
+    }
+  });
+});
+
+describe("deliveries that cannot be sent", () => {
+  it("ends a delivery as failed without sending when its destination was disabled or its URL is now refused", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const event = (await json(await ingest(source.slug, JSON.stringify({ type: "x" })))).data;
+    const disabled = await createDestination(team.key, source.id, { enabled: false });
+    const refused = await createDestination(team.key, source.id);
+    await env.DB.prepare("UPDATE webhook_destinations SET url = 'ftp://example.com/x' WHERE id = ?").bind(refused.id).run();
+    const rx = receiver([disabled.url, "ftp://example.com/x"], [200]);
+    try {
+      const at = new Date().toISOString();
+      const ids = [crypto.randomUUID(), crypto.randomUUID()];
+      await env.DB.batch(
+        [disabled.id, refused.id].map((destinationId, i) =>
+          env.DB.prepare(
+            "INSERT INTO webhook_deliveries (id, team_id, event_id, destination_id, status, attempts, trigger, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', 0, 'replay', ?, ?)",
+          ).bind(ids[i], team.teamId, event.id, destinationId, at, at),
+        ),
+      );
+      const first = await deliverOnce(ids[0]);
+      const second = await deliverOnce(ids[1]);
+      expect(first.ack).toHaveBeenCalled();
+      expect(second.ack).toHaveBeenCalled();
+      expect(first.retry).not.toHaveBeenCalled();
+      expect(second.retry).not.toHaveBeenCalled();
+      const detail = await getEvent(team.key, source.id, event.id);
+      const byId = Object.fromEntries(detail.deliveries.map((d: { id: string }) => [d.id, d]));
+      expect(byId[ids[0]]).toMatchObject({ status: "failed", last_error: "destination disabled", attempts_count: 0, attempts: [] });
+      expect(byId[ids[1]]).toMatchObject({ status: "failed", last_error: "URL refused: must use https", attempts_count: 1 });
+      expect(byId[ids[1]].attempts[0]).toMatchObject({ status_code: null, retry_in_seconds: null });
+      expect(detail.delivery_status).toBe("failed");
+      expect(rx.received).toHaveLength(0);
     } finally {
       rx.restore();
     }
