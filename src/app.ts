@@ -13,6 +13,7 @@ import { usageRouter } from "./platform/usage/usage.routes";
 import { auditRouter } from "./products/audit/audit.routes";
 import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
 import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
+import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -31,6 +32,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route("/insights/audit/reports", auditViewerRouter);
   app.route(`${API_PREFIX}/logs/ingest`, logsIngestRouter);
   app.route(`${API_PREFIX}/logs`, logsRouter);
+  // Before the mail webhooks router at /webhooks: the relay owns everything under /webhooks/sources.
+  app.route(`${API_PREFIX}/webhooks/sources`, relayRouter);
+  app.route("/in", ingestRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -5,6 +5,8 @@ import type { Env } from "./env";
 import { auditExportConsumer } from "./products/audit/audit.consumer";
 import { consumeAlertNotifications } from "./products/logs/logs.consumer";
 import { checkLogAlerts, cleanUpLogs } from "./products/logs/logs.cron";
+import { consumeDeliveries } from "./products/relay/relay.consumer";
+import { relayRetentionJob } from "./products/relay/relay.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -15,6 +17,7 @@ type CronJob = (env: Env, scheduledTime: number) => Promise<void>;
 const consumers: Record<string, QueueHandler> = {
   "report-export": auditExportConsumer,
   "alert-notifications": consumeAlertNotifications,
+  "webhook-deliveries": consumeDeliveries,
   "platform-dlq": async (batch) => {
     // Messages land here after their consumer exhausted its retries; consumers record the final
     // failure themselves, so this only keeps a trace and acknowledges.
@@ -28,7 +31,7 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
-  "0 * * * *": [cleanUpLogs],
+  "0 * * * *": [cleanUpLogs, relayRetentionJob],
 };
 
 export default {

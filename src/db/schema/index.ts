@@ -2,3 +2,4 @@
 export * from "./platform";
 export * from "./audit";
 export * from "./logs";
+export * from "./relay";

@@ -1,0 +1,219 @@
+// Forwarding: the consumer of the "webhook-deliveries" queue. One message is one delivery (an event
+// to a destination). The delivery row is claimed with a conditional UPDATE before anything is sent,
+// so a redelivered message never produces a second successful delivery; every attempt is recorded;
+// failures are retried with exponential backoff through the queue until MAX_ATTEMPTS, then `failed`.
+import type { Env } from "../../env";
+import { backoffSeconds } from "../../platform/backoff";
+import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
+import { decryptSecret } from "../../platform/crypto";
+import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
+import { standardWebhookHeaders } from "../../platform/webhook-signature";
+import { INBOUND_SIGNATURE_HEADERS } from "./relay.inbound";
+import type { DeliveryMessage } from "./relay.service";
+
+/** Attempts per delivery before it is marked failed (within the queue's max_retries = 8, i.e. 9 deliveries). */
+export const MAX_ATTEMPTS = 8;
+/** First retry delay; each further retry doubles it, capped at one hour: 1, 2, 4, 8, 16, 32, 60 min. */
+export const RETRY_BASE_SECONDS = 60;
+export const RETRY_CAP_SECONDS = 3600;
+export const DELIVERY_TIMEOUT_MS = 15_000;
+/** How long a claimed delivery belongs to the consumer that claimed it. */
+const LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000;
+const RESPONSE_BODY_BYTES = 1024;
+export const USER_AGENT = "EdgePlatform-Relay/1.0";
+
+/** The delay before retry number `attempts` of a delivery. */
+export function retryDelaySeconds(attempts: number): number {
+  return backoffSeconds(attempts, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS);
+}
+
+/** Queue handler for "webhook-deliveries": each message is handled on its own, in parallel. */
+export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  await Promise.all(batch.messages.map((message) => handleMessage(message, env)));
+}
+
+async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
+  const body = message.body as Partial<DeliveryMessage> | null;
+  if (!body || typeof body.delivery_id !== "string") {
+    console.error(JSON.stringify({ msg: "relay: malformed message dropped", id: message.id }));
+    message.ack();
+    return;
+  }
+  try {
+    const outcome = await attemptDelivery(env, body.delivery_id);
+    if (outcome.retryInSeconds === null) message.ack();
+    else message.retry({ delaySeconds: outcome.retryInSeconds });
+  } catch (error) {
+    // The database or the secret could not be read: nothing was sent; try again later.
+    console.error(JSON.stringify({ msg: "relay: delivery errored", deliveryId: body.delivery_id, error: String(error) }));
+    message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+  }
+}
+
+export interface DeliveryOutcome {
+  /** What happened: `delivered`, `retry`, `failed`, or `skipped` (nothing to do). */
+  result: "delivered" | "retry" | "failed" | "skipped";
+  /** Seconds until the message should come back; null to acknowledge it. */
+  retryInSeconds: number | null;
+}
+
+interface ClaimedDelivery {
+  id: string;
+  team_id: string;
+  event_id: string;
+  attempts: number;
+  body: string;
+  content_type: string | null;
+  headers: string;
+  event_type: string | null;
+  url: string;
+  secret: string;
+  enabled: number;
+}
+
+/** One attempt of one delivery; safe to call twice for the same delivery. */
+export async function attemptDelivery(env: Env, deliveryId: string): Promise<DeliveryOutcome> {
+  const now = nowMs();
+  const claimed = await env.DB.prepare(
+    `UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?2, updated_at = ?3
+     WHERE id = ?1 AND (status = 'pending' OR (status = 'sending' AND lease_until < ?4)) RETURNING id`,
+  )
+    .bind(deliveryId, now + LEASE_MS, nowIso(), now)
+    .first();
+  if (!claimed) {
+    const row = await env.DB.prepare("SELECT status, lease_until FROM webhook_deliveries WHERE id = ?")
+      .bind(deliveryId)
+      .first<{ status: string; lease_until: number | null }>();
+    // Another consumer holds it: come back when its lease ends, in case that consumer died.
+    if (row?.status === "sending") return { result: "skipped", retryInSeconds: Math.max(1, Math.ceil(((row.lease_until ?? now) - now) / 1000)) };
+    // Gone (source, destination or event deleted) or already final: nothing to do.
+    return { result: "skipped", retryInSeconds: null };
+  }
+
+  const delivery = await env.DB.prepare(
+    `SELECT d.id, d.team_id, d.event_id, d.attempts, e.body, e.content_type, e.headers, e.event_type, t.url, t.secret, t.enabled
+     FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_destinations t ON t.id = d.destination_id
+     WHERE d.id = ?`,
+  )
+    .bind(deliveryId)
+    .first<ClaimedDelivery>();
+  if (!delivery) return { result: "skipped", retryInSeconds: null };
+
+  if (!delivery.enabled) {
+    await env.DB.prepare(
+      "UPDATE webhook_deliveries SET status = 'failed', attempts = attempts - 1, lease_until = NULL, last_error = ?2, next_attempt_at = NULL, updated_at = ?3 WHERE id = ?1",
+    )
+      .bind(deliveryId, "destination disabled", nowIso())
+      .run();
+    return { result: "failed", retryInSeconds: null };
+  }
+
+  const attempt = await send(env, delivery);
+  const success = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+  const final = success || attempt.permanent || delivery.attempts >= MAX_ATTEMPTS;
+  const retryIn = final ? null : retryDelaySeconds(delivery.attempts);
+  const at = nowIso();
+  const status = success ? "delivered" : final ? "failed" : "pending";
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO webhook_attempts (id, team_id, delivery_id, number, attempted_at, status_code, duration_ms, error, response_body, retry_in_seconds)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).bind(
+      crypto.randomUUID(),
+      delivery.team_id,
+      deliveryId,
+      delivery.attempts,
+      attempt.startedAt,
+      attempt.statusCode,
+      attempt.durationMs,
+      attempt.error,
+      attempt.responseBody,
+      retryIn,
+    ),
+    // Conditional on the claim, so a stale consumer never overwrites a newer result.
+    env.DB.prepare(
+      `UPDATE webhook_deliveries SET status = ?3, lease_until = NULL, last_status_code = ?4, last_error = ?5, next_attempt_at = ?6,
+       delivered_at = ?7, updated_at = ?8 WHERE id = ?1 AND status = 'sending' AND attempts = ?2`,
+    ).bind(
+      deliveryId,
+      delivery.attempts,
+      status,
+      attempt.statusCode,
+      attempt.error,
+      retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString(),
+      success ? at : null,
+      at,
+    ),
+  ]);
+  return { result: success ? "delivered" : final ? "failed" : "retry", retryInSeconds: retryIn };
+}
+
+interface AttemptResult {
+  startedAt: string;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBody: string | null;
+  /** True when retrying cannot help (the URL is refused by the SSRF guard). */
+  permanent: boolean;
+}
+
+/** Sends the stored body with Standard Webhooks headers signed by the destination secret. */
+async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult> {
+  const secret = await decryptSecret(env.ENCRYPTION_KEY, delivery.secret);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(JSON.parse(delivery.headers) as Record<string, string>)) {
+    if (!INBOUND_SIGNATURE_HEADERS.has(name)) headers[name] = value;
+  }
+  headers["content-type"] = delivery.content_type ?? "application/octet-stream";
+  headers["user-agent"] = USER_AGENT;
+  headers["x-relay-event-id"] = delivery.event_id;
+  if (delivery.event_type) headers["x-relay-event-type"] = delivery.event_type;
+  Object.assign(headers, await standardWebhookHeaders(secret, delivery.id, nowSeconds(), delivery.body));
+
+  const startedAt = nowIso();
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const response = await safeFetch(
+      delivery.url,
+      { method: "POST", headers, body: delivery.body },
+      { ...ssrfOptions(env), timeoutMs: DELIVERY_TIMEOUT_MS },
+    );
+    const responseBody = await readPrefix(response, RESPONSE_BODY_BYTES);
+    const ok = response.status >= 200 && response.status < 300;
+    return { startedAt, statusCode: response.status, durationMs: elapsed(), error: ok ? null : `HTTP ${response.status}`, responseBody, permanent: false };
+  } catch (error) {
+    const name = (error as Error)?.name;
+    if (error instanceof BlockedUrlError) return { startedAt, statusCode: null, durationMs: elapsed(), error: error.message, responseBody: null, permanent: true };
+    const message =
+      name === "TimeoutError" || name === "AbortError" ? `timeout after ${DELIVERY_TIMEOUT_MS / 1000} s` : `network error: ${String((error as Error)?.message ?? error)}`;
+    return { startedAt, statusCode: null, durationMs: elapsed(), error: message.slice(0, 500), responseBody: null, permanent: false };
+  }
+}
+
+/** The first `limit` bytes of a response body as text; the rest is discarded unread. */
+async function readPrefix(response: Response, limit: number): Promise<string | null> {
+  if (!response.body) return null;
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  const bytes = new Uint8Array(Math.min(size, limit));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, Math.min(chunk.byteLength, bytes.byteLength - offset));
+    bytes.set(part, offset);
+    offset += part.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}

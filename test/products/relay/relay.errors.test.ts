@@ -1,0 +1,240 @@
+import { createScheduledController } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import worker from "../../../src/index";
+import { monthOf } from "../../../src/platform/quota";
+import { nowMs, nowSeconds, setClock } from "../../../src/platform/clock";
+import { receiveWebhook } from "../../../src/products/relay/relay.service";
+import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
+import {
+  createDestination,
+  createSource,
+  env,
+  eventCount,
+  genericHeaders,
+  githubHeaders,
+  ingest,
+  standardHeaders,
+  stripeHeaders,
+} from "./relay.helpers";
+
+afterEach(() => setClock(null));
+
+const STALE = () => nowSeconds() - 6 * 60;
+
+describe("inbound signatures", () => {
+  it("stripe: valid accepted; wrong, stale, missing or malformed refused with 401 and nothing stored", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "stripe", signing_secret: "whsec_s" });
+    const body = JSON.stringify({ id: "evt_a", type: "invoice.paid" });
+    expect((await ingest(source.slug, body, await stripeHeaders("whsec_s", body))).status).toBe(202);
+    const other = JSON.stringify({ id: "evt_b", type: "invoice.paid" });
+    await expectError(await ingest(source.slug, other, await stripeHeaders("whsec_wrong", other)), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, other, await stripeHeaders("whsec_s", other, STALE())), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, other, await stripeHeaders("whsec_s", body)), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, other), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, other, { "stripe-signature": "garbage" }), 401, { error: "Invalid webhook signature" });
+    // Within the 5-minute tolerance is fine; several v1 candidates are accepted when one matches.
+    const ts = nowSeconds() - 4 * 60;
+    const good = (await stripeHeaders("whsec_s", other, ts))["stripe-signature"];
+    expect((await ingest(source.slug, other, { "stripe-signature": `${good},v1=${"0".repeat(64)}` })).status).toBe(202);
+    expect(await eventCount(source.id)).toBe(2);
+  });
+
+  it("github: valid accepted with type and delivery id from the headers; wrong or missing refused", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "github", signing_secret: "gh-secret" });
+    const body = JSON.stringify({ action: "opened" });
+    const res = await ingest(source.slug, body, await githubHeaders("gh-secret", body, "pull_request", "d-1"));
+    expect(res.status).toBe(202);
+    expect((await json(res)).data).toMatchObject({ event_type: "pull_request", duplicate: false });
+    await expectError(await ingest(source.slug, body, await githubHeaders("nope", body)), 401, { error: "Invalid webhook signature" });
+    const unprefixed = (await githubHeaders("gh-secret", body))["x-hub-signature-256"].slice("sha256=".length);
+    await expectError(await ingest(source.slug, body, { "x-hub-signature-256": unprefixed }), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, body), 401, { error: "Invalid webhook signature" });
+    // GitHub has no signed timestamp, so there is no staleness; a redelivery of d-1 is a duplicate.
+    const again = await ingest(source.slug, body, await githubHeaders("gh-secret", body, "pull_request", "d-1"));
+    expect((await json(again)).data.duplicate).toBe(true);
+    expect(await eventCount(source.id)).toBe(1);
+  });
+
+  it("standard: valid accepted; wrong secret, stale timestamp or missing headers refused", async () => {
+    const team = await setupTeam();
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const source = await createSource(team.key, { provider: "standard", signing_secret: secret });
+    const body = JSON.stringify({ type: "user.created", data: {} });
+    const res = await ingest(source.slug, body, await standardHeaders(secret, body, "msg_1"));
+    expect(res.status).toBe(202);
+    expect((await json(res)).data.event_type).toBe("user.created");
+    await expectError(await ingest(source.slug, body, await standardHeaders("whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", body, "msg_2")), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_3", STALE())), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, body), 401, { error: "Invalid webhook signature" });
+    expect(await eventCount(source.id)).toBe(1);
+  });
+
+  it("generic: hex HMAC of the body with or without sha256=; wrong or missing refused", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "generic", signing_secret: "g-secret" });
+    const body = JSON.stringify({ type: "thing.happened" });
+    expect((await ingest(source.slug, body, await genericHeaders("g-secret", body))).status).toBe(202);
+    expect((await ingest(source.slug, body, await genericHeaders("g-secret", body, "sha256="))).status).toBe(202);
+    await expectError(await ingest(source.slug, body, await genericHeaders("other", body)), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, body + " ", await genericHeaders("g-secret", body)), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, body), 401, { error: "Invalid webhook signature" });
+    expect(await eventCount(source.id)).toBe(2);
+  });
+
+  it("a source without a signing secret accepts unsigned events", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "stripe" });
+    expect((await ingest(source.slug, "{}")).status).toBe(202);
+  });
+});
+
+describe("ingest errors", () => {
+  it("unknown slug 404, disabled source 410, body over 1 MB 413, non-UTF-8 body 415", async () => {
+    await expectError(await ingest("no-such-slug", "{}"), 404, { error: "Source not found" });
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    await expectError(await ingest(source.slug, "x".repeat(1024 * 1024 + 1)), 413, { error: "Payload too large (max 1MB)" });
+    expect((await ingest(source.slug, "x".repeat(1024 * 1024))).status).toBe(202);
+    await expectError(await call("POST", `/in/${source.slug}`, { raw: new Uint8Array([0xff, 0xfe, 0x00]) }), 415, { error: "Body must be UTF-8 text" });
+    await call("PATCH", `webhooks/sources/${source.id}`, { key: team.key, body: { enabled: false } });
+    await expectError(await ingest(source.slug, "{}"), 410, { error: "Source is disabled" });
+    expect(await eventCount(source.id)).toBe(1);
+  });
+
+  it("the public bucket answers 429 after 200 requests per minute from one IP", async () => {
+    setClock(Date.parse("2026-05-05T12:00:10.000Z"));
+    const ip = "198.51.100.77";
+    for (let i = 0; i < 10; i++) {
+      const batch = await Promise.all(Array.from({ length: 20 }, () => ingest("unknown-slug", "{}", {}, { ip })));
+      for (const res of batch) expect(res.status).toBe(404);
+    }
+    const refused = await ingest("unknown-slug", "{}", {}, { ip });
+    expect(refused.headers.get("retry-after")).toBe("50");
+    await expectError(refused, 429, { error: "Rate limit exceeded", retry_after: 50 });
+    // Another IP has its own bucket.
+    expect((await ingest("unknown-slug", "{}", {}, { ip: "198.51.100.78" })).status).toBe(404);
+  });
+
+  it("counts every received event towards the webhooks quota and answers 429 when it is exhausted", async () => {
+    const team = await setupTeam({ plan: "free" });
+    const source = await createSource(team.key);
+    expect((await ingest(source.slug, "{}")).status).toBe(202);
+    const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks'").bind(team.teamId).first<{ used: number }>();
+    expect(used!.used).toBe(1);
+    await env.DB.prepare("UPDATE usage_counters SET used = 10000 WHERE team_id = ? AND service = 'webhooks' AND period = ?")
+      .bind(team.teamId, monthOf(nowMs()).period)
+      .run();
+    await expectError(await ingest(source.slug, "{}"), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
+    expect(await eventCount(source.id)).toBe(1);
+    // Upgrading lifts it.
+    await admin("PATCH", `teams/${team.teamId}`, { plan: "pro" });
+    expect((await ingest(source.slug, "{}")).status).toBe(202);
+  });
+
+  it("answers 503, keeps nothing and gives the quota unit back when the queue refuses", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    await createDestination(team.key, source.id);
+    const brokenQueue = { sendBatch: vi.fn(async () => Promise.reject(new Error("queue down"))) };
+    const brokenEnv = { DB: env.DB, ENCRYPTION_KEY: env.ENCRYPTION_KEY, APP_URL: env.APP_URL, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
+    await expect(receiveWebhook(brokenEnv, { slug: source.slug, headers: new Headers(), body: "{}", contentType: "application/json" })).rejects.toMatchObject({ status: 503 });
+    expect(brokenQueue.sendBatch).toHaveBeenCalled();
+    expect(await eventCount(source.id)).toBe(0);
+    const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks'").bind(team.teamId).first<{ used: number }>();
+    expect(used!.used).toBe(0);
+  });
+});
+
+describe("validation", () => {
+  it("refuses bad source input with 422 and field details", async () => {
+    const team = await setupTeam();
+    const bad = await call("POST", "webhooks/sources", { key: team.key, body: { name: "", provider: "shopify", retention_days: 91 } });
+    expect(bad.status).toBe(422);
+    const body = await json(bad);
+    expect(body.error).toBe("Validation failed");
+    expect(Object.keys(body.details).sort()).toEqual(["name", "provider", "retention_days"]);
+    await expectError(await call("POST", "webhooks/sources", { key: team.key, body: { name: "x", provider: "github", retention_days: 0 } }), 422, {
+      error: "Validation failed",
+      details: { retention_days: ["Too small: expected number to be >=1"] },
+    });
+    const notJson = await call("POST", "webhooks/sources", { key: team.key, raw: "{", headers: { "content-type": "application/json" } });
+    expect(notJson.status).toBeGreaterThanOrEqual(400);
+    expect(notJson.status).toBeLessThan(500);
+    const source = await createSource(team.key);
+    const patch = await call("PATCH", `webhooks/sources/${source.id}`, { key: team.key, body: { enabled: "yes" } });
+    expect(patch.status).toBe(422);
+    expect((await json(patch)).details.enabled).toBeDefined();
+  });
+
+  it("refuses bad destination input: URL the SSRF guard rejects, bad filter entries, too many destinations", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    await expectError(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "ftp://example.com/x" } }), 422, {
+      error: "Validation failed",
+      details: { url: ["must use https"] },
+    });
+    await expectError(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "not a url" } }), 422, {
+      error: "Validation failed",
+      details: { url: ["must be a valid URL"] },
+    });
+    await expectError(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "https://u:p@example.com/" } }), 422, {
+      error: "Validation failed",
+      details: { url: ["must not contain credentials"] },
+    });
+    const filter = await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "https://example.com/", event_filter: ["a*b"] } });
+    expect(filter.status).toBe(422);
+    expect((await json(filter)).details["event_filter.0"]).toBeDefined();
+    const dest = await createDestination(team.key, source.id);
+    await expectError(await call("PATCH", `webhooks/sources/${source.id}/destinations/${dest.id}`, { key: team.key, body: { url: "gopher://x" } }), 422, {
+      error: "Validation failed",
+      details: { url: ["must use https"] },
+    });
+    for (let i = 1; i < 20; i++) await createDestination(team.key, source.id);
+    await expectError(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "https://example.com/21" } }), 422, {
+      error: "Validation failed",
+      details: { source_id: ["has reached the limit of 20 destinations"] },
+    });
+  });
+
+  it("refuses a bad events cursor or filter", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    await expectError(await call("GET", `webhooks/sources/${source.id}/events?cursor=bogus`, { key: team.key }), 422, { error: "Validation failed", details: { cursor: ["is invalid"] } });
+    const bad = await call("GET", `webhooks/sources/${source.id}/events?status=weird&limit=500`, { key: team.key });
+    expect(bad.status).toBe(422);
+    expect(Object.keys((await json(bad)).details).sort()).toEqual(["limit", "status"]);
+  });
+});
+
+describe("retention", () => {
+  it("the hourly cron deletes events older than their source's retention_days, with their deliveries", async () => {
+    const team = await setupTeam();
+    const short = await createSource(team.key, { retention_days: 1 });
+    const long = await createSource(team.key, { retention_days: 30 });
+    await createDestination(team.key, short.id);
+    const start = Date.parse("2026-04-01T00:00:00.000Z");
+    setClock(start);
+    const old = (await json(await ingest(short.slug, JSON.stringify({ type: "old" })))).data.id;
+    const oldLong = (await json(await ingest(long.slug, "{}"))).data.id;
+    setClock(start + 20 * 3600_000);
+    const recent = (await json(await ingest(short.slug, "{}"))).data.id;
+    // 25 hours after the first events: only the 1-day source's first event has expired.
+    setClock(start + 25 * 3600_000);
+    const controller = createScheduledController({ cron: "0 * * * *", scheduledTime: start + 25 * 3600_000 });
+    await worker.scheduled(controller, env);
+    const ids = async (sourceId: string) =>
+      (await env.DB.prepare("SELECT id FROM webhook_events WHERE source_id = ?").bind(sourceId).all<{ id: string }>()).results.map((r) => r.id);
+    expect(await ids(short.id)).toEqual([recent]);
+    expect(await ids(long.id)).toEqual([oldLong]);
+    const orphans = await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ?").bind(old).first<{ n: number }>();
+    expect(orphans!.n).toBe(0);
+    // 31 days on, the 30-day source's event goes too; running twice is harmless.
+    setClock(start + 31 * 86400_000);
+    await worker.scheduled(controller, env);
+    await worker.scheduled(controller, env);
+    expect(await ids(long.id)).toEqual([]);
+    expect(await ids(short.id)).toEqual([]);
+  });
+});

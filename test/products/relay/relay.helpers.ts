@@ -1,0 +1,106 @@
+// Shared set-up of the relay tests: sources and destinations through the API, signed ingest
+// requests per provider, a scripted receiver behind a fetch spy, and fake queue messages.
+import { env } from "cloudflare:test";
+import { expect, vi, type MockInstance } from "vitest";
+import { hmacSha256, toHex } from "../../../src/platform/crypto";
+import { nowSeconds } from "../../../src/platform/clock";
+import { standardWebhookHeaders } from "../../../src/platform/webhook-signature";
+import { attemptDelivery, consumeDeliveries } from "../../../src/products/relay/relay.consumer";
+import { call, json, type RequestOptions } from "../../helpers/api";
+
+export { env };
+
+export async function createSource(key: string, body: Record<string, unknown> = {}) {
+  const res = await call("POST", "webhooks/sources", { key, body: { name: "src", provider: "generic", ...body } });
+  expect(res.status).toBe(201);
+  return (await json(res)).data as { id: string; slug: string; url: string; provider: string; enabled: boolean; destinations_count: number };
+}
+
+export async function createDestination(key: string, sourceId: string, body: Record<string, unknown> = {}) {
+  const res = await call("POST", `webhooks/sources/${sourceId}/destinations`, {
+    key,
+    body: { url: `http://127.0.0.1:9/hook-${crypto.randomUUID().slice(0, 8)}`, ...body },
+  });
+  expect(res.status).toBe(201);
+  return (await json(res)).data as { id: string; url: string; event_filter: string[]; enabled: boolean; secret: string };
+}
+
+/** POST to the public ingest address. */
+export function ingest(slug: string, body: string, headers: Record<string, string> = {}, options: RequestOptions = {}) {
+  return call("POST", `/in/${slug}`, { raw: body, headers: { "content-type": "application/json", ...headers }, ...options });
+}
+
+export async function stripeHeaders(secret: string, body: string, ts = nowSeconds()) {
+  return { "stripe-signature": `t=${ts},v1=${toHex(await hmacSha256(secret, `${ts}.${body}`))}` };
+}
+
+export async function githubHeaders(secret: string, body: string, event = "push", delivery = crypto.randomUUID()) {
+  return { "x-hub-signature-256": `sha256=${toHex(await hmacSha256(secret, body))}`, "x-github-event": event, "x-github-delivery": delivery };
+}
+
+export async function genericHeaders(secret: string, body: string, prefix = "") {
+  return { "x-signature": prefix + toHex(await hmacSha256(secret, body)) };
+}
+
+export function standardHeaders(secret: string, body: string, id = `msg_${crypto.randomUUID()}`, ts = nowSeconds()) {
+  return standardWebhookHeaders(secret, id, ts, body);
+}
+
+export interface Received {
+  url: string;
+  headers: Headers;
+  body: string;
+}
+
+/**
+ * Intercepts outbound fetch: calls to `urls` are answered by `respond` (status codes in turn, the
+ * last repeating, or a thrown error); everything else passes through.
+ */
+export function receiver(urls: string[], responses: Array<number | Error> = [200]) {
+  const received: Received[] = [];
+  const original = globalThis.fetch;
+  const spy: MockInstance = vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    if (!urls.includes(request.url)) return original(input, init);
+    received.push({ url: request.url, headers: request.headers, body: await request.text() });
+    const next = responses[Math.min(received.filter((r) => r.url === request.url).length - 1, responses.length - 1)];
+    if (next instanceof Error) throw next;
+    return new Response(`answer ${next}`, { status: next });
+  });
+  return { received, restore: () => spy.mockRestore() };
+}
+
+export function fakeMessage(deliveryId: string, attempts = 1) {
+  return { id: crypto.randomUUID(), timestamp: new Date(), body: { delivery_id: deliveryId }, attempts, ack: vi.fn(), retry: vi.fn() };
+}
+
+/** Runs the consumer on one fake message and returns it (ack / retry spies). */
+export async function deliverOnce(deliveryId: string, attempts = 1) {
+  const message = fakeMessage(deliveryId, attempts);
+  await consumeDeliveries({ queue: "webhook-deliveries", messages: [message], ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
+  return message;
+}
+
+export { attemptDelivery };
+
+/** Polls until `check` returns a value (not undefined/false) or the time runs out. */
+export async function waitFor<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (performance.now() > deadline) throw new Error("waitFor: timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function getEvent(key: string, sourceId: string, eventId: string) {
+  const res = await call("GET", `webhooks/sources/${sourceId}/events/${eventId}`, { key });
+  expect(res.status).toBe(200);
+  return (await json(res)).data;
+}
+
+export async function eventCount(sourceId: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_events WHERE source_id = ?").bind(sourceId).first<{ n: number }>();
+  return row?.n ?? 0;
+}
