@@ -10,6 +10,7 @@ import { requestContext } from "./platform/request-context";
 import { createRouter } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
+import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -24,6 +25,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.route(`${API_PREFIX}/admin`, adminRouter);
   app.route(`${API_PREFIX}/usage`, usageRouter);
+  app.route(`${API_PREFIX}/emails`, emailsRouter);
+  app.route(`${API_PREFIX}/webhooks`, mailWebhooksRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -2,6 +2,8 @@
 // runs to the product jobs of their schedule. The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
+import { handleMailBatch } from "./products/mail/mail.consumer";
+import { sweepMail } from "./products/mail/mail.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -10,6 +12,7 @@ type CronJob = (env: Env, scheduledTime: number) => Promise<void>;
 
 /** The consumer of each queue, by queue name (wrangler.toml). */
 const consumers: Record<string, QueueHandler> = {
+  "mail-sends": handleMailBatch,
   "platform-dlq": async (batch) => {
     // Messages land here after their consumer exhausted its retries; consumers record the final
     // failure themselves, so this only keeps a trace and acknowledges.
@@ -23,7 +26,7 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [],
-  "0 * * * *": [],
+  "0 * * * *": [async (env) => void (await sweepMail(env))],
 };
 
 export default {
