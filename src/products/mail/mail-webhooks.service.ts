@@ -56,6 +56,15 @@ export async function deleteWebhook(env: Env, teamId: string, id: string): Promi
   orNotFound(deleted[0], webhookNotFound());
 }
 
+/** Drops a response body we do not read; a body that cannot be cancelled is left to the runtime. */
+async function discard(response: Response): Promise<void> {
+  try {
+    await response.body?.cancel();
+  } catch {
+    // Nothing to release.
+  }
+}
+
 async function post(env: Env, webhook: WebhookRow, messageId: string, payload: unknown): Promise<Response> {
   const body = JSON.stringify(payload);
   const secret = await decryptSecret(env.ENCRYPTION_KEY, webhook.secretEncrypted);
@@ -88,7 +97,7 @@ export async function testWebhook(env: Env, teamId: string, id: string) {
     const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     throw new ApiError("bad_gateway", "Test delivery could not reach the endpoint", { extra: { detail: detail.slice(0, 300) } });
   }
-  await response.body?.cancel();
+  await discard(response);
   if (!response.ok) {
     throw new ApiError("bad_gateway", "Test delivery was not accepted by the endpoint", {
       extra: { detail: `The endpoint answered HTTP ${response.status}` },
@@ -116,14 +125,17 @@ export type DeliveryResult = { done: true } | { done: false; error: string };
 /** Delivers one status event to one webhook; `done` also when the webhook or event is gone. */
 export async function deliverEvent(env: Env, webhookId: string, eventId: string): Promise<DeliveryResult> {
   const db = getDb(env.DB);
-  const [hooks, events] = await db.batch([
+  const [hooks, events, messages] = await db.batch([
     db.select().from(mailWebhooks).where(eq(mailWebhooks.id, webhookId)).limit(1),
-    db.select({ event: emailEvents, email: emails }).from(emailEvents).innerJoin(emails, eq(emails.id, emailEvents.emailId)).where(eq(emailEvents.id, eventId)).limit(1),
+    db.select().from(emailEvents).where(eq(emailEvents.id, eventId)).limit(1),
+    db
+      .select()
+      .from(emails)
+      .where(inArray(emails.id, db.select({ id: emailEvents.emailId }).from(emailEvents).where(eq(emailEvents.id, eventId))))
+      .limit(1),
   ]);
-  const webhook = hooks[0];
-  const found = events[0];
-  if (!webhook || !found || found.email.teamId !== webhook.teamId) return { done: true };
-  const { event, email } = found;
+  const [webhook, event, email] = [hooks[0], events[0], messages[0]];
+  if (!webhook || !event || !email || email.teamId !== webhook.teamId) return { done: true };
   const payload = {
     type: `email.${event.status}`,
     created_at: event.createdAt,
@@ -140,7 +152,7 @@ export async function deliverEvent(env: Env, webhookId: string, eventId: string)
   };
   try {
     const response = await post(env, webhook, event.id, payload);
-    await response.body?.cancel();
+    await discard(response);
     return response.ok ? { done: true } : { done: false, error: `HTTP ${response.status}` };
   } catch (error) {
     return { done: false, error: String(error).slice(0, 200) };
