@@ -99,7 +99,7 @@ emailsRouter.post("/", auth(), requireScope("mail:send"), async (c) => {
     throw error instanceof CapError ? error.error : error;
   }
   const [row] = await createEmails(c.env, principal, [{ email: result.email, stream }]);
-  return c.json({ data: emailView(row, [{ id: "", emailId: row.id, teamId: row.teamId, status: "queued", detail: null, createdAt: row.createdAt }]) }, 201);
+  return c.json({ data: emailView(row, [{ status: "queued", detail: null, createdAt: row.createdAt }]) }, 201);
 });
 
 const batchRoute = createRoute({
@@ -149,6 +149,12 @@ emailsRouter.post("/batch", auth(), requireScope("mail:send"), async (c) => {
     try {
       accepted.push({ index, email: result.email, stream: evaluatePolicy(raw, result.email, principal.mail, sandboxDomain(c)) });
     } catch (error) {
+      // The sandbox sender-domain rule answers the Validation shape: the item is set aside like
+      // any other invalid item.
+      if (error instanceof ApiError && error.code === "validation" && error.details) {
+        failures.set(index, error.details);
+        return;
+      }
       throw error instanceof ApiError ? forItem(error, index + 1) : error;
     }
   });

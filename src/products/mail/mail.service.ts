@@ -23,7 +23,7 @@ export type MailQueueMessage =
 
 export const emailNotFound = () => ApiError.notFound("Email not found");
 
-export function emailView(row: EmailRow, history?: EventRow[]) {
+export function emailView(row: EmailRow, history?: Array<Pick<EventRow, "status" | "createdAt" | "detail">>) {
   return {
     id: row.id,
     from: row.from,

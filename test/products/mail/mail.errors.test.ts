@@ -323,6 +323,15 @@ describe("POST /emails/batch", () => {
     });
   });
 
+  it("sets aside a sandbox item sending from another domain like any invalid item (207)", async () => {
+    const team = await sandboxTeam();
+    const res = await sendBatch(team.key, [SANDBOX_MAIL, { ...SANDBOX_MAIL, from: "a@acme.dev" }]);
+    expect(res.status).toBe(207);
+    const { data } = await json(res);
+    expect(data[0].status).toBe("queued");
+    expect(data[1]).toEqual({ status: 422, errors: { from: [`sandbox keys must send from the ${SANDBOX} domain`] } });
+  });
+
   it("refuses a batch passing the sandbox cap, naming the first item over it", async () => {
     const team = await sandboxTeam({ hourly_cap: 3 });
     expect((await send(team.key, SANDBOX_MAIL)).status).toBe(201);
