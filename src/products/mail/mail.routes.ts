@@ -16,6 +16,7 @@ import {
   missingFields,
   missingMessage,
   parseJsonObject,
+  readBody,
   validateEmail,
 } from "./mail.policy";
 import {
@@ -87,7 +88,7 @@ const sendRoute = createRoute({
 emailsRouter.openAPIRegistry.registerPath(sendRoute);
 emailsRouter.post("/", auth(), requireScope("mail:send"), async (c) => {
   const principal = c.get("principal");
-  const body = parseJsonObject(await c.req.text());
+  const body = parseJsonObject(await readBody(c.req.raw));
   const missing = missingFields(body);
   if (missing.length) throw ApiError.badRequest(missingMessage(missing));
   const result = validateEmail(body);
@@ -124,7 +125,7 @@ const batchRoute = createRoute({
 emailsRouter.openAPIRegistry.registerPath(batchRoute);
 emailsRouter.post("/batch", auth(), requireScope("mail:send"), async (c) => {
   const principal = c.get("principal");
-  const body = parseJsonObject(await c.req.text());
+  const body = parseJsonObject(await readBody(c.req.raw));
   if (body.emails === undefined || body.emails === null) throw ApiError.badRequest("Missing required field: emails");
   if (!Array.isArray(body.emails)) throw ApiError.badRequest("emails must be an array");
   const items: unknown[] = body.emails;

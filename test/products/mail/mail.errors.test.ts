@@ -67,6 +67,20 @@ describe("POST /emails: 422 validation", () => {
   });
 });
 
+describe("POST /emails: sizes", () => {
+  it("refuses an oversized html body and an oversized request", async () => {
+    const team = await setupTeam();
+    await expectError(await send(team.key, { ...LIVE, html: "x".repeat(256 * 1024 + 1) }), 422, {
+      error: "Validation failed",
+      details: { html: ["must be at most 262144 characters"] },
+    });
+    await expectError(await sendBatch(team.key, [{ ...LIVE, html: "x".repeat(10 * 1024 * 1024) }]), 422, {
+      error: "Validation failed",
+      details: { _body: ["must be at most 10 MiB"] },
+    });
+  });
+});
+
 describe("POST /emails: the 12 policy codes", () => {
   it("override_forbidden (403): a per-message key the platform sets", async () => {
     const team = await setupTeam();
