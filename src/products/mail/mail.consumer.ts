@@ -25,10 +25,12 @@ export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, com
 type Step = { ack: true } | { ack: false; delaySeconds: number };
 
 export async function handleMailBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  // Status events of the whole batch are fanned out to webhooks at the end, in one look-up.
+  const events: EventRow[] = [];
   for (const message of batch.messages) {
     let step: Step;
     try {
-      step = await handleMessage(env, message.body as MailQueueMessage, message.attempts);
+      step = await handleMessage(env, message.body as MailQueueMessage, message.attempts, events);
     } catch (error) {
       console.error(JSON.stringify({ msg: "mail consumer error", id: message.id, body: message.body, error: String(error) }));
       step = { ack: false, delaySeconds: backoffSeconds(message.attempts) };
@@ -36,12 +38,18 @@ export async function handleMailBatch(batch: MessageBatch<unknown>, env: Env): P
     if (step.ack) message.ack();
     else message.retry({ delaySeconds: step.delaySeconds });
   }
+  try {
+    await fanOut(env, events);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
+  }
 }
 
-export async function handleMessage(env: Env, body: MailQueueMessage, deliveries: number): Promise<Step> {
+/** Handles one queue message; status events it records are appended to `events`. */
+export async function handleMessage(env: Env, body: MailQueueMessage, deliveries: number, events: EventRow[] = []): Promise<Step> {
   switch (body?.type) {
     case "email":
-      return sendEmail(env, body.id);
+      return sendEmail(env, body.id, events);
     case "platform":
       return sendPlatformMail(env, body.id, deliveries);
     case "webhook": {
@@ -81,7 +89,7 @@ function statusesOf(outcome: DeliveryOutcome & { ok: true }): MailStatus[] {
   return outcome.status === "sent" ? ["sent"] : ["sent", outcome.status];
 }
 
-async function sendEmail(env: Env, id: string): Promise<Step> {
+async function sendEmail(env: Env, id: string, recorded: EventRow[]): Promise<Step> {
   const db = getDb(env.DB);
   const at = nowIso();
   // Claim: only a queued message whose lease is free; a redelivered copy finds nothing to do.
@@ -121,7 +129,7 @@ async function sendEmail(env: Env, id: string): Promise<Step> {
       .where(eq(emails.id, id)),
     db.insert(emailEvents).values(events),
   ]);
-  await fanOut(env, events);
+  recorded.push(...events);
   if (outcome.ok && (outcome.status === "bounced" || outcome.status === "complained") && row.sandbox && row.keyId) {
     await suspendIfOverThreshold(env, row.keyId);
   }

@@ -137,10 +137,12 @@ export async function createEmails(env: Env, principal: Principal, accepted: Acc
   }));
   const db = getDb(env.DB);
   try {
-    const [first, ...rest] = rows.flatMap((row) => [
-      db.insert(emails).values(row),
-      db.insert(emailEvents).values({ id: crypto.randomUUID(), emailId: row.id, teamId: row.teamId, status: "queued", detail: null, createdAt: at }),
-    ]);
+    // Multi-row inserts sized to D1's 100 bound parameters per statement, all in one batch.
+    const events = rows.map((row) => ({ id: crypto.randomUUID(), emailId: row.id, teamId: row.teamId, status: "queued" as const, detail: null, createdAt: at }));
+    const [first, ...rest] = [
+      ...chunk(rows, rowsPerStatement(rows[0])).map((part) => db.insert(emails).values(part)),
+      ...chunk(events, rowsPerStatement(events[0])).map((part) => db.insert(emailEvents).values(part)),
+    ];
     await db.batch([first, ...rest]);
   } catch (error) {
     await releaseQuota(env, principal.teamId, "mail", rows.length);
@@ -148,6 +150,18 @@ export async function createEmails(env: Env, principal: Principal, accepted: Acc
   }
   await enqueue(env, rows.map((row) => ({ type: "email", id: row.id })));
   return rows;
+}
+
+const D1_MAX_PARAMS = 100;
+
+function rowsPerStatement(row: object): number {
+  return Math.max(1, Math.floor(D1_MAX_PARAMS / Object.keys(row).length));
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const parts: T[][] = [];
+  for (let i = 0; i < items.length; i += size) parts.push(items.slice(i, i + size));
+  return parts;
 }
 
 /**

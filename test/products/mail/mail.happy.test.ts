@@ -416,3 +416,17 @@ describe("OpenAPI", () => {
     expect(doc.paths["/api/v1/emails"].post.requestBody.content["application/json"].schema).toBeDefined();
   });
 });
+
+describe("a full batch", () => {
+  it("stores 100 emails (multi-row inserts within D1's parameter limit) and answers them in order", async () => {
+    const team = await setupTeam();
+    const emails = Array.from({ length: 100 }, (_, i) => ({ ...LIVE, subject: `No ${i}` }));
+    const res = await call("POST", "emails/batch", { key: team.key, body: { emails } });
+    expect(res.status).toBe(201);
+    const { data } = await json(res);
+    expect(data.map((e: { subject: string }) => e.subject)).toEqual(emails.map((e) => e.subject));
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM email_events WHERE team_id = ? AND status = 'queued'").bind(team.teamId).first<{ n: number }>();
+    expect(count?.n).toBe(100);
+    expect((await json(await call("GET", "emails?per_page=100", { key: team.key }))).pagination.total).toBe(100);
+  });
+});
