@@ -430,3 +430,47 @@ describe("a full batch", () => {
     expect((await json(await call("GET", "emails?per_page=100", { key: team.key }))).pagination.total).toBe(100);
   });
 });
+
+describe("webhook delivery edges", () => {
+  async function pendingDelivery() {
+    const team = await setupTeam();
+    const hook = (await json(await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/e", events: ["email.failed", "email.delivered"] } }))).data;
+    const { recorder } = await storeEmails(team.key, [LIVE]);
+    await handleMailBatch(fakeBatch(recorder.sent.splice(0)).batch, recorder.env);
+    return { team, hook, recorder, messages: recorder.sent.splice(0) };
+  }
+
+  it("gives up after the last attempt and acknowledges", async () => {
+    const { recorder, messages } = await pendingDelivery();
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 503 }));
+    const last = fakeBatch(messages, 6);
+    await handleMailBatch(last.batch, recorder.env);
+    expect(last.messages[0].ack).toHaveBeenCalled();
+    expect(last.messages[0].retry).not.toHaveBeenCalled();
+  });
+
+  it("drops deliveries to a deleted webhook without calling it", async () => {
+    const { team, hook, recorder, messages } = await pendingDelivery();
+    expect((await call("DELETE", `webhooks/${hook.id}`, { key: team.key })).status).toBe(204);
+    const spy = vi.spyOn(globalThis, "fetch");
+    const run = fakeBatch(messages);
+    await handleMailBatch(run.batch, recorder.env);
+    expect(spy).not.toHaveBeenCalled();
+    expect(run.messages[0].ack).toHaveBeenCalled();
+  });
+});
+
+describe("platform mail sweep", () => {
+  it("queues again platform mail whose queue message was lost", async () => {
+    const lost = recordingEnv({ MAIL_QUEUE: { send: async () => { throw new Error("queue down"); } } as unknown as Queue });
+    const id = await queuePlatformMail(lost.env, { teamId: null, kind: "alert", to: "ops@example.com", subject: "Alert", text: "x" });
+    setClock(Date.now() + 20 * 60_000);
+    const recorder = recordingEnv();
+    expect((await sweepMail(recorder.env)).platform).toBeGreaterThanOrEqual(1);
+    expect(recorder.sent).toContainEqual({ type: "platform", id });
+    setClock(null);
+    await handleMailBatch(fakeBatch([{ type: "platform", id }]).batch, recorder.env);
+    const row = await env.DB.prepare("SELECT status FROM platform_outbox WHERE id = ?").bind(id).first<{ status: string }>();
+    expect(row?.status).toBe("delivered");
+  });
+});
