@@ -38,6 +38,7 @@ CREATE TABLE `emails` (
 --> statement-breakpoint
 CREATE INDEX `emails_team_created_idx` ON `emails` (`team_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `emails_key_created_idx` ON `emails` (`key_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `emails_status_updated_idx` ON `emails` (`status`,`updated_at`);--> statement-breakpoint
 CREATE TABLE `mail_webhooks` (
 	`id` text PRIMARY KEY NOT NULL,
 	`team_id` text NOT NULL,

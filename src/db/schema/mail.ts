@@ -38,6 +38,8 @@ export const emails = sqliteTable(
   (t) => [
     index("emails_team_created_idx").on(t.teamId, t.createdAt),
     index("emails_key_created_idx").on(t.keyId, t.createdAt),
+    // The hourly sweep looks for messages left `queued`.
+    index("emails_status_updated_idx").on(t.status, t.updatedAt),
   ],
 );
 
