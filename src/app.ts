@@ -14,6 +14,7 @@ import { auditRouter } from "./products/audit/audit.routes";
 import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
 import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
 import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
+import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -35,6 +36,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // Before the mail webhooks router at /webhooks: the relay owns everything under /webhooks/sources.
   app.route(`${API_PREFIX}/webhooks/sources`, relayRouter);
   app.route("/in", ingestRouter);
+  app.route(`${API_PREFIX}/emails`, emailsRouter);
+  app.route(`${API_PREFIX}/webhooks`, mailWebhooksRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -7,6 +7,8 @@ import { consumeAlertNotifications } from "./products/logs/logs.consumer";
 import { checkLogAlerts, cleanUpLogs } from "./products/logs/logs.cron";
 import { consumeDeliveries } from "./products/relay/relay.consumer";
 import { relayRetentionJob } from "./products/relay/relay.cron";
+import { handleMailBatch } from "./products/mail/mail.consumer";
+import { sweepMail } from "./products/mail/mail.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -18,6 +20,7 @@ const consumers: Record<string, QueueHandler> = {
   "report-export": auditExportConsumer,
   "alert-notifications": consumeAlertNotifications,
   "webhook-deliveries": consumeDeliveries,
+  "mail-sends": handleMailBatch,
   "platform-dlq": async (batch) => {
     // Messages land here after their consumer exhausted its retries; consumers record the final
     // failure themselves, so this only keeps a trace and acknowledges.
@@ -31,7 +34,7 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
-  "0 * * * *": [cleanUpLogs, relayRetentionJob],
+  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env))],
 };
 
 export default {

@@ -1,5 +1,6 @@
 // Mail the platform sends on its own behalf (usage warnings, report shares, alert emails). It is
-// written to the platform outbox and consumes no quota; the mail product delivers it.
+// written to the platform outbox and queued on MAIL_QUEUE; the mail product's consumer delivers it
+// through the configured transport. It consumes no quota.
 import type { Env } from "../env";
 import { nowIso } from "./clock";
 
@@ -20,5 +21,11 @@ export async function queuePlatformMail(env: Env, mail: PlatformMail): Promise<s
   )
     .bind(id, mail.teamId, mail.kind, mail.to, mail.subject, mail.text, mail.html ?? null, nowIso())
     .run();
+  try {
+    await env.MAIL_QUEUE.send({ type: "platform", id });
+  } catch (error) {
+    // The row stays `pending`; the mail sweep (hourly cron) queues it again.
+    console.error(JSON.stringify({ msg: "platform mail enqueue failed", id, error: String(error) }));
+  }
   return id;
 }

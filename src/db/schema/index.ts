@@ -3,3 +3,4 @@ export * from "./platform";
 export * from "./audit";
 export * from "./logs";
 export * from "./relay";
+export * from "./mail";

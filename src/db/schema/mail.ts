@@ -1,0 +1,76 @@
+// Mail tables: sent messages with their status history, and the mail event webhooks of a team.
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { apiKeys, teams } from "./platform";
+
+export const MAIL_STATUSES = ["queued", "sent", "delivered", "bounced", "complained", "failed"] as const;
+export type MailStatus = (typeof MAIL_STATUSES)[number];
+
+export const emails = sqliteTable(
+  "emails",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    /** The key that sent it: sandbox caps and suspension are counted per key. */
+    keyId: text("key_id").references(() => apiKeys.id, { onDelete: "set null" }),
+    sandbox: integer("sandbox", { mode: "boolean" }).notNull().default(false),
+    stream: text("stream").notNull(),
+    from: text("from").notNull(),
+    to: text("to", { mode: "json" }).$type<string[]>().notNull(),
+    cc: text("cc", { mode: "json" }).$type<string[]>().notNull(),
+    bcc: text("bcc", { mode: "json" }).$type<string[]>().notNull(),
+    replyTo: text("reply_to", { mode: "json" }).$type<string[]>().notNull(),
+    /** Lower-cased bare addresses of to, cc and bcc: the `recipient` filter searches this. */
+    recipients: text("recipients", { mode: "json" }).$type<string[]>().notNull(),
+    subject: text("subject").notNull(),
+    html: text("html"),
+    text: text("text"),
+    headers: text("headers", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    tags: text("tags", { mode: "json" }).$type<string[]>().notNull(),
+    status: text("status").$type<MailStatus>().notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    /** Until when a consumer holds the message (a redelivered copy waits), ISO 8601. */
+    leaseUntil: text("lease_until"),
+    providerId: text("provider_id"),
+    lastError: text("last_error"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    index("emails_team_created_idx").on(t.teamId, t.createdAt),
+    index("emails_key_created_idx").on(t.keyId, t.createdAt),
+    // The hourly sweep looks for messages left `queued`.
+    index("emails_status_updated_idx").on(t.status, t.updatedAt),
+  ],
+);
+
+/** One row per status an email (or a platform mail) has reached: its history. */
+export const emailEvents = sqliteTable(
+  "email_events",
+  {
+    id: text("id").primaryKey(),
+    emailId: text("email_id").notNull(),
+    /** Null for platform mail (usage warnings, report shares, alerts). */
+    teamId: text("team_id"),
+    status: text("status").$type<MailStatus>().notNull(),
+    detail: text("detail"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("email_events_email_idx").on(t.emailId, t.createdAt)],
+);
+
+export const MAIL_WEBHOOK_EVENTS = ["email.sent", "email.delivered", "email.bounced", "email.complained", "email.failed"] as const;
+export type MailWebhookEvent = (typeof MAIL_WEBHOOK_EVENTS)[number];
+
+export const mailWebhooks = sqliteTable(
+  "mail_webhooks",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    events: text("events", { mode: "json" }).$type<MailWebhookEvent[]>().notNull(),
+    /** The signing secret, AES-GCM encrypted; shown in plaintext only in the create answer. */
+    secretEncrypted: text("secret_encrypted").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("mail_webhooks_team_idx").on(t.teamId)],
+);

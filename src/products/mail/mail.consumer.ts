@@ -1,0 +1,200 @@
+// The consumer of the "mail-sends" queue: delivers team emails and platform mail through the
+// configured transport, records each status in the message's history, suspends sandbox keys past
+// the bounce or complaint threshold, and delivers mail webhook events. Every step is safe to run
+// twice: a message is claimed with a lease before it is sent and is only sent while `queued`.
+import { and, eq, gte, inArray, sql } from "drizzle-orm";
+import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { apiKeys, emailEvents, emails, platformOutbox, type MailStatus } from "../../db/schema";
+import { backoffSeconds } from "../../platform/backoff";
+import { nowIso, nowMs } from "../../platform/clock";
+import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
+import { fanOut, deliverEvent } from "./mail-webhooks.service";
+import type { EmailRow, EventRow, MailQueueMessage } from "./mail.service";
+
+/** Delivery attempts of one message before it is marked `failed`. */
+export const MAX_ATTEMPTS = 5;
+/** Delivery attempts of one webhook event before it is dropped. */
+export const WEBHOOK_MAX_ATTEMPTS = 6;
+/** How long a consumer holds a message it is sending. */
+export const LEASE_MS = 120_000;
+
+/** Sandbox suspension: over the key's messages with an outcome in the last 7 days. */
+export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, complaintRate: 0.05 } as const;
+
+type Step = { ack: true } | { ack: false; delaySeconds: number };
+
+export async function handleMailBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  // Status events of the whole batch are fanned out to webhooks at the end, in one look-up.
+  const events: EventRow[] = [];
+  for (const message of batch.messages) {
+    let step: Step;
+    try {
+      step = await handleMessage(env, message.body as MailQueueMessage, message.attempts, events);
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "mail consumer error", id: message.id, body: message.body, error: String(error) }));
+      step = { ack: false, delaySeconds: backoffSeconds(message.attempts) };
+    }
+    if (step.ack) message.ack();
+    else message.retry({ delaySeconds: step.delaySeconds });
+  }
+  try {
+    await fanOut(env, events);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
+  }
+}
+
+/** Handles one queue message; status events it records are appended to `events`. */
+export async function handleMessage(env: Env, body: MailQueueMessage, deliveries: number, events: EventRow[] = []): Promise<Step> {
+  switch (body?.type) {
+    case "email":
+      return sendEmail(env, body.id, events);
+    case "platform":
+      return sendPlatformMail(env, body.id, deliveries);
+    case "webhook": {
+      const result = await deliverEvent(env, body.webhookId, body.eventId);
+      if (result.done) return { ack: true };
+      if (deliveries >= WEBHOOK_MAX_ATTEMPTS) {
+        console.error(JSON.stringify({ msg: "mail webhook delivery abandoned", ...body, error: result.error }));
+        return { ack: true };
+      }
+      return { ack: false, delaySeconds: backoffSeconds(deliveries) };
+    }
+    default:
+      console.error(JSON.stringify({ msg: "unknown mail queue message", body }));
+      return { ack: true };
+  }
+}
+
+function outgoing(row: EmailRow): OutgoingMail {
+  return {
+    id: row.id,
+    from: row.from,
+    to: row.to,
+    cc: row.cc,
+    bcc: row.bcc,
+    replyTo: row.replyTo,
+    subject: row.subject,
+    html: row.html,
+    text: row.text,
+    headers: row.headers,
+    tags: row.tags,
+    stream: row.stream,
+  };
+}
+
+/** The history entries an outcome adds: `sent`, then the provider's final status if it gave one. */
+function statusesOf(outcome: DeliveryOutcome & { ok: true }): MailStatus[] {
+  return outcome.status === "sent" ? ["sent"] : ["sent", outcome.status];
+}
+
+async function sendEmail(env: Env, id: string, recorded: EventRow[]): Promise<Step> {
+  const db = getDb(env.DB);
+  const at = nowIso();
+  // Claim: only a queued message whose lease is free; a redelivered copy finds nothing to do.
+  const [row] = await db
+    .update(emails)
+    .set({ attempts: sql`${emails.attempts} + 1`, leaseUntil: new Date(nowMs() + LEASE_MS).toISOString(), updatedAt: at })
+    .where(and(eq(emails.id, id), eq(emails.status, "queued"), sql`(${emails.leaseUntil} is null or ${emails.leaseUntil} < ${at})`))
+    .returning();
+  if (!row) return { ack: true };
+
+  const outcome = await deliver(env, outgoing(row));
+  if (!outcome.ok && outcome.retry && row.attempts < MAX_ATTEMPTS) {
+    await db.update(emails).set({ leaseUntil: null, lastError: outcome.error, updatedAt: nowIso() }).where(eq(emails.id, id));
+    return { ack: false, delaySeconds: backoffSeconds(row.attempts) };
+  }
+
+  const done = nowIso();
+  const statuses: MailStatus[] = outcome.ok ? statusesOf(outcome) : ["failed"];
+  const events: EventRow[] = statuses.map((status, i) => ({
+    id: crypto.randomUUID(),
+    emailId: id,
+    teamId: row.teamId,
+    status,
+    detail: outcome.ok ? (i === statuses.length - 1 ? outcome.detail : null) : `${outcome.error} (after ${row.attempts} attempts)`,
+    createdAt: done,
+  }));
+  await db.batch([
+    db
+      .update(emails)
+      .set({
+        status: statuses[statuses.length - 1],
+        leaseUntil: null,
+        providerId: outcome.ok ? outcome.providerId : null,
+        lastError: outcome.ok ? null : outcome.error,
+        updatedAt: done,
+      })
+      .where(eq(emails.id, id)),
+    db.insert(emailEvents).values(events),
+  ]);
+  recorded.push(...events);
+  if (outcome.ok && (outcome.status === "bounced" || outcome.status === "complained") && row.sandbox && row.keyId) {
+    await suspendIfOverThreshold(env, row.keyId);
+  }
+  return { ack: true };
+}
+
+/** Suspends a sandbox key whose bounce or complaint rate reached the threshold (README). */
+export async function suspendIfOverThreshold(env: Env, keyId: string): Promise<boolean> {
+  const db = getDb(env.DB);
+  const since = new Date(nowMs() - SUSPENSION.windowDays * 86_400_000).toISOString();
+  const [stats] = await db
+    .select({
+      total: sql<number>`count(*)`,
+      bounced: sql<number>`coalesce(sum(${emails.status} = 'bounced'), 0)`,
+      complained: sql<number>`coalesce(sum(${emails.status} = 'complained'), 0)`,
+    })
+    .from(emails)
+    .where(and(eq(emails.keyId, keyId), gte(emails.createdAt, since), inArray(emails.status, ["sent", "delivered", "bounced", "complained"])));
+  if (stats.total < SUSPENSION.minMessages) return false;
+  if (stats.bounced / stats.total < SUSPENSION.bounceRate && stats.complained / stats.total < SUSPENSION.complaintRate) return false;
+  await db
+    .update(apiKeys)
+    .set({ mail: sql`json_set(${apiKeys.mail}, '$.suspended', json('true'))` })
+    .where(eq(apiKeys.id, keyId));
+  console.warn(JSON.stringify({ msg: "sandbox key suspended", keyId, ...stats }));
+  return true;
+}
+
+/** Platform mail (usage warnings, report shares, alerts): the same transport, no quota. */
+async function sendPlatformMail(env: Env, id: string, deliveries: number): Promise<Step> {
+  const db = getDb(env.DB);
+  const [row] = await db
+    .update(platformOutbox)
+    .set({ status: "sending" })
+    .where(and(eq(platformOutbox.id, id), eq(platformOutbox.status, "pending")))
+    .returning();
+  if (!row) return { ack: true };
+  const outcome = await deliver(env, {
+    id: row.id,
+    from: env.MAIL_FROM || "Edge Platform <no-reply@edge-platform.dev>",
+    to: [row.to],
+    cc: [],
+    bcc: [],
+    replyTo: [],
+    subject: row.subject,
+    html: row.html,
+    text: row.text,
+    headers: { "X-Edp-Kind": row.kind },
+    tags: [row.kind.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64)],
+    stream: "transactional",
+  });
+  if (!outcome.ok && outcome.retry && deliveries < MAX_ATTEMPTS) {
+    await db.update(platformOutbox).set({ status: "pending" }).where(eq(platformOutbox.id, id));
+    return { ack: false, delaySeconds: backoffSeconds(deliveries) };
+  }
+  const done = nowIso();
+  const statuses: MailStatus[] = outcome.ok ? statusesOf(outcome) : ["failed"];
+  await db.batch([
+    db
+      .update(platformOutbox)
+      .set({ status: statuses[statuses.length - 1], sentAt: outcome.ok ? done : null })
+      .where(eq(platformOutbox.id, id)),
+    db.insert(emailEvents).values(
+      statuses.map((status) => ({ id: crypto.randomUUID(), emailId: id, teamId: null, status, detail: outcome.ok ? outcome.detail : outcome.error, createdAt: done })),
+    ),
+  ]);
+  return { ack: true };
+}

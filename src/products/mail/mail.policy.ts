@@ -1,0 +1,322 @@
+// What a send request must satisfy before anything is stored, as pure functions: the 400 checks
+// (object body, required fields), field validation (422 `Validation failed`) and the policy rules
+// of the specification's table, evaluated in one fixed order (README: "Evaluation order").
+import type { MailKeyPolicy } from "../../db/schema";
+import { ApiError, type FieldErrors } from "../../platform/errors";
+import { STREAMS, type Stream } from "./mail.schemas";
+
+/** Body keys naming per-message values the platform sets itself (override_forbidden). */
+export const PROTECTED_KEYS = [
+  "id",
+  "message_id",
+  "team_id",
+  "key_id",
+  "status",
+  "sandbox",
+  "created_at",
+  "updated_at",
+  "sent_at",
+  "attempts",
+  "return_path",
+  "dkim",
+  "from_domain_verified",
+] as const;
+
+/** Header names the platform writes itself (forbidden_header), compared case-insensitively. */
+export const RESERVED_HEADERS = [
+  "from",
+  "to",
+  "cc",
+  "bcc",
+  "subject",
+  "reply-to",
+  "sender",
+  "date",
+  "message-id",
+  "mime-version",
+  "content-type",
+  "content-transfer-encoding",
+  "dkim-signature",
+  "return-path",
+  "received",
+] as const;
+/** Header prefix kept for the platform's own headers (`x-edp-team`, ...). */
+export const RESERVED_HEADER_PREFIX = "x-edp-";
+
+/** Local parts of the sandbox domain's simulator addresses and the outcome each one produces. */
+export const SIMULATOR = { delivered: "delivered", bounced: "bounced", complained: "complained" } as const;
+export const SIMULATOR_LOCAL_PARTS = Object.keys(SIMULATOR);
+
+export const REQUIRED_FIELDS = ["from", "to", "subject"] as const;
+
+export const LIMITS = {
+  recipientsPerField: 50,
+  replyTo: 10,
+  subject: 998,
+  /** html and text each; with the other fields a stored row stays under D1's 1 MB. */
+  body: 256 * 1024,
+  headers: 50,
+  headerValue: 998,
+  tags: 10,
+} as const;
+
+/** The policy codes of the specification with their HTTP status. */
+export const POLICY_STATUS = {
+  override_forbidden: 403,
+  forbidden_header: 422,
+  invalid_stream: 422,
+  stream_required: 422,
+  stream_not_allowed: 403,
+  sandbox_disabled: 403,
+  sandbox_domain_forbidden: 403,
+  sandbox_stream_forbidden: 403,
+  sandbox_extra_recipients: 422,
+  recipient_not_allowed: 422,
+  hourly_cap_exceeded: 429,
+  daily_cap_exceeded: 429,
+} as const;
+export type PolicyCode = keyof typeof POLICY_STATUS;
+
+export function isPolicyCode(code: string): code is PolicyCode {
+  return Object.hasOwn(POLICY_STATUS, code);
+}
+
+/** A policy refusal: `{error: message, code}` with the table's status. */
+export function policyError(code: PolicyCode, message: string, headers?: Record<string, string>): ApiError {
+  return new ApiError(code, message, { status: POLICY_STATUS[code], headers });
+}
+
+/** The same refusal for item `position` (1-indexed) of a batch. */
+export function forItem(error: ApiError, position: number): ApiError {
+  return new ApiError(error.code, `Item ${position}: ${error.message}`, { status: error.status, headers: error.headers });
+}
+
+/** One email after validation, addresses normalised; `stream` is still the raw value. */
+export interface EmailInput {
+  from: string;
+  fromAddress: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, unknown>;
+  tags: string[];
+  stream: unknown;
+}
+
+const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
+const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+const TAG = /^[A-Za-z0-9_-]{1,64}$/;
+const LINE_BREAK = /[\r\n]/;
+
+/** The bare address of `user@host` or `Name <user@host>`, lower-cased domain; null when invalid. */
+export function parseAddress(raw: string): string | null {
+  if (raw.length > 400 || LINE_BREAK.test(raw)) return null;
+  const named = /^\s*(?:"[^"<>]*"|[^"<>]*?)\s*<([^<>]+)>\s*$/.exec(raw);
+  const address = (named ? named[1] : raw).trim();
+  if (address.length > 320) return null;
+  const at = address.lastIndexOf("@");
+  if (at < 1) return null;
+  const local = address.slice(0, at);
+  const domain = address.slice(at + 1).toLowerCase();
+  if (local.length > 64 || !LOCAL.test(local) || local.startsWith(".") || local.endsWith(".") || local.includes("..")) return null;
+  const labels = domain.split(".");
+  if (labels.length < 2 || domain.length > 253 || !labels.every((l) => LABEL.test(l))) return null;
+  if (/^\d+$/.test(labels[labels.length - 1])) return null;
+  return `${local}@${domain}`;
+}
+
+export function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Largest request body of the send endpoints (a full batch of 100 emails). */
+export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+
+/** Reads a request body, refusing one over MAX_REQUEST_BYTES (422 on `_body`) before parsing it. */
+export async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  const tooLarge = () => ApiError.validation({ _body: [`must be at most ${MAX_REQUEST_BYTES / 1024 / 1024} MiB`] });
+  if (declared > MAX_REQUEST_BYTES) throw tooLarge();
+  const text = await request.text();
+  if (text.length > MAX_REQUEST_BYTES) throw tooLarge();
+  return text;
+}
+
+/** Parses a request body: malformed or non-object JSON answers 400. */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw ApiError.badRequest("Malformed JSON body");
+  }
+  if (!isPlainObject(body)) throw ApiError.badRequest("Request body must be a JSON object");
+  return body;
+}
+
+/** Required fields absent (or null) from a body. */
+export function missingFields(body: unknown): string[] {
+  if (!isPlainObject(body)) return [...REQUIRED_FIELDS];
+  return REQUIRED_FIELDS.filter((field) => body[field] === undefined || body[field] === null);
+}
+
+export function missingMessage(missing: string[]): string {
+  return missing.length === 1 ? `Missing required field: ${missing[0]}` : `Missing required fields: ${missing.join(", ")}`;
+}
+
+/** Field validation of one email; returns the normalised input or the per-field messages. */
+export function validateEmail(body: Record<string, unknown>): { email: EmailInput } | { errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  const fail = (field: string, message: string) => (errors[field] ??= []).push(message);
+
+  let fromAddress = "";
+  if (typeof body.from !== "string") fail("from", "must be a string");
+  else {
+    const parsed = parseAddress(body.from);
+    if (parsed) fromAddress = parsed;
+    else fail("from", "must be a valid email address");
+  }
+
+  const lists: Record<"to" | "cc" | "bcc" | "reply_to", string[]> = { to: [], cc: [], bcc: [], reply_to: [] };
+  for (const field of ["to", "cc", "bcc", "reply_to"] as const) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    const items = typeof value === "string" ? [value] : value;
+    if (!Array.isArray(items) || !items.every((item) => typeof item === "string")) {
+      fail(field, "must be an email address or an array of email addresses");
+      continue;
+    }
+    const max = field === "reply_to" ? LIMITS.replyTo : LIMITS.recipientsPerField;
+    if (field === "to" && items.length === 0) fail(field, "must contain at least one address");
+    if (items.length > max) fail(field, `must contain at most ${max} addresses`);
+    for (const item of items) {
+      if (!parseAddress(item)) fail(field, `is not a valid email address: ${item.slice(0, 100)}`);
+    }
+    lists[field] = items.map((item) => item.trim());
+  }
+
+  if (typeof body.subject !== "string") fail("subject", "must be a string");
+  else if (body.subject.trim() === "") fail("subject", "must not be empty");
+  else if (body.subject.length > LIMITS.subject) fail("subject", `must be at most ${LIMITS.subject} characters`);
+  else if (LINE_BREAK.test(body.subject)) fail("subject", "must not contain line breaks");
+
+  for (const field of ["html", "text"] as const) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "string") fail(field, "must be a string");
+    else if (value.length > LIMITS.body) fail(field, `must be at most ${LIMITS.body} characters`);
+  }
+
+  // Header values that are not strings are a policy matter (forbidden_header), judged later.
+  let headers: Record<string, unknown> = {};
+  if (body.headers !== undefined && body.headers !== null) {
+    if (!isPlainObject(body.headers)) fail("headers", "must be an object of string values");
+    else {
+      headers = body.headers;
+      const names = Object.keys(headers);
+      if (names.length > LIMITS.headers) fail("headers", `must have at most ${LIMITS.headers} entries`);
+      for (const name of names) {
+        if (!HEADER_NAME.test(name)) fail("headers", `has an invalid header name: ${name.slice(0, 100)}`);
+        const value = headers[name];
+        if (typeof value === "string" && (LINE_BREAK.test(value) || value.length > LIMITS.headerValue)) {
+          fail("headers", `value of ${name} must be one line of at most ${LIMITS.headerValue} characters`);
+        }
+      }
+    }
+  }
+
+  let tags: string[] = [];
+  if (body.tags !== undefined && body.tags !== null) {
+    const value = body.tags;
+    if (!Array.isArray(value) || !value.every((tag) => typeof tag === "string" && TAG.test(tag))) {
+      fail("tags", "must be an array of 1-64 character strings of letters, digits, '_' or '-'");
+    } else if (value.length > LIMITS.tags) fail("tags", `must have at most ${LIMITS.tags} entries`);
+    else tags = [...new Set(value as string[])];
+  }
+
+  if (Object.keys(errors).length > 0) return { errors };
+  return {
+    email: {
+      from: (body.from as string).trim(),
+      fromAddress,
+      to: lists.to,
+      cc: lists.cc,
+      bcc: lists.bcc,
+      replyTo: lists.reply_to,
+      subject: body.subject as string,
+      html: (body.html as string | undefined) ?? null,
+      text: (body.text as string | undefined) ?? null,
+      headers,
+      tags,
+      stream: body.stream,
+    },
+  };
+}
+
+/**
+ * The policy rules except the caps (which need the store), in their documented order; the first
+ * broken rule is the answer. Returns the stream the message goes out on.
+ */
+export function evaluatePolicy(body: Record<string, unknown>, email: EmailInput, policy: MailKeyPolicy, sandboxDomain: string): Stream {
+  // 1. Per-message keys the platform owns.
+  const protectedKey = PROTECTED_KEYS.find((key) => Object.hasOwn(body, key));
+  if (protectedKey) throw policyError("override_forbidden", `The field '${protectedKey}' is set by the platform and cannot be overridden`);
+
+  // 2. Reserved header names and non-string header values.
+  for (const [name, value] of Object.entries(email.headers)) {
+    const lower = name.toLowerCase();
+    if ((RESERVED_HEADERS as readonly string[]).includes(lower) || lower.startsWith(RESERVED_HEADER_PREFIX)) {
+      throw policyError("forbidden_header", `The header '${name}' is reserved and cannot be set`);
+    }
+    if (typeof value !== "string") throw policyError("forbidden_header", `The header '${name}' must have a string value`);
+  }
+
+  // 3-5. Streams.
+  let stream: Stream;
+  if (email.stream !== undefined && email.stream !== null) {
+    if (typeof email.stream !== "string" || !(STREAMS as readonly string[]).includes(email.stream)) {
+      throw policyError("invalid_stream", "stream must be either 'transactional' or 'broadcast'");
+    }
+    stream = email.stream as Stream;
+  } else {
+    if (policy.allowed_streams.length > 1) {
+      throw policyError("stream_required", `This key allows several streams (${policy.allowed_streams.join(", ")}); set 'stream'`);
+    }
+    stream = (policy.allowed_streams[0] ?? "transactional") as Stream;
+  }
+  if (!policy.allowed_streams.includes(stream)) throw policyError("stream_not_allowed", `This key may not send on the '${stream}' stream`);
+
+  // 6. Suspension.
+  if (policy.suspended) throw policyError("sandbox_disabled", "This key is suspended from sending because of its bounce or complaint rate");
+
+  const sandboxSender = domainOf(email.fromAddress) === sandboxDomain.toLowerCase();
+  if (!policy.sandbox) {
+    // 7. Live keys never send from the sandbox test domain.
+    if (sandboxSender) throw policyError("sandbox_domain_forbidden", `Live keys cannot send from the sandbox domain ${sandboxDomain}`);
+    return stream;
+  }
+
+  // 8-11. Sandbox keys.
+  if (stream === "broadcast") throw policyError("sandbox_stream_forbidden", "Sandbox keys can only send on the 'transactional' stream");
+  if (!sandboxSender) throw ApiError.validation({ from: [`sandbox keys must send from the ${sandboxDomain} domain`] });
+  if (email.cc.length || email.bcc.length || email.replyTo.length) {
+    throw policyError("sandbox_extra_recipients", "Sandbox sends cannot include cc, bcc or reply_to");
+  }
+  // The simulator addresses of the sandbox domain are always allowed (README: "Sandbox keys").
+  const allowed = new Set([
+    ...policy.allowed_recipients.map((address) => (parseAddress(address) ?? address).toLowerCase()),
+    ...SIMULATOR_LOCAL_PARTS.map((local) => `${local}@${sandboxDomain.toLowerCase()}`),
+  ]);
+  const outside = email.to.map((raw) => (parseAddress(raw) as string).toLowerCase()).find((address) => !allowed.has(address));
+  if (outside) throw policyError("recipient_not_allowed", `The recipient ${outside} is not in this sandbox key's allow-list`);
+  return stream;
+}

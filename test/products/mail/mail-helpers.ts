@@ -1,0 +1,65 @@
+// Shared set-up of the mail tests: sandbox keys, a send helper, an env whose MAIL_QUEUE only records
+// (so the automatic consumer never races a test that drives the consumer itself), a fake batch.
+import { env } from "cloudflare:workers";
+import { expect, vi } from "vitest";
+import type { Env } from "../../../src/env";
+import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
+import type { MailQueueMessage } from "../../../src/products/mail/mail.service";
+
+export const SANDBOX = "sandbox.edge-platform.dev";
+export const LIVE = { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Hello", text: "Hi", stream: "transactional" };
+export const SANDBOX_MAIL = { from: `test@${SANDBOX}`, to: "dev@example.com", subject: "Hello", text: "Hi" };
+
+/** A team whose key is a sandbox key (transactional only, allow-list dev@example.com). */
+export function sandboxTeam(mail: Record<string, unknown> = {}): Promise<TestTeam> {
+  return setupTeam({
+    mail: { sandbox: true, allowed_streams: ["transactional"], allowed_recipients: ["dev@example.com", "qa@example.com"], ...mail },
+  });
+}
+
+export function send(key: string, body: unknown) {
+  return call("POST", "emails", { key, body });
+}
+
+export function sendBatch(key: string, emails: unknown) {
+  return call("POST", "emails/batch", { key, body: { emails } });
+}
+
+/** An env whose MAIL_QUEUE records messages instead of delivering them. */
+export function recordingEnv(overrides: Partial<Env> = {}): { env: Env; sent: MailQueueMessage[] } {
+  const sent: MailQueueMessage[] = [];
+  const queue = {
+    send: async (body: MailQueueMessage) => void sent.push(body),
+    sendBatch: async (messages: Array<{ body: MailQueueMessage }>) => void sent.push(...messages.map((m) => m.body)),
+  } as unknown as Queue;
+  return { env: { ...(env as Env), MAIL_QUEUE: queue, ...overrides }, sent };
+}
+
+/** A message batch with ack/retry spies. */
+export function fakeBatch(bodies: MailQueueMessage[], attempts = 1) {
+  const messages = bodies.map((body, i) => ({
+    id: `m${i}`,
+    timestamp: new Date(),
+    body,
+    attempts,
+    ack: vi.fn(),
+    retry: vi.fn(),
+  }));
+  const batch = { queue: "mail-sends", messages, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>;
+  return { batch, messages };
+}
+
+/** Polls GET /emails/:id until the status leaves `queued` (the automatic consumer). */
+export async function waitForStatus(key: string, id: string, timeoutMs = 8000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const body = await json(await call("GET", `emails/${id}`, { key }));
+    if (body.data.status !== "queued" || Date.now() > end) return body.data;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function created(res: Response) {
+  expect(res.status).toBe(201);
+  return (await json(res)).data;
+}
