@@ -59,7 +59,9 @@ export async function decryptPush(body: Uint8Array, sub: TestSubscriber): Promis
   expect(idLength).toBe(65);
   expect(ciphertext.byteLength).toBeLessThanOrEqual(recordSize);
   const serverKey = await crypto.subtle.importKey("raw", serverPublic, { name: "ECDH", namedCurve: "P-256" }, false, []);
-  const ecdh = new Uint8Array(await crypto.subtle.deriveBits({ name: "ECDH", public: serverKey }, sub.privateKey, 256));
+  // workers-types spells the ECDH peer key `$public`; Web Crypto (and workerd) reads `public`.
+  const ecdhParams = { name: "ECDH", public: serverKey } as unknown as SubtleCryptoDeriveKeyAlgorithm;
+  const ecdh = new Uint8Array(await crypto.subtle.deriveBits(ecdhParams, sub.privateKey, 256));
   const keyInfo = concat(encoder.encode("WebPush: info\0"), sub.publicBytes, serverPublic);
   const ikm = await hkdf(sub.authBytes, ecdh, keyInfo, 32);
   const cek = await hkdf(salt, ikm, encoder.encode("Content-Encoding: aes128gcm\0"), 16);
