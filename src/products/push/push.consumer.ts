@@ -18,7 +18,7 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
-import { recipientsFilter, removeSubscribers, type PushQueueMessage } from "./push.service";
+import { recipientsFilter, removeSubscribersStatements, type PushQueueMessage } from "./push.service";
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
 export const FANOUT_CHUNK = 500;
@@ -210,9 +210,14 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
       .where(and(eq(pushDeliveries.notificationId, notificationId), eq(pushDeliveries.subscriberId, o.subscriberId))),
   );
   const removed = outcomes.filter((o) => o.status === "removed").map((o) => o.subscriberId);
-  await db.batch([updates[0], ...updates.slice(1), completionStatement(env, notificationId)]);
-  // The push service said these subscriptions are gone: delete them and lower the count together.
-  if (removed.length) await removeSubscribers(env, n.appId, removed);
+  // Results, the removal of subscriptions the push service said are gone (with the count lowered
+  // by the rows really deleted) and the completion check: one batch.
+  await db.batch([
+    updates[0],
+    ...updates.slice(1),
+    ...(removed.length ? removeSubscribersStatements(env, n.appId, removed) : []),
+    completionStatement(env, notificationId),
+  ]);
 
   const retries = outcomes.filter((o) => o.status === "retrying");
   if (retries.length === 0) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;

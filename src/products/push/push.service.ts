@@ -274,20 +274,25 @@ export async function deleteSubscriber(env: Env, teamId: string, appId: string, 
  */
 export async function removeSubscribers(env: Env, appId: string, ids: string[], teamId?: string): Promise<number> {
   if (ids.length === 0) return 0;
+  const [, deleted] = await getDb(env.DB).batch(removeSubscribersStatements(env, appId, ids, teamId));
+  return deleted.length;
+}
+
+/** The two statements of removeSubscribers, for callers that add them to a larger batch. */
+export function removeSubscribersStatements(env: Env, appId: string, ids: string[], teamId?: string) {
   const db = getDb(env.DB);
   const match = and(
     eq(pushSubscribers.appId, appId),
     inArray(pushSubscribers.id, ids),
     ...(teamId ? [eq(pushSubscribers.teamId, teamId)] : []),
   );
-  const [, deleted] = await db.batch([
+  return [
     db
       .update(pushApps)
       .set({ subscriberCount: sql`${pushApps.subscriberCount} - (SELECT count(*) FROM ${pushSubscribers} WHERE ${match})` })
       .where(eq(pushApps.id, appId)),
     db.delete(pushSubscribers).where(match).returning({ id: pushSubscribers.id }),
-  ]);
-  return deleted.length;
+  ] as const;
 }
 
 // Notifications -------------------------------------------------------------------------------
