@@ -4,7 +4,8 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { call, json, setupTeam } from "../../helpers/api";
 import { backoffSeconds } from "../../../src/platform/backoff";
-import { MAX_ATTEMPTS, pushConsumer, SEND_CHUNK } from "../../../src/products/push/push.consumer";
+import { nowMs, setClock } from "../../../src/platform/clock";
+import { MAX_ATTEMPTS, pushConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
 import {
   browserSubscription,
   createApp,
@@ -221,4 +222,69 @@ describe("push delivery", () => {
     expect(new Set(urls).size).toBe(total);
     expect(SEND_CHUNK).toBeLessThanOrEqual(25);
   }, 90_000);
+
+  it("leaves a fresh claim of another consumer alone and takes over a stale one", async () => {
+    const team = await setupTeam();
+    const app = await createApp(team.key);
+    const sub = await browserSubscription();
+    const subscriberId = (await subscribe(team.key, app.id, sub)).id;
+    // A notification whose only delivery is being sent by a consumer that then died.
+    const notificationId = crypto.randomUUID();
+    const claimedAt = new Date(nowMs()).toISOString();
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at)
+         VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', 1, 1, ?)`,
+      ).bind(notificationId, team.teamId, app.id, claimedAt),
+      env.DB.prepare(
+        "INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, claimed_at, updated_at) VALUES (?, ?, 'sending', 1, ?, ?)",
+      ).bind(notificationId, subscriberId, claimedAt, claimedAt),
+    ]);
+    const service = pushService();
+    restore = service.restore;
+    const message = { kind: "send", notification_id: notificationId, subscriber_ids: [subscriberId] };
+
+    const fresh = fakeBatch([{ body: message, attempts: 2 }]);
+    await pushConsumer(fresh.batch, env);
+    expect(fresh.records[0].retried).toEqual({ delaySeconds: STALE_CLAIM_MS / 1000 });
+    expect(service.requests).toHaveLength(0);
+
+    setClock(nowMs() + STALE_CLAIM_MS + 1000);
+    try {
+      const stale = fakeBatch([{ body: message, attempts: 3 }]);
+      await pushConsumer(stale.batch, env);
+      expect(stale.records[0].acked).toBe(true);
+    } finally {
+      setClock(null);
+    }
+    expect(service.requests).toHaveLength(1);
+    expect(await deliveryRow(notificationId, subscriberId)).toMatchObject({ status: "delivered", attempts: 2 });
+    const done = (await json(await call("GET", `push/apps/${app.id}/notifications/${notificationId}`, { key: team.key }))).data;
+    expect(done).toMatchObject({ status: "completed", counts: { queued: 0, delivered: 1, failed: 0, removed: 0 } });
+  });
+
+  it("a redelivered fan-out message writes no duplicate rows and sends each subscriber once", async () => {
+    const team = await setupTeam();
+    const app = await createApp(team.key);
+    const subs = [await browserSubscription(), await browserSubscription()];
+    for (const sub of subs) await subscribe(team.key, app.id, sub);
+    const notificationId = crypto.randomUUID();
+    await env.DB.prepare(
+      `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at)
+       VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', 2, 0, ?)`,
+    )
+      .bind(notificationId, team.teamId, app.id, new Date(nowMs() + 1000).toISOString())
+      .run();
+    const service = pushService();
+    restore = service.restore;
+    const fanout = { kind: "fanout", notification_id: notificationId, after: null };
+    const { batch, records } = fakeBatch([{ body: fanout }, { body: fanout, attempts: 2 }]);
+    await pushConsumer(batch, env);
+    expect(records.every((r) => r.acked)).toBe(true);
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM push_deliveries WHERE notification_id = ?").bind(notificationId).first<{ n: number }>();
+    expect(rows!.n).toBe(2);
+    const done = await waitForCompletion(team.key, app.id, notificationId);
+    expect(done.counts).toEqual({ queued: 0, delivered: 2, failed: 0, removed: 0 });
+    expect(service.requests.map((r) => r.url).sort()).toEqual(subs.map((s) => s.endpoint).sort());
+  });
 });
