@@ -55,14 +55,21 @@ export const CreateAppSchema = z
   })
   .openapi("CreatePushApp");
 
+/** VAPID keys are fixed for the life of an app: every subscription is bound to its public key. */
+const keysAreFixed = z
+  .unknown()
+  .refine((value) => value === undefined, "cannot be changed; create a new app to rotate keys")
+  .optional()
+  .openapi({ description: "Not accepted: VAPID keys cannot be changed (422)." });
+
 export const UpdateAppSchema = z
   .object({
     name: z.string().trim().min(1, "can't be blank").max(200, "must be at most 200 characters").optional(),
     settings: SettingsSchema.optional(),
     fcm_credentials: Credentials.nullable().optional(),
     apns_credentials: Credentials.nullable().optional(),
-    vapid_public_key: z.never({ error: "cannot be changed; create a new app to rotate keys" }).optional(),
-    vapid_private_key: z.never({ error: "cannot be changed; create a new app to rotate keys" }).optional(),
+    vapid_public_key: keysAreFixed,
+    vapid_private_key: keysAreFixed,
   })
   .openapi("UpdatePushApp");
 

@@ -4,7 +4,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { monthOf } from "../../../src/platform/quota";
-import { nowMs } from "../../../src/platform/clock";
+import { nowMs, setClock } from "../../../src/platform/clock";
 import { registerSubscriber } from "../../../src/products/push/push.service";
 import { generateVapidKeys } from "../../../src/products/push/vapid";
 import { browserSubscription, createApp, subscribe, subscriptionJson } from "./push-helpers";
@@ -186,14 +186,22 @@ describe("push subscriber validation", () => {
     const team = await setupTeam();
     const app = await createApp(team.key);
     const body = subscriptionJson(await browserSubscription());
-    for (let i = 0; i < 30; i++) {
-      const res = await call("POST", `push/apps/${app.id}/subscribers`, { key: team.key, body });
-      expect(res.status).toBe(i === 0 ? 201 : 200);
+    // Pin the clock 10 s into a window so the 31 requests cannot straddle a window rollover.
+    const windowStart = Math.floor(nowMs() / 60_000) * 60_000 + 60_000;
+    setClock(windowStart + 10_000);
+    let limited: Response;
+    try {
+      for (let i = 0; i < 30; i++) {
+        const res = await call("POST", `push/apps/${app.id}/subscribers`, { key: team.key, body });
+        expect(res.status).toBe(i === 0 ? 201 : 200);
+      }
+      limited = await call("POST", `push/apps/${app.id}/subscribers`, { key: team.key, body });
+    } finally {
+      setClock(null);
     }
-    const limited = await call("POST", `push/apps/${app.id}/subscribers`, { key: team.key, body });
     expect(limited.status).toBe(429);
-    const retryAfter = Number(limited.headers.get("retry-after"));
-    expect(await json(limited)).toEqual({ error: "Rate limit exceeded", retry_after: retryAfter });
+    expect(limited.headers.get("retry-after")).toBe("50");
+    expect(await json(limited)).toEqual({ error: "Rate limit exceeded", retry_after: 50 });
     // Other push endpoints are not in the strict bucket.
     expect((await call("GET", `push/apps/${app.id}/subscribers`, { key: team.key })).status).toBe(200);
   });

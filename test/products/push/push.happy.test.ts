@@ -180,3 +180,21 @@ describe("push subscribers", () => {
     }
   });
 });
+
+describe("push OpenAPI", () => {
+  it("documents every push route in the generated document", async () => {
+    const res = await call("GET", "openapi.json");
+    expect(res.status).toBe(200);
+    const doc = await json(res);
+    const paths = Object.keys(doc.paths).filter((p) => p.startsWith("/api/v1/push"));
+    expect(paths.sort()).toEqual([
+      "/api/v1/push/apps",
+      "/api/v1/push/apps/{app_id}",
+      "/api/v1/push/apps/{app_id}/notifications",
+      "/api/v1/push/apps/{app_id}/notifications/{id}",
+      "/api/v1/push/apps/{app_id}/subscribers",
+      "/api/v1/push/apps/{app_id}/subscribers/{subscriber_id}",
+    ]);
+    expect(Object.keys(doc.components.schemas.PushApp.properties)).not.toContain("vapid_private_key");
+  });
+});
