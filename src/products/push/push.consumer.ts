@@ -28,6 +28,8 @@ export const SEND_CHUNK = 25;
 export const MAX_ATTEMPTS = 5;
 export const SEND_TIMEOUT_MS = 10_000;
 export const STALE_CLAIM_MS = 5 * 60_000;
+/** Deliveries of one queue message (wrangler.toml max_retries 5, plus the first): after the last, it goes to the dead-letter queue. */
+export const QUEUE_MAX_DELIVERIES = 6;
 
 const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
 
@@ -39,7 +41,8 @@ export async function pushConsumer(batch: MessageBatch<unknown>, env: Env): Prom
         await fanOut(env, body.notification_id, body.after);
         message.ack();
       } else if (body?.kind === "send") {
-        const retryIn = await sendChunk(env, body.notification_id, body.subscriber_ids);
+        const lastDelivery = message.attempts >= QUEUE_MAX_DELIVERIES;
+        const retryIn = await sendChunk(env, body.notification_id, body.subscriber_ids, lastDelivery);
         if (retryIn === null) message.ack();
         else message.retry({ delaySeconds: retryIn });
       } else {
@@ -134,7 +137,7 @@ interface Outcome {
  * Sends one chunk. Returns null when the message is done, or the delay in seconds after which it
  * should be delivered again (some subscribers need a retry, or are claimed by another consumer).
  */
-export async function sendChunk(env: Env, notificationId: string, subscriberIds: string[]): Promise<number | null> {
+export async function sendChunk(env: Env, notificationId: string, subscriberIds: string[], lastDelivery = false): Promise<number | null> {
   const db = getDb(env.DB);
   const [n] = await db
     .select({
@@ -195,7 +198,8 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
       const sub = byId.get(subscriberId);
       if (!sub) return { subscriberId, status: "failed", statusCode: null, error: "subscriber was deleted before delivery" };
       const outcome = await deliver(env, n.payload, options, vapid, sub);
-      if (outcome.status === "retrying" && attempts >= MAX_ATTEMPTS) {
+      // The queue will not deliver this message again after its last delivery: record the failure now.
+      if (outcome.status === "retrying" && (attempts >= MAX_ATTEMPTS || lastDelivery)) {
         return { ...outcome, subscriberId, status: "failed", error: `gave up after ${attempts} attempts: ${outcome.error}` };
       }
       return { ...outcome, subscriberId };

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { call, json, setupTeam } from "../../helpers/api";
 import { backoffSeconds } from "../../../src/platform/backoff";
 import { nowMs, setClock } from "../../../src/platform/clock";
-import { MAX_ATTEMPTS, pushConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
+import { MAX_ATTEMPTS, pushConsumer, QUEUE_MAX_DELIVERIES, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
 import {
   browserSubscription,
   createApp,
@@ -286,5 +286,33 @@ describe("push delivery", () => {
     const done = await waitForCompletion(team.key, app.id, notificationId);
     expect(done.counts).toEqual({ queued: 0, delivered: 2, failed: 0, removed: 0 });
     expect(service.requests.map((r) => r.url).sort()).toEqual(subs.map((s) => s.endpoint).sort());
+  });
+
+  it("records the failure on the queue's last delivery of a message instead of leaving it to the dead-letter queue", async () => {
+    const team = await setupTeam();
+    const app = await createApp(team.key);
+    const subscriberId = (await subscribe(team.key, app.id, await browserSubscription())).id;
+    const notificationId = crypto.randomUUID();
+    const at = new Date(nowMs()).toISOString();
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at)
+         VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', 1, 1, ?)`,
+      ).bind(notificationId, team.teamId, app.id, at),
+      env.DB.prepare("INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, updated_at) VALUES (?, ?, 'retrying', 1, ?)").bind(
+        notificationId,
+        subscriberId,
+        at,
+      ),
+    ]);
+    const service = pushService(() => 503);
+    restore = service.restore;
+    const { batch, records } = fakeBatch([
+      { body: { kind: "send", notification_id: notificationId, subscriber_ids: [subscriberId] }, attempts: QUEUE_MAX_DELIVERIES },
+    ]);
+    await pushConsumer(batch, env);
+    expect(records[0]).toMatchObject({ acked: true, retried: null });
+    expect(service.requests).toHaveLength(1);
+    expect(await deliveryRow(notificationId, subscriberId)).toMatchObject({ status: "failed", attempts: 2, status_code: 503 });
   });
 });
