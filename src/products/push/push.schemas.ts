@@ -92,7 +92,8 @@ const tagSchema = z.string().trim().min(1, "can't be blank").max(64, "must be at
 export const SubscribeSchema = z
   .object({
     endpoint: z.string().max(2048, "must be at most 2048 characters"),
-    expirationTime: z.number().int().nonnegative().nullable().optional(),
+    // A DOMHighResTimeStamp (ms since the epoch, may be fractional); stored rounded.
+    expirationTime: z.number().nonnegative().max(8.64e15).nullable().optional(),
     keys: z.object({
       p256dh: z.string().max(200),
       auth: z.string().max(100),

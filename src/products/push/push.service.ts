@@ -214,7 +214,7 @@ export async function registerSubscriber(env: Env, teamId: string, appId: string
         endpoint: input.endpoint,
         p256dh: input.keys.p256dh,
         auth: input.keys.auth,
-        expirationTime: input.expirationTime ?? null,
+        expirationTime: input.expirationTime == null ? null : Math.round(input.expirationTime),
         tags: tags ?? [],
         externalId: input.external_id ?? null,
         createdAt: now,

@@ -91,7 +91,7 @@ describe("push subscribers", () => {
 
     const first = await call("POST", `push/apps/${app.id}/subscribers`, {
       key: team.key,
-      body: subscriptionJson(sub, { expirationTime: 1_900_000_000_000, tags: ["news", "news", "sport"], external_id: "user-1" }),
+      body: subscriptionJson(sub, { expirationTime: 1_900_000_000_000.4, tags: ["news", "news", "sport"], external_id: "user-1" }),
     });
     expect(first.status).toBe(201);
     expect(first.headers.get("x-ratelimit-limit")).toBe("30");
