@@ -15,6 +15,7 @@ import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
 import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
 import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
 import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
+import { pushRouter } from "./products/push/push.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -38,6 +39,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route("/in", ingestRouter);
   app.route(`${API_PREFIX}/emails`, emailsRouter);
   app.route(`${API_PREFIX}/webhooks`, mailWebhooksRouter);
+  app.route(`${API_PREFIX}/push`, pushRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -9,6 +9,7 @@ import { consumeDeliveries } from "./products/relay/relay.consumer";
 import { relayRetentionJob } from "./products/relay/relay.cron";
 import { handleMailBatch } from "./products/mail/mail.consumer";
 import { sweepMail } from "./products/mail/mail.cron";
+import { pushConsumer } from "./products/push/push.consumer";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -21,6 +22,7 @@ const consumers: Record<string, QueueHandler> = {
   "alert-notifications": consumeAlertNotifications,
   "webhook-deliveries": consumeDeliveries,
   "mail-sends": handleMailBatch,
+  "push-sends": pushConsumer,
   "platform-dlq": async (batch) => {
     // Messages land here after their consumer exhausted its retries; consumers record the final
     // failure themselves, so this only keeps a trace and acknowledges.

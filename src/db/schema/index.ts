@@ -4,3 +4,4 @@ export * from "./audit";
 export * from "./logs";
 export * from "./relay";
 export * from "./mail";
+export * from "./push";

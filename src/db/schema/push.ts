@@ -1,0 +1,96 @@
+// Push tables: apps (VAPID keys, encrypted credentials, the exact subscriber count), subscribers
+// (browser PushSubscriptions), notifications and one delivery row per (notification, subscriber).
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { teams } from "./platform";
+
+export const pushApps = sqliteTable(
+  "push_apps",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    vapidPublicKey: text("vapid_public_key").notNull(),
+    /** encryptSecret() of the base64url `d` of the private key; never returned. */
+    vapidPrivateKeyEnc: text("vapid_private_key_enc").notNull(),
+    /** encryptSecret() of the JSON the caller supplied; never returned. */
+    fcmCredentialsEnc: text("fcm_credentials_enc"),
+    apnsCredentialsEnc: text("apns_credentials_enc"),
+    settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** Kept exact: changed only in the same D1 batch as the insert or delete of a subscriber. */
+    subscriberCount: integer("subscriber_count").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("push_apps_team_idx").on(t.teamId, t.createdAt)],
+);
+
+export const pushSubscribers = sqliteTable(
+  "push_subscribers",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull(),
+    appId: text("app_id").notNull().references(() => pushApps.id, { onDelete: "cascade" }),
+    endpoint: text("endpoint").notNull(),
+    p256dh: text("p256dh").notNull(),
+    auth: text("auth").notNull(),
+    expirationTime: integer("expiration_time"),
+    tags: text("tags", { mode: "json" }).$type<string[]>().notNull(),
+    externalId: text("external_id"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("push_subscribers_endpoint_idx").on(t.appId, t.endpoint),
+    index("push_subscribers_app_idx").on(t.appId, t.createdAt, t.id),
+    // Fan-out walks an app's subscribers in id order.
+    index("push_subscribers_fanout_idx").on(t.appId, t.id),
+  ],
+);
+
+export type PushTarget =
+  | { type: "all" }
+  | { type: "subscribers"; subscriber_ids: string[] }
+  | { type: "tags"; tags: string[] };
+
+export const pushNotifications = sqliteTable(
+  "push_notifications",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull(),
+    appId: text("app_id").notNull().references(() => pushApps.id, { onDelete: "cascade" }),
+    /** The exact JSON string every subscriber's service worker receives. */
+    payload: text("payload").notNull(),
+    ttl: integer("ttl").notNull(),
+    urgency: text("urgency").$type<"low" | "normal" | "high">().notNull(),
+    topic: text("topic"),
+    target: text("target", { mode: "json" }).$type<PushTarget>().notNull(),
+    vapidSubject: text("vapid_subject").notNull(),
+    /** Subscribers targeted; corrected to the fanned-out count when fan-out ends. */
+    recipients: integer("recipients").notNull(),
+    fanoutDone: integer("fanout_done", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [index("push_notifications_app_idx").on(t.appId, t.createdAt)],
+);
+
+export type PushDeliveryStatus = "queued" | "sending" | "retrying" | "delivered" | "failed" | "removed";
+
+export const pushDeliveries = sqliteTable(
+  "push_deliveries",
+  {
+    notificationId: text("notification_id").notNull().references(() => pushNotifications.id, { onDelete: "cascade" }),
+    /** Not a foreign key: the row outlives a subscriber the push service removed (410). */
+    subscriberId: text("subscriber_id").notNull(),
+    status: text("status").$type<PushDeliveryStatus>().notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    claimedAt: text("claimed_at"),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.notificationId, t.subscriberId] }),
+    index("push_deliveries_status_idx").on(t.notificationId, t.status),
+  ],
+);

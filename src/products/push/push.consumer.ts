@@ -1,0 +1,275 @@
+// The push-sends queue. A `fanout` message walks one chunk of a notification's recipients in id
+// order, writes their delivery rows, queues `send` messages for them and queues the next chunk, so
+// 100,000 subscribers are never handled by one request or one invocation. A `send` message claims
+// its delivery rows, encrypts and signs one Web Push message per subscriber with
+// @block65/webcrypto-web-push and POSTs it through the SSRF guard.
+//
+// Exactly-once per subscriber: a delivery row is claimed (queued/retrying -> sending) by one
+// conditional UPDATE before its message is sent, so a redelivered queue message finds it already
+// claimed or done and sends nothing. A claim older than STALE_CLAIM_MS (a consumer that died
+// mid-send) may be taken again.
+import { buildPushPayload } from "@block65/webcrypto-web-push";
+import { and, eq, inArray, notExists, sql } from "drizzle-orm";
+import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { pushApps, pushDeliveries, pushNotifications, pushSubscribers, type PushDeliveryStatus } from "../../db/schema";
+import { backoffSeconds } from "../../platform/backoff";
+import { nowIso, nowMs } from "../../platform/clock";
+import { decryptSecret } from "../../platform/crypto";
+import { releaseQuota } from "../../platform/quota";
+import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
+import { recipientsFilter, removeSubscribersStatements, type PushQueueMessage } from "./push.service";
+
+/** Recipients written per fan-out message (one INSERT ... SELECT statement). */
+export const FANOUT_CHUNK = 500;
+/** Subscribers per send message: 25 messages of a batch stay under the subrequest limit. */
+export const SEND_CHUNK = 25;
+/** Sends per subscriber before a retryable failure (429, 5xx, network) is recorded as failed. */
+export const MAX_ATTEMPTS = 5;
+export const SEND_TIMEOUT_MS = 10_000;
+export const STALE_CLAIM_MS = 5 * 60_000;
+/** Deliveries of one queue message (wrangler.toml max_retries 5, plus the first): after the last, it goes to the dead-letter queue. */
+export const QUEUE_MAX_DELIVERIES = 6;
+
+const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
+
+export async function pushConsumer(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const body = message.body as PushQueueMessage;
+    try {
+      if (body?.kind === "fanout") {
+        await fanOut(env, body.notification_id, body.after);
+        message.ack();
+      } else if (body?.kind === "send") {
+        const lastDelivery = message.attempts >= QUEUE_MAX_DELIVERIES;
+        const retryIn = await sendChunk(env, body.notification_id, body.subscriber_ids, lastDelivery);
+        if (retryIn === null) message.ack();
+        else message.retry({ delaySeconds: retryIn });
+      } else {
+        console.error(JSON.stringify({ msg: "push: unknown message", id: message.id }));
+        message.ack();
+      }
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "push: message failed", id: message.id, attempts: message.attempts, error: String(error) }));
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+    }
+  }
+}
+
+/** One chunk of the fan-out. Safe to run twice: rows are inserted with ON CONFLICT DO NOTHING. */
+export async function fanOut(env: Env, notificationId: string, after: string | null): Promise<void> {
+  const db = getDb(env.DB);
+  const [n] = await db.select().from(pushNotifications).where(eq(pushNotifications.id, notificationId)).limit(1);
+  if (!n || n.fanoutDone) return;
+  const chunk = await db
+    .select({ id: pushSubscribers.id })
+    .from(pushSubscribers)
+    .where(and(recipientsFilter(n), after ? sql`${pushSubscribers.id} > ${after}` : undefined))
+    .orderBy(pushSubscribers.id)
+    .limit(FANOUT_CHUNK);
+  const ids = chunk.map((row) => row.id);
+  if (ids.length) {
+    await env.DB.prepare(
+      `INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, updated_at)
+       SELECT ?1, value, 'queued', 0, ?2 FROM json_each(?3) WHERE true ON CONFLICT DO NOTHING`,
+    )
+      .bind(notificationId, nowIso(), JSON.stringify(ids))
+      .run();
+    const sends: MessageSendRequest<PushQueueMessage>[] = [];
+    for (let i = 0; i < ids.length; i += SEND_CHUNK) {
+      sends.push({ body: { kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) } });
+    }
+    await env.PUSH_QUEUE.sendBatch(sends);
+  }
+  if (ids.length === FANOUT_CHUNK) {
+    await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: notificationId, after: ids[ids.length - 1] } satisfies PushQueueMessage);
+    return;
+  }
+  // Last chunk: recipients become the rows really written (subscribers deleted meanwhile drop
+  // out) and their quota units go back. Only the run that flips fanout_done releases.
+  const [done] = await db
+    .update(pushNotifications)
+    .set({
+      fanoutDone: true,
+      recipients: sql`(SELECT count(*) FROM ${pushDeliveries} WHERE ${pushDeliveries.notificationId} = ${notificationId})`,
+    })
+    .where(and(eq(pushNotifications.id, notificationId), eq(pushNotifications.fanoutDone, false)))
+    .returning({ recipients: pushNotifications.recipients });
+  if (!done) return;
+  await releaseQuota(env, n.teamId, "push", n.recipients - done.recipients);
+  await markCompleted(env, notificationId);
+}
+
+/** Sets completed_at once fan-out is done and no delivery is pending. */
+async function markCompleted(env: Env, notificationId: string): Promise<void> {
+  await completionStatement(env, notificationId).run();
+}
+
+function completionStatement(env: Env, notificationId: string) {
+  const db = getDb(env.DB);
+  const pending = db
+    .select({ one: sql`1` })
+    .from(pushDeliveries)
+    .where(and(eq(pushDeliveries.notificationId, notificationId), inArray(pushDeliveries.status, PENDING)));
+  return db
+    .update(pushNotifications)
+    .set({ completedAt: nowIso() })
+    .where(
+      and(
+        eq(pushNotifications.id, notificationId),
+        eq(pushNotifications.fanoutDone, true),
+        sql`${pushNotifications.completedAt} IS NULL`,
+        notExists(pending),
+      ),
+    );
+}
+
+interface Outcome {
+  subscriberId: string;
+  status: "delivered" | "failed" | "removed" | "retrying";
+  statusCode: number | null;
+  error: string | null;
+  /** Seconds the push service asked us to wait (Retry-After), if any. */
+  retryAfter?: number;
+}
+
+/**
+ * Sends one chunk. Returns null when the message is done, or the delay in seconds after which it
+ * should be delivered again (some subscribers need a retry, or are claimed by another consumer).
+ */
+export async function sendChunk(env: Env, notificationId: string, subscriberIds: string[], lastDelivery = false): Promise<number | null> {
+  const db = getDb(env.DB);
+  const [n] = await db
+    .select({
+      id: pushNotifications.id,
+      appId: pushNotifications.appId,
+      payload: pushNotifications.payload,
+      ttl: pushNotifications.ttl,
+      urgency: pushNotifications.urgency,
+      topic: pushNotifications.topic,
+      vapidSubject: pushNotifications.vapidSubject,
+      publicKey: pushApps.vapidPublicKey,
+      privateKeyEnc: pushApps.vapidPrivateKeyEnc,
+    })
+    .from(pushNotifications)
+    .innerJoin(pushApps, eq(pushApps.id, pushNotifications.appId))
+    .where(eq(pushNotifications.id, notificationId))
+    .limit(1);
+  if (!n || subscriberIds.length === 0) return null; // the app or notification was deleted
+
+  const now = nowIso();
+  const staleBefore = new Date(nowMs() - STALE_CLAIM_MS).toISOString();
+  const claimed = await db
+    .update(pushDeliveries)
+    .set({ status: "sending", attempts: sql`${pushDeliveries.attempts} + 1`, claimedAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(pushDeliveries.notificationId, notificationId),
+        inArray(pushDeliveries.subscriberId, subscriberIds),
+        sql`(${pushDeliveries.status} IN ('queued', 'retrying') OR (${pushDeliveries.status} = 'sending' AND ${pushDeliveries.claimedAt} < ${staleBefore}))`,
+      ),
+    )
+    .returning({ subscriberId: pushDeliveries.subscriberId, attempts: pushDeliveries.attempts });
+
+  // Rows another consumer is sending right now: look again once its claim could have gone stale.
+  let busy = false;
+  if (claimed.length < subscriberIds.length) {
+    const claimedIds = new Set(claimed.map((c) => c.subscriberId));
+    const others = subscriberIds.filter((id) => !claimedIds.has(id));
+    const inFlight = await db
+      .select({ id: pushDeliveries.subscriberId })
+      .from(pushDeliveries)
+      .where(and(eq(pushDeliveries.notificationId, notificationId), inArray(pushDeliveries.subscriberId, others), eq(pushDeliveries.status, "sending")))
+      .limit(1);
+    busy = inFlight.length > 0;
+  }
+  if (claimed.length === 0) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;
+
+  const subscribers = await db
+    .select()
+    .from(pushSubscribers)
+    .where(and(eq(pushSubscribers.appId, n.appId), inArray(pushSubscribers.id, claimed.map((c) => c.subscriberId))));
+  const byId = new Map(subscribers.map((s) => [s.id, s]));
+  const vapid = { subject: n.vapidSubject, publicKey: n.publicKey, privateKey: await decryptSecret(env.ENCRYPTION_KEY, n.privateKeyEnc) };
+  const options = { ttl: n.ttl, urgency: n.urgency, ...(n.topic ? { topic: n.topic } : {}) };
+
+  const outcomes = await Promise.all(
+    claimed.map(async ({ subscriberId, attempts }): Promise<Outcome> => {
+      const sub = byId.get(subscriberId);
+      if (!sub) return { subscriberId, status: "failed", statusCode: null, error: "subscriber was deleted before delivery" };
+      const outcome = await deliver(env, n.payload, options, vapid, sub);
+      // The queue will not deliver this message again after its last delivery: record the failure now.
+      if (outcome.status === "retrying" && (attempts >= MAX_ATTEMPTS || lastDelivery)) {
+        return { ...outcome, subscriberId, status: "failed", error: `gave up after ${attempts} attempts: ${outcome.error}` };
+      }
+      return { ...outcome, subscriberId };
+    }),
+  );
+
+  const done = nowIso();
+  const updates = outcomes.map((o) =>
+    db
+      .update(pushDeliveries)
+      .set({ status: o.status, statusCode: o.statusCode, error: o.error, claimedAt: null, updatedAt: done })
+      .where(and(eq(pushDeliveries.notificationId, notificationId), eq(pushDeliveries.subscriberId, o.subscriberId))),
+  );
+  const removed = outcomes.filter((o) => o.status === "removed").map((o) => o.subscriberId);
+  // Results, the removal of subscriptions the push service said are gone (with the count lowered
+  // by the rows really deleted) and the completion check: one batch.
+  await db.batch([
+    updates[0],
+    ...updates.slice(1),
+    ...(removed.length ? removeSubscribersStatements(env, n.appId, removed) : []),
+    completionStatement(env, notificationId),
+  ]);
+
+  const retries = outcomes.filter((o) => o.status === "retrying");
+  if (retries.length === 0) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;
+  const attemptsOf = new Map(claimed.map((c) => [c.subscriberId, c.attempts]));
+  const delay = Math.max(
+    ...retries.map((o) => Math.max(backoffSeconds(attemptsOf.get(o.subscriberId) ?? 1), Math.min(o.retryAfter ?? 0, 3600))),
+  );
+  return delay;
+}
+
+type SendOptions = { ttl: number; urgency: "low" | "normal" | "high"; topic?: string };
+
+/** One Web Push message to one subscriber, classified. */
+async function deliver(
+  env: Env,
+  payload: string,
+  options: SendOptions,
+  vapid: { subject: string; publicKey: string; privateKey: string },
+  sub: typeof pushSubscribers.$inferSelect,
+): Promise<Omit<Outcome, "subscriberId">> {
+  let request: Awaited<ReturnType<typeof buildPushPayload>>;
+  try {
+    request = await buildPushPayload(
+      { data: payload, options },
+      { endpoint: sub.endpoint, expirationTime: sub.expirationTime, keys: { p256dh: sub.p256dh, auth: sub.auth } },
+      vapid,
+    );
+  } catch (error) {
+    return { status: "failed", statusCode: null, error: `could not build the message: ${(error as Error).message}` };
+  }
+  let response: Response;
+  try {
+    response = await safeFetch(sub.endpoint, request as RequestInit, { ...ssrfOptions(env), timeoutMs: SEND_TIMEOUT_MS });
+  } catch (error) {
+    if (error instanceof BlockedUrlError) return { status: "failed", statusCode: null, error: error.message };
+    return { status: "retrying", statusCode: null, error: `network error: ${(error as Error).message}` };
+  }
+  const code = response.status;
+  if (code >= 200 && code < 300) {
+    await response.body?.cancel();
+    return { status: "delivered", statusCode: code, error: null };
+  }
+  const text = (await response.text().catch(() => "")).slice(0, 200);
+  if (code === 404 || code === 410) return { status: "removed", statusCode: code, error: `subscription gone (${code})` };
+  const error = `push service answered ${code}${text ? `: ${text}` : ""}`;
+  if (code === 429 || code >= 500) {
+    const retryAfter = Number(response.headers.get("retry-after"));
+    return { status: "retrying", statusCode: code, error, retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined };
+  }
+  return { status: "failed", statusCode: code, error };
+}
