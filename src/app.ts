@@ -10,6 +10,8 @@ import { requestContext } from "./platform/request-context";
 import { createRouter } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
+import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
+import { surveysRouter } from "./products/surveys/surveys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -24,6 +26,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   app.route(`${API_PREFIX}/admin`, adminRouter);
   app.route(`${API_PREFIX}/usage`, usageRouter);
+  app.route(`${API_PREFIX}/surveys`, surveysRouter);
+  app.route(`${API_PREFIX}/surveys`, surveysPublicRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

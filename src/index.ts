@@ -2,6 +2,7 @@
 // runs to the product jobs of their schedule. The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
+import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -10,6 +11,7 @@ type CronJob = (env: Env, scheduledTime: number) => Promise<void>;
 
 /** The consumer of each queue, by queue name (wrangler.toml). */
 const consumers: Record<string, QueueHandler> = {
+  "survey-webhooks": consumeSurveyWebhooks,
   "platform-dlq": async (batch) => {
     // Messages land here after their consumer exhausted its retries; consumers record the final
     // failure themselves, so this only keeps a trace and acknowledges.
