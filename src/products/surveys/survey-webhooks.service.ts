@@ -3,7 +3,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { getDb } from "../../db/client";
-import { surveyWebhooks } from "../../db/schema/surveys";
+import { surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { encryptSecret } from "../../platform/crypto";
@@ -63,5 +63,9 @@ export async function deleteWebhook(db: Db, teamId: string, surveyId: string, we
     .where(and(ownedRow(surveyWebhooks, teamId, webhookId), eq(surveyWebhooks.surveyId, survey.id)))
     .get();
   orNotFound(row, ApiError.notFound("Webhook not found"));
-  await db.delete(surveyWebhooks).where(ownedRow(surveyWebhooks, teamId, webhookId));
+  // Pending deliveries go with it (the foreign key cascades too); queued messages then find nothing.
+  await db.batch([
+    db.delete(surveyWebhookDeliveries).where(eq(surveyWebhookDeliveries.webhookId, webhookId)),
+    db.delete(surveyWebhooks).where(ownedRow(surveyWebhooks, teamId, webhookId)),
+  ]);
 }
