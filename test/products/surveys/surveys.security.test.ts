@@ -152,3 +152,24 @@ describe("survey security", () => {
     }
   });
 });
+
+describe("survey OpenAPI", () => {
+  it("documents the builder, public and results routes", async () => {
+    const res = await call("GET", "openapi.json");
+    expect(res.status).toBe(200);
+    const doc = await json(res);
+    for (const path of [
+      "/api/v1/surveys",
+      "/api/v1/surveys/templates",
+      "/api/v1/surveys/{id}",
+      "/api/v1/surveys/{survey_id}/questions/reorder",
+      "/api/v1/surveys/{slug}/responses",
+      "/api/v1/surveys/{slug}/responses/{response_id}/answers",
+      "/api/v1/surveys/{slug}/responses/{response_id}/complete",
+      "/api/v1/surveys/{slug}/public",
+      "/api/v1/surveys/{id}/summary",
+    ]) {
+      expect({ path, present: path in doc.paths }).toEqual({ path, present: true });
+    }
+  });
+});
