@@ -331,7 +331,13 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
     ),
   ]);
   if (results[0].meta.changes === 1 && deliveries.length) {
-    await env.SURVEY_QUEUE.sendBatch(deliveries.map((d) => ({ body: { delivery_id: d.id } })));
+    try {
+      await env.SURVEY_QUEUE.sendBatch(deliveries.map((d) => ({ body: { delivery_id: d.id } })));
+    } catch (error) {
+      // The completion is committed; the respondent must not see a failure for it. The rows stay
+      // pending (see README: no sweeper yet).
+      console.error(JSON.stringify({ msg: "survey webhook enqueue failed", response_id: row.id, error: String(error) }));
+    }
   }
   return stateView(survey, await loadResponse(db, survey, responseId), null);
 }
