@@ -16,6 +16,8 @@ import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
 import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
 import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
 import { pushRouter } from "./products/push/push.routes";
+import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
+import { surveysRouter } from "./products/surveys/surveys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -40,6 +42,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route(`${API_PREFIX}/emails`, emailsRouter);
   app.route(`${API_PREFIX}/webhooks`, mailWebhooksRouter);
   app.route(`${API_PREFIX}/push`, pushRouter);
+  app.route(`${API_PREFIX}/surveys`, surveysRouter);
+  app.route(`${API_PREFIX}/surveys`, surveysPublicRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -10,6 +10,7 @@ import { relayRetentionJob } from "./products/relay/relay.cron";
 import { handleMailBatch } from "./products/mail/mail.consumer";
 import { sweepMail } from "./products/mail/mail.cron";
 import { pushConsumer } from "./products/push/push.consumer";
+import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -23,6 +24,7 @@ const consumers: Record<string, QueueHandler> = {
   "webhook-deliveries": consumeDeliveries,
   "mail-sends": handleMailBatch,
   "push-sends": pushConsumer,
+  "survey-webhooks": consumeSurveyWebhooks,
   "platform-dlq": async (batch) => {
     // Messages land here after their consumer exhausted its retries; consumers record the final
     // failure themselves, so this only keeps a trace and acknowledges.

@@ -5,3 +5,4 @@ export * from "./logs";
 export * from "./relay";
 export * from "./mail";
 export * from "./push";
+export * from "./surveys";

@@ -1,0 +1,154 @@
+// Survey tables: surveys, their sections and questions, responses (the respondent is embedded in
+// the response), per-survey webhooks and their deliveries. Every child row carries team_id and
+// cascades with its survey, so deleting a survey removes everything that belongs to it.
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { teams } from "./platform";
+
+export type JsonObject = Record<string, unknown>;
+
+export const surveys = sqliteTable(
+  "surveys",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Globally unique (hence unique per team): the public URLs carry only the slug. */
+    slug: text("slug").notNull(),
+    mode: text("mode").$type<"manual" | "ai">().notNull().default("manual"),
+    status: text("status").$type<"draft" | "active" | "closed">().notNull().default("draft"),
+    settings: text("settings", { mode: "json" }).$type<JsonObject>().notNull(),
+    aiConfig: text("ai_config", { mode: "json" }).$type<JsonObject>().notNull(),
+    responseCount: integer("response_count").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("surveys_slug_idx").on(t.slug), index("surveys_team_idx").on(t.teamId, t.createdAt)],
+);
+
+export const surveySections = sqliteTable(
+  "survey_sections",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull(),
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    title: text("title"),
+    description: text("description"),
+    position: integer("position").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("survey_sections_survey_idx").on(t.surveyId, t.position)],
+);
+
+export interface Branching {
+  rules: Array<{ if: { equals: unknown }; then: { go_to_question_id: string } | { skip_to_end: true } }>;
+  default: { go_to_next: true } | { go_to_question_id: string } | { skip_to_end: true };
+}
+
+export const surveyQuestions = sqliteTable(
+  "survey_questions",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull(),
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    sectionId: text("section_id").references(() => surveySections.id, { onDelete: "set null" }),
+    type: text("type").notNull(),
+    title: text("title").notNull(),
+    description: text("description"),
+    options: text("options", { mode: "json" }).$type<string[]>().notNull(),
+    settings: text("settings", { mode: "json" }).$type<JsonObject>().notNull(),
+    position: integer("position").notNull(),
+    branching: text("branching", { mode: "json" }).$type<Branching>().notNull(),
+    version: integer("version").notNull().default(1),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("survey_questions_survey_idx").on(t.surveyId, t.position)],
+);
+
+/** One recorded answer: the value and the question version it was given against. */
+export interface StoredAnswer {
+  value: unknown;
+  version: number;
+  answered_at: string;
+  /** Set when the question was generated for this response (AI mode). */
+  generated?: boolean;
+}
+
+/** A question generated for one respondent (AI mode), stored with the response. */
+export interface GeneratedQuestion {
+  id: string;
+  type: string;
+  title: string;
+  description: string | null;
+  options: string[];
+  settings: JsonObject;
+  version: number;
+  generated_by: string;
+  created_at: string;
+}
+
+export interface Respondent {
+  email?: string;
+  name?: string;
+  external_id?: string;
+  metadata?: JsonObject;
+}
+
+export const surveyResponses = sqliteTable(
+  "survey_responses",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull(),
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    status: text("status").$type<"in_progress" | "completed">().notNull().default("in_progress"),
+    respondent: text("respondent", { mode: "json" }).$type<Respondent>().notNull(),
+    /** question id → StoredAnswer; answers of deleted questions stay here. */
+    answers: text("answers", { mode: "json" }).$type<Record<string, StoredAnswer>>().notNull(),
+    /** Question ids in the order they were answered: the respondent's path. */
+    path: text("path", { mode: "json" }).$type<string[]>().notNull(),
+    /** The only question the next answer may be for; null once the path has ended. */
+    nextQuestionId: text("next_question_id"),
+    generatedQuestions: text("generated_questions", { mode: "json" }).$type<GeneratedQuestion[]>().notNull(),
+    /** Written by the one completion call that won, so the counter moves exactly once. */
+    completionId: text("completion_id"),
+    startedAt: text("started_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [index("survey_responses_survey_idx").on(t.surveyId, t.startedAt), index("survey_responses_status_idx").on(t.surveyId, t.status)],
+);
+
+export const surveyWebhooks = sqliteTable(
+  "survey_webhooks",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull(),
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+    /** The whsec_ signing secret, AES-GCM encrypted; shown in plaintext only at creation. */
+    secretEncrypted: text("secret_encrypted").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("survey_webhooks_survey_idx").on(t.surveyId)],
+);
+
+export const surveyWebhookDeliveries = sqliteTable(
+  "survey_webhook_deliveries",
+  {
+    /** Also the `webhook-id` header: stable across retries so receivers can de-duplicate. */
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull(),
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    webhookId: text("webhook_id").notNull().references(() => surveyWebhooks.id, { onDelete: "cascade" }),
+    event: text("event").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status").$type<"pending" | "delivered" | "failed">().notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    createdAt: text("created_at").notNull(),
+    deliveredAt: text("delivered_at"),
+  },
+  (t) => [index("survey_webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt)],
+);

@@ -1,0 +1,71 @@
+// Survey webhooks: registration (secret encrypted at rest, shown once), and the delivery rows a
+// completed response creates. Delivery itself is the queue consumer's job (surveys.consumer.ts).
+import { and, asc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { getDb } from "../../db/client";
+import { surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
+import type { Env } from "../../env";
+import { nowIso } from "../../platform/clock";
+import { encryptSecret } from "../../platform/crypto";
+import { ApiError } from "../../platform/errors";
+import { checkUrl, ssrfOptions } from "../../platform/ssrf";
+import { orNotFound, ownedRow } from "../../platform/tenancy";
+import { newWebhookSecret } from "../../platform/webhook-signature";
+import type { CreateWebhookInput } from "./surveys.schemas";
+import { loadSurvey } from "./surveys.service";
+
+export const MAX_WEBHOOKS_PER_SURVEY = 10;
+
+type WebhookRow = typeof surveyWebhooks.$inferSelect;
+
+function webhookView(row: WebhookRow) {
+  return { id: row.id, survey_id: row.surveyId, url: row.url, events: row.events, created_at: row.createdAt };
+}
+
+export async function createWebhook(env: Env, teamId: string, surveyId: string, input: CreateWebhookInput) {
+  const db = getDb(env.DB);
+  const survey = await loadSurvey(db, teamId, surveyId);
+  const reason = checkUrl(input.url, ssrfOptions(env));
+  if (reason) throw ApiError.validation({ url: [reason] });
+  const existing = await db.select({ id: surveyWebhooks.id }).from(surveyWebhooks).where(and(eq(surveyWebhooks.surveyId, survey.id), eq(surveyWebhooks.teamId, teamId)));
+  if (existing.length >= MAX_WEBHOOKS_PER_SURVEY) {
+    throw ApiError.validation({ url: [`a survey can have at most ${MAX_WEBHOOKS_PER_SURVEY} webhooks`] });
+  }
+  const secret = newWebhookSecret();
+  const row: WebhookRow = {
+    id: crypto.randomUUID(),
+    teamId,
+    surveyId: survey.id,
+    url: input.url,
+    events: [...new Set(input.events)],
+    secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
+    createdAt: nowIso(),
+  };
+  await db.insert(surveyWebhooks).values(row);
+  return { ...webhookView(row), secret };
+}
+
+export async function listWebhooks(db: Db, teamId: string, surveyId: string) {
+  const survey = await loadSurvey(db, teamId, surveyId);
+  const rows = await db
+    .select()
+    .from(surveyWebhooks)
+    .where(and(eq(surveyWebhooks.surveyId, survey.id), eq(surveyWebhooks.teamId, teamId)))
+    .orderBy(asc(surveyWebhooks.createdAt), asc(surveyWebhooks.id));
+  return rows.map(webhookView);
+}
+
+export async function deleteWebhook(db: Db, teamId: string, surveyId: string, webhookId: string): Promise<void> {
+  const survey = await loadSurvey(db, teamId, surveyId);
+  const row = await db
+    .select({ id: surveyWebhooks.id })
+    .from(surveyWebhooks)
+    .where(and(ownedRow(surveyWebhooks, teamId, webhookId), eq(surveyWebhooks.surveyId, survey.id)))
+    .get();
+  orNotFound(row, ApiError.notFound("Webhook not found"));
+  // Pending deliveries go with it (the foreign key cascades too); queued messages then find nothing.
+  await db.batch([
+    db.delete(surveyWebhookDeliveries).where(eq(surveyWebhookDeliveries.webhookId, webhookId)),
+    db.delete(surveyWebhooks).where(ownedRow(surveyWebhooks, teamId, webhookId)),
+  ]);
+}

@@ -1,0 +1,136 @@
+// Public (unauthenticated) Surveys routes: the survey definition for the hosted page, and the
+// response flow. No auth() here: each route resolves the survey by its slug, then counts the
+// request in the `strict` bucket of the survey's team (spec: public surveys, 30 per 60 s).
+import { createRoute } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { getDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { jsonBody, jsonResponse, dataResponse, RateLimitErrorSchema } from "../../platform/openapi";
+import { enforceBucket } from "../../platform/rate-limit/middleware";
+import { createRouter } from "../../platform/router";
+import {
+  AnswerBody,
+  PublicSurveySchema,
+  ResponseParams,
+  ResponseStateSchema,
+  SlugParam,
+  StartResponseBody,
+  SurveyErrorSchema,
+} from "./surveys.schemas";
+import {
+  completeResponse,
+  findPublicSurvey,
+  publicDefinition,
+  responseState,
+  startResponse,
+  submitAnswer,
+  type PublicSurvey,
+} from "./survey-responses.service";
+
+const tags = ["Surveys (public)"];
+const errors = {
+  404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
+  429: jsonResponse("Strict bucket of the survey's team exceeded, or the monthly surveys quota", RateLimitErrorSchema),
+};
+const flowErrors = {
+  ...errors,
+  409: jsonResponse("Not the expected question, path finished, response completed, or survey closed", SurveyErrorSchema),
+  422: jsonResponse("Invalid answer: `{error, errors: {value: [message]}}`", SurveyErrorSchema),
+};
+
+/** The survey of a public slug, with the request counted in its team's strict bucket. */
+async function publicSurvey(c: Context<AppEnv>, slug: string): Promise<PublicSurvey> {
+  const survey = await findPublicSurvey(getDb(c.env.DB), slug);
+  await enforceBucket(c, "strict", `team:${survey.teamId}`);
+  return survey;
+}
+
+export const surveysPublicRouter = createRouter();
+
+surveysPublicRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/{slug}/public",
+    tags,
+    summary: "Public survey definition",
+    description:
+      "What a hosted page or embed needs before starting: name, settings, mode, status, whether it accepts responses, the number of questions (AI mode: `target_questions`) and the first question. Drafts answer 404.",
+    request: { params: SlugParam },
+    responses: { 200: dataResponse("The public definition", PublicSurveySchema), ...errors },
+  }),
+  async (c) => {
+    const survey = await publicSurvey(c, c.req.valid("param").slug);
+    return c.json({ data: await publicDefinition(getDb(c.env.DB), survey) }, 200);
+  },
+);
+
+surveysPublicRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/{slug}/responses",
+    tags,
+    summary: "Start a response",
+    description:
+      "Only `active` surveys start responses (a closed survey answers 409). Consumes one unit of the team's `surveys` monthly quota. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.",
+    request: { params: SlugParam, body: { required: false, content: { "application/json": { schema: StartResponseBody } } } },
+    responses: { 201: dataResponse("The started response", ResponseStateSchema), ...flowErrors },
+  }),
+  async (c) => {
+    const survey = await publicSurvey(c, c.req.valid("param").slug);
+    const body = (c.req.header("content-type") ?? "").includes("json") ? c.req.valid("json") : {};
+    return c.json({ data: await startResponse(c.env, survey, body ?? {}) }, 201);
+  },
+);
+
+surveysPublicRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/{slug}/responses/{response_id}",
+    tags,
+    summary: "Resume a response",
+    description: "The response's state: answered count, the next question (or `finished: true`). The response id is the respondent's capability.",
+    request: { params: ResponseParams },
+    responses: { 200: dataResponse("The response state", ResponseStateSchema), ...errors },
+  }),
+  async (c) => {
+    const { slug, response_id } = c.req.valid("param");
+    const survey = await publicSurvey(c, slug);
+    return c.json({ data: await responseState(c.env, survey, response_id) }, 200);
+  },
+);
+
+surveysPublicRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/{slug}/responses/{response_id}/answers",
+    tags,
+    summary: "Answer the next question",
+    description:
+      "Body `{question_id, value}`. Only the expected next question may be answered: any other answers 409 with `expected_question_id`. The value is checked against the question type (422 `errors.value`). Branching (manual mode) or the generator (AI mode) picks the next question, returned in full, or `finished: true`. Works on closed surveys for responses already in progress.",
+    request: { params: ResponseParams, body: jsonBody(AnswerBody) },
+    responses: { 200: dataResponse("The response state with the next question", ResponseStateSchema), ...flowErrors },
+  }),
+  async (c) => {
+    const { slug, response_id } = c.req.valid("param");
+    const survey = await publicSurvey(c, slug);
+    return c.json({ data: await submitAnswer(c.env, survey, response_id, c.req.valid("json")) }, 200);
+  },
+);
+
+surveysPublicRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/{slug}/responses/{response_id}/complete",
+    tags,
+    summary: "Complete a response",
+    description:
+      "Allowed once the path has finished (else 409 with `next_question_id`). Increments the survey's `response_count` exactly once and queues `response.completed` webhooks; repeating the call answers 200 with the completed response and changes nothing.",
+    request: { params: ResponseParams },
+    responses: { 200: dataResponse("The completed response", ResponseStateSchema), ...flowErrors },
+  }),
+  async (c) => {
+    const { slug, response_id } = c.req.valid("param");
+    const survey = await publicSurvey(c, slug);
+    return c.json({ data: await completeResponse(c.env, survey, response_id) }, 200);
+  },
+);

@@ -1,0 +1,337 @@
+// Request and response schemas of the Surveys product (builder, public flow, results, webhooks).
+// Cross-field rules (options per type, scale bounds, branching targets) live in the service, which
+// sees the stored survey; these schemas check shapes only.
+import { z } from "@hono/zod-openapi";
+
+export const QUESTION_TYPES = [
+  "text",
+  "email",
+  "choice",
+  "multi_choice",
+  "rating",
+  "nps",
+  "scale",
+  "slider",
+  "matrix",
+  "ranking",
+  "yes_no",
+  "date",
+] as const;
+export type QuestionType = (typeof QUESTION_TYPES)[number];
+
+export const SURVEY_STATUSES = ["draft", "active", "closed"] as const;
+export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
+
+const JsonObject = z.record(z.string(), z.unknown());
+
+export const SurveyErrorSchema = z
+  .object({ error: z.string(), errors: z.record(z.string(), z.array(z.string())).optional() })
+  .openapi("SurveyError");
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,98}[a-z0-9])?$/;
+const Slug = z
+  .string()
+  .regex(SLUG_PATTERN, "must be 1 to 100 lowercase letters, digits, hyphens or underscores, starting and ending with a letter or digit");
+
+export const AiConfigSchema = z
+  .looseObject({
+    goal: z.string().trim().min(1, "can't be blank").max(1000).optional(),
+    target_questions: z.number().int().min(1).max(20).optional(),
+    tone: z.string().trim().min(1).max(50).optional(),
+  })
+  .openapi("SurveyAiConfig", {
+    description: "AI mode configuration: `goal` (required in AI mode), `target_questions` (1..20, default 5), `tone` (e.g. neutral, friendly, formal).",
+  });
+
+export const SurveySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    mode: z.enum(["manual", "ai"]),
+    status: z.enum(SURVEY_STATUSES),
+    settings: JsonObject,
+    ai_config: JsonObject,
+    response_count: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Survey");
+
+export const SectionSchema = z
+  .object({
+    id: z.string(),
+    survey_id: z.string(),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    position: z.number().int(),
+    created_at: z.string(),
+  })
+  .openapi("SurveySection");
+
+const BranchTarget = z.union([
+  z.strictObject({ go_to_question_id: z.string().min(1) }),
+  z.strictObject({ skip_to_end: z.literal(true) }),
+]);
+
+export const BranchingSchema = z
+  .strictObject({
+    rules: z
+      .array(z.strictObject({ if: z.strictObject({ equals: z.unknown() }), then: BranchTarget }))
+      .max(100)
+      .default([]),
+    default: z.union([z.strictObject({ go_to_next: z.literal(true) }), BranchTarget]).default({ go_to_next: true }),
+  })
+  .openapi("SurveyBranching", {
+    description:
+      "`rules` are tried in order; the first whose `if.equals` equals the answer (deep equality) decides. `then` is `{go_to_question_id}` or `{skip_to_end: true}`; `default` (`{go_to_next: true}` when omitted) applies when no rule matches.",
+  });
+
+export const QuestionSchema = z
+  .object({
+    id: z.string(),
+    survey_id: z.string(),
+    section_id: z.string().nullable(),
+    type: z.enum(QUESTION_TYPES),
+    title: z.string(),
+    description: z.string().nullable(),
+    options: z.array(z.string()),
+    settings: JsonObject,
+    position: z.number().int(),
+    branching: JsonObject,
+    version: z.number().int(),
+    created_at: z.string(),
+  })
+  .openapi("SurveyQuestion");
+
+export const SurveyDetailSchema = SurveySchema.extend({
+  sections: z.array(SectionSchema),
+  questions: z.array(QuestionSchema),
+}).openapi("SurveyDetail");
+
+export const PaginationSchema = z.object({
+  page: z.number().int(),
+  per_page: z.number().int(),
+  total: z.number().int(),
+  total_pages: z.number().int(),
+});
+
+// ---- parameters ----
+
+export const SurveyIdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
+export const SurveyIdParam2 = z.object({ survey_id: z.string().openapi({ param: { name: "survey_id", in: "path" } }) });
+export const SectionParams = SurveyIdParam2.extend({
+  section_id: z.string().openapi({ param: { name: "section_id", in: "path" } }),
+});
+export const QuestionParams = SurveyIdParam2.extend({
+  question_id: z.string().openapi({ param: { name: "question_id", in: "path" } }),
+});
+export const WebhookParams = SurveyIdParam.extend({
+  webhook_id: z.string().openapi({ param: { name: "webhook_id", in: "path" } }),
+});
+export const SlugParam = z.object({ slug: z.string().openapi({ param: { name: "slug", in: "path" } }) });
+export const ResponseParams = SlugParam.extend({
+  response_id: z.string().openapi({ param: { name: "response_id", in: "path" } }),
+});
+
+const PageQuery = {
+  page: z.coerce.number().int("must be an integer").min(1, "must be at least 1").default(1),
+  per_page: z.coerce.number().int("must be an integer").min(1, "must be at least 1").max(100, "must be at most 100").default(20),
+};
+
+export const ListSurveysQuery = z.object({ ...PageQuery, status: z.enum(SURVEY_STATUSES).optional() });
+
+const IsoInstant = z.string().refine((v) => !Number.isNaN(Date.parse(v)), "must be an ISO 8601 date or timestamp");
+
+export const ListResponsesQuery = z.object({
+  ...PageQuery,
+  status: z.enum(["in_progress", "completed"]).optional(),
+  since: IsoInstant.optional().openapi({ description: "Responses started at or after this instant" }),
+  until: IsoInstant.optional().openapi({ description: "Responses started before this instant" }),
+});
+
+// ---- builder bodies ----
+
+export const CreateSurveyBody = z
+  .strictObject({
+    name: z.string().trim().min(1, "can't be blank").max(200),
+    slug: Slug,
+    mode: z.enum(["manual", "ai"]).default("manual"),
+    settings: JsonObject.default({}),
+    ai_config: AiConfigSchema.optional(),
+  })
+  .openapi("CreateSurvey");
+export type CreateSurveyInput = z.infer<typeof CreateSurveyBody>;
+
+export const PatchSurveyBody = z
+  .strictObject({
+    name: z.string().trim().min(1, "can't be blank").max(200).optional(),
+    slug: Slug.optional(),
+    mode: z.enum(["manual", "ai"]).optional(),
+    status: z.enum(SURVEY_STATUSES).optional(),
+    settings: JsonObject.optional(),
+    ai_config: AiConfigSchema.optional(),
+  })
+  .openapi("PatchSurvey");
+export type PatchSurveyInput = z.infer<typeof PatchSurveyBody>;
+
+const Position = z.number().int("must be an integer").min(1, "must be at least 1").max(100_000);
+
+export const CreateSectionBody = z
+  .strictObject({
+    title: z.string().max(500).nullable().optional(),
+    description: z.string().max(5000).nullable().optional(),
+    position: Position,
+  })
+  .openapi("CreateSection");
+export type CreateSectionInput = z.infer<typeof CreateSectionBody>;
+
+export const PatchSectionBody = z
+  .strictObject({
+    title: z.string().max(500).nullable().optional(),
+    description: z.string().max(5000).nullable().optional(),
+    position: Position.optional(),
+  })
+  .openapi("PatchSection");
+export type PatchSectionInput = z.infer<typeof PatchSectionBody>;
+
+const QuestionFields = {
+  type: z.enum(QUESTION_TYPES),
+  title: z.string().trim().min(1, "can't be blank").max(1000),
+  position: Position,
+  section_id: z.string().nullable().optional(),
+  description: z.string().max(5000).nullable().optional(),
+  options: z.array(z.string().trim().min(1, "can't be blank").max(500)).max(100).optional(),
+  settings: JsonObject.optional(),
+  branching: BranchingSchema.optional(),
+};
+
+export const CreateQuestionBody = z.strictObject(QuestionFields).openapi("CreateQuestion");
+export type CreateQuestionInput = z.infer<typeof CreateQuestionBody>;
+
+export const PatchQuestionBody = z
+  .strictObject({
+    type: QuestionFields.type.optional(),
+    title: QuestionFields.title.optional(),
+    position: Position.optional(),
+    section_id: QuestionFields.section_id,
+    description: QuestionFields.description,
+    options: QuestionFields.options,
+    settings: QuestionFields.settings,
+    branching: QuestionFields.branching,
+  })
+  .openapi("PatchQuestion");
+export type PatchQuestionInput = z.infer<typeof PatchQuestionBody>;
+
+export const ReorderBody = z.strictObject({ question_ids: z.array(z.string()).max(1000) }).openapi("ReorderQuestions");
+
+export const TemplateSchema = z.object({ id: z.string(), name: z.string(), description: z.string() }).openapi("SurveyTemplate");
+
+// ---- public flow ----
+
+export const StartResponseBody = z
+  .strictObject({
+    respondent: z
+      .strictObject({
+        email: z.string().max(254).optional(),
+        name: z.string().max(200).optional(),
+        external_id: z.string().max(200).optional(),
+        metadata: JsonObject.optional(),
+      })
+      .optional(),
+  })
+  .openapi("StartSurveyResponse");
+export type StartResponseInput = z.infer<typeof StartResponseBody>;
+
+export const AnswerBody = z
+  .strictObject({
+    question_id: z.string().min(1),
+    value: z.unknown().openapi({ description: "The answer, shaped per the question type (see the README's table)" }),
+  })
+  .openapi("SubmitSurveyAnswer");
+export type AnswerInput = z.infer<typeof AnswerBody>;
+
+export const PublicQuestionSchema = z
+  .object({
+    id: z.string(),
+    section_id: z.string().nullable(),
+    type: z.enum(QUESTION_TYPES),
+    title: z.string(),
+    description: z.string().nullable(),
+    options: z.array(z.string()),
+    settings: JsonObject,
+    position: z.number().int().nullable(),
+    branching: JsonObject.optional(),
+    version: z.number().int(),
+    generated: z.boolean(),
+  })
+  .openapi("SurveyPublicQuestion");
+
+export const ResponseStateSchema = z
+  .object({
+    id: z.string(),
+    survey_slug: z.string(),
+    status: z.enum(["in_progress", "completed"]),
+    answered_count: z.number().int(),
+    next_question: PublicQuestionSchema.nullable(),
+    finished: z.boolean(),
+    started_at: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .openapi("SurveyResponseState");
+
+export const PublicSurveySchema = z
+  .object({
+    name: z.string(),
+    slug: z.string(),
+    mode: z.enum(["manual", "ai"]),
+    status: z.enum(SURVEY_STATUSES),
+    accepting_responses: z.boolean(),
+    settings: JsonObject,
+    question_count: z.number().int(),
+    first_question: PublicQuestionSchema.nullable(),
+  })
+  .openapi("SurveyPublicDefinition");
+
+// ---- results ----
+
+export const ResponseRecordSchema = z
+  .object({
+    id: z.string(),
+    survey_id: z.string(),
+    status: z.enum(["in_progress", "completed"]),
+    respondent: JsonObject,
+    answers: z.record(z.string(), z.object({ value: z.unknown(), version: z.number().int(), answered_at: z.string() }).passthrough()),
+    path: z.array(z.string()),
+    generated_questions: z.array(JsonObject),
+    started_at: z.string(),
+    updated_at: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .openapi("SurveyResponse");
+
+export const SummarySchema = z
+  .object({
+    survey_id: z.string(),
+    response_count: z.number().int(),
+    responses: z.object({ total: z.number().int(), completed: z.number().int(), in_progress: z.number().int() }),
+    questions: z.array(JsonObject),
+  })
+  .openapi("SurveySummary");
+
+// ---- webhooks ----
+
+export const SURVEY_WEBHOOK_EVENTS = ["response.completed"] as const;
+
+export const CreateWebhookBody = z
+  .strictObject({
+    url: z.string().url("must be a valid URL").max(2000),
+    events: z.array(z.enum(SURVEY_WEBHOOK_EVENTS)).min(1).default(["response.completed"]),
+  })
+  .openapi("CreateSurveyWebhook");
+export type CreateWebhookInput = z.infer<typeof CreateWebhookBody>;
+
+export const WebhookSchema = z
+  .object({ id: z.string(), survey_id: z.string(), url: z.string(), events: z.array(z.string()), created_at: z.string() })
+  .openapi("SurveyWebhook");
+export const CreatedWebhookSchema = WebhookSchema.extend({ secret: z.string() }).openapi("SurveyWebhookCreated");
