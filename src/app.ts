@@ -18,6 +18,7 @@ import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
 import { pushRouter } from "./products/push/push.routes";
 import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
 import { surveysRouter } from "./products/surveys/surveys.routes";
+import { surveyPageRouter } from "./products/survey-page/survey-page.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
@@ -44,6 +45,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route(`${API_PREFIX}/push`, pushRouter);
   app.route(`${API_PREFIX}/surveys`, surveysRouter);
   app.route(`${API_PREFIX}/surveys`, surveysPublicRouter);
+  app.route("/", surveyPageRouter);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -4,6 +4,8 @@
 // must not run auth(). Literal paths (/templates, /questions/reorder) are registered before the
 // parameterised ones they would otherwise collide with.
 import { createRoute, z } from "@hono/zod-openapi";
+import { ssrfOptions } from "../../platform/ssrf";
+import { assertSettingsUrls } from "../survey-page/survey-settings";
 import type { MiddlewareHandler } from "hono";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
@@ -111,7 +113,11 @@ surveysRouter.openapi(
     request: { body: jsonBody(CreateSurveyBody) },
     responses: { 201: dataResponse("The survey", SurveySchema), ...errors },
   }),
-  async (c) => c.json({ data: surveyView(await createSurvey(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("json"))) }, 201),
+  async (c) => {
+    const body = c.req.valid("json");
+    assertSettingsUrls(body.settings, ssrfOptions(c.env));
+    return c.json({ data: surveyView(await createSurvey(getDb(c.env.DB), c.get("principal").teamId, body)) }, 201);
+  },
 );
 
 surveysRouter.openapi(
@@ -159,7 +165,9 @@ surveysRouter.openapi(
     responses: { 200: dataResponse("The updated survey", SurveySchema), ...errors },
   }),
   async (c) => {
-    const row = await updateSurvey(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("json"));
+    const body = c.req.valid("json");
+    assertSettingsUrls(body.settings, ssrfOptions(c.env));
+    const row = await updateSurvey(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, body);
     return c.json({ data: surveyView(row) }, 200);
   },
 );

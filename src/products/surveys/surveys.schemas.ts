@@ -2,6 +2,7 @@
 // Cross-field rules (options per type, scale bounds, branching targets) live in the service, which
 // sees the stored survey; these schemas check shapes only.
 import { z } from "@hono/zod-openapi";
+import { SurveySettingsSchema } from "../survey-page/survey-settings";
 
 export const QUESTION_TYPES = [
   "text",
@@ -157,7 +158,7 @@ export const CreateSurveyBody = z
     name: z.string().trim().min(1, "can't be blank").max(200),
     slug: Slug,
     mode: z.enum(["manual", "ai"]).default("manual"),
-    settings: JsonObject.default({}),
+    settings: SurveySettingsSchema.default({}),
     ai_config: AiConfigSchema.optional(),
   })
   .openapi("CreateSurvey");
@@ -169,7 +170,7 @@ export const PatchSurveyBody = z
     slug: Slug.optional(),
     mode: z.enum(["manual", "ai"]).optional(),
     status: z.enum(SURVEY_STATUSES).optional(),
-    settings: JsonObject.optional(),
+    settings: SurveySettingsSchema.optional(),
     ai_config: AiConfigSchema.optional(),
   })
   .openapi("PatchSurvey");
