@@ -6,8 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "./lib/dev-server.mjs";
 import { platformChecks } from "./e2e/platform.mjs";
+import { surveyPageChecks } from "./e2e/survey-page.mjs";
 
-const suites = [platformChecks];
+const suites = [platformChecks, surveyPageChecks];
 
 const dir = mkdtempSync(join(tmpdir(), "edge-e2e-"));
 const envFile = join(dir, "dev.vars");
