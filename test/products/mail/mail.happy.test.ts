@@ -229,7 +229,9 @@ describe("delivery", () => {
     const team = await setupTeam();
     const { rows } = await storeEmails(team.key, [LIVE]);
     const recorder = recordingEnv();
-    expect((await sweepMail(recorder.env)).emails).toBe(0);
+    // Other files' messages may be swept too (the database is shared): look at this one only.
+    await sweepMail(recorder.env);
+    expect(recorder.sent).not.toContainEqual({ type: "email", id: rows[0].id });
     setClock(Date.now() + 20 * 60_000);
     await sweepMail(recorder.env);
     expect(recorder.sent).toContainEqual({ type: "email", id: rows[0].id });

@@ -101,11 +101,16 @@ describe("mail webhooks input", () => {
 
   it("leaves other /webhooks paths to their own routers (no mail route for /webhooks/sources)", async () => {
     const team = await setupTeam({ scopes: ["webhooks:write"] });
-    // Without the relay mounted on this branch the path is simply unknown: 404, not a mail 403.
+    // A key without any mail scope reaches the relay's routes: the mail router never answers them.
     const res = await call("GET", "webhooks/sources", { key: team.key });
-    expect(res.status).toBe(404);
-    const nested = await call("POST", "webhooks/sources/abc/destinations", { key: team.key, body: {} });
+    expect(res.status).toBe(200);
+    expect(Array.isArray((await res.json<{ data: unknown[] }>()).data)).toBe(true);
+    const nested = await call("POST", `webhooks/sources/${crypto.randomUUID()}/destinations`, {
+      key: team.key,
+      body: { url: "https://example.com/hook" },
+    });
     expect(nested.status).toBe(404);
+    expect(await nested.json()).toEqual({ error: "Source not found" });
   });
 });
 
