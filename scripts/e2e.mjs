@@ -1,14 +1,23 @@
 // End-to-end smoke run over real HTTP: starts `wrangler dev` on a free port with its own local
 // state and secrets, drives the operator API and each product, and stops the server whatever
-// happens. Prints one line per check and closes with "N passed, N failed".
+// happens. Prints one line per check and closes with "N passed, N failed". Product suites drive
+// the real queues, cron and R2 of wrangler dev and receive webhooks and pushes on local receivers
+// (scripts/e2e/receiver.mjs); the push receiver is https, which needs the openssl CLI.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "./lib/dev-server.mjs";
+import { auditChecks } from "./e2e/audit.mjs";
+import { logsChecks } from "./e2e/logs.mjs";
+import { mailChecks } from "./e2e/mail.mjs";
 import { platformChecks } from "./e2e/platform.mjs";
+import { pushChecks } from "./e2e/push.mjs";
+import { createTlsMaterial } from "./e2e/receiver.mjs";
+import { relayChecks } from "./e2e/relay.mjs";
 import { surveyPageChecks } from "./e2e/survey-page.mjs";
+import { surveysChecks } from "./e2e/surveys.mjs";
 
-const suites = [platformChecks, surveyPageChecks];
+const suites = [platformChecks, surveysChecks, surveyPageChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
 
 const dir = mkdtempSync(join(tmpdir(), "edge-e2e-"));
 const envFile = join(dir, "dev.vars");
@@ -17,14 +26,34 @@ writeVars(envFile, secrets);
 let server;
 let passed = 0;
 let failed = 0;
+// Suites register clean-ups (local receivers) with ctx.defer(fn); they run whatever happens.
+const cleanups = [];
+// Push endpoints must be https: a throw-away CA that wrangler dev trusts (miniflare reads
+// NODE_EXTRA_CA_CERTS when it starts) and a certificate for 127.0.0.1 for the local receiver.
+const tls = createTlsMaterial(dir);
+if (tls) process.env.NODE_EXTRA_CA_CERTS = tls.caFile;
 
 try {
   applyMigrations({ persistTo: join(dir, "state") });
   const port = await freePort();
   server = await startDevServer({ port, persistTo: join(dir, "state"), envFile, testScheduled: true });
-  const ctx = { url: server.url, adminToken: secrets.ADMIN_TOKEN, createTeamWithKey: (opts) => createTeamWithKey(server.url, secrets.ADMIN_TOKEN, opts) };
+  const ctx = {
+    url: server.url,
+    adminToken: secrets.ADMIN_TOKEN,
+    createTeamWithKey: (opts) => createTeamWithKey(server.url, secrets.ADMIN_TOKEN, opts),
+    tls,
+    defer: (fn) => cleanups.push(fn),
+  };
   for (const suite of suites) {
-    for (const [name, check] of Object.entries(await suite(ctx))) {
+    let checks;
+    try {
+      checks = await suite(ctx);
+    } catch (error) {
+      failed++;
+      console.log(`FAIL ${suite.name} set-up: ${error?.stack ?? error}`);
+      continue;
+    }
+    for (const [name, check] of Object.entries(checks)) {
       const started = Date.now();
       try {
         await check();
@@ -41,6 +70,13 @@ try {
   console.log(`FAIL e2e set-up: ${error?.stack ?? error}`);
   if (server) console.log(server.output());
 } finally {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch (error) {
+      console.log(`warning: clean-up failed: ${error?.message ?? error}`);
+    }
+  }
   server?.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -39,3 +39,15 @@ export async function eventually(fn, { timeoutMs = 15_000, intervalMs = 250 } = 
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** Asserts a status, printing the method-less description and the answer body when it differs. */
+export function expectStatus(res, status, what) {
+  assert.equal(res.status, status, `${what}: expected ${status}, got ${res.status} ${typeof res.body === "string" ? res.body.slice(0, 500) : JSON.stringify(res.body)}`);
+  return res;
+}
+
+/** A value an earlier check was meant to produce; fails clearly when that check did not. */
+export function need(value, what) {
+  if (value === undefined || value === null) throw new Error(`${what} is missing: an earlier check of this suite failed`);
+  return value;
+}

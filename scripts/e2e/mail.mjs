@@ -1,0 +1,74 @@
+// Mail over real HTTP: a send delivered by the mail-sends queue consumer (outbox transport) with
+// its signed email.delivered webhook verified by a local receiver, a policy error, a batch item
+// missing a field, and a webhook test to an unreachable local port.
+import { assert, eventually, expectStatus, need, request } from "./http.mjs";
+import { startReceiver } from "./receiver.mjs";
+import { freePort } from "../lib/dev-server.mjs";
+
+export async function mailChecks({ url, createTeamWithKey, defer }) {
+  const { key } = await createTeamWithKey({ name: "Mail e2e" });
+  const receiver = await startReceiver();
+  defer(() => receiver.close());
+  const api = (method, path, body) => request(url, method, `/api/v1${path}`, { key, body });
+  const message = { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Welcome", text: "Hi there", stream: "transactional" };
+  const state = {};
+
+  return {
+    "mail: a webhook for email.delivered at a local receiver": async () => {
+      const hook = expectStatus(await api("POST", "/webhooks", { url: `${receiver.url}/mail`, events: ["email.delivered"] }), 201, "create mail webhook");
+      assert.match(hook.body.data.secret, /^whsec_/);
+      receiver.secret = hook.body.data.secret;
+      state.webhookId = hook.body.data.id;
+    },
+
+    "mail: POST /emails is queued, then delivered by the queue consumer": async () => {
+      const sent = expectStatus(await api("POST", "/emails", message), 201, "send");
+      assert.equal(sent.body.data.status, "queued");
+      const id = sent.body.data.id;
+      const email = await eventually(async () => {
+        const res = expectStatus(await api("GET", `/emails/${id}`), 200, "get email");
+        return res.body.data.status === "delivered" ? res.body.data : Promise.reject(new Error(`status ${res.body.data.status}, history ${JSON.stringify(res.body.data.history)}`));
+      }, { timeoutMs: 20_000 });
+      assert.deepEqual(email.history.map((h) => h.status), ["queued", "sent", "delivered"]);
+      assert.deepEqual(email.to, ["user@example.com"]);
+      state.emailId = id;
+    },
+
+    "mail: the email.delivered webhook verifies with the webhook secret": async () => {
+      const emailId = need(state.emailId, "delivered email");
+      need(state.webhookId, "mail webhook");
+      const hit = await receiver.waitFor((r) => r.verified && JSON.parse(r.text).data?.email_id === emailId);
+      const body = JSON.parse(hit.text);
+      assert.equal(body.type, "email.delivered");
+      assert.equal(body.data.status, "delivered");
+      assert.equal(body.data.subject, "Welcome");
+      assert.equal(receiver.requests.filter((r) => r.verified === false).length, 0, "no request may fail verification");
+    },
+
+    "mail: an unknown stream is the invalid_stream policy error": async () => {
+      const res = expectStatus(await api("POST", "/emails", { ...message, stream: "promotions" }), 422, "send on an unknown stream");
+      assert.deepEqual(res.body, { error: "stream must be either 'transactional' or 'broadcast'", code: "invalid_stream" });
+    },
+
+    "mail: a batch item missing subject answers 422 naming index 0": async () => {
+      const { subject, ...noSubject } = message;
+      assert.ok(subject);
+      const total = async () => expectStatus(await api("GET", "/emails"), 200, "list emails").body.pagination.total;
+      const before = await total();
+      const res = expectStatus(await api("POST", "/emails/batch", { emails: [noSubject, message] }), 422, "batch");
+      assert.deepEqual(res.body, { error: "Item at index 0: Missing required field: subject" });
+      assert.equal(await total(), before, "nothing of the refused batch is stored");
+    },
+
+    "mail: a webhook test to an unreachable local port answers 502": async () => {
+      const port = await freePort();
+      const hook = expectStatus(await api("POST", "/webhooks", { url: `http://127.0.0.1:${port}/nobody`, events: ["email.failed"] }), 201, "create webhook");
+      const res = expectStatus(await api("POST", `/webhooks/${hook.body.data.id}/test`), 502, "webhook test");
+      assert.deepEqual(Object.keys(res.body), ["error"]);
+      assert.equal(res.body.error.message, "Test delivery could not reach the endpoint");
+      assert.equal(typeof res.body.error.detail, "string");
+      assert.ok(res.body.error.detail.length > 0);
+      expectStatus(await api("DELETE", `/webhooks/${hook.body.data.id}`), 204, "delete webhook");
+    },
+  };
+}
