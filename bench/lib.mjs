@@ -5,24 +5,44 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "../scripts/lib/dev-server.mjs";
 
-/** Runs `fn({ url, adminToken, createTeamWithKey })` against a fresh local server, then stops it. */
-export async function withServer(fn, { vars } = {}) {
+/**
+ * Runs `fn({ url, adminToken, createTeamWithKey })` against a fresh local server (its own temporary
+ * --persist-to with migrations applied, an env file with fresh secrets, a free port and a free
+ * inspector port), then stops it and removes the temporary files whatever happens, Ctrl-C included.
+ * Options: vars (extra --var), logLevel (wrangler's --log-level).
+ */
+export async function withServer(fn, { vars, logLevel } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "edge-bench-"));
   const envFile = join(dir, "dev.vars");
   const secrets = freshSecrets();
   writeVars(envFile, secrets);
+  const abort = new AbortController();
+  let starting;
+  const onSignal = async () => {
+    abort.abort(new Error("interrupted"));
+    const server = await starting?.catch(() => null);
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   let server;
   try {
     applyMigrations({ persistTo: join(dir, "state") });
-    server = await startDevServer({ port: await freePort(), persistTo: join(dir, "state"), envFile, vars });
+    const port = await freePort();
+    starting = startDevServer({ port, persistTo: join(dir, "state"), envFile, vars, logLevel, signal: abort.signal });
+    server = await starting;
     return await fn({
       url: server.url,
       adminToken: secrets.ADMIN_TOKEN,
       createTeamWithKey: (opts) => createTeamWithKey(server.url, secrets.ADMIN_TOKEN, opts),
     });
   } finally {
-    server?.stop();
+    await server?.stop();
     rmSync(dir, { recursive: true, force: true });
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   }
 }
 

@@ -1,66 +1,23 @@
 // Webhook relay benchmark: events per second accepted at /in/<slug> and the median time from the
 // ingest request to the signed delivery reaching a local receiver.
 //
-// Starts its own `wrangler dev` on a free port with a throw-away --persist-to directory and env
-// file (fresh secrets, ALLOW_PRIVATE_TARGETS=true so deliveries may reach loopback, RATE_LIMITS=off
-// so the public bucket does not cap the run), applies the migrations there, creates a team and key
-// through the operator API, a source and a destination pointing at a local Node HTTP receiver that
-// verifies every Standard Webhooks signature, fires the events, prints the figures and stops
-// everything whatever happens.
+// Starts its own `wrangler dev` through bench/lib.mjs withServer (free ports, a throw-away
+// --persist-to with the migrations applied and an env file with fresh secrets, which include
+// ALLOW_PRIVATE_TARGETS=true so deliveries may reach loopback; RATE_LIMITS=off so the public bucket
+// does not cap the run), creates a team and key through the operator API, a source and a
+// destination pointing at a local Node HTTP receiver that verifies every Standard Webhooks
+// signature, fires the events, prints the figures and stops everything whatever happens.
 //
 //   npm run bench:relay                      # 1000 events, 20 in flight
 //   BENCH_EVENTS=3000 BENCH_CONCURRENCY=50 npm run bench:relay
-import { spawn } from "node:child_process";
+//   (BENCH_DELIVERY_WAIT_MS, default 120000: how long to wait for the deliveries)
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { createServer as netServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { withServer } from "./lib.mjs";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const DELIVERY_WAIT_MS = Number(process.env.BENCH_DELIVERY_WAIT_MS ?? 120_000);
-const WRANGLER = join(process.cwd(), "node_modules", "wrangler", "bin", "wrangler.js");
-
-const cleanups = [];
-async function cleanup() {
-  while (cleanups.length) {
-    try {
-      await cleanups.pop()();
-    } catch {
-      // keep cleaning
-    }
-  }
-}
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, async () => {
-    await cleanup();
-    process.exit(130);
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = netServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function run(args, options = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRANGLER, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" }, ...options });
-    let output = "";
-    child.stdout.on("data", (d) => (output += d));
-    child.stderr.on("data", (d) => (output += d));
-    child.on("exit", (code) => (code === 0 ? resolve(output) : reject(new Error(`wrangler ${args[0]} exited ${code}:\n${output}`))));
-  });
-}
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -89,28 +46,6 @@ function verify(secret, headers, body) {
 }
 
 async function main() {
-  const dir = mkdtempSync(join(tmpdir(), "relay-bench-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const port = await freePort();
-  const inspectorPort = await freePort();
-  const adminToken = randomBytes(24).toString("hex");
-  const envFile = join(dir, "bench.env");
-  writeFileSync(
-    envFile,
-    [
-      `ADMIN_TOKEN=${adminToken}`,
-      `ENCRYPTION_KEY=${randomBytes(32).toString("base64")}`,
-      `SIGNING_KEY=${randomBytes(32).toString("hex")}`,
-      "ALLOW_PRIVATE_TARGETS=true",
-      "RATE_LIMITS=off",
-      `APP_URL=http://127.0.0.1:${port}`,
-    ].join("\n") + "\n",
-  );
-  const persist = join(dir, "state");
-
-  console.log("applying migrations ...");
-  await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist]);
-
   // The receiver: verifies the signature, notes when each event arrived.
   let secret = "";
   const sentAt = new Map();
@@ -135,116 +70,79 @@ async function main() {
     });
   });
   await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  cleanups.push(() => new Promise((resolve) => receiver.close(resolve)));
   const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-  console.log(`starting wrangler dev on port ${port} ...`);
-  const dev = spawn(
-    process.execPath,
-    [
-      WRANGLER, "dev", "--port", String(port), "--ip", "127.0.0.1", "--inspector-port", String(inspectorPort),
-      "--persist-to", persist, "--env-file", envFile, "--log-level", "error", "--show-interactive-dev-session=false",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, CI: "true" } },
-  );
-  let devLog = "";
-  dev.stdout.on("data", (d) => (devLog += d));
-  dev.stderr.on("data", (d) => (devLog += d));
-  cleanups.push(async () => {
-    try {
-      process.kill(-dev.pid, "SIGTERM");
-    } catch {
-      return;
-    }
-    await new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-dev.pid, "SIGKILL");
-        } catch {
-          // gone
+  try {
+    console.log("starting wrangler dev (temporary state and secrets, migrations applied) ...");
+    await withServer(
+      async ({ url: base, createTeamWithKey }) => {
+        console.log(`wrangler dev up at ${base}`);
+        const api = async (method, path, token, body) => {
+          const res = await fetch(`${base}/api/v1/${path}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: body ? JSON.stringify(body) : undefined,
+          });
+          const json = await res.json();
+          if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+          return json.data;
+        };
+        const { key } = await createTeamWithKey({ name: "bench", plan: "scale", scopes: ["webhooks:write"] });
+        const signingSecret = randomBytes(16).toString("hex");
+        const source = await api("POST", "webhooks/sources", key, { name: "bench", provider: "generic", signing_secret: signingSecret });
+        const destination = await api("POST", `webhooks/sources/${source.id}/destinations`, key, { url: receiverUrl });
+        secret = destination.secret;
+        // source.url is built on APP_URL (http://localhost:<port>); fire at the same path on
+        // 127.0.0.1, where wrangler dev listens, as before.
+        const ingestUrl = new URL(new URL(source.url).pathname, base).href;
+
+        // Warm-up, not counted.
+        const fire = async (n) => {
+          const body = JSON.stringify({ type: "bench.event", n, data: { padding: "x".repeat(200) } });
+          const signature = createHmac("sha256", signingSecret).update(body).digest("hex");
+          sentAt.set(n, performance.now());
+          const res = await fetch(ingestUrl, { method: "POST", headers: { "content-type": "application/json", "x-signature": signature, "x-event-id": `bench-${n}` }, body });
+          await res.arrayBuffer();
+          return res.status;
+        };
+        for (let i = 0; i < 20; i++) await fire(-1 - i);
+
+        console.log(`firing ${EVENTS} events, ${CONCURRENCY} in flight ...`);
+        const statuses = {};
+        let next = 0;
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: CONCURRENCY }, async () => {
+            while (next < EVENTS) {
+              const n = next++;
+              const status = await fire(n);
+              statuses[status] = (statuses[status] ?? 0) + 1;
+            }
+          }),
+        );
+        const seconds = (performance.now() - started) / 1000;
+        const accepted = statuses[202] ?? 0;
+
+        const waitUntil = Date.now() + DELIVERY_WAIT_MS;
+        while (latencies.length < accepted && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 200));
+
+        console.log("");
+        console.log(`accepted        ${accepted}/${EVENTS} (statuses ${JSON.stringify(statuses)}) in ${seconds.toFixed(2)} s`);
+        console.log(`ingest rate     ${(accepted / seconds).toFixed(0)} events/s accepted at /in/<slug>`);
+        console.log(`delivered       ${latencies.length}/${accepted} measured events (${received} requests received incl. warm-up), bad signatures: ${badSignatures}`);
+        if (latencies.length) {
+          console.log(`latency         median ${median(latencies).toFixed(0)} ms, p90 ${percentile(latencies, 90).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (ingest request start to delivery at the receiver)`);
         }
-        resolve();
-      }, 5000);
-      dev.once("exit", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  });
-
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (dev.exitCode !== null) throw new Error(`wrangler dev exited:\n${devLog}`);
-    try {
-      if ((await fetch(`${base}/health`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`wrangler dev did not start:\n${devLog}`);
-    await new Promise((r) => setTimeout(r, 300));
+        if (badSignatures > 0 || latencies.length < accepted) process.exitCode = 1;
+      },
+      { vars: { RATE_LIMITS: "off" }, logLevel: "error" },
+    );
+  } finally {
+    await new Promise((resolve) => receiver.close(resolve));
   }
-
-  const api = async (method, path, token, body) => {
-    const res = await fetch(`${base}/api/v1/${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
-  const team = await api("POST", "admin/teams", adminToken, { name: "bench", plan: "scale" });
-  const { key } = await api("POST", `admin/teams/${team.id}/keys`, adminToken, { name: "bench", scopes: ["webhooks:write"] });
-  const signingSecret = randomBytes(16).toString("hex");
-  const source = await api("POST", "webhooks/sources", key, { name: "bench", provider: "generic", signing_secret: signingSecret });
-  const destination = await api("POST", `webhooks/sources/${source.id}/destinations`, key, { url: receiverUrl });
-  secret = destination.secret;
-
-  // Warm-up, not counted.
-  const fire = async (n) => {
-    const body = JSON.stringify({ type: "bench.event", n, data: { padding: "x".repeat(200) } });
-    const signature = createHmac("sha256", signingSecret).update(body).digest("hex");
-    sentAt.set(n, performance.now());
-    const res = await fetch(source.url, { method: "POST", headers: { "content-type": "application/json", "x-signature": signature, "x-event-id": `bench-${n}` }, body });
-    await res.arrayBuffer();
-    return res.status;
-  };
-  for (let i = 0; i < 20; i++) await fire(-1 - i);
-
-  console.log(`firing ${EVENTS} events, ${CONCURRENCY} in flight ...`);
-  const statuses = {};
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < EVENTS) {
-        const n = next++;
-        const status = await fire(n);
-        statuses[status] = (statuses[status] ?? 0) + 1;
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  const accepted = statuses[202] ?? 0;
-
-  const waitUntil = Date.now() + DELIVERY_WAIT_MS;
-  while (latencies.length < accepted && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 200));
-
-  console.log("");
-  console.log(`accepted        ${accepted}/${EVENTS} (statuses ${JSON.stringify(statuses)}) in ${seconds.toFixed(2)} s`);
-  console.log(`ingest rate     ${(accepted / seconds).toFixed(0)} events/s accepted at /in/<slug>`);
-  console.log(`delivered       ${latencies.length}/${accepted} measured events (${received} requests received incl. warm-up), bad signatures: ${badSignatures}`);
-  if (latencies.length) {
-    console.log(`latency         median ${median(latencies).toFixed(0)} ms, p90 ${percentile(latencies, 90).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (ingest request start to delivery at the receiver)`);
-  }
-  if (badSignatures > 0 || latencies.length < accepted) process.exitCode = 1;
 }
 
-main()
-  .catch((error) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(cleanup);
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

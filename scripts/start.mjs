@@ -17,7 +17,8 @@ console.log("applying local D1 migrations...");
 applyMigrations();
 
 console.log(`starting wrangler dev on http://localhost:${port} ...`);
-const server = await startDevServer({ port, envFile: effectiveVars, quiet: false, testScheduled: true });
+// inspectorPort: null keeps wrangler's own choice (9229 when free) for attaching a debugger.
+const server = await startDevServer({ port, envFile: effectiveVars, quiet: false, testScheduled: true, inspectorPort: null });
 const stop = () => {
   server.stop();
   process.exit(0);

@@ -70,14 +70,20 @@ export function applyMigrations({ persistTo } = {}) {
 
 /**
  * Starts `wrangler dev` on `port`. Options: persistTo, envFile (a .dev.vars-format file used
- * instead of .dev.vars), vars (extra --var), testScheduled, quiet.
- * Returns { url, child, stop() }.
+ * instead of .dev.vars), vars (extra --var), testScheduled, quiet, logLevel (--log-level),
+ * inspectorPort (default: a free port, so several servers can run side by side; null leaves the
+ * choice to wrangler, which takes 9229 when it is free), signal (an AbortSignal: aborting while
+ * waiting for readiness stops the server and rejects).
+ * Returns { url, child, stop(), output() }; stop() resolves once wrangler has exited.
  */
-export async function startDevServer({ port, persistTo, envFile, vars = {}, testScheduled = false, quiet = true } = {}) {
+export async function startDevServer({ port, persistTo, envFile, vars = {}, testScheduled = false, quiet = true, logLevel, inspectorPort, signal } = {}) {
   const args = [WRANGLER, "dev", "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+  if (inspectorPort === undefined) inspectorPort = await freePort();
+  if (inspectorPort !== null) args.push("--inspector-port", String(inspectorPort));
   if (persistTo) args.push("--persist-to", persistTo);
   if (envFile) args.push("--env-file", envFile);
   if (testScheduled) args.push("--test-scheduled");
+  if (logLevel) args.push("--log-level", logLevel);
   const allVars = { APP_URL: `http://localhost:${port}`, ...vars };
   for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
   const child = spawn(process.execPath, args, {
@@ -92,18 +98,29 @@ export async function startDevServer({ port, persistTo, envFile, vars = {}, test
     child.stderr.on("data", (d) => (output = (output + d).slice(-20000)));
   }
   const url = `http://127.0.0.1:${port}`;
-  const stop = () => {
-    if (child.exitCode === null) {
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        /* already gone */
-      }
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const signalGroup = (name) => {
+    try {
+      process.kill(-child.pid, name);
+    } catch {
+      /* already gone */
     }
+  };
+  /** SIGTERM to wrangler's process group; SIGKILL if it has not exited after 5 s. */
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    signalGroup("SIGTERM");
+    const timer = setTimeout(() => signalGroup("SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
   };
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited early (${child.exitCode}):\n${output}`);
+    if (signal?.aborted) {
+      await stop();
+      throw signal.reason ?? new Error("aborted");
+    }
     try {
       const res = await fetch(`${url}/health`);
       if (res.ok) break;
@@ -111,7 +128,7 @@ export async function startDevServer({ port, persistTo, envFile, vars = {}, test
       /* not up yet */
     }
     if (Date.now() > deadline) {
-      stop();
+      await stop();
       throw new Error(`wrangler dev did not become ready in 90 s:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 300));
