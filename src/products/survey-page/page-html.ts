@@ -13,11 +13,11 @@ function scriptJson(value: unknown): string {
 
 function styles(s: ResolvedSettings): string {
   // Colours are validated hex values (survey-settings.ts), so they are safe inside CSS.
-  return `:root{--primary:${s.primary};--bg:${s.background};--text:${s.text}}
+  return `:root{--primary:${s.primary};--bg:${s.background};--text:${s.text};--card:${s.dark ? "#1b2030" : "#fff"};color-scheme:${s.dark ? "dark" : "light"}}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--text)}
 main{max-width:640px;margin:0 auto;padding:24px 16px}
-.card{background:#fff;border-radius:12px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:24px}
+.card{background:var(--card);border-radius:12px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:24px}
 h1{font-size:1.4rem;margin:0 0 12px}
 fieldset{border:0;padding:0;margin:0}
 legend.title{font-size:1.15rem;font-weight:600;margin-bottom:8px;padding:0}

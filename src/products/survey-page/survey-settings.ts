@@ -5,17 +5,28 @@ import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/errors";
 import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
 
+/** Named themes; an object theme may start from one (`base`) and override its colours. */
+export const THEME_NAMES = ["light", "dark"] as const;
+const THEMES: Record<(typeof THEME_NAMES)[number], { primary: string; background: string; text: string }> = {
+  light: { primary: "#2457d6", background: "#f6f7fb", text: "#1c1f2a" },
+  dark: { primary: "#7aa2ff", background: "#111522", text: "#e8eaf2" },
+};
+
 const HexColor = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, "must be a hex colour like #1a73e8");
 const Label = z.string().trim().min(1).max(40);
 
 export const SurveySettingsSchema = z
   .looseObject({
     theme: z
-      .strictObject({
-        primary_color: HexColor.optional(),
-        background_color: HexColor.optional(),
-        text_color: HexColor.optional(),
-      })
+      .union([
+        z.enum(THEME_NAMES),
+        z.strictObject({
+          base: z.enum(THEME_NAMES).optional(),
+          primary_color: HexColor.optional(),
+          background_color: HexColor.optional(),
+          text_color: HexColor.optional(),
+        }),
+      ])
       .optional(),
     button_labels: z
       .strictObject({
@@ -32,12 +43,13 @@ export const SurveySettingsSchema = z
   })
   .openapi("SurveySettings", {
     description:
-      "Display settings of the hosted page and embed: `theme` (`primary_color`, `background_color`, `text_color` as hex), `button_labels` (`start`, `next`, `back`, `submit`, up to 40 characters), `show_progress` (default true), `thank_you_message`, `redirect_url` (https, no private or internal address) and `redirect_delay_seconds` (0..30, default 3). Other keys are stored as given.",
+      "Display settings of the hosted page and embed: `theme` (`light` or `dark`, or an object with an optional `base` of those and `primary_color`, `background_color`, `text_color` as hex), `button_labels` (`start`, `next`, `back`, `submit`, up to 40 characters), `show_progress` (default true), `thank_you_message`, `redirect_url` (https, no private or internal address) and `redirect_delay_seconds` (0..30, default 3). Other keys are stored as given.",
   });
 
 export type SurveySettings = z.infer<typeof SurveySettingsSchema>;
 
 export interface ResolvedSettings {
+  dark: boolean;
   primary: string;
   background: string;
   text: string;
@@ -52,10 +64,13 @@ export interface ResolvedSettings {
 export function resolveSettings(raw: unknown): ResolvedSettings {
   const parsed = SurveySettingsSchema.safeParse(raw ?? {});
   const s: SurveySettings = parsed.success ? parsed.data : {};
+  const theme = typeof s.theme === "string" ? { base: s.theme } : (s.theme ?? {});
+  const base = THEMES[theme.base ?? "light"];
   return {
-    primary: s.theme?.primary_color ?? "#2457d6",
-    background: s.theme?.background_color ?? "#f6f7fb",
-    text: s.theme?.text_color ?? "#1c1f2a",
+    dark: theme.base === "dark",
+    primary: theme.primary_color ?? base.primary,
+    background: theme.background_color ?? base.background,
+    text: theme.text_color ?? base.text,
     labels: {
       start: s.button_labels?.start ?? "Start",
       next: s.button_labels?.next ?? "Next",

@@ -106,6 +106,7 @@ describe("settings schema", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ theme: { primary_color: "red" } }, "settings.theme.primary_color"],
       [{ theme: { accent: "#fff" } }, "settings.theme"],
+      [{ theme: "neon" }, "settings.theme"],
       [{ button_labels: { next: "x".repeat(41) } }, "settings.button_labels.next"],
       [{ show_progress: "yes" }, "settings.show_progress"],
       [{ redirect_delay_seconds: 31 }, "settings.redirect_delay_seconds"],
@@ -138,6 +139,14 @@ describe("settings schema", () => {
     expect(() => assertSettingsUrls({ redirect_url: "https://10.0.0.1/x" }, { allowPrivate: false })).toThrow(/Validation failed/);
     expect(() => assertSettingsUrls({ redirect_url: "http://example.com/x" }, { allowPrivate: false })).toThrow();
     expect(() => assertSettingsUrls({ redirect_url: "https://example.com/x" }, { allowPrivate: false })).not.toThrow();
+  });
+
+  it("accepts a named theme, alone or as the base of custom colours", async () => {
+    const team = await setupTeam();
+    const s = slug();
+    await activeSurvey(team, s, { settings: { theme: "dark" } });
+    expect(await (await call("GET", `/s/${s}`)).text()).toContain("--bg:#111522");
+    expect(resolveSettings({ theme: { base: "dark", primary_color: "#ff0000" } })).toMatchObject({ dark: true, primary: "#ff0000", background: "#111522" });
   });
 
   it("resolves defaults, and falls back to them for stored values that no longer validate", () => {

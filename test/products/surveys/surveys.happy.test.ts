@@ -227,7 +227,7 @@ describe("surveys", () => {
 
   it("duplicates a survey with remapped sections and branching, no responses or webhooks", async () => {
     const team = await setupTeam();
-    const survey = await createSurvey(team.key, { settings: { theme: "x" }, mode: "ai", ai_config: { goal: "g" } });
+    const survey = await createSurvey(team.key, { settings: { theme: "dark" }, mode: "ai", ai_config: { goal: "g" } });
     const section = (await json(await call("POST", `surveys/${survey.id}/sections`, { key: team.key, body: { title: "S", position: 1 } }))).data;
     const end = await addQuestion(team.key, survey.id, { type: "text", title: "End", position: 3 });
     const mid = await addQuestion(team.key, survey.id, { type: "text", title: "Mid", position: 2 });
@@ -246,7 +246,7 @@ describe("surveys", () => {
     const res = await call("POST", `surveys/${survey.id}/duplicate`, { key: team.key });
     expect(res.status).toBe(201);
     const copy = (await json(res)).data;
-    expect(copy).toMatchObject({ status: "draft", response_count: 0, settings: { theme: "x" }, mode: "ai", ai_config: { goal: "g" }, name: survey.name });
+    expect(copy).toMatchObject({ status: "draft", response_count: 0, settings: { theme: "dark" }, mode: "ai", ai_config: { goal: "g" }, name: survey.name });
     expect(copy.id).not.toBe(survey.id);
     expect(copy.slug).toBe(`${survey.slug}-copy`);
     expect(copy.sections).toHaveLength(1);
