@@ -11,6 +11,7 @@ import { handleMailBatch } from "./products/mail/mail.consumer";
 import { sweepMail } from "./products/mail/mail.cron";
 import { pushConsumer } from "./products/push/push.consumer";
 import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
+import { sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -38,7 +39,7 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
-  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env))],
+  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env)), async (env) => void (await sweepSurveyDeliveries(env))],
 };
 
 export default {

@@ -149,6 +149,18 @@ export const surveyWebhookDeliveries = sqliteTable(
     lastError: text("last_error"),
     createdAt: text("created_at").notNull(),
     deliveredAt: text("delivered_at"),
+    /**
+     * The token of the one queue message allowed to attempt this delivery (null: the message sent
+     * at completion). The sweeper re-queues with a new token, so a late original is ignored.
+     */
+    queueToken: text("queue_token"),
+    /** Claimed by a consumer attempt until then; no other message may attempt it meanwhile. */
+    lockedUntil: text("locked_until"),
+    /** When a queue message is next expected to attempt it (null: at created_at). */
+    nextAttemptAt: text("next_attempt_at"),
   },
-  (t) => [index("survey_webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt)],
+  (t) => [
+    index("survey_webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt),
+    index("survey_webhook_deliveries_pending_idx").on(t.status, t.nextAttemptAt),
+  ],
 );

@@ -325,8 +325,8 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
     env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND ${won}`).bind(row.id, completionId, survey.id),
     ...deliveries.map((d) =>
       env.DB.prepare(
-        `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, payload, status, attempts, created_at)
-         SELECT ?3, ?4, ?5, ?6, 'response.completed', ?7, 'pending', 0, ?8 WHERE ${won}`,
+        `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, payload, status, attempts, created_at, next_attempt_at)
+         SELECT ?3, ?4, ?5, ?6, 'response.completed', ?7, 'pending', 0, ?8, ?8 WHERE ${won}`,
       ).bind(row.id, completionId, d.id, survey.teamId, survey.id, d.webhookId, payload, at),
     ),
   ]);
@@ -335,7 +335,7 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
       await env.SURVEY_QUEUE.sendBatch(deliveries.map((d) => ({ body: { delivery_id: d.id } })));
     } catch (error) {
       // The completion is committed; the respondent must not see a failure for it. The rows stay
-      // pending (see README: no sweeper yet).
+      // pending and the hourly sweep (surveys.cron.ts) queues them again.
       console.error(JSON.stringify({ msg: "survey webhook enqueue failed", response_id: row.id, error: String(error) }));
     }
   }

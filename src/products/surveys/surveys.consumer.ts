@@ -1,13 +1,19 @@
 // Consumer of the survey-webhooks queue: each message names one delivery row (one webhook, one
 // event). The body is signed with Standard Webhooks headers; the delivery id is the `webhook-id`,
-// stable across retries. A delivered or failed row is never sent again, so redelivery of a
-// message does not duplicate work.
+// stable across retries.
+//
+// Exactly one delivery per row, whatever the queue does: an attempt first claims the row with one
+// conditional UPDATE (still pending, the message carries the row's current queue token, and no
+// other attempt holds an unexpired lock). A delivered or failed row, a message of a superseded
+// token (the original of a delivery the sweeper re-queued) and a duplicate of a message being
+// processed are acknowledged without sending; only a row locked by an attempt that may have
+// crashed is retried later.
 import { eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../platform/backoff";
-import { nowIso, nowSeconds } from "../../platform/clock";
+import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
@@ -15,68 +21,122 @@ import { standardWebhookHeaders } from "../../platform/webhook-signature";
 /** Deliveries are attempted this many times before they are marked failed (wrangler max_retries + 1). */
 export const MAX_DELIVERY_ATTEMPTS = 9;
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/** How long a claim holds a delivery: well beyond one attempt's timeout. */
+export const CLAIM_LEASE_MS = 60_000;
 
 export interface SurveyWebhookMessage {
   delivery_id: string;
+  /** Set on messages the sweeper sent; the completion's own message has none. */
+  token?: string;
 }
 
-type Outcome = { kind: "done" } | { kind: "retry" };
+type Outcome = { kind: "done" } | { kind: "retry"; delaySeconds: number };
+/** What an attempt needs of the delivery row it claimed. */
+interface ClaimedDelivery {
+  id: string;
+  webhook_id: string;
+  payload: string;
+  /** Attempts so far, this one included. */
+  attempts: number;
+}
 
-async function deliver(env: Env, deliveryId: string, attempt: number): Promise<Outcome> {
-  const db = getDb(env.DB);
-  const row = await db
-    .select({ delivery: surveyWebhookDeliveries, url: surveyWebhooks.url, secretEncrypted: surveyWebhooks.secretEncrypted })
+/**
+ * Claims the delivery for one attempt, counting it: one conditional UPDATE, so of two messages
+ * processed at the same time only one gets the row.
+ */
+async function claim(env: Env, deliveryId: string, token: string | null): Promise<ClaimedDelivery | null> {
+  const at = nowMs();
+  return env.DB.prepare(
+    `UPDATE survey_webhook_deliveries SET attempts = attempts + 1, locked_until = ?3
+     WHERE id = ?1 AND status = 'pending' AND queue_token IS ?2 AND (locked_until IS NULL OR locked_until <= ?4)
+     RETURNING id, webhook_id, payload, attempts`,
+  )
+    .bind(deliveryId, token, new Date(at + CLAIM_LEASE_MS).toISOString(), new Date(at).toISOString())
+    .first<ClaimedDelivery>();
+}
+
+/** Why a message could not claim its delivery: only a lock held by another attempt is worth a retry. */
+async function unclaimed(env: Env, deliveryId: string, token: string | null): Promise<Outcome> {
+  const row = await getDb(env.DB)
+    .select({ status: surveyWebhookDeliveries.status, queueToken: surveyWebhookDeliveries.queueToken, lockedUntil: surveyWebhookDeliveries.lockedUntil })
     .from(surveyWebhookDeliveries)
-    .innerJoin(surveyWebhooks, eq(surveyWebhooks.id, surveyWebhookDeliveries.webhookId))
     .where(eq(surveyWebhookDeliveries.id, deliveryId))
     .get();
-  // Gone (webhook or survey deleted) or already settled: nothing left to do.
-  if (!row || row.delivery.status !== "pending") return { kind: "done" };
+  // Gone (webhook or survey deleted), settled, or superseded by a re-queued message.
+  if (!row || row.status !== "pending" || row.queueToken !== token || !row.lockedUntil) return { kind: "done" };
+  // Another attempt holds it: come back when its lock has expired, in case it never finishes.
+  const remaining = Math.ceil((Date.parse(row.lockedUntil) - nowMs()) / 1000);
+  return { kind: "retry", delaySeconds: Math.max(1, remaining) };
+}
 
-  const { delivery } = row;
-  const secret = await decryptSecret(env.ENCRYPTION_KEY, row.secretEncrypted);
-  const headers = await standardWebhookHeaders(secret, delivery.id, nowSeconds(), delivery.payload);
-  let status: number | null = null;
-  let error: string | null = null;
+/** One POST of the delivery to its webhook: the receiver's status, or why there was none. */
+async function attempt(env: Env, delivery: ClaimedDelivery): Promise<{ status: number | null; error: string | null; blocked: boolean }> {
   try {
+    const hook = await getDb(env.DB)
+      .select({ url: surveyWebhooks.url, secretEncrypted: surveyWebhooks.secretEncrypted })
+      .from(surveyWebhooks)
+      .where(eq(surveyWebhooks.id, delivery.webhook_id))
+      .get();
+    if (!hook) return { status: null, error: "webhook deleted", blocked: true };
+    const secret = await decryptSecret(env.ENCRYPTION_KEY, hook.secretEncrypted);
+    const headers = await standardWebhookHeaders(secret, delivery.id, nowSeconds(), delivery.payload);
     const response = await safeFetch(
-      row.url,
+      hook.url,
       { method: "POST", headers: { ...headers, "content-type": "application/json", "user-agent": "edge-platform-surveys/1" }, body: delivery.payload },
       { ...ssrfOptions(env), timeoutMs: DELIVERY_TIMEOUT_MS },
     );
-    status = response.status;
     await response.body?.cancel();
-    if (response.ok) {
-      await db
-        .update(surveyWebhookDeliveries)
-        .set({ status: "delivered", attempts: delivery.attempts + 1, lastStatus: status, lastError: null, deliveredAt: nowIso() })
-        .where(eq(surveyWebhookDeliveries.id, delivery.id));
-      return { kind: "done" };
-    }
-    error = `receiver answered ${status}`;
+    return { status: response.status, error: response.ok ? null : `receiver answered ${response.status}`, blocked: false };
   } catch (e) {
-    error = e instanceof BlockedUrlError ? e.message : `request failed: ${String((e as Error)?.message ?? e)}`;
-    if (e instanceof BlockedUrlError) attempt = MAX_DELIVERY_ATTEMPTS; // a refused URL will not get better
+    // A refused URL will not get better.
+    if (e instanceof BlockedUrlError) return { status: null, error: e.message, blocked: true };
+    return { status: null, error: `request failed: ${String((e as Error)?.message ?? e)}`, blocked: false };
   }
-  const final = attempt >= MAX_DELIVERY_ATTEMPTS;
+}
+
+async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts: number): Promise<Outcome> {
+  const token = message.token ?? null;
+  const delivery = await claim(env, message.delivery_id, token);
+  if (!delivery) return unclaimed(env, message.delivery_id, token);
+
+  const result = await attempt(env, delivery);
+  const db = getDb(env.DB);
+  if (result.status !== null && result.error === null) {
+    await db
+      .update(surveyWebhookDeliveries)
+      .set({ status: "delivered", lastStatus: result.status, lastError: null, lockedUntil: null, deliveredAt: nowIso() })
+      .where(eq(surveyWebhookDeliveries.id, delivery.id));
+    return { kind: "done" };
+  }
+  // The row counts every attempt, across re-queued messages; the message's own count says when
+  // the queue itself would give up.
+  const attemptNo = Math.max(messageAttempts, delivery.attempts);
+  const final = result.blocked || attemptNo >= MAX_DELIVERY_ATTEMPTS;
+  const delaySeconds = backoffSeconds(attemptNo);
   await db
     .update(surveyWebhookDeliveries)
-    .set({ status: final ? "failed" : "pending", attempts: delivery.attempts + 1, lastStatus: status, lastError: error })
+    .set({
+      status: final ? "failed" : "pending",
+      lastStatus: result.status,
+      lastError: result.error,
+      lockedUntil: null,
+      nextAttemptAt: final ? null : new Date(nowMs() + delaySeconds * 1000).toISOString(),
+    })
     .where(eq(surveyWebhookDeliveries.id, delivery.id));
-  return final ? { kind: "done" } : { kind: "retry" };
+  return final ? { kind: "done" } : { kind: "retry", delaySeconds };
 }
 
 export async function consumeSurveyWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     const body = message.body as Partial<SurveyWebhookMessage> | null;
-    if (!body || typeof body.delivery_id !== "string") {
+    if (!body || typeof body.delivery_id !== "string" || (body.token !== undefined && typeof body.token !== "string")) {
       message.ack();
       continue;
     }
     try {
-      const outcome = await deliver(env, body.delivery_id, message.attempts);
+      const outcome = await deliver(env, { delivery_id: body.delivery_id, token: body.token }, message.attempts);
       if (outcome.kind === "done") message.ack();
-      else message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+      else message.retry({ delaySeconds: outcome.delaySeconds });
     } catch (error) {
       console.error(JSON.stringify({ msg: "survey webhook delivery error", delivery_id: body.delivery_id, error: String(error) }));
       message.retry({ delaySeconds: backoffSeconds(message.attempts) });

@@ -426,7 +426,7 @@ surveysRouter.openapi(
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The summary", SummarySchema), ...errors },
   }),
-  async (c) => c.json({ data: await surveySummary(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id) }, 200),
+  async (c) => c.json({ data: await surveySummary(c.env, c.get("principal").teamId, c.req.valid("param").id) }, 200),
 );
 
 surveysRouter.openapi(
