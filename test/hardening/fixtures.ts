@@ -3,6 +3,7 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { expect } from "vitest";
 import { app } from "../../src/app";
+import type { Env } from "../../src/env";
 import { nowSeconds } from "../../src/platform/clock";
 import { decryptSecret } from "../../src/platform/crypto";
 import { standardWebhookHeaders } from "../../src/platform/webhook-signature";
@@ -15,7 +16,7 @@ import { browserSubscription, subscriptionJson } from "../products/push/push-hel
  * (measured: GET /health from 5 ms to 170 ms per request within 600 requests), which would make
  * thousands of fuzzed requests impossible; the app and bindings are the same.
  */
-export async function call(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+export async function call(method: string, path: string, options: RequestOptions & { env?: Env } = {}): Promise<Response> {
   const url = path.startsWith("http") ? path : path.startsWith("/") ? `${ORIGIN}${path}` : `${API}/${path}`;
   const headers: Record<string, string> = { "cf-connecting-ip": options.ip ?? "203.0.113.10", ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
@@ -24,7 +25,7 @@ export async function call(method: string, path: string, options: RequestOptions
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  return app.fetch(new Request(url, { method, headers, body }), env, createExecutionContext());
+  return app.fetch(new Request(url, { method, headers, body }), options.env ?? env, createExecutionContext());
 }
 
 /** A new team with one key (every scope unless told otherwise), through the operator API. */
