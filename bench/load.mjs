@@ -23,7 +23,8 @@ const WORKERS = Number(process.env.LOAD_WORKERS ?? 4);
 const RATE_LIMITS = process.env.LOAD_RATE_LIMITS ?? "off";
 const LOG_PROJECTS = 4;
 const SURVEY_TEAMS = 4;
-const DRAIN_MS = Number(process.env.LOAD_DRAIN_MS ?? 180_000);
+// Long enough for a delivery that failed twice (relay retries after 60 s, then 120 s) to land.
+const DRAIN_MS = Number(process.env.LOAD_DRAIN_MS ?? 420_000);
 
 function percentile(values, p) {
   if (!values.length) return 0;
@@ -270,6 +271,10 @@ await withServer(
     const missing = [...acceptedEvents].filter((id) => !receiver.events.has(id)).length;
     const doubled = [...receiver.events.values()].filter((n) => n > 1).length;
     const unknown = [...receiver.events.keys()].filter((id) => !acceptedEvents.has(id)).length;
+    for (const id of [...acceptedEvents].filter((id) => !receiver.events.has(id)).slice(0, 10)) {
+      const detail = (await api(url, team.key, "GET", `webhooks/sources/${source.id}/events/${id}`)).data;
+      console.error(`undelivered event ${id}: ${JSON.stringify(detail.deliveries.map((d) => ({ status: d.status, attempts: d.attempts_count, last_error: d.last_error, next_attempt_at: d.next_attempt_at, tries: d.attempts.map((a) => [a.attempted_at, a.status_code, a.error]) })))}`);
+    }
     if (missing || doubled || unknown || receiver.badSignatures()) {
       problems.push(`relay deliveries: missing ${missing}, delivered twice ${doubled}, unknown ${unknown}, bad signatures ${receiver.badSignatures()}`);
     }

@@ -34,7 +34,7 @@ async function deliver(env: Env, deliveryId: string, attempt: number): Promise<O
   if (!row || row.delivery.status !== "pending") return { kind: "done" };
 
   const { delivery } = row;
-  const secret = await decryptSecret(env.ENCRYPTION_KEY, row.secretEncrypted);
+  const secret = await decryptSecret(env.ENCRYPTION_KEY, row.secretEncrypted, env.ENCRYPTION_KEY_PREVIOUS);
   const headers = await standardWebhookHeaders(secret, delivery.id, nowSeconds(), delivery.payload);
   let status: number | null = null;
   let error: string | null = null;
