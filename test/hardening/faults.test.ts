@@ -20,6 +20,7 @@ import { auditExportConsumer } from "../../src/products/audit/audit.consumer";
 import { handleMailBatch } from "../../src/products/mail/mail.consumer";
 import { pushConsumer } from "../../src/products/push/push.consumer";
 import { consumeDeliveries } from "../../src/products/relay/relay.consumer";
+import { relayRetentionJob } from "../../src/products/relay/relay.cron";
 import { json } from "../helpers/api";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 import { call, randomIp, setupTeam } from "./fixtures";
@@ -278,6 +279,35 @@ describe("queue consumers crashing midway and redelivered", () => {
     await auditExportConsumer(fourth.batch, env);
     expect(fourth.messages[0].ack).toHaveBeenCalled();
     expect((await env.REPORTS.list({ prefix: `audit/${team.teamId}/` })).objects).toHaveLength(1);
+  });
+});
+
+describe("a lost queue message", () => {
+  it("relay: a delivery whose message never arrived is re-queued by the hourly job after 15 minutes and delivered once", async () => {
+    const team = await setupTeam({ plan: "enterprise" });
+    const source = (await json(await call("POST", "webhooks/sources", { key: team.key, body: { name: "s", provider: "generic" } }))).data;
+    const destination = (await json(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/relay-lost" } }))).data;
+    // The ingest is accepted but its queue message is lost (recorded here, never delivered).
+    const lost = recordingQueue("WEBHOOK_QUEUE");
+    expect((await call("POST", `/in/${source.slug}`, { raw: '{"type":"lost"}', headers: { "content-type": "application/json" }, ip: randomIp(), env: lost.env })).status).toBe(202);
+    const seen = intercept("http://127.0.0.1:9/relay-lost", () => new Response("ok"));
+    vi.spyOn(console, "log").mockImplementation(() => {});
+
+    const cron = recordingQueue("WEBHOOK_QUEUE");
+    await relayRetentionJob(cron.env);
+    expect(cron.sent).toEqual([]); // not yet overdue: its message may still come
+    setClock(nowMs() + 16 * 60_000);
+    await relayRetentionJob(cron.env);
+    expect(cron.sent).toEqual(lost.sent);
+    // The original message turns up after all, alongside the re-queued one: sent once.
+    const { batch } = batchOf("webhook-deliveries", [...cron.sent, ...lost.sent]);
+    await consumeDeliveries(batch, env);
+    expect(seen).toHaveLength(1);
+    const row = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first<{ status: string }>();
+    expect(row!.status).toBe("delivered");
+    const again = recordingQueue("WEBHOOK_QUEUE");
+    await relayRetentionJob(again.env);
+    expect(again.sent).toEqual([]);
   });
 });
 
