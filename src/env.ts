@@ -28,6 +28,9 @@ export interface Env {
   ADMIN_TOKEN: string;
   ENCRYPTION_KEY: string;
   SIGNING_KEY: string;
+  /** Set only while rotating keys: values sealed / tokens signed with the previous key stay readable. */
+  ENCRYPTION_KEY_PREVIOUS?: string;
+  SIGNING_KEY_PREVIOUS?: string;
 }
 
 export interface Variables {

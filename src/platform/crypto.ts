@@ -106,12 +106,20 @@ export async function encryptSecret(encryptionKey: string, plaintext: string): P
   return `v1.${toBase64Url(iv)}.${toBase64Url(sealed)}`;
 }
 
-/** Decrypts a value produced by encryptSecret. Throws when the key is wrong or the value altered. */
-export async function decryptSecret(encryptionKey: string, sealed: string): Promise<string> {
+/**
+ * Decrypts a value produced by encryptSecret. Throws when the key is wrong or the value altered.
+ * During a key rotation `previousKey` (ENCRYPTION_KEY_PREVIOUS) opens values sealed before it:
+ * the GCM tag tells the keys apart, so both are tried, the current one first.
+ */
+export async function decryptSecret(encryptionKey: string, sealed: string, previousKey?: string): Promise<string> {
   const [version, iv, data] = sealed.split(".");
   if (version !== "v1" || !iv || !data) throw new Error("Unsupported secret format");
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64Url(iv) }, await aesKey(encryptionKey), fromBase64Url(data));
-  return decoder.decode(plain);
+  try {
+    return decoder.decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64Url(iv) }, await aesKey(encryptionKey), fromBase64Url(data)));
+  } catch (error) {
+    if (!previousKey || previousKey === encryptionKey) throw error;
+    return decoder.decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64Url(iv) }, await aesKey(previousKey), fromBase64Url(data)));
+  }
 }
 
 /**
@@ -124,13 +132,19 @@ export async function signToken(signingKey: string, payload: Record<string, unkn
   return `${body}.${mac}`;
 }
 
-/** Verifies a token from signToken; returns its payload, or null when malformed or tampered. */
-export async function verifyToken<T = Record<string, unknown>>(signingKey: string, token: string): Promise<T | null> {
+/**
+ * Verifies a token from signToken; returns its payload, or null when malformed or tampered.
+ * During a key rotation `previousKey` (SIGNING_KEY_PREVIOUS) still accepts tokens signed before it.
+ */
+export async function verifyToken<T = Record<string, unknown>>(signingKey: string, token: string, previousKey?: string): Promise<T | null> {
   const dot = token.indexOf(".");
   if (dot <= 0 || dot !== token.lastIndexOf(".")) return null;
   const body = token.slice(0, dot);
-  const expected = toBase64Url(await hmacSha256(signingKey, body));
-  if (!timingSafeEqual(expected, token.slice(dot + 1))) return null;
+  const mac = token.slice(dot + 1);
+  const keys = previousKey && previousKey !== signingKey ? [signingKey, previousKey] : [signingKey];
+  let valid = false;
+  for (const key of keys) if (timingSafeEqual(toBase64Url(await hmacSha256(key, body)), mac)) valid = true;
+  if (!valid) return null;
   try {
     return JSON.parse(decoder.decode(fromBase64Url(body))) as T;
   } catch {

@@ -461,7 +461,7 @@ function shareUrl(env: Env, token: string): string {
 /** A token is live while signed by us, unexpired, of the right kind, and its report still shared at that version. */
 export async function resolveToken(env: Env, token: string, kind: ShareToken["k"]): Promise<AuditReport | null> {
   if (token.length > 2048) return null;
-  const payload = await verifyToken<ShareToken>(env.SIGNING_KEY, token);
+  const payload = await verifyToken<ShareToken>(env.SIGNING_KEY, token, env.SIGNING_KEY_PREVIOUS);
   if (!payload || payload.k !== kind || typeof payload.r !== "string" || typeof payload.t !== "string") return null;
   if (typeof payload.exp !== "number" || payload.exp <= nowSeconds()) return null;
   const [row] = await getDb(env.DB)

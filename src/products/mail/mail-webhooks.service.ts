@@ -67,7 +67,7 @@ async function discard(response: Response): Promise<void> {
 
 async function post(env: Env, webhook: WebhookRow, messageId: string, payload: unknown): Promise<Response> {
   const body = JSON.stringify(payload);
-  const secret = await decryptSecret(env.ENCRYPTION_KEY, webhook.secretEncrypted);
+  const secret = await decryptSecret(env.ENCRYPTION_KEY, webhook.secretEncrypted, env.ENCRYPTION_KEY_PREVIOUS);
   const headers = await standardWebhookHeaders(secret, messageId, nowSeconds(), body);
   return safeFetch(
     webhook.url,

@@ -190,7 +190,7 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
     .from(pushSubscribers)
     .where(and(eq(pushSubscribers.appId, n.appId), inArray(pushSubscribers.id, claimed.map((c) => c.subscriberId))));
   const byId = new Map(subscribers.map((s) => [s.id, s]));
-  const vapid = { subject: n.vapidSubject, publicKey: n.publicKey, privateKey: await decryptSecret(env.ENCRYPTION_KEY, n.privateKeyEnc) };
+  const vapid = { subject: n.vapidSubject, publicKey: n.publicKey, privateKey: await decryptSecret(env.ENCRYPTION_KEY, n.privateKeyEnc, env.ENCRYPTION_KEY_PREVIOUS) };
   const options = { ttl: n.ttl, urgency: n.urgency, ...(n.topic ? { topic: n.topic } : {}) };
 
   const outcomes = await Promise.all(

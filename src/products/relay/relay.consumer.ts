@@ -160,7 +160,7 @@ interface AttemptResult {
 
 /** Sends the stored body with Standard Webhooks headers signed by the destination secret. */
 async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult> {
-  const secret = await decryptSecret(env.ENCRYPTION_KEY, delivery.secret);
+  const secret = await decryptSecret(env.ENCRYPTION_KEY, delivery.secret, env.ENCRYPTION_KEY_PREVIOUS);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(JSON.parse(delivery.headers) as Record<string, string>)) {
     if (!INBOUND_SIGNATURE_HEADERS.has(name)) headers[name] = value;

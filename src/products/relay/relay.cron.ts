@@ -1,7 +1,35 @@
-// Retention clean-up of the webhook relay (hourly cron): deletes events older than their source's
-// retention_days; their deliveries and attempts go with them (foreign-key cascade). Safe to run twice.
+// Hourly jobs of the webhook relay: retention clean-up (deletes events older than their source's
+// retention_days; their deliveries and attempts go with them, foreign-key cascade) and the re-queue
+// of deliveries whose queue message was lost. Both are safe to run twice.
 import type { Env } from "../../env";
-import { nowIso } from "../../platform/clock";
+import { nowIso, nowMs } from "../../platform/clock";
+import type { DeliveryMessage } from "./relay.service";
+
+/** A delivery still pending this long after it was due (or claimed by a consumer this long dead) lost its message. */
+export const STUCK_AFTER_MS = 15 * 60_000;
+const REQUEUE_LIMIT = 1000;
+
+/**
+ * Re-queues deliveries whose queue message was lost: `pending` and due for more than
+ * STUCK_AFTER_MS, or `sending` with a lease that ended that long ago. A duplicate message is
+ * harmless: the consumer claims the row before sending, so it is sent at most once per claim.
+ * Returns how many were re-queued.
+ */
+export async function requeueStuckDeliveries(env: Env): Promise<number> {
+  const cutoff = nowMs() - STUCK_AFTER_MS;
+  const { results } = await env.DB.prepare(
+    `SELECT id FROM webhook_deliveries
+     WHERE (status = 'pending' AND COALESCE(next_attempt_at, created_at) < ?1) OR (status = 'sending' AND lease_until < ?2)
+     LIMIT ?3`,
+  )
+    .bind(new Date(cutoff).toISOString(), cutoff, REQUEUE_LIMIT)
+    .all<{ id: string }>();
+  for (let i = 0; i < results.length; i += 100) {
+    const messages = results.slice(i, i + 100).map((row) => ({ body: { delivery_id: row.id } satisfies DeliveryMessage, contentType: "json" as const }));
+    await env.WEBHOOK_QUEUE.sendBatch(messages);
+  }
+  return results.length;
+}
 
 const CHUNK = 500;
 /** Upper bound of rows per run, so one run stays well inside the per-invocation query budget. */
@@ -29,4 +57,6 @@ export async function purgeExpiredWebhookEvents(env: Env): Promise<number> {
 export async function relayRetentionJob(env: Env): Promise<void> {
   const deleted = await purgeExpiredWebhookEvents(env);
   if (deleted > 0) console.log(JSON.stringify({ msg: "relay retention", deleted }));
+  const requeued = await requeueStuckDeliveries(env);
+  if (requeued > 0) console.log(JSON.stringify({ msg: "relay: re-queued deliveries whose message was lost", requeued }));
 }

@@ -255,7 +255,7 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
 
   const provider = source.provider as Provider;
   if (source.signingSecret) {
-    const secret = await decryptSecret(env.ENCRYPTION_KEY, source.signingSecret);
+    const secret = await decryptSecret(env.ENCRYPTION_KEY, source.signingSecret, env.ENCRYPTION_KEY_PREVIOUS);
     const valid = await verifySignature(provider, secret, { headers: inbound.headers, body: inbound.body }, nowSeconds());
     if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
   }

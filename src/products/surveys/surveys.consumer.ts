@@ -78,7 +78,7 @@ async function attempt(env: Env, delivery: ClaimedDelivery): Promise<{ status: n
       .where(eq(surveyWebhooks.id, delivery.webhook_id))
       .get();
     if (!hook) return { status: null, error: "webhook deleted", blocked: true };
-    const secret = await decryptSecret(env.ENCRYPTION_KEY, hook.secretEncrypted);
+    const secret = await decryptSecret(env.ENCRYPTION_KEY, hook.secretEncrypted, env.ENCRYPTION_KEY_PREVIOUS);
     const headers = await standardWebhookHeaders(secret, delivery.id, nowSeconds(), delivery.payload);
     const response = await safeFetch(
       hook.url,
