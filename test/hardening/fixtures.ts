@@ -1,47 +1,15 @@
 // Shared set-up of the hardening tests: the app's own OpenAPI document as a route list, a team
 // holding one real resource of every kind, and a scanner for secrets in response bodies.
-import { createExecutionContext, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { expect } from "vitest";
-import { app } from "../../src/app";
-import type { Env } from "../../src/env";
 import { nowSeconds } from "../../src/platform/clock";
 import { decryptSecret } from "../../src/platform/crypto";
 import { standardWebhookHeaders } from "../../src/platform/webhook-signature";
-import { ADMIN_TOKEN, ALL_SCOPES, API, json, ORIGIN, type RequestOptions, type TestTeam } from "../helpers/api";
+import { API, call, json, setupTeam, type TestTeam } from "../helpers/api";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 
-/**
- * Like test/helpers/api.ts `call`, but through `app.fetch(request, env, ctx)` in the test's own
- * isolate. Requests through `exports.default.fetch` get slower with every request in this pool
- * (measured: GET /health from 5 ms to 170 ms per request within 600 requests), which would make
- * thousands of fuzzed requests impossible; the app and bindings are the same.
- */
-export async function call(method: string, path: string, options: RequestOptions & { env?: Env } = {}): Promise<Response> {
-  const url = path.startsWith("http") ? path : path.startsWith("/") ? `${ORIGIN}${path}` : `${API}/${path}`;
-  const headers: Record<string, string> = { "cf-connecting-ip": options.ip ?? "203.0.113.10", ...options.headers };
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  let body: BodyInit | undefined = options.raw;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers["content-type"] ??= "application/json";
-  }
-  return app.fetch(new Request(url, { method, headers, body }), options.env ?? env, createExecutionContext());
-}
-
-/** A new team with one key (every scope unless told otherwise), through the operator API. */
-export async function setupTeam(options: { plan?: string; scopes?: string[] } = {}): Promise<TestTeam> {
-  const res = await call("POST", "admin/teams", { key: ADMIN_TOKEN, body: { name: `team-${crypto.randomUUID().slice(0, 8)}`, plan: options.plan ?? "pro", owner_email: "owner@example.com" } });
-  expect(res.status).toBe(201);
-  const team = ((await res.json()) as { data: { id: string } }).data;
-  const key = await addKey(team.id, options.scopes ?? ALL_SCOPES);
-  return { teamId: team.id, key: key.key, keyId: key.id };
-}
-
-export async function addKey(teamId: string, scopes: string[]): Promise<{ key: string; id: string }> {
-  const res = await call("POST", `admin/teams/${teamId}/keys`, { key: ADMIN_TOKEN, body: { name: "hardening key", scopes } });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { data: { key: string; id: string } }).data;
-}
+// The shared helpers already call the app's fetch with the pool's real bindings.
+export { addKey, call, setupTeam } from "../helpers/api";
 
 export interface Operation {
   method: string;

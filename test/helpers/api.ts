@@ -3,6 +3,7 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { expect } from "vitest";
 import { app } from "../../src/app";
+import type { Env } from "../../src/env";
 import { SCOPES } from "../../src/platform/scopes";
 
 export const ORIGIN = "http://app.test";
@@ -18,6 +19,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Client IP, as Cloudflare's edge would report it. */
   ip?: string;
+  /** Other bindings than the pool's (e.g. a failing Durable Object namespace). */
+  env?: Env;
 }
 
 /** Sends a request to the Worker. `path` is relative to /api/v1 unless it starts with `http` or `/`. */
@@ -33,7 +36,7 @@ export async function call(method: string, path: string, options: RequestOptions
   // The app's own fetch with the real bindings of the pool: going through the runtime entrypoint
   // (exports.default.fetch) grows slower with every request in this pool version (5 ms → 170 ms
   // within 600 requests), which no product behaviour depends on.
-  return app.fetch(new Request(url, { method, headers, body }), env, createExecutionContext());
+  return app.fetch(new Request(url, { method, headers, body }), options.env ?? env, createExecutionContext());
 }
 
 /** Operator API call with the test ADMIN_TOKEN. */
