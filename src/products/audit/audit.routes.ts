@@ -105,6 +105,15 @@ export const auditRouter = createRouter();
 auditRouter.use("/:org_id/projects/:project_id/audit/*", auth(), ownOrg, jsonOnly);
 
 const ok = <T>(c: Context<AppEnv>, data: T) => ({ data, meta: { request_id: c.get("requestId") }, error: null });
+/** The envelope of a paginated list: `meta` adds the page numbers. */
+const okPage = <T>(c: Context<AppEnv>, items: T[], total: number, query: { page: number; per_page: number }) => ({
+  data: items,
+  meta: {
+    request_id: c.get("requestId"),
+    pagination: { page: query.page, per_page: query.per_page, total, total_pages: Math.ceil(total / query.per_page) },
+  },
+  error: null,
+});
 const scopeOf = (c: Context<AppEnv>, projectId: string): Scope => ({ teamId: c.get("principal").teamId, projectId });
 
 const errors = {
@@ -155,17 +164,7 @@ auditRouter.openapi(
     const { project_id } = c.req.valid("param");
     const query = c.req.valid("query");
     const { items, total } = await listFindings(c.env, scopeOf(c, project_id), query);
-    return c.json(
-      {
-        data: items,
-        meta: {
-          request_id: c.get("requestId"),
-          pagination: { page: query.page, per_page: query.per_page, total, total_pages: Math.ceil(total / query.per_page) },
-        },
-        error: null,
-      },
-      200,
-    );
+    return c.json(okPage(c, items, total, query), 200);
   },
 );
 
@@ -293,17 +292,7 @@ auditRouter.openapi(
     const { project_id } = c.req.valid("param");
     const query = c.req.valid("query");
     const { items, total } = await listReports(c.env, scopeOf(c, project_id), query);
-    return c.json(
-      {
-        data: items,
-        meta: {
-          request_id: c.get("requestId"),
-          pagination: { page: query.page, per_page: query.per_page, total, total_pages: Math.ceil(total / query.per_page) },
-        },
-        error: null,
-      },
-      200,
-    );
+    return c.json(okPage(c, items, total, query), 200);
   },
 );
 
