@@ -262,8 +262,17 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
 
   const identity = eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
   // Duplicates are caught by the unique index on (source, provider event id) at insert time, so
-  // the common case pays no extra look-up; a duplicate gives its unit of quota back.
-  await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", 1);
+  // the common case pays no extra look-up; a duplicate gives its unit of quota back. With the
+  // quota used up, a duplicate is looked up before answering 429: it still costs nothing.
+  try {
+    await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", 1);
+  } catch (error) {
+    if (identity.providerEventId && error instanceof ApiError && error.code === "monthly_quota") {
+      const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
+      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
+    }
+    throw error;
+  }
 
   const eventId = crypto.randomUUID();
   const at = nowIso();

@@ -133,6 +133,25 @@ describe("ingest errors", () => {
     expect((await ingest(source.slug, "{}")).status).toBe(202);
   });
 
+  it("answers 202 duplicate for a copy of a stored event even when the quota is exhausted; a new event gets 429", async () => {
+    const team = await setupTeam({ plan: "free" });
+    const source = await createSource(team.key, { provider: "stripe" });
+    const body = JSON.stringify({ id: "evt_kept", type: "invoice.paid" });
+    const first = (await json(await ingest(source.slug, body))).data;
+    const period = monthOf(nowMs()).period;
+    await env.DB.prepare("UPDATE usage_counters SET used = 10000 WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(team.teamId, period).run();
+    const again = await ingest(source.slug, body);
+    expect(again.status).toBe(202);
+    expect((await json(again)).data).toEqual({ id: first.id, event_type: "invoice.paid", duplicate: true, deliveries: 0 });
+    const fresh = JSON.stringify({ id: "evt_new", type: "invoice.paid" });
+    await expectError(await ingest(source.slug, fresh), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
+    expect(await eventCount(source.id)).toBe(1);
+    const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks' AND period = ?")
+      .bind(team.teamId, period)
+      .first<{ used: number }>();
+    expect(used!.used).toBe(10000);
+  });
+
   it("answers 503, keeps nothing and gives the quota unit back when the queue refuses", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
