@@ -10,6 +10,7 @@ import { relayRetentionJob } from "./products/relay/relay.cron";
 import { handleMailBatch } from "./products/mail/mail.consumer";
 import { sweepMail } from "./products/mail/mail.cron";
 import { pushConsumer } from "./products/push/push.consumer";
+import { sweepPush } from "./products/push/push.cron";
 import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
 import { sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
 
@@ -39,7 +40,7 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
-  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env)), async (env) => void (await sweepSurveyDeliveries(env))],
+  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env)), async (env) => void (await sweepSurveyDeliveries(env)), async (env) => void (await sweepPush(env))],
 };
 
 export default {

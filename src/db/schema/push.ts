@@ -68,10 +68,22 @@ export const pushNotifications = sqliteTable(
     /** Subscribers targeted; corrected to the fanned-out count when fan-out ends. */
     recipients: integer("recipients").notNull(),
     fanoutDone: integer("fanout_done", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The fan-out chain's current token: `fanout` messages carry it and one with another token
+     * does nothing. The hourly sweep replaces it when it re-queues a stalled fan-out, so a late
+     * original message cannot start a second chain.
+     */
+    fanoutToken: text("fanout_token"),
+    /** When fan-out last progressed (created, a step queued the next one, or a sweep re-queued it). */
+    fanoutAt: text("fanout_at"),
     createdAt: text("created_at").notNull(),
     completedAt: text("completed_at"),
   },
-  (t) => [index("push_notifications_app_idx").on(t.appId, t.createdAt)],
+  (t) => [
+    index("push_notifications_app_idx").on(t.appId, t.createdAt),
+    // The hourly sweep looks for unfinished fan-outs that stopped progressing.
+    index("push_notifications_fanout_idx").on(t.fanoutDone, t.fanoutAt),
+  ],
 );
 
 export type PushDeliveryStatus = "queued" | "sending" | "retrying" | "delivered" | "failed" | "removed";
@@ -87,10 +99,17 @@ export const pushDeliveries = sqliteTable(
     statusCode: integer("status_code"),
     error: text("error"),
     claimedAt: text("claimed_at"),
+    /**
+     * When a queue message is next due to act on a pending row: its fan-out (queued), its retry
+     * (retrying), the end of its claim (sending), or its last sweep. Null once finished.
+     */
+    nextAttemptAt: text("next_attempt_at"),
     updatedAt: text("updated_at").notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.notificationId, t.subscriberId] }),
     index("push_deliveries_status_idx").on(t.notificationId, t.status),
+    // The hourly sweep looks for pending rows long past due.
+    index("push_deliveries_due_idx").on(t.status, t.nextAttemptAt),
   ],
 );

@@ -8,6 +8,10 @@
 // conditional UPDATE before its message is sent, so a redelivered queue message finds it already
 // claimed or done and sends nothing. A claim older than STALE_CLAIM_MS (a consumer that died
 // mid-send) may be taken again.
+//
+// Fan-out is one chain of messages per notification, identified by the notification's
+// fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
+// replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -38,7 +42,7 @@ export async function pushConsumer(batch: MessageBatch<unknown>, env: Env): Prom
     const body = message.body as PushQueueMessage;
     try {
       if (body?.kind === "fanout") {
-        await fanOut(env, body.notification_id, body.after);
+        await fanOut(env, body.notification_id, body.after, body.token);
         message.ack();
       } else if (body?.kind === "send") {
         const lastDelivery = message.attempts >= QUEUE_MAX_DELIVERIES;
@@ -56,11 +60,16 @@ export async function pushConsumer(batch: MessageBatch<unknown>, env: Env): Prom
   }
 }
 
-/** One chunk of the fan-out. Safe to run twice: rows are inserted with ON CONFLICT DO NOTHING. */
-export async function fanOut(env: Env, notificationId: string, after: string | null): Promise<void> {
+/**
+ * One chunk of the fan-out. Safe to run twice: rows are inserted with ON CONFLICT DO NOTHING.
+ * A message whose token is not the notification's current one (a sweep restarted the chain)
+ * does nothing.
+ */
+export async function fanOut(env: Env, notificationId: string, after: string | null, token?: string): Promise<void> {
   const db = getDb(env.DB);
   const [n] = await db.select().from(pushNotifications).where(eq(pushNotifications.id, notificationId)).limit(1);
   if (!n || n.fanoutDone) return;
+  if ((n.fanoutToken ?? undefined) !== token) return;
   const chunk = await db
     .select({ id: pushSubscribers.id })
     .from(pushSubscribers)
@@ -70,8 +79,8 @@ export async function fanOut(env: Env, notificationId: string, after: string | n
   const ids = chunk.map((row) => row.id);
   if (ids.length) {
     await env.DB.prepare(
-      `INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, updated_at)
-       SELECT ?1, value, 'queued', 0, ?2 FROM json_each(?3) WHERE true ON CONFLICT DO NOTHING`,
+      `INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, next_attempt_at, updated_at)
+       SELECT ?1, value, 'queued', 0, ?2, ?2 FROM json_each(?3) WHERE true ON CONFLICT DO NOTHING`,
     )
       .bind(notificationId, nowIso(), JSON.stringify(ids))
       .run();
@@ -82,7 +91,12 @@ export async function fanOut(env: Env, notificationId: string, after: string | n
     await env.PUSH_QUEUE.sendBatch(sends);
   }
   if (ids.length === FANOUT_CHUNK) {
-    await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: notificationId, after: ids[ids.length - 1] } satisfies PushQueueMessage);
+    await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: notificationId, after: ids[ids.length - 1], token } satisfies PushQueueMessage);
+    // Progress: the sweep leaves this chain alone for another SWEEP_STUCK_MS.
+    await db
+      .update(pushNotifications)
+      .set({ fanoutAt: nowIso() })
+      .where(and(eq(pushNotifications.id, notificationId), token === undefined ? sql`${pushNotifications.fanoutToken} IS NULL` : eq(pushNotifications.fanoutToken, token)));
     return;
   }
   // Last chunk: recipients become the rows really written (subscribers deleted meanwhile drop
@@ -161,7 +175,14 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
   const staleBefore = new Date(nowMs() - STALE_CLAIM_MS).toISOString();
   const claimed = await db
     .update(pushDeliveries)
-    .set({ status: "sending", attempts: sql`${pushDeliveries.attempts} + 1`, claimedAt: now, updatedAt: now })
+    .set({
+      status: "sending",
+      attempts: sql`${pushDeliveries.attempts} + 1`,
+      claimedAt: now,
+      // If this consumer dies, the claim may be taken over then.
+      nextAttemptAt: new Date(nowMs() + STALE_CLAIM_MS).toISOString(),
+      updatedAt: now,
+    })
     .where(
       and(
         eq(pushDeliveries.notificationId, notificationId),
@@ -206,11 +227,26 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
     }),
   );
 
+  // The message comes back after the longest delay any of its retries needs.
+  const retries = outcomes.filter((o) => o.status === "retrying");
+  const attemptsOf = new Map(claimed.map((c) => [c.subscriberId, c.attempts]));
+  const retryIn = retries.length
+    ? Math.max(...retries.map((o) => Math.max(backoffSeconds(attemptsOf.get(o.subscriberId) ?? 1), Math.min(o.retryAfter ?? 0, 3600))))
+    : null;
+
   const done = nowIso();
+  const retryAt = retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString();
   const updates = outcomes.map((o) =>
     db
       .update(pushDeliveries)
-      .set({ status: o.status, statusCode: o.statusCode, error: o.error, claimedAt: null, updatedAt: done })
+      .set({
+        status: o.status,
+        statusCode: o.statusCode,
+        error: o.error,
+        claimedAt: null,
+        nextAttemptAt: o.status === "retrying" ? retryAt : null,
+        updatedAt: done,
+      })
       .where(and(eq(pushDeliveries.notificationId, notificationId), eq(pushDeliveries.subscriberId, o.subscriberId))),
   );
   const removed = outcomes.filter((o) => o.status === "removed").map((o) => o.subscriberId);
@@ -223,13 +259,8 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
     completionStatement(env, notificationId),
   ]);
 
-  const retries = outcomes.filter((o) => o.status === "retrying");
-  if (retries.length === 0) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;
-  const attemptsOf = new Map(claimed.map((c) => [c.subscriberId, c.attempts]));
-  const delay = Math.max(
-    ...retries.map((o) => Math.max(backoffSeconds(attemptsOf.get(o.subscriberId) ?? 1), Math.min(o.retryAfter ?? 0, 3600))),
-  );
-  return delay;
+  if (retryIn === null) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;
+  return retryIn;
 }
 
 type SendOptions = { ttl: number; urgency: "low" | "normal" | "high"; topic?: string };

@@ -34,7 +34,13 @@ type NotificationRow = typeof pushNotifications.$inferSelect;
 
 /** Queue messages of the push-sends queue. */
 export type PushQueueMessage =
-  | { kind: "fanout"; notification_id: string; after: string | null }
+  | {
+      kind: "fanout";
+      notification_id: string;
+      after: string | null;
+      /** The notification's fanout_token when queued; absent only in messages queued before tokens existed. */
+      token?: string;
+    }
   | { kind: "send"; notification_id: string; subscriber_ids: string[] };
 
 // Apps ----------------------------------------------------------------------------------------
@@ -370,13 +376,15 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
       (settings.vapid_subject as string | undefined) ?? (owner.ownerEmail ? `mailto:${owner.ownerEmail}` : env.APP_URL),
     recipients,
     fanoutDone: recipients === 0,
+    fanoutToken: recipients === 0 ? null : crypto.randomUUID(),
+    fanoutAt: createdAt,
     createdAt,
     completedAt: recipients === 0 ? createdAt : null,
   };
   await db.insert(pushNotifications).values(row);
   if (recipients > 0) {
     try {
-      await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: id, after: null } satisfies PushQueueMessage);
+      await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: id, after: null, token: row.fanoutToken! } satisfies PushQueueMessage);
     } catch (error) {
       // Nothing was queued: undo the notification and give the units back.
       await db.delete(pushNotifications).where(eq(pushNotifications.id, id));

@@ -1,0 +1,117 @@
+// Hourly sweep of push work whose queue message was lost. Accepting a notification, each fan-out
+// step and each send end with a queue send; if that send fails for good (or a message is dropped
+// after the queue's own retries), the notification would stay `queued`/`sending` forever.
+//
+// (a) Fan-outs: a notification whose fan-out is unfinished and did not progress for SWEEP_STUCK_MS
+//     (`fanout_at`: its creation, the last step that queued the next one, or its last sweep) gets
+//     a new fanout_token and fanout_at = now in one conditional UPDATE ... RETURNING, and a
+//     `fanout` message carrying that token resumes after the last subscriber that has a delivery
+//     row. A late original message carries the old token and does nothing, so there is never a
+//     second chain; a step that had written rows without queuing their sends is covered by (b).
+// (b) Deliveries: a row still queued, retrying or sending whose `next_attempt_at` (its fan-out, its
+//     retry, the end of its claim, or its last sweep) is more than SWEEP_STUCK_MS ago gets
+//     next_attempt_at = now in one conditional UPDATE ... RETURNING, and is put in ordinary `send`
+//     messages. No token is needed: the consumer claims a row (queued/retrying, or a claim older
+//     than STALE_CLAIM_MS, -> sending) with one conditional UPDATE before sending, so whichever of
+//     the swept message and a late original comes first sends, and the other finds the row claimed
+//     or finished and sends nothing.
+//
+// Both UPDATEs move the rows they pick out of the stale set, so overlapping runs do not re-queue a
+// row twice. If the queue send of a run fails, the rows become stale again SWEEP_STUCK_MS later and
+// the next run sends them.
+import type { Env } from "../../env";
+import { nowMs } from "../../platform/clock";
+import { SEND_CHUNK } from "./push.consumer";
+import type { PushQueueMessage } from "./push.service";
+
+/** Work that should have moved this long ago and did not has lost its queue message. */
+export const SWEEP_STUCK_MS = 15 * 60_000;
+/** Fan-outs restarted per run (one statement, one sendBatch). */
+export const SWEEP_MAX_FANOUTS = 100;
+/** Delivery rows re-queued per statement. */
+export const SWEEP_BATCH_ROWS = 200;
+/** Statements per run: at most 1,000 delivery rows an hour; the rest wait for the next run. */
+export const SWEEP_MAX_BATCHES = 5;
+/** The queue's sendBatch limit. */
+const QUEUE_BATCH = 100;
+
+export interface PushSweepResult {
+  fanouts: number;
+  deliveries: number;
+}
+
+async function sendAll(env: Env, bodies: PushQueueMessage[]): Promise<void> {
+  for (let i = 0; i < bodies.length; i += QUEUE_BATCH) {
+    await env.PUSH_QUEUE.sendBatch(bodies.slice(i, i + QUEUE_BATCH).map((body) => ({ body })));
+  }
+}
+
+/** (a) Restarts stalled fan-outs, oldest first. Returns how many were re-queued. */
+export async function sweepPushFanouts(env: Env): Promise<number> {
+  const now = nowMs();
+  const { results } = await env.DB.prepare(
+    `UPDATE push_notifications SET fanout_token = lower(hex(randomblob(16))), fanout_at = ?1
+     WHERE id IN (SELECT id FROM push_notifications WHERE fanout_done = 0 AND fanout_at < ?2 ORDER BY fanout_at LIMIT ?3)
+     RETURNING id, fanout_token,
+       (SELECT max(d.subscriber_id) FROM push_deliveries d WHERE d.notification_id = push_notifications.id) AS resume_after`,
+  )
+    .bind(new Date(now).toISOString(), new Date(now - SWEEP_STUCK_MS).toISOString(), SWEEP_MAX_FANOUTS)
+    .all<{ id: string; fanout_token: string; resume_after: string | null }>();
+  await sendAll(
+    env,
+    results.map((r) => ({ kind: "fanout", notification_id: r.id, after: r.resume_after, token: r.fanout_token })),
+  );
+  return results.length;
+}
+
+/** (b) Re-queues pending delivery rows long past due, oldest first. Returns how many rows were re-queued. */
+export async function sweepPushDeliveries(env: Env): Promise<number> {
+  const now = nowMs();
+  const at = new Date(now).toISOString();
+  const cutoff = new Date(now - SWEEP_STUCK_MS).toISOString();
+  let requeued = 0;
+  for (let batch = 0; batch < SWEEP_MAX_BATCHES; batch++) {
+    const { results } = await env.DB.prepare(
+      `UPDATE push_deliveries SET next_attempt_at = ?1
+       WHERE rowid IN (SELECT rowid FROM push_deliveries
+                       WHERE status IN ('queued', 'retrying', 'sending') AND next_attempt_at < ?2
+                       ORDER BY next_attempt_at LIMIT ?3)
+       RETURNING notification_id, subscriber_id`,
+    )
+      .bind(at, cutoff, SWEEP_BATCH_ROWS)
+      .all<{ notification_id: string; subscriber_id: string }>();
+    if (results.length === 0) break;
+    const byNotification = new Map<string, string[]>();
+    for (const row of results) {
+      const ids = byNotification.get(row.notification_id) ?? [];
+      ids.push(row.subscriber_id);
+      byNotification.set(row.notification_id, ids);
+    }
+    const messages: PushQueueMessage[] = [];
+    for (const [notificationId, ids] of byNotification) {
+      ids.sort();
+      for (let i = 0; i < ids.length; i += SEND_CHUNK) {
+        messages.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
+      }
+    }
+    await sendAll(env, messages);
+    requeued += results.length;
+    if (results.length < SWEEP_BATCH_ROWS) break;
+  }
+  return requeued;
+}
+
+/**
+ * The hourly job: both sweeps, each run even if the other fails (the first error is thrown after
+ * both, for the cron runner to log).
+ */
+export async function sweepPush(env: Env): Promise<PushSweepResult> {
+  const [fanouts, deliveries] = await Promise.allSettled([sweepPushFanouts(env), sweepPushDeliveries(env)]);
+  const result: PushSweepResult = {
+    fanouts: fanouts.status === "fulfilled" ? fanouts.value : 0,
+    deliveries: deliveries.status === "fulfilled" ? deliveries.value : 0,
+  };
+  if (result.fanouts || result.deliveries) console.log(JSON.stringify({ msg: "push: re-queued work whose queue message was lost", ...result }));
+  for (const outcome of [fanouts, deliveries]) if (outcome.status === "rejected") throw outcome.reason;
+  return result;
+}
