@@ -3,6 +3,7 @@
 import { app } from "./app";
 import type { Env } from "./env";
 import { auditExportConsumer } from "./products/audit/audit.consumer";
+import { auditExportSweepJob } from "./products/audit/audit.cron";
 import { consumeAlertNotifications } from "./products/logs/logs.consumer";
 import { checkLogAlerts, cleanUpLogs } from "./products/logs/logs.cron";
 import { consumeDeliveries } from "./products/relay/relay.consumer";
@@ -39,7 +40,7 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
-  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env)), async (env) => void (await sweepSurveyDeliveries(env))],
+  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env)), async (env) => void (await sweepSurveyDeliveries(env)), auditExportSweepJob],
 };
 
 export default {
