@@ -3,6 +3,7 @@
 import { app } from "./app";
 import type { Env } from "./env";
 import { auditExportConsumer } from "./products/audit/audit.consumer";
+import { auditExportSweepJob } from "./products/audit/audit.cron";
 import { consumeAlertNotifications } from "./products/logs/logs.consumer";
 import { checkLogAlerts, cleanUpLogs } from "./products/logs/logs.cron";
 import { consumeDeliveries } from "./products/relay/relay.consumer";
@@ -17,7 +18,8 @@ import { sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
 type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
-type CronJob = (env: Env, scheduledTime: number) => Promise<void>;
+/** A scheduled job; what it returns (counts of work done) is for its tests, not for the runner. */
+type CronJob = (env: Env, scheduledTime: number) => Promise<unknown>;
 
 /** The consumer of each queue, by queue name (wrangler.toml). */
 const consumers: Record<string, QueueHandler> = {
@@ -40,7 +42,7 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
-  "0 * * * *": [cleanUpLogs, relayRetentionJob, async (env) => void (await sweepMail(env)), async (env) => void (await sweepSurveyDeliveries(env)), async (env) => void (await sweepPush(env))],
+  "0 * * * *": [cleanUpLogs, relayRetentionJob, sweepMail, sweepSurveyDeliveries, sweepPush, auditExportSweepJob],
 };
 
 export default {

@@ -102,6 +102,8 @@ export const auditReports = sqliteTable(
   (t) => [
     index("audit_reports_project_idx").on(t.teamId, t.projectId, t.createdAt, t.id),
     index("audit_reports_status_idx").on(t.teamId, t.projectId, t.status),
+    // The hourly sweep of exports whose queue message was lost (audit.cron.ts).
+    index("audit_reports_sweep_idx").on(t.status, t.updatedAt),
   ],
 );
 

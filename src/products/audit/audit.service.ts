@@ -531,19 +531,28 @@ function validateShare(env: Env, input: ShareInput): { channel: ShareChannel; re
   return { channel: "link", recipients: [], webhookUrl: null };
 }
 
-/**
- * The project's most recent report (created_at, then id, both descending), or a new empty
- * placeholder JSON report when it has none: status `exported`, the empty summary as snapshot,
- * the last 7 days as period, and its JSON artefact written to R2. It consumes no AI quota.
- */
-async function defaultReport(env: Env, scope: Scope): Promise<AuditReport> {
-  const db = getDb(env.DB);
-  const [latest] = await db
+/** The project's most recent report, by created_at then id (both descending), if it has any. */
+async function latestReport(env: Env, scope: Scope): Promise<AuditReport | undefined> {
+  const [latest] = await getDb(env.DB)
     .select()
     .from(auditReports)
     .where(and(eq(auditReports.teamId, scope.teamId), eq(auditReports.projectId, scope.projectId)))
     .orderBy(desc(auditReports.createdAt), desc(auditReports.id))
     .limit(1);
+  return latest;
+}
+
+/**
+ * The project's most recent report (created_at, then id, both descending), or a new empty
+ * placeholder JSON report when it has none: status `exported`, the empty summary as snapshot,
+ * the last 7 days as period, and its JSON artefact written to R2. It consumes no AI quota.
+ *
+ * Race-free: the row is written by one `INSERT ... SELECT ... WHERE NOT EXISTS` (a single
+ * statement, so atomic in D1), and the winner is re-read. Concurrent shares of an empty project
+ * thus all use the same placeholder; a loser deletes the artefact it wrote for its own row.
+ */
+async function defaultReport(env: Env, scope: Scope): Promise<AuditReport> {
+  const latest = await latestReport(env, scope);
   if (latest) return latest;
 
   const days = lastSevenDays();
@@ -567,10 +576,27 @@ async function defaultReport(env: Env, scope: Scope): Promise<AuditReport> {
     updatedAt: at,
   };
   const artefact = renderArtefact(reportView(row));
-  row.objectKey = objectKeyOf(row, artefact.extension);
-  await env.REPORTS.put(row.objectKey, artefact.body, { httpMetadata: { contentType: artefact.contentType } });
-  await db.insert(auditReports).values(row);
-  return row;
+  const objectKey = objectKeyOf(row, artefact.extension);
+  row.objectKey = objectKey;
+  // The artefact first: a row that exists always has its object.
+  await env.REPORTS.put(objectKey, artefact.body, { httpMetadata: { contentType: artefact.contentType } });
+  let inserted = false;
+  try {
+    const result = await env.DB.prepare(
+      `INSERT INTO audit_reports (id, team_id, project_id, period_start, period_end, format, status, snapshot, placeholder,
+         object_key, claimed_at, share_version, exported_at, shared_at, created_at, updated_at)
+       SELECT ?1, ?2, ?3, ?4, ?5, 'json', 'exported', ?6, 1, ?7, NULL, 0, ?8, NULL, ?8, ?8
+       WHERE NOT EXISTS (SELECT 1 FROM audit_reports WHERE team_id = ?2 AND project_id = ?3)`,
+    )
+      .bind(row.id, row.teamId, row.projectId, row.periodStart, row.periodEnd, JSON.stringify(row.snapshot), objectKey, at)
+      .run();
+    inserted = (result.meta.changes ?? 0) > 0;
+  } finally {
+    if (!inserted) await env.REPORTS.delete(objectKey).catch(() => undefined);
+  }
+  if (inserted) return row;
+  // Another request created a report for the project in the meantime: use the latest one.
+  return orNotFound(await latestReport(env, scope));
 }
 
 export async function shareReport(env: Env, scope: Scope, input: ShareInput): Promise<ShareResultView> {

@@ -247,6 +247,45 @@ describe("default report and placeholder", () => {
     expect((await json(await share(team.key, team.base, { channel: "link" }))).data.id).toBe(data.id);
   });
 
+  it("concurrent shares of a project with no report create exactly one placeholder", async () => {
+    setClock(T0);
+    const team = await newTeam();
+    const responses = await Promise.all(Array.from({ length: 5 }, () => share(team.key, team.base, { channel: "link" })));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const ids = new Set(await Promise.all(responses.map(async (r) => (await json(r)).data.id as string)));
+    expect(ids.size).toBe(1);
+    const rows = await getDb(env.DB)
+      .select()
+      .from(auditReports)
+      .where(and(eq(auditReports.teamId, team.teamId), eq(auditReports.projectId, "web-app")));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: [...ids][0], placeholder: true, status: "shared" });
+    // The requests that lost the race removed the artefacts they had written: one object is left.
+    const objects = await env.REPORTS.list({ prefix: `audit/${team.teamId}/web-app/` });
+    expect(objects.objects.map((o) => o.key)).toEqual([`audit/${team.teamId}/web-app/${rows[0].id}.json`]);
+    // Straight to the service too (no HTTP in between), with a second project racing alongside.
+    const { shareReport } = await import("../../../src/products/audit/audit.service");
+    const results = await Promise.all(
+      ["p2", "p2", "p2", "p3", "p3"].map((projectId) => shareReport(env, { teamId: team.teamId, projectId }, { channel: "link" })),
+    );
+    expect(new Set(results.slice(0, 3).map((r) => r.id)).size).toBe(1);
+    expect(new Set(results.slice(3).map((r) => r.id)).size).toBe(1);
+    const placeholders = await env.DB.prepare(
+      "SELECT project_id, COUNT(*) AS n FROM audit_reports WHERE team_id = ? AND placeholder = 1 GROUP BY project_id ORDER BY project_id",
+    )
+      .bind(team.teamId)
+      .all<{ project_id: string; n: number }>();
+    expect(placeholders.results).toEqual([
+      { project_id: "p2", n: 1 },
+      { project_id: "p3", n: 1 },
+      { project_id: "web-app", n: 1 },
+    ]);
+    for (const [projectId, id] of [["p2", results[0].id], ["p3", results[3].id]]) {
+      const listed = await env.REPORTS.list({ prefix: `audit/${team.teamId}/${projectId}/` });
+      expect(listed.objects.map((o) => o.key)).toEqual([`audit/${team.teamId}/${projectId}/${id}.json`]);
+    }
+  });
+
   it("picks the most recent report by created_at, then by id on a tie", async () => {
     setClock(T0);
     const team = await newTeam();

@@ -1,0 +1,1 @@
+CREATE INDEX `audit_reports_sweep_idx` ON `audit_reports` (`status`,`updated_at`);

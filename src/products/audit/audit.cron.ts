@@ -1,0 +1,58 @@
+// Hourly job of audit reports: re-queues exports whose queue message was lost. A record stays
+// `queued` when its message never arrived (or was dropped after the consumer's retries), and
+// `exporting` with a dead claim when the consumer that claimed it died and no redelivery came.
+// Safe to run twice and to race the original message: the consumer claims the record with a
+// conditional UPDATE, so whichever message claims first renders and the other renders nothing.
+import type { Env } from "../../env";
+import { isoSeconds, nowMs } from "../../platform/clock";
+import { CLAIM_LEASE_MS } from "./audit.consumer";
+import type { ExportMessage } from "./audit.service";
+
+/** A record `queued` this long has lost its message (a live one is consumed within seconds). */
+export const QUEUED_STUCK_AFTER_MS = 15 * 60_000;
+/** Upper bound of records re-queued per run (oldest first); the rest wait for the next hour. */
+export const REQUEUE_LIMIT = 500;
+/** Queues.sendBatch takes at most 100 messages. */
+const SEND_BATCH = 100;
+
+/**
+ * Re-queues, oldest first and at most `limit` per run, the export records `queued` for more than
+ * QUEUED_STUCK_AFTER_MS, and those `exporting` under a claim older than the consumer's lease
+ * (CLAIM_LEASE_MS, after which the consumer takes the claim over). A batch the queue refuses is
+ * logged and left for the next run. Returns how many messages were sent and how many were not.
+ */
+export async function requeueStuckExports(env: Env, limit = REQUEUE_LIMIT): Promise<{ requeued: number; failed: number }> {
+  const now = nowMs();
+  // Both states last changed `updated_at` (an `exporting` record's updated_at is its claimed_at),
+  // which orders the oldest first and lets the (status, updated_at) index serve the query.
+  const { results } = await env.DB.prepare(
+    `SELECT id, team_id FROM audit_reports
+     WHERE (status = 'queued' AND updated_at < ?1) OR (status = 'exporting' AND claimed_at < ?2)
+     ORDER BY updated_at ASC, id ASC
+     LIMIT ?3`,
+  )
+    .bind(isoSeconds(now - QUEUED_STUCK_AFTER_MS), isoSeconds(now - CLAIM_LEASE_MS), limit)
+    .all<{ id: string; team_id: string }>();
+
+  let requeued = 0;
+  let failed = 0;
+  for (let i = 0; i < results.length; i += SEND_BATCH) {
+    const chunk = results.slice(i, i + SEND_BATCH);
+    try {
+      await env.EXPORT_QUEUE.sendBatch(
+        chunk.map((row) => ({ body: { report_id: row.id, team_id: row.team_id } satisfies ExportMessage, contentType: "json" as const })),
+      );
+      requeued += chunk.length;
+    } catch (error) {
+      failed += chunk.length;
+      console.error(JSON.stringify({ msg: "audit export re-queue failed", count: chunk.length, error: String(error) }));
+    }
+  }
+  return { requeued, failed };
+}
+
+/** The cron job signature of src/index.ts. */
+export async function auditExportSweepJob(env: Env): Promise<void> {
+  const { requeued, failed } = await requeueStuckExports(env);
+  if (requeued > 0 || failed > 0) console.log(JSON.stringify({ msg: "audit: re-queued exports whose message was lost", requeued, failed }));
+}

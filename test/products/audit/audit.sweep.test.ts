@@ -1,0 +1,241 @@
+// The hourly sweep of exports whose queue message was lost: a record `queued` for more than 15
+// minutes, or `exporting` under a claim older than the consumer's lease, is re-queued (oldest
+// first, bounded per run); the consumer's claim keeps the late original message and the swept one
+// from rendering twice; a queue that refuses the batch leaves the records for the next run.
+import { createScheduledController, env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { eq } from "drizzle-orm";
+import worker from "../../../src/index";
+import { getDb } from "../../../src/db/client";
+import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
+import type { Env } from "../../../src/env";
+import { isoSeconds, setClock } from "../../../src/platform/clock";
+import { CLAIM_LEASE_MS, auditExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
+import { QUEUED_STUCK_AFTER_MS, requeueStuckExports } from "../../../src/products/audit/audit.cron";
+import { emptySummary, type ExportMessage } from "../../../src/products/audit/audit.service";
+import { setupTeam } from "../../helpers/api";
+import { newTeam, waitForStatus } from "./audit-helpers";
+
+afterEach(() => {
+  setClock(null);
+  vi.restoreAllMocks();
+});
+
+const T0 = Date.parse("2026-03-01T12:00:00Z");
+const MINUTE = 60_000;
+
+/** A report row written directly at `at` (no queue message exists for it: it was "lost"). */
+async function insertReport(teamId: string, at: number, fields: Partial<AuditReport> = {}): Promise<AuditReport> {
+  const stamp = isoSeconds(at);
+  const row: AuditReport = {
+    id: crypto.randomUUID(),
+    teamId,
+    projectId: "web-app",
+    periodStart: "2026-02-23",
+    periodEnd: "2026-03-01",
+    format: "csv",
+    status: "queued",
+    snapshot: emptySummary(),
+    placeholder: false,
+    objectKey: null,
+    claimedAt: null,
+    shareVersion: 0,
+    exportedAt: null,
+    sharedAt: null,
+    createdAt: stamp,
+    updatedAt: stamp,
+    ...fields,
+  };
+  await getDb(env.DB).insert(auditReports).values(row);
+  return row;
+}
+
+const load = async (id: string) => (await getDb(env.DB).select().from(auditReports).where(eq(auditReports.id, id)))[0];
+
+/** An EXPORT_QUEUE that records what is sent (or refuses everything), and an env using it. */
+function queueEnv(fail = false) {
+  const sent: ExportMessage[] = [];
+  const queue = {
+    send: vi.fn(async () => {
+      throw new Error("not used");
+    }),
+    sendBatch: vi.fn(async (messages: Array<{ body: ExportMessage }>) => {
+      if (fail) throw new Error("queue down");
+      sent.push(...messages.map((m) => m.body));
+    }),
+  };
+  return { env: { ...env, EXPORT_QUEUE: queue } as unknown as Env, queue, sent };
+}
+
+/** The env with an R2 binding whose put() is counted. */
+function countingEnv(): { env: Env; puts: string[] } {
+  const puts: string[] = [];
+  const reports = {
+    put: async (key: string, value: string, options?: R2PutOptions) => {
+      puts.push(key);
+      return env.REPORTS.put(key, value, options);
+    },
+    get: (key: string) => env.REPORTS.get(key),
+  } as unknown as R2Bucket;
+  return { env: { ...env, REPORTS: reports } as Env, puts };
+}
+
+function fakeBatch(body: unknown, attempts = 1) {
+  const message = { id: crypto.randomUUID(), timestamp: new Date(), body, attempts, ack: vi.fn(), retry: vi.fn() };
+  return { batch: { queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, message };
+}
+
+const hourly = (at: number) => createScheduledController({ cron: "0 * * * *", scheduledTime: at });
+const ofTeam = (sent: ExportMessage[], teamId: string) => sent.filter((m) => m.team_id === teamId).map((m) => m.report_id);
+
+describe("audit export sweep", () => {
+  it("the hourly cron re-queues only queued records older than 15 minutes and exporting ones with a dead claim", async () => {
+    const team = await setupTeam();
+    const queuedOld = await insertReport(team.teamId, T0);
+    const queuedYoung = await insertReport(team.teamId, T0 + 2 * MINUTE);
+    const deadClaim = await insertReport(team.teamId, T0, { status: "exporting", claimedAt: isoSeconds(T0 + 13 * MINUTE), updatedAt: isoSeconds(T0 + 13 * MINUTE) });
+    const liveClaim = await insertReport(team.teamId, T0, { status: "exporting", claimedAt: isoSeconds(T0 + 15 * MINUTE), updatedAt: isoSeconds(T0 + 15 * MINUTE) });
+    const settled = await Promise.all(
+      (["exported", "shared", "failed"] as const).map((status) => insertReport(team.teamId, T0 - 60 * MINUTE, { status })),
+    );
+
+    // At T0 + 14 min nothing is stale yet: queued for 14 minutes, the claim 1 minute old.
+    const early = queueEnv();
+    setClock(T0 + 14 * MINUTE);
+    await worker.scheduled(hourly(T0 + 14 * MINUTE), early.env);
+    expect(ofTeam(early.sent, team.teamId)).toEqual([]);
+
+    // At T0 + 16 min: the 16-minute-old queued record and the 3-minute-old claim, oldest first.
+    const recorder = queueEnv();
+    setClock(T0 + 16 * MINUTE);
+    await worker.scheduled(hourly(T0 + 16 * MINUTE), recorder.env);
+    expect(ofTeam(recorder.sent, team.teamId)).toEqual([queuedOld.id, deadClaim.id]);
+    expect(recorder.sent.filter((m) => m.team_id === team.teamId)).toEqual([
+      { report_id: queuedOld.id, team_id: team.teamId },
+      { report_id: deadClaim.id, team_id: team.teamId },
+    ]);
+    // The sweep changes no record: the consumer's claim decides who renders.
+    expect(await load(queuedOld.id)).toMatchObject({ status: "queued", updatedAt: queuedOld.updatedAt });
+    expect(await load(deadClaim.id)).toMatchObject({ status: "exporting", claimedAt: deadClaim.claimedAt });
+    for (const row of [queuedYoung, liveClaim, ...settled]) expect(ofTeam(recorder.sent, team.teamId)).not.toContain(row.id);
+  });
+
+  it("a swept message and the late original render once, one after the other or at the same time", async () => {
+    const team = await setupTeam();
+    const sequential = await insertReport(team.teamId, T0);
+    const concurrent = await insertReport(team.teamId, T0);
+    setClock(T0 + 20 * MINUTE);
+    const recorder = queueEnv();
+    await requeueStuckExports(recorder.env);
+    expect(ofTeam(recorder.sent, team.teamId).sort()).toEqual([sequential.id, concurrent.id].sort());
+
+    const counting = countingEnv();
+    const message = { report_id: sequential.id, team_id: team.teamId };
+    const swept = fakeBatch(message);
+    await auditExportConsumer(swept.batch, counting.env);
+    expect(swept.message.ack).toHaveBeenCalledOnce();
+    expect(await load(sequential.id)).toMatchObject({ status: "exported", exportedAt: isoSeconds(T0 + 20 * MINUTE) });
+    // The original message was only late: it is acknowledged without rendering.
+    const late = fakeBatch(message);
+    await auditExportConsumer(late.batch, counting.env);
+    expect(late.message.ack).toHaveBeenCalledOnce();
+    expect(late.message.retry).not.toHaveBeenCalled();
+    expect(counting.puts).toEqual([`audit/${team.teamId}/web-app/${sequential.id}.csv`]);
+
+    // Both copies delivered at once: the conditional claim lets exactly one render.
+    const both = await Promise.all([
+      processExport(counting.env, { report_id: concurrent.id, team_id: team.teamId }),
+      processExport(counting.env, { report_id: concurrent.id, team_id: team.teamId }),
+    ]);
+    expect(both.filter((outcome) => outcome === "exported")).toHaveLength(1);
+    expect(both.filter((outcome) => outcome !== "exported")[0]).toMatch(/^(busy|already_done)$/);
+    expect(counting.puts.filter((key) => key.includes(concurrent.id))).toHaveLength(1);
+    expect((await load(concurrent.id)).status).toBe("exported");
+
+    // Settled records are never swept again.
+    setClock(T0 + 3 * 60 * MINUTE);
+    const later = queueEnv();
+    await requeueStuckExports(later.env);
+    expect(ofTeam(later.sent, team.teamId)).toEqual([]);
+  });
+
+  it("a dead claim is taken over by the swept message; the late original then renders nothing", async () => {
+    const team = await setupTeam();
+    const row = await insertReport(team.teamId, T0, { status: "exporting", claimedAt: isoSeconds(T0), updatedAt: isoSeconds(T0) });
+    // Just inside the lease the claim is still live: not swept.
+    setClock(T0 + CLAIM_LEASE_MS);
+    const early = queueEnv();
+    await requeueStuckExports(early.env);
+    expect(ofTeam(early.sent, team.teamId)).toEqual([]);
+
+    setClock(T0 + CLAIM_LEASE_MS + 1000);
+    const recorder = queueEnv();
+    await requeueStuckExports(recorder.env);
+    expect(ofTeam(recorder.sent, team.teamId)).toEqual([row.id]);
+    const counting = countingEnv();
+    expect(await processExport(counting.env, recorder.sent.find((m) => m.report_id === row.id))).toBe("exported");
+    expect(await load(row.id)).toMatchObject({ status: "exported", claimedAt: isoSeconds(T0 + CLAIM_LEASE_MS + 1000) });
+    expect(await processExport(counting.env, { report_id: row.id, team_id: team.teamId })).toBe("already_done");
+    expect(counting.puts).toHaveLength(1);
+  });
+
+  it("is bounded per run and takes the oldest first; the rest go on the next run", async () => {
+    const team = await setupTeam();
+    // Older than anything else in this file's database, so they are the oldest overall.
+    const past = Date.parse("2020-01-01T00:00:00Z");
+    const c = await insertReport(team.teamId, past + 2 * MINUTE);
+    const a = await insertReport(team.teamId, past);
+    const b = await insertReport(team.teamId, past + MINUTE, { status: "exporting", claimedAt: isoSeconds(past + MINUTE), updatedAt: isoSeconds(past + MINUTE) });
+    setClock(T0);
+    const first = queueEnv();
+    expect(await requeueStuckExports(first.env, 2)).toEqual({ requeued: 2, failed: 0 });
+    expect(first.sent.map((m) => m.report_id)).toEqual([a.id, b.id]);
+    // Messages go in batches (one sendBatch per 100 records), never one send per record.
+    expect(first.queue.sendBatch).toHaveBeenCalledOnce();
+    expect(first.queue.send).not.toHaveBeenCalled();
+
+    // The first two are consumed; the next run picks up the third.
+    await processExport(env, first.sent[0]);
+    await processExport(env, first.sent[1]);
+    const second = queueEnv();
+    await requeueStuckExports(second.env, 2);
+    expect(ofTeam(second.sent, team.teamId)[0]).toBe(c.id);
+    expect(ofTeam(second.sent, team.teamId)).not.toContain(a.id);
+  });
+
+  it("a queue that refuses the batch is logged, changes nothing, and the next run re-queues", async () => {
+    const team = await setupTeam();
+    const row = await insertReport(team.teamId, T0);
+    setClock(T0 + QUEUED_STUCK_AFTER_MS + MINUTE);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const broken = queueEnv(true);
+    const result = await requeueStuckExports(broken.env);
+    expect(result.requeued).toBe(0);
+    expect(result.failed).toBeGreaterThanOrEqual(1);
+    expect(broken.queue.sendBatch).toHaveBeenCalled();
+    expect(errors.mock.calls.some(([line]) => String(line).includes("audit export re-queue failed"))).toBe(true);
+    expect(await load(row.id)).toMatchObject({ status: "queued", updatedAt: row.updatedAt, claimedAt: null });
+
+    // Through the cron, the failure does not escape the scheduled handler either.
+    await expect(worker.scheduled(hourly(T0 + QUEUED_STUCK_AFTER_MS + MINUTE), broken.env)).resolves.toBeUndefined();
+
+    // One hour later the queue is back: the record goes out.
+    setClock(T0 + QUEUED_STUCK_AFTER_MS + 61 * MINUTE);
+    const recorder = queueEnv();
+    await requeueStuckExports(recorder.env);
+    expect(ofTeam(recorder.sent, team.teamId)).toEqual([row.id]);
+  });
+
+  it("a swept record is exported through the real queue and the Worker's consumer", async () => {
+    const team = await newTeam();
+    const start = Date.now();
+    const row = await insertReport(team.teamId, start, { format: "json" });
+    setClock(start + QUEUED_STUCK_AFTER_MS + MINUTE);
+    await worker.scheduled(hourly(start + QUEUED_STUCK_AFTER_MS + MINUTE), env);
+    const done = await waitForStatus(team.key, team.base, row.id, "exported");
+    expect(done.exported_at).toBe(isoSeconds(start + QUEUED_STUCK_AFTER_MS + MINUTE));
+    const file = await env.REPORTS.get(`audit/${team.teamId}/web-app/${row.id}.json`);
+    expect(file).not.toBeNull();
+    expect((await file!.json<{ report: { id: string; status: string } }>()).report).toMatchObject({ id: row.id, status: "exported" });
+  });
+});
