@@ -3,6 +3,11 @@ import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import { processExport } from "../../../src/products/audit/audit.consumer";
+import { eq } from "drizzle-orm";
+import { getDb } from "../../../src/db/client";
+import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
+import { isoSeconds } from "../../../src/platform/clock";
+import { emptySummary } from "../../../src/products/audit/audit.service";
 
 export const auditBase = (team: TestTeam, project = "web-app") => `orgs/${team.teamId}/projects/${project}/audit`;
 
@@ -46,3 +51,32 @@ export async function waitForStatus(key: string, base: string, id: string, statu
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A report row written directly at `at`, so no queue message exists for it (or races the test). */
+export async function insertReport(teamId: string, at: number, fields: Partial<AuditReport> = {}): Promise<AuditReport> {
+  const stamp = isoSeconds(at);
+  const row: AuditReport = {
+    id: crypto.randomUUID(),
+    teamId,
+    projectId: "web-app",
+    periodStart: "2026-02-23",
+    periodEnd: "2026-03-01",
+    format: "csv",
+    status: "queued",
+    snapshot: emptySummary(),
+    placeholder: false,
+    objectKey: null,
+    claimedAt: null,
+    shareVersion: 0,
+    exportedAt: null,
+    sharedAt: null,
+    createdAt: stamp,
+    updatedAt: stamp,
+    ...fields,
+  };
+  await getDb(env.DB).insert(auditReports).values(row);
+  return row;
+}
+
+/** A report row as stored. */
+export const loadReport = async (id: string) => (await getDb(env.DB).select().from(auditReports).where(eq(auditReports.id, id)))[0];

@@ -3,44 +3,22 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { getDb } from "../../../src/db/client";
 import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
-import { setClock, isoSeconds } from "../../../src/platform/clock";
+import { nowMs, setClock } from "../../../src/platform/clock";
 import { auditExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
-import { emptySummary } from "../../../src/products/audit/audit.service";
 import type { Env } from "../../../src/env";
 import { setupTeam } from "../../helpers/api";
+import { insertReport as insertReportAt, loadReport } from "./audit-helpers";
 
 afterEach(() => {
   setClock(null);
   vi.restoreAllMocks();
 });
 
-/** A report row written directly, so no queue message races the test. */
-async function insertReport(teamId: string, fields: Partial<AuditReport> = {}): Promise<AuditReport> {
-  const at = isoSeconds();
-  const row: AuditReport = {
-    id: crypto.randomUUID(),
-    teamId,
-    projectId: "p1",
-    periodStart: "2026-01-01",
-    periodEnd: "2026-01-07",
-    format: "json",
-    status: "queued",
-    snapshot: emptySummary(),
-    placeholder: false,
-    objectKey: null,
-    claimedAt: null,
-    shareVersion: 0,
-    exportedAt: null,
-    sharedAt: null,
-    createdAt: at,
-    updatedAt: at,
-    ...fields,
-  };
-  await getDb(env.DB).insert(auditReports).values(row);
-  return row;
-}
+/** A report row written directly now, so no queue message races the test. */
+const insertReport = (teamId: string, fields: Partial<AuditReport> = {}) =>
+  insertReportAt(teamId, nowMs(), { projectId: "p1", periodStart: "2026-01-01", periodEnd: "2026-01-07", format: "json", ...fields });
 
-const load = async (id: string) => (await getDb(env.DB).select().from(auditReports).where(eq(auditReports.id, id)))[0];
+const load = loadReport;
 
 /** The env with an R2 binding whose put() is counted (and optionally fails). */
 function countingEnv(fail = false): { env: Env; puts: string[] } {

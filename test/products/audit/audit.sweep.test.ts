@@ -4,15 +4,13 @@
 // from rendering twice; a queue that refuses the batch leaves the records for the next run.
 import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { eq } from "drizzle-orm";
 import worker from "../../../src/index";
-import { getDb } from "../../../src/db/client";
-import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
 import type { Env } from "../../../src/env";
 import { isoSeconds, setClock } from "../../../src/platform/clock";
+import { insertReport, loadReport } from "./audit-helpers";
 import { CLAIM_LEASE_MS, auditExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
 import { QUEUED_STUCK_AFTER_MS, requeueStuckExports } from "../../../src/products/audit/audit.cron";
-import { emptySummary, type ExportMessage } from "../../../src/products/audit/audit.service";
+import { type ExportMessage } from "../../../src/products/audit/audit.service";
 import { setupTeam } from "../../helpers/api";
 import { newTeam, waitForStatus } from "./audit-helpers";
 
@@ -24,33 +22,7 @@ afterEach(() => {
 const T0 = Date.parse("2026-03-01T12:00:00Z");
 const MINUTE = 60_000;
 
-/** A report row written directly at `at` (no queue message exists for it: it was "lost"). */
-async function insertReport(teamId: string, at: number, fields: Partial<AuditReport> = {}): Promise<AuditReport> {
-  const stamp = isoSeconds(at);
-  const row: AuditReport = {
-    id: crypto.randomUUID(),
-    teamId,
-    projectId: "web-app",
-    periodStart: "2026-02-23",
-    periodEnd: "2026-03-01",
-    format: "csv",
-    status: "queued",
-    snapshot: emptySummary(),
-    placeholder: false,
-    objectKey: null,
-    claimedAt: null,
-    shareVersion: 0,
-    exportedAt: null,
-    sharedAt: null,
-    createdAt: stamp,
-    updatedAt: stamp,
-    ...fields,
-  };
-  await getDb(env.DB).insert(auditReports).values(row);
-  return row;
-}
-
-const load = async (id: string) => (await getDb(env.DB).select().from(auditReports).where(eq(auditReports.id, id)))[0];
+const load = loadReport;
 
 /** An EXPORT_QUEUE that records what is sent (or refuses everything), and an env using it. */
 function queueEnv(fail = false) {
