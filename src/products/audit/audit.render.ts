@@ -1,6 +1,7 @@
 // Renders a report record and its snapshot into the three artefact formats. Pure functions: the
 // same record always gives the same bytes, so a re-render after a crash writes the same object.
 import type { ReportFormat, ReportStatus, ReportSummary } from "../../db/schema/audit";
+import { escapeHtml } from "../../platform/html";
 
 /** The record fields an artefact carries (the API view of a report). */
 export interface ReportView {
@@ -52,10 +53,6 @@ function csvCell(value: string): string {
   // Neutralise spreadsheet formulas and quote what needs quoting.
   const safe = /^[=+\-@\t\r]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
 function percent(rate: number): string {

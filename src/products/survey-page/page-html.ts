@@ -1,10 +1,7 @@
 // HTML of the hosted survey page: a small, self-contained, accessible document whose look comes
 // from the survey's validated settings. Only the page's own script (/s/_/survey.js) runs on it.
+import { escapeHtml } from "../../platform/html";
 import type { ResolvedSettings } from "./survey-settings";
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] as string);
-}
 
 /** JSON safe to place inside a <script type="application/json"> element. */
 function scriptJson(value: unknown): string {
