@@ -1,30 +1,54 @@
-// `npm run bench`: in one run against one `wrangler dev`, a bare Hono route (GET /health, no
-// middleware) and an authenticated GET /api/v1/usage (auth lookup in D1, the rate-limit Durable
-// Object, the usage read in D1). Prints requests/s and p99 of both and the ratio.
-// DURATION (seconds, default 10) and CONNECTIONS (default 20) tune the runs.
-import { load, printTable, withServer } from "./lib.mjs";
+// `npm run bench`: every performance figure of the platform in one run against one `wrangler dev`,
+// each as a ratio against a bare baseline measured in the same run (absolute times on a shared
+// machine drift; ratios hold). Each figure is a module in bench/figures/ exporting
+// `{ name, run(ctx) }`; `run` returns rows `{ figure, value, baseline, ratio, goal, note }` and
+// asserts correctness itself (throws when an answer is wrong), never a timing.
+// ROUNDS (default 3), DURATION (seconds per load run, default 5), CONNECTIONS (default 20) and
+// FIGURES (comma-separated names, default all) tune the run.
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { load, withServer } from "./lib.mjs";
 
-const duration = Number(process.env.DURATION ?? 10);
+const rounds = Number(process.env.ROUNDS ?? 3);
+const duration = Number(process.env.DURATION ?? 5);
 const connections = Number(process.env.CONNECTIONS ?? 20);
+const only = process.env.FIGURES ? new Set(process.env.FIGURES.split(",")) : null;
 
-await withServer(async ({ url, createTeamWithKey }) => {
-  // The scale plan allows 30,000 requests a minute, so the run measures work, not 429s.
-  const team = await createTeamWithKey({ plan: "scale", scopes: ["billing:read"] });
-  const warm = { duration: 2, connections };
-  await load({ ...warm, title: "warm-up", url: `${url}/health` });
-  await load({ ...warm, title: "warm-up", url: `${url}/api/v1/usage`, headers: { authorization: `Bearer ${team.key}` } });
-  const bare = await load({ title: "bare Hono route GET /health", url: `${url}/health`, duration, connections });
-  const usage = await load({
-    title: "GET /api/v1/usage (auth + rate limit + D1)",
-    url: `${url}/api/v1/usage`,
-    headers: { authorization: `Bearer ${team.key}` },
-    duration,
-    connections,
-  });
-  printTable([bare, usage]);
-  console.log(
-    `\nratio usage/bare: throughput ${(usage.requestsPerSecond / bare.requestsPerSecond).toFixed(2)}x, ` +
-      `p99 latency ${(usage.p99 / Math.max(1, bare.p99)).toFixed(2)}x`,
-  );
-  if (usage.non2xx > 0) console.log(`warning: ${usage.non2xx} non-2xx answers in the usage run`);
+const dir = join(dirname(fileURLToPath(import.meta.url)), "figures");
+const figures = [];
+for (const file of readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
+  const figure = (await import(pathToFileURL(join(dir, file)).href)).default;
+  if (!only || only.has(figure.name)) figures.push(figure);
+}
+
+/** The median of a list of numbers. */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+const rows = [];
+let failed = 0;
+await withServer(async (server) => {
+  const ctx = { ...server, load, median, rounds, duration, connections };
+  for (const figure of figures) {
+    try {
+      rows.push(...(await figure.run(ctx)));
+    } catch (error) {
+      failed++;
+      console.error(`figure ${figure.name} failed: ${error?.stack ?? error}`);
+    }
+  }
 });
+
+console.log(`\nFigures: medians of ${rounds} rounds, each a ratio against its bare baseline of the same run.\n`);
+console.log("| figure | value | bare baseline | ratio | goal | note |\n|---|---|---|---|---|---|");
+for (const r of rows) {
+  console.log(`| ${r.figure} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.goal ?? ""} | ${r.note ?? ""} |`);
+}
+if (failed) {
+  console.error(`\n${failed} figure(s) failed`);
+  process.exit(1);
+}
