@@ -3,8 +3,13 @@
 // fetch, so the guard judges the URL itself: scheme, literal IP ranges, and names that point
 // inside a network. Redirects are never followed blindly: each hop is judged again.
 
+import ipaddr from "ipaddr.js";
+
 export interface SsrfOptions {
-  /** ALLOW_PRIVATE_TARGETS: when true, http and loopback/private targets are allowed (dev, tests). */
+  /**
+   * ALLOW_PRIVATE_TARGETS: when true, plain http and loopback targets are allowed (local dev and
+   * tests). Private, link-local, metadata and every other special range stay refused.
+   */
   allowPrivate: boolean;
 }
 
@@ -13,40 +18,27 @@ export function ssrfOptions(env: { ALLOW_PRIVATE_TARGETS?: string }): SsrfOption
   return { allowPrivate: env.ALLOW_PRIVATE_TARGETS === "true" };
 }
 
-const BLOCKED_NAMES = [/^localhost$/i, /\.localhost$/i, /\.local$/i, /\.internal$/i, /\.home\.arpa$/i, /^metadata(\.|$)/i];
+const INTERNAL = "must not point to a private or internal address";
+const LOOPBACK_NAMES = [/^localhost$/, /\.localhost$/];
+const INTERNAL_NAMES = [/\.local$/, /\.internal$/, /\.home\.arpa$/, /^metadata(\.|$)/, /\.arpa$/];
 
-function ipv4Parts(host: string): number[] | null {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (!m) return null;
-  const parts = m.slice(1).map(Number);
-  return parts.every((p) => p <= 255) ? parts : null;
-}
-
-function privateIpv4([a, b]: number[]): boolean {
-  return (
-    a === 0 || a === 10 || a === 127 ||
-    (a === 100 && b >= 64 && b <= 127) || // carrier-grade NAT
-    (a === 169 && b === 254) || // link-local, cloud metadata
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 192 && b === 0) ||
-    (a === 198 && (b === 18 || b === 19)) ||
-    a >= 224 // multicast and reserved
-  );
-}
-
-function privateIpv6(host: string): boolean {
-  const h = host.toLowerCase();
-  if (h === "::" || h === "::1") return true;
-  if (h.startsWith("fe8") || h.startsWith("fe9") || h.startsWith("fea") || h.startsWith("feb")) return true; // link-local
-  if (h.startsWith("fc") || h.startsWith("fd")) return true; // unique local
-  if (h.startsWith("ff")) return true; // multicast
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
-  if (mapped) {
-    const parts = ipv4Parts(mapped[1]);
-    return parts ? privateIpv4(parts) : true;
+/**
+ * Classifies a literal IP address (already normalised by the URL parser: decimal, octal and hex
+ * IPv4 spellings arrive as dotted quads). ipaddr.js names every special range (private,
+ * link-local, carrier-grade NAT, unique-local, site-local, NAT64, 6to4, Teredo, reserved…); only
+ * plain `unicast` is a public address. Addresses that embed an IPv4 address are judged by it.
+ */
+function ipClass(host: string): "public" | "loopback" | "internal" {
+  let address = ipaddr.parse(host);
+  if (address.kind() === "ipv6") {
+    const v6 = address as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) address = v6.toIPv4Address();
+    // IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291) are never legitimate targets.
+    else if (v6.parts.slice(0, 6).every((part) => part === 0) && v6.range() !== "loopback") return "internal";
   }
-  return h.startsWith("::ffff:"); // hex-form mapped addresses: refuse rather than parse
+  const range = address.range();
+  if (range === "unicast") return "public";
+  return range === "loopback" ? "loopback" : "internal";
 }
 
 /** Returns why a URL is refused, or null when it may be called. */
@@ -58,19 +50,22 @@ export function checkUrl(raw: string, options: SsrfOptions): string | null {
     return "must be a valid URL";
   }
   if (url.username || url.password) return "must not contain credentials";
-  if (options.allowPrivate) {
-    return url.protocol === "https:" || url.protocol === "http:" ? null : "must use https";
-  }
-  if (url.protocol !== "https:") return "must use https";
-  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (url.protocol !== "https:" && !(options.allowPrivate && url.protocol === "http:")) return "must use https";
+  // Trailing dots name the same host (`localhost.`, `metadata.google.internal.`).
+  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
   if (!host) return "must have a host";
-  if (BLOCKED_NAMES.some((re) => re.test(host))) return "must not point to a private or internal address";
-  if (!host.includes(".") && !host.includes(":")) return "must not point to a private or internal address";
-  const v4 = ipv4Parts(host);
-  if (v4 && privateIpv4(v4)) return "must not point to a private or internal address";
-  // Decimal, octal or hex encodings of IPv4 addresses are refused outright.
-  if (/^(0x[0-9a-f]+|\d+)$/i.test(host) || /^[0-9.]+$/.test(host) && !v4) return "must not point to a private or internal address";
-  if (host.includes(":") && privateIpv6(host)) return "must not point to a private or internal address";
+  if (ipaddr.isValid(host)) {
+    if (!/^[0-9.]+$/.test(host) && !host.includes(":")) return INTERNAL;
+    const kind = ipClass(host);
+    if (kind === "public" || (kind === "loopback" && options.allowPrivate)) return null;
+    return INTERNAL;
+  }
+  if (LOOPBACK_NAMES.some((re) => re.test(host))) return options.allowPrivate ? null : INTERNAL;
+  if (INTERNAL_NAMES.some((re) => re.test(host))) return INTERNAL;
+  // Single-label names resolve inside a network (search domains), never on the internet.
+  if (!host.includes(".")) return INTERNAL;
+  // A dotted all-numeric name that is not a valid address (e.g. 1.2.3.4.5).
+  if (/^[0-9.]+$/.test(host)) return INTERNAL;
   return null;
 }
 

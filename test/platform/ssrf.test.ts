@@ -38,6 +38,34 @@ describe("checkUrl (production: allowPrivate false)", () => {
     "https://metadata.google.internal/",
     "https://printer.local/",
     "https://intranet/",
+    // Trailing dots, IPv4 embedded in IPv6, NAT64, 6to4, Teredo, site-local, reserved ranges.
+    "https://localhost./",
+    "https://localhost../",
+    "https://metadata.google.internal./",
+    "https://METADATA.GOOGLE.INTERNAL/",
+    "https://[::7f00:1]/",
+    "https://[::a9fe:a9fe]/",
+    "https://[::ffff:7f00:1]/",
+    "https://[::ffff:a9fe:a9fe]/",
+    "https://[64:ff9b::7f00:1]/",
+    "https://[64:ff9b::a9fe:a9fe]/",
+    "https://[64:ff9b:1::1]/",
+    "https://[2002:7f00:1::]/",
+    "https://[2002:a9fe:a9fe::1]/",
+    "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+    "https://[fec0::1]/",
+    "https://[feff::1]/",
+    "https://[ff02::1]/",
+    "https://[2001:db8::1]/",
+    "https://192.0.2.1/",
+    "https://198.18.0.1/",
+    "https://240.0.0.1/",
+    "https://255.255.255.255/",
+    "https://224.0.0.1/",
+    "https://0x7f.1/",
+    "https://0177.0.0.1/",
+    "https://1.2.3.4.5/",
+    "https://service.arpa/",
     "ftp://example.com/",
     "file:///etc/passwd",
     "javascript:alert(1)",
@@ -70,10 +98,29 @@ describe("checkUrl (production: allowPrivate false)", () => {
 });
 
 describe("checkUrl (dev and tests: allowPrivate true)", () => {
-  it("allows http and loopback/private targets", () => {
-    for (const url of ["http://127.0.0.1:8787/hook", "http://localhost:3000", "https://10.0.0.1/", "http://[::1]:9000/"]) {
+  it("allows http and loopback targets, which local development needs", () => {
+    for (const url of ["http://127.0.0.1:8787/hook", "http://localhost:3000", "http://localhost.:3000", "http://api.localhost/", "http://[::1]:9000/", "http://example.com/", "https://example.com/"]) {
       expect({ url, reason: checkUrl(url, DEV) }).toEqual({ url, reason: null });
     }
+  });
+
+  it.each([
+    "https://10.0.0.1/",
+    "http://192.168.1.1/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://[::a9fe:a9fe]/",
+    "http://[::ffff:a9fe:a9fe]/",
+    "http://[64:ff9b::a9fe:a9fe]/",
+    "http://[2002:a9fe:a9fe::1]/",
+    "http://[fe80::1]/",
+    "http://[fec0::1]/",
+    "http://[fd00::1]/",
+    "http://metadata.google.internal./",
+    "http://metadata/",
+    "http://printer.local/",
+    "http://intranet/",
+  ])("still refuses private, link-local and metadata targets: %s", (url) => {
+    expect(checkUrl(url, DEV)).toBe("must not point to a private or internal address");
   });
 
   it("still refuses credentials and non-HTTP schemes", () => {
