@@ -66,8 +66,7 @@ export async function mailChecks({ url, createTeamWithKey, defer }) {
       const res = expectStatus(await api("POST", `/webhooks/${hook.body.data.id}/test`), 502, "webhook test");
       assert.deepEqual(Object.keys(res.body), ["error"]);
       assert.equal(res.body.error.message, "Test delivery could not reach the endpoint");
-      assert.equal(typeof res.body.error.detail, "string");
-      assert.ok(res.body.error.detail.length > 0);
+      assert.equal(res.body.error.detail, "The endpoint could not be reached (connection failed or timed out)", "no raw network error (port-scan oracle)");
       expectStatus(await api("DELETE", `/webhooks/${hook.body.data.id}`), 204, "delete webhook");
     },
   };

@@ -7,6 +7,7 @@ import type { AlertChannel } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
 import { queuePlatformMail } from "../../platform/platform-mail";
+import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
 
 export interface AlertNotification {
@@ -130,7 +131,7 @@ async function sendWebhook(env: Env, note: AlertNotification, alert: AlertRecord
     },
     { ...ssrfOptions(env), timeoutMs: WEBHOOK_TIMEOUT_MS },
   );
-  // Drain the body so the connection is released.
-  await response.arrayBuffer().catch(() => {});
+  // The answer is not needed: cancel it unread, so a huge reply costs nothing.
+  await discardBody(response);
   if (response.status < 200 || response.status >= 300) throw new Error(`webhook answered ${response.status}`);
 }

@@ -8,7 +8,8 @@ import { emailEvents, emails, mailWebhooks, type MailWebhookEvent } from "../../
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret, encryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { checkUrl, safeFetch, ssrfOptions } from "../../platform/ssrf";
+import { discardBody } from "../../platform/outbound";
+import { BlockedUrlError, checkUrl, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newWebhookSecret, standardWebhookHeaders } from "../../platform/webhook-signature";
 import { enqueue, type EventRow } from "./mail.service";
@@ -56,14 +57,6 @@ export async function deleteWebhook(env: Env, teamId: string, id: string): Promi
   orNotFound(deleted[0], webhookNotFound());
 }
 
-/** Drops a response body we do not read; a body that cannot be cancelled is left to the runtime. */
-async function discard(response: Response): Promise<void> {
-  try {
-    await response.body?.cancel();
-  } catch {
-    // Nothing to release.
-  }
-}
 
 async function post(env: Env, webhook: WebhookRow, messageId: string, payload: unknown): Promise<Response> {
   const body = JSON.stringify(payload);
@@ -94,10 +87,12 @@ export async function testWebhook(env: Env, teamId: string, id: string) {
   try {
     response = await post(env, webhook, messageId, payload);
   } catch (error) {
-    const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    throw new ApiError("bad_gateway", "Test delivery could not reach the endpoint", { extra: { detail: detail.slice(0, 300) } });
+    // The network error itself is never echoed: "connection refused" against "timed out" would
+    // tell a caller which ports are open behind an address (a port-scan oracle).
+    const detail = error instanceof BlockedUrlError ? error.message : "The endpoint could not be reached (connection failed or timed out)";
+    throw new ApiError("bad_gateway", "Test delivery could not reach the endpoint", { extra: { detail } });
   }
-  await discard(response);
+  await discardBody(response);
   if (!response.ok) {
     throw new ApiError("bad_gateway", "Test delivery was not accepted by the endpoint", {
       extra: { detail: `The endpoint answered HTTP ${response.status}` },
@@ -152,7 +147,7 @@ export async function deliverEvent(env: Env, webhookId: string, eventId: string)
   };
   try {
     const response = await post(env, webhook, event.id, payload);
-    await discard(response);
+    await discardBody(response);
     return response.ok ? { done: true } : { done: false, error: `HTTP ${response.status}` };
   } catch (error) {
     return { done: false, error: String(error).slice(0, 200) };

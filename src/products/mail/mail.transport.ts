@@ -1,6 +1,7 @@
 // The transports a message leaves through (MAIL_TRANSPORT): `outbox` records it as delivered
 // locally (the sandbox simulator addresses produce bounces and complaints), `http` posts it as JSON
 // to the mail provider at MAIL_HTTP_URL with MAIL_HTTP_TOKEN.
+import { readCapped } from "../../platform/outbound";
 import type { Env } from "../../env";
 import { domainOf, parseAddress, SIMULATOR } from "./mail.policy";
 
@@ -82,7 +83,7 @@ async function deliverHttp(env: Env, mail: OutgoingMail): Promise<DeliveryOutcom
   } catch (error) {
     return { ok: false, retry: true, error: `provider unreachable: ${String(error).slice(0, 200)}` };
   }
-  const text = await response.text().catch(() => "");
+  const text = await readCapped(response);
   if (!response.ok) {
     const retry = response.status === 429 || response.status >= 500 || response.status === 408;
     return { ok: false, retry, error: `provider answered HTTP ${response.status}: ${text.slice(0, 200)}` };

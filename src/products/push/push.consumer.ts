@@ -12,6 +12,7 @@
 // Fan-out is one chain of messages per notification, identified by the notification's
 // fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
+import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -292,10 +293,10 @@ async function deliver(
   }
   const code = response.status;
   if (code >= 200 && code < 300) {
-    await response.body?.cancel();
+    await discardBody(response);
     return { status: "delivered", statusCode: code, error: null };
   }
-  const text = (await response.text().catch(() => "")).slice(0, 200);
+  const text = (await readCapped(response, 1024)).slice(0, 200);
   if (code === 404 || code === 410) return { status: "removed", statusCode: code, error: `subscription gone (${code})` };
   const error = `push service answered ${code}${text ? `: ${text}` : ""}`;
   if (code === 429 || code >= 500) {

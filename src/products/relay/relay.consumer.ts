@@ -6,6 +6,7 @@ import type { Env } from "../../env";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
+import { readCapped } from "../../platform/outbound";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
 import { INBOUND_SIGNATURE_HEADERS } from "./relay.inbound";
@@ -180,7 +181,7 @@ async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult>
       { method: "POST", headers, body: delivery.body },
       { ...ssrfOptions(env), timeoutMs: DELIVERY_TIMEOUT_MS },
     );
-    const responseBody = await readPrefix(response, RESPONSE_BODY_BYTES);
+    const responseBody = response.body ? await readCapped(response, RESPONSE_BODY_BYTES) : null;
     const ok = response.status >= 200 && response.status < 300;
     return { startedAt, statusCode: response.status, durationMs: elapsed(), error: ok ? null : `HTTP ${response.status}`, responseBody, permanent: false };
   } catch (error) {
@@ -190,30 +191,4 @@ async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult>
       name === "TimeoutError" || name === "AbortError" ? `timeout after ${DELIVERY_TIMEOUT_MS / 1000} s` : `network error: ${String((error as Error)?.message ?? error)}`;
     return { startedAt, statusCode: null, durationMs: elapsed(), error: message.slice(0, 500), responseBody: null, permanent: false };
   }
-}
-
-/** The first `limit` bytes of a response body as text; the rest is discarded unread. */
-async function readPrefix(response: Response, limit: number): Promise<string | null> {
-  if (!response.body) return null;
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  const bytes = new Uint8Array(Math.min(size, limit));
-  let offset = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, Math.min(chunk.byteLength, bytes.byteLength - offset));
-    bytes.set(part, offset);
-    offset += part.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }

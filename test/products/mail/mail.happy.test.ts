@@ -390,7 +390,14 @@ describe("mail webhooks", () => {
       throw new TypeError("Network connection lost.");
     });
     await expectError(await call("POST", `webhooks/${hook.id}/test`, { key: team.key }), 502, {
-      error: { message: "Test delivery could not reach the endpoint", detail: "TypeError: Network connection lost." },
+      error: { message: "Test delivery could not reach the endpoint", detail: "The endpoint could not be reached (connection failed or timed out)" },
+    });
+    // A timeout answers the same words as a refused connection: no port-scan oracle.
+    vi.spyOn(globalThis, "fetch").mockImplementationOnce(async () => {
+      throw new DOMException("The operation was aborted due to timeout", "TimeoutError");
+    });
+    await expectError(await call("POST", `webhooks/${hook.id}/test`, { key: team.key }), 502, {
+      error: { message: "Test delivery could not reach the endpoint", detail: "The endpoint could not be reached (connection failed or timed out)" },
     });
     vi.spyOn(globalThis, "fetch").mockImplementationOnce(async () => new Response(null, { status: 500 }));
     await expectError(await call("POST", `webhooks/${hook.id}/test`, { key: team.key }), 502, {
@@ -404,8 +411,7 @@ describe("mail webhooks", () => {
     const res = await call("POST", `webhooks/${hook.id}/test`, { key: team.key });
     expect(res.status).toBe(502);
     const body = await json(res);
-    expect(body.error.message).toBe("Test delivery could not reach the endpoint");
-    expect(typeof body.error.detail).toBe("string");
+    expect(body.error).toEqual({ message: "Test delivery could not reach the endpoint", detail: "The endpoint could not be reached (connection failed or timed out)" });
   });
 });
 
