@@ -7,7 +7,7 @@ import { app } from "../../src/app";
 import { auth } from "../../src/platform/auth";
 import { setClock } from "../../src/platform/clock";
 import { handleError } from "../../src/platform/handle-error";
-import { bucketLimit } from "../../src/platform/rate-limit/buckets";
+import { bucketLimit, type StrictFamily } from "../../src/platform/rate-limit/buckets";
 import { DurableObjectLimiter, getLimiter, NoopLimiter, windowOf } from "../../src/platform/rate-limit/limiter";
 import { rateLimit, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
 import { requestContext } from "../../src/platform/request-context";
@@ -30,8 +30,8 @@ function counter(name: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
 }
 
-function teamCounter(teamId: string, bucket = "default") {
-  return counter(`${bucket}:team:${teamId}`);
+function teamCounter(teamId: string, bucket = "default", family?: string) {
+  return counter(`${bucket}:team:${teamId}${family ? `:${family}` : ""}`);
 }
 
 function headers(res: Response) {
@@ -354,7 +354,7 @@ describe("strict overwrites default", () => {
   it("headers show the strict bucket (limit 30); the 31st request answers 429 though default is not exceeded", async () => {
     setClock(T0 + 8_000);
     const team = await setupTeam({ plan: "pro" });
-    const tiny = tinyApp({ bucket: "strict" });
+    const tiny = tiny_strict();
     for (let i = 1; i <= 30; i++) {
       const res = await tinyFetch(tiny, "/authed", { key: team.key });
       expect(res.status).toBe(200);
@@ -365,7 +365,7 @@ describe("strict overwrites default", () => {
     await expect429(over, 52);
     // The default bucket counted these requests too and is far from its 6,000.
     expect(await teamCounter(team.teamId).peek(T0_S)).toBe(31);
-    expect(await teamCounter(team.teamId, "strict").peek(T0_S)).toBe(31);
+    expect(await teamCounter(team.teamId, "strict", "push_subscribers").peek(T0_S)).toBe(31);
     // A route with only the default bucket still answers.
     const usage = await call("GET", "usage", { key: team.key });
     expect(usage.status).toBe(200);
@@ -386,7 +386,7 @@ describe("strict overwrites default", () => {
     const team = await setupTeam({ plan: "pro" });
     const second = await addKey(team.teamId, ["mail:send"]);
     const other = await setupTeam({ plan: "pro" });
-    await teamCounter(team.teamId, "strict").hit(T0_S, 29);
+    await teamCounter(team.teamId, "strict", "push_subscribers").hit(T0_S, 29);
     const tiny = tiny_strict();
     expect(headers(await tinyFetch(tiny, "/authed", { key: second.key })).remaining).toBe("0");
     expect((await tinyFetch(tiny, "/authed", { key: team.key })).status).toBe(429);
@@ -407,9 +407,23 @@ describe("strict overwrites default", () => {
   });
 });
 
-function tiny_strict() {
-  return tinyApp({ bucket: "strict" });
+function tiny_strict(family: StrictFamily = "push_subscribers") {
+  return tinyApp({ bucket: "strict", family });
 }
+
+describe("strict families", () => {
+  it("each endpoint family of a team has its own strict counter: a full family refuses, the others answer", async () => {
+    setClock(T0 + 8_000);
+    const team = await setupTeam({ plan: "pro" });
+    await teamCounter(team.teamId, "strict", "survey_start").hit(T0_S, 30);
+    await expect429(await tinyFetch(tiny_strict("survey_start"), "/authed", { key: team.key }), 52);
+    for (const family of ["push_subscribers", "audit_share"] as const) {
+      const res = await tinyFetch(tiny_strict(family), "/authed", { key: team.key });
+      expect({ family, status: res.status }).toEqual({ family, status: 200 });
+      expect(headers(res).remaining).toBe("29");
+    }
+  });
+});
 
 describe("RATE_LIMITS=off", () => {
   it("getLimiter returns a limiter that never refuses", async () => {

@@ -5,6 +5,14 @@ export const WINDOW_SECONDS = 60;
 
 export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags_client_ip" | "flags_client" | "anonymous";
 
+/**
+ * The endpoint families of the `strict` bucket (DESIGN.md, "Strict bucket per endpoint family"):
+ * each family of a team has its own counter, so anonymous traffic on one family (say, survey starts
+ * from many IPs) never locks the team out of another (its push subscriber registration or report
+ * shares). Audit scan runs would share `audit_share` with report shares, as the spec says.
+ */
+export type StrictFamily = "survey_start" | "push_subscribers" | "audit_share";
+
 /** Fixed limits per 60-second window; `default` and `flags_client` follow the plan. */
 export const BUCKET_LIMITS: Record<Exclude<BucketName, "default" | "flags_client">, number> = {
   strict: 30,

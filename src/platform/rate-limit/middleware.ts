@@ -5,7 +5,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
-import { bucketLimit, type BucketName } from "./buckets";
+import { bucketLimit, type BucketName, type StrictFamily } from "./buckets";
 import { getLimiter, type RateLimitResult } from "./limiter";
 
 declare module "hono" {
@@ -31,21 +31,27 @@ export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key:
   if (!result.allowed) throw ApiError.rateLimited(result.retryAfter);
 }
 
-export interface RateLimitOptions {
-  bucket: BucketName;
-  /** What the bucket is keyed on; defaults to the caller's team for team buckets, else the client IP. */
-  key?: (c: Context<AppEnv>) => string | Promise<string>;
+/** The key of a team's counter in one `strict` family. */
+export function strictKey(teamId: string, family: StrictFamily): string {
+  return `team:${teamId}:${family}`;
 }
 
-/** Adds a bucket to a route: `rateLimit({ bucket: "strict" })`. */
+export type RateLimitOptions =
+  /** `strict` is counted per team and endpoint family. */
+  | { bucket: "strict"; family: StrictFamily }
+  /** Other buckets: keyed on the caller's team for `default`, else on the client IP. */
+  | { bucket: Exclude<BucketName, "strict"> };
+
+/** Adds a bucket to a route: `rateLimit({ bucket: "strict", family: "push_subscribers" })`. */
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> {
   return async function rateLimitMiddleware(c, next) {
     const principal = c.get("principal");
-    const key = options.key
-      ? await options.key(c)
-      : principal && (options.bucket === "strict" || options.bucket === "default")
-        ? `team:${principal.teamId}`
-        : `ip:${clientIp(c)}`;
+    const key =
+      options.bucket === "strict" && principal
+        ? strictKey(principal.teamId, options.family)
+        : principal && options.bucket === "default"
+          ? `team:${principal.teamId}`
+          : `ip:${clientIp(c)}`;
     await enforceBucket(c, options.bucket, key, principal?.plan);
     await next();
   };

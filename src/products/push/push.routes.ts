@@ -124,7 +124,7 @@ pushRouter.openapi(
     ...common,
     method: "post",
     path: "/apps/{app_id}/subscribers",
-    middleware: [requireScope("push:write"), rateLimit({ bucket: "strict" })] as const,
+    middleware: [requireScope("push:write"), rateLimit({ bucket: "strict", family: "push_subscribers" })] as const,
     summary: "Register a subscriber",
     description:
       "Takes a browser `PushSubscription` as `subscription.toJSON()` gives it (`endpoint`, `keys.p256dh`, `keys.auth`, optional `expirationTime`) plus optional `tags` and `external_id`. The endpoint must be https and pass the SSRF guard. Registering an endpoint already known to the app updates that subscriber (201 when new, 200 when updated); omitted `tags` / `external_id` keep their stored values. Strict bucket (30 requests per 60 s per team).",

@@ -1,12 +1,15 @@
 // Public (unauthenticated) Surveys routes: the survey definition for the hosted page, and the
-// response flow. No auth() here: each route resolves the survey by its slug, then counts the
-// request in the `strict` bucket of the survey's team (spec: public surveys, 30 per 60 s).
+// response flow. No auth() here. Every route counts in the per-IP `public` bucket before the slug
+// is looked up (unknown slugs too); starting a response also counts in the `survey_start` family
+// of the survey team's `strict` bucket (spec: public surveys, 30 per 60 s). The definition, resume,
+// answers and complete are not in the team's strict bucket, so respondents already answering are
+// never cut off by traffic that the team does not control.
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { jsonBody, jsonResponse, dataResponse, RateLimitErrorSchema } from "../../platform/openapi";
-import { enforceBucket } from "../../platform/rate-limit/middleware";
+import { enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import {
   AnswerBody,
@@ -28,9 +31,11 @@ import {
 } from "./survey-responses.service";
 
 const tags = ["Surveys (public)"];
+/** Every public route counts per client IP before its body is validated or its slug looked up. */
+const middleware = [rateLimit({ bucket: "public" })];
 const errors = {
   404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
-  429: jsonResponse("Strict bucket of the survey's team exceeded, or the monthly surveys quota", RateLimitErrorSchema),
+  429: jsonResponse("Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota", RateLimitErrorSchema),
 };
 const flowErrors = {
   ...errors,
@@ -38,10 +43,13 @@ const flowErrors = {
   422: jsonResponse("Invalid answer: `{error, errors: {value: [message]}}`", SurveyErrorSchema),
 };
 
-/** The survey of a public slug, with the request counted in its team's strict bucket. */
-async function publicSurvey(c: Context<AppEnv>, slug: string): Promise<PublicSurvey> {
+/**
+ * The survey of a public slug; a start also counts in the team's `survey_start` strict family
+ * (two buckets on one route: the strict one's headers are shown).
+ */
+async function publicSurvey(c: Context<AppEnv>, slug: string, { start = false } = {}): Promise<PublicSurvey> {
   const survey = await findPublicSurvey(getDb(c.env.DB), slug);
-  await enforceBucket(c, "strict", `team:${survey.teamId}`);
+  if (start) await enforceBucket(c, "strict", strictKey(survey.teamId, "survey_start"));
   return survey;
 }
 
@@ -52,6 +60,7 @@ surveysPublicRouter.openapi(
     method: "get",
     path: "/{slug}/public",
     tags,
+    middleware,
     summary: "Public survey definition",
     description:
       "What a hosted page or embed needs before starting: name, settings, mode, status, whether it accepts responses, the number of questions (AI mode: `target_questions`) and the first question. Drafts answer 404.",
@@ -69,6 +78,7 @@ surveysPublicRouter.openapi(
     method: "post",
     path: "/{slug}/responses",
     tags,
+    middleware,
     summary: "Start a response",
     description:
       "Only `active` surveys start responses (a closed survey answers 409). Consumes one unit of the team's `surveys` monthly quota. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.",
@@ -76,7 +86,7 @@ surveysPublicRouter.openapi(
     responses: { 201: dataResponse("The started response", ResponseStateSchema), ...flowErrors },
   }),
   async (c) => {
-    const survey = await publicSurvey(c, c.req.valid("param").slug);
+    const survey = await publicSurvey(c, c.req.valid("param").slug, { start: true });
     const body = (c.req.header("content-type") ?? "").includes("json") ? c.req.valid("json") : {};
     return c.json({ data: await startResponse(c.env, survey, body ?? {}) }, 201);
   },
@@ -87,6 +97,7 @@ surveysPublicRouter.openapi(
     method: "get",
     path: "/{slug}/responses/{response_id}",
     tags,
+    middleware,
     summary: "Resume a response",
     description: "The response's state: answered count, the next question (or `finished: true`). The response id is the respondent's capability.",
     request: { params: ResponseParams },
@@ -104,6 +115,7 @@ surveysPublicRouter.openapi(
     method: "post",
     path: "/{slug}/responses/{response_id}/answers",
     tags,
+    middleware,
     summary: "Answer the next question",
     description:
       "Body `{question_id, value}`. Only the expected next question may be answered: any other answers 409 with `expected_question_id`. The value is checked against the question type (422 `errors.value`). Branching (manual mode) or the generator (AI mode) picks the next question, returned in full, or `finished: true`. Works on closed surveys for responses already in progress.",
@@ -122,6 +134,7 @@ surveysPublicRouter.openapi(
     method: "post",
     path: "/{slug}/responses/{response_id}/complete",
     tags,
+    middleware,
     summary: "Complete a response",
     description:
       "Allowed once the path has finished (else 409 with `next_question_id`). Increments the survey's `response_count` exactly once and queues `response.completed` webhooks; repeating the call answers 200 with the completed response and changes nothing.",

@@ -125,7 +125,7 @@ describe("survey security", () => {
     expect(res.status).toBe(201);
   });
 
-  it("limits public requests with the strict bucket of the survey's team (30 per minute)", async () => {
+  it("limits starts with the survey_start family of the team's strict bucket (30 per minute), whatever the client IPs", async () => {
     const { survey } = await activeSurvey([{ type: "text", title: "Q" }]);
     const other = await activeSurvey([{ type: "text", title: "Q" }]);
     setClock(Date.parse("2032-03-03T12:00:10Z"));
@@ -135,18 +135,62 @@ describe("survey security", () => {
         const res = await call("POST", `surveys/${survey.slug}/responses`, { ip: `198.51.100.${i}` });
         expect(res.status).toBe(201);
       }
-      const last = await call("GET", `surveys/${survey.slug}/public`);
-      expect(last.status).toBe(200);
+      const last = await call("POST", `surveys/${survey.slug}/responses`, { ip: "198.51.100.200" });
+      expect(last.status).toBe(201);
       expect(last.headers.get("x-ratelimit-limit")).toBe("30");
       expect(last.headers.get("x-ratelimit-remaining")).toBe("0");
       const refused = await start(survey.slug);
       expect(refused.headers.get("retry-after")).toBe("50");
       await expectError(refused, 429, { error: "Rate limit exceeded", retry_after: 50 });
+      // The definition is not in the team's strict bucket: only the caller's per-IP public bucket.
+      const definition = await call("GET", `surveys/${survey.slug}/public`, { ip: "198.51.100.201" });
+      expect(definition.status).toBe(200);
+      expect(definition.headers.get("x-ratelimit-limit")).toBe("200");
       // Another team's survey has its own bucket.
       expect((await start(other.survey.slug)).status).toBe(201);
       // The next window starts afresh.
       setClock(Date.parse("2032-03-03T12:01:00Z"));
       expect((await startOk(survey.slug)).status).toBe("in_progress");
+    } finally {
+      setClock(null);
+    }
+  });
+
+  it("regression: definitions fetched from many IPs and a full start family never cut off respondents already answering", async () => {
+    const { survey, questions } = await activeSurvey([{ type: "text", title: "Q1" }, { type: "text", title: "Q2" }]);
+    setClock(Date.parse("2032-03-04T12:00:05Z"));
+    try {
+      const respondent = await startOk(survey.slug);
+      // The attack of the issue: 31 definition reads from 31 IPs, then the start family filled.
+      for (let i = 0; i < 31; i++) expect((await call("GET", `surveys/${survey.slug}/public`, { ip: `192.0.2.${i}` })).status).toBe(200);
+      for (let i = 0; i < 29; i++) expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: `198.51.100.${i}` })).status).toBe(201);
+      expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: "198.51.100.77" })).status).toBe(429);
+      // The respondent who started before carries on to the end.
+      const path = `surveys/${survey.slug}/responses/${respondent.id}`;
+      expect((await call("GET", path)).status).toBe(200);
+      expect((await call("POST", `${path}/answers`, { body: { question_id: questions[0].id, value: "a" } })).status).toBe(200);
+      expect((await call("POST", `${path}/answers`, { body: { question_id: questions[1].id, value: "b" } })).status).toBe(200);
+      expect((await call("POST", `${path}/complete`)).status).toBe(200);
+    } finally {
+      setClock(null);
+    }
+  });
+
+  it("counts every public survey route per client IP, unknown slugs included (200 per minute)", async () => {
+    const { survey } = await activeSurvey([{ type: "text", title: "Q" }]);
+    setClock(Date.parse("2032-03-05T12:00:10Z"));
+    try {
+      const ip = "192.0.2.250";
+      const first = await call("GET", `surveys/no-such-slug-${crypto.randomUUID()}/public`, { ip });
+      expect(first.status).toBe(404);
+      expect(first.headers.get("x-ratelimit-limit")).toBe("200");
+      expect(first.headers.get("x-ratelimit-remaining")).toBe("199");
+      for (let i = 0; i < 199; i++) await call("GET", `surveys/unknown-${i}/public`, { ip });
+      const limited = await call("GET", `surveys/${survey.slug}/public`, { ip });
+      await expectError(limited, 429, { error: "Rate limit exceeded", retry_after: 50 });
+      expect((await call("POST", `surveys/unknown-x/responses/${crypto.randomUUID()}/answers`, { ip, body: {} })).status).toBe(429);
+      // Another client is not affected.
+      expect((await call("GET", `surveys/${survey.slug}/public`, { ip: "192.0.2.251" })).status).toBe(200);
     } finally {
       setClock(null);
     }
