@@ -6,6 +6,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
 import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
+import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
 import { createRouter } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
@@ -23,6 +24,9 @@ import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 
 export const API_PREFIX = "/api/v1";
 
+/** Mounts whose routes read their bodies with a capped reader of their own (src/platform/body.ts). */
+const OWN_BODY_READERS = [`${API_PREFIX}/logs/ingest`, `${API_PREFIX}/emails`, "/in"];
+
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = createRouter();
 
@@ -30,6 +34,14 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.get("/health", (c) => c.json({ ok: true }));
 
   app.use("*", requestContext());
+  // Every body is limited before anything parses it: 1 MB unless the route reads its body itself
+  // with a limit and error of its own (log ingest 5 MB, mail send 10 MiB, relay ingest 1 MB).
+  const defaultLimit = limitBody(JSON_BODY_LIMIT);
+  app.use("*", async function bodyLimits(c, next) {
+    const path = c.req.path;
+    if (OWN_BODY_READERS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return next();
+    return defaultLimit(c, next);
+  });
 
   app.route(`${API_PREFIX}/admin`, adminRouter);
   app.route(`${API_PREFIX}/usage`, usageRouter);

@@ -21,9 +21,9 @@ import { handleMailBatch } from "../../src/products/mail/mail.consumer";
 import { pushConsumer } from "../../src/products/push/push.consumer";
 import { consumeDeliveries } from "../../src/products/relay/relay.consumer";
 import { relayRetentionJob } from "../../src/products/relay/relay.cron";
-import { json } from "../helpers/api";
+import { anyIp, json } from "../helpers/api";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
-import { call, randomIp, setupTeam } from "./fixtures";
+import { call, setupTeam } from "./fixtures";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -108,7 +108,7 @@ describe("queue consumers crashing midway and redelivered", () => {
     const source = (await json(await call("POST", "webhooks/sources", { key: team.key, body: { name: "s", provider: "generic" } }))).data;
     const destination = (await json(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/relay-crash" } }))).data;
     const queue = recordingQueue("WEBHOOK_QUEUE");
-    const ingest = await call("POST", `/in/${source.slug}`, { raw: '{"type":"a.b"}', headers: { "content-type": "application/json" }, ip: randomIp(), env: queue.env });
+    const ingest = await call("POST", `/in/${source.slug}`, { raw: '{"type":"a.b"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: queue.env });
     expect(ingest.status).toBe(202);
     expect(queue.sent).toHaveLength(1);
     const seen = intercept("http://127.0.0.1:9/relay-crash", () => new Response("ok"));
@@ -289,7 +289,7 @@ describe("a lost queue message", () => {
     const destination = (await json(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/relay-lost" } }))).data;
     // The ingest is accepted but its queue message is lost (recorded here, never delivered).
     const lost = recordingQueue("WEBHOOK_QUEUE");
-    expect((await call("POST", `/in/${source.slug}`, { raw: '{"type":"lost"}', headers: { "content-type": "application/json" }, ip: randomIp(), env: lost.env })).status).toBe(202);
+    expect((await call("POST", `/in/${source.slug}`, { raw: '{"type":"lost"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: lost.env })).status).toBe(202);
     const seen = intercept("http://127.0.0.1:9/relay-lost", () => new Response("ok"));
     vi.spyOn(console, "log").mockImplementation(() => {});
 
@@ -392,7 +392,7 @@ describe("rate limiter Durable Object unavailable", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const { default: worker } = await import("../../src/index");
     const res = await worker.fetch!(
-      new Request("http://app.test/api/v1/usage", { headers: { authorization: `Bearer ${team.key}`, "cf-connecting-ip": randomIp() } }) as never,
+      new Request("http://app.test/api/v1/usage", { headers: { authorization: `Bearer ${team.key}`, "cf-connecting-ip": anyIp() } }) as never,
       limiterDown(),
       { waitUntil: () => {}, passThroughOnException: () => {}, props: {} } as unknown as ExecutionContext,
     );

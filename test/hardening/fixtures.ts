@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { nowSeconds } from "../../src/platform/clock";
 import { decryptSecret } from "../../src/platform/crypto";
 import { standardWebhookHeaders } from "../../src/platform/webhook-signature";
-import { API, call, json, setupTeam, type TestTeam } from "../helpers/api";
+import { API, anyIp, call, json, setupTeam, type TestTeam } from "../helpers/api";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 
 // The shared helpers already call the app's fetch with the pool's real bindings.
@@ -25,14 +25,9 @@ export interface Operation {
 
 export const routeKey = (op: { method: string; path: string }) => `${op.method.toUpperCase()} ${op.path}`;
 
-export function randomIp(): string {
-  const r = crypto.getRandomValues(new Uint8Array(3));
-  return `10.${r[0]}.${r[1]}.${r[2]}`;
-}
-
 /** Every operation of GET /api/v1/openapi.json, with `$ref`s of body schemas resolved. */
 export async function loadOperations(): Promise<{ doc: any; operations: Operation[] }> {
-  const res = await call("GET", "openapi.json", { ip: randomIp() });
+  const res = await call("GET", "openapi.json", { ip: anyIp() });
   expect(res.status).toBe(200);
   const doc = await json(res);
   const operations: Operation[] = [];
@@ -161,7 +156,7 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   await ok(await call("PATCH", `webhooks/sources/${source.id}/destinations/${destination.id}`, { key, body: { enabled: false } }));
   const payload = JSON.stringify({ type: "invoice.paid", id: crypto.randomUUID() });
   const headers = await standardWebhookHeaders(`whsec_${btoa(signingSecret)}`, `msg_${crypto.randomUUID()}`, nowSeconds(), payload);
-  ids.event = (await ok(await call("POST", `/in/${source.slug}`, { raw: payload, headers: { "content-type": "application/json", ...headers }, ip: randomIp() }))).id;
+  ids.event = (await ok(await call("POST", `/in/${source.slug}`, { raw: payload, headers: { "content-type": "application/json", ...headers }, ip: anyIp() }))).id;
 
   // Push: an app with FCM credentials, a subscriber and a notification.
   const fcm = `fcm-${crypto.randomUUID()}`;
@@ -190,7 +185,7 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   ids.surveyWebhook = surveyHook.id;
   secrets.push(surveyHook.secret);
   await ok(await call("POST", `surveys/${survey.id}/activate`, { key }));
-  ids.response = (await ok(await call("POST", `surveys/${survey.slug}/responses`, { ip: randomIp() }))).id;
+  ids.response = (await ok(await call("POST", `surveys/${survey.slug}/responses`, { ip: anyIp() }))).id;
 
   return { team, ids, secrets: secrets.filter((s) => typeof s === "string" && s.length >= 8) };
 }

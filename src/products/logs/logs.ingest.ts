@@ -79,37 +79,6 @@ export async function findProjectByToken(db: D1Database, token: string): Promise
 }
 
 /**
- * Reads a request body up to `maxBytes`, stopping (and cancelling the stream) as soon as more
- * arrives; a declared Content-Length over the cap is refused without reading.
- */
-export async function readBodyCapped(request: Request, maxBytes: number, tooLarge: string): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > maxBytes) throw new ApiError("payload_too_large", tooLarge);
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new ApiError("payload_too_large", tooLarge);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0];
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
-
-/**
  * Judges one decoded JSON value as a log entry: the entry, or the spec's message for the first
  * failure. The schema (LogEntryInput) is the rule; a plain check of the same rules accepts the
  * common valid entry first because zod without code generation (workerd forbids it) costs ~30 µs

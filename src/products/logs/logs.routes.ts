@@ -1,6 +1,7 @@
 // The Logs product's HTTP surface. Two routers: `logsIngestRouter` (mounted at /logs/ingest,
 // ingest token only, body `{ok: true}` / `{error}`) and `logsRouter` (projects, entries, alerts:
 // team API key with logs:read / logs:write, body `{data: ...}` / `{error[, details]}`).
+import { readBodyCapped } from "../../platform/body";
 import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
 import { auth, requireScope } from "../../platform/auth";
@@ -14,7 +15,6 @@ import {
   MAX_SINGLE_BYTES,
   judgeEntry,
   parseNdjson,
-  readBodyCapped,
   storeEntries,
 } from "./logs.ingest";
 import { ingestAuth, ingestProject } from "./logs.middleware";
@@ -96,7 +96,7 @@ logsIngestRouter.openapi(
   }),
   async (c) => {
     const project = ingestProject(c);
-    const body = await readBodyCapped(c.req.raw, MAX_SINGLE_BYTES, INGEST_MESSAGES.singleTooLarge);
+    const body = await readBodyCapped(c.req.raw, MAX_SINGLE_BYTES, () => new ApiError("payload_too_large", INGEST_MESSAGES.singleTooLarge));
     let value: unknown;
     try {
       value = JSON.parse(new TextDecoder().decode(body));
@@ -133,7 +133,7 @@ logsIngestRouter.openapi(
   }),
   async (c) => {
     const project = ingestProject(c);
-    const body = await readBodyCapped(c.req.raw, MAX_BATCH_BYTES, INGEST_MESSAGES.batchTooLarge);
+    const body = await readBodyCapped(c.req.raw, MAX_BATCH_BYTES, () => new ApiError("payload_too_large", INGEST_MESSAGES.batchTooLarge));
     const { accepted, dropped } = parseNdjson(body);
     await storeEntries(c.env, project, accepted);
     return c.json({ ok: true as const, count: accepted.length, dropped }, 202);

@@ -1,6 +1,7 @@
 // What a send request must satisfy before anything is stored, as pure functions: the 400 checks
 // (object body, required fields), field validation (422 `Validation failed`) and the policy rules
 // of the specification's table, evaluated in one fixed order (README: "Evaluation order").
+import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { STREAMS, type Stream } from "./mail.schemas";
@@ -141,14 +142,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Largest request body of the send endpoints (a full batch of 100 emails). */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
-/** Reads a request body, refusing one over MAX_REQUEST_BYTES (422 on `_body`) before parsing it. */
+/** Reads a request body, refusing one over MAX_REQUEST_BYTES bytes (422 on `_body`) before parsing it. */
 export async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
   const tooLarge = () => ApiError.validation({ _body: [`must be at most ${MAX_REQUEST_BYTES / 1024 / 1024} MiB`] });
-  if (declared > MAX_REQUEST_BYTES) throw tooLarge();
-  const text = await request.text();
-  if (text.length > MAX_REQUEST_BYTES) throw tooLarge();
-  return text;
+  return new TextDecoder().decode(await readBodyCapped(request, MAX_REQUEST_BYTES, tooLarge));
 }
 
 /** Parses a request body: malformed or non-object JSON answers 400. */

@@ -1,5 +1,6 @@
 // HTTP surface of the webhook relay: the authenticated API under /api/v1/webhooks/sources (sources,
 // destinations, events, replay) and the public ingest address {APP_URL}/in/<slug>.
+import { readBodyCapped } from "../../platform/body";
 import { createRoute, z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
 import { ApiError, registerErrorFormat, type ErrorFormatter } from "../../platform/errors";
@@ -311,28 +312,7 @@ const tooLarge = () => new ApiError("payload_too_large", "Payload too large (max
 
 /** Reads the request body as UTF-8 text, refusing more than MAX_BODY_BYTES without buffering it all. */
 async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const bytes = await readBodyCapped(request, MAX_BODY_BYTES, tooLarge);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
