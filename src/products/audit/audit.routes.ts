@@ -375,7 +375,7 @@ auditRouter.openapi(
   }),
   async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(ok(c, await shareReport(c.env, scopeOf(c, project_id), c.req.valid("json"))), 200);
+    return c.json(ok(c, await shareReport(c.env, scopeOf(c, project_id), c.get("principal"), c.req.valid("json"))), 200);
   },
 );
 

@@ -599,9 +599,20 @@ async function defaultReport(env: Env, scope: Scope): Promise<AuditReport> {
   return orNotFound(await latestReport(env, scope));
 }
 
-export async function shareReport(env: Env, scope: Scope, input: ShareInput): Promise<ShareResultView> {
+export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, input: ShareInput): Promise<ShareResultView> {
   const { channel, recipients, webhookUrl } = validateShare(env, input);
   const report = input.report_id ? await getReport(env, scope, input.report_id) : await defaultReport(env, scope);
+  // Mail to addresses the team chose is metered like its own mail: one `mail` unit per recipient,
+  // taken before anything changes (429 quota_exceeded, nothing shared), given back when not queued.
+  const valid: string[] = [];
+  const rejected: string[] = [];
+  if (channel === "email") {
+    for (const address of recipients) {
+      if (!isEmailAddress(address)) rejected.push(address);
+      else if (!valid.some((v) => v.toLowerCase() === address.toLowerCase())) valid.push(address);
+    }
+    if (valid.length) await consumeQuota(env, owner, "mail", valid.length);
+  }
 
   // Only an exported (or already shared) report can be shared; anything else, or a row that
   // changed under us, is the envelope's request_failed.
@@ -620,6 +631,7 @@ export async function shareReport(env: Env, scope: Scope, input: ShareInput): Pr
   }
   const row = updated[0];
   if (!row) {
+    await releaseQuota(env, owner.teamId, "mail", valid.length);
     throw new ApiError("request_failed", `Report ${report.id} could not be shared (status ${report.status}); only exported reports can be shared`, {
       status: 422,
     });
@@ -635,13 +647,7 @@ export async function shareReport(env: Env, scope: Scope, input: ShareInput): Pr
   const url = shareUrl(env, token);
 
   const accepted: string[] = [];
-  const rejected: string[] = [];
   if (channel === "email") {
-    const valid: string[] = [];
-    for (const address of recipients) {
-      if (!isEmailAddress(address)) rejected.push(address);
-      else if (!valid.some((v) => v.toLowerCase() === address.toLowerCase())) valid.push(address);
-    }
     const subject = `Audit report for project ${row.projectId}`;
     const text =
       `An audit report for project ${row.projectId} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
@@ -656,6 +662,7 @@ export async function shareReport(env: Env, scope: Scope, input: ShareInput): Pr
         console.error(JSON.stringify({ msg: "audit share mail not queued", report_id: row.id, error: String(result.reason) }));
       }
     });
+    await releaseQuota(env, owner.teamId, "mail", valid.length - accepted.length);
   } else if (channel === "chat" && webhookUrl) {
     await postToChat(env, webhookUrl, row, url);
   }

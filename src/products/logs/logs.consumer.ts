@@ -6,7 +6,9 @@ import type { Env } from "../../env";
 import type { AlertChannel } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
+import { ApiError } from "../../platform/errors";
 import { queuePlatformMail } from "../../platform/platform-mail";
+import { consumeQuota } from "../../platform/quota";
 import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
 
@@ -35,6 +37,8 @@ interface AlertRecord {
   notify_email: string | null;
   notify_webhook: string | null;
   project_name: string;
+  plan: string;
+  owner_email: string | null;
 }
 
 export async function consumeAlertNotifications(batch: MessageBatch<unknown>, env: Env): Promise<void> {
@@ -61,8 +65,9 @@ export async function consumeAlertNotifications(batch: MessageBatch<unknown>, en
 /** Sends one notification unless it was sent already; throws when the channel failed. */
 async function deliver(env: Env, note: AlertNotification): Promise<void> {
   const alert = await env.DB.prepare(
-    `SELECT a.id, a.project_id, a.name, a.level, a.threshold, a.window_minutes, a.notify_email, a.notify_webhook, p.name AS project_name
-     FROM log_alerts a JOIN log_projects p ON p.id = a.project_id WHERE a.id = ?1 AND a.team_id = ?2`,
+    `SELECT a.id, a.project_id, a.name, a.level, a.threshold, a.window_minutes, a.notify_email, a.notify_webhook, p.name AS project_name,
+            t.plan, t.owner_email
+     FROM log_alerts a JOIN log_projects p ON p.id = a.project_id JOIN teams t ON t.id = a.team_id WHERE a.id = ?1 AND a.team_id = ?2`,
   )
     .bind(note.alert_id, note.team_id)
     .first<AlertRecord>();
@@ -81,8 +86,21 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
     .first();
   if (!claim) return;
 
-  if (note.channel === "email") await sendEmail(env, note, alert, address);
-  else await sendWebhook(env, note, alert, address);
+  if (note.channel === "email") {
+    // An alert email goes to an address the team chose: one unit of its monthly mail quota. Without
+    // one the email is not sent (recorded as failed, not retried); the webhook channel still goes.
+    try {
+      await consumeQuota(env, { teamId: note.team_id, plan: alert.plan, ownerEmail: alert.owner_email }, "mail", 1);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== "monthly_quota") throw error;
+      console.error(JSON.stringify({ msg: "log alert email skipped: mail quota used up", firing_id: note.firing_id, team_id: note.team_id }));
+      await env.DB.prepare("UPDATE log_alert_deliveries SET status = 'failed', last_error = ?3, updated_at = ?4 WHERE firing_id = ?1 AND channel = ?2")
+        .bind(note.firing_id, note.channel, "monthly mail quota used up", nowIso())
+        .run();
+      return;
+    }
+    await sendEmail(env, note, alert, address);
+  } else await sendWebhook(env, note, alert, address);
 
   await env.DB.prepare("UPDATE log_alert_deliveries SET status = 'sent', last_error = NULL, updated_at = ?3 WHERE firing_id = ?1 AND channel = ?2")
     .bind(note.firing_id, note.channel, nowIso())

@@ -23,26 +23,21 @@ export const PROTECTED_KEYS = [
   "from_domain_verified",
 ] as const;
 
-/** Header names the platform writes itself (forbidden_header), compared case-insensitively. */
-export const RESERVED_HEADERS = [
-  "from",
-  "to",
-  "cc",
-  "bcc",
-  "subject",
-  "reply-to",
-  "sender",
-  "date",
-  "message-id",
-  "mime-version",
-  "content-type",
-  "content-transfer-encoding",
-  "dkim-signature",
-  "return-path",
-  "received",
-] as const;
-/** Header prefix kept for the platform's own headers (`x-edp-team`, ...). */
+/**
+ * Custom headers are an allow-list (DESIGN.md "Addresses and headers"): anything else — trace and
+ * authentication headers such as `Authentication-Results`, `Resent-From`, `Received`, and every
+ * header the platform writes itself — is `forbidden_header`. Names compare case-insensitively.
+ */
+export const ALLOWED_HEADERS = ["list-unsubscribe", "list-unsubscribe-post", "in-reply-to", "references"] as const;
+/** Any `X-*` header is allowed except the platform's own prefix (`x-edp-team`, ...). */
 export const RESERVED_HEADER_PREFIX = "x-edp-";
+
+/** True when a caller may set this header. */
+export function isAllowedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  if (lower.startsWith(RESERVED_HEADER_PREFIX)) return false;
+  return /^x-[a-z0-9-]+$/.test(lower) || (ALLOWED_HEADERS as readonly string[]).includes(lower);
+}
 
 /** Local parts of the sandbox domain's simulator addresses and the outcome each one produces. */
 export const SIMULATOR = { delivered: "delivered", bounced: "bounced", complained: "complained" } as const;
@@ -270,8 +265,7 @@ export function evaluatePolicy(body: Record<string, unknown>, email: EmailInput,
 
   // 2. Reserved header names and non-string header values.
   for (const [name, value] of Object.entries(email.headers)) {
-    const lower = name.toLowerCase();
-    if ((RESERVED_HEADERS as readonly string[]).includes(lower) || lower.startsWith(RESERVED_HEADER_PREFIX)) {
+    if (!isAllowedHeader(name)) {
       throw policyError("forbidden_header", `The header '${name}' is reserved and cannot be set`);
     }
     if (typeof value !== "string") throw policyError("forbidden_header", `The header '${name}' must have a string value`);

@@ -5,6 +5,8 @@ import { getDb } from "../../../src/db/client";
 import { platformOutbox } from "../../../src/db/schema";
 import { auditReports } from "../../../src/db/schema/audit";
 import { setClock } from "../../../src/platform/clock";
+import { planLimits } from "../../../src/platform/plans";
+import { monthOf } from "../../../src/platform/quota";
 import { call, expectError, json } from "../../helpers/api";
 import { exportReport, newTeam } from "./audit-helpers";
 
@@ -172,6 +174,27 @@ describe("share by email", () => {
     for (const mail of mails) expect(mail.text).toContain(data.share_url);
   });
 
+  it("meters each accepted recipient against the team's mail quota; short of units: 429 quota_exceeded and nothing is mailed", async () => {
+    const { team, report } = await exportedTeam();
+    const period = monthOf(T0).period;
+    const used = async () =>
+      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'mail' AND period = ?").bind(team.teamId, period).first<{ used: number }>())?.used ?? 0;
+    const ok = await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["a@example.com", "b@example.com", "bad"] });
+    expect(ok.status).toBe(200);
+    expect(await used()).toBe(2);
+    // One unit left of the plan's mails (pro: 250,000), two recipients asked for.
+    const limit = planLimits("pro").monthly.mail as number;
+    await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'mail' AND period = ?").bind(limit - 1, team.teamId, period).run();
+    const refused = await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["c@example.com", "d@example.com"] });
+    expect(refused.status).toBe(429);
+    expect((await json(refused)).error.code).toBe("quota_exceeded");
+    const mails = await getDb(env.DB).select().from(platformOutbox).where(and(eq(platformOutbox.teamId, team.teamId), eq(platformOutbox.kind, "report_share")));
+    expect(mails.map((m) => m.to).sort()).toEqual(["a@example.com", "b@example.com"]);
+    expect(await used()).toBe(limit - 1);
+    expect((await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["c@example.com"] })).status).toBe(200);
+    expect(await used()).toBe(limit);
+  });
+
   it("answers 200 with a live link when every recipient is rejected", async () => {
     const { team, report } = await exportedTeam();
     const data = (await json(await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["nope"] }))).data;
@@ -266,7 +289,7 @@ describe("default report and placeholder", () => {
     // Straight to the service too (no HTTP in between), with a second project racing alongside.
     const { shareReport } = await import("../../../src/products/audit/audit.service");
     const results = await Promise.all(
-      ["p2", "p2", "p2", "p3", "p3"].map((projectId) => shareReport(env, { teamId: team.teamId, projectId }, { channel: "link" })),
+      ["p2", "p2", "p2", "p3", "p3"].map((projectId) => shareReport(env, { teamId: team.teamId, projectId }, { teamId: team.teamId, plan: "free", ownerEmail: null }, { channel: "link" })),
     );
     expect(new Set(results.slice(0, 3).map((r) => r.id)).size).toBe(1);
     expect(new Set(results.slice(3).map((r) => r.id)).size).toBe(1);

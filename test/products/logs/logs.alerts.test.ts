@@ -2,6 +2,8 @@ import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
+import { planLimits } from "../../../src/platform/plans";
+import { monthOf } from "../../../src/platform/quota";
 import { consumeAlertNotifications, MAX_ATTEMPTS, type AlertNotification } from "../../../src/products/logs/logs.consumer";
 import { fireDueAlerts } from "../../../src/products/logs/logs.cron";
 import { call, json } from "../../helpers/api";
@@ -176,6 +178,36 @@ describe("alert notifications consumer", () => {
     expect(results[0].to).toBe("ops@example.com");
     expect(results[0].subject).toContain("errors");
     expect(results[0].subject).toContain("7 error entries");
+  });
+
+  it("regression: an alert name with CR/LF never adds a header line to the alert email", async () => {
+    const f = await setupProject();
+    const alert = await createAlert(f, { name: "x\r\nBcc: attacker@evil.test\r\n\r\nbody" });
+    await consumeAlertNotifications(fakeBatch([await firedNote(f, alert.id, "email")]), env);
+    const row = await env.DB.prepare("SELECT subject FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ subject: string }>();
+    expect(row!.subject).not.toMatch(/[\r\n]/);
+    expect(row!.subject.startsWith("[Log alert] x Bcc: attacker@evil.test body")).toBe(true);
+  });
+
+  it("meters each alert email as one unit of the team's mail quota; with none left the email is skipped, not retried", async () => {
+    setClock(T0);
+    const f = await setupProject();
+    const alert = await createAlert(f, {});
+    const period = monthOf(T0).period;
+    const used = async () =>
+      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'mail' AND period = ?").bind(f.teamId, period).first<{ used: number }>())?.used ?? 0;
+    await consumeAlertNotifications(fakeBatch([await firedNote(f, alert.id, "email")]), env);
+    expect(await used()).toBe(1);
+    const limit = planLimits("pro").monthly.mail as number;
+    await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'mail' AND period = ?").bind(limit, f.teamId, period).run();
+    const note = await firedNote(f, alert.id, "email");
+    const batch = fakeBatch([note]);
+    await consumeAlertNotifications(batch, env);
+    expect(batch.messages[0].ack).toHaveBeenCalled();
+    const outbox = await env.DB.prepare("SELECT COUNT(*) AS n FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ n: number }>();
+    expect(outbox!.n).toBe(1);
+    const delivery = await env.DB.prepare("SELECT status, last_error FROM log_alert_deliveries WHERE firing_id = ?").bind(note.firing_id).first();
+    expect(delivery).toEqual({ status: "failed", last_error: "monthly mail quota used up" });
   });
 
   it("posts the webhook through the guard, retries with backoff on failure, and never sends twice", async () => {

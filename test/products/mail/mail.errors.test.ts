@@ -111,6 +111,21 @@ describe("POST /emails: the 12 policy codes", () => {
     expect(ok.status).toBe(201);
   });
 
+  it("forbidden_header: custom headers are an allow-list; trace and authentication headers are refused (regression)", async () => {
+    const team = await setupTeam();
+    for (const name of ["Authentication-Results", "Resent-From", "Resent-To", "Received", "ARC-Seal", "DKIM-Signature", "Return-Path", "Sender", "X-Edp-Anything", "Content-Type", "Bcc", "X-"]) {
+      await expectError(await send(team.key, { ...LIVE, headers: { [name]: "spoof" } }), 422, {
+        error: `The header '${name}' is reserved and cannot be set`,
+        code: "forbidden_header",
+      });
+    }
+    const ok = await send(team.key, {
+      ...LIVE,
+      headers: { "List-Unsubscribe": "<https://example.com/u>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click", "In-Reply-To": "<a@b>", References: "<a@b>", "X-Campaign": "spring" },
+    });
+    expect(ok.status).toBe(201);
+  });
+
   it("invalid_stream (422)", async () => {
     const team = await setupTeam();
     await expectError(await send(team.key, { ...LIVE, stream: "marketing" }), 422, {
