@@ -1,6 +1,7 @@
 // Mail event webhooks: a team's endpoints for message events (email.sent, email.delivered, ...),
 // the synchronous test delivery, and the signed delivery of one event (Standard Webhooks headers),
 // run by the mail consumer.
+import { insertUnderCap } from "../../platform/caps";
 import { desc, eq, inArray } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -30,21 +31,18 @@ export function webhookView(row: WebhookRow) {
 export async function createWebhook(env: Env, teamId: string, input: { url: string; events: MailWebhookEvent[] }) {
   const reason = checkUrl(input.url, ssrfOptions(env));
   if (reason) throw ApiError.validation({ url: [reason] });
-  const db = getDb(env.DB);
-  const existing = await db.$count(mailWebhooks, ownedBy(mailWebhooks, teamId));
-  if (existing >= MAX_WEBHOOKS) throw ApiError.validation({ url: [`a team can have at most ${MAX_WEBHOOKS} mail webhooks`] });
   const secret = newWebhookSecret();
-  const [row] = await db
-    .insert(mailWebhooks)
-    .values({
-      id: crypto.randomUUID(),
-      teamId,
-      url: input.url,
-      events: [...new Set(input.events)],
-      secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
-      createdAt: nowIso(),
-    })
-    .returning();
+  const row: WebhookRow = {
+    id: crypto.randomUUID(),
+    teamId,
+    url: input.url,
+    events: [...new Set(input.events)],
+    secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
+    createdAt: nowIso(),
+  };
+  if (!(await insertUnderCap(env.DB, mailWebhooks, row, { column: mailWebhooks.teamId, value: teamId }, MAX_WEBHOOKS))) {
+    throw ApiError.validation({ url: [`a team can have at most ${MAX_WEBHOOKS} mail webhooks`] });
+  }
   return { row, secret };
 }
 

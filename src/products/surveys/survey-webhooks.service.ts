@@ -1,5 +1,6 @@
 // Survey webhooks: registration (secret encrypted at rest, shown once), and the delivery rows a
 // completed response creates. Delivery itself is the queue consumer's job (surveys.consumer.ts).
+import { insertUnderCap } from "../../platform/caps";
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { getDb } from "../../db/client";
@@ -27,10 +28,6 @@ export async function createWebhook(env: Env, teamId: string, surveyId: string, 
   const survey = await loadSurvey(db, teamId, surveyId);
   const reason = checkUrl(input.url, ssrfOptions(env));
   if (reason) throw ApiError.validation({ url: [reason] });
-  const existing = await db.select({ id: surveyWebhooks.id }).from(surveyWebhooks).where(and(eq(surveyWebhooks.surveyId, survey.id), eq(surveyWebhooks.teamId, teamId)));
-  if (existing.length >= MAX_WEBHOOKS_PER_SURVEY) {
-    throw ApiError.validation({ url: [`a survey can have at most ${MAX_WEBHOOKS_PER_SURVEY} webhooks`] });
-  }
   const secret = newWebhookSecret();
   const row: WebhookRow = {
     id: crypto.randomUUID(),
@@ -41,7 +38,9 @@ export async function createWebhook(env: Env, teamId: string, surveyId: string, 
     secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
     createdAt: nowIso(),
   };
-  await db.insert(surveyWebhooks).values(row);
+  if (!(await insertUnderCap(env.DB, surveyWebhooks, row, { column: surveyWebhooks.surveyId, value: survey.id }, MAX_WEBHOOKS_PER_SURVEY))) {
+    throw ApiError.validation({ url: [`a survey can have at most ${MAX_WEBHOOKS_PER_SURVEY} webhooks`] });
+  }
   return { ...webhookView(row), secret };
 }
 

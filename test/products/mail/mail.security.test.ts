@@ -99,6 +99,16 @@ describe("mail webhooks input", () => {
     });
   });
 
+  it("regression: 25 parallel creates store exactly 10 webhooks (the cap is checked and written in one statement)", async () => {
+    const team = await setupTeam();
+    const results = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => call("POST", "webhooks", { key: team.key, body: { url: `https://hooks.example.com/p${i}`, events: ["email.sent"] } })),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(10);
+    expect(results.filter((r) => r.status === 422)).toHaveLength(15);
+    expect((await json(await call("GET", "webhooks", { key: team.key }))).data).toHaveLength(10);
+  });
+
   it("leaves other /webhooks paths to their own routers (no mail route for /webhooks/sources)", async () => {
     const team = await setupTeam({ scopes: ["webhooks:write"] });
     // A key without any mail scope reaches the relay's routes: the mail router never answers them.

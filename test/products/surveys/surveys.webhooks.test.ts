@@ -57,6 +57,17 @@ async function pendingDelivery(url: string) {
 afterEach(() => vi.restoreAllMocks());
 
 describe("survey webhooks", () => {
+  it("regression: 25 parallel creates store exactly 10 webhooks on a survey (one statement checks and writes)", async () => {
+    const { team, survey } = await activeSurvey([{ type: "text", title: "Q" }]);
+    const results = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: `https://hooks.example.com/s${i}`, events: ["response.completed"] } })),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(10);
+    const refused = results.find((r) => r.status !== 201)!;
+    await expectError(refused, 422, { error: "Validation failed", errors: { url: ["a survey can have at most 10 webhooks"] } });
+    expect(results.filter((r) => r.status === 422)).toHaveLength(15);
+  });
+
   it("creates, lists (without secret) and deletes webhooks", async () => {
     const { team, survey } = await activeSurvey([{ type: "text", title: "Q" }]);
     const res = await call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: "https://hooks.example.com/surveys" } });
