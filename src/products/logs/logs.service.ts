@@ -1,5 +1,6 @@
 // Log projects (ingest tokens stored as SHA-256 hashes), streams, the entry query and alert CRUD.
 // Every query filters on the caller's team; a project or alert of another team is "not found".
+import { insertUnderCap } from "../../platform/caps";
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { logAlerts, logProjects, logStreams, type AlertChannel } from "../../db/schema/logs";
@@ -244,9 +245,7 @@ export async function createAlert(db: Db, teamId: string, projectId: string, inp
   const channels: AlertChannel[] = input.channels ?? [...(notifyEmail ? ["email" as const] : []), ...(notifyWebhook ? ["webhook" as const] : [])];
   checkAlert({ channels, notifyEmail, notifyWebhook }, ssrf);
   const at = nowIso();
-  const [row] = await db
-    .insert(logAlerts)
-    .values({
+  const row: AlertRow = {
       id: crypto.randomUUID(),
       teamId,
       projectId,
@@ -261,10 +260,16 @@ export async function createAlert(db: Db, teamId: string, projectId: string, inp
       lastTriggeredAt: null,
       insertedAt: at,
       updatedAt: at,
-    })
-    .returning();
+  };
+  // Every alert is checked every minute and may mail or call out: a project holds a bounded number.
+  if (!(await insertUnderCap(db, logAlerts, row, { column: logAlerts.projectId, value: projectId }, MAX_ALERTS_PER_PROJECT))) {
+    throw ApiError.validation({ name: [`a project can have at most ${MAX_ALERTS_PER_PROJECT} alerts`] });
+  }
   return row;
 }
+
+/** Alerts per log project (checked and written in one statement, so it holds under parallel creates). */
+export const MAX_ALERTS_PER_PROJECT = 20;
 
 async function getAlert(db: Db, teamId: string, id: string): Promise<AlertRow> {
   const [row] = await db.select().from(logAlerts).where(ownedRow(logAlerts, teamId, id)).limit(1);

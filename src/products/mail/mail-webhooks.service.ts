@@ -40,7 +40,7 @@ export async function createWebhook(env: Env, teamId: string, input: { url: stri
     secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
     createdAt: nowIso(),
   };
-  if (!(await insertUnderCap(env.DB, mailWebhooks, row, { column: mailWebhooks.teamId, value: teamId }, MAX_WEBHOOKS))) {
+  if (!(await insertUnderCap(getDb(env.DB), mailWebhooks, row, { column: mailWebhooks.teamId, value: teamId }, MAX_WEBHOOKS))) {
     throw ApiError.validation({ url: [`a team can have at most ${MAX_WEBHOOKS} mail webhooks`] });
   }
   return { row, secret };

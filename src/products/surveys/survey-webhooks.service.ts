@@ -38,7 +38,7 @@ export async function createWebhook(env: Env, teamId: string, surveyId: string, 
     secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
     createdAt: nowIso(),
   };
-  if (!(await insertUnderCap(env.DB, surveyWebhooks, row, { column: surveyWebhooks.surveyId, value: survey.id }, MAX_WEBHOOKS_PER_SURVEY))) {
+  if (!(await insertUnderCap(db, surveyWebhooks, row, { column: surveyWebhooks.surveyId, value: survey.id }, MAX_WEBHOOKS_PER_SURVEY))) {
     throw ApiError.validation({ url: [`a survey can have at most ${MAX_WEBHOOKS_PER_SURVEY} webhooks`] });
   }
   return { ...webhookView(row), secret };

@@ -152,6 +152,21 @@ describe("alert check", () => {
   });
 });
 
+describe("alerts per project", () => {
+  it("regression: 25 parallel creates store exactly 20 alerts on a project, another project keeps its own room", async () => {
+    const f = await setupProject();
+    const body = { name: "errors", level: "error", threshold: 3, window_minutes: 5, notify_email: "ops@example.com" };
+    const results = await Promise.all(Array.from({ length: 25 }, () => call("POST", `logs/projects/${f.projectId}/alerts`, { key: f.key, body })));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(20);
+    const refused = results.find((r) => r.status !== 201)!;
+    expect(refused.status).toBe(422);
+    expect(await json(refused)).toEqual({ error: "Validation failed", details: { name: ["a project can have at most 20 alerts"] } });
+    expect((await json(await call("GET", `logs/projects/${f.projectId}/alerts`, { key: f.key }))).data).toHaveLength(20);
+    const other = await setupProject();
+    await createAlert(other, {});
+  });
+});
+
 describe("alert notifications consumer", () => {
   async function firedNote(f: LogsFixture, alertId: string, channel: "email" | "webhook"): Promise<AlertNotification> {
     return {
