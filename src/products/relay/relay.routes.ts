@@ -259,7 +259,7 @@ relayRouter.openapi(
     tags: [TAG],
     summary: "Replay an event",
     description:
-      "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, and answers 202 with their count and ids (0 when none admits it). Replays do not count towards the monthly quota.",
+      "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, and answers 202 with their count and ids (0 when none admits it). Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
     security: bearerSecurity,
     middleware: [write],
     request: { params: EventParam },
@@ -267,7 +267,7 @@ relayRouter.openapi(
   }),
   async (c) => {
     const { source_id, event_id } = c.req.valid("param");
-    return c.json({ data: await replayEvent(c.env, c.get("principal").teamId, source_id, event_id) }, 202);
+    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id) }, 202);
   },
 );
 

@@ -9,7 +9,7 @@ import { teams, webhookAttempts, webhookDeliveries, webhookDestinations, webhook
 import { nowIso, nowSeconds } from "../../platform/clock";
 import { decryptSecret, encryptSecret, fromBase64Url, randomToken, toBase64Url } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota } from "../../platform/quota";
+import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
 import { checkUrl, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newWebhookSecret } from "../../platform/webhook-signature";
@@ -495,7 +495,8 @@ export async function getEvent(env: Env, teamId: string, sourceId: string, event
 }
 
 /** Re-queues a stored event to every enabled destination whose filter admits it now. */
-export async function replayEvent(env: Env, teamId: string, sourceId: string, eventId: string) {
+export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string) {
+  const teamId = owner.teamId;
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
   const [event] = await db
@@ -513,10 +514,19 @@ export async function replayEvent(env: Env, teamId: string, sourceId: string, ev
   const deliveries = destinations.filter((d) => filterAdmits(d.eventFilter, event!.eventType)).map((d) => newDelivery(teamId, eventId, d.id, "replay", at));
   const inserts = deliveryInserts(db, deliveries);
   if (inserts.length > 0) {
-    await db.batch(inserts as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    // Each delivery a replay creates is outbound work the team asked for: one `webhooks` unit each
+    // (429, nothing created, when the quota is short; given back when nothing could be queued).
+    await consumeQuota(env, owner, "webhooks", deliveries.length);
+    try {
+      await db.batch(inserts as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    } catch (error) {
+      await releaseQuota(env, teamId, "webhooks", deliveries.length);
+      throw error;
+    }
     try {
       await enqueue(env, deliveries.map((d) => d.id));
     } catch (error) {
+      await releaseQuota(env, teamId, "webhooks", deliveries.length);
       await db.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, deliveries.map((d) => d.id)));
       console.error(JSON.stringify({ msg: "relay replay enqueue failed", eventId, error: String(error) }));
       throw new ApiError("unavailable", "Replay could not be queued; retry later", { status: 503 });

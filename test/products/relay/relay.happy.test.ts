@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { setClock, nowSeconds } from "../../../src/platform/clock";
+import { setClock, nowMs, nowSeconds } from "../../../src/platform/clock";
+import { planLimits } from "../../../src/platform/plans";
+import { monthOf } from "../../../src/platform/quota";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { filterAdmits } from "../../../src/products/relay/relay.inbound";
-import { call, json, setupTeam } from "../../helpers/api";
+import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { createDestination, createSource, deliverOnce, env, eventCount, getEvent, ingest, receiver, stripeHeaders, waitFor } from "./relay.helpers";
 
 afterEach(() => setClock(null));
@@ -290,6 +292,31 @@ describe("ingest and forwarding", () => {
     } finally {
       rx.restore();
     }
+  });
+});
+
+describe("replay metering", () => {
+  it("consumes one webhooks unit per delivery it creates; short of units: 429 and nothing is created", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "invoice.paid" })))).data;
+    await createDestination(team.key, source.id);
+    await createDestination(team.key, source.id);
+    const period = monthOf(nowMs()).period;
+    const used = async () =>
+      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(team.teamId, period).first<{ used: number }>())?.used ?? 0;
+    const before = await used();
+    const res = await call("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key });
+    expect((await json(res)).data.count).toBe(2);
+    expect(await used()).toBe(before + 2);
+    // One unit left of the plan's limit, two deliveries asked for.
+    const limit = planLimits("pro").monthly.webhooks as number;
+    await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(limit - 1, team.teamId, period).run();
+    const refused = await call("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key });
+    await expectError(refused, 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
+    const event = await getEvent(team.key, source.id, accepted.id);
+    expect(event.deliveries.filter((d: { trigger: string }) => d.trigger === "replay")).toHaveLength(2);
+    expect(await used()).toBe(limit - 1);
   });
 });
 
