@@ -3,6 +3,7 @@
 // streams, the entry rows (as JSON arrays expanded by json_each, ~900 KB per statement) and the
 // per-day byte counter, so a failure stores nothing; CHECK constraints on the stream count and
 // the daily counter keep both caps exact even when two batches race past the pre-checks.
+import { utf8Length } from "../../platform/sizes";
 import type { Env } from "../../env";
 import { LOG_LEVELS, MAX_STREAMS_PER_PROJECT, type LogLevel } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
@@ -259,19 +260,4 @@ function* rowChunks(accepted: AcceptedEntry[]): Generator<string> {
     size += rowBytes;
   }
   if (parts.length > 0) yield `[${parts.join(",")}]`;
-}
-
-/** UTF-8 byte length of a string without encoding it. */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
 }

@@ -1,4 +1,5 @@
 // Request and response schemas of the push product (zod, documented in the OpenAPI document).
+import { jsonCapMessage, jsonFits } from "../../platform/sizes";
 import { z } from "@hono/zod-openapi";
 
 export const AppIdParam = z.object({ app_id: z.string().openapi({ param: { name: "app_id", in: "path" } }) });
@@ -35,7 +36,7 @@ export const SettingsSchema = z
       .refine((value) => /^mailto:\S+@\S+$/.test(value) || /^https:\/\/\S+$/.test(value), "must be a mailto: or https: URI")
       .optional(),
   })
-  .refine((value) => JSON.stringify(value).length <= 8192, "must be at most 8 KB of JSON")
+  .refine((value) => jsonFits(value, 8192), jsonCapMessage(8192))
   .openapi("PushAppSettings", {
     description:
       "Default notification settings: `default_icon`, `default_url`, `default_ttl` (seconds, 1 to 2419200), `default_urgency` (`low`, `normal`, `high`), `vapid_subject` (`mailto:` or `https:` contact sent in the VAPID JWT). Other keys are stored as given.",

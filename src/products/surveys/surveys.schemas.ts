@@ -1,6 +1,7 @@
 // Request and response schemas of the Surveys product (builder, public flow, results, webhooks).
 // Cross-field rules (options per type, scale bounds, branching targets) live in the service, which
 // sees the stored survey; these schemas check shapes only.
+import { cappedJsonObject } from "../../platform/sizes";
 import { z } from "@hono/zod-openapi";
 import { SurveySettingsSchema } from "../survey-page/survey-settings";
 
@@ -24,6 +25,8 @@ export const SURVEY_STATUSES = ["draft", "active", "closed"] as const;
 export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
 
 const JsonObject = z.record(z.string(), z.unknown());
+/** Respondent metadata is stored with every response: at most 8 KB of JSON (anonymous callers write it). */
+export const RESPONDENT_METADATA_BYTES = 8 * 1024;
 
 export const SurveyErrorSchema = z
   .object({ error: z.string(), errors: z.record(z.string(), z.array(z.string())).optional() })
@@ -237,7 +240,7 @@ export const StartResponseBody = z
         email: z.string().max(254).optional(),
         name: z.string().max(200).optional(),
         external_id: z.string().max(200).optional(),
-        metadata: JsonObject.optional(),
+        metadata: cappedJsonObject(RESPONDENT_METADATA_BYTES).optional(),
       })
       .optional(),
   })

@@ -260,6 +260,19 @@ describe("response flow", () => {
     expect(res.status).toBe(422);
   });
 
+  it("regression: respondent metadata is capped at 8 KB of JSON (bytes, not characters); nothing is started above it", async () => {
+    const { team, survey } = await activeSurvey([{ type: "text", title: "Q" }]);
+    const cap = { error: "Validation failed", errors: { "respondent.metadata": ["must be at most 8 KB of JSON"] } };
+    await expectError(await start(survey.slug, { respondent: { metadata: { blob: "x".repeat(9000) } } }), 422, cap);
+    // 5,000 two-byte characters: about 10,000 bytes of JSON, over the cap in bytes though under it in characters.
+    await expectError(await start(survey.slug, { respondent: { metadata: { a: "é".repeat(3000), b: "é".repeat(2000) } } }), 422, cap);
+    // The issue's 1.5 MB anonymous metadata never reaches the parser (the 1 MB body limit).
+    expect((await start(survey.slug, { respondent: { metadata: { blob: "x".repeat(1_500_000) } } })).status).toBe(413);
+    expect((await json(await call("GET", `surveys/${survey.id}/responses`, { key: team.key }))).data).toEqual([]);
+    const ok = await start(survey.slug, { respondent: { metadata: { plan: "pro", tags: ["a", "b"], note: "é".repeat(3000) } } });
+    expect(ok.status).toBe(201);
+  });
+
   it("keeps answers of a deleted question but no longer renders them, and continues the path", async () => {
     const { team, survey, questions: q } = await activeSurvey([
       { type: "yes_no", title: "A" },
