@@ -9,11 +9,11 @@ import { checkLogAlerts, cleanUpLogs } from "./products/logs/logs.cron";
 import { consumeDeliveries } from "./products/relay/relay.consumer";
 import { relayRetentionJob } from "./products/relay/relay.cron";
 import { handleMailBatch } from "./products/mail/mail.consumer";
-import { sweepMail } from "./products/mail/mail.cron";
+import { mailRetention, sweepMail } from "./products/mail/mail.cron";
 import { pushConsumer } from "./products/push/push.consumer";
-import { sweepPush } from "./products/push/push.cron";
+import { pushRetention, sweepPush } from "./products/push/push.cron";
 import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
-import { sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
+import { surveyDeliveryRetention, sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 
@@ -42,7 +42,17 @@ const consumers: Record<string, QueueHandler> = {
 /** The jobs of each cron expression (wrangler.toml). */
 const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
-  "0 * * * *": [cleanUpLogs, relayRetentionJob, sweepMail, sweepSurveyDeliveries, sweepPush, auditExportSweepJob],
+  "0 * * * *": [
+    cleanUpLogs,
+    relayRetentionJob,
+    sweepMail,
+    mailRetention,
+    sweepSurveyDeliveries,
+    surveyDeliveryRetention,
+    sweepPush,
+    pushRetention,
+    auditExportSweepJob,
+  ],
 };
 
 export default {

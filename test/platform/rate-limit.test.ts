@@ -1,13 +1,14 @@
 // Rate limits (spec: Limits, "Rate-limit buckets", rules 1-5; issue 2: "Rate limits").
 // Real Durable Object, pinned platform clock. Each test uses its own team or client IP, so counters
 // never leak between tests.
-import { createExecutionContext, env } from "cloudflare:test";
+import { createExecutionContext, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import { auth } from "../../src/platform/auth";
 import { setClock } from "../../src/platform/clock";
 import { handleError } from "../../src/platform/handle-error";
 import { bucketLimit, type StrictFamily } from "../../src/platform/rate-limit/buckets";
+import { IDLE_MS } from "../../src/platform/rate-limit/durable-object";
 import { DurableObjectLimiter, getLimiter, NoopLimiter, windowOf } from "../../src/platform/rate-limit/limiter";
 import { rateLimit, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
 import { requestContext } from "../../src/platform/request-context";
@@ -468,5 +469,27 @@ describe("RATE_LIMITS=off", () => {
     await counter(`anonymous:ip:${ip}`).hit(T0_S, 100);
     const anon = await app.fetch(new Request("http://app.test/api/v1/usage", { headers: { "cf-connecting-ip": ip } }), offEnv, createExecutionContext());
     expect(anon.status).toBe(401);
+  });
+});
+
+describe("retention of counters", () => {
+  it("an object whose key is no longer used deletes its storage at its alarm; a key still in use keeps counting", async () => {
+    const idle = counter(`public:ip:${freshIp()}`);
+    await idle.hit(T0_S, 3);
+    // The alarm runs two windows after the last new window: pretend that time has passed.
+    await runInDurableObject(idle, async (_instance, state) => {
+      state.storage.sql.exec("UPDATE seen SET at = at - ?", IDLE_MS + 1);
+    });
+    expect(await runDurableObjectAlarm(idle)).toBe(true);
+    await runInDurableObject(idle, async (_instance, state) => {
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM windows").one().n).toBe(0);
+    });
+    // Counting again works on the same instance.
+    expect(await idle.hit(T0_S + 60)).toBe(1);
+
+    const busy = counter(`public:ip:${freshIp()}`);
+    await busy.hit(T0_S, 2);
+    expect(await runDurableObjectAlarm(busy)).toBe(true);
+    expect(await busy.peek(T0_S)).toBe(2);
   });
 });

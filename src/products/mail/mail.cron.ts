@@ -1,11 +1,14 @@
-// Hourly sweep of the mail pipeline: messages whose queue message was lost (the enqueue failed
-// after the row was stored, or a consumer died holding the lease) are queued again. The consumer
-// sends only `queued` messages whose lease is free, so a message queued twice is sent once.
+// Hourly jobs of the mail pipeline: the sweep queues again messages whose queue message was lost
+// (the enqueue failed after the row was stored, or a consumer died holding the lease; the consumer
+// sends only `queued` messages whose lease is free, so a message queued twice is sent once), and
+// retention deletes finished emails, their status history and finished platform mail after
+// DELIVERY_LOG_RETENTION_DAYS, in bounded steps.
 import { and, eq, inArray, lt, or, isNull } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { emails, platformOutbox } from "../../db/schema";
 import { nowIso, nowMs } from "../../platform/clock";
+import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { enqueue } from "./mail.service";
 
 /** A message untouched for this long is considered lost by the queue. */
@@ -36,4 +39,22 @@ export async function sweepMail(env: Env): Promise<{ emails: number; platform: n
     ...platformIds.map((id) => ({ type: "platform" as const, id })),
   ]);
   return { emails: emailIds.length, platform: platformIds.length };
+}
+
+/** Deletes finished emails, status history and platform mail older than the retention period. */
+export async function mailRetention(env: Env): Promise<{ emails: number; events: number; platform: number }> {
+  const cutoff = cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS);
+  const emailsDeleted = await deleteInSteps(
+    env.DB,
+    "DELETE FROM emails WHERE id IN (SELECT id FROM emails WHERE created_at < ?1 AND status <> 'queued' LIMIT ?2)",
+    [cutoff],
+  );
+  // History rows of emails and platform mail alike; a message's history is never newer than its last status.
+  const events = await deleteInSteps(env.DB, "DELETE FROM email_events WHERE id IN (SELECT id FROM email_events WHERE created_at < ?1 LIMIT ?2)", [cutoff]);
+  const platform = await deleteInSteps(
+    env.DB,
+    "DELETE FROM platform_outbox WHERE id IN (SELECT id FROM platform_outbox WHERE created_at < ?1 AND status NOT IN ('pending', 'sending') LIMIT ?2)",
+    [cutoff],
+  );
+  return { emails: emailsDeleted, events, platform };
 }

@@ -21,6 +21,7 @@
 // the next run sends them.
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
+import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { SEND_CHUNK } from "./push.consumer";
 import type { PushQueueMessage } from "./push.service";
 
@@ -114,4 +115,16 @@ export async function sweepPush(env: Env): Promise<PushSweepResult> {
   if (result.fanouts || result.deliveries) console.log(JSON.stringify({ msg: "push: re-queued work whose queue message was lost", ...result }));
   for (const outcome of [fanouts, deliveries]) if (outcome.status === "rejected") throw outcome.reason;
   return result;
+}
+
+/**
+ * Deletes notifications older than the retention period with their per-subscriber delivery rows
+ * (foreign-key cascade), in bounded steps. A delivery still retrying after that long is long dead.
+ */
+export async function pushRetention(env: Env): Promise<number> {
+  return deleteInSteps(
+    env.DB,
+    "DELETE FROM push_notifications WHERE id IN (SELECT id FROM push_notifications WHERE created_at < ?1 LIMIT ?2)",
+    [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)],
+  );
 }

@@ -3,6 +3,7 @@
 // of deliveries whose queue message was lost. Both are safe to run twice.
 import type { Env } from "../../env";
 import { nowIso, nowMs } from "../../platform/clock";
+import { deleteInSteps } from "../../platform/retention";
 import type { DeliveryMessage } from "./relay.service";
 
 /** A delivery still pending this long after it was due (or claimed by a consumer this long dead) lost its message. */
@@ -31,26 +32,16 @@ export async function requeueStuckDeliveries(env: Env): Promise<number> {
   return results.length;
 }
 
-const CHUNK = 500;
-/** Upper bound of rows per run, so one run stays well inside the per-invocation query budget. */
-const MAX_CHUNKS = 40;
-
-/** Deletes expired events; returns how many were deleted. */
+/** Deletes expired events (their deliveries and attempts cascade); returns how many were deleted. */
 export async function purgeExpiredWebhookEvents(env: Env): Promise<number> {
-  const now = nowIso();
-  const statement = env.DB.prepare(
+  return deleteInSteps(
+    env.DB,
     `DELETE FROM webhook_events WHERE id IN (
        SELECT e.id FROM webhook_events e JOIN webhook_sources s ON s.id = e.source_id
        WHERE e.received_at < strftime('%Y-%m-%dT%H:%M:%fZ', ?1, '-' || s.retention_days || ' days')
        LIMIT ?2)`,
-  ).bind(now, CHUNK);
-  let deleted = 0;
-  for (let i = 0; i < MAX_CHUNKS; i++) {
-    const result = await statement.run();
-    deleted += result.meta.changes;
-    if (result.meta.changes < CHUNK) break;
-  }
-  return deleted;
+    [nowIso()],
+  );
 }
 
 /** The cron job signature of src/index.ts. */

@@ -10,6 +10,7 @@
 // without sending: the receiver still gets the delivery exactly once.
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
+import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "./surveys.consumer";
 
 /** A pending delivery without an attempt due for this long is re-queued. */
@@ -59,4 +60,13 @@ export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
   }
   if (result.requeued || result.failed) console.log(JSON.stringify({ msg: "survey deliveries swept", ...result }));
   return result;
+}
+
+/** Deletes finished survey webhook deliveries older than the retention period, in bounded steps. */
+export async function surveyDeliveryRetention(env: Env): Promise<number> {
+  return deleteInSteps(
+    env.DB,
+    "DELETE FROM survey_webhook_deliveries WHERE id IN (SELECT id FROM survey_webhook_deliveries WHERE created_at < ?1 AND status <> 'pending' LIMIT ?2)",
+    [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)],
+  );
 }
