@@ -17,6 +17,8 @@ export default defineConfig(async () => {
             SIGNING_KEY: "test-signing-key-0123456789abcdef",
             ALLOW_PRIVATE_TARGETS: "true",
             APP_URL: "http://app.test",
+            // Never the internet: domain verification in the tests intercepts fetch or fails here.
+            DNS_RESOLVER_URL: "http://127.0.0.1:9/dns-query",
           },
         },
       }),

@@ -12,6 +12,7 @@ import { logsChecks } from "./e2e/logs.mjs";
 import { mailChecks } from "./e2e/mail.mjs";
 import { platformChecks } from "./e2e/platform.mjs";
 import { pushChecks } from "./e2e/push.mjs";
+import { startDohResolver } from "./e2e/dns.mjs";
 import { createTlsMaterial } from "./e2e/receiver.mjs";
 import { relayChecks } from "./e2e/relay.mjs";
 import { surveyPageChecks } from "./e2e/survey-page.mjs";
@@ -36,9 +37,13 @@ if (tls) process.env.NODE_EXTRA_CA_CERTS = tls.caFile;
 try {
   applyMigrations({ persistTo: join(dir, "state") });
   const port = await freePort();
-  server = await startDevServer({ port, persistTo: join(dir, "state"), envFile, testScheduled: true });
+  // Sending domains are verified against a local DNS-over-HTTPS resolver, never the internet.
+  const dns = await startDohResolver();
+  cleanups.push(() => dns.close());
+  server = await startDevServer({ port, persistTo: join(dir, "state"), envFile, testScheduled: true, vars: { DNS_RESOLVER_URL: dns.url } });
   const ctx = {
     url: server.url,
+    dns,
     adminToken: secrets.ADMIN_TOKEN,
     createTeamWithKey: (opts) => createTeamWithKey(server.url, secrets.ADMIN_TOKEN, opts),
     tls,

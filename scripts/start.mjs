@@ -28,14 +28,23 @@ process.on("SIGTERM", stop);
 server.child.on("exit", (code) => process.exit(code ?? 0));
 
 const demoFile = join(ROOT, ".wrangler", "demo.json");
+/** The demo team's verified sending domain, so the README's mail example sends as it is. */
+const DEMO_DOMAIN = "example.com";
 let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, "utf8")) : null;
 if (demo) {
   const check = await fetch(`${server.url}/api/v1/usage`, { headers: { authorization: `Bearer ${demo.key}` } });
   if (check.status === 401) demo = null; // local state was wiped: create the demo team again
 }
 if (!demo) {
-  demo = await createTeamWithKey(server.url, vars.ADMIN_TOKEN, { name: "Demo team", plan: "pro" });
+  demo = await createTeamWithKey(server.url, vars.ADMIN_TOKEN, { name: "Demo team", plan: "pro", domains: [DEMO_DOMAIN] });
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
+} else {
+  // A demo team from before sending domains existed gets its verified demo domain (idempotent).
+  await fetch(`${server.url}/api/v1/admin/teams/${demo.teamId}/domains`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${vars.ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: DEMO_DOMAIN }),
+  });
 }
 
 const base = `http://localhost:${port}`;
@@ -45,6 +54,7 @@ console.log(`
   API reference   ${base}/api/v1/docs
   Demo team       ${demo.teamId} (plan pro)
   Demo API key    ${demo.key}
+  Sending domain  ${DEMO_DOMAIN} (verified for the demo team)
   Operator token  ADMIN_TOKEN from .dev.vars (or the environment)
 
   Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/usage

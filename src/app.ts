@@ -16,6 +16,7 @@ import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
 import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
 import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
 import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
+import { domainsRouter } from "./products/domains/domains.routes";
 import { pushRouter } from "./products/push/push.routes";
 import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
 import { surveysRouter } from "./products/surveys/surveys.routes";
@@ -53,6 +54,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.route(`${API_PREFIX}/webhooks/sources`, relayRouter);
   app.route("/in", ingestRouter);
   app.route(`${API_PREFIX}/emails`, emailsRouter);
+  app.route(`${API_PREFIX}/domains`, domainsRouter);
   app.route(`${API_PREFIX}/webhooks`, mailWebhooksRouter);
   app.route(`${API_PREFIX}/push`, pushRouter);
   app.route(`${API_PREFIX}/surveys`, surveysRouter);

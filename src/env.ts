@@ -23,6 +23,8 @@ export interface Env {
   MAIL_HTTP_TOKEN?: string;
   MAIL_FROM?: string;
   SANDBOX_DOMAIN?: string;
+  /** DNS-over-HTTPS JSON API used to verify sending domains (default Cloudflare's public resolver). */
+  DNS_RESOLVER_URL?: string;
   SURVEY_AI_PROVIDER?: string;
 
   ADMIN_TOKEN: string;

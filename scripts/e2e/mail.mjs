@@ -5,8 +5,8 @@ import { assert, eventually, expectStatus, need, request } from "./http.mjs";
 import { startReceiver } from "./receiver.mjs";
 import { freePort } from "../lib/dev-server.mjs";
 
-export async function mailChecks({ url, createTeamWithKey, defer }) {
-  const { key } = await createTeamWithKey({ name: "Mail e2e" });
+export async function mailChecks({ url, createTeamWithKey, defer, dns }) {
+  const { key } = await createTeamWithKey({ name: "Mail e2e", domains: [] });
   const receiver = await startReceiver();
   defer(() => receiver.close());
   const api = (method, path, body) => request(url, method, `/api/v1${path}`, { key, body });
@@ -14,6 +14,28 @@ export async function mailChecks({ url, createTeamWithKey, defer }) {
   const state = {};
 
   return {
+    "mail: a live key cannot send from a domain its team has not verified (403 domain_not_verified)": async () => {
+      const res = expectStatus(await api("POST", "/emails", message), 403, "unverified sender");
+      assert.equal(res.body.code, "domain_not_verified");
+      const platform = expectStatus(await api("POST", "/emails", { ...message, from: "Edge Platform <no-reply@edge-platform.dev>" }), 403, "platform sender");
+      assert.equal(platform.body.code, "domain_not_verified");
+      expectStatus(await api("POST", "/domains", { name: "edge-platform.dev" }), 422, "platform domain cannot be added");
+    },
+
+    "mail: a sending domain verified over DNS-over-HTTPS at a local resolver": async () => {
+      const added = expectStatus(await api("POST", "/domains", { name: "acme.dev" }), 201, "add domain");
+      const domain = added.body.data;
+      assert.equal(domain.status, "pending");
+      const [record] = domain.records;
+      assert.equal(record.name, "_edge-platform.acme.dev");
+      const missing = expectStatus(await api("POST", `/domains/${domain.id}/verify`), 422, "verify before the record exists");
+      assert.match(missing.body.details.records[0], /no TXT record found/);
+      dns.records.set(record.name, ["v=spf1 -all", record.value]);
+      const verified = expectStatus(await api("POST", `/domains/${domain.id}/verify`), 200, "verify");
+      assert.equal(verified.body.data.status, "verified");
+      assert.ok(dns.asked.some((q) => q.name === record.name && q.type === "TXT" && q.accept === "application/dns-json"), "the resolver was asked over HTTP");
+    },
+
     "mail: a webhook for email.delivered at a local receiver": async () => {
       const hook = expectStatus(await api("POST", "/webhooks", { url: `${receiver.url}/mail`, events: ["email.delivered"] }), 201, "create mail webhook");
       assert.match(hook.body.data.secret, /^whsec_/);

@@ -153,10 +153,15 @@ export const ALL_SCOPES = [
 ];
 
 /** Creates a team and a key with every scope; returns { teamId, key }. */
-export async function createTeamWithKey(url, adminToken, { name = "Demo team", plan = "pro", ownerEmail = "owner@example.com", scopes = ALL_SCOPES } = {}) {
+export async function createTeamWithKey(url, adminToken, { name = "Demo team", plan = "pro", ownerEmail = "owner@example.com", scopes = ALL_SCOPES, domains = ["example.com"] } = {}) {
   const team = await adminCall(url, adminToken, "POST", "teams", { name, plan, owner_email: ownerEmail });
   if (team.status !== 201) throw new Error(`creating a team failed: ${team.status} ${JSON.stringify(team.body)}`);
   const key = await adminCall(url, adminToken, "POST", `teams/${team.body.data.id}/keys`, { name: "all scopes", scopes });
   if (key.status !== 201) throw new Error(`creating a key failed: ${key.status} ${JSON.stringify(key.body)}`);
+  // Live keys send only from verified domains: the operator verifies the demo sending domain.
+  for (const domain of domains) {
+    const res = await adminCall(url, adminToken, "POST", `teams/${team.body.data.id}/domains`, { name: domain });
+    if (res.status !== 201) throw new Error(`verifying ${domain} failed: ${res.status} ${JSON.stringify(res.body)}`);
+  }
   return { teamId: team.body.data.id, key: key.body.data.key, keyId: key.body.data.id };
 }

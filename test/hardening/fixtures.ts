@@ -79,6 +79,7 @@ export function paramKind(path: string, name: string): string {
     events: "event",
     emails: "email",
     webhooks: "mailWebhook",
+    domains: "domain",
     apps: "pushApp",
     subscribers: "subscriber",
     notifications: "notification",
@@ -174,6 +175,7 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   const mailHook = await ok(await call("POST", "webhooks", { key, body: { url: "https://127.0.0.1:9/mail", events: ["email.sent"] } }));
   ids.mailWebhook = mailHook.id;
   secrets.push(mailHook.secret);
+  ids.domain = (await ok(await call("POST", "domains", { key, body: { name: "fixture.example" } }))).id;
 
   // Surveys: a survey with a section and a question, a webhook, activated, and one response.
   const survey = await ok(await call("POST", "surveys", { key, body: { name: "Survey", slug: `hard-${crypto.randomUUID().slice(0, 12)}` } }));

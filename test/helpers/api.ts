@@ -65,9 +65,12 @@ export interface TestTeam {
   keyId: string;
 }
 
+/** The sending domain every test team has verified unless `domains` says otherwise. */
+export const TEST_SENDER_DOMAIN = "acme.dev";
+
 /** A new team with one key; every scope unless `scopes` says otherwise. */
 export async function setupTeam(
-  options: { plan?: string; scopes?: string[]; ownerEmail?: string | null; mail?: Record<string, unknown> } = {},
+  options: { plan?: string; scopes?: string[]; ownerEmail?: string | null; mail?: Record<string, unknown>; domains?: string[] } = {},
 ): Promise<TestTeam> {
   const teamRes = await admin("POST", "teams", {
     name: `team-${crypto.randomUUID().slice(0, 8)}`,
@@ -77,6 +80,10 @@ export async function setupTeam(
   expect(teamRes.status).toBe(201);
   const team = ((await teamRes.json()) as { data: { id: string } }).data;
   const key = await addKey(team.id, options.scopes ?? ALL_SCOPES, options.mail);
+  // Live keys send only from verified domains: the tests' sender domain is verified by the operator.
+  for (const name of options.domains ?? [TEST_SENDER_DOMAIN]) {
+    expect((await admin("POST", `teams/${team.id}/domains`, { name })).status).toBe(201);
+  }
   return { teamId: team.id, key: key.key, keyId: key.id };
 }
 

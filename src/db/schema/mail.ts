@@ -1,5 +1,6 @@
-// Mail tables: sent messages with their status history, and the mail event webhooks of a team.
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+// Mail tables: sent messages with their status history, the mail event webhooks of a team, and
+// the sending domains a team may send from.
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { apiKeys, teams } from "./platform";
 
 export const MAIL_STATUSES = ["queued", "sent", "delivered", "bounced", "complained", "failed"] as const;
@@ -74,3 +75,22 @@ export const mailWebhooks = sqliteTable(
   },
   (t) => [index("mail_webhooks_team_idx").on(t.teamId)],
 );
+
+/**
+ * A domain a team may send from once verified (DESIGN.md "Sending domains"). Each team has its
+ * own row and token for a name: several teams may verify the same domain, each with its record.
+ */
+export const sendingDomains = sqliteTable(
+  "sending_domains",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    status: text("status").$type<"pending" | "verified">().notNull(),
+    token: text("token").notNull(),
+    createdAt: text("created_at").notNull(),
+    verifiedAt: text("verified_at"),
+  },
+  (t) => [uniqueIndex("sending_domains_team_name_idx").on(t.teamId, t.name)],
+);
+export type SendingDomainRow = typeof sendingDomains.$inferSelect;

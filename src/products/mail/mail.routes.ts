@@ -2,16 +2,18 @@
 // webhooks. The send routes parse their body by hand, so malformed JSON and missing required fields
 // answer 400 while invalid fields answer 422; they are still declared with createRoute and
 // registered in the OpenAPI document. Errors render in the mail shapes (README "Errors").
+import { firstUnverifiedSender } from "../domains/domains.service";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../env";
-import { auth, requireAnyScope, requireScope } from "../../platform/auth";
+import type { AppEnv, Env } from "../../env";
+import { auth, requireAnyScope, requireScope, type Principal } from "../../platform/auth";
 import { ApiError, registerErrorFormat, type ErrorFormatter, type FieldErrors } from "../../platform/errors";
 import { authResponses, dataOf, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import {
   evaluatePolicy,
   forItem,
+  policyError,
   isPolicyCode,
   missingFields,
   missingMessage,
@@ -50,6 +52,18 @@ export const mailErrorFormat: ErrorFormatter = (error) => {
 registerErrorFormat("/api/v1/emails", mailErrorFormat);
 // Only the mail webhooks: the relay registers its own, longer "/api/v1/webhooks/sources".
 registerErrorFormat("/api/v1/webhooks", mailErrorFormat);
+
+/**
+ * A live key sends only from domains verified for its team (403 `domain_not_verified`; in a batch
+ * the message names the 1-indexed item). Sandbox keys are held to the sandbox domain by the policy.
+ */
+async function requireVerifiedSenders(env: Env, principal: Principal, senders: string[], itemOf?: (position: number) => number): Promise<void> {
+  if (principal.mail.sandbox) return;
+  const position = await firstUnverifiedSender(env, principal.teamId, senders);
+  if (position < 0) return;
+  const error = policyError("domain_not_verified", "The sender's domain is not verified for this team; add it under /api/v1/domains and verify it");
+  throw itemOf ? forItem(error, itemOf(position)) : error;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A path id that is not a UUID cannot name a row: 404 like any unknown id. */
@@ -94,6 +108,7 @@ emailsRouter.post("/", auth(), requireScope("mail:send"), async (c) => {
   const result = validateEmail(body);
   if ("errors" in result) throw ApiError.validation(result.errors);
   const stream = evaluatePolicy(body, result.email, principal.mail, sandboxDomain(c));
+  await requireVerifiedSenders(c.env, principal, [result.email.from]);
   try {
     await checkCaps(c.env, principal.keyId, principal.mail, 1);
   } catch (error) {
@@ -164,6 +179,12 @@ emailsRouter.post("/batch", auth(), requireScope("mail:send"), async (c) => {
     for (const [index, errors] of failures) for (const [field, messages] of Object.entries(errors)) details[`emails.${index}.${field}`] = messages;
     throw ApiError.validation(details);
   }
+  await requireVerifiedSenders(
+    c.env,
+    principal,
+    accepted.map((item) => item.email.from),
+    (position) => accepted[position].index + 1,
+  );
   try {
     await checkCaps(c.env, principal.keyId, principal.mail, accepted.length);
   } catch (error) {

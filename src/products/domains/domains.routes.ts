@@ -1,0 +1,117 @@
+// Sending domains under /api/v1/domains (DESIGN.md "Sending domains"): add, list, get, delete and
+// verify over DNS-over-HTTPS. Errors use the mail product's shapes. The operator's direct
+// verification lives in the operator API (src/platform/admin).
+import { createRoute, z } from "@hono/zod-openapi";
+import { getDb } from "../../db/client";
+import { auth, requireAnyScope, requireScope } from "../../platform/auth";
+import { registerErrorFormat } from "../../platform/errors";
+import { authResponses, dataOf, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { bearerSecurity, createRouter } from "../../platform/router";
+import { mailErrorFormat } from "../mail/mail.routes";
+import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
+
+registerErrorFormat("/api/v1/domains", mailErrorFormat);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
+const DomainBody = z.object({ name: z.string().max(253).openapi({ example: "acme.dev" }) }).openapi("AddDomain");
+export const DomainSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    status: z.enum(["pending", "verified"]),
+    records: z.array(z.object({ type: z.literal("TXT"), name: z.string(), value: z.string() })),
+    created_at: z.string(),
+    verified_at: z.string().nullable(),
+  })
+  .openapi("SendingDomain");
+const ErrorBody = z.object({ error: z.string() }).openapi("DomainError");
+const ValidationBody = z.object({ error: z.literal("Validation failed"), details: z.record(z.string(), z.array(z.string())) }).openapi("DomainValidationError");
+const errors = { ...authResponses, 404: jsonResponse("Not found (or another team's)", ErrorBody), 422: jsonResponse("Validation failed", ValidationBody) };
+const tags = ["Mail: sending domains"];
+
+/** A path id that is not a UUID cannot name a row: 404 like any unknown id. */
+function domainId(id: string): string {
+  if (!UUID.test(id)) throw domainNotFound();
+  return id.toLowerCase();
+}
+
+export const domainsRouter = createRouter();
+
+domainsRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/",
+    tags,
+    summary: "Add a sending domain",
+    description:
+      "Adds a domain the team wants to send from, `pending` until verified. Publish the returned TXT record (`_edge-platform.<name>` = `edp-verify=<token>`) and call verify. A live key may send only from a verified domain of its team (403 `domain_not_verified`). The platform's own sender domain and the sandbox domain cannot be added (422); at most 50 domains per team. Requires `mail:send`.",
+    security: bearerSecurity,
+    middleware: [auth(), requireScope("mail:send")] as const,
+    request: { body: jsonBody(DomainBody) },
+    responses: { 201: dataResponse("The domain, pending, with the record to publish", DomainSchema), ...errors },
+  }),
+  async (c) => c.json({ data: domainView(await addDomain(c.env, c.get("principal").teamId, c.req.valid("json").name)) }, 201),
+);
+
+domainsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/",
+    tags,
+    summary: "List sending domains",
+    description: "The team's domains, newest first. Requires `mail:send` or `mail:read`.",
+    security: bearerSecurity,
+    middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
+    responses: { 200: dataResponse("The domains", z.array(DomainSchema)), ...authResponses },
+  }),
+  async (c) => c.json({ data: (await listDomains(getDb(c.env.DB), c.get("principal").teamId)).map(domainView) }, 200),
+);
+
+domainsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/{id}",
+    tags,
+    summary: "Get a sending domain",
+    security: bearerSecurity,
+    middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
+    request: { params: IdParam },
+    responses: { 200: dataResponse("The domain", DomainSchema), ...errors },
+  }),
+  async (c) => c.json({ data: domainView(await getDomain(getDb(c.env.DB), c.get("principal").teamId, domainId(c.req.valid("param").id))) }, 200),
+);
+
+domainsRouter.openapi(
+  createRoute({
+    method: "delete",
+    path: "/{id}",
+    tags,
+    summary: "Delete a sending domain",
+    description: "Live keys can no longer send from it. Requires `mail:send`.",
+    security: bearerSecurity,
+    middleware: [auth(), requireScope("mail:send")] as const,
+    request: { params: IdParam },
+    responses: { 204: { description: "Deleted" }, ...errors },
+  }),
+  async (c) => {
+    await deleteDomain(getDb(c.env.DB), c.get("principal").teamId, domainId(c.req.valid("param").id));
+    return c.body(null, 204);
+  },
+);
+
+domainsRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/{id}/verify",
+    tags,
+    summary: "Verify a sending domain",
+    description:
+      "Looks the TXT record `_edge-platform.<name>` up over DNS-over-HTTPS (the resolver at `DNS_RESOLVER_URL`). 200 with `status: verified` when it holds the domain's `edp-verify=<token>`; 422 with what was found otherwise; 503 when the resolver cannot be reached. Requires `mail:send`.",
+    security: bearerSecurity,
+    middleware: [auth(), requireScope("mail:send")] as const,
+    request: { params: IdParam },
+    responses: { 200: dataResponse("The verified domain", DomainSchema), ...errors, 503: jsonResponse("The DNS resolver could not be reached", ErrorBody) },
+  }),
+  async (c) => c.json({ data: domainView(await verifyDomain(c.env, c.get("principal").teamId, domainId(c.req.valid("param").id))) }, 200),
+);
