@@ -1,6 +1,7 @@
 // Audit logic over the database, R2 and the export queue: findings and their status history,
 // the live summary, export records, share and revoke, and the signed share/download tokens.
 // Never sees Hono's context: routes pass the env, the team and parsed inputs.
+import { parseMailbox } from "../mail/mail.policy";
 import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -485,11 +486,10 @@ export async function mintDownloadUrl(env: Env, row: AuditReport): Promise<strin
   return `${appUrl(env)}/insights/audit/reports/download/${token}`;
 }
 
-const EMAIL = /^[^\s@<>(),;:"\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
-
-/** True for a plausible single mailbox address (local@domain.tld, no display name). */
+/** True for a single bare mailbox address (local@domain.tld, no display name), by the mail parser. */
 export function isEmailAddress(value: string): boolean {
-  return value.length <= 254 && EMAIL.test(value) && value.split("@")[0].length <= 64;
+  const mailbox = parseMailbox(value);
+  return !!mailbox && !mailbox.name && !value.includes("<");
 }
 
 export interface ShareInput {

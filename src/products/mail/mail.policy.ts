@@ -1,6 +1,7 @@
 // What a send request must satisfy before anything is stored, as pure functions: the 400 checks
 // (object body, required fields), field validation (422 `Validation failed`) and the policy rules
 // of the specification's table, evaluated in one fixed order (README: "Evaluation order").
+import { parseOneAddress, type ParsedMailbox } from "email-addresses";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
 import { ApiError, type FieldErrors } from "../../platform/errors";
@@ -111,11 +112,19 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 const TAG = /^[A-Za-z0-9_-]{1,64}$/;
 const LINE_BREAK = /[\r\n]/;
 
-/** The bare address of `user@host` or `Name <user@host>`, lower-cased domain; null when invalid. */
-export function parseAddress(raw: string): string | null {
+/**
+ * One address parser for every stored and sent address (DESIGN.md "Addresses and headers"): RFC
+ * 5322 parsing by `email-addresses`, one mailbox per string. A string that holds more than one
+ * address (`victim@x.test, y <ok@sandbox>`), a group, or a display name with unquoted `,` `<` `>`
+ * `;` does not parse as one mailbox and is refused. Returns the bare address (lower-cased domain)
+ * and the display name, or null.
+ */
+export function parseMailbox(raw: string): { address: string; name: string | null } | null {
   if (raw.length > 400 || LINE_BREAK.test(raw)) return null;
-  const named = /^\s*(?:"[^"<>]*"|[^"<>]*?)\s*<([^<>]+)>\s*$/.exec(raw);
-  const address = (named ? named[1] : raw).trim();
+  const parsed = parseOneAddress({ input: raw.trim(), rfc6532: true });
+  if (!parsed || parsed.type !== "mailbox") return null;
+  const mailbox = parsed as ParsedMailbox;
+  const address = mailbox.address;
   if (address.length > 320) return null;
   const at = address.lastIndexOf("@");
   if (at < 1) return null;
@@ -125,7 +134,21 @@ export function parseAddress(raw: string): string | null {
   const labels = domain.split(".");
   if (labels.length < 2 || domain.length > 253 || !labels.every((l) => LABEL.test(l))) return null;
   if (/^\d+$/.test(labels[labels.length - 1])) return null;
-  return `${local}@${domain}`;
+  const name = mailbox.name?.trim() || null;
+  if (name && name.length > 200) return null;
+  return { address: `${local}@${domain}`, name };
+}
+
+/** The bare address of `user@host` or `Name <user@host>`, lower-cased domain; null when invalid. */
+export function parseAddress(raw: string): string | null {
+  return parseMailbox(raw)?.address ?? null;
+}
+
+/** The address as it is stored and sent: the parsed address, its display name re-quoted. */
+export function canonicalAddress(raw: string): string | null {
+  const mailbox = parseMailbox(raw);
+  if (!mailbox) return null;
+  return mailbox.name ? `"${mailbox.name.replace(/["\\]/g, "\\$&")}" <${mailbox.address}>` : mailbox.address;
 }
 
 export function domainOf(address: string): string {
@@ -195,7 +218,7 @@ export function validateEmail(body: Record<string, unknown>): { email: EmailInpu
     for (const item of items) {
       if (!parseAddress(item)) fail(field, `is not a valid email address: ${item.slice(0, 100)}`);
     }
-    lists[field] = items.map((item) => item.trim());
+    lists[field] = items.map((item) => canonicalAddress(item) ?? item.trim());
   }
 
   if (typeof body.subject !== "string") fail("subject", "must be a string");
@@ -240,7 +263,7 @@ export function validateEmail(body: Record<string, unknown>): { email: EmailInpu
   if (Object.keys(errors).length > 0) return { errors };
   return {
     email: {
-      from: (body.from as string).trim(),
+      from: canonicalAddress(body.from as string) ?? (body.from as string).trim(),
       fromAddress,
       to: lists.to,
       cc: lists.cc,

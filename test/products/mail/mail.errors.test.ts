@@ -111,6 +111,23 @@ describe("POST /emails: the 12 policy codes", () => {
     expect(ok.status).toBe(201);
   });
 
+  it("regression: one parser for every address; a string holding several addresses never passes a sandbox allow-list", async () => {
+    const team = await sandboxTeam({ allowed_recipients: ["dev@example.com"] });
+    const smuggled = `victim@external.test, x <delivered@${SANDBOX}>`;
+    await expectError(await send(team.key, { ...SANDBOX_MAIL, to: smuggled }), 422, {
+      error: "Validation failed",
+      details: { to: [`is not a valid email address: ${smuggled}`] },
+    });
+    for (const to of ["Smith, John <dev@example.com>", "x <dev@example.com>; y", "Ad<a <dev@example.com>", "grp: dev@example.com;"]) {
+      const res = await send(team.key, { ...SANDBOX_MAIL, to });
+      expect({ to, status: res.status }).toEqual({ to, status: 422 });
+    }
+    // A quoted display name with a comma is one mailbox: stored re-quoted, sent as parsed.
+    const ok = await send(team.key, { ...SANDBOX_MAIL, to: '"Dev, Team" <DEV@EXAMPLE.COM>' });
+    expect(ok.status).toBe(201);
+    expect((await json(ok)).data.to).toEqual(['"Dev, Team" <DEV@example.com>']);
+  });
+
   it("forbidden_header: custom headers are an allow-list; trace and authentication headers are refused (regression)", async () => {
     const team = await setupTeam();
     for (const name of ["Authentication-Results", "Resent-From", "Resent-To", "Received", "ARC-Seal", "DKIM-Signature", "Return-Path", "Sender", "X-Edp-Anything", "Content-Type", "Bcc", "X-"]) {

@@ -50,9 +50,10 @@ describe("sending and reading", () => {
     const data = await created(
       await send(team.key, { ...LIVE, to: ["A <a@example.com>", "b@example.com"], cc: "c@example.com", html: "<p>Hi</p>", headers: { "X-Campaign": "spring" }, tags: ["welcome"] }),
     );
+    // Stored as parsed: display names re-quoted.
     expect(data).toMatchObject({
-      from: "Acme <hello@acme.dev>",
-      to: ["A <a@example.com>", "b@example.com"],
+      from: '"Acme" <hello@acme.dev>',
+      to: ['"A" <a@example.com>', "b@example.com"],
       cc: ["c@example.com"],
       subject: "Hello",
       html: "<p>Hi</p>",
@@ -154,7 +155,7 @@ describe("delivery", () => {
     expect(headers.get("idempotency-key")).toBe(rows[0].id);
     expect(JSON.parse(calls[0].init.body as string)).toEqual({
       id: rows[0].id,
-      from: LIVE.from,
+      from: '"Acme" <hello@acme.dev>',
       to: [LIVE.to],
       cc: [],
       bcc: [],
