@@ -1,7 +1,7 @@
 // What the relay reads from an inbound webhook, per provider: the signature check (constant time),
 // the event type and the provider's event id; plus the destination filter and the header filter.
 // Pure functions over strings and headers, no database.
-import { hmacSha256, timingSafeEqual, toHex } from "../../platform/crypto";
+import { hmacSha256, sha256Hex, timingSafeEqual, toHex } from "../../platform/crypto";
 import { verifyStandardWebhook } from "../../platform/webhook-signature";
 import type { Provider } from "./relay.schemas";
 
@@ -100,6 +100,21 @@ export function eventIdentity(provider: Provider, headers: Headers, body: string
       break;
   }
   return { type: clip(type), providerEventId: clip(id) };
+}
+
+/**
+ * The identity of an event on a *signed* `generic` source. The generic signature covers the body
+ * only, so anything in the headers could be changed by whoever captured a signed request: the type
+ * and id come from the signed body alone (`type` and `id` fields), and an event without a body id
+ * is identified by the SHA-256 of its body. A captured event sent again is therefore a duplicate,
+ * whatever headers it carries; a sender that means to send the same content twice puts an `id` (or
+ * a timestamp) in the body.
+ */
+export async function signedGenericIdentity(body: string, contentType: string | null): Promise<EventIdentity> {
+  const json = contentType?.toLowerCase().includes("json") || looksLikeJson(body) ? parseObject(body) : null;
+  const field = (name: string) => (json && typeof json[name] === "string" ? (json[name] as string) : null);
+  const id = clip(field("id")) ?? `sha256:${await sha256Hex(body)}`;
+  return { type: clip(field("type")), providerEventId: id };
 }
 
 function clip(value: string | null): string | null {

@@ -13,7 +13,7 @@ import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quot
 import { checkUrl, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newWebhookSecret } from "../../platform/webhook-signature";
-import { eventIdentity, filterAdmits, storedHeaders, verifySignature } from "./relay.inbound";
+import { eventIdentity, signedGenericIdentity, filterAdmits, storedHeaders, verifySignature } from "./relay.inbound";
 import {
   MAX_DESTINATIONS_PER_SOURCE,
   type CreateDestinationBody,
@@ -260,7 +260,10 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
     if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
   }
 
-  const identity = eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
+  const identity =
+    provider === "generic" && source.signingSecret
+      ? await signedGenericIdentity(inbound.body, inbound.contentType)
+      : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
   // Duplicates are caught by the unique index on (source, provider event id) at insert time, so
   // the common case pays no extra look-up; a duplicate gives its unit of quota back. With the
   // quota used up, a duplicate is looked up before answering 429: it still costs nothing.

@@ -75,11 +75,31 @@ describe("inbound signatures", () => {
     const team = await setupTeam();
     const source = await createSource(team.key, { provider: "generic", signing_secret: "g-secret" });
     const body = JSON.stringify({ type: "thing.happened" });
+    const second = JSON.stringify({ type: "thing.happened", id: "evt_2" });
     expect((await ingest(source.slug, body, await genericHeaders("g-secret", body))).status).toBe(202);
-    expect((await ingest(source.slug, body, await genericHeaders("g-secret", body, "sha256="))).status).toBe(202);
+    expect((await ingest(source.slug, second, await genericHeaders("g-secret", second, "sha256="))).status).toBe(202);
     await expectError(await ingest(source.slug, body, await genericHeaders("other", body)), 401, { error: "Invalid webhook signature" });
     await expectError(await ingest(source.slug, body + " ", await genericHeaders("g-secret", body)), 401, { error: "Invalid webhook signature" });
     await expectError(await ingest(source.slug, body), 401, { error: "Invalid webhook signature" });
+    expect(await eventCount(source.id)).toBe(2);
+  });
+
+  it("regression: a captured signed generic event sent again with other id or type headers is a duplicate, never a new event", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "generic", signing_secret: "g-secret" });
+    const body = JSON.stringify({ type: "invoice.paid", amount: 10 });
+    const headers = await genericHeaders("g-secret", body);
+    const first = await json(await ingest(source.slug, body, { ...headers, "x-event-id": "a", "x-event-type": "invoice.paid" }));
+    expect(first.data).toMatchObject({ event_type: "invoice.paid", duplicate: false });
+    for (const extra of [{ "x-event-id": "b", "x-event-type": "account.deleted" }, { "webhook-id": "c" }, { "idempotency-key": "d" }, {}]) {
+      const again = await json(await ingest(source.slug, body, { ...headers, ...extra }));
+      expect(again.data).toMatchObject({ id: first.data.id, event_type: "invoice.paid", duplicate: true });
+    }
+    expect(await eventCount(source.id)).toBe(1);
+    // The type comes from the signed body only; an id in the body names the event.
+    const withId = JSON.stringify({ type: "invoice.paid", id: "inv_1" });
+    const a = await json(await ingest(source.slug, withId, { ...(await genericHeaders("g-secret", withId)), "x-event-type": "account.deleted" }));
+    expect(a.data).toMatchObject({ event_type: "invoice.paid", duplicate: false });
     expect(await eventCount(source.id)).toBe(2);
   });
 
