@@ -28,17 +28,56 @@ interface DueAlert {
   n: number;
 }
 
+/** Alerts looked at per statement. */
+export const ALERT_PAGE = 200;
+/** Pages per run: at most 5,000 alerts a minute are checked; past that a run starts where chance puts it. */
+export const ALERT_MAX_PAGES = 25;
+
+export interface AlertRunOptions {
+  pageSize?: number;
+  maxPages?: number;
+  /** Where the run starts in the id order (default: a random id, so that when there are more alerts than one run checks, every alert gets its turn). */
+  start?: string;
+}
+
 /**
  * Fires every enabled alert whose count of entries at its level in (now - window, now] reached
- * its threshold, unless it fired less than window_minutes ago. Returns the ids fired.
+ * its threshold, unless it fired less than window_minutes ago. Bounded per run: alerts are taken in
+ * pages by id, from `start` to the end and then from the beginning back to `start`, at most
+ * `maxPages` pages. Returns the ids fired.
  */
-export async function fireDueAlerts(env: Env): Promise<string[]> {
+export async function fireDueAlerts(env: Env, options: AlertRunOptions = {}): Promise<string[]> {
   const at = nowMs();
-  const { results: due } = await env.DB.prepare(
-    `WITH due AS (
-       SELECT id, team_id, project_id, level, threshold, window_minutes, channels, notify_email, notify_webhook, last_triggered_at
-       FROM log_alerts
-       WHERE enabled = 1 AND (last_triggered_at IS NULL OR last_triggered_at <= ?1 - window_minutes * ${MINUTE_MS})
+  const pageSize = options.pageSize ?? ALERT_PAGE;
+  let pagesLeft = options.maxPages ?? ALERT_MAX_PAGES;
+  const start = options.start ?? crypto.randomUUID();
+  const fired: string[] = [];
+  // Two segments of the id order: (start, end], then [beginning, start].
+  for (const [after, until] of [
+    [start, null],
+    ["", start],
+  ] as const) {
+    let cursor = after;
+    while (pagesLeft > 0) {
+      pagesLeft--;
+      const page = await firePage(env, at, cursor, until, pageSize);
+      fired.push(...page.fired);
+      if (page.lastId === null || page.seen < pageSize) break;
+      cursor = page.lastId;
+    }
+  }
+  return fired;
+}
+
+/** One page of alerts after `after` (and up to `until`): count, claim, announce. */
+async function firePage(env: Env, at: number, after: string, until: string | null, pageSize: number): Promise<{ fired: string[]; lastId: string | null; seen: number }> {
+  const { results: rows } = await env.DB.prepare(
+    `WITH page AS (
+       SELECT id, team_id, project_id, level, threshold, window_minutes, channels, notify_email, notify_webhook, last_triggered_at, enabled
+       FROM log_alerts WHERE id > ?2 AND (?3 IS NULL OR id <= ?3) ORDER BY id LIMIT ?4
+     ),
+     due AS (
+       SELECT * FROM page WHERE enabled = 1 AND (last_triggered_at IS NULL OR last_triggered_at <= ?1 - window_minutes * ${MINUTE_MS})
      ),
      counts AS (
        SELECT k.project_id, k.level, k.window_minutes,
@@ -46,14 +85,21 @@ export async function fireDueAlerts(env: Env): Promise<string[]> {
           WHERE e.project_id = k.project_id AND e.level = k.level
             AND e.created_at > ?1 - k.window_minutes * ${MINUTE_MS} AND e.created_at <= ?1) AS n
        FROM (SELECT DISTINCT project_id, level, window_minutes FROM due) k
+     ),
+     hits AS (
+       SELECT due.id, due.team_id, due.channels, due.notify_email, due.notify_webhook, due.window_minutes, due.last_triggered_at, counts.n
+       FROM due JOIN counts ON counts.project_id = due.project_id AND counts.level = due.level AND counts.window_minutes = due.window_minutes
+       WHERE counts.n >= due.threshold
      )
-     SELECT due.id, due.team_id, due.channels, due.notify_email, due.notify_webhook, due.window_minutes, due.last_triggered_at, counts.n
-     FROM due JOIN counts USING (project_id, level, window_minutes)
-     WHERE counts.n >= due.threshold`,
+     SELECT (SELECT MAX(id) FROM page) AS last_id, (SELECT COUNT(*) FROM page) AS seen, hits.*
+     FROM (SELECT 1) LEFT JOIN hits ON 1`,
   )
-    .bind(at)
-    .all<DueAlert>();
-  if (due.length === 0) return [];
+    .bind(at, after, until, pageSize)
+    .all<DueAlert & { last_id: string | null; seen: number }>();
+  const lastId = rows[0]?.last_id ?? null;
+  const seen = rows[0]?.seen ?? 0;
+  const due = rows.filter((row) => row.id !== null);
+  if (due.length === 0) return { fired: [], lastId, seen };
 
   // The claim repeats the cool-down condition: a run that lost the race claims nothing.
   const { results: claimed } = await env.DB.prepare(
@@ -96,7 +142,7 @@ export async function fireDueAlerts(env: Env): Promise<string[]> {
       .run();
     throw error;
   }
-  return fired.map((alert) => alert.id);
+  return { fired: fired.map((alert) => alert.id), lastId, seen };
 }
 
 /** The every-minute cron job. */

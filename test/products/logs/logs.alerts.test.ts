@@ -107,6 +107,26 @@ describe("alert check", () => {
     expect(await lastTriggered(alert.id)).toBe(T0 + 11 * MIN);
   });
 
+  it("is bounded per run: pages of alerts by id from a start, wrapping round, never more than maxPages", async () => {
+    const f = await setupProject();
+    const alerts = [];
+    for (let i = 0; i < 5; i++) alerts.push(await createAlert(f, { threshold: 1, window_minutes: 5 }));
+    await entriesAt(f, T0, "error", 1);
+    setClock(T0 + MIN);
+    vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
+    const ids = alerts.map((a) => a.id as string).sort();
+    // Every alert of the table is looked at in id order; a run of one page of 2 sees at most 2 alerts.
+    const all = await env.DB.prepare("SELECT id FROM log_alerts ORDER BY id").all<{ id: string }>();
+    const before = all.results.map((r) => r.id).filter((id) => id < ids[2]);
+    const start = before.length ? before[before.length - 1] : "";
+    const bounded = await fireDueAlerts(env, { pageSize: 2, maxPages: 1, start });
+    expect(bounded.every((id) => ids.includes(id))).toBe(true);
+    expect(bounded.length).toBeLessThanOrEqual(2);
+    // Starting after the last of ours, the run wraps round to the beginning and reaches the rest.
+    const rest = await fireDueAlerts(env, { pageSize: 2, maxPages: 10_000, start: ids[4] });
+    expect([...bounded, ...rest].filter((id) => ids.includes(id)).sort()).toEqual(ids);
+  });
+
   it("fires once when two runs overlap", async () => {
     const f = await setupProject();
     const alert = await createAlert(f, { threshold: 1, window_minutes: 5 });

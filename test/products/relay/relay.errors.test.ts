@@ -91,7 +91,8 @@ describe("inbound signatures", () => {
     const headers = await genericHeaders("g-secret", body);
     const first = await json(await ingest(source.slug, body, { ...headers, "x-event-id": "a", "x-event-type": "invoice.paid" }));
     expect(first.data).toMatchObject({ event_type: "invoice.paid", duplicate: false });
-    for (const extra of [{ "x-event-id": "b", "x-event-type": "account.deleted" }, { "webhook-id": "c" }, { "idempotency-key": "d" }, {}]) {
+    const extras: Array<Record<string, string>> = [{ "x-event-id": "b", "x-event-type": "account.deleted" }, { "webhook-id": "c" }, { "idempotency-key": "d" }, {}];
+    for (const extra of extras) {
       const again = await json(await ingest(source.slug, body, { ...headers, ...extra }));
       expect(again.data).toMatchObject({ id: first.data.id, event_type: "invoice.paid", duplicate: true });
     }
