@@ -1,5 +1,6 @@
 // Log projects (ingest tokens stored as SHA-256 hashes), streams, the entry query and alert CRUD.
 // Every query filters on the caller's team; a project or alert of another team is "not found".
+import { utf8Length } from "../../platform/sizes";
 import { insertUnderCap } from "../../platform/caps";
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -170,12 +171,24 @@ export async function queryEntries(d1: D1Database, db: Db, teamId: string, proje
     )
     .bind(...params, query.limit + 1)
     .all<EntryRow>();
-  const page = results.slice(0, query.limit);
+  // A page holds `limit` entries, or fewer when their messages and metadata pass the byte budget:
+  // the cursor then continues after the last entry returned.
+  const page: EntryRow[] = [];
+  let bytes = 0;
+  for (const row of results.slice(0, query.limit)) {
+    bytes += utf8Length(row.message) + utf8Length(row.metadata ?? "") + 256;
+    if (page.length > 0 && bytes > ENTRIES_PAGE_BYTES) break;
+    page.push(row);
+  }
+  const more = results.length > page.length;
   return {
     data: page.map(entryView),
-    pagination: { limit: query.limit, next_cursor: results.length > query.limit ? encodeCursor(page[page.length - 1]) : null },
+    pagination: { limit: query.limit, next_cursor: more ? encodeCursor(page[page.length - 1]) : null },
   };
 }
+
+/** Byte budget of one page of entries (messages and metadata): a page stops short of `limit` past it. */
+export const ENTRIES_PAGE_BYTES = 2 * 1024 * 1024;
 
 function entryView(row: EntryRow) {
   return {

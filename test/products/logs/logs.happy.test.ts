@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
+import { ENTRIES_PAGE_BYTES } from "../../../src/products/logs/logs.service";
 import { call, expectError, json } from "../../helpers/api";
 import { allEntries, ingest, ingestBatch, ndjson, setupProject } from "./helpers";
 
@@ -219,5 +220,21 @@ describe("alerts CRUD", () => {
       expect(doc.paths).toHaveProperty([path]);
     }
     expect(doc.components.schemas).toHaveProperty("LogEntryInput");
+  });
+});
+
+describe("entry pages are capped in bytes", () => {
+  it("stops a page short of `limit` past the byte budget; the cursor continues after it, nothing lost or repeated", async () => {
+    const f = await setupProject();
+    const entries = Array.from({ length: 80 }, (_, i) => ({ message: `big-${String(i).padStart(2, "0")} ${"m".repeat(32_000)}` }));
+    expect((await json(await ingestBatch(f.token, ndjson(entries)))).count).toBe(80);
+    const first = await json(await call("GET", `logs/projects/${f.projectId}/entries?limit=1000`, { key: f.key }));
+    const bytes = first.data.reduce((n: number, e: { message: string }) => n + e.message.length, 0);
+    expect(first.data.length).toBeLessThan(80);
+    expect(bytes).toBeLessThanOrEqual(ENTRIES_PAGE_BYTES);
+    expect(first.pagination.next_cursor).not.toBeNull();
+    const all = await allEntries(f);
+    expect(all).toHaveLength(80);
+    expect(new Set(all.map((e) => e.id)).size).toBe(80);
   });
 });
