@@ -19,3 +19,11 @@ export function orNotFound<T>(row: T | undefined | null, error: ApiError = ApiEr
   if (row === undefined || row === null) throw error;
   return row;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path id that is not a UUID cannot name a row: the product's 404, like any unknown id. */
+export function uuidOr404(id: string, notFound: () => ApiError): string {
+  if (!UUID.test(id)) throw notFound();
+  return id.toLowerCase();
+}

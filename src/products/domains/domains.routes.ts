@@ -7,12 +7,12 @@ import { auth, requireAnyScope, requireScope } from "../../platform/auth";
 import { registerErrorFormat } from "../../platform/errors";
 import { authResponses, dataOf, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
+import { uuidOr404 } from "../../platform/tenancy";
 import { mailErrorFormat } from "../mail/mail.routes";
 import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
 
 registerErrorFormat("/api/v1/domains", mailErrorFormat);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 const DomainBody = z.object({ name: z.string().max(253).openapi({ example: "acme.dev" }) }).openapi("AddDomain");
 export const DomainSchema = z
@@ -30,11 +30,7 @@ const ValidationBody = z.object({ error: z.literal("Validation failed"), details
 const errors = { ...authResponses, 404: jsonResponse("Not found (or another team's)", ErrorBody), 422: jsonResponse("Validation failed", ValidationBody) };
 const tags = ["Mail: sending domains"];
 
-/** A path id that is not a UUID cannot name a row: 404 like any unknown id. */
-function domainId(id: string): string {
-  if (!UUID.test(id)) throw domainNotFound();
-  return id.toLowerCase();
-}
+const domainId = (id: string) => uuidOr404(id, domainNotFound);
 
 export const domainsRouter = createRouter();
 

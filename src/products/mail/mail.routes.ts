@@ -2,6 +2,7 @@
 // webhooks. The send routes parse their body by hand, so malformed JSON and missing required fields
 // answer 400 while invalid fields answer 422; they are still declared with createRoute and
 // registered in the OpenAPI document. Errors render in the mail shapes (README "Errors").
+import { uuidOr404 } from "../../platform/tenancy";
 import { firstUnverifiedSender } from "../domains/domains.service";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -65,12 +66,6 @@ async function requireVerifiedSenders(env: Env, principal: Principal, senders: s
   throw itemOf ? forItem(error, itemOf(position)) : error;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** A path id that is not a UUID cannot name a row: 404 like any unknown id. */
-function uuidOr404(id: string, notFound: () => ApiError): string {
-  if (!UUID.test(id)) throw notFound();
-  return id.toLowerCase();
-}
 
 function sandboxDomain(c: Context<AppEnv>): string {
   return c.env.SANDBOX_DOMAIN || "sandbox.edge-platform.dev";
