@@ -282,7 +282,7 @@ ingestRouter.openapi(
     tags: [TAG],
     summary: "Public ingest address of a source",
     description:
-      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429. Answers 202 once the event is stored and its deliveries are queued.",
+      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event is stored and its deliveries are queued.",
     middleware: [rateLimit({ bucket: "public" })],
     request: { params: SlugParam },
     responses: {

@@ -267,8 +267,10 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
   // Duplicates are caught by the unique index on (source, provider event id) at insert time, so
   // the common case pays no extra look-up; a duplicate gives its unit of quota back. With the
   // quota used up, a duplicate is looked up before answering 429: it still costs nothing.
+  const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
+  const units = eventUnits(sizeBytes);
   try {
-    await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", 1);
+    await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", units);
   } catch (error) {
     if (identity.providerEventId && error instanceof ApiError && error.code === "monthly_quota") {
       const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
@@ -292,13 +294,13 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
     contentType: inbound.contentType,
     headers: storedHeaders(inbound.headers),
     body: inbound.body,
-    sizeBytes: new TextEncoder().encode(inbound.body).byteLength,
+    sizeBytes,
     receivedAt: at,
   });
   try {
     await db.batch([insertEvent, ...deliveryInserts(db, deliveries)]);
   } catch (error) {
-    await releaseQuota(env, source.teamId, "webhooks", 1);
+    await releaseQuota(env, source.teamId, "webhooks", units);
     // A copy of a provider event already stored: the unique index kept the first one.
     if (identity.providerEventId && isUniqueViolation(error)) {
       const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
@@ -312,7 +314,7 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
   } catch (error) {
     console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(error) }));
     await db.delete(webhookEvents).where(eq(webhookEvents.id, eventId));
-    await releaseQuota(env, source.teamId, "webhooks", 1);
+    await releaseQuota(env, source.teamId, "webhooks", units);
     throw new ApiError("unavailable", "Event could not be queued; retry later", { status: 503 });
   }
   return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
@@ -498,6 +500,18 @@ export async function getEvent(env: Env, teamId: string, sourceId: string, event
 }
 
 /** Re-queues a stored event to every enabled destination whose filter admits it now. */
+/** Bytes of a stored event that one `webhooks` unit pays for. */
+export const EVENT_UNIT_BYTES = 64 * 1024;
+
+/**
+ * Units of the `webhooks` quota an event of `sizeBytes` consumes: one per started 64 KB, so storage
+ * is metered with the events (a 1 MB event costs 16 units: a free team's 10,000 units store at most
+ * ~625 MB a month instead of ~10 GB).
+ */
+export function eventUnits(sizeBytes: number): number {
+  return Math.max(1, Math.ceil(sizeBytes / EVENT_UNIT_BYTES));
+}
+
 export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string) {
   const teamId = owner.teamId;
   const db = getDb(env.DB);

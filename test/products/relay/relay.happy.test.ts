@@ -296,6 +296,23 @@ describe("ingest and forwarding", () => {
 });
 
 describe("replay metering", () => {
+  it("a stored event consumes one webhooks unit per started 64 KB; a duplicate gives all of them back", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const period = monthOf(nowMs()).period;
+    const used = async () =>
+      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(team.teamId, period).first<{ used: number }>())?.used ?? 0;
+    const big = JSON.stringify({ type: "bulk.export", id: "evt_big", data: "x".repeat(200 * 1024) });
+    expect((await ingest(source.slug, big, { "x-event-id": "evt_big" })).status).toBe(202);
+    expect(await used()).toBe(Math.ceil(new TextEncoder().encode(big).byteLength / (64 * 1024)));
+    expect(await used()).toBe(4);
+    const again = await json(await ingest(source.slug, big, { "x-event-id": "evt_big" }));
+    expect(again.data.duplicate).toBe(true);
+    expect(await used()).toBe(4);
+    expect((await ingest(source.slug, JSON.stringify({ type: "small", id: "evt_small" }))).status).toBe(202);
+    expect(await used()).toBe(5);
+  });
+
   it("consumes one webhooks unit per delivery it creates; short of units: 429 and nothing is created", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
