@@ -142,7 +142,13 @@ export const surveyWebhookDeliveries = sqliteTable(
     surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
     webhookId: text("webhook_id").notNull().references(() => surveyWebhooks.id, { onDelete: "cascade" }),
     event: text("event").notNull(),
-    payload: text("payload").notNull(),
+    /**
+     * The completed response the delivery announces: its body is built from that one stored copy
+     * when sent, never copied into each delivery row. (`payload` is kept only for rows written
+     * before; new rows leave it null.)
+     */
+    responseId: text("response_id").references(() => surveyResponses.id, { onDelete: "cascade" }),
+    payload: text("payload"),
     status: text("status").$type<"pending" | "delivered" | "failed">().notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     lastStatus: integer("last_status"),

@@ -298,23 +298,6 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
     .from(surveyWebhooks)
     .where(and(eq(surveyWebhooks.surveyId, survey.id), eq(surveyWebhooks.teamId, survey.teamId)));
   const subscribed = hooks.filter((h) => h.events.includes("response.completed"));
-  const payload = JSON.stringify({
-    type: "response.completed",
-    timestamp: at,
-    data: {
-      survey: { id: survey.id, slug: survey.slug, name: survey.name },
-      response: {
-        id: row.id,
-        status: "completed",
-        respondent: row.respondent,
-        answers: row.answers,
-        path: row.path,
-        generated_questions: row.generatedQuestions,
-        started_at: row.startedAt,
-        completed_at: at,
-      },
-    },
-  });
   const deliveries = subscribed.map((h) => ({ id: crypto.randomUUID(), webhookId: h.id }));
   const won = "EXISTS (SELECT 1 FROM survey_responses WHERE id = ?1 AND completion_id = ?2)";
   const results = await env.DB.batch([
@@ -325,9 +308,10 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
     env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND ${won}`).bind(row.id, completionId, survey.id),
     ...deliveries.map((d) =>
       env.DB.prepare(
-        `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, payload, status, attempts, created_at, next_attempt_at)
-         SELECT ?3, ?4, ?5, ?6, 'response.completed', ?7, 'pending', 0, ?8, ?8 WHERE ${won}`,
-      ).bind(row.id, completionId, d.id, survey.teamId, survey.id, d.webhookId, payload, at),
+        // The body is built from the stored response when sent: one copy, however many webhooks.
+        `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, response_id, status, attempts, created_at, next_attempt_at)
+         SELECT ?3, ?4, ?5, ?6, 'response.completed', ?1, 'pending', 0, ?7, ?7 WHERE ${won}`,
+      ).bind(row.id, completionId, d.id, survey.teamId, survey.id, d.webhookId, at),
     ),
   ]);
   if (results[0].meta.changes === 1 && deliveries.length) {
@@ -340,4 +324,31 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
     }
   }
   return stateView(survey, await loadResponse(db, survey, responseId), null);
+}
+
+/**
+ * The body of a `response.completed` delivery, built from the stored survey and completed response
+ * (deterministic, so every attempt signs the same bytes).
+ */
+export function completedPayload(
+  survey: { id: string; slug: string; name: string },
+  response: { id: string; respondent: unknown; answers: unknown; path: unknown; generatedQuestions: unknown; startedAt: string; completedAt: string | null },
+): string {
+  return JSON.stringify({
+    type: "response.completed",
+    timestamp: response.completedAt,
+    data: {
+      survey: { id: survey.id, slug: survey.slug, name: survey.name },
+      response: {
+        id: response.id,
+        status: "completed",
+        respondent: response.respondent,
+        answers: response.answers,
+        path: response.path,
+        generated_questions: response.generatedQuestions,
+        started_at: response.startedAt,
+        completed_at: response.completedAt,
+      },
+    },
+  });
 }

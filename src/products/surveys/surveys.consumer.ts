@@ -10,7 +10,8 @@
 // crashed is retried later.
 import { eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
-import { surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
+import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
+import { completedPayload } from "./survey-responses.service";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
@@ -35,7 +36,9 @@ type Outcome = { kind: "done" } | { kind: "retry"; delaySeconds: number };
 interface ClaimedDelivery {
   id: string;
   webhook_id: string;
-  payload: string;
+  /** Rows written before deliveries referenced their response carry their body. */
+  payload: string | null;
+  response_id: string | null;
   /** Attempts so far, this one included. */
   attempts: number;
 }
@@ -49,7 +52,7 @@ async function claim(env: Env, deliveryId: string, token: string | null): Promis
   return env.DB.prepare(
     `UPDATE survey_webhook_deliveries SET attempts = attempts + 1, locked_until = ?3
      WHERE id = ?1 AND status = 'pending' AND queue_token IS ?2 AND (locked_until IS NULL OR locked_until <= ?4)
-     RETURNING id, webhook_id, payload, attempts`,
+     RETURNING id, webhook_id, payload, response_id, attempts`,
   )
     .bind(deliveryId, token, new Date(at + CLAIM_LEASE_MS).toISOString(), new Date(at).toISOString())
     .first<ClaimedDelivery>();
@@ -78,11 +81,13 @@ async function attempt(env: Env, delivery: ClaimedDelivery): Promise<{ status: n
       .where(eq(surveyWebhooks.id, delivery.webhook_id))
       .get();
     if (!hook) return { status: null, error: "webhook deleted", blocked: true };
+    const body = delivery.payload ?? (await bodyOf(env, delivery.response_id));
+    if (body === null) return { status: null, error: "response deleted", blocked: true };
     const secret = await decryptSecret(env.ENCRYPTION_KEY, hook.secretEncrypted, env.ENCRYPTION_KEY_PREVIOUS);
-    const headers = await standardWebhookHeaders(secret, delivery.id, nowSeconds(), delivery.payload);
+    const headers = await standardWebhookHeaders(secret, delivery.id, nowSeconds(), body);
     const response = await safeFetch(
       hook.url,
-      { method: "POST", headers: { ...headers, "content-type": "application/json", "user-agent": "edge-platform-surveys/1" }, body: delivery.payload },
+      { method: "POST", headers: { ...headers, "content-type": "application/json", "user-agent": "edge-platform-surveys/1" }, body },
       { ...ssrfOptions(env), timeoutMs: DELIVERY_TIMEOUT_MS },
     );
     await response.body?.cancel();
@@ -92,6 +97,18 @@ async function attempt(env: Env, delivery: ClaimedDelivery): Promise<{ status: n
     if (e instanceof BlockedUrlError) return { status: null, error: e.message, blocked: true };
     return { status: null, error: `request failed: ${String((e as Error)?.message ?? e)}`, blocked: false };
   }
+}
+
+/** The delivery body, built from the one stored copy: the completed response and its survey. */
+async function bodyOf(env: Env, responseId: string | null): Promise<string | null> {
+  if (!responseId) return null;
+  const row = await getDb(env.DB)
+    .select({ response: surveyResponses, survey: { id: surveys.id, slug: surveys.slug, name: surveys.name } })
+    .from(surveyResponses)
+    .innerJoin(surveys, eq(surveys.id, surveyResponses.surveyId))
+    .where(eq(surveyResponses.id, responseId))
+    .get();
+  return row ? completedPayload(row.survey, row.response) : null;
 }
 
 async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts: number): Promise<Outcome> {

@@ -57,6 +57,21 @@ async function pendingDelivery(url: string) {
 afterEach(() => vi.restoreAllMocks());
 
 describe("survey webhooks", () => {
+  it("regression: a completed response is stored once, however many webhooks announce it", async () => {
+    const { team, survey, questions } = await activeSurvey([{ type: "text", title: "Q" }]);
+    for (let i = 0; i < 10; i++) {
+      expect((await call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: `https://hooks.example.com/one-copy/${i}`, events: ["response.completed"] } })).status).toBe(201);
+    }
+    const send = vi.spyOn(env.SURVEY_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
+    const response = await startOk(survey.slug);
+    await answer(survey.slug, response.id, questions[0].id, "x".repeat(5000));
+    expect((await complete(survey.slug, response.id)).status).toBe(200);
+    const rows = (await env.DB.prepare("SELECT payload, response_id FROM survey_webhook_deliveries WHERE survey_id = ?").bind(survey.id).all()).results;
+    expect(rows).toHaveLength(10);
+    expect(rows.every((r) => r.payload === null && r.response_id === response.id)).toBe(true);
+    expect(send).toHaveBeenCalled();
+  });
+
   it("regression: 25 parallel creates store exactly 10 webhooks on a survey (one statement checks and writes)", async () => {
     const { team, survey } = await activeSurvey([{ type: "text", title: "Q" }]);
     const results = await Promise.all(

@@ -1,0 +1,30 @@
+-- Deliveries reference the completed response instead of carrying a copy of its payload; payload
+-- becomes nullable (kept for rows written before). Nothing references this table, so it is
+-- rebuilt without switching foreign keys off; old rows have no response_id.
+CREATE TABLE `__new_survey_webhook_deliveries` (
+	`id` text PRIMARY KEY NOT NULL,
+	`team_id` text NOT NULL,
+	`survey_id` text NOT NULL,
+	`webhook_id` text NOT NULL,
+	`event` text NOT NULL,
+	`response_id` text,
+	`payload` text,
+	`status` text DEFAULT 'pending' NOT NULL,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`last_status` integer,
+	`last_error` text,
+	`created_at` text NOT NULL,
+	`delivered_at` text,
+	`queue_token` text,
+	`locked_until` text,
+	`next_attempt_at` text,
+	FOREIGN KEY (`survey_id`) REFERENCES `surveys`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`webhook_id`) REFERENCES `survey_webhooks`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`response_id`) REFERENCES `survey_responses`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+INSERT INTO `__new_survey_webhook_deliveries`("id", "team_id", "survey_id", "webhook_id", "event", "response_id", "payload", "status", "attempts", "last_status", "last_error", "created_at", "delivered_at", "queue_token", "locked_until", "next_attempt_at") SELECT "id", "team_id", "survey_id", "webhook_id", "event", NULL, "payload", "status", "attempts", "last_status", "last_error", "created_at", "delivered_at", "queue_token", "locked_until", "next_attempt_at" FROM `survey_webhook_deliveries`;--> statement-breakpoint
+DROP TABLE `survey_webhook_deliveries`;--> statement-breakpoint
+ALTER TABLE `__new_survey_webhook_deliveries` RENAME TO `survey_webhook_deliveries`;--> statement-breakpoint
+CREATE INDEX `survey_webhook_deliveries_webhook_idx` ON `survey_webhook_deliveries` (`webhook_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `survey_webhook_deliveries_pending_idx` ON `survey_webhook_deliveries` (`status`,`next_attempt_at`);
