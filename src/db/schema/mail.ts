@@ -1,6 +1,7 @@
 // Mail tables: sent messages with their status history, the mail event webhooks of a team, and
 // the sending domains a team may send from.
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
 import { apiKeys, teams } from "./platform";
 
 export const MAIL_STATUSES = ["queued", "sent", "delivered", "bounced", "complained", "failed"] as const;
@@ -94,3 +95,21 @@ export const sendingDomains = sqliteTable(
   (t) => [uniqueIndex("sending_domains_team_name_idx").on(t.teamId, t.name)],
 );
 export type SendingDomainRow = typeof sendingDomains.$inferSelect;
+
+/**
+ * Sandbox caps reserved, not counted after the fact (DESIGN.md "Counts under concurrency"): one
+ * counter per key, window kind (`hour`, `day`) and window start. A send adds its messages with one
+ * upsert per window in one D1 batch; the CHECK refuses a counter past its cap, which rolls the
+ * whole batch back, so two concurrent sends can never both take the last slot.
+ */
+export const sandboxCapUsage = sqliteTable(
+  "sandbox_cap_usage",
+  {
+    keyId: text("key_id").notNull().references(() => apiKeys.id, { onDelete: "cascade" }),
+    window: text("window").$type<"hour" | "day">().notNull(),
+    start: text("start").notNull(),
+    used: integer("used").notNull(),
+    cap: integer("cap").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.keyId, t.window, t.start] }), check("sandbox_cap_usage_within_cap", sql`${t.used} <= ${t.cap}`)],
+);

@@ -56,5 +56,11 @@ export async function mailRetention(env: Env): Promise<{ emails: number; events:
     "DELETE FROM platform_outbox WHERE id IN (SELECT id FROM platform_outbox WHERE created_at < ?1 AND status NOT IN ('pending', 'sending') LIMIT ?2)",
     [cutoff],
   );
+  // Sandbox cap counters of windows that are over (the day window is the longest).
+  await deleteInSteps(
+    env.DB,
+    "DELETE FROM sandbox_cap_usage WHERE rowid IN (SELECT rowid FROM sandbox_cap_usage WHERE start < ?1 LIMIT ?2)",
+    [cutoffIso(nowMs(), 2)],
+  );
   return { emails: emailsDeleted, events, platform };
 }

@@ -104,12 +104,16 @@ emailsRouter.post("/", auth(), requireScope("mail:send"), async (c) => {
   if ("errors" in result) throw ApiError.validation(result.errors);
   const stream = evaluatePolicy(body, result.email, principal.mail, sandboxDomain(c));
   await requireVerifiedSenders(c.env, principal, [result.email.from]);
+  let release: () => Promise<void>;
   try {
-    await checkCaps(c.env, principal.keyId, principal.mail, 1);
+    release = await checkCaps(c.env, principal.keyId, principal.mail, 1);
   } catch (error) {
     throw error instanceof CapError ? error.error : error;
   }
-  const [row] = await createEmails(c.env, principal, [{ email: result.email, stream }]);
+  const [row] = await createEmails(c.env, principal, [{ email: result.email, stream }]).catch(async (error) => {
+    await release();
+    throw error;
+  });
   return c.json({ data: emailView(row, [{ status: "queued", detail: null, createdAt: row.createdAt }]) }, 201);
 });
 
@@ -180,13 +184,17 @@ emailsRouter.post("/batch", auth(), requireScope("mail:send"), async (c) => {
     accepted.map((item) => item.email.from),
     (position) => accepted[position].index + 1,
   );
+  let release: () => Promise<void>;
   try {
-    await checkCaps(c.env, principal.keyId, principal.mail, accepted.length);
+    release = await checkCaps(c.env, principal.keyId, principal.mail, accepted.length);
   } catch (error) {
     if (error instanceof CapError) throw forItem(error.error, accepted[Math.min(error.firstOver, accepted.length - 1)].index + 1);
     throw error;
   }
-  const rows = await createEmails(c.env, principal, accepted);
+  const rows = await createEmails(c.env, principal, accepted).catch(async (error) => {
+    await release();
+    throw error;
+  });
   const created = new Map(accepted.map((item, i) => [item.index, rows[i]]));
   const data = items.map((_, index) => {
     const row = created.get(index);

@@ -58,32 +58,55 @@ export function capWindows(ms: number) {
 }
 
 /**
- * Sandbox caps: messages of this key in the current UTC hour and day, plus `count` new ones, must
- * stay within the key's caps. Throws the cap error with the 0-based index (among the new ones) of
- * the first message that would pass a cap.
+ * Sandbox caps, reserved: the `newMessages` are added to the key's counters of the current UTC hour
+ * and day in one D1 batch, which a counter past its cap rolls back whole (CHECK used <= cap), so
+ * concurrent sends never both take the last slot. Throws the cap error with the 0-based index
+ * (among the new ones) of the first message that would pass a cap. Returns what gives the
+ * reservation back, for a send refused after it (the monthly quota).
  */
-export async function checkCaps(env: Env, keyId: string, policy: MailKeyPolicy, newMessages: number): Promise<void> {
-  if (!policy.sandbox || (policy.hourly_cap === null && policy.daily_cap === null)) return;
+export async function checkCaps(env: Env, keyId: string, policy: MailKeyPolicy, newMessages: number): Promise<() => Promise<void>> {
+  const none = async () => {};
+  if (!policy.sandbox || (policy.hourly_cap === null && policy.daily_cap === null)) return none;
   const ms = nowMs();
   const w = capWindows(ms);
-  const hourStart = new Date(w.hourStart).toISOString();
-  const [row] = await getDb(env.DB)
-    .select({ day: count(), hour: sql<number>`coalesce(sum(${emails.createdAt} >= ${hourStart}), 0)` })
-    .from(emails)
-    .where(and(eq(emails.keyId, keyId), gte(emails.createdAt, new Date(w.dayStart).toISOString())));
-  const retryAfter = (reset: number) => ({ "retry-after": String(Math.max(1, Math.ceil((reset - ms) / 1000))) });
-  if (policy.hourly_cap !== null && row.hour + newMessages > policy.hourly_cap) {
-    throw new CapError(
-      policyError("hourly_cap_exceeded", `Sandbox hourly cap of ${policy.hourly_cap} emails reached`, retryAfter(w.hourReset)),
-      Math.max(0, policy.hourly_cap - row.hour),
-    );
+  const windows = [
+    { window: "hour" as const, start: new Date(w.hourStart).toISOString(), cap: policy.hourly_cap },
+    { window: "day" as const, start: new Date(w.dayStart).toISOString(), cap: policy.daily_cap },
+  ].filter((x): x is { window: "hour" | "day"; start: string; cap: number } => x.cap !== null);
+  const upsert = (x: (typeof windows)[number], amount: number) =>
+    env.DB.prepare(
+      `INSERT INTO sandbox_cap_usage (key_id, window, start, used, cap) VALUES (?1, ?2, ?3, ?4, ?5)
+       ON CONFLICT (key_id, window, start) DO UPDATE SET used = used + excluded.used, cap = excluded.cap`,
+    ).bind(keyId, x.window, x.start, amount, x.cap);
+  try {
+    await env.DB.batch(windows.map((x) => upsert(x, newMessages)));
+  } catch (error) {
+    if (!String(error).includes("CHECK constraint failed")) throw error;
+    const retryAfter = (reset: number) => ({ "retry-after": String(Math.max(1, Math.ceil((reset - ms) / 1000))) });
+    const usedIn = async (x: (typeof windows)[number]) =>
+      (await env.DB.prepare("SELECT used FROM sandbox_cap_usage WHERE key_id = ?1 AND window = ?2 AND start = ?3").bind(keyId, x.window, x.start).first<{ used: number }>())?.used ?? 0;
+    for (const x of windows) {
+      const used = await usedIn(x);
+      if (used + newMessages <= x.cap) continue;
+      const hourly = x.window === "hour";
+      throw new CapError(
+        policyError(
+          hourly ? "hourly_cap_exceeded" : "daily_cap_exceeded",
+          `Sandbox ${hourly ? "hourly" : "daily"} cap of ${x.cap} emails reached`,
+          retryAfter(hourly ? w.hourReset : w.dayReset),
+        ),
+        Math.max(0, x.cap - used),
+      );
+    }
+    throw error;
   }
-  if (policy.daily_cap !== null && row.day + newMessages > policy.daily_cap) {
-    throw new CapError(
-      policyError("daily_cap_exceeded", `Sandbox daily cap of ${policy.daily_cap} emails reached`, retryAfter(w.dayReset)),
-      Math.max(0, policy.daily_cap - row.day),
+  return async () => {
+    await env.DB.batch(
+      windows.map((x) =>
+        env.DB.prepare("UPDATE sandbox_cap_usage SET used = MAX(0, used - ?4) WHERE key_id = ?1 AND window = ?2 AND start = ?3").bind(keyId, x.window, x.start, newMessages),
+      ),
     );
-  }
+  };
 }
 
 /** A cap refusal and the 0-based index among the new messages of the first one over the cap. */

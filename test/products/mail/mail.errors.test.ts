@@ -227,6 +227,23 @@ describe("POST /emails: the 12 policy codes", () => {
     expect((await send(team.key, { ...SANDBOX_MAIL, to: ["DEV@example.com", `bounced@${SANDBOX}`] })).status).toBe(201);
   });
 
+  it("regression: sandbox caps are reserved, so 12 parallel sends against an hourly cap of 5 store exactly 5", async () => {
+    const team = await sandboxTeam({ hourly_cap: 5, daily_cap: 100 });
+    const results = await Promise.all(Array.from({ length: 12 }, () => send(team.key, SANDBOX_MAIL)));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(5);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(7);
+    expect(await countEmails(team.teamId)).toBe(5);
+  });
+
+  it("a send refused by the monthly quota after its caps were reserved gives the reservation back", async () => {
+    const team = await sandboxTeam({ hourly_cap: 1 });
+    const period = monthOf(Date.now()).period;
+    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'mail', ?, 250000)").bind(team.teamId, period).run();
+    expect((await send(team.key, SANDBOX_MAIL)).status).toBe(429);
+    await env.DB.prepare("UPDATE usage_counters SET used = 0 WHERE team_id = ? AND service = 'mail' AND period = ?").bind(team.teamId, period).run();
+    expect((await send(team.key, SANDBOX_MAIL)).status).toBe(201);
+  });
+
   it("hourly_cap_exceeded and daily_cap_exceeded (429) counted per key in the UTC hour and day, with a moved clock", async () => {
     const team = await sandboxTeam({ hourly_cap: 2, daily_cap: 3 });
     const day = Date.UTC(2026, 10, 3);
