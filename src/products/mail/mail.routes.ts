@@ -210,9 +210,9 @@ emailsRouter.openapi(
     tags: ["Mail"],
     summary: "List emails",
     description:
-      "The team's emails, newest first. Filters: `status`, `stream`, `recipient` (to, cc or bcc), `since` and `until` (ISO 8601 on `created_at`). Pages: `page` (from 1), `per_page` (default 20, max 100). Requires `mail:read` or `mail:send`.",
+      "The team's emails, newest first. Filters: `status`, `stream`, `recipient` (to, cc or bcc), `since` and `until` (ISO 8601 on `created_at`). Pages: `page` (from 1), `per_page` (default 20, max 100). Requires `mail:read` (a send-only key cannot read mail).",
     security: bearerSecurity,
-    middleware: [auth(), requireAnyScope("mail:read", "mail:send")] as const,
+    middleware: [auth(), requireScope("mail:read")] as const,
     request: { query: ListEmailsQuery },
     responses: {
       200: jsonResponse("A page of emails", dataOf(z.array(EmailSchema)).extend({ pagination: PaginationSchema })),
@@ -232,9 +232,9 @@ emailsRouter.openapi(
     path: "/{id}",
     tags: ["Mail"],
     summary: "Get an email with its status history",
-    description: "`history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` or `mail:send`.",
+    description: "`history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).",
     security: bearerSecurity,
-    middleware: [auth(), requireAnyScope("mail:read", "mail:send")] as const,
+    middleware: [auth(), requireScope("mail:read")] as const,
     request: { params: IdParam },
     responses: { 200: dataResponse("The email", EmailSchema), ...authResponses, 404: jsonResponse("Not found", ErrorBody) },
   }),

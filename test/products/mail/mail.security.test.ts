@@ -48,7 +48,7 @@ describe("authentication and scopes", () => {
     }
   });
 
-  it("sending needs mail:send; reading takes mail:read or mail:send", async () => {
+  it("sending needs mail:send; reading emails needs mail:read (a send-only key cannot read mail)", async () => {
     const team = await setupTeam({ scopes: ["mail:read"] });
     await expectError(await send(team.key, LIVE), 403, { error: "Insufficient scope" });
     await expectError(await call("POST", "emails/batch", { key: team.key, body: { emails: [LIVE] } }), 403, { error: "Insufficient scope" });
@@ -58,7 +58,8 @@ describe("authentication and scopes", () => {
 
     const sender = await addKey(team.teamId, ["mail:send"]);
     const email = (await json(await send(sender.key, LIVE))).data;
-    expect((await call("GET", `emails/${email.id}`, { key: sender.key })).status).toBe(200);
+    await expectError(await call("GET", `emails/${email.id}`, { key: sender.key }), 403, { error: "Insufficient scope" });
+    await expectError(await call("GET", "emails", { key: sender.key }), 403, { error: "Insufficient scope" });
     expect((await call("GET", `emails/${email.id}`, { key: team.key })).status).toBe(200);
 
     const other = await addKey(team.teamId, ["surveys:read", "webhooks:write"]);
