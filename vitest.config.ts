@@ -7,6 +7,13 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
     plugins: [
+      // The log store's migrations import SQL files as text, as wrangler's Text rule bundles them.
+      {
+        name: "sql-as-text",
+        transform(code: string, id: string) {
+          return id.endsWith(".sql") ? { code: `export default ${JSON.stringify(code)};`, map: null } : undefined;
+        },
+      },
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {

@@ -1,10 +1,12 @@
 // The Worker's bindings and vars, and the Hono context variables: one place for both.
 import type { RateLimiter } from "./platform/rate-limit/durable-object";
+import type { LogStore } from "./products/logs/store/log-store";
 import type { Principal } from "./platform/auth";
 
 export interface Env {
   DB: D1Database;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  LOG_STORE: DurableObjectNamespace<LogStore>;
   REPORTS: R2Bucket;
   ASSETS?: Fetcher;
   EXPORT_QUEUE: Queue;
@@ -13,6 +15,7 @@ export interface Env {
   MAIL_QUEUE: Queue;
   ALERT_QUEUE: Queue;
   SURVEY_QUEUE: Queue;
+  ALERT_CHECK_QUEUE: Queue;
   AI?: Ai;
 
   APP_URL: string;

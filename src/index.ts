@@ -5,7 +5,7 @@ import type { Env } from "./env";
 import { auditExportConsumer } from "./products/audit/audit.consumer";
 import { auditExportSweepJob } from "./products/audit/audit.cron";
 import { consumeAlertNotifications } from "./products/logs/logs.consumer";
-import { checkLogAlerts, cleanUpLogs } from "./products/logs/logs.cron";
+import { checkLogAlerts, cleanUpLogs, consumeAlertChecks } from "./products/logs/logs.cron";
 import { consumeDeliveries } from "./products/relay/relay.consumer";
 import { relayRetentionJob } from "./products/relay/relay.cron";
 import { handleMailBatch } from "./products/mail/mail.consumer";
@@ -16,6 +16,7 @@ import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
 import { surveyDeliveryRetention, sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
+export { LogStore } from "./products/logs/store/log-store";
 
 type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
 /** A scheduled job; what it returns (counts of work done) is for its tests, not for the runner. */
@@ -25,6 +26,7 @@ type CronJob = (env: Env, scheduledTime: number) => Promise<unknown>;
 const consumers: Record<string, QueueHandler> = {
   "report-export": auditExportConsumer,
   "alert-notifications": consumeAlertNotifications,
+  "log-alert-checks": consumeAlertChecks,
   "webhook-deliveries": consumeDeliveries,
   "mail-sends": handleMailBatch,
   "push-sends": pushConsumer,

@@ -22,6 +22,7 @@ import { pushConsumer } from "../../src/products/push/push.consumer";
 import { consumeDeliveries } from "../../src/products/relay/relay.consumer";
 import { relayRetentionJob } from "../../src/products/relay/relay.cron";
 import { anyIp, json } from "../helpers/api";
+import { entryCount, withStoreTrigger } from "../products/logs/helpers";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 import { call, setupTeam } from "./fixtures";
 
@@ -78,27 +79,27 @@ function intercept(prefix: string, answer: () => Response) {
   return seen;
 }
 
-describe("log ingest with the D1 insert failing", () => {
+describe("log ingest with the store's insert failing", () => {
   it("single ingest: a real insert failure (trigger) answers 503, stores nothing and gives the quota back", async () => {
     const team = await setupTeam({ plan: "pro" });
     const project = (await json(await call("POST", "logs/projects", { key: team.key, body: { name: "api" } }))).data;
-    await env.DB.prepare(
-      `CREATE TRIGGER hardening_fail_single BEFORE INSERT ON log_entries WHEN NEW.message = 'poison-single' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`,
-    ).run();
     vi.spyOn(console, "error").mockImplementation(() => {});
-    try {
-      const res = await call("POST", "logs/ingest", { key: project.ingest_token, body: { message: "poison-single", stream: "brand-new" } });
-      expect({ status: res.status, body: await res.json() }).toEqual({ status: 503, body: { error: "Log storage temporarily unavailable" } });
-    } finally {
-      await env.DB.prepare("DROP TRIGGER hardening_fail_single").run();
-    }
-    const stored = await env.DB.prepare("SELECT count(*) AS n FROM log_entries WHERE project_id = ?").bind(project.id).first<{ n: number }>();
-    expect(stored!.n).toBe(0);
+    await withStoreTrigger(
+      project.id,
+      "hardening_fail_single",
+      `CREATE TRIGGER hardening_fail_single BEFORE INSERT ON entries WHEN NEW.message = 'poison-single' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`,
+      async () => {
+        const res = await call("POST", "logs/ingest", { key: project.ingest_token, body: { message: "poison-single", stream: "brand-new" } });
+        expect({ status: res.status, body: await res.json() }).toEqual({ status: 503, body: { error: "Log storage temporarily unavailable" } });
+      },
+    );
+    expect(await entryCount({ projectId: project.id })).toBe(0);
     const streams = await env.DB.prepare("SELECT count(*) AS n FROM log_streams WHERE project_id = ?").bind(project.id).first<{ n: number }>();
     expect(streams!.n).toBe(0);
     expect((await json(await call("GET", "usage", { key: team.key }))).data.services.logs.used).toBe(0);
     // The same entry goes through once storage is back: the 503 was safe to retry.
     expect((await call("POST", "logs/ingest", { key: project.ingest_token, body: { message: "after", stream: "brand-new" } })).status).toBe(202);
+    expect(await entryCount({ projectId: project.id })).toBe(1);
   });
 });
 

@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { DomainSchema } from "../../products/domains/domains.routes";
 import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
+import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
 import { dataResponse, jsonBody, jsonResponse } from "../openapi";
@@ -128,4 +129,31 @@ adminRouter.openapi(
     const team = await getTeam(getDb(c.env.DB), c.req.valid("param").id);
     return c.json({ data: domainView(await addDomain(c.env, team.id, c.req.valid("json").name, "verified")) }, 201);
   },
+);
+
+adminRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/logs/migrate-entries",
+    tags: ["Operator"],
+    summary: "Move log entries from D1 into the per-project stores (one step)",
+    description:
+      "One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
+      "projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. " +
+      "`dropped` counts rows of projects that no longer exist (deleted, not moved).",
+    security: adminSecurity,
+    request: {
+      body: jsonBody(
+        z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"),
+      ),
+    },
+    responses: {
+      200: dataResponse(
+        "What this step did",
+        z.object({ moved: z.number().int(), dropped: z.number().int(), more: z.boolean() }).openapi("AdminMigrateLogEntriesResult"),
+      ),
+      ...errors,
+    },
+  }),
+  async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),
 );

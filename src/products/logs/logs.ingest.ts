@@ -1,16 +1,16 @@
-// Log ingest: the ingest-token lookup, reading a body with a hard byte cap, judging entries
-// (single and NDJSON), and storing a set of entries in one D1 batch. The batch holds the new
-// streams, the entry rows (as JSON arrays expanded by json_each, ~900 KB per statement) and the
-// per-day byte counter, so a failure stores nothing; CHECK constraints on the stream count and
-// the daily counter keep both caps exact even when two batches race past the pre-checks.
+// Log ingest: the ingest-token lookup, judging entries (single and NDJSON), and storing a set of
+// entries: the caps in one D1 batch (new streams, the per-day byte counter; CHECK constraints keep
+// both exact even when two batches race past the pre-checks), then the entries in one RPC to the
+// project's store (a Durable Object, one transaction), so a failure stores nothing.
 import { utf8Length } from "../../platform/sizes";
 import type { Env } from "../../env";
-import { LOG_LEVELS, MAX_STREAMS_PER_PROJECT, type LogLevel } from "../../db/schema/logs";
+import { LOG_LEVELS, MAX_STREAMS_PER_PROJECT } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
 import { sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { ENTRY_LIMITS, LogEntryInput, MESSAGE_REQUIRED } from "./logs.schemas";
+import { entryRow, logStore, rowChunks } from "./logs.store";
 
 export const MB = 1024 * 1024;
 /** Batch body cap (spec: 5 MB), counted in bytes actually read. */
@@ -19,8 +19,6 @@ export const MAX_BATCH_BYTES = 5 * MB;
 export const MAX_SINGLE_BYTES = 1 * MB;
 /** Lines counted per batch (spec: 10,000 entries); later lines are dropped. */
 export const MAX_BATCH_ENTRIES = 10_000;
-/** JSON bytes of entry rows per insert statement (D1 allows ~1 MB per bound value). */
-const CHUNK_BYTES = 900_000;
 
 export const INGEST_MESSAGES = {
   streamLimit: `Stream limit exceeded for this project (max ${MAX_STREAMS_PER_PROJECT} streams)`,
@@ -40,6 +38,7 @@ export interface IngestProject {
   dailyLimitMb: number;
   streamCount: number;
   usedTodayBytes: number;
+  retentionDays: number;
   tokenHash: string;
 }
 
@@ -59,13 +58,13 @@ export async function findProjectByToken(db: D1Database, token: string): Promise
   const tokenHash = await sha256Hex(token);
   const row = await db
     .prepare(
-      `SELECT p.id, p.team_id, p.daily_limit_mb, p.stream_count, t.plan, t.owner_email, COALESCE(u.bytes, 0) AS used
+      `SELECT p.id, p.team_id, p.daily_limit_mb, p.retention_days, p.stream_count, t.plan, t.owner_email, COALESCE(u.bytes, 0) AS used
        FROM log_projects p JOIN teams t ON t.id = p.team_id
        LEFT JOIN log_daily_usage u ON u.project_id = p.id AND u.day = ?2
        WHERE p.token_hash = ?1`,
     )
     .bind(tokenHash, utcDay(nowMs()))
-    .first<{ id: string; team_id: string; daily_limit_mb: number; stream_count: number; plan: string; owner_email: string | null; used: number }>();
+    .first<{ id: string; team_id: string; daily_limit_mb: number; retention_days: number; stream_count: number; plan: string; owner_email: string | null; used: number }>();
   if (!row) return null;
   return {
     id: row.id,
@@ -75,6 +74,7 @@ export async function findProjectByToken(db: D1Database, token: string): Promise
     dailyLimitMb: row.daily_limit_mb,
     streamCount: row.stream_count,
     usedTodayBytes: row.used,
+    retentionDays: row.retention_days,
     tokenHash,
   };
 }
@@ -165,6 +165,11 @@ export function parseNdjson(body: Uint8Array): { accepted: AcceptedEntry[]; drop
 /**
  * Stores accepted entries for a project, all or nothing. Throws the spec's 422 (new stream at
  * the cap), 429 (daily limit, monthly quota) or 503 (the store failed; quota given back).
+ *
+ * The caps are decided in D1 first (one batch: new streams and the per-day byte counter, whose
+ * CHECK constraints hold even when two batches race past the pre-checks), then the entries go to
+ * the project's store in one RPC and one transaction. When the store fails, the D1 bookkeeping of
+ * this batch is taken back (the day's bytes, the streams it created) and so is the quota.
  */
 export async function storeEntries(env: Env, project: IngestProject, accepted: AcceptedEntry[]): Promise<void> {
   if (accepted.length === 0) return;
@@ -189,24 +194,17 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
 
   const mb = bytes / MB;
   await consumeQuota(env, { teamId: project.teamId, plan: project.plan, ownerEmail: project.ownerEmail }, "logs", mb);
+  const giveQuotaBack = () => releaseQuota(env, project.teamId, "logs", mb).catch(() => {});
 
   const statements: D1PreparedStatement[] = [];
   if (newStreams) {
     statements.push(
-      env.DB.prepare("INSERT OR IGNORE INTO log_streams (project_id, name, team_id, created_at) SELECT ?1, value, ?2, ?3 FROM json_each(?4)").bind(
-        project.id,
-        project.teamId,
-        createdIso,
-        JSON.stringify(names),
-      ),
-      env.DB.prepare("UPDATE log_projects SET stream_count = (SELECT count(*) FROM log_streams WHERE project_id = ?1) WHERE id = ?1").bind(project.id),
+      env.DB.prepare(
+        "INSERT OR IGNORE INTO log_streams (project_id, name, team_id, created_at) SELECT ?1, value, ?2, ?3 FROM json_each(?4) RETURNING name",
+      ).bind(project.id, project.teamId, createdIso, JSON.stringify(names)),
+      recountStreams(env, project.id),
     );
   }
-  const insert = env.DB.prepare(
-    `INSERT INTO log_entries (id, team_id, project_id, stream, level, message, service, trace_id, span_id, metadata, created_at)
-     SELECT value->>0, ?2, ?3, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, ?4 FROM json_each(?1)`,
-  );
-  for (const chunk of rowChunks(accepted)) statements.push(insert.bind(chunk, project.teamId, project.id, ms));
   statements.push(
     env.DB.prepare(
       `INSERT INTO log_daily_usage (project_id, day, team_id, bytes, limit_bytes) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -214,17 +212,48 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
     ).bind(project.id, day, project.teamId, bytes, limitBytes),
   );
 
+  let created: string[] = [];
   try {
-    await env.DB.batch(statements);
+    const results = await env.DB.batch<{ name: string }>(statements);
+    if (newStreams) created = results[0].results.map((row) => row.name);
   } catch (error) {
-    await releaseQuota(env, project.teamId, "logs", mb).catch(() => {});
+    await giveQuotaBack();
     const text = String((error as Error)?.message ?? error);
     // A concurrent batch got past the same pre-check first: the constraint decided.
     if (text.includes("log_stream_cap")) throw streamLimitError();
     if (text.includes("log_daily_limit")) throw dailyLimitError();
-    console.error(JSON.stringify({ msg: "log store failed", project: project.id, entries: accepted.length, error: text }));
-    throw new ApiError("unavailable", INGEST_MESSAGES.unavailable);
+    throw storeFailed(project, accepted.length, error);
   }
+
+  try {
+    await logStore(env, project.id).append(rowChunks(accepted.map(({ entry }) => entryRow(entry, ms))), { receivedAt: ms, retentionDays: project.retentionDays });
+  } catch (error) {
+    // Nothing of the batch is in the store: take back what D1 recorded for it. (A stream this batch
+    // created may have been named by a concurrent batch meanwhile; it is recreated on next use.)
+    const undo = [
+      env.DB.prepare("UPDATE log_daily_usage SET bytes = max(bytes - ?3, 0) WHERE project_id = ?1 AND day = ?2").bind(project.id, day, bytes),
+    ];
+    if (created.length > 0) {
+      undo.push(
+        env.DB.prepare("DELETE FROM log_streams WHERE project_id = ?1 AND name IN (SELECT value FROM json_each(?2))").bind(project.id, JSON.stringify(created)),
+        recountStreams(env, project.id),
+      );
+    }
+    await env.DB.batch(undo).catch((undoError) =>
+      console.error(JSON.stringify({ msg: "log store undo failed", project: project.id, error: String(undoError) })),
+    );
+    await giveQuotaBack();
+    throw storeFailed(project, accepted.length, error);
+  }
+}
+
+function recountStreams(env: Env, projectId: string): D1PreparedStatement {
+  return env.DB.prepare("UPDATE log_projects SET stream_count = (SELECT count(*) FROM log_streams WHERE project_id = ?1) WHERE id = ?1").bind(projectId);
+}
+
+function storeFailed(project: IngestProject, entries: number, error: unknown): ApiError {
+  console.error(JSON.stringify({ msg: "log store failed", project: project.id, entries, error: String((error as Error)?.message ?? error) }));
+  return new ApiError("unavailable", INGEST_MESSAGES.unavailable);
 }
 
 function streamLimitError(): ApiError {
@@ -233,31 +262,4 @@ function streamLimitError(): ApiError {
 
 function dailyLimitError(): ApiError {
   return new ApiError("daily_limit", INGEST_MESSAGES.dailyLimit, { status: 429 });
-}
-
-/** Entry rows as JSON arrays, joined into arrays of at most CHUNK_BYTES each. */
-function* rowChunks(accepted: AcceptedEntry[]): Generator<string> {
-  let parts: string[] = [];
-  let size = 2;
-  for (const { entry } of accepted) {
-    const row = JSON.stringify([
-      crypto.randomUUID(),
-      entry.stream ?? null,
-      (entry.level ?? "info") satisfies LogLevel,
-      entry.message,
-      entry.service ?? null,
-      entry.trace_id ?? null,
-      entry.span_id ?? null,
-      entry.metadata ? JSON.stringify(entry.metadata) : null,
-    ]);
-    const rowBytes = utf8Length(row) + 1;
-    if (parts.length > 0 && size + rowBytes > CHUNK_BYTES) {
-      yield `[${parts.join(",")}]`;
-      parts = [];
-      size = 2;
-    }
-    parts.push(row);
-    size += rowBytes;
-  }
-  if (parts.length > 0) yield `[${parts.join(",")}]`;
 }

@@ -43,6 +43,7 @@ import {
   createAlert,
   createProject,
   deleteAlert,
+  deleteProject,
   getProject,
   listAlerts,
   listProjects,
@@ -196,6 +197,25 @@ logsRouter.openapi(
 
 logsRouter.openapi(
   createRoute({
+    method: "delete",
+    path: "/projects/{id}",
+    tags: ["Logs"],
+    summary: "Delete a log project",
+    description:
+      "Deletes the project with its alerts, streams and every stored entry; its ingest token answers 401 from this moment. Cannot be undone.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: IdParam },
+    responses: { 204: { description: "Deleted" }, ...notFound("Project"), ...authResponses },
+  }),
+  async (c) => {
+    await deleteProject(c.env, c.get("principal").teamId, c.req.valid("param").id);
+    return c.body(null, 204);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
     method: "post",
     path: "/projects/{id}/rotate-token",
     tags: ["Logs"],
@@ -245,7 +265,7 @@ logsRouter.openapi(
     responses: { 200: jsonResponse("A page of entries", EntriesPage), ...notFound("Project"), ...validation, ...authResponses },
   }),
   async (c) => {
-    const page = await queryEntries(c.env.DB, getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
+    const page = await queryEntries(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
     return c.json(page, 200);
   },
 );

@@ -1,9 +1,9 @@
 // Log projects (ingest tokens stored as SHA-256 hashes), streams, the entry query and alert CRUD.
 // Every query filters on the caller's team; a project or alert of another team is "not found".
-import { utf8Length } from "../../platform/sizes";
 import { insertUnderCap } from "../../platform/caps";
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { getDb, type Db } from "../../db/client";
+import type { Env } from "../../env";
 import { logAlerts, logProjects, logStreams, type AlertChannel } from "../../db/schema/logs";
 import { nowIso } from "../../platform/clock";
 import { fromBase64Url, randomToken, sha256Hex, toBase64Url } from "../../platform/crypto";
@@ -11,6 +11,8 @@ import { ApiError, type FieldErrors } from "../../platform/errors";
 import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
 import type { CreateAlertBody, EntriesQuery, UpdateAlertBody } from "./logs.schemas";
+import { logStore } from "./logs.store";
+import type { EntryRecord } from "./store/log-store";
 
 export const TOKEN_PREFIX = "lgt_";
 const VISIBLE_PREFIX_LENGTH = 12;
@@ -85,6 +87,22 @@ export async function rotateToken(db: Db, teamId: string, id: string): Promise<{
   return { row: orNotFound(row, projectNotFound()), token };
 }
 
+/**
+ * Deletes a project: its D1 rows first (the token stops working, alerts, streams and counters go
+ * by cascade), then every entry of its store. Should the store not answer, its retention alarm
+ * still removes the entries within the project's retention.
+ */
+export async function deleteProject(env: Env, teamId: string, id: string): Promise<void> {
+  const db = getDb(env.DB);
+  const deleted = await db.delete(logProjects).where(ownedRow(logProjects, teamId, id)).returning({ id: logProjects.id });
+  orNotFound(deleted[0], projectNotFound());
+  try {
+    await logStore(env, id).destroy();
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "log store delete failed", project: id, error: String(error) }));
+  }
+}
+
 export async function listStreams(db: Db, teamId: string, projectId: string, page: { limit: number; after?: string }) {
   await getProject(db, teamId, projectId);
   const conditions: SQL[] = [eq(logStreams.projectId, projectId), eq(logStreams.teamId, teamId)];
@@ -100,29 +118,15 @@ export async function listStreams(db: Db, teamId: string, projectId: string, pag
 
 // Entries
 
-interface EntryRow {
-  seq: number;
-  id: string;
-  project_id: string;
-  stream: string | null;
-  level: string;
-  message: string;
-  service: string | null;
-  trace_id: string | null;
-  span_id: string | null;
-  metadata: string | null;
-  created_at: number;
+/** Opaque cursor: the (ts, seq) of the last entry of a page. */
+function encodeCursor(row: EntryRecord): string {
+  return toBase64Url(new TextEncoder().encode(`${row.ts}.${row.seq}`));
 }
 
-/** Opaque cursor: the (created_at, seq) of the last entry of a page. */
-function encodeCursor(row: EntryRow): string {
-  return toBase64Url(new TextEncoder().encode(`${row.created_at}.${row.seq}`));
-}
-
-function decodeCursor(cursor: string): { at: number; seq: number } {
+function decodeCursor(cursor: string): { ts: number; seq: number } {
   try {
     const match = /^(\d{1,16})\.(\d{1,16})$/.exec(new TextDecoder().decode(fromBase64Url(cursor)));
-    if (match) return { at: Number(match[1]), seq: Number(match[2]) };
+    if (match) return { ts: Number(match[1]), seq: Number(match[2]) };
   } catch {
     // fall through to the validation error
   }
@@ -130,70 +134,40 @@ function decodeCursor(cursor: string): { at: number; seq: number } {
 }
 
 /**
- * Newest first, keyset-paginated on (created_at, seq). The project/time index serves the order;
- * level uses the (project, level, time) index; the other filters are checked on the rows walked.
+ * Newest first, keyset-paginated on (time, seq), read from the project's store: the time index
+ * serves the order, (level, time) the level filter, the trigram index `q`; the other filters are
+ * checked on the rows walked. The project is looked up in D1 first, so another team's project (or
+ * an unknown id) never reaches, or creates, a store.
  */
-export async function queryEntries(d1: D1Database, db: Db, teamId: string, projectId: string, query: EntriesQuery) {
-  await getProject(db, teamId, projectId);
-  const where = ["project_id = ?", "team_id = ?"];
-  const params: unknown[] = [projectId, teamId];
-  if (query.level) {
-    where.push("level = ?");
-    params.push(query.level);
-  }
-  for (const [column, value] of [["stream", query.stream], ["service", query.service], ["trace_id", query.trace_id]] as const) {
-    if (value !== undefined) {
-      where.push(`${column} = ?`);
-      params.push(value);
-    }
-  }
-  if (query.since) {
-    where.push("created_at >= ?");
-    params.push(Date.parse(query.since));
-  }
-  if (query.until) {
-    where.push("created_at < ?");
-    params.push(Date.parse(query.until));
-  }
-  if (query.q) {
-    where.push("message LIKE ? ESCAPE '\\'");
-    params.push(`%${query.q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
-  }
-  if (query.cursor) {
-    const { at, seq } = decodeCursor(query.cursor);
-    where.push("(created_at < ? OR (created_at = ? AND seq < ?))");
-    params.push(at, at, seq);
-  }
-  const { results } = await d1
-    .prepare(
-      `SELECT seq, id, project_id, stream, level, message, service, trace_id, span_id, metadata, created_at FROM log_entries
-       WHERE ${where.join(" AND ")} ORDER BY created_at DESC, seq DESC LIMIT ?`,
-    )
-    .bind(...params, query.limit + 1)
-    .all<EntryRow>();
-  // A page holds `limit` entries, or fewer when their messages and metadata pass the byte budget:
-  // the cursor then continues after the last entry returned.
-  const page: EntryRow[] = [];
-  let bytes = 0;
-  for (const row of results.slice(0, query.limit)) {
-    bytes += utf8Length(row.message) + utf8Length(row.metadata ?? "") + 256;
-    if (page.length > 0 && bytes > ENTRIES_PAGE_BYTES) break;
-    page.push(row);
-  }
-  const more = results.length > page.length;
+export async function queryEntries(env: Env, teamId: string, projectId: string, query: EntriesQuery) {
+  await getProject(getDb(env.DB), teamId, projectId);
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const { rows, more } = await logStore(env, projectId).query(
+    {
+      level: query.level,
+      stream: query.stream,
+      service: query.service,
+      trace_id: query.trace_id,
+      since: query.since ? Date.parse(query.since) : undefined,
+      until: query.until ? Date.parse(query.until) : undefined,
+      q: query.q,
+      after,
+    },
+    { limit: query.limit, maxBytes: ENTRIES_PAGE_BYTES },
+  );
   return {
-    data: page.map(entryView),
-    pagination: { limit: query.limit, next_cursor: more ? encodeCursor(page[page.length - 1]) : null },
+    data: rows.map((row) => entryView(projectId, row)),
+    pagination: { limit: query.limit, next_cursor: more ? encodeCursor(rows[rows.length - 1]) : null },
   };
 }
 
 /** Byte budget of one page of entries (messages and metadata): a page stops short of `limit` past it. */
 export const ENTRIES_PAGE_BYTES = 2 * 1024 * 1024;
 
-function entryView(row: EntryRow) {
+function entryView(projectId: string, row: EntryRecord) {
   return {
     id: row.id,
-    project_id: row.project_id,
+    project_id: projectId,
     stream: row.stream,
     level: row.level as "info",
     message: row.message,

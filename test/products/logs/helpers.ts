@@ -1,5 +1,7 @@
 // Shared set-up of the Logs tests: a team with a project, and ingest calls with its token.
+import { env, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
+import { logStore } from "../../../src/products/logs/logs.store";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
 
 export interface LogsFixture extends TestTeam {
@@ -46,4 +48,23 @@ export async function allEntries(fixture: LogsFixture, query = ""): Promise<any[
     cursor = body.pagination.next_cursor;
   } while (cursor);
   return out;
+}
+
+/** Entries held by a project's store. */
+export function entryCount(fixture: { projectId: string }): Promise<number> {
+  return logStore(env, fixture.projectId).count();
+}
+
+/**
+ * Runs `fn` while a trigger exists inside a project's store (e.g. one that makes an insert fail as a
+ * full disk would): `create` is its CREATE TRIGGER statement, `name` its name.
+ */
+export async function withStoreTrigger<T>(projectId: string, name: string, create: string, fn: () => Promise<T>): Promise<T> {
+  const stub = logStore(env, projectId);
+  await runInDurableObject(stub, (_instance, state) => void state.storage.sql.exec(create));
+  try {
+    return await fn();
+  } finally {
+    await runInDurableObject(stub, (_instance, state) => void state.storage.sql.exec(`DROP TRIGGER ${name}`));
+  }
 }

@@ -1,11 +1,12 @@
-import { createScheduledController, env } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
 import { monthOf } from "../../../src/platform/quota";
 import { consumeAlertNotifications, MAX_ATTEMPTS, type AlertNotification } from "../../../src/products/logs/logs.consumer";
-import { fireDueAlerts } from "../../../src/products/logs/logs.cron";
+import { checkProjects, consumeAlertChecks, scheduleAlertChecks, type AlertCheck, type AlertRunOptions } from "../../../src/products/logs/logs.cron";
+import { logStore } from "../../../src/products/logs/logs.store";
 import { call, json } from "../../helpers/api";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
 
@@ -16,6 +17,28 @@ afterEach(() => {
   setClock(null);
   vi.restoreAllMocks();
 });
+
+/** Runs the cron's fan-out and captures the checks it queues, instead of the queue delivering them later. */
+async function queuedChecks(options?: AlertRunOptions): Promise<AlertCheck[]> {
+  const checks: AlertCheck[] = [];
+  const spy = vi.spyOn(env.ALERT_CHECK_QUEUE, "sendBatch").mockImplementation(async (messages) => {
+    for (const m of messages) checks.push(m.body as AlertCheck);
+    return undefined as never;
+  });
+  try {
+    await scheduleAlertChecks(env, options);
+  } finally {
+    spy.mockRestore();
+  }
+  return checks;
+}
+
+/** The every-minute check as the platform runs it: the cron's fan-out, then each queued check. Returns the ids fired. */
+async function fireDueAlerts(options?: AlertRunOptions): Promise<string[]> {
+  const fired: string[] = [];
+  for (const check of await queuedChecks(options)) fired.push(...(await checkProjects(env, check.at, check.project_ids)));
+  return fired;
+}
 
 async function createAlert(f: LogsFixture, body: Record<string, unknown>) {
   const res = await call("POST", `logs/projects/${f.projectId}/alerts`, {
@@ -40,7 +63,7 @@ async function checkAt(ms: number): Promise<{ fired: string[]; sent: AlertNotifi
     for (const m of messages) sent.push(m.body as AlertNotification);
     return undefined as never;
   });
-  const fired = await fireDueAlerts(env);
+  const fired = await fireDueAlerts();
   spy.mockRestore();
   return { fired, sent };
 }
@@ -107,24 +130,49 @@ describe("alert check", () => {
     expect(await lastTriggered(alert.id)).toBe(T0 + 11 * MIN);
   });
 
-  it("is bounded per run: pages of alerts by id from a start, wrapping round, never more than maxPages", async () => {
-    const f = await setupProject();
-    const alerts = [];
-    for (let i = 0; i < 5; i++) alerts.push(await createAlert(f, { threshold: 1, window_minutes: 5 }));
-    await entriesAt(f, T0, "error", 1);
+  it("is bounded per run: pages of projects by id from a start, wrapping round, never more than maxPages", async () => {
+    const fixtures: LogsFixture[] = [];
+    const alertOf = new Map<string, string>();
+    for (let i = 0; i < 5; i++) {
+      const f = await setupProject();
+      fixtures.push(f);
+      alertOf.set(f.projectId, (await createAlert(f, { threshold: 1, window_minutes: 5 })).id);
+      await entriesAt(f, T0, "error", 1);
+    }
     setClock(T0 + MIN);
     vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
-    const ids = alerts.map((a) => a.id as string).sort();
-    // Every alert of the table is looked at in id order; a run of one page of 2 sees at most 2 alerts.
-    const all = await env.DB.prepare("SELECT id FROM log_alerts ORDER BY id").all<{ id: string }>();
-    const before = all.results.map((r) => r.id).filter((id) => id < ids[2]);
+    const projects = fixtures.map((f) => f.projectId).sort();
+    const ids = projects.map((p) => alertOf.get(p)!);
+    // Projects with enabled alerts are looked at in id order; a run of one page of 2 sees at most 2.
+    const all = await env.DB.prepare("SELECT DISTINCT project_id FROM log_alerts WHERE enabled = 1 ORDER BY project_id").all<{ project_id: string }>();
+    const before = all.results.map((r) => r.project_id).filter((id) => id < projects[2]);
     const start = before.length ? before[before.length - 1] : "";
-    const bounded = await fireDueAlerts(env, { pageSize: 2, maxPages: 1, start });
+    const checks = await queuedChecks({ pageSize: 2, maxPages: 1, start });
+    expect(checks.flatMap((c) => c.project_ids).length).toBeLessThanOrEqual(2);
+    const bounded = await fireDueAlerts({ pageSize: 2, maxPages: 1, start });
     expect(bounded.every((id) => ids.includes(id))).toBe(true);
     expect(bounded.length).toBeLessThanOrEqual(2);
     // Starting after the last of ours, the run wraps round to the beginning and reaches the rest.
-    const rest = await fireDueAlerts(env, { pageSize: 2, maxPages: 10_000, start: ids[4] });
-    expect([...bounded, ...rest].filter((id) => ids.includes(id)).sort()).toEqual(ids);
+    const rest = await fireDueAlerts({ pageSize: 2, maxPages: 10_000, start: projects[4] });
+    expect([...bounded, ...rest].filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());
+  });
+
+  it("groups projects into queue messages and asks each project's own store", async () => {
+    const a = await setupProject();
+    const b = await setupProject();
+    const alertA = await createAlert(a, { threshold: 2 });
+    const alertB = await createAlert(b, { threshold: 2 });
+    await entriesAt(a, T0, "error", 2);
+    await entriesAt(b, T0, "error", 1);
+    setClock(T0 + MIN);
+    const checks = await queuedChecks();
+    const check = checks.find((c) => c.project_ids.includes(a.projectId))!;
+    expect(check.at).toBe(T0 + MIN);
+    expect(checks.flatMap((c) => c.project_ids)).toContain(b.projectId);
+    vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
+    const fired = await checkProjects(env, T0 + MIN, [a.projectId, b.projectId]);
+    expect(fired).toContain(alertA.id);
+    expect(fired).not.toContain(alertB.id);
   });
 
   it("fires once when two runs overlap", async () => {
@@ -133,7 +181,7 @@ describe("alert check", () => {
     await entriesAt(f, T0, "error", 1);
     setClock(T0 + MIN);
     const spy = vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
-    const runs = await Promise.all([fireDueAlerts(env), fireDueAlerts(env), fireDueAlerts(env)]);
+    const runs = await Promise.all([fireDueAlerts(), fireDueAlerts(), fireDueAlerts()]);
     expect(runs.flat().filter((id) => id === alert.id)).toHaveLength(1);
     const notified = spy.mock.calls.flatMap(([messages]) => [...messages]).filter((m) => (m.body as AlertNotification).alert_id === alert.id);
     expect(notified).toHaveLength(1);
@@ -150,7 +198,7 @@ describe("alert check", () => {
 
     setClock(T0 + MIN);
     vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockRejectedValueOnce(new Error("queue down"));
-    await expect(fireDueAlerts(env)).rejects.toThrow("queue down");
+    await expect(fireDueAlerts()).rejects.toThrow("queue down");
     expect(await lastTriggered(both.id)).toBeNull();
     vi.restoreAllMocks();
 
@@ -160,15 +208,56 @@ describe("alert check", () => {
     expect(sent.filter((n) => n.alert_id === noAddress.id).map((n) => n.channel)).toEqual(["email"]);
   });
 
-  it("runs from the every-minute cron trigger", async () => {
+  it("runs from the every-minute cron trigger through the log-alert-checks queue", async () => {
     const f = await setupProject();
     const alert = await createAlert(f, { threshold: 1 });
     await entriesAt(f, T0, "error", 1);
     setClock(T0 + MIN);
-    const spy = vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
+    const checks: AlertCheck[] = [];
+    const fanOut = vi.spyOn(env.ALERT_CHECK_QUEUE, "sendBatch").mockImplementation(async (messages) => {
+      for (const m of messages) checks.push(m.body as AlertCheck);
+      return undefined as never;
+    });
     await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: T0 + MIN }), env);
+    fanOut.mockRestore();
+    expect(await lastTriggered(alert.id)).toBeNull();
+    const mine = checks.filter((c) => c.project_ids.includes(f.projectId));
+    expect(mine).toHaveLength(1);
+
+    const notify = vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
+    const batch = createMessageBatch("log-alert-checks", [{ id: "check-1", timestamp: new Date(), attempts: 1, body: mine[0] }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks).toEqual(["check-1"]);
     expect(await lastTriggered(alert.id)).toBe(T0 + MIN);
-    expect(spy).toHaveBeenCalled();
+    expect(notify).toHaveBeenCalled();
+  });
+
+  it("retries a check whose store did not answer, and the retry fires nothing twice", async () => {
+    const f = await setupProject();
+    const other = await setupProject();
+    const alert = await createAlert(f, { threshold: 1 });
+    const otherAlert = await createAlert(other, { threshold: 1 });
+    await entriesAt(f, T0, "error", 1);
+    await entriesAt(other, T0, "error", 1);
+    setClock(T0 + MIN);
+    const notify = vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
+    const broken = { ...env, LOG_STORE: { idFromName: (name: string) => env.LOG_STORE.idFromName(name), get: (id: DurableObjectId) => (id.equals(env.LOG_STORE.idFromName(f.projectId)) ? { countLevels: async () => { throw new Error("store unreachable"); } } : env.LOG_STORE.get(id)) } } as unknown as typeof env;
+    const body: AlertCheck = { at: T0 + MIN, project_ids: [f.projectId, other.projectId] };
+    const batch = createMessageBatch("log-alert-checks", [{ id: "check-2", timestamp: new Date(), attempts: 1, body }]);
+    const ctx = createExecutionContext();
+    await consumeAlertChecks(batch, broken);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["check-2"]);
+    // The store that answered fired; the other waits for the retry.
+    expect(await lastTriggered(otherAlert.id)).toBe(T0 + MIN);
+    expect(await lastTriggered(alert.id)).toBeNull();
+
+    expect(await checkProjects(env, T0 + MIN, body.project_ids)).toEqual([alert.id]);
+    const announced = notify.mock.calls.flatMap(([messages]) => [...messages]).map((m) => (m.body as AlertNotification).alert_id);
+    expect(announced.filter((id) => id === otherAlert.id)).toHaveLength(1);
+    expect(announced.filter((id) => id === alert.id)).toHaveLength(1);
   });
 });
 
@@ -314,19 +403,47 @@ describe("alert notifications consumer", () => {
 });
 
 describe("retention", () => {
-  it("deletes entries older than the project's retention_days on the hourly cron", async () => {
+  it("each store deletes entries older than its project's retention_days, oldest first", async () => {
     const short = await setupProject({ retention_days: 1 });
     const long = await setupProject({ retention_days: 7 });
     await entriesAt(short, T0, "info", 3);
     await entriesAt(long, T0, "info", 2);
     await entriesAt(short, T0 + 20 * 60 * MIN, "info", 1);
 
+    const later = T0 + 25 * 60 * MIN;
+    expect(await logStore(env, short.projectId).purgeExpired(later)).toEqual({ deleted: 3, more: false });
+    expect(await logStore(env, long.projectId).purgeExpired(later)).toEqual({ deleted: 0, more: false });
+    expect(await logStore(env, short.projectId).count()).toBe(1);
+    expect(await logStore(env, long.projectId).count()).toBe(2);
+    // The search index follows the deletes.
+    setClock(later);
+    expect((await call("GET", `logs/projects/${short.projectId}/entries?q=e0`, { key: short.key }).then(json)).data).toHaveLength(1);
+  });
+
+  it("runs from the store's alarm, which an append sets", async () => {
+    const f = await setupProject({ retention_days: 1 });
+    await entriesAt(f, Date.now() - 3 * 24 * 60 * MIN, "info", 2);
+    setClock(null);
+    await ingestBatch(f.token, ndjson([{ message: "fresh" }]));
+    const stub = logStore(env, f.projectId);
+    await runInDurableObject(stub, async (instance, state) => {
+      expect(await state.storage.getAlarm()).not.toBeNull();
+      await instance.alarm!();
+      expect(await state.storage.getAlarm()).not.toBeNull();
+    });
+    expect(await stub.count()).toBe(1);
+  });
+
+  it("the hourly cron deletes old counters, notification records and leftover rows of the former D1 table", async () => {
+    const f = await setupProject({ retention_days: 1 });
+    await env.DB.prepare(
+      "INSERT INTO log_entries (id, team_id, project_id, level, message, created_at) VALUES ('old', ?1, ?2, 'info', 'legacy', ?3), ('new', ?1, ?2, 'info', 'legacy', ?4)",
+    )
+      .bind(f.teamId, f.projectId, T0, T0 + 24 * 60 * MIN)
+      .run();
     setClock(T0 + 25 * 60 * MIN);
     await worker.scheduled(createScheduledController({ cron: "0 * * * *", scheduledTime: T0 + 25 * 60 * MIN }), env);
-
-    const count = async (f: LogsFixture) =>
-      (await env.DB.prepare("SELECT count(*) AS n FROM log_entries WHERE project_id = ?").bind(f.projectId).first<{ n: number }>())!.n;
-    expect(await count(short)).toBe(1);
-    expect(await count(long)).toBe(2);
+    const { results } = await env.DB.prepare("SELECT id FROM log_entries WHERE project_id = ?").bind(f.projectId).all<{ id: string }>();
+    expect(results.map((r) => r.id)).toEqual(["new"]);
   });
 });

@@ -4,7 +4,7 @@ import { setClock } from "../../../src/platform/clock";
 import { sha256Hex } from "../../../src/platform/crypto";
 import { getLimiter } from "../../../src/platform/rate-limit/limiter";
 import { call, expectError, json } from "../../helpers/api";
-import { allEntries, ingest, ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
+import { allEntries, entryCount, ingest, ingestBatch, ndjson, setupProject, withStoreTrigger, type LogsFixture } from "./helpers";
 
 const LEVEL = "level must be one of: debug, info, warn, error, fatal";
 const STREAM_CAP = "Stream limit exceeded for this project (max 10000 streams)";
@@ -14,9 +14,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-async function entryCount(f: LogsFixture): Promise<number> {
-  return (await env.DB.prepare("SELECT count(*) AS n FROM log_entries WHERE project_id = ?").bind(f.projectId).first<{ n: number }>())!.n;
-}
+
 
 /** Puts a project at the stream cap with one direct statement: `existing` plus 9,999 others. */
 async function seedStreamsToCap(f: LogsFixture, existing: string): Promise<void> {
@@ -147,10 +145,11 @@ describe("daily limit", () => {
   it("lets the CHECK constraint refuse a write that raced past the pre-check, storing nothing", async () => {
     const f = await setupProject({ daily_limit_mb: 1 });
     expect((await ingest(f.token, { message: "first" })).status).toBe(202);
-    // Stands in for a concurrent request that fills the day between this one's pre-check and its write.
+    // Stands in for a concurrent request that fills the day between this one's pre-check and its
+    // write: the fill happens when this request takes its quota, after the pre-check.
     await env.DB.prepare(
-      `CREATE TRIGGER concurrent_fill AFTER INSERT ON log_entries WHEN NEW.message = 'racing'
-       BEGIN UPDATE log_daily_usage SET bytes = limit_bytes WHERE project_id = NEW.project_id; END`,
+      `CREATE TRIGGER concurrent_fill AFTER UPDATE ON usage_counters WHEN NEW.team_id = '${f.teamId}' AND NEW.service = 'logs'
+       BEGIN UPDATE log_daily_usage SET bytes = limit_bytes WHERE project_id = '${f.projectId}'; END`,
     ).run();
     try {
       await expectError(await ingest(f.token, { message: "racing" }), 429, { error: "Daily log ingestion limit exceeded" });
@@ -158,8 +157,9 @@ describe("daily limit", () => {
       await env.DB.prepare("DROP TRIGGER concurrent_fill").run();
     }
     expect(await entryCount(f)).toBe(1);
-    const usage = await env.DB.prepare("SELECT bytes FROM log_daily_usage WHERE project_id = ?").bind(f.projectId).first<{ bytes: number }>();
-    expect(usage!.bytes).toBe(JSON.stringify({ message: "first" }).length);
+    const usage = await env.DB.prepare("SELECT bytes, limit_bytes FROM log_daily_usage WHERE project_id = ?").bind(f.projectId).first<{ bytes: number; limit_bytes: number }>();
+    // The racing write left the day full; this request added nothing to it.
+    expect(usage!.bytes).toBe(usage!.limit_bytes);
   });
 });
 
@@ -207,23 +207,28 @@ describe("storage failure", () => {
     expect(usage.data.services.logs.used).toBe(0);
   });
 
-  it("answers 503 when a real insert fails inside the batch, and the batch leaves nothing behind", async () => {
+  it("answers 503 when a real insert fails inside the store, and the batch leaves nothing behind", async () => {
     const f = await setupProject();
-    await env.DB.prepare(
-      `CREATE TRIGGER fail_log_insert BEFORE INSERT ON log_entries WHEN NEW.message = 'poison' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`,
-    ).run();
-    try {
-      const res = await ingestBatch(f.token, ndjson([{ message: "fine", stream: "new-stream" }, { message: "poison" }]));
-      await expectError(res, 503, { error: "Log storage temporarily unavailable" });
-    } finally {
-      await env.DB.prepare("DROP TRIGGER fail_log_insert").run();
-    }
+    await withStoreTrigger(
+      f.projectId,
+      "fail_log_insert",
+      `CREATE TRIGGER fail_log_insert BEFORE INSERT ON entries WHEN NEW.message = 'poison' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`,
+      async () => {
+        const res = await ingestBatch(f.token, ndjson([{ message: "fine", stream: "new-stream" }, { message: "poison" }]));
+        await expectError(res, 503, { error: "Log storage temporarily unavailable" });
+      },
+    );
     expect(await entryCount(f)).toBe(0);
     const streams = await env.DB.prepare("SELECT count(*) AS n FROM log_streams WHERE project_id = ?").bind(f.projectId).first<{ n: number }>();
     expect(streams!.n).toBe(0);
-    expect(await env.DB.prepare("SELECT bytes FROM log_daily_usage WHERE project_id = ?").bind(f.projectId).first()).toBeNull();
+    const project = await json(await call("GET", `logs/projects/${f.projectId}`, { key: f.key }));
+    expect(project.data.stream_count).toBe(0);
+    const day = await env.DB.prepare("SELECT bytes FROM log_daily_usage WHERE project_id = ?").bind(f.projectId).first<{ bytes: number }>();
+    expect(day?.bytes ?? 0).toBe(0);
+    expect((await json(await call("GET", "usage", { key: f.key }))).data.services.logs.used).toBe(0);
     expect((await allEntries(f)).length).toBe(0);
   });
+
 });
 
 describe("management validation and 404", () => {

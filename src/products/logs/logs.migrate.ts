@@ -1,0 +1,60 @@
+// The one-time move of log entries from the former D1 table (`log_entries`, where every project's
+// entries lived before the per-project stores) into each project's store. The operator runs it in
+// steps (POST /api/v1/admin/logs/migrate-entries) until `more` is false. Each step reads the oldest
+// rows, imports each project's share into its store, then deletes what was imported. A step that
+// stops between import and delete repeats nothing: each store records the ids it imported.
+import type { Env } from "../../env";
+import { ApiError } from "../../platform/errors";
+import { logStore, type StoreRow } from "./logs.store";
+
+/** Rows per step: an entry may hold 64 KB of message and metadata, so a step stays well inside a Worker's memory. */
+export const MIGRATE_MAX_ROWS = 1_000;
+
+interface LegacyRow {
+  seq: number;
+  id: string;
+  project_id: string;
+  stream: string | null;
+  level: string;
+  message: string;
+  service: string | null;
+  trace_id: string | null;
+  span_id: string | null;
+  metadata: string | null;
+  created_at: number;
+  retention_days: number | null;
+}
+
+/** One step: moves up to `limit` of the oldest D1 rows. `dropped` counts rows of projects that no longer exist. */
+export async function migrateLegacyEntries(env: Env, limit: number): Promise<{ moved: number; dropped: number; more: boolean }> {
+  const { results } = await env.DB.prepare(
+    `SELECT e.seq, e.id, e.project_id, e.stream, e.level, e.message, e.service, e.trace_id, e.span_id, e.metadata, e.created_at, p.retention_days
+     FROM log_entries e LEFT JOIN log_projects p ON p.id = e.project_id ORDER BY e.seq LIMIT ?1`,
+  )
+    .bind(limit)
+    .all<LegacyRow>();
+  const byProject = new Map<string, LegacyRow[]>();
+  const orphans: number[] = [];
+  for (const row of results) {
+    if (row.retention_days === null) orphans.push(row.seq);
+    else byProject.set(row.project_id, [...(byProject.get(row.project_id) ?? []), row]);
+  }
+  const imported = await Promise.allSettled(
+    [...byProject].map(async ([projectId, rows]) => {
+      await logStore(env, projectId).importLegacy(
+        rows.map((r): StoreRow => [r.id, r.stream, r.level, r.message, r.service, r.trace_id, r.span_id, r.metadata, r.created_at, r.created_at]),
+        { retentionDays: rows[0].retention_days! },
+      );
+      return rows.map((r) => r.seq);
+    }),
+  );
+  const done = imported.flatMap((result) => (result.status === "fulfilled" ? result.value : []));
+  const seqs = [...done, ...orphans];
+  if (seqs.length > 0) await env.DB.prepare("DELETE FROM log_entries WHERE seq IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(seqs)).run();
+  const failed = imported.find((result) => result.status === "rejected");
+  if (failed) {
+    console.error(JSON.stringify({ msg: "log entry migration: a store did not answer", error: String((failed as PromiseRejectedResult).reason) }));
+    throw new ApiError("unavailable", "A log store did not answer; what was moved is recorded, run the step again");
+  }
+  return { moved: done.length, dropped: orphans.length, more: results.length === limit };
+}

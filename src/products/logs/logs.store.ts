@@ -1,0 +1,52 @@
+// The Worker's side of the per-project log store (store/log-store.ts): the stub of a project's
+// object, and entries packed as the JSON-array chunks its append and import take.
+import type { Env } from "../../env";
+import { utf8Length } from "../../platform/sizes";
+import type { LogLevel } from "../../db/schema/logs";
+import type { LogEntryInput } from "./logs.schemas";
+
+/** JSON bytes of rows per chunk: one bound value of the store's insert (a Durable Object string may hold 2 MB). */
+const CHUNK_BYTES = 900_000;
+
+/** The store of one project: one object per project id, wherever Cloudflare places it. */
+export function logStore(env: Env, projectId: string): DurableObjectStub<import("./store/log-store").LogStore> {
+  return env.LOG_STORE.get(env.LOG_STORE.idFromName(projectId));
+}
+
+/** A row of the store's append: [id, stream, level, message, service, trace_id, span_id, metadata, ts, created_at?]. */
+export type StoreRow = [string, string | null, string, string, string | null, string | null, string | null, string | null, number, number?];
+
+/** The stored row of an accepted entry at time `ts`. */
+export function entryRow(entry: LogEntryInput, ts: number): StoreRow {
+  return [
+    crypto.randomUUID(),
+    entry.stream ?? null,
+    (entry.level ?? "info") satisfies LogLevel,
+    entry.message,
+    entry.service ?? null,
+    entry.trace_id ?? null,
+    entry.span_id ?? null,
+    entry.metadata ? JSON.stringify(entry.metadata) : null,
+    ts,
+  ];
+}
+
+/** Rows as JSON arrays, joined into chunks of at most CHUNK_BYTES each. */
+export function rowChunks(rows: Iterable<StoreRow>): string[] {
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let size = 2;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    const bytes = utf8Length(text) + 1;
+    if (parts.length > 0 && size + bytes > CHUNK_BYTES) {
+      chunks.push(`[${parts.join(",")}]`);
+      parts = [];
+      size = 2;
+    }
+    parts.push(text);
+    size += bytes;
+  }
+  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
+  return chunks;
+}

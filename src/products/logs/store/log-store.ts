@@ -1,0 +1,218 @@
+// LogStore: the entries of one log project, in a SQLite-backed Durable Object of their own (one
+// object per project, named by the project id). D1 keeps the control plane (projects, token
+// hashes, streams, daily usage, alerts); the volume lives here, so capacity grows with the number
+// of projects (10 GB per object) and a project's writes and reads run beside its data.
+// The schema is Drizzle's (log-store.schema.ts) with migrations generated for the durable-sqlite
+// driver and applied when the object starts. Every method is an RPC of the Worker; times come
+// from the caller (the platform clock), except the retention alarm, which runs on real time.
+import { DurableObject } from "cloudflare:workers";
+import { and, count, eq, gt, inArray, lte, sql } from "drizzle-orm";
+import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import type { Env } from "../../../env";
+import { utf8Length } from "../../../platform/sizes";
+import migrations from "./migrations/migrations.js";
+import * as schema from "./log-store.schema";
+import { APPEND_ROWS, ENTRY_COLUMNS, entryWhere, type EntryFilter } from "./log-store.sql";
+import { rowChunks, type StoreRow } from "../logs.store";
+
+const DAY_MS = 86_400_000;
+/** Retention deletes at most this many entries per statement, and this many statements per run. */
+export const PURGE_CHUNK = 5_000;
+export const PURGE_MAX_CHUNKS = 20;
+/** How often the retention alarm looks at an object that holds entries; sooner while a purge is unfinished. */
+const PURGE_EVERY_MS = 3_600_000;
+const PURGE_AGAIN_MS = 60_000;
+
+/** An entry as stored. */
+export interface EntryRecord {
+  seq: number;
+  id: string;
+  stream: string | null;
+  level: string;
+  message: string;
+  service: string | null;
+  trace_id: string | null;
+  span_id: string | null;
+  metadata: string | null;
+  ts: number;
+  created_at: number;
+}
+
+/** One count the alert check asks for: entries at `level` with from < ts <= to. */
+export interface LevelWindow {
+  level: string;
+  from: number;
+  to: number;
+}
+
+export class LogStore extends DurableObject<Env> {
+  private readonly db: DrizzleSqliteDODatabase<typeof schema>;
+  private alarmChecked = false;
+  private deleted = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = drizzle(ctx.storage, { schema });
+    void ctx.blockConcurrencyWhile(async () => {
+      await migrate(this.db, migrations);
+    });
+  }
+
+  /**
+   * Appends rows (JSON arrays of rows, see APPEND_ROWS) in one transaction: all of them or none.
+   * Returns the seq range they took, so the Worker can take them back if its own bookkeeping fails.
+   */
+  async append(chunks: string[], settings: { receivedAt: number; retentionDays: number }): Promise<{ first: number; last: number; count: number }> {
+    this.assertLive();
+    const range = this.ctx.storage.transactionSync(() => {
+      const before = this.maxSeq();
+      for (const chunk of chunks) this.ctx.storage.sql.exec(APPEND_ROWS, chunk, settings.receivedAt);
+      this.setMeta("retention_days", settings.retentionDays);
+      const last = this.maxSeq();
+      return { first: before + 1, last, count: last - before };
+    });
+    await this.ensureAlarm();
+    return range;
+  }
+
+  /** Deletes the rows of one append (the Worker's compensation when its D1 bookkeeping failed after it). */
+  async remove(range: { first: number; last: number }): Promise<void> {
+    this.assertLive();
+    this.ctx.storage.sql.exec("DELETE FROM entries WHERE seq BETWEEN ? AND ?", range.first, range.last);
+  }
+
+  /**
+   * Newest first by (ts, seq). A page holds at most `limit` entries, fewer when their messages and
+   * metadata pass `maxBytes` (at least one entry): rows are read one by one from the cursor, so a
+   * page of large entries never sits in memory whole. `more` tells whether anything follows.
+   */
+  async query(filter: EntryFilter, page: { limit: number; maxBytes: number }): Promise<{ rows: EntryRecord[]; more: boolean }> {
+    this.assertLive();
+    const { where, params } = entryWhere(filter);
+    const cursor = this.ctx.storage.sql.exec<EntryRecord & Record<string, SqlStorageValue>>(
+      `SELECT ${ENTRY_COLUMNS} FROM entries ${where} ORDER BY ts DESC, seq DESC LIMIT ?`,
+      ...params,
+      page.limit + 1,
+    );
+    const rows: EntryRecord[] = [];
+    let bytes = 0;
+    for (const row of cursor) {
+      if (rows.length === page.limit) return { rows, more: true };
+      bytes += entryBytes(row);
+      if (rows.length > 0 && bytes > page.maxBytes) return { rows, more: true };
+      rows.push(row);
+    }
+    return { rows, more: false };
+  }
+
+  /** The alert check's counts, one per window asked (index-only over (level, ts)). */
+  async countLevels(windows: LevelWindow[]): Promise<number[]> {
+    this.assertLive();
+    return windows.map((w) => {
+      const [row] = this.db
+        .select({ n: count() })
+        .from(schema.entries)
+        .where(and(eq(schema.entries.level, w.level), gt(schema.entries.ts, w.from), lte(schema.entries.ts, w.to)))
+        .all();
+      return row?.n ?? 0;
+    });
+  }
+
+  /** Entries held (tests, the operator's migration report). */
+  async count(): Promise<number> {
+    this.assertLive();
+    return this.db.select({ n: count() }).from(schema.entries).all()[0]?.n ?? 0;
+  }
+
+  /**
+   * Retention: deletes entries whose time is older than the project's retention_days at `now`,
+   * oldest first, in bounded steps. `more` is true when the run stopped at its bound.
+   */
+  async purgeExpired(now: number): Promise<{ deleted: number; more: boolean }> {
+    this.assertLive();
+    const days = this.getMeta("retention_days");
+    if (days === null) return { deleted: 0, more: false };
+    const cutoff = now - days * DAY_MS;
+    let deleted = 0;
+    for (let i = 0; i < PURGE_MAX_CHUNKS; i++) {
+      this.ctx.storage.sql.exec("DELETE FROM entries WHERE seq IN (SELECT seq FROM entries WHERE ts < ? ORDER BY ts LIMIT ?)", cutoff, PURGE_CHUNK);
+      // changes() counts the rows of the DELETE itself, not the index rows its trigger removed.
+      const rows = this.ctx.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
+      deleted += rows;
+      if (rows < PURGE_CHUNK) return { deleted, more: false };
+    }
+    return { deleted, more: true };
+  }
+
+  /**
+   * Imports rows of the former D1 table (the operator's one-time migration). The store records the
+   * id of each row it took: a migration step that stopped between import and delete, and runs again,
+   * imports nothing twice.
+   */
+  async importLegacy(rows: StoreRow[], settings: { retentionDays: number }): Promise<{ imported: number }> {
+    this.assertLive();
+    const imported = this.ctx.storage.transactionSync(() => {
+      const seen = new Set(
+        this.db
+          .select({ id: schema.legacyIds.id })
+          .from(schema.legacyIds)
+          .where(inArray(schema.legacyIds.id, sql`(SELECT value FROM json_each(${JSON.stringify(rows.map((r) => r[0]))}))`))
+          .all()
+          .map((r) => r.id),
+      );
+      const fresh = rows.filter((r) => !seen.has(r[0]));
+      if (fresh.length === 0) return 0;
+      for (const chunk of rowChunks(fresh)) this.ctx.storage.sql.exec(APPEND_ROWS, chunk, null);
+      this.ctx.storage.sql.exec("INSERT INTO legacy_ids (id) SELECT value FROM json_each(?)", JSON.stringify(fresh.map((r) => r[0])));
+      this.setMeta("retention_days", settings.retentionDays);
+      return fresh.length;
+    });
+    await this.ensureAlarm();
+    return { imported };
+  }
+
+  /** Deleting the project: every entry, the index and the alarm go. The object answers nothing after. */
+  async destroy(): Promise<void> {
+    this.deleted = true;
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+
+  override async alarm(): Promise<void> {
+    if (this.deleted) return;
+    const { more } = await this.purgeExpired(Date.now());
+    const held = this.db.select({ n: count() }).from(schema.entries).limit(1).all()[0]?.n ?? 0;
+    if (more) await this.ctx.storage.setAlarm(Date.now() + PURGE_AGAIN_MS);
+    else if (held > 0) await this.ctx.storage.setAlarm(Date.now() + PURGE_EVERY_MS);
+    else this.alarmChecked = false;
+  }
+
+  private async ensureAlarm(): Promise<void> {
+    if (this.alarmChecked) return;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + PURGE_EVERY_MS);
+    this.alarmChecked = true;
+  }
+
+  private assertLive(): void {
+    if (this.deleted) throw new Error("log store deleted");
+  }
+
+  private maxSeq(): number {
+    return this.ctx.storage.sql.exec<{ m: number | null }>("SELECT max(seq) AS m FROM entries").one().m ?? 0;
+  }
+
+  private getMeta(key: string): number | null {
+    const [row] = this.db.select({ value: schema.meta.value }).from(schema.meta).where(eq(schema.meta.key, key)).all();
+    return row?.value ?? null;
+  }
+
+  private setMeta(key: string, value: number): void {
+    this.db.insert(schema.meta).values({ key, value }).onConflictDoUpdate({ target: schema.meta.key, set: { value } }).run();
+  }
+}
+
+/** What an entry counts against a page's byte budget: its message and metadata, plus the rest of its fields. */
+function entryBytes(row: EntryRecord): number {
+  return utf8Length(row.message) + utf8Length(row.metadata ?? "") + 256;
+}

@@ -1,0 +1,3 @@
+CREATE TABLE `legacy_ids` (
+	`id` text PRIMARY KEY NOT NULL
+);
