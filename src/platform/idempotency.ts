@@ -323,15 +323,19 @@ export function documentIdempotency<T extends object>(document: T, prefix: strin
     if (!parameters.some((p) => "$ref" in p && p.$ref === "#/components/parameters/IdempotencyKey")) {
       parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     }
-    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    const responses = (operation.responses ??= {});
+    for (const [status, response] of Object.entries(responses)) {
       if (!status.startsWith("2") || "$ref" in response) continue;
       (response.headers ??= {})[REPLAYED_HEADER] = { $ref: "#/components/headers/IdempotentReplayed" };
     }
+    responses["409"] ??= {
+      description: `A request with the same ${IDEMPOTENCY_HEADER} is still in progress (retry after \`Retry-After\`), in this operation's error shape.`,
+    };
   }
   return document;
 }
 
 interface OperationLike {
   parameters?: Array<Record<string, unknown>>;
-  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  responses?: Record<string, { description?: string; headers?: Record<string, unknown> }>;
 }

@@ -449,11 +449,15 @@ describe("OpenAPI document", () => {
       const operation = doc.paths[path]?.post;
       expect(operation, path).toBeTruthy();
       expect(operation.parameters, path).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
+      expect(operation.responses["409"], path).toBeTruthy();
       // Mounted, not only documented: a malformed key is refused on that very route.
       const concrete = route.replace(":org_id", team.teamId).replace(/:(\w+)/g, () => crypto.randomUUID()).slice(1);
       const res = await call("POST", concrete, { key: team.key, body: {}, headers: withKey("") });
       expect(res.status, route).toBe(400);
     }
+    // Operations without the header do not name it.
+    expect(doc.paths["/api/v1/emails"].get.parameters ?? []).not.toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
+    expect(doc.paths["/api/v1/logs/projects/{id}/rotate-token"].post.parameters ?? []).not.toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
     const batch = doc.paths["/api/v1/emails/batch"].post;
     expect(batch.responses["201"].headers["Idempotent-Replayed"]).toEqual({ $ref: "#/components/headers/IdempotentReplayed" });
   });
