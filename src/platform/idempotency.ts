@@ -256,11 +256,18 @@ async function store(env: Env, teamId: string, key: string, lockId: string, resp
   }
 }
 
-/** Gives the key back so a retry runs the request again. */
+/**
+ * Gives the key back so a retry runs the request again. A failure here must not hide the answer
+ * being released: it is logged, and the claim lapses with its lease.
+ */
 async function release(env: Env, teamId: string, key: string, lockId: string): Promise<void> {
-  await getDb(env.DB)
-    .delete(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.teamId, teamId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.lockId, lockId)));
+  try {
+    await getDb(env.DB)
+      .delete(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.teamId, teamId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.lockId, lockId)));
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "idempotency key not released", teamId, error: String(error) }));
+  }
 }
 
 async function gzip(bytes: Uint8Array): Promise<Uint8Array> {

@@ -13,6 +13,7 @@ import { call, expectError, json, setupTeam, type TestTeam } from "../helpers/ap
 import { LIMITS } from "../../src/products/mail/mail.policy";
 import { LIVE, recordingEnv, sandboxTeam, SANDBOX_MAIL } from "../products/mail/mail-helpers";
 import { browserSubscription, createApp, subscribe } from "../products/push/push-helpers";
+import { createDestination, createSource, ingest } from "../products/relay/relay.helpers";
 import { createSurvey } from "../products/surveys/helpers";
 
 afterEach(() => {
@@ -119,6 +120,29 @@ describe("replays", () => {
       expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE team_id = ?`, team.teamId), path).toBe(1);
     }
     expect(pushQueue).toHaveLength(1);
+  });
+
+  it("relay replays: the same key queues the replay's deliveries once", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    await createDestination(team.key, source.id);
+    const queued: unknown[] = [];
+    const queue = {
+      send: async (body: unknown) => void queued.push(body),
+      sendBatch: async (messages: Array<{ body: unknown }>) => void queued.push(...messages.map((m) => m.body)),
+    } as unknown as Queue;
+    const relayEnv = { ...(env as Env), WEBHOOK_QUEUE: queue };
+    const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "a.b" }), {}, { env: relayEnv }))).data;
+    expect(queued).toHaveLength(1);
+    const path = `webhooks/sources/${source.id}/events/${accepted.id}/replay`;
+    const first = await call("POST", path, { key: team.key, headers: withKey("replay"), env: relayEnv });
+    expect(first.status).toBe(202);
+    const again = await call("POST", path, { key: team.key, headers: withKey("replay"), env: relayEnv });
+    expect(again.status).toBe(202);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await json(again)).toEqual(await json(first));
+    expect(queued).toHaveLength(2);
+    expect(await count("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ? AND \"trigger\" = 'replay'", accepted.id)).toBe(1);
   });
 });
 
