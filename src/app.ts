@@ -22,6 +22,7 @@ import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
 import { surveysRouter } from "./products/surveys/surveys.routes";
 import { surveyPageRouter } from "./products/survey-page/survey-page.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
+import { documentIdempotency, IDEMPOTENT_ROUTES, idempotent } from "./platform/idempotency";
 
 export const API_PREFIX = "/api/v1";
 
@@ -43,6 +44,11 @@ export function createApp(): OpenAPIHono<AppEnv> {
     if (OWN_BODY_READERS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return next();
     return defaultLimit(c, next);
   });
+
+  // Idempotency-Key on the POSTs that create work (README "Idempotent retries"): mounted before the
+  // products' routers, so the key is claimed before their handlers run.
+  const idempotency = idempotent();
+  for (const path of IDEMPOTENT_ROUTES) app.use(`${API_PREFIX}${path}`, idempotency);
 
   app.route(`${API_PREFIX}/admin`, adminRouter);
   app.route(`${API_PREFIX}/usage`, usageRouter);
@@ -79,16 +85,24 @@ export function createApp(): OpenAPIHono<AppEnv> {
   };
   app.use(`${API_PREFIX}/openapi.json`, anonymous);
   app.use(`${API_PREFIX}/docs`, anonymous);
-  app.doc31(`${API_PREFIX}/openapi.json`, (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "Edge Platform API",
-      version: "1.0.0-beta",
-      description:
-        "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. See the README for the error shapes, rate limits and quotas.",
-    },
-    servers: [{ url: new URL(c.req.url).origin }],
-  }));
+  // The generated document, plus the shared Idempotency-Key parameter on the idempotent operations.
+  app.get(`${API_PREFIX}/openapi.json`, (c) =>
+    c.json(
+      documentIdempotency(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: {
+            title: "Edge Platform API",
+            version: "1.0.0-beta",
+            description:
+              "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. See the README for the error shapes, rate limits, quotas and idempotent retries.",
+          },
+          servers: [{ url: new URL(c.req.url).origin }],
+        }),
+        API_PREFIX,
+      ),
+    ),
+  );
   // The script is served from the Worker's own assets, so the page works offline.
   app.get(`${API_PREFIX}/docs`, Scalar({ url: `${API_PREFIX}/openapi.json`, cdn: "/standalone.js", pageTitle: "Edge Platform API" }));
 

@@ -2,6 +2,7 @@
 // runs to the product jobs of their schedule. The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
+import { idempotencyRetention } from "./platform/idempotency";
 import { auditExportConsumer } from "./products/audit/audit.consumer";
 import { auditExportSweepJob } from "./products/audit/audit.cron";
 import { consumeAlertNotifications } from "./products/logs/logs.consumer";
@@ -54,6 +55,7 @@ const cronJobs: Record<string, CronJob[]> = {
     sweepPush,
     pushRetention,
     auditExportSweepJob,
+    idempotencyRetention,
   ],
 };
 

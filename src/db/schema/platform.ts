@@ -1,8 +1,9 @@
-// Platform tables: teams, API keys, monthly usage counters, usage warnings and the platform mail
-// outbox (mail the platform itself sends: usage warnings, report shares, alert emails).
+// Platform tables: teams, API keys, monthly usage counters, usage warnings, the platform mail
+// outbox (mail the platform itself sends: usage warnings, report shares, alert emails) and the
+// idempotency keys of retried POSTs (src/platform/idempotency.ts).
 import { sql } from "drizzle-orm";
 import type { Plan } from "../../platform/plans";
-import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const teams = sqliteTable("teams", {
   id: text("id").primaryKey(),
@@ -78,4 +79,31 @@ export const platformOutbox = sqliteTable(
     sentAt: text("sent_at"),
   },
   (t) => [index("platform_outbox_status_idx").on(t.status, t.createdAt)],
+);
+
+/**
+ * One row per (team, Idempotency-Key): the claim while the first request runs (`lock_id`,
+ * `locked_until`), then its answer for replays. Kept 24 hours (src/platform/idempotency.ts).
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** SHA-256 (hex) of method, path and body of the request that claimed the key. */
+    requestHash: text("request_hash").notNull(),
+    /** Token of the request holding the claim; null once the answer is stored. */
+    lockId: text("lock_id"),
+    /** Until when the claim counts as held; past it, an unfinished claim is abandoned. */
+    lockedUntil: text("locked_until"),
+    /** Status of the stored answer; null while the first request runs. */
+    responseStatus: integer("response_status"),
+    responseType: text("response_type"),
+    /** The answer's body, gzip-compressed; null when it was over the stored-body cap. */
+    responseBody: blob("response_body", { mode: "buffer" }),
+    /** Size in bytes of the uncompressed answer body. */
+    responseBytes: integer("response_bytes"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.key] }), index("idempotency_keys_created_idx").on(t.createdAt)],
 );
