@@ -1,4 +1,5 @@
-// The raw SQL of the log store, each where Drizzle cannot say it: appends expand JSON arrays with
+// The raw SQL of the log store (not named *.sql.ts: wrangler bundles an import ending in .sql as
+// text), each where Drizzle cannot say it: appends expand JSON arrays with
 // json_each (one bound value carries thousands of rows; a Durable Object statement takes at most 100
 // bound parameters), and the entry query walks a cursor to a byte budget and searches the FTS5
 // trigram index (`entries_fts MATCH`), which Drizzle has no builder for.
