@@ -1,10 +1,19 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 
 // Tests run inside workerd with the real bindings of wrangler.toml (D1, Durable Objects, R2,
 // Queues); secrets get fixed test values and outbound calls may reach loopback.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  // The queues and crons wrangler.toml declares, for the test that holds src/index.ts's dispatch
+  // tables against them.
+  const wrangler = unstable_readConfig({ config: "./wrangler.toml" });
+  const jobs = {
+    consumers: (wrangler.queues.consumers ?? []).map((c: { queue: string; max_retries?: number; dead_letter_queue?: string }) => ({ queue: c.queue, max_retries: c.max_retries ?? null, dead_letter_queue: c.dead_letter_queue ?? null })),
+    producers: (wrangler.queues.producers ?? []).map((p: { binding: string; queue: string }) => ({ binding: p.binding, queue: p.queue })),
+    crons: wrangler.triggers.crons ?? [],
+  };
   return {
     plugins: [
       // The log store's migrations import SQL files as text, as wrangler's Text rule bundles them.
@@ -19,6 +28,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            TEST_WRANGLER_JOBS: jobs,
             ADMIN_TOKEN: "test-admin-token",
             ENCRYPTION_KEY: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
             SIGNING_KEY: "test-signing-key-0123456789abcdef",

@@ -1,33 +1,15 @@
 // The Worker's bindings and vars, and the Hono context variables: one place for both.
-import type { RateLimiter } from "./platform/rate-limit/durable-object";
-import type { LogStore } from "./products/logs/store/log-store";
 import type { Principal } from "./platform/auth";
 
-export interface Env {
-  DB: D1Database;
-  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
-  LOG_STORE: DurableObjectNamespace<LogStore>;
-  REPORTS: R2Bucket;
-  ASSETS?: Fetcher;
-  EXPORT_QUEUE: Queue;
-  WEBHOOK_QUEUE: Queue;
-  PUSH_QUEUE: Queue;
-  MAIL_QUEUE: Queue;
-  ALERT_QUEUE: Queue;
-  SURVEY_QUEUE: Queue;
-  ALERT_CHECK_QUEUE: Queue;
+/**
+ * The Worker's environment: the bindings and vars exactly as wrangler.toml declares them
+ * (`WranglerEnv`, generated into src/worker-configuration.d.ts by `npm run types`; CI fails when it
+ * is stale), plus what wrangler.toml does not hold: secrets, and bindings that are optional.
+ */
+export interface Env extends WranglerEnv {
   AI?: Ai;
-
-  APP_URL: string;
-  RATE_LIMITS?: string;
-  ALLOW_PRIVATE_TARGETS?: string;
-  MAIL_TRANSPORT?: string;
-  MAIL_HTTP_URL?: string;
   MAIL_HTTP_TOKEN?: string;
-  MAIL_FROM?: string;
-  SANDBOX_DOMAIN?: string;
-  /** DNS-over-HTTPS JSON API used to verify sending domains (default Cloudflare's public resolver). */
-  DNS_RESOLVER_URL?: string;
+  /** `workers-ai` to ask Workers AI for survey questions (default: the built-in generator). */
   SURVEY_AI_PROVIDER?: string;
 
   ADMIN_TOKEN: string;

@@ -24,7 +24,7 @@ type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionConte
 type CronJob = (env: Env, scheduledTime: number) => Promise<unknown>;
 
 /** The consumer of each queue, by queue name (wrangler.toml). */
-const consumers: Record<string, QueueHandler> = {
+export const consumers: Record<string, QueueHandler> = {
   "report-export": auditExportConsumer,
   "alert-notifications": consumeAlertNotifications,
   "log-alert-checks": consumeAlertChecks,
@@ -43,7 +43,7 @@ const consumers: Record<string, QueueHandler> = {
 };
 
 /** The jobs of each cron expression (wrangler.toml). */
-const cronJobs: Record<string, CronJob[]> = {
+export const cronJobs: Record<string, CronJob[]> = {
   "* * * * *": [checkLogAlerts],
   "0 * * * *": [
     cleanUpLogs,

@@ -5,10 +5,11 @@ declare global {
   namespace Cloudflare {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
-    }
-    interface GlobalProps {
-      mainModule: typeof import("../src/index");
-      durableNamespaces: "RateLimiter";
+      TEST_WRANGLER_JOBS: {
+        consumers: { queue: string; max_retries: number | null; dead_letter_queue: string | null }[];
+        producers: { binding: string; queue: string }[];
+        crons: string[];
+      };
     }
   }
 }
