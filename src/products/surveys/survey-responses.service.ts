@@ -2,12 +2,13 @@
 // time along the respondent's path (branching in manual mode, the question generator in AI mode),
 // and complete it exactly once: one conditional UPDATE wins, and in the same D1 batch the survey's
 // response_count and the webhook deliveries follow only that winner.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema/platform";
 import {
   surveyResponses,
   surveys,
+  surveySummaryState,
   surveyWebhooks,
   type GeneratedQuestion,
   type Respondent,
@@ -19,6 +20,7 @@ import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { effectiveAiConfig, questionGenerator } from "./survey-generator";
+import { completionStatements } from "./survey-summary.sql";
 import { answerError, canonical, isEmail, nextInOrder, nextManualQuestion, type QuestionShape } from "./survey-rules";
 import type { AnswerInput, QuestionType, StartResponseInput } from "./surveys.schemas";
 import { listQuestionRows, surveyNotFound, type QuestionRow, type SurveyRow } from "./surveys.service";
@@ -178,7 +180,15 @@ export async function startResponse(env: Env, survey: PublicSurvey, input: Start
       updatedAt: at,
       completedAt: null,
     };
-    await db.insert(surveyResponses).values(row);
+    // The summary's in-progress count moves in the same batch (survey-summary.sql.ts).
+    // (A no-op while the counters are not built: the rebuild counts this response then.)
+    await db.batch([
+      db.insert(surveyResponses).values(row),
+      db
+        .update(surveySummaryState)
+        .set({ inProgress: sql`${surveySummaryState.inProgress} + 1` })
+        .where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, survey.teamId))),
+    ]);
     return stateView(survey, row, next ? (questionIndex(ordered, state.generated).get(next) ?? null) : null);
   } catch (error) {
     await releaseQuota(env, survey.teamId, "surveys", 1);
@@ -306,6 +316,8 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
        WHERE id = ?1 AND status = 'in_progress'`,
     ).bind(row.id, completionId, at),
     env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND ${won}`).bind(row.id, completionId, survey.id),
+    // The summary counters take the completed answers in this same transaction, only for the winner.
+    ...completionStatements(env.DB, survey.id, survey.teamId, row.id, completionId),
     ...deliveries.map((d) =>
       env.DB.prepare(
         // The body is built from the stored response when sent: one copy, however many webhooks.

@@ -8,6 +8,7 @@ import {
   surveyQuestions,
   surveyResponses,
   surveySections,
+  surveySummaryState,
   surveyWebhookDeliveries,
   surveyWebhooks,
   surveys,
@@ -460,7 +461,7 @@ export async function updateQuestion(db: Db, teamId: string, surveyId: string, q
     updatedAt: nowIso(),
   };
   await checkQuestion(db, survey, { ...next, type });
-  await db
+  const update = db
     .update(surveyQuestions)
     .set({
       type: next.type,
@@ -475,6 +476,10 @@ export async function updateQuestion(db: Db, teamId: string, surveyId: string, q
       updatedAt: next.updatedAt,
     })
     .where(ownedRow(surveyQuestions, teamId, question.id));
+  if (type === question.type) await update;
+  // The summary counters group answers by what the question's type summarises: a new type drops
+  // them, in the same transaction, and the next summary read rebuilds them from the responses.
+  else await runBatch(db, [update, db.delete(surveySummaryState).where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, teamId)))]);
   return questionView(next);
 }
 
