@@ -255,6 +255,17 @@ export const AnswerBody = z
   .openapi("SubmitSurveyAnswer");
 export type AnswerInput = z.infer<typeof AnswerBody>;
 
+export const BackBody = z
+  .strictObject({
+    question_id: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({ description: "An earlier question of the response's path; omitted: the last answered question (one step back)" }),
+  })
+  .openapi("SurveyResponseBack");
+export type BackInput = z.infer<typeof BackBody>;
+
 export const PublicQuestionSchema = z
   .object({
     id: z.string(),
@@ -278,6 +289,11 @@ export const ResponseStateSchema = z
     status: z.enum(["in_progress", "completed"]),
     answered_count: z.number().int(),
     next_question: PublicQuestionSchema.nullable(),
+    previous_answer: z
+      .object({ value: z.unknown(), answered_at: z.string() })
+      .nullable()
+      .openapi({ description: "After going back: the answer the response gave `next_question` before, until it is answered again (to pre-fill a control); else null" }),
+    can_go_back: z.boolean().openapi({ description: "True while the response is in progress and has answered at least one question" }),
     finished: z.boolean(),
     started_at: z.string(),
     completed_at: z.string().nullable(),

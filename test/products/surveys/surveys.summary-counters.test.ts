@@ -1,12 +1,12 @@
 // The incrementally kept summary (issue 15): after any mix of responses driven through the public
-// flow (completed or left in progress), under parallel answers and completions,
+// flow (completed or left in progress, with going back), under parallel answers and completions,
 // and after edits, the counters read by GET /summary equal a recomputation from the stored
 // responses (the rebuild, itself pinned against a reference aggregation in surveys.summary.test.ts).
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { call, json } from "../../helpers/api";
-import { activeSurvey, answer, complete, startOk } from "./helpers";
+import { activeSurvey, answer, back, complete, startOk } from "./helpers";
 
 const QUESTIONS = [
   { type: "nps", title: "Score" },
@@ -33,6 +33,9 @@ const answersArb = fc.tuple(
 
 const responseArb = fc.record({
   first: answersArb,
+  /** Go back to this question index once everything is answered, and answer again from there. */
+  backTo: fc.option(fc.integer({ min: 0, max: QUESTIONS.length - 1 }), { nil: null }),
+  second: answersArb,
   /** How many questions are answered (all of them when the response completes). */
   answered: fc.integer({ min: 0, max: QUESTIONS.length }),
   completes: fc.boolean(),
@@ -55,7 +58,7 @@ async function stateRow(surveyId: string) {
 }
 
 describe("incremental survey summary", () => {
-  it("equals the recomputed summary after any mix of responses and completions", async () => {
+  it("equals the recomputed summary after any mix of responses, back steps and completions", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(responseArb, { minLength: 1, maxLength: 5 }), async (plans) => {
         const { team, survey, questions } = await activeSurvey(QUESTIONS);
@@ -65,6 +68,10 @@ describe("incremental survey summary", () => {
           const r = await startOk(survey.slug);
           const count = plan.completes ? questions.length : plan.answered;
           for (let i = 0; i < count; i++) expect((await answer(survey.slug, r.id, questions[i].id, plan.first[i])).status).toBe(200);
+          if (plan.backTo !== null && plan.backTo < count) {
+            expect((await back(survey.slug, r.id, questions[plan.backTo].id)).status).toBe(200);
+            for (let i = plan.backTo; i < count; i++) expect((await answer(survey.slug, r.id, questions[i].id, plan.second[i])).status).toBe(200);
+          }
           if (plan.completes) expect((await complete(survey.slug, r.id)).status).toBe(200);
         }
         const incremental = await summaryOf(team.key, survey.id);
