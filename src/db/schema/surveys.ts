@@ -39,8 +39,17 @@ export const surveySections = sqliteTable(
   (t) => [index("survey_sections_survey_idx").on(t.surveyId, t.position)],
 );
 
+/** One branching condition: exactly one operator (see survey-rules.ts for which types take which). */
+export type BranchCondition =
+  | { equals: unknown }
+  | { less_than: number }
+  | { less_than_or_equal: number }
+  | { greater_than: number }
+  | { greater_than_or_equal: number }
+  | { includes: string };
+
 export interface Branching {
-  rules: Array<{ if: { equals: unknown }; then: { go_to_question_id: string } | { skip_to_end: true } }>;
+  rules: Array<{ if: BranchCondition; then: { go_to_question_id: string } | { skip_to_end: true } }>;
   default: { go_to_next: true } | { go_to_question_id: string } | { skip_to_end: true };
 }
 

@@ -18,7 +18,7 @@ import {
 import { nowIso } from "../../platform/clock";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
-import { questionDefinitionErrors } from "./survey-rules";
+import { branchingConditionErrors, questionDefinitionErrors } from "./survey-rules";
 import type {
   CreateQuestionInput,
   CreateSectionInput,
@@ -386,13 +386,13 @@ async function loadQuestion(db: Db, survey: SurveyRow, questionId: string): Prom
   return orNotFound(row, questionNotFound());
 }
 
-/** Checks a question definition against its survey: type rules, section and branching targets. */
+/** Checks a question definition against its survey: type rules, section, branching conditions and targets. */
 async function checkQuestion(
   db: Db,
   survey: SurveyRow,
   q: { id?: string; type: QuestionType; options: string[]; settings: JsonObject; sectionId: string | null; branching: Branching },
 ): Promise<void> {
-  const errors: FieldErrors = questionDefinitionErrors(q);
+  const errors: FieldErrors = { ...questionDefinitionErrors(q), ...branchingConditionErrors(q) };
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
   const targets = [...q.branching.rules.map((r) => r.then), q.branching.default]
     .filter((t): t is { go_to_question_id: string } => "go_to_question_id" in t)
