@@ -20,7 +20,7 @@ import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { effectiveAiConfig, questionGenerator } from "./survey-generator";
-import { completionStatements } from "./survey-summary.sql";
+import { completionStatements } from "./survey-summary.queries";
 import { answerError, canonical, isEmail, nextInOrder, nextManualQuestion, type QuestionShape } from "./survey-rules";
 import type { AnswerInput, BackInput, QuestionType, StartResponseInput } from "./surveys.schemas";
 import { listQuestionRows, surveyNotFound, type QuestionRow, type SurveyRow } from "./surveys.service";
@@ -185,7 +185,7 @@ export async function startResponse(env: Env, survey: PublicSurvey, input: Start
       updatedAt: at,
       completedAt: null,
     };
-    // The summary's in-progress count moves in the same batch (survey-summary.sql.ts).
+    // The summary's in-progress count moves in the same batch (survey-summary.queries.ts).
     // (A no-op while the counters are not built: the rebuild counts this response then.)
     await db.batch([
       db.insert(surveyResponses).values(row),

@@ -1,13 +1,13 @@
 // Results of a survey: the paginated response list and the per-question summary of completed
 // responses. The summary is read from grouped counters kept by every completion (see
-// survey-summary.sql.ts), so a read costs the same whatever the number of responses; this file
+// survey-summary.queries.ts), so a read costs the same whatever the number of responses; this file
 // turns those few grouped rows into the body (averages, NPS, rates).
 import { and, asc, count, desc, eq, gte, lt, type SQL } from "drizzle-orm";
 import { type Db, getDb } from "../../db/client";
 import { surveyResponses } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
-import { readStatements, rebuildStatements, type ElementRow, type StateRow, type ValueRow } from "./survey-summary.sql";
+import { readStatements, rebuildStatements, type ElementRow, type StateRow, type ValueRow } from "./survey-summary.queries";
 import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.service";
 
 type ResponseRow = typeof surveyResponses.$inferSelect;
@@ -160,7 +160,7 @@ function aggregate(q: QuestionRow, { values, elements }: Groups): Record<string,
 
 /**
  * Per-question aggregates over completed responses, read from the counters that every completion
- * updates in its own batch (survey-summary.sql.ts): three small reads in one D1 batch, whatever the
+ * updates in its own batch (survey-summary.queries.ts): three small reads in one D1 batch, whatever the
  * number of responses. When the counters are not built yet (a survey from before they existed, or
  * one whose question changed type) the same batch first rebuilds them from the stored responses.
  * Answers of deleted questions are not rendered.

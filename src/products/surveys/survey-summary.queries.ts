@@ -1,7 +1,8 @@
 // The SQL of the incrementally kept survey summary (issue 15): the statements that add one
 // completed response to the grouped counters, rebuild a survey's counters from its stored
 // responses, and read them back. Raw SQL because Drizzle cannot say json_each or an
-// INSERT ... SELECT ... ON CONFLICT DO UPDATE with grouped additions.
+// INSERT ... SELECT ... ON CONFLICT DO UPDATE with grouped additions. (Not named `*.sql.ts`:
+// wrangler's bundler takes an import ending in `.sql` for a text module.)
 //
 // One statement builder serves both the completion (scope: the one response that just completed)
 // and the rebuild (scope: every completed response of the survey), so the incremental counters and
