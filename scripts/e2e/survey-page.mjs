@@ -1,6 +1,8 @@
 // Browser checks of the hosted survey page and the embed widget: Debian's Chromium driven by
 // playwright-core against the running `wrangler dev`. A survey with every question type and a
 // branch is answered like a person would; the stored response is then read back through the API.
+// Another survey checks the rating stars (outlines until chosen) and the back button (from the
+// second question, answer pre-filled, a changed answer taking the other branch).
 // Screenshots of each step go to test-results/ (ignored by git).
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
@@ -175,6 +177,87 @@ window.addEventListener("message", function (e) { if (e.data && e.data.type === 
       } finally {
         host.close();
       }
+    },
+
+    "hosted page: stars unselected until chosen, back button from the second question with the answer pre-filled": async () => {
+      const slug = "browser-back";
+      const survey = await request(url, "POST", "/api/v1/surveys", {
+        key,
+        body: { name: "Back and stars", slug, settings: { button_labels: { back: "Previous", next: "Continue" } } },
+      });
+      assert.equal(survey.status, 201, JSON.stringify(survey.body));
+      const id = survey.body.data.id;
+      const add = async (body) => {
+        const res = await request(url, "POST", `/api/v1/surveys/${id}/questions`, { key, body });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        return res.body.data.id;
+      };
+      const comeBack = await add({ type: "yes_no", title: "Would you come back?", position: 3 });
+      const wrong = await add({ type: "text", title: "What went wrong?", position: 2 });
+      const rating = await add({
+        type: "rating",
+        title: "Rate your visit",
+        position: 1,
+        // Below 3 stars asks what went wrong; otherwise straight to the last question.
+        branching: { rules: [{ if: { less_than: 3 }, then: { go_to_question_id: wrong } }], default: { go_to_question_id: comeBack } },
+      });
+      assert.equal((await request(url, "POST", `/api/v1/surveys/${id}/activate`, { key })).status, 200);
+
+      const page = await (await launch()).newPage({ viewport: { width: 420, height: 700 } });
+      const shot = (name) => page.screenshot({ path: join(SHOTS, `back-${name}.png`), fullPage: true });
+      const title = () => page.locator("legend.title").textContent();
+      const stars = () =>
+        page.locator(".star-row button").evaluateAll((buttons) =>
+          buttons.map((b) => ({ pressed: b.getAttribute("aria-pressed"), lit: b.classList.contains("lit"), fill: getComputedStyle(b.querySelector("svg")).fill })),
+        );
+      await page.goto(`${url}/s/${slug}`);
+      await page.getByRole("button", { name: "Start" }).click();
+      await page.locator("legend.title").filter({ hasText: "Rate your visit" }).waitFor();
+      const before = await stars();
+      assert.equal(before.length, 5);
+      for (const star of before) {
+        assert.equal(star.pressed, "false");
+        assert.equal(star.lit, false);
+        assert.equal(star.fill, "none", "an unchosen star is an outline");
+      }
+      assert.equal(await page.getByRole("button", { name: "Previous" }).count(), 0, "no back on the first question");
+      await shot("01-stars-unselected");
+      await page.getByRole("button", { name: "2 stars" }).click();
+      const chosen = await stars();
+      assert.deepEqual(chosen.map((s) => s.lit), [true, true, false, false, false]);
+      assert.deepEqual(chosen.map((s) => s.pressed), ["false", "true", "false", "false", "false"]);
+      assert.equal(chosen[2].fill, "none");
+      assert.notEqual(chosen[0].fill, "none");
+      await shot("02-two-stars");
+      await page.locator("form button[type=submit]").click();
+      await page.locator("legend.title").filter({ hasText: "What went wrong?" }).waitFor();
+      await page.locator("#answer").fill("Too slow");
+      await shot("03-branch-low-with-back");
+      await page.getByRole("button", { name: "Previous" }).click();
+      await page.locator("legend.title").filter({ hasText: "Rate your visit" }).waitFor();
+      // The earlier answer is pre-filled: two stars, the second pressed.
+      assert.deepEqual((await stars()).map((s) => s.lit), [true, true, false, false, false]);
+      assert.equal(await page.getByRole("button", { name: "Previous" }).count(), 0);
+      await shot("04-back-prefilled");
+      await page.getByRole("button", { name: "5 stars" }).click();
+      await page.locator("form button[type=submit]").click();
+      await page.locator("legend.title").filter({ hasText: "Would you come back?" }).waitFor();
+      assert.equal(await title(), "Would you come back?", "a high rating skips the low-score question");
+      assert.equal(await page.getByRole("button", { name: "Previous" }).count(), 1);
+      await page.getByRole("button", { name: "Yes" }).click();
+      await shot("05-branch-high");
+      await page.locator("form button[type=submit]").click();
+      await page.locator("[data-state=completed]").waitFor();
+      await shot("06-done");
+      await page.close();
+
+      const responses = await request(url, "GET", `/api/v1/surveys/${id}/responses`, { key });
+      const [stored] = responses.body.data;
+      assert.equal(stored.status, "completed");
+      assert.deepEqual(stored.path, [rating, comeBack]);
+      assert.equal(stored.answers[rating].value, 5);
+      assert.equal(stored.answers[wrong], undefined, "the answer off the new path was discarded");
+      assert.equal(stored.answers[comeBack].value, true);
     },
 
     "closed and unknown surveys show a clear page": async () => {

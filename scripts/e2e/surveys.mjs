@@ -92,5 +92,46 @@ export async function surveysChecks({ url, createTeamWithKey, defer }) {
       assert.equal(body.data.response.answers[state.questions[0].id].value, 9);
       assert.equal(receiver.requests.filter((r) => r.verified === false).length, 0, "no request may fail verification");
     },
+
+    "surveys: a less_than branch, going back to change the answer, and the summary counts the final answers only": async () => {
+      const other = `e2e-back-${randomUUID().slice(0, 8)}`;
+      const survey = expectStatus(await api("POST", "/surveys", { name: "E2E back", slug: other }), 201, "create survey").body.data;
+      const why = expectStatus(await api("POST", `/surveys/${survey.id}/questions`, { type: "text", title: "What went wrong?", position: 2 }), 201, "text").body.data;
+      const score = expectStatus(
+        await api("POST", `/surveys/${survey.id}/questions`, {
+          type: "nps", title: "Score", position: 1,
+          branching: { rules: [{ if: { less_than: 7 }, then: { go_to_question_id: why.id } }], default: { skip_to_end: true } },
+        }),
+        201,
+        "nps with a less_than rule",
+      ).body.data;
+      const wrongType = await api("POST", `/surveys/${survey.id}/questions`, {
+        type: "text", title: "Bad rule", position: 3, branching: { rules: [{ if: { less_than: 7 }, then: { skip_to_end: true } }] },
+      });
+      expectStatus(wrongType, 422, "less_than on a text question");
+      assert.ok(wrongType.body.errors["branching.rules.0.if"], JSON.stringify(wrongType.body));
+      expectStatus(await api("POST", `/surveys/${survey.id}/activate`), 200, "activate");
+      expectStatus(await api("GET", `/surveys/${survey.id}/summary`), 200, "summary before responses");
+
+      const base = `/api/v1/surveys/${other}/responses`;
+      const started = expectStatus(await request(url, "POST", base, {}), 201, "start").body.data;
+      const answer = (question_id, value) => request(url, "POST", `${base}/${started.id}/answers`, { body: { question_id, value } });
+      assert.equal(expectStatus(await answer(score.id, 3), 200, "low score").body.data.next_question.id, why.id);
+      const back = expectStatus(await request(url, "POST", `${base}/${started.id}/back`, {}), 200, "back");
+      assert.equal(back.body.data.next_question.id, score.id);
+      assert.equal(back.body.data.previous_answer.value, 3);
+      assert.equal(expectStatus(await answer(score.id, 10), 200, "changed score").body.data.finished, true);
+      expectStatus(await request(url, "POST", `${base}/${started.id}/complete`), 200, "complete");
+      const late = await request(url, "POST", `${base}/${started.id}/back`, {});
+      expectStatus(late, 409, "back on a completed response");
+
+      const summary = expectStatus(await api("GET", `/surveys/${survey.id}/summary`), 200, "summary").body.data;
+      assert.deepEqual(summary.responses, { total: 1, completed: 1, in_progress: 0 });
+      const [npsSummary, textSummary] = summary.questions;
+      assert.equal(npsSummary.answered, 1);
+      assert.equal(npsSummary.promoters, 1);
+      assert.equal(npsSummary.detractors, 0);
+      assert.equal(textSummary.answered, 0);
+    },
   };
 }

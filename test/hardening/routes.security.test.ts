@@ -127,6 +127,7 @@ const PUBLIC_ROUTES = new Set([
   "POST /api/v1/surveys/{slug}/responses",
   "GET /api/v1/surveys/{slug}/responses/{response_id}",
   "POST /api/v1/surveys/{slug}/responses/{response_id}/answers",
+  "POST /api/v1/surveys/{slug}/responses/{response_id}/back",
   "POST /api/v1/surveys/{slug}/responses/{response_id}/complete",
 ]);
 

@@ -1,7 +1,7 @@
 // Survey tables: surveys, their sections and questions, responses (the respondent is embedded in
 // the response), per-survey webhooks and their deliveries. Every child row carries team_id and
 // cascades with its survey, so deleting a survey removes everything that belongs to it.
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { teams } from "./platform";
 
 export type JsonObject = Record<string, unknown>;
@@ -39,8 +39,17 @@ export const surveySections = sqliteTable(
   (t) => [index("survey_sections_survey_idx").on(t.surveyId, t.position)],
 );
 
+/** One branching condition: exactly one operator (see survey-rules.ts for which types take which). */
+export type BranchCondition =
+  | { equals: unknown }
+  | { less_than: number }
+  | { less_than_or_equal: number }
+  | { greater_than: number }
+  | { greater_than_or_equal: number }
+  | { includes: string };
+
 export interface Branching {
-  rules: Array<{ if: { equals: unknown }; then: { go_to_question_id: string } | { skip_to_end: true } }>;
+  rules: Array<{ if: BranchCondition; then: { go_to_question_id: string } | { skip_to_end: true } }>;
   default: { go_to_next: true } | { go_to_question_id: string } | { skip_to_end: true };
 }
 
@@ -169,4 +178,56 @@ export const surveyWebhookDeliveries = sqliteTable(
     index("survey_webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt),
     index("survey_webhook_deliveries_pending_idx").on(t.status, t.nextAttemptAt),
   ],
+);
+
+/**
+ * Summary state of one survey: its response counts, kept by the start and completion batches. No
+ * row means the counters are not built (a survey from before migration 0014, or one whose question
+ * changed type): the next summary read rebuilds them from the responses in one batch.
+ */
+export const surveySummaryState = sqliteTable("survey_summary_state", {
+  surveyId: text("survey_id").primaryKey().references(() => surveys.id, { onDelete: "cascade" }),
+  teamId: text("team_id").notNull(),
+  inProgress: integer("in_progress").notNull().default(0),
+  completed: integer("completed").notNull().default(0),
+  rebuiltAt: text("rebuilt_at").notNull(),
+});
+
+/**
+ * Completed answers grouped per (question, JSON type of the value, value). `value` is the JSON of
+ * the value where the summary groups by it (choice, numeric and yes/no questions), '' otherwise
+ * (one row per type for a text question, however many distinct texts it got).
+ */
+export const surveySummaryValues = sqliteTable(
+  "survey_summary_values",
+  {
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    teamId: text("team_id").notNull(),
+    questionId: text("question_id").notNull().references(() => surveyQuestions.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    value: text("value").notNull(),
+    n: integer("n").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.surveyId, t.questionId, t.kind, t.value] })],
+);
+
+/**
+ * String elements of array and object answers (multi_choice, ranking, matrix) grouped per
+ * (question, 'array' or 'object', object key or '', element): count, sum of 1-based positions and
+ * first places (arrays).
+ */
+export const surveySummaryElements = sqliteTable(
+  "survey_summary_elements",
+  {
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    teamId: text("team_id").notNull(),
+    questionId: text("question_id").notNull().references(() => surveyQuestions.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    rowKey: text("row_key").notNull(),
+    item: text("item").notNull(),
+    n: integer("n").notNull().default(0),
+    positionSum: integer("position_sum").notNull().default(0),
+    firstCount: integer("first_count").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.surveyId, t.questionId, t.kind, t.rowKey, t.item] })],
 );

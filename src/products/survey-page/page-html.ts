@@ -30,8 +30,12 @@ button{font:inherit;cursor:pointer}
 .row{display:flex;flex-wrap:wrap;gap:6px}
 .choice-btn{min-width:44px;min-height:44px;border:1px solid #c5c9d6;border-radius:8px;background:#fff}
 .choice-btn[aria-pressed=true]{background:var(--primary);color:#fff;border-color:var(--primary)}
-.star{font-size:1.6rem;color:#c5c9d6;border:0;background:none}
-.star.lit,.star[aria-pressed=true]{color:#f5b301;background:none}
+.secondary{background:none;color:inherit;border:1px solid #c5c9d6;border-radius:8px;padding:10px 20px;min-height:44px}
+.secondary:disabled{opacity:.6;cursor:progress}
+.actions .back{margin-right:auto}
+.star,.star[aria-pressed=true]{border:0;background:none;padding:4px;color:#767c8f;display:inline-flex;align-items:center;justify-content:center}
+.star svg{width:32px;height:32px;fill:none;stroke:currentColor;stroke-width:1.6;stroke-linejoin:round}
+.star.lit{color:#d99a00}.star.lit svg{fill:#f5b301}
 .scale-labels{display:flex;justify-content:space-between;font-size:.85rem;opacity:.7;margin-top:4px}
 .slider{display:flex;align-items:center;gap:10px}.slider input{flex:1}
 .matrix-wrap{overflow-x:auto}.matrix{border-collapse:collapse;width:100%}.matrix th,.matrix td{padding:8px;text-align:center;border-bottom:1px solid #eceef3}.matrix th[scope=row]{text-align:left}

@@ -1,7 +1,8 @@
 // The hosted page's client script, served as /s/_/survey.js. Plain ES2017, no framework and no
 // build step: it drives the public response flow (start, one question at a time, answers checked
-// by the server, branching and AI questions as the server decides, completion) and, inside an
-// embed iframe, reports its height and the completion to the parent page with postMessage.
+// by the server, branching and AI questions as the server decides, going back to the previous
+// question with its answer pre-filled, completion) and, inside an embed iframe, reports its height
+// and the completion to the parent page with postMessage.
 export const PAGE_SCRIPT = String.raw`(function () {
   "use strict";
   var config = JSON.parse(document.getElementById("survey-config").textContent);
@@ -9,7 +10,8 @@ export const PAGE_SCRIPT = String.raw`(function () {
   var root = document.getElementById("survey");
   var embedded = window.parent !== window;
   var storageKey = "edge-survey:" + config.slug;
-  var state = { responseId: null, question: null, answered: 0, total: config.questionCount };
+  var state = { responseId: null, question: null, answered: 0, canGoBack: false, previous: null, total: config.questionCount };
+  var SVG = "http://www.w3.org/2000/svg";
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -78,11 +80,11 @@ export const PAGE_SCRIPT = String.raw`(function () {
   var controls = {
     text: function (q) {
       var input = q.settings && q.settings.multiline ? el("textarea", { id: "answer", rows: "4", "data-autofocus": true }) : el("input", { id: "answer", type: "text", "data-autofocus": true });
-      return { node: input, value: function () { return input.value; }, label: "answer" };
+      return { node: input, value: function () { return input.value; }, set: setInput(input), label: "answer" };
     },
     email: function () {
       var input = el("input", { id: "answer", type: "email", autocomplete: "email", "data-autofocus": true });
-      return { node: input, value: function () { return input.value.trim(); }, label: "answer", hint: function (v) { return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v) ? null : "Please enter a valid email address."; } };
+      return { node: input, value: function () { return input.value.trim(); }, set: setInput(input), label: "answer", hint: function (v) { return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v) ? null : "Please enter a valid email address."; } };
     },
     choice: function (q) { return choiceGroup(q, "radio"); },
     multi_choice: function (q) { return choiceGroup(q, "checkbox"); },
@@ -98,7 +100,11 @@ export const PAGE_SCRIPT = String.raw`(function () {
       var start = Math.round((min + max) / 2);
       var output = el("output", { for: "answer", text: String(start) });
       var input = el("input", { id: "answer", type: "range", min: String(min), max: String(max), step: "1", value: String(start), "data-autofocus": true, on: { input: function () { output.textContent = input.value; } } });
-      return { node: el("div", { class: "slider" }, [el("span", { text: String(min) }), input, el("span", { text: String(max) }), output]), value: function () { return Number(input.value); } };
+      return {
+        node: el("div", { class: "slider" }, [el("span", { text: String(min) }), input, el("span", { text: String(max) }), output]),
+        value: function () { return Number(input.value); },
+        set: function (v) { if (typeof v === "number") { input.value = String(v); output.textContent = input.value; } }
+      };
     },
     matrix: function (q) {
       var rows = (q.settings.rows || []).map(String), cols = (q.settings.columns || []).map(String);
@@ -115,6 +121,10 @@ export const PAGE_SCRIPT = String.raw`(function () {
           var out = {};
           Array.prototype.forEach.call(table.querySelectorAll("input:checked"), function (i) { out[i.getAttribute("data-row")] = i.value; });
           return out;
+        },
+        set: function (v) {
+          if (!v || typeof v !== "object") return;
+          Array.prototype.forEach.call(table.querySelectorAll("input"), function (i) { i.checked = v[i.getAttribute("data-row")] === i.value; });
         },
         hint: function (v) { return Object.keys(v).length === rows.length ? null : "Please answer every row."; }
       };
@@ -140,22 +150,50 @@ export const PAGE_SCRIPT = String.raw`(function () {
         item.addEventListener("dragover", function (e) { e.preventDefault(); if (dragged && dragged !== item) list.insertBefore(dragged, item); });
         list.appendChild(item);
       });
-      return { node: list, value: function () { return Array.prototype.map.call(list.children, function (li) { return li.getAttribute("data-value"); }); } };
+      return {
+        node: list,
+        value: function () { return Array.prototype.map.call(list.children, function (li) { return li.getAttribute("data-value"); }); },
+        set: function (v) {
+          if (!Array.isArray(v)) return;
+          v.forEach(function (option) {
+            var item = Array.prototype.filter.call(list.children, function (li) { return li.getAttribute("data-value") === option; })[0];
+            if (item) list.appendChild(item);
+          });
+        }
+      };
     },
     yes_no: function () {
       var chosen = null;
       var yes = el("button", { type: "button", class: "choice-btn", "aria-pressed": "false", text: "Yes", "data-value": "yes" });
       var no = el("button", { type: "button", class: "choice-btn", "aria-pressed": "false", text: "No", "data-value": "no" });
-      [yes, no].forEach(function (b) { b.addEventListener("click", function () { chosen = b === yes; yes.setAttribute("aria-pressed", String(chosen)); no.setAttribute("aria-pressed", String(!chosen)); }); });
-      return { node: el("div", { class: "row", role: "group" }, [yes, no]), value: function () { return chosen; }, hint: function (v) { return v === null ? "Please choose yes or no." : null; } };
+      function select(value) { chosen = value; yes.setAttribute("aria-pressed", String(chosen)); no.setAttribute("aria-pressed", String(!chosen)); }
+      [yes, no].forEach(function (b) { b.addEventListener("click", function () { select(b === yes); }); });
+      return { node: el("div", { class: "row", role: "group" }, [yes, no]), value: function () { return chosen; }, set: function (v) { if (typeof v === "boolean") select(v); }, hint: function (v) { return v === null ? "Please choose yes or no." : null; } };
     },
     date: function () {
       var input = el("input", { id: "answer", type: "date", "data-autofocus": true });
-      return { node: input, value: function () { return input.value; }, label: "answer", hint: function (v) { return /^\d{4}-\d{2}-\d{2}$/.test(v) ? null : "Please pick a date."; } };
+      return { node: input, value: function () { return input.value; }, set: setInput(input), label: "answer", hint: function (v) { return /^\d{4}-\d{2}-\d{2}$/.test(v) ? null : "Please pick a date."; } };
     }
   };
 
   function num(v, fallback) { return typeof v === "number" && isFinite(v) ? v : fallback; }
+
+  /** Pre-fills a text-like input with an earlier answer (after going back). */
+  function setInput(input) { return function (v) { if (typeof v === "string" || typeof v === "number") input.value = String(v); }; }
+
+  // Stars are drawn, not typed: an outline until chosen, filled up to the chosen value. A text
+  // glyph (U+2605) takes whatever colour and presentation the platform's font gives it, which is how
+  // every star could look chosen before any choice.
+  function starIcon() {
+    var svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    svg.setAttribute("focusable", "false");
+    var path = document.createElementNS(SVG, "path");
+    path.setAttribute("d", "M12 2.6l2.9 5.9 6.5.95-4.7 4.6 1.1 6.5L12 17.5l-5.8 3.05 1.1-6.5-4.7-4.6 6.5-.95z");
+    svg.appendChild(path);
+    return svg;
+  }
 
   function choiceGroup(q, kind) {
     var name = "choice-" + q.id;
@@ -165,6 +203,10 @@ export const PAGE_SCRIPT = String.raw`(function () {
     }));
     return {
       node: group,
+      set: function (v) {
+        var chosen = Array.isArray(v) ? v : [v];
+        Array.prototype.forEach.call(group.querySelectorAll("input"), function (i) { i.checked = chosen.indexOf(i.value) !== -1; });
+      },
       value: function () {
         var checked = Array.prototype.map.call(group.querySelectorAll("input:checked"), function (i) { return i.value; });
         return kind === "radio" ? (checked[0] === undefined ? null : checked[0]) : checked;
@@ -175,25 +217,32 @@ export const PAGE_SCRIPT = String.raw`(function () {
 
   function buttonRow(min, max, kind) {
     var chosen = null, buttons = [];
-    for (var n = min; n <= max; n++) (function (value) {
-      var b = el("button", { type: "button", class: "choice-btn " + kind, "aria-pressed": "false", "aria-label": kind === "star" ? value + " star" + (value > 1 ? "s" : "") : String(value), "data-value": String(value), text: kind === "star" ? "★" : String(value) });
-      b.addEventListener("click", function () {
-        chosen = value;
-        buttons.forEach(function (other) {
-          var v = Number(other.getAttribute("data-value"));
-          other.setAttribute("aria-pressed", String(v === value));
-          if (kind === "star") other.classList.toggle("lit", v <= value);
-        });
+    function select(value) {
+      chosen = value;
+      buttons.forEach(function (other) {
+        var v = Number(other.getAttribute("data-value"));
+        other.setAttribute("aria-pressed", String(v === value));
+        if (kind === "star") other.classList.toggle("lit", v <= value);
       });
+    }
+    for (var n = min; n <= max; n++) (function (value) {
+      var b = el("button", { type: "button", class: "choice-btn " + kind, "aria-pressed": "false", "aria-label": kind === "star" ? value + " star" + (value > 1 ? "s" : "") : String(value), "data-value": String(value), text: kind === "star" ? null : String(value) });
+      if (kind === "star") b.appendChild(starIcon());
+      b.addEventListener("click", function () { select(value); });
       buttons.push(b);
     })(n);
     var labels = kind === "nps" ? el("div", { class: "scale-labels" }, [el("span", { text: "Not likely" }), el("span", { text: "Very likely" })]) : null;
-    return { node: el("div", null, [el("div", { class: "row " + kind + "-row", role: "group" }, buttons), labels]), value: function () { return chosen; }, hint: function (v) { return v === null ? "Please choose a value." : null; } };
+    return {
+      node: el("div", null, [el("div", { class: "row " + kind + "-row", role: "group" }, buttons), labels]),
+      value: function () { return chosen; },
+      set: function (v) { if (typeof v === "number" && v >= min && v <= max) select(v); },
+      hint: function (v) { return v === null ? "Please choose a value." : null; }
+    };
   }
 
   function numberInput(min, max) {
     var input = el("input", { id: "answer", type: "number", min: String(min), max: String(max), step: "1", "data-autofocus": true });
-    return { node: input, value: function () { return input.value === "" ? null : Number(input.value); }, label: "answer", hint: function (v) { return v === null || v < min || v > max ? "Please enter a number from " + min + " to " + max + "." : null; } };
+    return { node: input, value: function () { return input.value === "" ? null : Number(input.value); }, set: setInput(input), label: "answer", hint: function (v) { return v === null || v < min || v > max ? "Please enter a number from " + min + " to " + max + "." : null; } };
   }
 
   // ---- screens ----
@@ -224,20 +273,38 @@ export const PAGE_SCRIPT = String.raw`(function () {
   function applyState(data) {
     state.responseId = data.id;
     state.answered = data.answered_count;
+    state.canGoBack = data.can_go_back === true;
+    state.previous = data.previous_answer || null;
     if (data.finished || !data.next_question) return complete();
     state.question = data.next_question;
     renderQuestion(data.next_question);
   }
 
+  // Back: the server cuts the path before the previous question and discards the answers after
+  // it, so branching is walked again from the changed answer; the earlier answer comes back as
+  // previous_answer and pre-fills the control.
+  function goBack(button, error) {
+    button.disabled = true;
+    call("POST", "/responses/" + encodeURIComponent(state.responseId) + "/back").then(function (res) {
+      button.disabled = false;
+      if (res.status === 200) return applyState(res.body.data);
+      error.textContent = errorText(res);
+      reportHeight();
+    }, function () { button.disabled = false; error.textContent = "Network error. Please try again."; });
+  }
+
   function renderQuestion(q) {
     var control = (controls[q.type] || controls.text)(q);
+    if (state.previous && control.set) control.set(state.previous.value);
     var error = el("p", { class: "error", id: "error", role: "alert" });
     var submit = el("button", { type: "submit", class: "primary", text: state.answered + 1 >= state.total ? config.settings.labels.submit : config.settings.labels.next });
+    var backButton = state.canGoBack ? el("button", { type: "button", class: "secondary back", text: config.settings.labels.back }) : null;
+    if (backButton) backButton.addEventListener("click", function () { goBack(backButton, error); });
     var title = el("legend", { class: "title", text: q.title });
     var form = el("form", { novalidate: true, "aria-describedby": "error" }, [
       el("fieldset", null, [title, q.description ? el("p", { class: "description", text: q.description }) : null, control.node]),
       error,
-      el("div", { class: "actions" }, [submit])
+      el("div", { class: "actions" }, [backButton, submit])
     ]);
     form.addEventListener("submit", function (e) {
       e.preventDefault();

@@ -2,12 +2,13 @@
 // time along the respondent's path (branching in manual mode, the question generator in AI mode),
 // and complete it exactly once: one conditional UPDATE wins, and in the same D1 batch the survey's
 // response_count and the webhook deliveries follow only that winner.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema/platform";
 import {
   surveyResponses,
   surveys,
+  surveySummaryState,
   surveyWebhooks,
   type GeneratedQuestion,
   type Respondent,
@@ -19,8 +20,9 @@ import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { effectiveAiConfig, questionGenerator } from "./survey-generator";
+import { completionStatements } from "./survey-summary.queries";
 import { answerError, canonical, isEmail, nextInOrder, nextManualQuestion, type QuestionShape } from "./survey-rules";
-import type { AnswerInput, QuestionType, StartResponseInput } from "./surveys.schemas";
+import type { AnswerInput, BackInput, QuestionType, StartResponseInput } from "./surveys.schemas";
 import { listQuestionRows, surveyNotFound, type QuestionRow, type SurveyRow } from "./surveys.service";
 
 type ResponseRow = typeof surveyResponses.$inferSelect;
@@ -137,12 +139,17 @@ function questionIndex(ordered: QuestionRow[], generated: GeneratedQuestion[]): 
 }
 
 function stateView(survey: SurveyRow, row: ResponseRow, next: QuestionRow | GeneratedQuestion | null) {
+  // After going back, the question the respondent returned to keeps its earlier answer until it
+  // is answered again: shown so a client can pre-fill its control.
+  const earlier = next && !row.path.includes(next.id) ? row.answers[next.id] : undefined;
   return {
     id: row.id,
     survey_slug: survey.slug,
     status: row.status,
     answered_count: row.path.length,
     next_question: next ? publicQuestion(next) : null,
+    previous_answer: earlier ? { value: earlier.value, answered_at: earlier.answered_at } : null,
+    can_go_back: row.status === "in_progress" && row.path.length > 0,
     finished: next === null,
     started_at: row.startedAt,
     completed_at: row.completedAt,
@@ -178,7 +185,15 @@ export async function startResponse(env: Env, survey: PublicSurvey, input: Start
       updatedAt: at,
       completedAt: null,
     };
-    await db.insert(surveyResponses).values(row);
+    // The summary's in-progress count moves in the same batch (survey-summary.queries.ts).
+    // (A no-op while the counters are not built: the rebuild counts this response then.)
+    await db.batch([
+      db.insert(surveyResponses).values(row),
+      db
+        .update(surveySummaryState)
+        .set({ inProgress: sql`${surveySummaryState.inProgress} + 1` })
+        .where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, survey.teamId))),
+    ]);
     return stateView(survey, row, next ? (questionIndex(ordered, state.generated).get(next) ?? null) : null);
   } catch (error) {
     await releaseQuota(env, survey.teamId, "surveys", 1);
@@ -276,6 +291,51 @@ export async function submitAnswer(env: Env, survey: SurveyRow, responseId: stri
 }
 
 /**
+ * Goes back to an earlier question of the path (`question_id`, or the last answered one when
+ * omitted): the path is cut before it, the answers after it are discarded, and it becomes the
+ * expected question again, keeping its earlier answer until it is answered anew. Answering it then
+ * walks the branching from there, so the path is recomputed on the server. A completed response
+ * cannot go back (409); a question that is not on the path, or no longer exists, answers 409.
+ */
+export async function goBack(env: Env, survey: SurveyRow, responseId: string, input: BackInput) {
+  const db = getDb(env.DB);
+  const row = await loadResponse(db, survey, responseId);
+  if (row.status === "completed") throw new ApiError("response_completed", "Response is already completed", { status: 409 });
+  if (row.path.length === 0) throw new ApiError("nothing_to_go_back_to", "No question has been answered yet; there is nothing to go back to", { status: 409 });
+  const targetId = input.question_id ?? row.path[row.path.length - 1];
+  const index = row.path.indexOf(targetId);
+  const ordered = await listQuestionRows(db, survey);
+  const target = index === -1 ? undefined : questionIndex(ordered, row.generatedQuestions).get(targetId);
+  if (!target) {
+    throw new ApiError("not_on_path", "Question is not an earlier question of this response's path", { status: 409, extra: { path: row.path } });
+  }
+  const path = row.path.slice(0, index);
+  const kept = new Set([...path, targetId]);
+  // Answers off the new path are discarded; generated follow-ups after it are dropped as well
+  // (the generator writes new ones from the changed history).
+  const answers = Object.fromEntries(Object.entries(row.answers).filter(([id]) => kept.has(id)));
+  const generatedQuestions = row.generatedQuestions.filter((q) => kept.has(q.id));
+  const updatedAt = nowIso();
+  const result = await db
+    .update(surveyResponses)
+    .set({ answers, path, nextQuestionId: targetId, generatedQuestions, updatedAt })
+    .where(
+      and(
+        eq(surveyResponses.id, row.id),
+        eq(surveyResponses.status, "in_progress"),
+        eq(surveyResponses.updatedAt, row.updatedAt),
+        sql`${surveyResponses.nextQuestionId} IS ${row.nextQuestionId}`,
+        sql`${surveyResponses.path} = ${JSON.stringify(row.path)}`,
+      ),
+    )
+    .run();
+  if (result.meta.changes !== 1) {
+    throw new ApiError("conflict", "The response changed while going back; fetch its state and retry", { status: 409 });
+  }
+  return stateView(survey, { ...row, answers, path, nextQuestionId: targetId, generatedQuestions, updatedAt }, target);
+}
+
+/**
  * Completes a response whose path has ended. Exactly one call wins the conditional UPDATE; the
  * counter increment and the webhook delivery rows are conditioned on that winner's completion id
  * inside the same batch, so repeated or concurrent calls count once and notify once.
@@ -306,6 +366,8 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
        WHERE id = ?1 AND status = 'in_progress'`,
     ).bind(row.id, completionId, at),
     env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND ${won}`).bind(row.id, completionId, survey.id),
+    // The summary counters take the completed answers in this same transaction, only for the winner.
+    ...completionStatements(env.DB, survey.id, survey.teamId, row.id, completionId),
     ...deliveries.map((d) =>
       env.DB.prepare(
         // The body is built from the stored response when sent: one copy, however many webhooks.

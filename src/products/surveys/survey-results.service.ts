@@ -1,10 +1,13 @@
-// Results of a survey: the paginated response list and the live per-question summary of
-// completed responses. Summaries are computed on read (no stored summary rows to keep in sync),
-// aggregated in SQL so their cost in the Worker does not grow with the number of responses.
+// Results of a survey: the paginated response list and the per-question summary of completed
+// responses. The summary is read from grouped counters kept by every completion (see
+// survey-summary.queries.ts), so a read costs the same whatever the number of responses; this file
+// turns those few grouped rows into the body (averages, NPS, rates).
 import { and, asc, count, desc, eq, gte, lt, type SQL } from "drizzle-orm";
 import { type Db, getDb } from "../../db/client";
 import { surveyResponses } from "../../db/schema/surveys";
 import type { Env } from "../../env";
+import { nowIso } from "../../platform/clock";
+import { readStatements, rebuildStatements, type ElementRow, type StateRow, type ValueRow } from "./survey-summary.queries";
 import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.service";
 
 type ResponseRow = typeof surveyResponses.$inferSelect;
@@ -60,69 +63,10 @@ function numericRange(q: QuestionRow): [number, number] {
   return [Number(q.settings.min), Number(q.settings.max)];
 }
 
-/** Question types whose scalar answer values are grouped (the others only count as answered). */
-const VALUE_TYPES = ["choice", "rating", "scale", "slider", "nps", "yes_no"];
-/** Question types whose array / object answers are expanded element by element. */
-const ELEMENT_TYPES = ["choice", "multi_choice", "ranking", "matrix"];
-const sqlList = (types: string[]) => types.map((t) => `'${t}'`).join(", ");
-
-/** The ids of the survey's current questions of the given types, as an SQL subquery (?1 survey, ?2 team). */
-const questionIds = (types?: string[]) =>
-  `SELECT id FROM survey_questions WHERE survey_id = ?1 AND team_id = ?2${types ? ` AND type IN (${sqlList(types)})` : ""}`;
-
-// Both statements walk each completed response's answers once: json_each over the answers map
-// (a: one row per question id), json_each over that answer (v: the row whose key is 'value'),
-// and for array / object values json_each over the value (e: its elements). Only the survey's
-// current questions count (answers of deleted or generated questions are skipped) and null
-// answers are not answers. The question-id subqueries do not depend on the row, so SQLite
-// evaluates each once.
-
-/**
- * One row per (question, JSON type of the value, value). Values are kept only where the summary
- * groups by them, so a text question is one row however many distinct texts it got.
- */
-const VALUE_GROUPS_SQL = `
-SELECT a.key AS question_id,
-       v.type AS kind,
-       CASE WHEN v.type NOT IN ('array', 'object') AND a.key IN (${questionIds(VALUE_TYPES)}) THEN v.atom END AS value,
-       COUNT(*) AS n
-FROM survey_responses r
-JOIN json_each(r.answers) a
-JOIN json_each(a.value) v
-WHERE r.survey_id = ?1 AND r.team_id = ?2 AND r.status = 'completed'
-  AND a.type = 'object' AND a.key IN (${questionIds()})
-  AND v.key = 'value' AND v.type <> 'null'
-GROUP BY 1, 2, 3`;
-
-/**
- * The string elements of array and object values (multi_choice, ranking, matrix), grouped: per
- * (question, object key, element) the count and, for arrays, the sum of 1-based positions and how
- * often the element came first.
- */
-const ELEMENT_GROUPS_SQL = `
-SELECT a.key AS question_id,
-       CASE WHEN v.type = 'object' THEN e.key END AS row_key,
-       e.atom AS item,
-       COUNT(*) AS n,
-       SUM(CASE WHEN v.type = 'array' THEN e.key + 1 ELSE 0 END) AS position_sum,
-       SUM(CASE WHEN v.type = 'array' AND e.key = 0 THEN 1 ELSE 0 END) AS first
-FROM survey_responses r
-JOIN json_each(r.answers) a
-JOIN json_each(a.value) v
-JOIN json_each(v.value) e
-WHERE r.survey_id = ?1 AND r.team_id = ?2 AND r.status = 'completed'
-  AND a.type = 'object' AND a.key IN (${questionIds(ELEMENT_TYPES)})
-  AND v.key = 'value' AND v.type IN ('array', 'object')
-  AND e.type = 'text'
-GROUP BY 1, 2, 3`;
-
-const STATUS_COUNTS_SQL = `
-SELECT status, COUNT(*) AS n FROM survey_responses WHERE survey_id = ?1 AND team_id = ?2 GROUP BY status`;
-
 interface ValueGroup {
   question_id: string;
   kind: string;
-  value: string | number | null;
+  value: unknown;
   n: number;
 }
 
@@ -215,33 +159,50 @@ function aggregate(q: QuestionRow, { values, elements }: Groups): Record<string,
 }
 
 /**
- * Per-question aggregates over completed responses, computed in SQL: three grouped statements in
- * one D1 batch, whatever the number of questions or responses. The Worker only sees one row per
- * (question, distinct value), never a response; answers of deleted questions are not rendered.
+ * Per-question aggregates over completed responses, read from the counters that every completion
+ * updates in its own batch (survey-summary.queries.ts): three small reads in one D1 batch, whatever the
+ * number of responses. When the counters are not built yet (a survey from before they existed, or
+ * one whose question changed type) the same batch first rebuilds them from the stored responses.
+ * Answers of deleted questions are not rendered.
  */
 export async function surveySummary(env: Env, teamId: string, surveyId: string) {
   const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
-  const [questions, [statusRows, valueRows, elementRows]] = await Promise.all([
-    listQuestionRows(db, survey),
-    env.DB.batch([
-      env.DB.prepare(STATUS_COUNTS_SQL).bind(survey.id, teamId),
-      env.DB.prepare(VALUE_GROUPS_SQL).bind(survey.id, teamId),
-      env.DB.prepare(ELEMENT_GROUPS_SQL).bind(survey.id, teamId),
-    ]),
-  ]);
-  const byStatus = Object.fromEntries((statusRows.results as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]));
+  const [questions, counters] = await Promise.all([listQuestionRows(db, survey), readCounters(env.DB, survey.id, teamId)]);
+  const { state, values, elements } = counters;
   const groups = new Map<string, Groups>(questions.map((q) => [q.id, { values: [], elements: [] }]));
-  for (const g of valueRows.results as unknown as ValueGroup[]) groups.get(g.question_id)?.values.push(g);
-  for (const g of elementRows.results as unknown as ElementGroup[]) groups.get(g.question_id)?.elements.push(g);
+  for (const g of values) {
+    // '' marks a value the summary does not group by (free text); the others are stored as JSON.
+    groups.get(g.question_id)?.values.push({ question_id: g.question_id, kind: g.kind, value: g.value === "" ? null : JSON.parse(g.value), n: g.n });
+  }
+  for (const g of elements) {
+    groups.get(g.question_id)?.elements.push({
+      question_id: g.question_id,
+      row_key: g.kind === "object" ? g.row_key : null,
+      item: g.item,
+      n: g.n,
+      position_sum: g.position_sum,
+      first: g.first_count,
+    });
+  }
+  const completed = state?.completed ?? 0;
+  const inProgress = state?.in_progress ?? 0;
   return {
     survey_id: survey.id,
     response_count: survey.responseCount,
-    responses: {
-      total: (byStatus.completed ?? 0) + (byStatus.in_progress ?? 0),
-      completed: byStatus.completed ?? 0,
-      in_progress: byStatus.in_progress ?? 0,
-    },
+    responses: { total: completed + inProgress, completed, in_progress: inProgress },
     questions: questions.map((q) => aggregate(q, groups.get(q.id) ?? { values: [], elements: [] })),
+  };
+}
+
+/** The survey's counters in one consistent snapshot, rebuilt first when they are not built. */
+async function readCounters(d1: D1Database, surveyId: string, teamId: string) {
+  let results = await d1.batch(readStatements(d1, surveyId, teamId));
+  if (results[0].results.length === 0) results = (await d1.batch(rebuildStatements(d1, surveyId, teamId, nowIso()))).slice(-3);
+  const [state, values, elements] = results;
+  return {
+    state: state.results[0] as StateRow | undefined,
+    values: values.results as unknown as ValueRow[],
+    elements: elements.results as unknown as ElementRow[],
   };
 }

@@ -1,8 +1,8 @@
-// Pure survey rules with no storage: the definition checks of a question per type, the answer
-// check per type (the spec's answer-shape table), and the branching walk that decides the next
-// question. The services call these; tests exercise them through the HTTP API.
+// Pure survey rules with no storage: the definition checks of a question per type (branching
+// conditions included), the answer check per type (the spec's answer-shape table), and the
+// branching walk that decides the next question. The services call these; tests exercise them through the HTTP API.
 import type { FieldErrors } from "../../platform/errors";
-import type { Branching, JsonObject } from "../../db/schema/surveys";
+import type { BranchCondition, Branching, JsonObject } from "../../db/schema/surveys";
 import type { QuestionType } from "./surveys.schemas";
 
 /** The part of a question the rules need. */
@@ -45,6 +45,44 @@ export function questionDefinitionErrors(q: { type: QuestionType; options: strin
   }
   if (q.settings.required !== undefined && typeof q.settings.required !== "boolean") add("settings.required", "must be a boolean");
   return errors;
+}
+
+/** Question types whose answers are numbers the comparison operators apply to. */
+const NUMERIC_TYPES = new Set(["rating", "nps", "scale", "slider"]);
+const COMPARISONS = ["less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal"] as const;
+
+/**
+ * Field errors of a question's branching conditions against its type: a comparison needs a
+ * numeric question, `includes` a multi_choice question and one of its options. `equals` keeps
+ * its meaning (deep equality) on every type.
+ */
+export function branchingConditionErrors(q: { type: string; options: string[]; branching: Branching }): FieldErrors {
+  const errors: FieldErrors = {};
+  q.branching.rules.forEach((rule, i) => {
+    const field = `branching.rules.${i}.if`;
+    const condition = rule.if as Record<string, unknown>;
+    const add = (message: string) => (errors[field] ??= []).push(message);
+    for (const op of COMPARISONS) {
+      if (op in condition && !NUMERIC_TYPES.has(q.type)) add(`${op} needs a numeric question (rating, nps, scale, slider), not ${q.type}`);
+    }
+    if ("includes" in condition) {
+      if (q.type !== "multi_choice") add(`includes needs a multi_choice question, not ${q.type}`);
+      else if (!q.options.includes(condition.includes as string)) add("includes must be one of the question's options");
+    }
+  });
+  return errors;
+}
+
+/** Whether an answer satisfies a branching condition. Null answers only ever match `equals: null`. */
+export function conditionHolds(condition: BranchCondition, value: unknown): boolean {
+  if ("equals" in condition) return canonical(condition.equals) === canonical(value);
+  if ("includes" in condition) return Array.isArray(value) && value.includes(condition.includes);
+  if (typeof value !== "number") return false;
+  if ("less_than" in condition) return value < condition.less_than;
+  if ("less_than_or_equal" in condition) return value <= condition.less_than_or_equal;
+  if ("greater_than" in condition) return value > condition.greater_than;
+  if ("greater_than_or_equal" in condition) return value >= condition.greater_than_or_equal;
+  return false;
 }
 
 function isStringList(value: unknown): value is string[] {
@@ -160,8 +198,7 @@ export function nextManualQuestion(
   answered: ReadonlySet<string>,
 ): string | null {
   const branching = current.branching;
-  const key = canonical(value);
-  const rule = branching?.rules.find((r) => canonical(r.if.equals) === key);
+  const rule = branching?.rules.find((r) => conditionHolds(r.if, value));
   const then = rule?.then ?? branching?.default ?? { go_to_next: true };
   if ("skip_to_end" in then) return null;
   if ("go_to_question_id" in then) {

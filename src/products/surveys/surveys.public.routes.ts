@@ -1,9 +1,10 @@
 // Public (unauthenticated) Surveys routes: the survey definition for the hosted page, and the
-// response flow. No auth() here. Every route counts in the per-IP `public` bucket before the slug
-// is looked up (unknown slugs too); starting a response also counts in the `survey_start` family
-// of the survey team's `strict` bucket (spec: public surveys, 30 per 60 s). The definition, resume,
-// answers and complete are not in the team's strict bucket, so respondents already answering are
-// never cut off by traffic that the team does not control.
+// response flow (start, resume, answer, go back, complete). No auth() here. Every route counts in
+// the per-IP `public` bucket before the slug is looked up (unknown slugs too); starting a response
+// also counts in the `survey_start` family of the survey team's `strict` bucket (spec: public
+// surveys, 30 per 60 s). The definition, resume, answers, back and complete are not in the team's
+// strict bucket, so respondents already answering are never cut off by traffic that the team does
+// not control.
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../../db/client";
@@ -13,6 +14,7 @@ import { enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/m
 import { createRouter } from "../../platform/router";
 import {
   AnswerBody,
+  BackBody,
   PublicSurveySchema,
   ResponseParams,
   ResponseStateSchema,
@@ -23,6 +25,7 @@ import {
 import {
   completeResponse,
   findPublicSurvey,
+  goBack,
   publicDefinition,
   responseState,
   startResponse,
@@ -126,6 +129,26 @@ surveysPublicRouter.openapi(
     const { slug, response_id } = c.req.valid("param");
     const survey = await publicSurvey(c, slug);
     return c.json({ data: await submitAnswer(c.env, survey, response_id, c.req.valid("json")) }, 200);
+  },
+);
+
+surveysPublicRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/{slug}/responses/{response_id}/back",
+    tags,
+    middleware,
+    summary: "Go back to an earlier question",
+    description:
+      "Body optional: `{question_id}`, an earlier question of the response's path (omitted: the last answered one). The path is cut before that question and the answers after it are discarded; the question becomes `next_question` again with its earlier answer in `previous_answer`, and answering it walks the branching from there. A completed response cannot go back (409 `Response is already completed`); nothing answered yet, or a question not on the path (or since deleted), answers 409.",
+    request: { params: ResponseParams, body: { required: false, content: { "application/json": { schema: BackBody } } } },
+    responses: { 200: dataResponse("The response state, back at that question", ResponseStateSchema), ...flowErrors },
+  }),
+  async (c) => {
+    const { slug, response_id } = c.req.valid("param");
+    const survey = await publicSurvey(c, slug);
+    const body = (c.req.header("content-type") ?? "").includes("json") ? c.req.valid("json") : {};
+    return c.json({ data: await goBack(c.env, survey, response_id, body ?? {}) }, 200);
   },
 );
 

@@ -420,7 +420,7 @@ surveysRouter.openapi(
     tags,
     summary: "Per-question aggregates of completed responses",
     description:
-      "Computed live over completed responses, for the survey's current questions: counts per option (choice, multi_choice, ranking average rank), average and distribution (rating, scale, slider, nps), the NPS score, the yes/no split, per-row counts for matrix, and answer counts for free-text types.",
+      "Read from counters kept by every completion (the cost does not grow with the number of responses), over completed responses, for the survey's current questions: counts per option (choice, multi_choice, ranking average rank), average and distribution (rating, scale, slider, nps), the NPS score, the yes/no split, per-row counts for matrix, and answer counts for free-text types.",
     security: bearerSecurity,
     middleware: read,
     request: { params: SurveyIdParam },

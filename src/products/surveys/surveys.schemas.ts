@@ -78,17 +78,42 @@ const BranchTarget = z.union([
   z.strictObject({ skip_to_end: z.literal(true) }),
 ]);
 
+export const BRANCH_OPERATORS = ["equals", "less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal", "includes"] as const;
+
+/**
+ * One operator per condition. Shapes are checked here; which question types take which operator
+ * (numeric comparisons on rating / nps / scale / slider, `includes` of an option on multi_choice)
+ * is checked by the service against the question (survey-rules.ts).
+ */
+export const BranchConditionSchema = z
+  .strictObject({
+    equals: z.unknown().optional(),
+    less_than: z.number().optional(),
+    less_than_or_equal: z.number().optional(),
+    greater_than: z.number().optional(),
+    greater_than_or_equal: z.number().optional(),
+    includes: z.string().min(1).max(500).optional(),
+  })
+  .superRefine((condition, ctx) => {
+    const operators = Object.keys(condition);
+    if (operators.length !== 1) ctx.addIssue({ code: "custom", message: `must have exactly one operator: ${BRANCH_OPERATORS.join(", ")}` });
+  })
+  .openapi("SurveyBranchCondition", {
+    description:
+      "Exactly one operator. `equals`: the answer deep-equals the value (any type). `less_than`, `less_than_or_equal`, `greater_than`, `greater_than_or_equal`: a number, for rating, nps, scale and slider questions. `includes`: one of the options, for multi_choice questions.",
+  });
+
 export const BranchingSchema = z
   .strictObject({
     rules: z
-      .array(z.strictObject({ if: z.strictObject({ equals: z.unknown() }), then: BranchTarget }))
+      .array(z.strictObject({ if: BranchConditionSchema, then: BranchTarget }))
       .max(100)
       .default([]),
     default: z.union([z.strictObject({ go_to_next: z.literal(true) }), BranchTarget]).default({ go_to_next: true }),
   })
   .openapi("SurveyBranching", {
     description:
-      "`rules` are tried in order; the first whose `if.equals` equals the answer (deep equality) decides. `then` is `{go_to_question_id}` or `{skip_to_end: true}`; `default` (`{go_to_next: true}` when omitted) applies when no rule matches.",
+      "`rules` are tried in order; the first whose `if` condition holds for the answer decides (`equals`: deep equality; `less_than` / `less_than_or_equal` / `greater_than` / `greater_than_or_equal`: numeric answers; `includes`: a multi_choice answer containing the option). `then` is `{go_to_question_id}` or `{skip_to_end: true}`; `default` (`{go_to_next: true}` when omitted) applies when no rule matches.",
   });
 
 export const QuestionSchema = z
@@ -255,6 +280,17 @@ export const AnswerBody = z
   .openapi("SubmitSurveyAnswer");
 export type AnswerInput = z.infer<typeof AnswerBody>;
 
+export const BackBody = z
+  .strictObject({
+    question_id: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({ description: "An earlier question of the response's path; omitted: the last answered question (one step back)" }),
+  })
+  .openapi("SurveyResponseBack");
+export type BackInput = z.infer<typeof BackBody>;
+
 export const PublicQuestionSchema = z
   .object({
     id: z.string(),
@@ -278,6 +314,11 @@ export const ResponseStateSchema = z
     status: z.enum(["in_progress", "completed"]),
     answered_count: z.number().int(),
     next_question: PublicQuestionSchema.nullable(),
+    previous_answer: z
+      .object({ value: z.unknown(), answered_at: z.string() })
+      .nullable()
+      .openapi({ description: "After going back: the answer the response gave `next_question` before, until it is answered again (to pre-fill a control); else null" }),
+    can_go_back: z.boolean().openapi({ description: "True while the response is in progress and has answered at least one question" }),
     finished: z.boolean(),
     started_at: z.string(),
     completed_at: z.string().nullable(),

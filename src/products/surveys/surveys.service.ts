@@ -8,6 +8,7 @@ import {
   surveyQuestions,
   surveyResponses,
   surveySections,
+  surveySummaryState,
   surveyWebhookDeliveries,
   surveyWebhooks,
   surveys,
@@ -17,7 +18,7 @@ import {
 import { nowIso } from "../../platform/clock";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
-import { questionDefinitionErrors } from "./survey-rules";
+import { branchingConditionErrors, questionDefinitionErrors } from "./survey-rules";
 import type {
   CreateQuestionInput,
   CreateSectionInput,
@@ -385,13 +386,13 @@ async function loadQuestion(db: Db, survey: SurveyRow, questionId: string): Prom
   return orNotFound(row, questionNotFound());
 }
 
-/** Checks a question definition against its survey: type rules, section and branching targets. */
+/** Checks a question definition against its survey: type rules, section, branching conditions and targets. */
 async function checkQuestion(
   db: Db,
   survey: SurveyRow,
   q: { id?: string; type: QuestionType; options: string[]; settings: JsonObject; sectionId: string | null; branching: Branching },
 ): Promise<void> {
-  const errors: FieldErrors = questionDefinitionErrors(q);
+  const errors: FieldErrors = { ...questionDefinitionErrors(q), ...branchingConditionErrors(q) };
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
   const targets = [...q.branching.rules.map((r) => r.then), q.branching.default]
     .filter((t): t is { go_to_question_id: string } => "go_to_question_id" in t)
@@ -460,7 +461,7 @@ export async function updateQuestion(db: Db, teamId: string, surveyId: string, q
     updatedAt: nowIso(),
   };
   await checkQuestion(db, survey, { ...next, type });
-  await db
+  const update = db
     .update(surveyQuestions)
     .set({
       type: next.type,
@@ -475,6 +476,10 @@ export async function updateQuestion(db: Db, teamId: string, surveyId: string, q
       updatedAt: next.updatedAt,
     })
     .where(ownedRow(surveyQuestions, teamId, question.id));
+  if (type === question.type) await update;
+  // The summary counters group answers by what the question's type summarises: a new type drops
+  // them, in the same transaction, and the next summary read rebuilds them from the responses.
+  else await runBatch(db, [update, db.delete(surveySummaryState).where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, teamId)))]);
   return questionView(next);
 }
 

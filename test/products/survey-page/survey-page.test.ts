@@ -83,6 +83,23 @@ describe("hosted page /s/:slug", () => {
     expect((await call("GET", `/s/${newSlug}`)).status).toBe(200);
   });
 
+  it("gives the page its back label, and the script a back step and outlined stars (behaviour: e2e survey-page.mjs)", async () => {
+    const team = await setupTeam();
+    const s = slug();
+    await activeSurvey(team, s, { settings: { button_labels: { back: "Previous" } } });
+    const html = await (await call("GET", `/s/${s}`)).text();
+    const config = JSON.parse(/<script type="application\/json" id="survey-config">(.*?)<\/script>/s.exec(html)![1]);
+    expect(config.settings.labels).toMatchObject({ back: "Previous", next: "Next" });
+    // Unchosen stars are outlines; only .lit ones are filled.
+    expect(html).toMatch(/\.star svg\{[^}]*fill:none/);
+    expect(html).toMatch(/\.star\.lit svg\{fill:#f5b301\}/);
+    const script = await (await call("GET", "/s/_/survey.js")).text();
+    expect(script).toContain('"/back"');
+    expect(script).toContain("data.can_go_back");
+    expect(script).toContain("data.previous_answer");
+    expect(script).not.toContain("★"); // a text glyph takes the platform font's colours
+  });
+
   it("serves the page script and the embed widget as JavaScript", async () => {
     const page = await call("GET", "/s/_/survey.js");
     expect(page.status).toBe(200);

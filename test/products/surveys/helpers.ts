@@ -51,3 +51,8 @@ export function answer(surveySlug: string, responseId: string, questionId: strin
 export function complete(surveySlug: string, responseId: string) {
   return call("POST", `surveys/${surveySlug}/responses/${responseId}/complete`);
 }
+
+/** Goes back to `questionId` (an earlier question of the path), or one step when it is omitted. */
+export function back(surveySlug: string, responseId: string, questionId?: string) {
+  return call("POST", `surveys/${surveySlug}/responses/${responseId}/back`, questionId === undefined ? {} : { body: { question_id: questionId } });
+}

@@ -1,7 +1,9 @@
-// The summary is aggregated in SQL. These tests pin it against the in-Worker aggregation it
-// replaced (kept here as the reference), over thousands of generated responses with every
-// question type, and cover the edge cases one by one: multi_choice elements, matrix rows, deleted
-// and generated questions, options changed after answers, null answers, in-progress responses.
+// The summary is aggregated in SQL: here by the rebuild of its counters, which the first read of
+// each survey runs (surveys.summary-counters.test.ts covers the incremental path). These tests pin
+// it against the in-Worker aggregation it replaced (kept here as the reference), over thousands of
+// generated responses with every question type, and cover the edge cases one by one: multi_choice
+// elements, matrix rows, deleted and generated questions, options changed after answers, null
+// answers, in-progress responses.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, json } from "../../helpers/api";
