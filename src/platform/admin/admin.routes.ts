@@ -23,6 +23,7 @@ adminRouter.openapi(
   createRoute({
     method: "post",
     path: "/teams",
+    operationId: "createTeam",
     tags: ["Operator"],
     summary: "Create a team",
     security: adminSecurity,
@@ -39,6 +40,7 @@ adminRouter.openapi(
   createRoute({
     method: "get",
     path: "/teams/{id}",
+    operationId: "getTeam",
     tags: ["Operator"],
     summary: "Get a team",
     security: adminSecurity,
@@ -52,6 +54,7 @@ adminRouter.openapi(
   createRoute({
     method: "patch",
     path: "/teams/{id}",
+    operationId: "updateTeam",
     tags: ["Operator"],
     summary: "Change a team's plan, name or owner",
     security: adminSecurity,
@@ -68,6 +71,7 @@ adminRouter.openapi(
   createRoute({
     method: "post",
     path: "/teams/{id}/keys",
+    operationId: "createApiKey",
     tags: ["Operator"],
     summary: "Create an API key (the plaintext is shown only here)",
     security: adminSecurity,
@@ -84,6 +88,7 @@ adminRouter.openapi(
   createRoute({
     method: "patch",
     path: "/keys/{id}",
+    operationId: "updateApiKey",
     tags: ["Operator"],
     summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
     security: adminSecurity,
@@ -100,6 +105,7 @@ adminRouter.openapi(
   createRoute({
     method: "delete",
     path: "/keys/{id}",
+    operationId: "revokeApiKey",
     tags: ["Operator"],
     summary: "Revoke a key",
     security: adminSecurity,
@@ -116,6 +122,7 @@ adminRouter.openapi(
   createRoute({
     method: "post",
     path: "/teams/{id}/domains",
+    operationId: "addTeamDomain",
     tags: ["Operator"],
     summary: "Verify a sending domain for a team directly",
     description:

@@ -77,6 +77,7 @@ logsIngestRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "ingestLogEntry",
     tags: ["Logs ingest"],
     summary: "Ingest one log entry",
     description:
@@ -114,6 +115,7 @@ logsIngestRouter.openapi(
   createRoute({
     method: "post",
     path: "/batch",
+    operationId: "ingestLogBatch",
     tags: ["Logs ingest"],
     summary: "Ingest an NDJSON batch",
     description:
@@ -153,6 +155,7 @@ logsRouter.openapi(
   createRoute({
     method: "post",
     path: "/projects",
+    operationId: "createLogProject",
     tags: ["Logs"],
     summary: "Create a log project",
     description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
@@ -171,6 +174,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects",
+    operationId: "listLogProjects",
     tags: ["Logs"],
     summary: "List log projects",
     security: bearerSecurity,
@@ -184,6 +188,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}",
+    operationId: "getLogProject",
     tags: ["Logs"],
     summary: "Get a log project",
     security: bearerSecurity,
@@ -198,6 +203,7 @@ logsRouter.openapi(
   createRoute({
     method: "post",
     path: "/projects/{id}/rotate-token",
+    operationId: "rotateLogProjectToken",
     tags: ["Logs"],
     summary: "Rotate the ingest token",
     description: "Issues a new token and answers it in plaintext; the old token answers 401 from this moment.",
@@ -216,6 +222,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}/streams",
+    operationId: "listLogStreams",
     tags: ["Logs"],
     summary: "List a project's streams",
     description: "Streams are created on first use by ingest; at most 10,000 per project. Sorted by name; page with `after` (the last name seen).",
@@ -234,6 +241,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}/entries",
+    operationId: "queryLogEntries",
     tags: ["Logs"],
     summary: "Query log entries",
     description:
@@ -254,6 +262,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}/alerts",
+    operationId: "listLogAlerts",
     tags: ["Logs alerts"],
     summary: "List a project's alerts",
     security: bearerSecurity,
@@ -271,6 +280,7 @@ logsRouter.openapi(
   createRoute({
     method: "post",
     path: "/projects/{id}/alerts",
+    operationId: "createLogAlert",
     tags: ["Logs alerts"],
     summary: "Create an alert",
     description:
@@ -292,6 +302,7 @@ logsRouter.openapi(
   createRoute({
     method: "put",
     path: "/alerts/{id}",
+    operationId: "updateLogAlert",
     tags: ["Logs alerts"],
     summary: "Update an alert",
     description: "Any subset of the create fields; only the fields given change. The result must still meet the create rules.",
@@ -310,6 +321,7 @@ logsRouter.openapi(
   createRoute({
     method: "delete",
     path: "/alerts/{id}",
+    operationId: "deleteLogAlert",
     tags: ["Logs alerts"],
     summary: "Delete an alert",
     security: bearerSecurity,
