@@ -17,8 +17,10 @@ import { createTlsMaterial } from "./e2e/receiver.mjs";
 import { relayChecks } from "./e2e/relay.mjs";
 import { surveyPageChecks } from "./e2e/survey-page.mjs";
 import { surveysChecks } from "./e2e/surveys.mjs";
+import { typedClientChecks } from "./e2e/typed-client.mjs";
 
-const suites = [platformChecks, surveysChecks, surveyPageChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+// typedClientChecks first type-checks its own calls against types generated from the live document.
+const suites = [platformChecks, typedClientChecks, surveysChecks, surveyPageChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
 
 const dir = mkdtempSync(join(tmpdir(), "edge-e2e-"));
 const envFile = join(dir, "dev.vars");

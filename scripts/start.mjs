@@ -1,30 +1,42 @@
 // `npm start`: local secrets in .dev.vars (created once), local D1 migrations, `wrangler dev` on
 // PORT (default 8787) with APP_URL following the port, and a demo team with an every-scope key.
 // ADMIN_TOKEN and PORT from the environment take precedence over .dev.vars and the default.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// Each run writes its secrets to its own file keyed by the port (.wrangler/dev.vars.<port>.effective)
+// and removes it on exit, so a second server on another port never changes the first one's token.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyMigrations, createTeamWithKey, ensureDevVars, ROOT, startDevServer, writeVars } from "./lib/dev-server.mjs";
+import { applyMigrations, createTeamWithKey, ensureDevVars, ROOT, startDevServer, writeEffectiveVars } from "./lib/dev-server.mjs";
 
 const port = Number(process.env.PORT ?? 8787);
 const vars = ensureDevVars();
 if (process.env.ADMIN_TOKEN) vars.ADMIN_TOKEN = process.env.ADMIN_TOKEN;
 
-mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
-const effectiveVars = join(ROOT, ".wrangler", "dev.vars.effective");
-writeVars(effectiveVars, vars);
+const effectiveVars = writeEffectiveVars(port, vars);
+// Whatever ends the process (Ctrl-C, wrangler exiting, a failed start) removes this run's file.
+process.on("exit", () => effectiveVars.remove());
+// Signals are handled from here on, so a Ctrl-C during start-up still exits through "exit": while
+// wrangler is starting, aborting makes startDevServer stop it (it runs in its own process group).
+const starting = new AbortController();
+let server;
+const stop = async () => {
+  if (!server) return starting.abort(new Error("interrupted during start-up"));
+  await server.stop();
+  process.exit(0);
+};
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
 
 console.log("applying local D1 migrations...");
 applyMigrations();
 
 console.log(`starting wrangler dev on http://localhost:${port} ...`);
 // inspectorPort: null keeps wrangler's own choice (9229 when free) for attaching a debugger.
-const server = await startDevServer({ port, envFile: effectiveVars, quiet: false, testScheduled: true, inspectorPort: null });
-const stop = () => {
-  server.stop();
-  process.exit(0);
-};
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
+try {
+  server = await startDevServer({ port, envFile: effectiveVars.path, quiet: false, testScheduled: true, inspectorPort: null, signal: starting.signal });
+} catch (error) {
+  console.error(error?.message ?? error);
+  process.exit(1);
+}
 server.child.on("exit", (code) => process.exit(code ?? 0));
 
 const demoFile = join(ROOT, ".wrangler", "demo.json");

@@ -2,7 +2,7 @@
 // benchmarks: local secrets, local migrations, a free port, a readiness wait, a clean stop.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +32,25 @@ export function parseVars(text) {
 export function writeVars(path, vars) {
   const body = Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n";
   writeFileSync(path, body, { mode: 0o600 });
+}
+
+/**
+ * The env file of one `npm start` run, keyed by its port: two servers in one checkout each keep
+ * their own operator token (a shared file let the second start rewrite the first one's token).
+ */
+export function effectiveVarsPath(port, root = ROOT) {
+  return join(root, ".wrangler", `dev.vars.${port}.effective`);
+}
+
+/**
+ * Writes the secrets of the run on `port` to its own file (mode 0600) and returns
+ * { path, remove }; remove() deletes that file only, and may be called more than once.
+ */
+export function writeEffectiveVars(port, vars, root = ROOT) {
+  const path = effectiveVarsPath(port, root);
+  mkdirSync(dirname(path), { recursive: true });
+  writeVars(path, vars);
+  return { path, remove: () => rmSync(path, { force: true }) };
 }
 
 /** Reads .dev.vars, creating it with random secrets when missing. */

@@ -40,3 +40,15 @@ export const authResponses = {
   403: jsonResponse("Insufficient scope", AuthErrorSchema),
   429: jsonResponse("Rate limit exceeded (or monthly quota)", RateLimitErrorSchema),
 };
+
+/**
+ * Path parameters routed and documented under `name` but handed to the handler as `key`.
+ * OpenAPI forbids two path templates that differ only in a parameter's name (the authenticated
+ * `GET /surveys/{id}/responses` and the public `POST /surveys/{slug}/responses`): both
+ * operations declare the one shared name, each with its own description, while their handlers
+ * keep reading `id` and `slug`. The URL itself is unchanged (any single path segment).
+ */
+export function pathParamAs<N extends string, K extends string>(name: N, key: K, description: string) {
+  const shape = { [name]: z.string().openapi({ param: { name, in: "path", description } }) } as { [P in N]: z.ZodString };
+  return z.object(shape).transform((params) => ({ [key]: (params as Record<string, string>)[name] }) as { [P in K]: string });
+}

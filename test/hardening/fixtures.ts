@@ -61,8 +61,12 @@ export function resolve(doc: any, schema: any): any {
   return schema;
 }
 
-/** The kind of resource a path parameter names: by its name, else by the path segment before it. */
-export function paramKind(path: string, name: string): string {
+/**
+ * The kind of resource a path parameter names: by its name, else by the path segment before it.
+ * `publicRoute`: the operation takes no credential (public survey routes name the survey by slug,
+ * also under the `{survey}` name they share with the authenticated responses route).
+ */
+export function paramKind(path: string, name: string, publicRoute = false): string {
   if (name === "webhook_id") return "surveyWebhook";
   if (name === "project_id" && path.includes("/audit")) return "auditProject";
   const segments = path.split("/");
@@ -96,7 +100,7 @@ export function paramKind(path: string, name: string): string {
   const kind = bySegment[before];
   if (!kind) throw new Error(`no resource kind for {${name}} in ${path}`);
   // The public survey routes name the survey by slug.
-  if (kind === "survey" && name === "slug") return "surveySlug";
+  if (kind === "survey" && (name === "slug" || publicRoute)) return "surveySlug";
   return kind;
 }
 

@@ -239,7 +239,7 @@ function pathArbitrary(op: Operation): fc.Arbitrary<string> {
     .map((choices) => {
       const values: Record<string, string> = {};
       names.forEach((name, i) => {
-        const real = A.ids[paramKind(op.path, name)];
+        const real = A.ids[paramKind(op.path, name, op.security === null)];
         const [useReal, junk] = choices[i];
         values[name] = !destructive && real && useReal ? real : junk.replace(/[\uD800-\uDFFF]/g, "?") || "x";
       });
@@ -309,7 +309,7 @@ describe("fuzzing every operation of the OpenAPI document", () => {
     const huge = "é".repeat(50_000) + "x".repeat(1_000);
     for (const op of operations.filter((op) => op.bodyTypes.length)) {
       const base = (sample(op.bodySchema) ?? {}) as Body;
-      const path = fillPath(op.path, (name) => (op.method === "DELETE" ? crypto.randomUUID() : A.ids[paramKind(op.path, name)] ?? crypto.randomUUID()));
+      const path = fillPath(op.path, (name) => (op.method === "DELETE" ? crypto.randomUUID() : A.ids[paramKind(op.path, name, op.security === null)] ?? crypto.randomUUID()));
       const type = op.bodyTypes[0];
       const props = Object.keys(op.bodySchema?.properties ?? {}).slice(0, 6);
       for (const name of props) await send(op, { path, query: "", body: JSON.stringify({ ...base, [name]: huge }), contentType: type });

@@ -24,6 +24,7 @@ adminRouter.openapi(
   createRoute({
     method: "post",
     path: "/teams",
+    operationId: "createTeam",
     tags: ["Operator"],
     summary: "Create a team",
     security: adminSecurity,
@@ -40,6 +41,7 @@ adminRouter.openapi(
   createRoute({
     method: "get",
     path: "/teams/{id}",
+    operationId: "getTeam",
     tags: ["Operator"],
     summary: "Get a team",
     security: adminSecurity,
@@ -53,6 +55,7 @@ adminRouter.openapi(
   createRoute({
     method: "patch",
     path: "/teams/{id}",
+    operationId: "updateTeam",
     tags: ["Operator"],
     summary: "Change a team's plan, name or owner",
     security: adminSecurity,
@@ -69,6 +72,7 @@ adminRouter.openapi(
   createRoute({
     method: "post",
     path: "/teams/{id}/keys",
+    operationId: "createApiKey",
     tags: ["Operator"],
     summary: "Create an API key (the plaintext is shown only here)",
     security: adminSecurity,
@@ -85,6 +89,7 @@ adminRouter.openapi(
   createRoute({
     method: "patch",
     path: "/keys/{id}",
+    operationId: "updateApiKey",
     tags: ["Operator"],
     summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
     security: adminSecurity,
@@ -101,6 +106,7 @@ adminRouter.openapi(
   createRoute({
     method: "delete",
     path: "/keys/{id}",
+    operationId: "revokeApiKey",
     tags: ["Operator"],
     summary: "Revoke a key",
     security: adminSecurity,
@@ -117,6 +123,7 @@ adminRouter.openapi(
   createRoute({
     method: "post",
     path: "/teams/{id}/domains",
+    operationId: "addTeamDomain",
     tags: ["Operator"],
     summary: "Verify a sending domain for a team directly",
     description:

@@ -49,6 +49,7 @@ usageRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "getUsage",
     tags: ["Usage"],
     summary: "Monthly plan quota per metered service",
     description:

@@ -7,7 +7,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { rateLimit } from "../../platform/rate-limit/middleware";
-import { createRouter } from "../../platform/router";
+import { createRouter, publicSecurity } from "../../platform/router";
 import { notFoundHtml, renderHtml } from "./audit.render";
 import { fileNameOf, mintDownloadUrl, readArtefact, reportView, resolveToken } from "./audit.service";
 
@@ -34,6 +34,8 @@ auditViewerRouter.openapi(
   createRoute({
     method: "get",
     path: "/shared/{token}",
+    operationId: "getSharedAuditReport",
+    security: publicSecurity,
     tags: ["Audit (public viewer)"],
     summary: "View a shared report",
     description:
@@ -53,6 +55,8 @@ auditViewerRouter.openapi(
   createRoute({
     method: "get",
     path: "/download/{token}",
+    operationId: "downloadSharedAuditReport",
+    security: publicSecurity,
     tags: ["Audit (public viewer)"],
     summary: "Download a shared report's artefact (5-minute link)",
     description: "Streams the artefact with its content type while the link is unexpired and the report still shared; otherwise the 404 page.",

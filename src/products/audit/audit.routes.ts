@@ -131,6 +131,7 @@ auditRouter.openapi(
   createRoute({
     method: "post",
     path: `${BASE}/findings`,
+    operationId: "createAuditFinding",
     tags,
     summary: "Create a finding",
     description: "A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.",
@@ -149,6 +150,7 @@ auditRouter.openapi(
   createRoute({
     method: "get",
     path: `${BASE}/findings`,
+    operationId: "listAuditFindings",
     tags,
     summary: "List findings",
     description: "Newest first; optional `status` filter; `page` (1-based) and `per_page` (default 50, max 100). `meta.pagination` carries the totals.",
@@ -172,6 +174,7 @@ auditRouter.openapi(
   createRoute({
     method: "get",
     path: `${BASE}/findings/{id}`,
+    operationId: "getAuditFinding",
     tags,
     summary: "Get a finding with its status history and verifications",
     security: bearerSecurity,
@@ -189,6 +192,7 @@ auditRouter.openapi(
   createRoute({
     method: "patch",
     path: `${BASE}/findings/{id}`,
+    operationId: "updateAuditFinding",
     tags,
     summary: "Change a finding's status, priority or title",
     description:
@@ -212,6 +216,7 @@ auditRouter.openapi(
   createRoute({
     method: "post",
     path: `${BASE}/findings/{id}/verifications`,
+    operationId: "createAuditFindingVerification",
     tags,
     summary: "Record a verification of a finding",
     description: "`result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.",
@@ -232,6 +237,7 @@ auditRouter.openapi(
   createRoute({
     method: "get",
     path: `${BASE}/reports/summary`,
+    operationId: "getAuditReportSummary",
     tags,
     summary: "Live report summary",
     description:
@@ -251,6 +257,7 @@ auditRouter.openapi(
   createRoute({
     method: "post",
     path: `${BASE}/reports/export`,
+    operationId: "exportAuditReport",
     tags,
     summary: "Export the summary as an artefact",
     description:
@@ -280,6 +287,7 @@ auditRouter.openapi(
   createRoute({
     method: "get",
     path: `${BASE}/reports`,
+    operationId: "listAuditReports",
     tags,
     summary: "List report export records",
     description: "Newest first (`created_at`, then id); optional `status`; `page` and `per_page` (default 20, max 100).",
@@ -300,6 +308,7 @@ auditRouter.openapi(
   createRoute({
     method: "get",
     path: `${BASE}/reports/{id}`,
+    operationId: "getAuditReport",
     tags,
     summary: "Get a report export record",
     security: bearerSecurity,
@@ -317,6 +326,7 @@ auditRouter.openapi(
   createRoute({
     method: "get",
     path: `${BASE}/reports/{id}/download`,
+    operationId: "downloadAuditReport",
     tags,
     summary: "Download a report's artefact",
     description:
@@ -360,6 +370,7 @@ auditRouter.openapi(
   createRoute({
     method: "post",
     path: `${BASE}/reports/share`,
+    operationId: "shareAuditReport",
     tags,
     summary: "Share a report by email, team chat or link",
     description:
@@ -383,6 +394,7 @@ auditRouter.openapi(
   createRoute({
     method: "delete",
     path: `${BASE}/reports/share`,
+    operationId: "revokeAuditReportShare",
     tags,
     summary: "Revoke every share of the project",
     description:

@@ -38,6 +38,7 @@ domainsRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createDomain",
     tags,
     summary: "Add a sending domain",
     description:
@@ -54,6 +55,7 @@ domainsRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listDomains",
     tags,
     summary: "List sending domains",
     description: "The team's domains, newest first. Requires `mail:send` or `mail:read`.",
@@ -68,6 +70,7 @@ domainsRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}",
+    operationId: "getDomain",
     tags,
     summary: "Get a sending domain",
     security: bearerSecurity,
@@ -82,6 +85,7 @@ domainsRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{id}",
+    operationId: "deleteDomain",
     tags,
     summary: "Delete a sending domain",
     description: "Live keys can no longer send from it. Requires `mail:send`.",
@@ -100,6 +104,7 @@ domainsRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/verify",
+    operationId: "verifyDomain",
     tags,
     summary: "Verify a sending domain",
     description:

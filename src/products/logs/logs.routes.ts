@@ -78,6 +78,7 @@ logsIngestRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "ingestLogEntry",
     tags: ["Logs ingest"],
     summary: "Ingest one log entry",
     description:
@@ -115,6 +116,7 @@ logsIngestRouter.openapi(
   createRoute({
     method: "post",
     path: "/batch",
+    operationId: "ingestLogBatch",
     tags: ["Logs ingest"],
     summary: "Ingest an NDJSON batch",
     description:
@@ -154,6 +156,7 @@ logsRouter.openapi(
   createRoute({
     method: "post",
     path: "/projects",
+    operationId: "createLogProject",
     tags: ["Logs"],
     summary: "Create a log project",
     description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
@@ -172,6 +175,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects",
+    operationId: "listLogProjects",
     tags: ["Logs"],
     summary: "List log projects",
     security: bearerSecurity,
@@ -185,6 +189,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}",
+    operationId: "getLogProject",
     tags: ["Logs"],
     summary: "Get a log project",
     security: bearerSecurity,
@@ -218,6 +223,7 @@ logsRouter.openapi(
   createRoute({
     method: "post",
     path: "/projects/{id}/rotate-token",
+    operationId: "rotateLogProjectToken",
     tags: ["Logs"],
     summary: "Rotate the ingest token",
     description: "Issues a new token and answers it in plaintext; the old token answers 401 from this moment.",
@@ -236,6 +242,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}/streams",
+    operationId: "listLogStreams",
     tags: ["Logs"],
     summary: "List a project's streams",
     description: "Streams are created on first use by ingest; at most 10,000 per project. Sorted by name; page with `after` (the last name seen).",
@@ -254,6 +261,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}/entries",
+    operationId: "queryLogEntries",
     tags: ["Logs"],
     summary: "Query log entries",
     description:
@@ -274,6 +282,7 @@ logsRouter.openapi(
   createRoute({
     method: "get",
     path: "/projects/{id}/alerts",
+    operationId: "listLogAlerts",
     tags: ["Logs alerts"],
     summary: "List a project's alerts",
     security: bearerSecurity,
@@ -291,6 +300,7 @@ logsRouter.openapi(
   createRoute({
     method: "post",
     path: "/projects/{id}/alerts",
+    operationId: "createLogAlert",
     tags: ["Logs alerts"],
     summary: "Create an alert",
     description:
@@ -312,6 +322,7 @@ logsRouter.openapi(
   createRoute({
     method: "put",
     path: "/alerts/{id}",
+    operationId: "updateLogAlert",
     tags: ["Logs alerts"],
     summary: "Update an alert",
     description: "Any subset of the create fields; only the fields given change. The result must still meet the create rules.",
@@ -330,6 +341,7 @@ logsRouter.openapi(
   createRoute({
     method: "delete",
     path: "/alerts/{id}",
+    operationId: "deleteLogAlert",
     tags: ["Logs alerts"],
     summary: "Delete an alert",
     security: bearerSecurity,

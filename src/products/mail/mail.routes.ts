@@ -86,6 +86,7 @@ export const emailsRouter = createRouter();
 const sendRoute = createRoute({
   method: "post",
   path: "/",
+  operationId: "sendEmail",
   tags: ["Mail"],
   summary: "Send an email",
   description: `Stores the message as \`queued\` and delivers it through the configured transport. Consumes one unit of the \`mail\` quota. ${policyDescription}`,
@@ -120,6 +121,7 @@ emailsRouter.post("/", auth(), requireScope("mail:send"), async (c) => {
 const batchRoute = createRoute({
   method: "post",
   path: "/batch",
+  operationId: "sendEmailBatch",
   tags: ["Mail"],
   summary: "Send up to 100 emails in one request",
   description:
@@ -207,6 +209,7 @@ emailsRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listEmails",
     tags: ["Mail"],
     summary: "List emails",
     description:
@@ -230,6 +233,7 @@ emailsRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}",
+    operationId: "getEmail",
     tags: ["Mail"],
     summary: "Get an email with its status history",
     description: "`history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).",
@@ -256,6 +260,7 @@ mailWebhooksRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createMailWebhook",
     tags: ["Mail webhooks"],
     summary: "Create a mail event webhook",
     description:
@@ -275,6 +280,7 @@ mailWebhooksRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listMailWebhooks",
     tags: ["Mail webhooks"],
     summary: "List mail event webhooks",
     description: "Requires `mail:read` or `mail:send`. Secrets are never returned here.",
@@ -289,6 +295,7 @@ mailWebhooksRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{id}",
+    operationId: "deleteMailWebhook",
     tags: ["Mail webhooks"],
     summary: "Delete a mail event webhook",
     description: "Requires `mail:send`. Pending deliveries to it are dropped.",
@@ -307,6 +314,7 @@ mailWebhooksRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/test",
+    operationId: "testMailWebhook",
     tags: ["Mail webhooks"],
     summary: "Send a test delivery",
     description:

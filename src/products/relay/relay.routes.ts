@@ -6,7 +6,7 @@ import { auth, requireScope } from "../../platform/auth";
 import { ApiError, registerErrorFormat, type ErrorFormatter } from "../../platform/errors";
 import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { rateLimit } from "../../platform/rate-limit/middleware";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { bearerSecurity, createRouter, publicSecurity } from "../../platform/router";
 import {
   CreateDestinationBody,
   CreatedDestinationSchema,
@@ -67,6 +67,7 @@ relayRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createWebhookSource",
     tags: [TAG],
     summary: "Create a source (a public ingest address)",
     description:
@@ -83,6 +84,7 @@ relayRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listWebhookSources",
     tags: [TAG],
     summary: "List sources",
     description: "Every source of the team, newest first.",
@@ -97,6 +99,7 @@ relayRouter.openapi(
   createRoute({
     method: "get",
     path: "/{source_id}",
+    operationId: "getWebhookSource",
     tags: [TAG],
     summary: "Get a source",
     security: bearerSecurity,
@@ -111,6 +114,7 @@ relayRouter.openapi(
   createRoute({
     method: "patch",
     path: "/{source_id}",
+    operationId: "updateWebhookSource",
     tags: [TAG],
     summary: "Change a source",
     description: "`name`, `enabled`, `retention_days` (1 to 90; the next hourly clean-up applies it) and `signing_secret` (null stops verification). A disabled source answers 410 at its ingest address.",
@@ -126,6 +130,7 @@ relayRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{source_id}",
+    operationId: "deleteWebhookSource",
     tags: [TAG],
     summary: "Delete a source",
     description: "Deletes the source with its destinations, events, deliveries and attempts. Queued deliveries are dropped.",
@@ -146,6 +151,7 @@ relayRouter.openapi(
   createRoute({
     method: "post",
     path: "/{source_id}/destinations",
+    operationId: "createWebhookDestination",
     tags: [TAG],
     summary: "Add a destination to a source",
     description:
@@ -165,6 +171,7 @@ relayRouter.openapi(
   createRoute({
     method: "get",
     path: "/{source_id}/destinations",
+    operationId: "listWebhookDestinations",
     tags: [TAG],
     summary: "List the destinations of a source",
     description: "Oldest first; the secret is never included.",
@@ -180,6 +187,7 @@ relayRouter.openapi(
   createRoute({
     method: "patch",
     path: "/{source_id}/destinations/{destination_id}",
+    operationId: "updateWebhookDestination",
     tags: [TAG],
     summary: "Change a destination",
     description: "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled`. Queued deliveries to a destination disabled meanwhile end as `failed`.",
@@ -198,6 +206,7 @@ relayRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{source_id}/destinations/{destination_id}",
+    operationId: "deleteWebhookDestination",
     tags: [TAG],
     summary: "Delete a destination",
     description: "Deletes the destination and its delivery records.",
@@ -219,6 +228,7 @@ relayRouter.openapi(
   createRoute({
     method: "get",
     path: "/{source_id}/events",
+    operationId: "listWebhookEvents",
     tags: [TAG],
     summary: "List the events of a source",
     description:
@@ -238,6 +248,7 @@ relayRouter.openapi(
   createRoute({
     method: "get",
     path: "/{source_id}/events/{event_id}",
+    operationId: "getWebhookEvent",
     tags: [TAG],
     summary: "Get an event with its deliveries and attempts",
     description: "The stored body, content type and filtered headers, and every delivery (ingest and replays) with each attempt: time, status code, duration, error, the first 1 KB of the answer and the delay before the next try.",
@@ -256,6 +267,7 @@ relayRouter.openapi(
   createRoute({
     method: "post",
     path: "/{source_id}/events/{event_id}/replay",
+    operationId: "replayWebhookEvent",
     tags: [TAG],
     summary: "Replay an event",
     description:
@@ -279,6 +291,8 @@ ingestRouter.openapi(
   createRoute({
     method: "post",
     path: "/{slug}",
+    operationId: "ingestWebhook",
+    security: publicSecurity,
     tags: [TAG],
     summary: "Public ingest address of a source",
     description:

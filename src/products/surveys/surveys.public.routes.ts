@@ -9,9 +9,9 @@ import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
-import { jsonBody, jsonResponse, dataResponse, RateLimitErrorSchema } from "../../platform/openapi";
+import { jsonBody, jsonResponse, dataResponse, pathParamAs, RateLimitErrorSchema } from "../../platform/openapi";
 import { enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/middleware";
-import { createRouter } from "../../platform/router";
+import { createRouter, publicSecurity } from "../../platform/router";
 import {
   AnswerBody,
   BackBody,
@@ -62,6 +62,8 @@ surveysPublicRouter.openapi(
   createRoute({
     method: "get",
     path: "/{slug}/public",
+    operationId: "getPublicSurvey",
+    security: publicSecurity,
     tags,
     middleware,
     summary: "Public survey definition",
@@ -79,13 +81,19 @@ surveysPublicRouter.openapi(
 surveysPublicRouter.openapi(
   createRoute({
     method: "post",
-    path: "/{slug}/responses",
+    // `{survey}`, not `{slug}`: the same path template as the authenticated GET (see pathParamAs).
+    path: "/{survey}/responses",
+    operationId: "startSurveyResponse",
+    security: publicSecurity,
     tags,
     middleware,
     summary: "Start a response",
     description:
       "Only `active` surveys start responses (a closed survey answers 409). Consumes one unit of the team's `surveys` monthly quota. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.",
-    request: { params: SlugParam, body: { required: false, content: { "application/json": { schema: StartResponseBody } } } },
+    request: {
+      params: pathParamAs("survey", "slug", "The survey's public slug."),
+      body: { required: false, content: { "application/json": { schema: StartResponseBody } } },
+    },
     responses: { 201: dataResponse("The started response", ResponseStateSchema), ...flowErrors },
   }),
   async (c) => {
@@ -99,6 +107,8 @@ surveysPublicRouter.openapi(
   createRoute({
     method: "get",
     path: "/{slug}/responses/{response_id}",
+    operationId: "getSurveyResponseState",
+    security: publicSecurity,
     tags,
     middleware,
     summary: "Resume a response",
@@ -117,6 +127,8 @@ surveysPublicRouter.openapi(
   createRoute({
     method: "post",
     path: "/{slug}/responses/{response_id}/answers",
+    operationId: "answerSurveyQuestion",
+    security: publicSecurity,
     tags,
     middleware,
     summary: "Answer the next question",
@@ -156,6 +168,8 @@ surveysPublicRouter.openapi(
   createRoute({
     method: "post",
     path: "/{slug}/responses/{response_id}/complete",
+    operationId: "completeSurveyResponse",
+    security: publicSecurity,
     tags,
     middleware,
     summary: "Complete a response",

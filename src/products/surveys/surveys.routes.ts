@@ -11,7 +11,7 @@ import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { auth, requireScope } from "../../platform/auth";
 import { registerErrorFormat } from "../../platform/errors";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { authResponses, dataResponse, jsonBody, jsonResponse, pathParamAs } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import { SURVEY_TEMPLATES } from "./survey-templates";
 import {
@@ -89,6 +89,7 @@ surveysRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listSurveys",
     tags,
     summary: "List surveys",
     description: "Newest first. `per_page` defaults to 20, at most 100; `status` filters.",
@@ -104,6 +105,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createSurvey",
     tags,
     summary: "Create a survey",
     description:
@@ -124,6 +126,7 @@ surveysRouter.openapi(
   createRoute({
     method: "get",
     path: "/templates",
+    operationId: "listSurveyTemplates",
     tags,
     summary: "Built-in survey templates",
     security: bearerSecurity,
@@ -137,6 +140,7 @@ surveysRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}",
+    operationId: "getSurvey",
     tags,
     summary: "Get a survey with its sections and questions",
     security: bearerSecurity,
@@ -155,6 +159,7 @@ surveysRouter.openapi(
   createRoute({
     method: "patch",
     path: "/{id}",
+    operationId: "updateSurvey",
     tags,
     summary: "Update a survey",
     description:
@@ -176,6 +181,7 @@ surveysRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{id}",
+    operationId: "deleteSurvey",
     tags,
     summary: "Delete a survey",
     description: "Permanently deletes the survey with its sections, questions, responses (and their respondents), webhooks and deliveries.",
@@ -194,6 +200,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/duplicate",
+    operationId: "duplicateSurvey",
     tags,
     summary: "Duplicate a survey",
     description:
@@ -210,6 +217,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/activate",
+    operationId: "activateSurvey",
     tags,
     summary: "Activate (or reopen) a survey",
     description: "draft or closed → active; needs at least one question (else 422). Activating an active survey is a no-op answering 200.",
@@ -225,6 +233,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/close",
+    operationId: "closeSurvey",
     tags,
     summary: "Close a survey",
     description:
@@ -243,6 +252,7 @@ surveysRouter.openapi(
   createRoute({
     method: "get",
     path: "/{survey_id}/sections",
+    operationId: "listSurveySections",
     tags,
     summary: "List sections",
     description: "Ordered by `position`.",
@@ -258,6 +268,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/{survey_id}/sections",
+    operationId: "createSurveySection",
     tags,
     summary: "Create a section",
     security: bearerSecurity,
@@ -272,6 +283,7 @@ surveysRouter.openapi(
   createRoute({
     method: "patch",
     path: "/{survey_id}/sections/{section_id}",
+    operationId: "updateSurveySection",
     tags,
     summary: "Update a section",
     security: bearerSecurity,
@@ -289,6 +301,7 @@ surveysRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{survey_id}/sections/{section_id}",
+    operationId: "deleteSurveySection",
     tags,
     summary: "Delete a section",
     description: "The section's questions are kept with `section_id` null.",
@@ -310,6 +323,7 @@ surveysRouter.openapi(
   createRoute({
     method: "get",
     path: "/{survey_id}/questions",
+    operationId: "listSurveyQuestions",
     tags,
     summary: "List questions",
     description: "Ordered by `position`.",
@@ -325,6 +339,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/{survey_id}/questions/reorder",
+    operationId: "reorderSurveyQuestions",
     tags,
     summary: "Reorder questions",
     description: "`question_ids` must list every question of the survey exactly once (else 400); positions 1..n are rewritten in one statement.",
@@ -343,6 +358,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/{survey_id}/questions",
+    operationId: "createSurveyQuestion",
     tags,
     summary: "Create a question",
     description:
@@ -359,6 +375,7 @@ surveysRouter.openapi(
   createRoute({
     method: "patch",
     path: "/{survey_id}/questions/{question_id}",
+    operationId: "updateSurveyQuestion",
     tags,
     summary: "Update a question",
     description: "Any question field. Editing a question of an `active` survey increments its `version`.",
@@ -377,6 +394,7 @@ surveysRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{survey_id}/questions/{question_id}",
+    operationId: "deleteSurveyQuestion",
     tags,
     summary: "Delete a question",
     description: "Existing answers stay in the responses' answers maps but are no longer rendered (summary, flow).",
@@ -397,14 +415,16 @@ surveysRouter.openapi(
 surveysRouter.openapi(
   createRoute({
     method: "get",
-    path: "/{id}/responses",
+    // `{survey}`, not `{id}`: the same path template as the public POST (see pathParamAs).
+    path: "/{survey}/responses",
+    operationId: "listSurveyResponses",
     tags,
     summary: "List responses",
     description:
       "Completed and in-progress responses, newest first; filter by `status` and by start time (`since` inclusive, `until` exclusive). `answers` maps question id → `{value, version, answered_at}` and keeps answers of deleted questions.",
     security: bearerSecurity,
     middleware: read,
-    request: { params: SurveyIdParam, query: ListResponsesQuery },
+    request: { params: pathParamAs("survey", "id", "The survey id."), query: ListResponsesQuery },
     responses: {
       200: jsonResponse("Responses and pagination", z.object({ data: z.array(ResponseRecordSchema), pagination: PaginationSchema })),
       ...errors,
@@ -417,6 +437,7 @@ surveysRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}/summary",
+    operationId: "getSurveySummary",
     tags,
     summary: "Per-question aggregates of completed responses",
     description:
@@ -433,6 +454,7 @@ surveysRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/webhooks",
+    operationId: "createSurveyWebhook",
     tags,
     summary: "Create a survey webhook",
     description:
@@ -449,6 +471,7 @@ surveysRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}/webhooks",
+    operationId: "listSurveyWebhooks",
     tags,
     summary: "List a survey's webhooks",
     security: bearerSecurity,
@@ -463,6 +486,7 @@ surveysRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{id}/webhooks/{webhook_id}",
+    operationId: "deleteSurveyWebhook",
     tags,
     summary: "Delete a survey webhook",
     security: bearerSecurity,

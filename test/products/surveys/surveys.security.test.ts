@@ -207,7 +207,7 @@ describe("survey OpenAPI", () => {
       "/api/v1/surveys/templates",
       "/api/v1/surveys/{id}",
       "/api/v1/surveys/{survey_id}/questions/reorder",
-      "/api/v1/surveys/{slug}/responses",
+      "/api/v1/surveys/{survey}/responses",
       "/api/v1/surveys/{slug}/responses/{response_id}/answers",
       "/api/v1/surveys/{slug}/responses/{response_id}/complete",
       "/api/v1/surveys/{slug}/public",

@@ -1,0 +1,118 @@
+// @ts-check
+// Part of the end-to-end run driven through a typed client: openapi-fetch over the types that
+// openapi-typescript generates from the running server's own /api/v1/openapi.json
+// (clients/typescript/schema.d.ts, made in the suite's set-up by scripts/lib/typed-client.mjs).
+// This file is type-checked against those types (clients/typescript/tsconfig.json) before any
+// check runs: a change of the document that breaks a path, a parameter, a body or a field used
+// here fails the e2e run, and so CI, even when the server still answers.
+import createClient from "openapi-fetch";
+import { assert } from "./http.mjs";
+import { buildTypedClient } from "../lib/typed-client.mjs";
+
+/** @typedef {import("../../clients/typescript/schema").paths} paths */
+/** @typedef {import("../../clients/typescript/schema").components["schemas"]} schemas */
+
+// openapi-fetch's factory bound to this API's paths (a JSDoc instantiation expression).
+const createApiClient = /** @type {typeof createClient<paths>} */ (createClient);
+
+/**
+ * @template T
+ * @param {{ data?: T, error?: unknown, response: Response }} result
+ * @param {number} status
+ * @param {string} what
+ * @returns {T}
+ */
+function expectData(result, status, what) {
+  assert.equal(result.response.status, status, `${what}: ${result.response.status} ${JSON.stringify(result.error ?? result.data)}`);
+  if (result.data === undefined) throw new Error(`${what}: no body`);
+  return result.data;
+}
+
+/**
+ * @param {{ url: string, createTeamWithKey: (opts?: { name?: string }) => Promise<{ key: string }> }} ctx
+ * @returns {Promise<Record<string, () => Promise<void>>>}
+ */
+export async function typedClientChecks({ url, createTeamWithKey }) {
+  // Generates the types from the live document and type-checks this file; throws on any error.
+  await buildTypedClient(url);
+  const { key } = await createTeamWithKey({ name: "Typed client e2e" });
+  const api = createApiClient({ baseUrl: url, headers: { authorization: `Bearer ${key}` } });
+  const publicApi = createApiClient({ baseUrl: url });
+  const marker = `typed-${Date.now()}`;
+
+  return {
+    "typed client: usage of the team's plan": async () => {
+      const usage = expectData(await api.GET("/api/v1/usage"), 200, "getUsage");
+      assert.equal(usage.data.plan, "pro");
+      assert.ok(Date.parse(usage.data.period_start) < Date.parse(usage.data.period_end));
+      /** @type {schemas["ServiceUsage"] | undefined} */
+      const logs = usage.data.services.logs;
+      assert.ok(logs, "usage lists the logs service");
+    },
+
+    "typed client: a log project, an entry through its ingest token, and the entry query": async () => {
+      const created = expectData(await api.POST("/api/v1/logs/projects", { body: { name: marker, retention_days: 3 } }), 201, "createLogProject");
+      const project = created.data;
+      assert.match(project.ingest_token, /^lgt_/);
+      const ingested = await publicApi.POST("/api/v1/logs/ingest", {
+        headers: { authorization: `Bearer ${project.ingest_token}` },
+        body: { message: `${marker} hello`, level: "warn", service: "typed", metadata: { n: 1 } },
+      });
+      assert.deepEqual(expectData(ingested, 202, "ingestLogEntry"), { ok: true });
+      // Ingest is asynchronous: poll the typed query until the entry is stored.
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const page = expectData(
+          await api.GET("/api/v1/logs/projects/{id}/entries", { params: { path: { id: project.id }, query: { q: marker, level: "warn", limit: 10 } } }),
+          200,
+          "queryLogEntries",
+        );
+        const entry = page.data.find((e) => e.message === `${marker} hello`);
+        if (entry) {
+          assert.equal(entry.service, "typed");
+          assert.equal(page.pagination.limit, 10);
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`the ingested entry was not found: ${JSON.stringify(page)}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    },
+
+    "typed client: a survey from draft to a completed response, both operations of /surveys/{survey}/responses": async () => {
+      const slug = `${marker}-survey`;
+      const survey = expectData(await api.POST("/api/v1/surveys", { body: { name: "Typed", slug } }), 201, "createSurvey").data;
+      assert.equal(survey.status, "draft");
+      const question = expectData(
+        await api.POST("/api/v1/surveys/{survey_id}/questions", { params: { path: { survey_id: survey.id } }, body: { type: "yes_no", title: "Typed?", position: 1 } }),
+        201,
+        "createSurveyQuestion",
+      ).data;
+      const active = expectData(await api.POST("/api/v1/surveys/{id}/activate", { params: { path: { id: survey.id } } }), 200, "activateSurvey").data;
+      assert.equal(active.status, "active");
+
+      // The public start names the survey by slug, the authenticated list by id: one path item.
+      const started = expectData(await publicApi.POST("/api/v1/surveys/{survey}/responses", { params: { path: { survey: slug } }, body: {} }), 201, "startSurveyResponse").data;
+      assert.equal(started.status, "in_progress");
+      const path = { slug, response_id: started.id };
+      const answered = expectData(await publicApi.POST("/api/v1/surveys/{slug}/responses/{response_id}/answers", { params: { path }, body: { question_id: question.id, value: true } }), 200, "answerSurveyQuestion").data;
+      assert.equal(answered.finished, true);
+      const completed = expectData(await publicApi.POST("/api/v1/surveys/{slug}/responses/{response_id}/complete", { params: { path } }), 200, "completeSurveyResponse").data;
+      assert.equal(completed.status, "completed");
+
+      const list = expectData(await api.GET("/api/v1/surveys/{survey}/responses", { params: { path: { survey: survey.id }, query: { status: "completed" } } }), 200, "listSurveyResponses");
+      assert.deepEqual(list.data.map((r) => r.id), [started.id]);
+      assert.equal(list.data[0].answers[question.id]?.value, true);
+      assert.equal(list.pagination.total, 1);
+    },
+
+    "typed client: error bodies are typed too": async () => {
+      const missing = await api.GET("/api/v1/surveys/{id}", { params: { path: { id: crypto.randomUUID() } } });
+      assert.equal(missing.response.status, 404);
+      assert.equal(missing.data, undefined);
+      assert.equal(typeof missing.error?.error, "string");
+      const noKey = await publicApi.GET("/api/v1/usage");
+      assert.equal(noKey.response.status, 401);
+      assert.deepEqual(noKey.error, { error: "Invalid or missing API key" });
+    },
+  };
+}
