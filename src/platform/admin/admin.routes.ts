@@ -142,6 +142,7 @@ adminRouter.openapi(
   createRoute({
     method: "post",
     path: "/logs/migrate-entries",
+    operationId: "adminMigrateLogEntries",
     tags: ["Operator"],
     summary: "Move log entries from D1 into the per-project stores (one step)",
     description:

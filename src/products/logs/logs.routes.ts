@@ -204,6 +204,7 @@ logsRouter.openapi(
   createRoute({
     method: "delete",
     path: "/projects/{id}",
+    operationId: "deleteLogProject",
     tags: ["Logs"],
     summary: "Delete a log project",
     description:

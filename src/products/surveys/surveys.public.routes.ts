@@ -148,6 +148,8 @@ surveysPublicRouter.openapi(
   createRoute({
     method: "post",
     path: "/{slug}/responses/{response_id}/back",
+    operationId: "goBackInSurveyResponse",
+    security: publicSecurity,
     tags,
     middleware,
     summary: "Go back to an earlier question",
