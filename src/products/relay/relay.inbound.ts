@@ -2,7 +2,7 @@
 // the event type and the provider's event id; plus the destination filter and the header filter.
 // Pure functions over strings and headers, no database.
 import { hmacSha256, sha256Hex, timingSafeEqual, toHex } from "../../platform/crypto";
-import { verifyStandardWebhook } from "../../platform/webhook-signature";
+import { readStandardWebhookHeaders, verifyStandardWebhook } from "../../platform/webhook-signature";
 import type { Provider } from "./relay.schemas";
 
 /** Stripe's and Standard Webhooks' tolerance between the signed timestamp and now. */
@@ -22,13 +22,8 @@ export async function verifySignature(provider: Provider, secret: string, reques
     case "github":
       return verifyHexHmac(secret, stripPrefix(headers.get("x-hub-signature-256"), "sha256=", true), body);
     case "standard":
-      return verifyStandardWebhook(
-        secret,
-        { id: headers.get("webhook-id"), timestamp: headers.get("webhook-timestamp"), signature: headers.get("webhook-signature") },
-        body,
-        nowSeconds,
-        SIGNATURE_TOLERANCE_SECONDS,
-      );
+      // `webhook-*` or Svix's `svix-*` headers: the same scheme under two names.
+      return verifyStandardWebhook(secret, readStandardWebhookHeaders(headers), body, nowSeconds, SIGNATURE_TOLERANCE_SECONDS);
     case "generic":
       return verifyHexHmac(secret, stripPrefix(headers.get("x-signature"), "sha256=", false), body);
   }
@@ -92,11 +87,12 @@ export function eventIdentity(provider: Provider, headers: Headers, body: string
       break;
     case "standard":
       type = field("type");
-      id = headers.get("webhook-id");
+      // The id of the family the signature was checked in (webhook-* or svix-*).
+      id = readStandardWebhookHeaders(headers).id;
       break;
     case "generic":
       type = field("type") ?? headers.get("x-event-type");
-      id = headers.get("x-event-id") ?? headers.get("webhook-id") ?? headers.get("idempotency-key");
+      id = headers.get("x-event-id") ?? headers.get("webhook-id") ?? headers.get("svix-id") ?? headers.get("idempotency-key");
       break;
   }
   return { type: clip(type), providerEventId: clip(id) };

@@ -22,7 +22,10 @@ const retentionDays = z.number().int().min(1).max(RETENTION_MAX_DAYS);
 export const CreateSourceBody = z
   .object({
     name,
-    provider: z.enum(PROVIDERS).openapi({ description: "How inbound signatures are verified and the event type and id are read." }),
+    provider: z.enum(PROVIDERS).openapi({
+      description:
+        "How inbound signatures are verified and the event type and id are read. `standard` accepts Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) and Svix's (`svix-id`, `svix-timestamp`, `svix-signature`: Clerk, Resend and other Svix senders).",
+    }),
     signing_secret: signingSecret.nullable().optional().openapi({
       description: "The secret the provider signs with. Optional: without it, anyone who knows the ingest URL can post events. Stored encrypted, never returned.",
     }),
