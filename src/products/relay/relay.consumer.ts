@@ -9,7 +9,7 @@ import { decryptSecret } from "../../platform/crypto";
 import { readCapped } from "../../platform/outbound";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
-import { INBOUND_SIGNATURE_HEADERS } from "./relay.inbound";
+import { isInboundSignatureHeader } from "./relay.inbound";
 import type { DeliveryMessage } from "./relay.service";
 
 /** Attempts per delivery before it is marked failed (within the queue's max_retries = 8, i.e. 9 deliveries). */
@@ -164,7 +164,7 @@ async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult>
   const secret = await decryptSecret(env.ENCRYPTION_KEY, delivery.secret, env.ENCRYPTION_KEY_PREVIOUS);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(JSON.parse(delivery.headers) as Record<string, string>)) {
-    if (!INBOUND_SIGNATURE_HEADERS.has(name)) headers[name] = value;
+    if (!isInboundSignatureHeader(name)) headers[name] = value;
   }
   headers["content-type"] = delivery.content_type ?? "application/octet-stream";
   headers["user-agent"] = USER_AGENT;

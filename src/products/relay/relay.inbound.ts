@@ -164,8 +164,21 @@ const DROPPED_HEADERS = new Set([
   "true-client-ip",
 ]);
 const DROPPED_PREFIXES = ["cf-", "x-forwarded-", "proxy-"];
-/** Inbound signature headers: stored for inspection, never forwarded (deliveries carry our own). */
-export const INBOUND_SIGNATURE_HEADERS = new Set(["stripe-signature", "x-hub-signature", "x-hub-signature-256", "x-signature", "webhook-id", "webhook-timestamp", "webhook-signature"]);
+/** Inbound signature headers named exactly: Stripe's and the generic source's. */
+const SIGNATURE_HEADERS = new Set(["stripe-signature", "x-signature"]);
+/** Whole families: Standard Webhooks, Svix, GitHub (`x-hub-signature`, `x-hub-signature-256`, any later one). */
+const SIGNATURE_PREFIXES = ["webhook-", "svix-", "x-hub-signature"];
+
+/**
+ * True for a header of an inbound signature family: stored with the event for inspection, never
+ * forwarded. A delivery carries only the relay's own `webhook-*` signature; a sender's signature
+ * left beside it would be checked first by verifiers that read several families (the `svix`
+ * library reads `svix-*` before `webhook-*`) and make the relay's valid delivery look forged.
+ */
+export function isInboundSignatureHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return SIGNATURE_HEADERS.has(lower) || SIGNATURE_PREFIXES.some((prefix) => lower.startsWith(prefix));
+}
 const MAX_HEADERS = 50;
 const MAX_HEADER_VALUE = 1024;
 

@@ -1,13 +1,16 @@
 // Inbound signatures made by the providers' own libraries, not by our signing code: Svix's signer
 // (`svix-*` and `webhook-*` headers, issue 17), Stripe's test header and GitHub's signature from
 // @octokit/webhooks-methods. Happy paths and the refusals: wrong secret, stale timestamp, missing id.
+// Then the forwarded delivery, checked with both client verifiers (svix, standardwebhooks): no
+// inbound signature of any family may travel with it.
 import { sign as githubSign } from "@octokit/webhooks-methods";
+import { Webhook as StandardWebhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { Webhook as SvixWebhook } from "svix";
 import { describe, expect, it } from "vitest";
 import { toBase64 } from "../../../src/platform/crypto";
 import { expectError, json, setupTeam } from "../../helpers/api";
-import { createSource, eventCount, getEvent, ingest } from "./relay.helpers";
+import { createDestination, createSource, eventCount, getEvent, ingest, receiver, waitFor } from "./relay.helpers";
 
 const INVALID = { error: "Invalid webhook signature" };
 
@@ -134,5 +137,49 @@ describe("GitHub events signed by @octokit/webhooks-methods", () => {
     await expectError(await ingest(source.slug, body, { ...headers, "x-hub-signature-256": await githubSign("not-the-secret", body) }), 401, INVALID);
     await expectError(await ingest(source.slug, body.replace("7", "8"), { ...headers, "x-github-delivery": "other" }), 401, INVALID);
     expect(await eventCount(source.id)).toBe(1);
+  });
+});
+
+describe("forwarded deliveries carry only the relay's signature (issue 17)", () => {
+  it("a Svix-signed event is forwarded without svix-* or any other inbound signature; both svix and standardwebhooks verify it with the destination secret", async () => {
+    const team = await setupTeam();
+    const secret = whsec();
+    const source = await createSource(team.key, { provider: "standard", signing_secret: secret });
+    const destination = await createDestination(team.key, source.id);
+    const rx = receiver([destination.url]);
+    try {
+      const body = JSON.stringify({ type: "user.created", data: { id: "user_9" } });
+      const inbound: Record<string, string> = {
+        ...svixHeaders(secret, body, { id: "msg_forward" }),
+        // Every other family a sender (or whoever relayed it before us) may have left on the request.
+        "stripe-signature": "t=1,v1=abc",
+        "x-hub-signature": "sha1=abc",
+        "x-hub-signature-256": "sha256=abc",
+        "x-signature": "abc",
+        "x-custom": "kept",
+      };
+      const accepted = (await json(await ingest(source.slug, body, inbound))).data;
+      const stored = await getEvent(team.key, source.id, accepted.id);
+      // Stored for inspection...
+      expect(stored.headers["svix-signature"]).toBe(inbound["svix-signature"]);
+
+      const delivered = await waitFor(async () => rx.received[0]);
+      // ...never forwarded.
+      const names = [...delivered.headers.keys()];
+      expect(names.filter((n) => n.startsWith("svix-") || n.startsWith("x-hub-signature") || n === "stripe-signature" || n === "x-signature")).toEqual([]);
+      expect(names.filter((n) => n.startsWith("webhook-")).sort()).toEqual(["webhook-id", "webhook-signature", "webhook-timestamp"]);
+      expect(delivered.headers.get("webhook-id")).toBe(stored.deliveries[0].id);
+      expect(delivered.headers.get("x-custom")).toBe("kept");
+
+      const headers = Object.fromEntries(delivered.headers);
+      expect(() => new SvixWebhook(destination.secret).verify(delivered.body, headers)).not.toThrow();
+      expect(() => new StandardWebhook(destination.secret).verify(delivered.body, headers)).not.toThrow();
+      // The verifiers are not rubber stamps: another secret, or the sender's headers put back, fail.
+      expect(() => new SvixWebhook(whsec()).verify(delivered.body, headers)).toThrow();
+      expect(() => new StandardWebhook(destination.secret).verify(delivered.body + " ", headers)).toThrow();
+      expect(() => new SvixWebhook(destination.secret).verify(delivered.body, { ...headers, "svix-id": inbound["svix-id"]!, "svix-timestamp": inbound["svix-timestamp"]!, "svix-signature": inbound["svix-signature"]! })).toThrow();
+    } finally {
+      rx.restore();
+    }
   });
 });
