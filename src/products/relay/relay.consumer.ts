@@ -51,6 +51,24 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   }
 }
 
+/**
+ * The first attempt of new deliveries, started in the background (`waitUntil`) as soon as they are
+ * stored and queued, so the receiver gets the event without waiting for a queue batch. Whatever the
+ * outcome, nothing more is needed here: the delivery's queued message comes back when the first
+ * retry is due, and the claim makes it send nothing when this attempt delivered or is still
+ * sending. Never throws.
+ */
+export async function attemptNow(env: Env, deliveryIds: string[]): Promise<void> {
+  await Promise.all(
+    deliveryIds.map((id) =>
+      attemptDelivery(env, id).catch((error) => {
+        // Nothing was recorded; the queued message attempts it when it comes.
+        console.error(JSON.stringify({ msg: "relay: first attempt errored", deliveryId: id, error: String(error) }));
+      }),
+    ),
+  );
+}
+
 export interface DeliveryOutcome {
   /** What happened: `delivered`, `retry`, `failed`, or `skipped` (nothing to do). */
   result: "delivered" | "retry" | "failed" | "skipped";

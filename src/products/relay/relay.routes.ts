@@ -5,7 +5,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
 import { ApiError, registerErrorFormat, type ErrorFormatter } from "../../platform/errors";
 import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { rateLimit } from "../../platform/rate-limit/middleware";
+import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import {
   CreateDestinationBody,
@@ -38,10 +38,12 @@ import {
   listDestinations,
   listEvents,
   listSources,
+  loadIngestSource,
   patchDestination,
   patchSource,
   receiveWebhook,
   replayEvent,
+  type IngestSource,
 } from "./relay.service";
 
 /** `{error}` and, on validation failures, `details` at top level (the spec's Validation shape). */
@@ -267,7 +269,7 @@ relayRouter.openapi(
   }),
   async (c) => {
     const { source_id, event_id } = c.req.valid("param");
-    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id) }, 202);
+    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id, c.executionCtx) }, 202);
   },
 );
 
@@ -282,8 +284,7 @@ ingestRouter.openapi(
     tags: [TAG],
     summary: "Public ingest address of a source",
     description:
-      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event is stored and its deliveries are queued.",
-    middleware: [rateLimit({ bucket: "public" })],
+      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event is stored and its deliveries are queued; the first delivery attempt then starts at once, in the background of this request (the queue retries failures).",
     request: { params: SlugParam },
     responses: {
       202: dataResponse("Stored and queued", IngestAcceptedSchema),
@@ -297,13 +298,16 @@ ingestRouter.openapi(
     },
   }),
   async (c) => {
-    const body = await readBody(c.req.raw);
-    const result = await receiveWebhook(c.env, {
-      slug: c.req.valid("param").slug,
-      headers: c.req.raw.headers,
-      body,
-      contentType: c.req.header("content-type") ?? null,
-    });
+    // The `public` bucket, the body and the source are independent I/O: all three at once, then
+    // refused in the order a sender expects (429, then 413/415, then 404).
+    const [limited, body, found] = await Promise.allSettled([
+      enforceBucket(c, "public", `ip:${clientIp(c)}`),
+      readBody(c.req.raw),
+      loadIngestSource(c.env, c.req.valid("param").slug),
+    ]);
+    for (const outcome of [limited, body, found]) if (outcome.status === "rejected") throw outcome.reason;
+    const inbound = { headers: c.req.raw.headers, body: (body as PromiseFulfilledResult<string>).value, contentType: c.req.header("content-type") ?? null };
+    const result = await receiveWebhook(c.env, (found as PromiseFulfilledResult<IngestSource>).value, inbound, c.executionCtx);
     return c.json({ data: result }, 202);
   },
 );

@@ -6,14 +6,17 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../env";
 import { getDb, type Db } from "../../db/client";
 import { teams, webhookAttempts, webhookDeliveries, webhookDestinations, webhookEvents, webhookSources } from "../../db/schema";
-import { nowIso, nowSeconds } from "../../platform/clock";
+import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret, encryptSecret, fromBase64Url, randomToken, toBase64Url } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
+import { planLimits } from "../../platform/plans";
+import { consumeQuota, monthOf, releaseQuota, warnOnThresholds, type QuotaOwner } from "../../platform/quota";
 import { checkUrl, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newWebhookSecret } from "../../platform/webhook-signature";
+import { attemptNow, retryDelaySeconds } from "./relay.consumer";
 import { eventIdentity, signedGenericIdentity, filterAdmits, storedHeaders, verifySignature } from "./relay.inbound";
+import { countEventUnits, insertDeliveriesForEvent, insertEventWithinQuota } from "./relay.sql";
 import {
   MAX_DESTINATIONS_PER_SOURCE,
   type CreateDestinationBody,
@@ -216,7 +219,6 @@ export async function deleteDestination(env: Env, teamId: string, sourceId: stri
 // ---------------------------------------------------------------- ingest
 
 export interface InboundWebhook {
-  slug: string;
   headers: Headers;
   body: string;
   contentType: string | null;
@@ -229,28 +231,51 @@ export interface IngestResult {
   deliveries: number;
 }
 
-/**
- * Receives one webhook at a source's ingest address: signature, dedupe, quota, then the event and
- * its deliveries in one batch, then the queue. Answers only once all of that is done; when the
- * queue refuses, the stored event is removed again and the unit of quota given back (503).
- */
-export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise<IngestResult> {
+/** Where work that must outlive the answer goes: the request's `executionCtx.waitUntil`. */
+export interface Background {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** A source found by its slug, with its team's plan and owner and its enabled destinations. */
+export interface IngestSource {
+  source: SourceRow;
+  plan: string;
+  ownerEmail: string | null;
+  destinations: Array<{ id: string; eventFilter: string[] }>;
+}
+
+/** The source of an ingest address and its enabled destinations, in one round trip; 404 when unknown. */
+export async function loadIngestSource(env: Env, slug: string): Promise<IngestSource> {
   const db = getDb(env.DB);
-  // The source and its enabled destinations in one round trip.
   const [sources, destinations] = await db.batch([
     db
       .select({ source: webhookSources, plan: teams.plan, ownerEmail: teams.ownerEmail })
       .from(webhookSources)
       .innerJoin(teams, eq(teams.id, webhookSources.teamId))
-      .where(eq(webhookSources.slug, inbound.slug))
+      .where(eq(webhookSources.slug, slug))
       .limit(1),
     db
       .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
       .from(webhookDestinations)
       .innerJoin(webhookSources, eq(webhookSources.id, webhookDestinations.sourceId))
-      .where(and(eq(webhookSources.slug, inbound.slug), eq(webhookDestinations.enabled, true))),
+      .where(and(eq(webhookSources.slug, slug), eq(webhookDestinations.enabled, true)))
+      .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id)),
   ]);
-  const { source, plan, ownerEmail } = orNotFound(sources[0], RelayErrors.source());
+  const found = orNotFound(sources[0], RelayErrors.source());
+  return { ...found, destinations };
+}
+
+/**
+ * Receives one webhook at a source (found by loadIngestSource): signature, then the event, its
+ * deliveries and its quota units in one D1 batch, then the queue, then the first delivery attempt
+ * in the background (`background.waitUntil`), so a healthy destination gets the event right away
+ * instead of after the queue's batch wait. The queue messages are the safety net: they come back
+ * when the first retry is due and find the delivery already delivered (acknowledged, nothing sent),
+ * still being sent (back after the lease) or waiting for its retry. When the queue refuses, the
+ * stored event is removed again and its units given back (503), before anything was sent.
+ */
+export async function receiveWebhook(env: Env, found: IngestSource, inbound: InboundWebhook, background: Background): Promise<IngestResult> {
+  const { source, plan, ownerEmail, destinations } = found;
   if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled", { status: 410 });
 
   const provider = source.provider as Provider;
@@ -264,59 +289,77 @@ export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise
     provider === "generic" && source.signingSecret
       ? await signedGenericIdentity(inbound.body, inbound.contentType)
       : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
-  // Duplicates are caught by the unique index on (source, provider event id) at insert time, so
-  // the common case pays no extra look-up; a duplicate gives its unit of quota back. With the
-  // quota used up, a duplicate is looked up before answering 429: it still costs nothing.
   const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
-  const units = eventUnits(sizeBytes);
-  try {
-    await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", units);
-  } catch (error) {
-    if (identity.providerEventId && error instanceof ApiError && error.code === "monthly_quota") {
-      const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
-      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-    }
-    throw error;
-  }
-
+  const quota = { period: monthOf(nowMs()).period, units: eventUnits(sizeBytes), limit: planLimits(plan).monthly.webhooks };
   const eventId = crypto.randomUUID();
   const at = nowIso();
-  const deliveries = destinations
-    .filter((d) => filterAdmits(d.eventFilter, identity.type))
-    .map((d) => newDelivery(source.teamId, eventId, d.id, "ingest", at));
+  const deliveries = destinations.filter((d) => filterAdmits(d.eventFilter, identity.type)).map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
 
-  const insertEvent = db.insert(webhookEvents).values({
-    id: eventId,
-    teamId: source.teamId,
-    sourceId: source.id,
-    eventType: identity.type,
-    providerEventId: identity.providerEventId,
-    contentType: inbound.contentType,
-    headers: storedHeaders(inbound.headers),
-    body: inbound.body,
-    sizeBytes,
-    receivedAt: at,
-  });
+  // Event, deliveries and quota units in one transaction: the event only if its units fit, the
+  // deliveries and the units only if the event was written. A duplicate provider event id fails the
+  // unique index and rolls all of it back, so the common case pays no look-up and a duplicate no unit.
+  const statements = [
+    insertEventWithinQuota(
+      env.DB,
+      {
+        eventId,
+        teamId: source.teamId,
+        sourceId: source.id,
+        eventType: identity.type,
+        providerEventId: identity.providerEventId,
+        contentType: inbound.contentType,
+        headers: storedHeaders(inbound.headers),
+        body: inbound.body,
+        sizeBytes,
+        receivedAt: at,
+      },
+      quota,
+    ),
+    ...(deliveries.length > 0 ? [insertDeliveriesForEvent(env.DB, eventId, deliveries, "ingest", at)] : []),
+    countEventUnits(env.DB, source.teamId, eventId, quota),
+  ];
+  let results: D1Result[];
   try {
-    await db.batch([insertEvent, ...deliveryInserts(db, deliveries)]);
+    results = await env.DB.batch(statements);
   } catch (error) {
-    await releaseQuota(env, source.teamId, "webhooks", units);
     // A copy of a provider event already stored: the unique index kept the first one.
     if (identity.providerEventId && isUniqueViolation(error)) {
-      const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
+      const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
       if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
     }
     throw error;
   }
+  if (results[0]!.results.length === 0) {
+    // The quota is used up. A copy of a stored event still costs nothing and answers 202 duplicate.
+    if (identity.providerEventId) {
+      const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
+      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
+    }
+    throw ApiError.monthlyQuota();
+  }
+  const used = (results[results.length - 1]!.results[0] as { used: number } | undefined)?.used;
+  if (quota.limit !== null && used !== undefined) {
+    // The owner's 80 % / 95 % warnings need not hold up the sender's answer.
+    const owner = { teamId: source.teamId, plan, ownerEmail };
+    background.waitUntil(
+      warnOnThresholds(env, owner, "webhooks", quota.period, used - quota.units, used, quota.limit).catch((error) =>
+        console.error(JSON.stringify({ msg: "relay: usage warning failed", teamId: source.teamId, error: String(error) })),
+      ),
+    );
+  }
 
+  const ids = deliveries.map((d) => d.id);
   try {
-    await enqueue(env, deliveries.map((d) => d.id));
+    await enqueue(env, ids);
   } catch (error) {
     console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(error) }));
-    await db.delete(webhookEvents).where(eq(webhookEvents.id, eventId));
-    await releaseQuota(env, source.teamId, "webhooks", units);
+    await getDb(env.DB).delete(webhookEvents).where(eq(webhookEvents.id, eventId));
+    await releaseQuota(env, source.teamId, "webhooks", quota.units);
     throw new ApiError("unavailable", "Event could not be queued; retry later", { status: 503 });
   }
+  // Only now that the safety net holds: an attempt started before could send an event that the
+  // 503 above then tells the sender to send again.
+  if (ids.length > 0) background.waitUntil(attemptNow(env, ids));
   return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
 }
 
@@ -336,7 +379,9 @@ function isUniqueViolation(error: unknown): boolean {
   return false;
 }
 
-function newDelivery(teamId: string, eventId: string, destinationId: string, trigger: "ingest" | "replay", at: string): DeliveryInsert & { id: string } {
+export type Trigger = "ingest" | "replay";
+
+function newDelivery(teamId: string, eventId: string, destinationId: string, trigger: Trigger, at: string): DeliveryInsert & { id: string } {
   return { id: crypto.randomUUID(), teamId, eventId, destinationId, status: "pending", attempts: 0, trigger, createdAt: at, updatedAt: at };
 }
 
@@ -348,11 +393,18 @@ function deliveryInserts(db: Db, rows: DeliveryInsert[]): BatchItem<"sqlite">[] 
   return out;
 }
 
-/** Queues one message per delivery, in batches of at most 100 (the Queues limit). */
+/**
+ * Queues one message per delivery, in batches of at most 100 (the Queues limit). The messages are
+ * the safety net of the first attempt, which starts at once in the background: they are delayed
+ * until the first retry is due, so they retry a failed first attempt on schedule, and attempt a
+ * delivery whose background attempt never ran (the isolate was evicted) at that time.
+ */
 async function enqueue(env: Env, deliveryIds: string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  const delaySeconds = retryDelaySeconds(1) ?? 0;
   for (let i = 0; i < deliveryIds.length; i += 100) {
     const messages = deliveryIds.slice(i, i + 100).map((id) => ({ body: { delivery_id: id } satisfies DeliveryMessage, contentType: "json" as const }));
-    await env.WEBHOOK_QUEUE.sendBatch(messages);
+    await env.WEBHOOK_QUEUE.sendBatch(messages, { delaySeconds });
   }
 }
 
@@ -499,7 +551,6 @@ export async function getEvent(env: Env, teamId: string, sourceId: string, event
   };
 }
 
-/** Re-queues a stored event to every enabled destination whose filter admits it now. */
 /** Bytes of a stored event that one `webhooks` unit pays for. */
 export const EVENT_UNIT_BYTES = 64 * 1024;
 
@@ -512,7 +563,8 @@ export function eventUnits(sizeBytes: number): number {
   return Math.max(1, Math.ceil(sizeBytes / EVENT_UNIT_BYTES));
 }
 
-export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string) {
+/** Re-queues a stored event to every enabled destination whose filter admits it now. */
+export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background) {
   const teamId = owner.teamId;
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
@@ -548,6 +600,8 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
       console.error(JSON.stringify({ msg: "relay replay enqueue failed", eventId, error: String(error) }));
       throw new ApiError("unavailable", "Replay could not be queued; retry later", { status: 503 });
     }
+    // As on ingest: the first attempt at once, the queued messages as its safety net and retries.
+    background.waitUntil(attemptNow(env, deliveries.map((d) => d.id)));
   }
   return { count: deliveries.length, destination_ids: deliveries.map((d) => d.destinationId) };
 }

@@ -123,7 +123,7 @@ describe("ingest and forwarding", () => {
       expect(stored.headers["x-forwarded-for"]).toBeUndefined();
       expect(stored.headers["cf-connecting-ip"]).toBeUndefined();
 
-      // The worker's own queue consumer forwards it.
+      // The ingest request itself forwards it (its background attempt, not the queue).
       const delivered = await waitFor(async () => rx.received[0]);
       expect(delivered.body).toBe(body);
       expect(delivered.headers.get("content-type")).toBe("application/json");
@@ -170,7 +170,7 @@ describe("ingest and forwarding", () => {
     const rx = receiver([dest.url], [500, 502, 200]);
     try {
       const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "order.created" })))).data;
-      // Attempt 1 comes from the worker's own queue consumer.
+      // Attempt 1 comes from the ingest request itself (its background attempt).
       const first = await waitFor(async () => {
         const e = await getEvent(team.key, source.id, accepted.id);
         return e.deliveries[0].attempts.length === 1 && e.deliveries[0].status === "pending" ? e.deliveries[0] : undefined;
