@@ -4,7 +4,7 @@ import { readBodyCapped } from "../../platform/body";
 import { createRoute, z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
 import { ApiError, registerErrorFormat, type ErrorFormatter } from "../../platform/errors";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { authResponses, dataResponse, jsonBody, jsonContent, jsonResponse } from "../../platform/openapi";
 import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import {
@@ -23,6 +23,7 @@ import {
   PatchDestinationBody,
   PatchSourceBody,
   RelayErrorSchema,
+  ReplayBody,
   ReplaySchema,
   SlugParam,
   SourceParam,
@@ -184,7 +185,8 @@ relayRouter.openapi(
     path: "/{source_id}/destinations/{destination_id}",
     tags: [TAG],
     summary: "Change a destination",
-    description: "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled`. Queued deliveries to a destination disabled meanwhile end as `failed`.",
+    description:
+      "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled` (any change of it clears `failing_since` and `disabled_reason`: re-enabling a destination the relay disabled after 5 days of failures starts afresh). Queued deliveries to a destination disabled meanwhile end as `failed`.",
     security: bearerSecurity,
     middleware: [write],
     request: { params: DestinationParam, body: jsonBody(PatchDestinationBody) },
@@ -261,15 +263,16 @@ relayRouter.openapi(
     tags: [TAG],
     summary: "Replay an event",
     description:
-      "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, and answers 202 with their count and ids (0 when none admits it). Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
+      "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
     security: bearerSecurity,
     middleware: [write],
-    request: { params: EventParam },
+    request: { params: EventParam, body: { required: false, content: jsonContent(ReplayBody) } },
     responses: { 202: dataResponse("Deliveries queued", ReplaySchema), ...errors },
   }),
   async (c) => {
     const { source_id, event_id } = c.req.valid("param");
-    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id, c.executionCtx) }, 202);
+    const { destination_ids } = c.req.valid("json");
+    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id, c.executionCtx, destination_ids) }, 202);
   },
 );
 

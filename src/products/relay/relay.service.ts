@@ -14,7 +14,8 @@ import { consumeQuota, monthOf, releaseQuota, warnOnThresholds, type QuotaOwner 
 import { checkUrl, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newWebhookSecret } from "../../platform/webhook-signature";
-import { attemptNow, retryDelaySeconds } from "./relay.consumer";
+import { attemptNow } from "./relay.consumer";
+import { retryDelaySeconds } from "./relay.retry";
 import { eventIdentity, signedGenericIdentity, filterAdmits, storedHeaders, verifySignature } from "./relay.inbound";
 import { countEventUnits, insertDeliveriesForEvent, insertEventWithinQuota } from "./relay.sql";
 import {
@@ -141,6 +142,8 @@ export function destinationView(row: DestinationRow) {
     url: row.url,
     event_filter: row.eventFilter,
     enabled: row.enabled,
+    disabled_reason: row.disabledReason,
+    failing_since: row.failingSince,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -165,6 +168,8 @@ export async function createDestination(env: Env, teamId: string, sourceId: stri
     eventFilter: input.event_filter ?? [],
     secret: await encryptSecret(env.ENCRYPTION_KEY, secret),
     enabled: input.enabled,
+    failingSince: null,
+    disabledReason: null,
     createdAt: at,
     updatedAt: at,
   };
@@ -204,7 +209,12 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
     changes.url = input.url;
   }
   if (input.event_filter !== undefined) changes.eventFilter = input.event_filter ?? [];
-  if (input.enabled !== undefined) changes.enabled = input.enabled;
+  if (input.enabled !== undefined) {
+    // Enabled (or disabled) by its owner: a fresh start, not the tail of the old run of failures.
+    changes.enabled = input.enabled;
+    changes.failingSince = null;
+    changes.disabledReason = null;
+  }
   const [row] = await db.update(webhookDestinations).set(changes).where(destinationWhere(teamId, sourceId, destinationId)).returning();
   return destinationView(orNotFound(row, RelayErrors.destination()));
 }
@@ -563,24 +573,47 @@ export function eventUnits(sizeBytes: number): number {
   return Math.max(1, Math.ceil(sizeBytes / EVENT_UNIT_BYTES));
 }
 
-/** Re-queues a stored event to every enabled destination whose filter admits it now. */
-export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background) {
+/**
+ * Re-queues a stored event to every enabled destination whose filter admits it now, or to the
+ * listed `destinationIds` only (so a destination that missed it gets it without the healthy ones
+ * getting it twice). A listed id must be a destination of this source (any other, of this team or
+ * another, answers the same 422, never confirming it exists), enabled, and admit the event's type.
+ */
+export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background, destinationIds?: string[]) {
   const teamId = owner.teamId;
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
-  const [event] = await db
-    .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
-    .from(webhookEvents)
-    .where(and(ownedRow(webhookEvents, teamId, eventId), eq(webhookEvents.sourceId, sourceId)))
-    .limit(1);
-  orNotFound(event, RelayErrors.event());
-  const destinations = await db
-    .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
-    .from(webhookDestinations)
-    .where(and(ownedBy(webhookDestinations, teamId), eq(webhookDestinations.sourceId, sourceId), eq(webhookDestinations.enabled, true)))
-    .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id));
+  const [[event], sourceDestinations] = await db.batch([
+    db
+      .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
+      .from(webhookEvents)
+      .where(and(ownedRow(webhookEvents, teamId, eventId), eq(webhookEvents.sourceId, sourceId)))
+      .limit(1),
+    db
+      .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter, enabled: webhookDestinations.enabled })
+      .from(webhookDestinations)
+      .where(and(ownedBy(webhookDestinations, teamId), eq(webhookDestinations.sourceId, sourceId)))
+      .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id)),
+  ]);
+  const found = orNotFound(event, RelayErrors.event());
+  let destinations: typeof sourceDestinations;
+  if (destinationIds === undefined) {
+    destinations = sourceDestinations.filter((d) => d.enabled && filterAdmits(d.eventFilter, found.eventType));
+  } else {
+    const wanted = new Set(destinationIds);
+    const byId = new Map(sourceDestinations.map((d) => [d.id, d]));
+    const problems: string[] = [];
+    for (const id of wanted) {
+      const d = byId.get(id);
+      if (!d) problems.push(`${id} is not a destination of this source`);
+      else if (!d.enabled) problems.push(`${id} is disabled; enable it first`);
+      else if (!filterAdmits(d.eventFilter, found.eventType)) problems.push(`${id} does not admit event type ${found.eventType ?? "(none)"}`);
+    }
+    if (problems.length > 0) throw ApiError.validation({ destination_ids: problems });
+    destinations = sourceDestinations.filter((d) => wanted.has(d.id));
+  }
   const at = nowIso();
-  const deliveries = destinations.filter((d) => filterAdmits(d.eventFilter, event!.eventType)).map((d) => newDelivery(teamId, eventId, d.id, "replay", at));
+  const deliveries = destinations.map((d) => newDelivery(teamId, eventId, d.id, "replay", at));
   const inserts = deliveryInserts(db, deliveries);
   if (inserts.length > 0) {
     // Each delivery a replay creates is outbound work the team asked for: one `webhooks` unit each
