@@ -1,5 +1,7 @@
 // HTTP surface of the webhook relay: the authenticated API under /api/v1/webhooks/sources (sources,
 // destinations, events, replay) and the public ingest address {APP_URL}/in/<slug>.
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../env";
 import { readBodyCapped } from "../../platform/body";
 import { createRoute, z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
@@ -59,6 +61,21 @@ const errors = {
   ...authResponses,
   404: jsonResponse("Source, destination or event not found (also for another team's ids)", RelayErrorSchema),
   422: jsonResponse("Validation failed", RelayErrorSchema),
+};
+
+/**
+ * An empty body is no body, whatever its content type: replay took no body before
+ * `destination_ids`, and clients that send a bare `content-type: application/json` with nothing
+ * after it keep replaying to every destination instead of getting "Malformed JSON".
+ */
+const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async function emptyBodyIsNone(c, next) {
+  const raw = c.req.raw;
+  if (raw.body !== null && raw.headers.has("content-type") && (await raw.clone().arrayBuffer()).byteLength === 0) {
+    const headers = new Headers(raw.headers);
+    headers.delete("content-type");
+    c.req.raw = new Request(raw.url, { method: raw.method, headers });
+  }
+  await next();
 };
 
 export const relayRouter = createRouter();
@@ -265,7 +282,7 @@ relayRouter.openapi(
     description:
       "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
     security: bearerSecurity,
-    middleware: [write],
+    middleware: [write, emptyBodyIsNone],
     request: { params: EventParam, body: { required: false, content: jsonContent(ReplayBody) } },
     responses: { 202: dataResponse("Deliveries queued", ReplaySchema), ...errors },
   }),

@@ -159,6 +159,21 @@ describe("the ingest write", () => {
     expect(queue.sent).toHaveLength(3);
   });
 
+  it("taking units in the batch still warns the owner once at 80 % of the limit", async () => {
+    const team = await setupTeam({ plan: "free", ownerEmail: "owner@warned.dev" });
+    const source = await createSource(team.key);
+    const period = monthOf(nowMs()).period;
+    const limit = planLimits("free").monthly.webhooks as number;
+    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'webhooks', ?, ?)").bind(team.teamId, period, limit * 0.8 - 2).run();
+    const warnings = () =>
+      env.DB.prepare("SELECT \"to\", subject FROM platform_outbox WHERE team_id = ? AND kind = 'usage_warning'").bind(team.teamId).all<{ to: string; subject: string }>();
+    expect((await ingestSettled(source.slug, JSON.stringify({ type: "a" }))).status).toBe(202);
+    expect((await warnings()).results).toEqual([]);
+    expect((await ingestSettled(source.slug, JSON.stringify({ type: "b" }))).status).toBe(202);
+    expect((await ingestSettled(source.slug, JSON.stringify({ type: "c" }))).status).toBe(202);
+    expect((await warnings()).results).toEqual([{ to: "owner@warned.dev", subject: "You have used 80% of your monthly webhooks quota" }]);
+  });
+
   it("refuses in the order a sender expects although the checks run at once: 429 before 413 before 404", async () => {
     const ip = "198.51.100.91";
     setClock(Date.parse("2026-06-01T12:00:05.000Z"));

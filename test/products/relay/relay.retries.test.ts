@@ -210,9 +210,14 @@ describe("replay to chosen destinations", () => {
       expect(rx.received[2]!.url).toBe(missed.url);
       const replays = (await getEvent(team.key, source.id, event.id)).deliveries.filter((d: { trigger: string }) => d.trigger === "replay");
       expect(replays.map((d: { destination_id: string }) => d.destination_id)).toEqual([missed.id]);
-      // Without a body, or with an empty object: every destination that admits the event.
-      const all = await callSettled("POST", `webhooks/sources/${source.id}/events/${event.id}/replay`, { key: team.key, env: queue.env, body: {} });
-      expect((await json(all)).data).toEqual({ count: 2, destination_ids: [ok.id, missed.id] });
+      // Without a body (even with a bare JSON content type), or with an empty object: every
+      // destination that admits the event, as before destination_ids existed.
+      const path = `webhooks/sources/${source.id}/events/${event.id}/replay`;
+      for (const options of [{ body: {} }, {}, { raw: "", headers: { "content-type": "application/json" } }]) {
+        const all = await callSettled("POST", path, { key: team.key, env: queue.env, ...options });
+        expect(all.status).toBe(202);
+        expect((await json(all)).data).toEqual({ count: 2, destination_ids: [ok.id, missed.id] });
+      }
     } finally {
       rx.restore();
     }
@@ -235,12 +240,12 @@ describe("replay to chosen destinations", () => {
     }
     await expectError(await replay({ destination_ids: [disabled.id] }), 422, { error: "Validation failed", details: { destination_ids: [`${disabled.id} is disabled; enable it first`] } });
     await expectError(await replay({ destination_ids: [filtered.id] }), 422, { error: "Validation failed", details: { destination_ids: [`${filtered.id} does not admit event type invoice.paid`] } });
-    for (const body of [{ destination_ids: [] }, { destination_ids: "x" }, { destination_ids: [1] }, { destination_ids: Array.from({ length: 21 }, () => missed.id) }]) {
+    for (const body of [{ destination_ids: [] }, { destination_ids: "x" }, { destination_ids: [1] }, { destination_ids: Array.from({ length: 21 }, () => missed.id) }, null, []]) {
       const res = await replay(body);
       expect(res.status).toBe(422);
       const parsed = await json(res);
       expect(parsed.error).toBe("Validation failed");
-      expect(Object.keys(parsed.details).every((k) => k.startsWith("destination_ids"))).toBe(true);
+      expect(Object.keys(parsed.details).every((k) => k.startsWith("destination_ids") || k === "_body")).toBe(true);
     }
     const replays = (await getEvent(team.key, source.id, event.id)).deliveries.filter((d: { trigger: string }) => d.trigger === "replay");
     expect(replays).toEqual([]);
