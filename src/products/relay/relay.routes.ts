@@ -41,13 +41,11 @@ import {
   listDestinations,
   listEvents,
   listSources,
-  loadIngestSource,
   patchDestination,
   patchSource,
-  receiveWebhook,
   replayEvent,
-  type IngestSource,
 } from "./relay.service";
+import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ingest";
 
 /** `{error}` and, on validation failures, `details` at top level (the spec's Validation shape). */
 const relayErrorFormat: ErrorFormatter = (error) => (error.details ? { error: error.message, details: error.details } : { error: error.message });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { monthOf } from "../../../src/platform/quota";
 import { nowMs, nowSeconds, setClock } from "../../../src/platform/clock";
-import { loadIngestSource, receiveWebhook } from "../../../src/products/relay/relay.service";
+import { loadIngestSource, receiveWebhook } from "../../../src/products/relay/relay.ingest";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import {
   createDestination,
