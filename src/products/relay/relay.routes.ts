@@ -68,7 +68,9 @@ const errors = {
  */
 const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async function emptyBodyIsNone(c, next) {
   const raw = c.req.raw;
-  if (raw.body !== null && raw.headers.has("content-type") && (await raw.clone().arrayBuffer()).byteLength === 0) {
+  const length = raw.headers.get("content-length");
+  const empty = raw.body === null || (length !== null ? Number(length) === 0 : (await raw.clone().arrayBuffer()).byteLength === 0);
+  if (empty && raw.headers.has("content-type")) {
     const headers = new Headers(raw.headers);
     headers.delete("content-type");
     c.req.raw = new Request(raw.url, { method: raw.method, headers });
