@@ -66,7 +66,12 @@ export async function releaseQuota(env: Env, teamId: string, service: Service, a
     .run();
 }
 
-async function warnOnThresholds(
+/**
+ * Queues the owner's warning email for each threshold (80 %, 95 %) the usage crossed going from
+ * `before` to `after` units, once per threshold, service and month. For callers that take their
+ * units in their own D1 batch instead of through consumeQuota.
+ */
+export async function warnOnThresholds(
   env: Env,
   owner: QuotaOwner,
   service: Service,

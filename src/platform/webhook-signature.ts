@@ -1,6 +1,7 @@
 // Standard Webhooks signing (https://www.standardwebhooks.com): the scheme of every webhook the
-// platform sends (relay deliveries, survey and mail webhooks) and one the relay verifies inbound.
-// Secrets look like `whsec_<base64 key>`; the signature is
+// platform sends (relay deliveries, survey and mail webhooks) and one the relay verifies inbound,
+// whether the sender names its headers `webhook-*` or, as Svix and the providers built on it
+// (Clerk, Resend, ...) do, `svix-*`. Secrets look like `whsec_<base64 key>`; the signature is
 // `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`.
 import { fromBase64Url, hmacSha256, randomBytes, timingSafeEqual, toBase64 } from "./crypto";
 
@@ -35,13 +36,38 @@ export async function standardWebhookHeaders(secret: string, id: string, timesta
   };
 }
 
+/** The id, timestamp and signature of a Standard Webhooks message, as one header family carries them. */
+export interface StandardWebhookFields {
+  id: string | null;
+  timestamp: string | null;
+  signature: string | null;
+}
+
+/**
+ * The Standard Webhooks fields of a request. The scheme is the same under both header names:
+ * `webhook-id` / `webhook-timestamp` / `webhook-signature` (the specification) and `svix-id` /
+ * `svix-timestamp` / `svix-signature` (Svix and the providers built on it). One family is read
+ * whole, never a mix, so the id, timestamp and signature checked are the ones signed together: the
+ * family whose signature header is present (`webhook-*` when both are), else the one whose id is.
+ */
+export function readStandardWebhookHeaders(headers: Headers): StandardWebhookFields {
+  const prefix = headers.has("webhook-signature")
+    ? "webhook-"
+    : headers.has("svix-signature")
+      ? "svix-"
+      : headers.has("webhook-id") || !headers.has("svix-id")
+        ? "webhook-"
+        : "svix-";
+  return { id: headers.get(`${prefix}id`), timestamp: headers.get(`${prefix}timestamp`), signature: headers.get(`${prefix}signature`) };
+}
+
 /**
  * Verifies Standard Webhooks headers: one of the space-separated `v1,` signatures must match and
  * the timestamp must lie within `toleranceSeconds` of `nowSeconds`.
  */
 export async function verifyStandardWebhook(
   secret: string,
-  headers: { id: string | null; timestamp: string | null; signature: string | null },
+  headers: StandardWebhookFields,
   body: string,
   nowSeconds: number,
   toleranceSeconds = 300,

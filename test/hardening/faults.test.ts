@@ -291,6 +291,9 @@ describe("a lost queue message", () => {
     // The ingest is accepted but its queue message is lost (recorded here, never delivered).
     const lost = recordingQueue("WEBHOOK_QUEUE");
     expect((await call("POST", `/in/${source.slug}`, { raw: '{"type":"lost"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: lost.env })).status).toBe(202);
+    // The ingest's own first attempt (sent at once since issue 15) fails: the receiver is not up yet.
+    const firstAttempt = () => env.DB.prepare("SELECT status, attempts FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first();
+    await vi.waitFor(async () => expect(await firstAttempt()).toEqual({ status: "pending", attempts: 1 }));
     const seen = intercept("http://127.0.0.1:9/relay-lost", () => new Response("ok"));
     vi.spyOn(console, "log").mockImplementation(() => {});
 

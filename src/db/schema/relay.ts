@@ -34,6 +34,10 @@ export const webhookDestinations = sqliteTable(
     /** The `whsec_` signing secret, sealed: the plaintext is needed to sign each delivery. */
     secret: text("secret").notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    /** First failed attempt of the current run of failures; null after a success. */
+    failingSince: text("failing_since"),
+    /** `failing` when the relay disabled it after five days of failures; null otherwise. */
+    disabledReason: text("disabled_reason").$type<"failing">(),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },

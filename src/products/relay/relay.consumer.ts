@@ -1,32 +1,26 @@
-// Forwarding: the consumer of the "webhook-deliveries" queue. One message is one delivery (an event
-// to a destination). The delivery row is claimed with a conditional UPDATE before anything is sent,
-// so a redelivered message never produces a second successful delivery; every attempt is recorded;
-// failures are retried with exponential backoff through the queue until MAX_ATTEMPTS, then `failed`.
+// Forwarding: the consumer of the "webhook-deliveries" queue, and the first attempt made from the
+// ingest request. One message is one delivery (an event to a destination). The delivery row is
+// claimed with a conditional UPDATE before anything is sent, so a redelivered message never
+// produces a second successful delivery; every attempt is recorded; failures are retried through the
+// queue on the schedule of relay.retry.ts, then `failed`; a destination failing for five days is
+// disabled and its team's owner told (relay.health.ts).
 import type { Env } from "../../env";
-import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { readCapped } from "../../platform/outbound";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
-import { INBOUND_SIGNATURE_HEADERS } from "./relay.inbound";
+import { destinationHealthStatements, isFailingTooLong, notifyDestinationDisabled } from "./relay.health";
+import { isInboundSignatureHeader } from "./relay.inbound";
+import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay.retry";
 import type { DeliveryMessage } from "./relay.service";
 
-/** Attempts per delivery before it is marked failed (within the queue's max_retries = 8, i.e. 9 deliveries). */
-export const MAX_ATTEMPTS = 8;
-/** First retry delay; each further retry doubles it, capped at one hour: 1, 2, 4, 8, 16, 32, 60 min. */
-export const RETRY_BASE_SECONDS = 60;
-export const RETRY_CAP_SECONDS = 3600;
+export { MAX_ATTEMPTS, retryDelaySeconds };
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** How long a claimed delivery belongs to the consumer that claimed it. */
 const LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000;
 const RESPONSE_BODY_BYTES = 1024;
 export const USER_AGENT = "EdgePlatform-Relay/1.0";
-
-/** The delay before retry number `attempts` of a delivery. */
-export function retryDelaySeconds(attempts: number): number {
-  return backoffSeconds(attempts, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS);
-}
 
 /** Queue handler for "webhook-deliveries": each message is handled on its own, in parallel. */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
@@ -47,8 +41,26 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   } catch (error) {
     // The database or the secret could not be read: nothing was sent; try again later.
     console.error(JSON.stringify({ msg: "relay: delivery errored", deliveryId: body.delivery_id, error: String(error) }));
-    message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+    message.retry({ delaySeconds: retryDelaySeconds(message.attempts) ?? RETRY_SCHEDULE_SECONDS[MAX_ATTEMPTS - 1] });
   }
+}
+
+/**
+ * The first attempt of new deliveries, started in the background (`waitUntil`) as soon as they are
+ * stored and queued, so the receiver gets the event without waiting for a queue batch. Whatever the
+ * outcome, nothing more is needed here: the delivery's queued message comes back when the first
+ * retry is due, and the claim makes it send nothing when this attempt delivered or is still
+ * sending. Never throws.
+ */
+export async function attemptNow(env: Env, deliveryIds: string[]): Promise<void> {
+  await Promise.all(
+    deliveryIds.map((id) =>
+      attemptDelivery(env, id).catch((error) => {
+        // Nothing was recorded; the queued message attempts it when it comes.
+        console.error(JSON.stringify({ msg: "relay: first attempt errored", deliveryId: id, error: String(error) }));
+      }),
+    ),
+  );
 }
 
 export interface DeliveryOutcome {
@@ -70,6 +82,10 @@ interface ClaimedDelivery {
   url: string;
   secret: string;
   enabled: number;
+  destination_id: string;
+  source_id: string;
+  failing_since: string | null;
+  owner_email: string | null;
 }
 
 /** One attempt of one delivery; safe to call twice for the same delivery. */
@@ -92,7 +108,8 @@ export async function attemptDelivery(env: Env, deliveryId: string): Promise<Del
   }
 
   const delivery = await env.DB.prepare(
-    `SELECT d.id, d.team_id, d.event_id, d.attempts, e.body, e.content_type, e.headers, e.event_type, t.url, t.secret, t.enabled
+    `SELECT d.id, d.team_id, d.event_id, d.attempts, e.body, e.content_type, e.headers, e.event_type, t.url, t.secret, t.enabled,
+       t.id AS destination_id, t.source_id, t.failing_since, (SELECT owner_email FROM teams WHERE id = d.team_id) AS owner_email
      FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_destinations t ON t.id = d.destination_id
      WHERE d.id = ?`,
   )
@@ -111,11 +128,13 @@ export async function attemptDelivery(env: Env, deliveryId: string): Promise<Del
 
   const attempt = await send(env, delivery);
   const success = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
-  const final = success || attempt.permanent || delivery.attempts >= MAX_ATTEMPTS;
-  const retryIn = final ? null : retryDelaySeconds(delivery.attempts);
+  // This failure ends five days of failures: the destination is disabled, so nothing is retried.
+  const disable = !success && isFailingTooLong(delivery.failing_since, nowMs());
+  const retryIn = success || attempt.permanent || disable ? null : retryDelaySeconds(delivery.attempts);
+  const final = retryIn === null;
   const at = nowIso();
   const status = success ? "delivered" : final ? "failed" : "pending";
-  await env.DB.batch([
+  const results = await env.DB.batch([
     env.DB.prepare(
       `INSERT INTO webhook_attempts (id, team_id, delivery_id, number, attempted_at, status_code, duration_ms, error, response_body, retry_in_seconds)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -145,7 +164,12 @@ export async function attemptDelivery(env: Env, deliveryId: string): Promise<Del
       success ? at : null,
       at,
     ),
+    ...destinationHealthStatements(env.DB, delivery.destination_id, { success, disable, at }),
   ]);
+  // The disabling statement is last and conditional on `enabled`: one notice, however many fail at once.
+  if (disable && results[results.length - 1]!.results.length > 0) {
+    await notifyDestinationDisabled(env, { teamId: delivery.team_id, ownerEmail: delivery.owner_email, sourceId: delivery.source_id, destinationId: delivery.destination_id, url: delivery.url, failingSince: delivery.failing_since! });
+  }
   return { result: success ? "delivered" : final ? "failed" : "retry", retryInSeconds: retryIn };
 }
 
@@ -164,7 +188,7 @@ async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult>
   const secret = await decryptSecret(env.ENCRYPTION_KEY, delivery.secret, env.ENCRYPTION_KEY_PREVIOUS);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(JSON.parse(delivery.headers) as Record<string, string>)) {
-    if (!INBOUND_SIGNATURE_HEADERS.has(name)) headers[name] = value;
+    if (!isInboundSignatureHeader(name)) headers[name] = value;
   }
   headers["content-type"] = delivery.content_type ?? "application/octet-stream";
   headers["user-agent"] = USER_AGENT;

@@ -2,7 +2,7 @@
 // the event type and the provider's event id; plus the destination filter and the header filter.
 // Pure functions over strings and headers, no database.
 import { hmacSha256, sha256Hex, timingSafeEqual, toHex } from "../../platform/crypto";
-import { verifyStandardWebhook } from "../../platform/webhook-signature";
+import { readStandardWebhookHeaders, verifyStandardWebhook } from "../../platform/webhook-signature";
 import type { Provider } from "./relay.schemas";
 
 /** Stripe's and Standard Webhooks' tolerance between the signed timestamp and now. */
@@ -22,13 +22,8 @@ export async function verifySignature(provider: Provider, secret: string, reques
     case "github":
       return verifyHexHmac(secret, stripPrefix(headers.get("x-hub-signature-256"), "sha256=", true), body);
     case "standard":
-      return verifyStandardWebhook(
-        secret,
-        { id: headers.get("webhook-id"), timestamp: headers.get("webhook-timestamp"), signature: headers.get("webhook-signature") },
-        body,
-        nowSeconds,
-        SIGNATURE_TOLERANCE_SECONDS,
-      );
+      // `webhook-*` or Svix's `svix-*` headers: the same scheme under two names.
+      return verifyStandardWebhook(secret, readStandardWebhookHeaders(headers), body, nowSeconds, SIGNATURE_TOLERANCE_SECONDS);
     case "generic":
       return verifyHexHmac(secret, stripPrefix(headers.get("x-signature"), "sha256=", false), body);
   }
@@ -92,11 +87,12 @@ export function eventIdentity(provider: Provider, headers: Headers, body: string
       break;
     case "standard":
       type = field("type");
-      id = headers.get("webhook-id");
+      // The id of the family the signature was checked in (webhook-* or svix-*).
+      id = readStandardWebhookHeaders(headers).id;
       break;
     case "generic":
       type = field("type") ?? headers.get("x-event-type");
-      id = headers.get("x-event-id") ?? headers.get("webhook-id") ?? headers.get("idempotency-key");
+      id = headers.get("x-event-id") ?? headers.get("webhook-id") ?? headers.get("svix-id") ?? headers.get("idempotency-key");
       break;
   }
   return { type: clip(type), providerEventId: clip(id) };
@@ -168,8 +164,21 @@ const DROPPED_HEADERS = new Set([
   "true-client-ip",
 ]);
 const DROPPED_PREFIXES = ["cf-", "x-forwarded-", "proxy-"];
-/** Inbound signature headers: stored for inspection, never forwarded (deliveries carry our own). */
-export const INBOUND_SIGNATURE_HEADERS = new Set(["stripe-signature", "x-hub-signature", "x-hub-signature-256", "x-signature", "webhook-id", "webhook-timestamp", "webhook-signature"]);
+/** Inbound signature headers named exactly: Stripe's and the generic source's. */
+const SIGNATURE_HEADERS = new Set(["stripe-signature", "x-signature"]);
+/** Whole families: Standard Webhooks, Svix, GitHub (`x-hub-signature`, `x-hub-signature-256`, any later one). */
+const SIGNATURE_PREFIXES = ["webhook-", "svix-", "x-hub-signature"];
+
+/**
+ * True for a header of an inbound signature family: stored with the event for inspection, never
+ * forwarded. A delivery carries only the relay's own `webhook-*` signature; a sender's signature
+ * left beside it would be checked first by verifiers that read several families (the `svix`
+ * library reads `svix-*` before `webhook-*`) and make the relay's valid delivery look forged.
+ */
+export function isInboundSignatureHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return SIGNATURE_HEADERS.has(lower) || SIGNATURE_PREFIXES.some((prefix) => lower.startsWith(prefix));
+}
 const MAX_HEADERS = 50;
 const MAX_HEADER_VALUE = 1024;
 

@@ -1,11 +1,13 @@
 // HTTP surface of the webhook relay: the authenticated API under /api/v1/webhooks/sources (sources,
 // destinations, events, replay) and the public ingest address {APP_URL}/in/<slug>.
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../env";
 import { readBodyCapped } from "../../platform/body";
 import { createRoute, z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
 import { ApiError, registerErrorFormat, type ErrorFormatter } from "../../platform/errors";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { rateLimit } from "../../platform/rate-limit/middleware";
+import { authResponses, dataResponse, jsonBody, jsonContent, jsonResponse } from "../../platform/openapi";
+import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
 import { bearerSecurity, createRouter, publicSecurity } from "../../platform/router";
 import {
   CreateDestinationBody,
@@ -23,6 +25,7 @@ import {
   PatchDestinationBody,
   PatchSourceBody,
   RelayErrorSchema,
+  ReplayBody,
   ReplaySchema,
   SlugParam,
   SourceParam,
@@ -40,9 +43,9 @@ import {
   listSources,
   patchDestination,
   patchSource,
-  receiveWebhook,
   replayEvent,
 } from "./relay.service";
+import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ingest";
 
 /** `{error}` and, on validation failures, `details` at top level (the spec's Validation shape). */
 const relayErrorFormat: ErrorFormatter = (error) => (error.details ? { error: error.message, details: error.details } : { error: error.message });
@@ -56,6 +59,23 @@ const errors = {
   ...authResponses,
   404: jsonResponse("Source, destination or event not found (also for another team's ids)", RelayErrorSchema),
   422: jsonResponse("Validation failed", RelayErrorSchema),
+};
+
+/**
+ * An empty body is no body, whatever its content type: replay took no body before
+ * `destination_ids`, and clients that send a bare `content-type: application/json` with nothing
+ * after it keep replaying to every destination instead of getting "Malformed JSON".
+ */
+const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async function emptyBodyIsNone(c, next) {
+  const raw = c.req.raw;
+  const length = raw.headers.get("content-length");
+  const empty = raw.body === null || (length !== null ? Number(length) === 0 : (await raw.clone().arrayBuffer()).byteLength === 0);
+  if (empty && raw.headers.has("content-type")) {
+    const headers = new Headers(raw.headers);
+    headers.delete("content-type");
+    c.req.raw = new Request(raw.url, { method: raw.method, headers });
+  }
+  await next();
 };
 
 export const relayRouter = createRouter();
@@ -190,7 +210,8 @@ relayRouter.openapi(
     operationId: "updateWebhookDestination",
     tags: [TAG],
     summary: "Change a destination",
-    description: "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled`. Queued deliveries to a destination disabled meanwhile end as `failed`.",
+    description:
+      "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled` (any change of it clears `failing_since` and `disabled_reason`: re-enabling a destination the relay disabled after 5 days of failures starts afresh). Queued deliveries to a destination disabled meanwhile end as `failed`.",
     security: bearerSecurity,
     middleware: [write],
     request: { params: DestinationParam, body: jsonBody(PatchDestinationBody) },
@@ -271,15 +292,16 @@ relayRouter.openapi(
     tags: [TAG],
     summary: "Replay an event",
     description:
-      "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, and answers 202 with their count and ids (0 when none admits it). Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
+      "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
     security: bearerSecurity,
-    middleware: [write],
-    request: { params: EventParam },
+    middleware: [write, emptyBodyIsNone],
+    request: { params: EventParam, body: { required: false, content: jsonContent(ReplayBody) } },
     responses: { 202: dataResponse("Deliveries queued", ReplaySchema), ...errors },
   }),
   async (c) => {
     const { source_id, event_id } = c.req.valid("param");
-    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id) }, 202);
+    const { destination_ids } = c.req.valid("json");
+    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id, c.executionCtx, destination_ids) }, 202);
   },
 );
 
@@ -296,8 +318,7 @@ ingestRouter.openapi(
     tags: [TAG],
     summary: "Public ingest address of a source",
     description:
-      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event is stored and its deliveries are queued.",
-    middleware: [rateLimit({ bucket: "public" })],
+      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event is stored and its deliveries are queued; the first delivery attempt then starts at once, in the background of this request (the queue retries failures).",
     request: { params: SlugParam },
     responses: {
       202: dataResponse("Stored and queued", IngestAcceptedSchema),
@@ -311,13 +332,16 @@ ingestRouter.openapi(
     },
   }),
   async (c) => {
-    const body = await readBody(c.req.raw);
-    const result = await receiveWebhook(c.env, {
-      slug: c.req.valid("param").slug,
-      headers: c.req.raw.headers,
-      body,
-      contentType: c.req.header("content-type") ?? null,
-    });
+    // The `public` bucket, the body and the source are independent I/O: all three at once, then
+    // refused in the order a sender expects (429, then 413/415, then 404).
+    const [limited, body, found] = await Promise.allSettled([
+      enforceBucket(c, "public", `ip:${clientIp(c)}`),
+      readBody(c.req.raw),
+      loadIngestSource(c.env, c.req.valid("param").slug),
+    ]);
+    for (const outcome of [limited, body, found]) if (outcome.status === "rejected") throw outcome.reason;
+    const inbound = { headers: c.req.raw.headers, body: (body as PromiseFulfilledResult<string>).value, contentType: c.req.header("content-type") ?? null };
+    const result = await receiveWebhook(c.env, (found as PromiseFulfilledResult<IngestSource>).value, inbound, c.executionCtx);
     return c.json({ data: result }, 202);
   },
 );

@@ -22,7 +22,10 @@ const retentionDays = z.number().int().min(1).max(RETENTION_MAX_DAYS);
 export const CreateSourceBody = z
   .object({
     name,
-    provider: z.enum(PROVIDERS).openapi({ description: "How inbound signatures are verified and the event type and id are read." }),
+    provider: z.enum(PROVIDERS).openapi({
+      description:
+        "How inbound signatures are verified and the event type and id are read. `standard` accepts Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) and Svix's (`svix-id`, `svix-timestamp`, `svix-signature`: Clerk, Resend and other Svix senders).",
+    }),
     signing_secret: signingSecret.nullable().optional().openapi({
       description: "The secret the provider signs with. Optional: without it, anyone who knows the ingest URL can post events. Stored encrypted, never returned.",
     }),
@@ -88,6 +91,10 @@ export const DestinationSchema = z
     url: z.string(),
     event_filter: z.array(z.string()),
     enabled: z.boolean(),
+    disabled_reason: z.enum(["failing"]).nullable().openapi({
+      description: "`failing` when the relay disabled the destination because every attempt had failed for 5 days (the team owner is emailed); null otherwise. Cleared by any change of `enabled`.",
+    }),
+    failing_since: z.string().nullable().openapi({ description: "When the current run of failed attempts began; null after a successful attempt." }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -155,6 +162,20 @@ export const EventsQuery = z.object({
 });
 
 export const PaginationSchema = z.object({ next_cursor: z.string().nullable(), has_more: z.boolean(), limit: z.number().int() }).openapi("CursorPagination");
+
+export const ReplayBody = z
+  .object({
+    destination_ids: z
+      .array(z.string().max(100))
+      .min(1)
+      .max(MAX_DESTINATIONS_PER_SOURCE)
+      .optional()
+      .openapi({
+        description:
+          "Resend only to these destinations of the source (e.g. the one that failed), not to the healthy ones. Each must be a destination of this source, enabled, and admit the event's type (422 otherwise). Absent: every enabled destination whose filter admits the event.",
+      }),
+  })
+  .openapi("WebhookReplayRequest");
 
 export const ReplaySchema = z.object({ count: z.number().int(), destination_ids: z.array(z.string().uuid()) }).openapi("WebhookReplay");
 

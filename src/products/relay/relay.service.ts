@@ -1,19 +1,21 @@
-// Webhook relay logic over the database: sources, destinations, receiving an event at the edge,
-// queuing its deliveries, listing and reading events, replay. Every query filters on the team;
+// Webhook relay logic over the database: sources, destinations, queuing deliveries, listing and
+// reading events, replay (receiving an event at the edge is relay.ingest.ts). Every query filters on the team;
 // no Hono context here.
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../env";
 import { getDb, type Db } from "../../db/client";
-import { teams, webhookAttempts, webhookDeliveries, webhookDestinations, webhookEvents, webhookSources } from "../../db/schema";
-import { nowIso, nowSeconds } from "../../platform/clock";
-import { decryptSecret, encryptSecret, fromBase64Url, randomToken, toBase64Url } from "../../platform/crypto";
+import { webhookAttempts, webhookDeliveries, webhookDestinations, webhookEvents, webhookSources } from "../../db/schema";
+import { nowIso } from "../../platform/clock";
+import { encryptSecret, fromBase64Url, randomToken, toBase64Url } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
 import { checkUrl, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newWebhookSecret } from "../../platform/webhook-signature";
-import { eventIdentity, signedGenericIdentity, filterAdmits, storedHeaders, verifySignature } from "./relay.inbound";
+import { attemptNow } from "./relay.consumer";
+import { retryDelaySeconds } from "./relay.retry";
+import { filterAdmits } from "./relay.inbound";
 import {
   MAX_DESTINATIONS_PER_SOURCE,
   type CreateDestinationBody,
@@ -138,6 +140,8 @@ export function destinationView(row: DestinationRow) {
     url: row.url,
     event_filter: row.eventFilter,
     enabled: row.enabled,
+    disabled_reason: row.disabledReason,
+    failing_since: row.failingSince,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -162,6 +166,8 @@ export async function createDestination(env: Env, teamId: string, sourceId: stri
     eventFilter: input.event_filter ?? [],
     secret: await encryptSecret(env.ENCRYPTION_KEY, secret),
     enabled: input.enabled,
+    failingSince: null,
+    disabledReason: null,
     createdAt: at,
     updatedAt: at,
   };
@@ -201,7 +207,12 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
     changes.url = input.url;
   }
   if (input.event_filter !== undefined) changes.eventFilter = input.event_filter ?? [];
-  if (input.enabled !== undefined) changes.enabled = input.enabled;
+  if (input.enabled !== undefined) {
+    // Enabled (or disabled) by its owner: a fresh start, not the tail of the old run of failures.
+    changes.enabled = input.enabled;
+    changes.failingSince = null;
+    changes.disabledReason = null;
+  }
   const [row] = await db.update(webhookDestinations).set(changes).where(destinationWhere(teamId, sourceId, destinationId)).returning();
   return destinationView(orNotFound(row, RelayErrors.destination()));
 }
@@ -213,130 +224,16 @@ export async function deleteDestination(env: Env, teamId: string, sourceId: stri
   orNotFound(row, RelayErrors.destination());
 }
 
-// ---------------------------------------------------------------- ingest
+// ---------------------------------------------------------------- deliveries (ingest and replay)
 
-export interface InboundWebhook {
-  slug: string;
-  headers: Headers;
-  body: string;
-  contentType: string | null;
+/** Where work that must outlive the answer goes: the request's `executionCtx.waitUntil`. */
+export interface Background {
+  waitUntil(promise: Promise<unknown>): void;
 }
 
-export interface IngestResult {
-  id: string;
-  event_type: string | null;
-  duplicate: boolean;
-  deliveries: number;
-}
+export type Trigger = "ingest" | "replay";
 
-/**
- * Receives one webhook at a source's ingest address: signature, dedupe, quota, then the event and
- * its deliveries in one batch, then the queue. Answers only once all of that is done; when the
- * queue refuses, the stored event is removed again and the unit of quota given back (503).
- */
-export async function receiveWebhook(env: Env, inbound: InboundWebhook): Promise<IngestResult> {
-  const db = getDb(env.DB);
-  // The source and its enabled destinations in one round trip.
-  const [sources, destinations] = await db.batch([
-    db
-      .select({ source: webhookSources, plan: teams.plan, ownerEmail: teams.ownerEmail })
-      .from(webhookSources)
-      .innerJoin(teams, eq(teams.id, webhookSources.teamId))
-      .where(eq(webhookSources.slug, inbound.slug))
-      .limit(1),
-    db
-      .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
-      .from(webhookDestinations)
-      .innerJoin(webhookSources, eq(webhookSources.id, webhookDestinations.sourceId))
-      .where(and(eq(webhookSources.slug, inbound.slug), eq(webhookDestinations.enabled, true))),
-  ]);
-  const { source, plan, ownerEmail } = orNotFound(sources[0], RelayErrors.source());
-  if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled", { status: 410 });
-
-  const provider = source.provider as Provider;
-  if (source.signingSecret) {
-    const secret = await decryptSecret(env.ENCRYPTION_KEY, source.signingSecret, env.ENCRYPTION_KEY_PREVIOUS);
-    const valid = await verifySignature(provider, secret, { headers: inbound.headers, body: inbound.body }, nowSeconds());
-    if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
-  }
-
-  const identity =
-    provider === "generic" && source.signingSecret
-      ? await signedGenericIdentity(inbound.body, inbound.contentType)
-      : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
-  // Duplicates are caught by the unique index on (source, provider event id) at insert time, so
-  // the common case pays no extra look-up; a duplicate gives its unit of quota back. With the
-  // quota used up, a duplicate is looked up before answering 429: it still costs nothing.
-  const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
-  const units = eventUnits(sizeBytes);
-  try {
-    await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", units);
-  } catch (error) {
-    if (identity.providerEventId && error instanceof ApiError && error.code === "monthly_quota") {
-      const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
-      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-    }
-    throw error;
-  }
-
-  const eventId = crypto.randomUUID();
-  const at = nowIso();
-  const deliveries = destinations
-    .filter((d) => filterAdmits(d.eventFilter, identity.type))
-    .map((d) => newDelivery(source.teamId, eventId, d.id, "ingest", at));
-
-  const insertEvent = db.insert(webhookEvents).values({
-    id: eventId,
-    teamId: source.teamId,
-    sourceId: source.id,
-    eventType: identity.type,
-    providerEventId: identity.providerEventId,
-    contentType: inbound.contentType,
-    headers: storedHeaders(inbound.headers),
-    body: inbound.body,
-    sizeBytes,
-    receivedAt: at,
-  });
-  try {
-    await db.batch([insertEvent, ...deliveryInserts(db, deliveries)]);
-  } catch (error) {
-    await releaseQuota(env, source.teamId, "webhooks", units);
-    // A copy of a provider event already stored: the unique index kept the first one.
-    if (identity.providerEventId && isUniqueViolation(error)) {
-      const duplicate = await findDuplicate(db, source.id, identity.providerEventId);
-      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-    }
-    throw error;
-  }
-
-  try {
-    await enqueue(env, deliveries.map((d) => d.id));
-  } catch (error) {
-    console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(error) }));
-    await db.delete(webhookEvents).where(eq(webhookEvents.id, eventId));
-    await releaseQuota(env, source.teamId, "webhooks", units);
-    throw new ApiError("unavailable", "Event could not be queued; retry later", { status: 503 });
-  }
-  return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
-}
-
-async function findDuplicate(db: Db, sourceId: string, providerEventId: string) {
-  const [row] = await db
-    .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
-    .from(webhookEvents)
-    .where(and(eq(webhookEvents.sourceId, sourceId), eq(webhookEvents.providerEventId, providerEventId)))
-    .limit(1);
-  return row;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
-    if (String((e as Error).message ?? e).includes("UNIQUE constraint failed")) return true;
-  }
-  return false;
-}
-
-function newDelivery(teamId: string, eventId: string, destinationId: string, trigger: "ingest" | "replay", at: string): DeliveryInsert & { id: string } {
+export function newDelivery(teamId: string, eventId: string, destinationId: string, trigger: Trigger, at: string): DeliveryInsert & { id: string } {
   return { id: crypto.randomUUID(), teamId, eventId, destinationId, status: "pending", attempts: 0, trigger, createdAt: at, updatedAt: at };
 }
 
@@ -348,11 +245,18 @@ function deliveryInserts(db: Db, rows: DeliveryInsert[]): BatchItem<"sqlite">[] 
   return out;
 }
 
-/** Queues one message per delivery, in batches of at most 100 (the Queues limit). */
-async function enqueue(env: Env, deliveryIds: string[]): Promise<void> {
+/**
+ * Queues one message per delivery, in batches of at most 100 (the Queues limit). The messages are
+ * the safety net of the first attempt, which starts at once in the background: they are delayed
+ * until the first retry is due, so they retry a failed first attempt on schedule, and attempt a
+ * delivery whose background attempt never ran (the isolate was evicted) at that time.
+ */
+export async function enqueueDeliveries(env: Env, deliveryIds: string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  const delaySeconds = retryDelaySeconds(1) ?? 0;
   for (let i = 0; i < deliveryIds.length; i += 100) {
     const messages = deliveryIds.slice(i, i + 100).map((id) => ({ body: { delivery_id: id } satisfies DeliveryMessage, contentType: "json" as const }));
-    await env.WEBHOOK_QUEUE.sendBatch(messages);
+    await env.WEBHOOK_QUEUE.sendBatch(messages, { delaySeconds });
   }
 }
 
@@ -499,36 +403,47 @@ export async function getEvent(env: Env, teamId: string, sourceId: string, event
   };
 }
 
-/** Re-queues a stored event to every enabled destination whose filter admits it now. */
-/** Bytes of a stored event that one `webhooks` unit pays for. */
-export const EVENT_UNIT_BYTES = 64 * 1024;
-
 /**
- * Units of the `webhooks` quota an event of `sizeBytes` consumes: one per started 64 KB, so storage
- * is metered with the events (a 1 MB event costs 16 units: a free team's 10,000 units store at most
- * ~625 MB a month instead of ~10 GB).
+ * Re-queues a stored event to every enabled destination whose filter admits it now, or to the
+ * listed `destinationIds` only (so a destination that missed it gets it without the healthy ones
+ * getting it twice). A listed id must be a destination of this source (any other, of this team or
+ * another, answers the same 422, never confirming it exists), enabled, and admit the event's type.
  */
-export function eventUnits(sizeBytes: number): number {
-  return Math.max(1, Math.ceil(sizeBytes / EVENT_UNIT_BYTES));
-}
-
-export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string) {
+export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background, destinationIds?: string[]) {
   const teamId = owner.teamId;
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
-  const [event] = await db
-    .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
-    .from(webhookEvents)
-    .where(and(ownedRow(webhookEvents, teamId, eventId), eq(webhookEvents.sourceId, sourceId)))
-    .limit(1);
-  orNotFound(event, RelayErrors.event());
-  const destinations = await db
-    .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
-    .from(webhookDestinations)
-    .where(and(ownedBy(webhookDestinations, teamId), eq(webhookDestinations.sourceId, sourceId), eq(webhookDestinations.enabled, true)))
-    .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id));
+  const [[event], sourceDestinations] = await db.batch([
+    db
+      .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
+      .from(webhookEvents)
+      .where(and(ownedRow(webhookEvents, teamId, eventId), eq(webhookEvents.sourceId, sourceId)))
+      .limit(1),
+    db
+      .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter, enabled: webhookDestinations.enabled })
+      .from(webhookDestinations)
+      .where(and(ownedBy(webhookDestinations, teamId), eq(webhookDestinations.sourceId, sourceId)))
+      .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id)),
+  ]);
+  const found = orNotFound(event, RelayErrors.event());
+  let destinations: typeof sourceDestinations;
+  if (destinationIds === undefined) {
+    destinations = sourceDestinations.filter((d) => d.enabled && filterAdmits(d.eventFilter, found.eventType));
+  } else {
+    const wanted = new Set(destinationIds);
+    const byId = new Map(sourceDestinations.map((d) => [d.id, d]));
+    const problems: string[] = [];
+    for (const id of wanted) {
+      const d = byId.get(id);
+      if (!d) problems.push(`${id} is not a destination of this source`);
+      else if (!d.enabled) problems.push(`${id} is disabled; enable it first`);
+      else if (!filterAdmits(d.eventFilter, found.eventType)) problems.push(`${id} does not admit event type ${found.eventType ?? "(none)"}`);
+    }
+    if (problems.length > 0) throw ApiError.validation({ destination_ids: problems });
+    destinations = sourceDestinations.filter((d) => wanted.has(d.id));
+  }
   const at = nowIso();
-  const deliveries = destinations.filter((d) => filterAdmits(d.eventFilter, event!.eventType)).map((d) => newDelivery(teamId, eventId, d.id, "replay", at));
+  const deliveries = destinations.map((d) => newDelivery(teamId, eventId, d.id, "replay", at));
   const inserts = deliveryInserts(db, deliveries);
   if (inserts.length > 0) {
     // Each delivery a replay creates is outbound work the team asked for: one `webhooks` unit each
@@ -541,13 +456,15 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
       throw error;
     }
     try {
-      await enqueue(env, deliveries.map((d) => d.id));
+      await enqueueDeliveries(env, deliveries.map((d) => d.id));
     } catch (error) {
       await releaseQuota(env, teamId, "webhooks", deliveries.length);
       await db.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, deliveries.map((d) => d.id)));
       console.error(JSON.stringify({ msg: "relay replay enqueue failed", eventId, error: String(error) }));
       throw new ApiError("unavailable", "Replay could not be queued; retry later", { status: 503 });
     }
+    // As on ingest: the first attempt at once, the queued messages as its safety net and retries.
+    background.waitUntil(attemptNow(env, deliveries.map((d) => d.id)));
   }
   return { count: deliveries.length, destination_ids: deliveries.map((d) => d.destinationId) };
 }

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { monthOf } from "../../../src/platform/quota";
 import { nowMs, nowSeconds, setClock } from "../../../src/platform/clock";
-import { receiveWebhook } from "../../../src/products/relay/relay.service";
+import { loadIngestSource, receiveWebhook } from "../../../src/products/relay/relay.ingest";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import {
   createDestination,
@@ -13,6 +13,7 @@ import {
   genericHeaders,
   githubHeaders,
   ingest,
+  receiver,
   standardHeaders,
   stripeHeaders,
 } from "./relay.helpers";
@@ -173,13 +174,25 @@ describe("ingest errors", () => {
     expect(used!.used).toBe(10000);
   });
 
-  it("answers 503, keeps nothing and gives the quota unit back when the queue refuses", async () => {
+  it("answers 503, keeps nothing, sends nothing and gives the quota unit back when the queue refuses", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
-    await createDestination(team.key, source.id);
+    const destination = await createDestination(team.key, source.id);
     const brokenQueue = { sendBatch: vi.fn(async () => Promise.reject(new Error("queue down"))) };
     const brokenEnv = { DB: env.DB, ENCRYPTION_KEY: env.ENCRYPTION_KEY, APP_URL: env.APP_URL, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
-    await expect(receiveWebhook(brokenEnv, { slug: source.slug, headers: new Headers(), body: "{}", contentType: "application/json" })).rejects.toMatchObject({ status: 503 });
+    const background: Promise<unknown>[] = [];
+    const rx = receiver([destination.url]);
+    try {
+      const found = await loadIngestSource(env, source.slug);
+      const inbound = { headers: new Headers(), body: "{}", contentType: "application/json" };
+      await expect(receiveWebhook(brokenEnv, found, inbound, { waitUntil: (p) => void background.push(p) })).rejects.toMatchObject({ status: 503 });
+      await Promise.all(background);
+      // The first attempt starts only once the queue holds the safety net: the sender is told to
+      // retry, so nothing may have gone out.
+      expect(rx.received).toEqual([]);
+    } finally {
+      rx.restore();
+    }
     expect(brokenQueue.sendBatch).toHaveBeenCalled();
     expect(await eventCount(source.id)).toBe(0);
     const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks'").bind(team.teamId).first<{ used: number }>();

@@ -123,7 +123,7 @@ describe("ingest and forwarding", () => {
       expect(stored.headers["x-forwarded-for"]).toBeUndefined();
       expect(stored.headers["cf-connecting-ip"]).toBeUndefined();
 
-      // The worker's own queue consumer forwards it.
+      // The ingest request itself forwards it (its background attempt, not the queue).
       const delivered = await waitFor(async () => rx.received[0]);
       expect(delivered.body).toBe(body);
       expect(delivered.headers.get("content-type")).toBe("application/json");
@@ -163,23 +163,23 @@ describe("ingest and forwarding", () => {
     expect(await eventCount(source.id)).toBe(1);
   });
 
-  it("retries a failing destination with growing backoff, recording every attempt, then succeeds", async () => {
+  it("retries a failing destination on the schedule (5 s, then 5 min), recording every attempt, then succeeds", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
     const dest = await createDestination(team.key, source.id);
     const rx = receiver([dest.url], [500, 502, 200]);
     try {
       const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "order.created" })))).data;
-      // Attempt 1 comes from the worker's own queue consumer.
+      // Attempt 1 comes from the ingest request itself (its background attempt).
       const first = await waitFor(async () => {
         const e = await getEvent(team.key, source.id, accepted.id);
         return e.deliveries[0].attempts.length === 1 && e.deliveries[0].status === "pending" ? e.deliveries[0] : undefined;
       });
-      expect(first.attempts[0]).toMatchObject({ status_code: 500, error: "HTTP 500", retry_in_seconds: 60, response_body: "answer 500" });
+      expect(first.attempts[0]).toMatchObject({ status_code: 500, error: "HTTP 500", retry_in_seconds: 5, response_body: "answer 500" });
       expect(first.next_attempt_at).not.toBeNull();
 
       const second = await deliverOnce(first.id, 2);
-      expect(second.retry).toHaveBeenCalledWith({ delaySeconds: 120 });
+      expect(second.retry).toHaveBeenCalledWith({ delaySeconds: 300 });
       expect(second.ack).not.toHaveBeenCalled();
       const third = await deliverOnce(first.id, 3);
       expect(third.ack).toHaveBeenCalled();
@@ -189,8 +189,8 @@ describe("ingest and forwarding", () => {
       const delivery = event.deliveries[0];
       expect(delivery).toMatchObject({ status: "delivered", attempts_count: 3, last_status_code: 200, last_error: null, next_attempt_at: null });
       expect(delivery.attempts.map((a: { number: number; status_code: number; retry_in_seconds: number | null }) => [a.number, a.status_code, a.retry_in_seconds])).toEqual([
-        [1, 500, 60],
-        [2, 502, 120],
+        [1, 500, 5],
+        [2, 502, 300],
         [3, 200, null],
       ]);
       for (const a of delivery.attempts) {
@@ -230,7 +230,7 @@ describe("ingest and forwarding", () => {
           expect(message.retry).not.toHaveBeenCalled();
         }
       }
-      expect(delays).toEqual([120, 240, 480, 960, 1920, 3600]);
+      expect(delays).toEqual([300, 1800, 7200, 18000, 36000, 36000]);
       const event = await getEvent(team.key, source.id, accepted.id);
       expect(event.delivery_status).toBe("failed");
       const delivery = event.deliveries[0];

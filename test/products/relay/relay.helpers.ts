@@ -1,12 +1,15 @@
 // Shared set-up of the relay tests: sources and destinations through the API, signed ingest
-// requests per provider, a scripted receiver behind a fetch spy, and fake queue messages.
-import { env } from "cloudflare:test";
+// requests per provider, a scripted receiver behind a fetch spy, fake queue messages, a queue that
+// records instead of delivering, and requests whose background work (waitUntil) is awaited.
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { app } from "../../../src/app";
+import type { Env } from "../../../src/env";
 import { expect, vi, type MockInstance } from "vitest";
 import { hmacSha256, toHex } from "../../../src/platform/crypto";
 import { nowSeconds } from "../../../src/platform/clock";
 import { standardWebhookHeaders } from "../../../src/platform/webhook-signature";
 import { attemptDelivery, consumeDeliveries } from "../../../src/products/relay/relay.consumer";
-import { call, json, type RequestOptions } from "../../helpers/api";
+import { anyIp, API, call, json, ORIGIN, type RequestOptions } from "../../helpers/api";
 
 export { env };
 
@@ -103,4 +106,48 @@ export async function getEvent(key: string, sourceId: string, eventId: string) {
 export async function eventCount(sourceId: string): Promise<number> {
   const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_events WHERE source_id = ?").bind(sourceId).first<{ n: number }>();
   return row?.n ?? 0;
+}
+
+/**
+ * Like `call`, but waits for the request's background work (`executionCtx.waitUntil`: the first
+ * delivery attempt) to finish before answering, so a test can look at its outcome.
+ */
+export async function callSettled(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+  const url = path.startsWith("/") ? `${ORIGIN}${path}` : `${API}/${path}`;
+  const headers: Record<string, string> = { "cf-connecting-ip": options.ip ?? anyIp(), ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  const body = options.body !== undefined ? JSON.stringify(options.body) : options.raw;
+  if (options.body !== undefined) headers["content-type"] ??= "application/json";
+  const ctx = createExecutionContext();
+  const res = await app.fetch(new Request(url, { method, headers, body }), options.env ?? env, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+/** POST to the ingest address and wait for its background work. */
+export function ingestSettled(slug: string, body: string, headers: Record<string, string> = {}, options: RequestOptions = {}) {
+  return callSettled("POST", `/in/${slug}`, { raw: body, headers: { "content-type": "application/json", ...headers }, ...options });
+}
+
+export interface RecordedMessage {
+  body: { delivery_id: string };
+  delaySeconds: number | undefined;
+}
+
+/** An env whose WEBHOOK_QUEUE records messages instead of delivering them: the test plays the queue. */
+export function recordingQueue(): { env: Env; sent: RecordedMessage[] } {
+  const sent: RecordedMessage[] = [];
+  const queue = {
+    send: async (body: { delivery_id: string }, options?: QueueSendOptions) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
+    sendBatch: async (messages: Array<{ body: { delivery_id: string } }>, options?: QueueSendBatchOptions) =>
+      void sent.push(...messages.map((m) => ({ body: m.body, delaySeconds: options?.delaySeconds }))),
+  } as unknown as Queue;
+  return { env: { ...(env as Env), WEBHOOK_QUEUE: queue }, sent };
+}
+
+/** Runs the consumer on recorded messages, as the queue would deliver them (`attempts` = delivery count). */
+export async function consumeRecorded(messages: RecordedMessage[], attempts = 1) {
+  const fakes = messages.map((m) => ({ ...fakeMessage(m.body.delivery_id, attempts) }));
+  await consumeDeliveries({ queue: "webhook-deliveries", messages: fakes, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
+  return fakes;
 }

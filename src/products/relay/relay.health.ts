@@ -1,0 +1,68 @@
+// Destination health (issue 18): each attempt's outcome keeps `failing_since` on the destination
+// (the first failure of the current run of failures, cleared by any success); a failure when every
+// attempt has failed for five days disables the destination (`enabled` false, `disabled_reason`
+// 'failing') and emails the team's owner once, through the platform mail helper.
+import type { Env } from "../../env";
+import { queuePlatformMail } from "../../platform/platform-mail";
+import { DISABLE_AFTER_FAILING_MS } from "./relay.retry";
+
+/** True when a destination failing since `failingSince` has failed for five days or more. */
+export function isFailingTooLong(failingSince: string | null, nowMs: number): boolean {
+  if (!failingSince) return false;
+  const since = Date.parse(failingSince);
+  return Number.isFinite(since) && nowMs - since >= DISABLE_AFTER_FAILING_MS;
+}
+
+/**
+ * The statements that record an attempt's outcome on its destination, for the attempt's own batch.
+ * When `disable`, the last one disables it and RETURNS its id only if it was still enabled, so the
+ * owner is told once even when several deliveries fail at the same moment.
+ */
+export function destinationHealthStatements(db: D1Database, destinationId: string, outcome: { success: boolean; disable: boolean; at: string }): D1PreparedStatement[] {
+  if (outcome.success) {
+    return [db.prepare("UPDATE webhook_destinations SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL").bind(destinationId)];
+  }
+  const statements = [db.prepare("UPDATE webhook_destinations SET failing_since = ?2 WHERE id = ?1 AND failing_since IS NULL").bind(destinationId, outcome.at)];
+  if (outcome.disable) {
+    statements.push(
+      db
+        .prepare("UPDATE webhook_destinations SET enabled = 0, disabled_reason = 'failing', updated_at = ?2 WHERE id = ?1 AND enabled = 1 RETURNING id")
+        .bind(destinationId, outcome.at),
+    );
+  }
+  return statements;
+}
+
+export interface DisabledDestination {
+  teamId: string;
+  ownerEmail: string | null;
+  sourceId: string;
+  destinationId: string;
+  url: string;
+  failingSince: string;
+}
+
+/** Tells the team's owner that a destination was disabled, and how to turn it back on. */
+export async function notifyDestinationDisabled(env: Env, disabled: DisabledDestination): Promise<void> {
+  if (!disabled.ownerEmail) return;
+  const api = `${env.APP_URL.replace(/\/+$/, "")}/api/v1/webhooks/sources/${disabled.sourceId}`;
+  try {
+    // An operational notice to the owner, like the usage warnings: it consumes no mail quota.
+    await queuePlatformMail(env, {
+      teamId: disabled.teamId,
+      kind: "relay_destination_disabled",
+      to: disabled.ownerEmail,
+      subject: `Webhook destination disabled after 5 days of failures: ${disabled.url}`,
+      text:
+        `Every delivery attempt to the webhook destination ${disabled.url} (id ${disabled.destinationId}, ` +
+        `source ${disabled.sourceId}) has failed since ${disabled.failingSince}, so the relay has disabled it. ` +
+        `Events received meanwhile are stored but not forwarded to it.\n\n` +
+        `When the endpoint works again, enable it (PATCH ${api}/destinations/${disabled.destinationId} ` +
+        `with {"enabled": true}) and resend the events it missed to it alone (POST ` +
+        `${api}/events/<event_id>/replay with {"destination_ids": ["${disabled.destinationId}"]}).`,
+    });
+  } catch (error) {
+    // The destination stays disabled and visible as such in the API; the notice is best effort.
+    console.error(JSON.stringify({ msg: "relay: disabled-destination notice failed", destinationId: disabled.destinationId, error: String(error) }));
+  }
+}

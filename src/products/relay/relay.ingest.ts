@@ -1,0 +1,188 @@
+// Receiving a webhook at a source's ingest address: the source look-up, the signature, the event
+// with its deliveries and quota units in one D1 batch, the queue, and the first delivery attempt in
+// the background of the request. No Hono context here.
+import { and, asc, eq } from "drizzle-orm";
+import type { Env } from "../../env";
+import { getDb, type Db } from "../../db/client";
+import { teams, webhookDestinations, webhookEvents, webhookSources } from "../../db/schema";
+import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
+import { decryptSecret } from "../../platform/crypto";
+import { ApiError } from "../../platform/errors";
+import { planLimits } from "../../platform/plans";
+import { monthOf, releaseQuota, warnOnThresholds } from "../../platform/quota";
+import { orNotFound } from "../../platform/tenancy";
+import { attemptNow } from "./relay.consumer";
+import { eventIdentity, filterAdmits, signedGenericIdentity, storedHeaders, verifySignature } from "./relay.inbound";
+import type { Provider } from "./relay.schemas";
+import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
+import { countEventUnits, insertDeliveriesForEvent, insertEventWithinQuota } from "./relay.queries";
+
+type SourceRow = typeof webhookSources.$inferSelect;
+
+export interface InboundWebhook {
+  headers: Headers;
+  body: string;
+  contentType: string | null;
+}
+
+export interface IngestResult {
+  id: string;
+  event_type: string | null;
+  duplicate: boolean;
+  deliveries: number;
+}
+
+/** A source found by its slug, with its team's plan and owner and its enabled destinations. */
+export interface IngestSource {
+  source: SourceRow;
+  plan: string;
+  ownerEmail: string | null;
+  destinations: Array<{ id: string; eventFilter: string[] }>;
+}
+
+/** The source of an ingest address and its enabled destinations, in one round trip; 404 when unknown. */
+export async function loadIngestSource(env: Env, slug: string): Promise<IngestSource> {
+  const db = getDb(env.DB);
+  const [sources, destinations] = await db.batch([
+    db
+      .select({ source: webhookSources, plan: teams.plan, ownerEmail: teams.ownerEmail })
+      .from(webhookSources)
+      .innerJoin(teams, eq(teams.id, webhookSources.teamId))
+      .where(eq(webhookSources.slug, slug))
+      .limit(1),
+    db
+      .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
+      .from(webhookDestinations)
+      .innerJoin(webhookSources, eq(webhookSources.id, webhookDestinations.sourceId))
+      .where(and(eq(webhookSources.slug, slug), eq(webhookDestinations.enabled, true)))
+      .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id)),
+  ]);
+  const found = orNotFound(sources[0], RelayErrors.source());
+  return { ...found, destinations };
+}
+
+/**
+ * Receives one webhook at a source (found by loadIngestSource): signature, then the event, its
+ * deliveries and its quota units in one D1 batch, then the queue, then the first delivery attempt
+ * in the background (`background.waitUntil`), so a healthy destination gets the event right away
+ * instead of after the queue's batch wait. The queue messages are the safety net: they come back
+ * when the first retry is due and find the delivery already delivered (acknowledged, nothing sent),
+ * still being sent (back after the lease) or waiting for its retry. When the queue refuses, the
+ * stored event is removed again and its units given back (503), before anything was sent.
+ */
+export async function receiveWebhook(env: Env, found: IngestSource, inbound: InboundWebhook, background: Background): Promise<IngestResult> {
+  const { source, plan, ownerEmail, destinations } = found;
+  if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled", { status: 410 });
+
+  const provider = source.provider as Provider;
+  if (source.signingSecret) {
+    const secret = await decryptSecret(env.ENCRYPTION_KEY, source.signingSecret, env.ENCRYPTION_KEY_PREVIOUS);
+    const valid = await verifySignature(provider, secret, { headers: inbound.headers, body: inbound.body }, nowSeconds());
+    if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
+  }
+
+  const identity =
+    provider === "generic" && source.signingSecret
+      ? await signedGenericIdentity(inbound.body, inbound.contentType)
+      : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
+  const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
+  const quota = { period: monthOf(nowMs()).period, units: eventUnits(sizeBytes), limit: planLimits(plan).monthly.webhooks };
+  const eventId = crypto.randomUUID();
+  const at = nowIso();
+  const deliveries = destinations.filter((d) => filterAdmits(d.eventFilter, identity.type)).map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
+
+  // Event, deliveries and quota units in one transaction: the event only if its units fit, the
+  // deliveries and the units only if the event was written. A duplicate provider event id fails the
+  // unique index and rolls all of it back, so the common case pays no look-up and a duplicate no unit.
+  const statements = [
+    insertEventWithinQuota(
+      env.DB,
+      {
+        eventId,
+        teamId: source.teamId,
+        sourceId: source.id,
+        eventType: identity.type,
+        providerEventId: identity.providerEventId,
+        contentType: inbound.contentType,
+        headers: storedHeaders(inbound.headers),
+        body: inbound.body,
+        sizeBytes,
+        receivedAt: at,
+      },
+      quota,
+    ),
+    ...(deliveries.length > 0 ? [insertDeliveriesForEvent(env.DB, eventId, deliveries, "ingest", at)] : []),
+    countEventUnits(env.DB, source.teamId, eventId, quota),
+  ];
+  let results: D1Result[];
+  try {
+    results = await env.DB.batch(statements);
+  } catch (error) {
+    // A copy of a provider event already stored: the unique index kept the first one.
+    if (identity.providerEventId && isUniqueViolation(error)) {
+      const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
+      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
+    }
+    throw error;
+  }
+  if (results[0]!.results.length === 0) {
+    // The quota is used up. A copy of a stored event still costs nothing and answers 202 duplicate.
+    if (identity.providerEventId) {
+      const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
+      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
+    }
+    throw ApiError.monthlyQuota();
+  }
+  const used = (results[results.length - 1]!.results[0] as { used: number } | undefined)?.used;
+  if (quota.limit !== null && used !== undefined) {
+    // The owner's 80 % / 95 % warnings need not hold up the sender's answer.
+    const owner = { teamId: source.teamId, plan, ownerEmail };
+    background.waitUntil(
+      warnOnThresholds(env, owner, "webhooks", quota.period, used - quota.units, used, quota.limit).catch((error) =>
+        console.error(JSON.stringify({ msg: "relay: usage warning failed", teamId: source.teamId, error: String(error) })),
+      ),
+    );
+  }
+
+  const ids = deliveries.map((d) => d.id);
+  try {
+    await enqueueDeliveries(env, ids);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(error) }));
+    await getDb(env.DB).delete(webhookEvents).where(eq(webhookEvents.id, eventId));
+    await releaseQuota(env, source.teamId, "webhooks", quota.units);
+    throw new ApiError("unavailable", "Event could not be queued; retry later", { status: 503 });
+  }
+  // Only now that the safety net holds: an attempt started before could send an event that the
+  // 503 above then tells the sender to send again.
+  if (ids.length > 0) background.waitUntil(attemptNow(env, ids));
+  return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
+}
+
+async function findDuplicate(db: Db, sourceId: string, providerEventId: string) {
+  const [row] = await db
+    .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.sourceId, sourceId), eq(webhookEvents.providerEventId, providerEventId)))
+    .limit(1);
+  return row;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    if (String((e as Error).message ?? e).includes("UNIQUE constraint failed")) return true;
+  }
+  return false;
+}
+
+/** Bytes of a stored event that one `webhooks` unit pays for. */
+export const EVENT_UNIT_BYTES = 64 * 1024;
+
+/**
+ * Units of the `webhooks` quota an event of `sizeBytes` consumes: one per started 64 KB, so storage
+ * is metered with the events (a 1 MB event costs 16 units: a free team's 10,000 units store at most
+ * ~625 MB a month instead of ~10 GB).
+ */
+export function eventUnits(sizeBytes: number): number {
+  return Math.max(1, Math.ceil(sizeBytes / EVENT_UNIT_BYTES));
+}

@@ -1,0 +1,32 @@
+// The relay's retry policy, in one place: when each attempt of a delivery is made, how many there
+// are, how many queue deliveries that takes (wrangler.toml `max_retries` of "webhook-deliveries"
+// must match QUEUE_MAX_RETRIES; a test reads it), and when a destination that keeps failing is
+// disabled. It follows Svix's schedule, the one users compare webhook services by.
+
+/**
+ * Delay before each attempt, from the previous one, in seconds: immediately, then 5 s, 5 min,
+ * 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours. Every delay stays within the
+ * 12 h a queue message may be delayed (`retry({ delaySeconds })`).
+ */
+export const RETRY_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600] as const;
+
+/** Attempts per delivery before it is marked `failed`. */
+export const MAX_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length;
+
+/**
+ * `max_retries` of the "webhook-deliveries" consumer. When the queue makes every attempt (the
+ * request's background attempt never ran), the eight attempts take one delivery and seven retries;
+ * three more cover a message that comes back after another attempt's lease or after a database
+ * error. Past that the message goes to the dead-letter queue, and the hourly sweep re-queues a
+ * delivery still pending.
+ */
+export const QUEUE_MAX_RETRIES = MAX_ATTEMPTS - 1 + 3;
+
+/** A destination whose every attempt has failed for this long is disabled (and its owner told). */
+export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600_000;
+
+/** Seconds from failed attempt number `attempts` to the next one; null when it was the last. */
+export function retryDelaySeconds(attempts: number): number | null {
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts >= MAX_ATTEMPTS) return null;
+  return RETRY_SCHEDULE_SECONDS[attempts]!;
+}

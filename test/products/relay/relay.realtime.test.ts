@@ -1,0 +1,186 @@
+// Real-time relay (issue 15): the first delivery attempt starts from the ingest request itself
+// (executionCtx.waitUntil) right after the event is stored; the queue is the safety net and carries
+// the retries. Here the queue records its messages instead of delivering them, so nothing but the
+// ingest request can have sent what the receiver saw; the test then plays the queue.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { setClock, nowMs } from "../../../src/platform/clock";
+import { monthOf } from "../../../src/platform/quota";
+import { planLimits } from "../../../src/platform/plans";
+import { retryDelaySeconds } from "../../../src/products/relay/relay.consumer";
+import { expectError, json, setupTeam } from "../../helpers/api";
+import { callSettled, consumeRecorded, createDestination, createSource, env, eventCount, getEvent, ingestSettled, receiver, recordingQueue } from "./relay.helpers";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  setClock(null);
+});
+
+describe("first delivery from the ingest request", () => {
+  it("delivers before any queue consumer runs; the queued message then sends nothing more", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const destination = await createDestination(team.key, source.id);
+    const queue = recordingQueue();
+    const rx = receiver([destination.url], [200]);
+    try {
+      const body = JSON.stringify({ type: "order.created", id: "o_1" });
+      const res = await ingestSettled(source.slug, body, {}, { env: queue.env });
+      expect(res.status).toBe(202);
+      const accepted = (await json(res)).data;
+      // Delivered by the ingest request's own background work: the queue delivered nothing.
+      expect(rx.received).toHaveLength(1);
+      expect(rx.received[0]!.body).toBe(body);
+      expect(() => new StandardWebhook(destination.secret).verify(rx.received[0]!.body, Object.fromEntries(rx.received[0]!.headers))).not.toThrow();
+      const event = await getEvent(team.key, source.id, accepted.id);
+      expect(event.deliveries).toHaveLength(1);
+      expect(event.deliveries[0]).toMatchObject({ status: "delivered", attempts_count: 1, last_status_code: 200 });
+
+      // The safety-net message was queued all the same, due when the first retry would be.
+      expect(queue.sent).toEqual([{ body: { delivery_id: event.deliveries[0].id }, delaySeconds: retryDelaySeconds(1) }]);
+      const [message] = await consumeRecorded(queue.sent);
+      expect(message!.ack).toHaveBeenCalled();
+      expect(message!.retry).not.toHaveBeenCalled();
+      expect(rx.received).toHaveLength(1);
+      expect((await getEvent(team.key, source.id, accepted.id)).deliveries[0].attempts).toHaveLength(1);
+    } finally {
+      rx.restore();
+    }
+  });
+
+  it("a queued message arriving while the first attempt is still sending sends nothing and comes back after the lease", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const destination = await createDestination(team.key, source.id);
+    const queue = recordingQueue();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let sends = 0;
+    const real = globalThis.fetch;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (request.url !== destination.url) return real(input, init);
+      sends++;
+      await held; // the receiver is slow to answer
+      return new Response("ok");
+    });
+    const pending = ingestSettled(source.slug, JSON.stringify({ type: "slow" }), {}, { env: queue.env });
+    await vi.waitFor(() => expect(sends).toBe(1));
+    expect(queue.sent).toHaveLength(1);
+
+    const [early] = await consumeRecorded(queue.sent);
+    expect(sends).toBe(1);
+    expect(early!.ack).not.toHaveBeenCalled();
+    const delay = early!.retry.mock.calls[0]![0].delaySeconds as number;
+    expect(delay).toBeGreaterThan(0);
+    expect(delay).toBeLessThanOrEqual(30);
+
+    release();
+    expect((await pending).status).toBe(202);
+    const [late] = await consumeRecorded(queue.sent, 2);
+    expect(late!.ack).toHaveBeenCalled();
+    expect(sends).toBe(1);
+    const row = await env.DB.prepare("SELECT status, attempts FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first();
+    expect(row).toEqual({ status: "delivered", attempts: 1 });
+  });
+
+  it("a failing first attempt is retried through the queue when its message comes", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const destination = await createDestination(team.key, source.id);
+    const queue = recordingQueue();
+    const rx = receiver([destination.url], [503, 200]);
+    try {
+      const accepted = (await json(await ingestSettled(source.slug, JSON.stringify({ type: "x" }), {}, { env: queue.env }))).data;
+      expect(rx.received).toHaveLength(1);
+      const first = (await getEvent(team.key, source.id, accepted.id)).deliveries[0];
+      expect(first).toMatchObject({ status: "pending", attempts_count: 1, last_status_code: 503 });
+      expect(first.attempts[0]).toMatchObject({ number: 1, status_code: 503, retry_in_seconds: retryDelaySeconds(1) });
+
+      setClock(nowMs() + retryDelaySeconds(1)! * 1000);
+      const [message] = await consumeRecorded(queue.sent);
+      expect(message!.ack).toHaveBeenCalled();
+      expect(rx.received).toHaveLength(2);
+      // The same delivery: the receiver sees the same webhook-id on the retry.
+      expect(rx.received[1]!.headers.get("webhook-id")).toBe(rx.received[0]!.headers.get("webhook-id"));
+      const delivery = (await getEvent(team.key, source.id, accepted.id)).deliveries[0];
+      expect(delivery).toMatchObject({ status: "delivered", attempts_count: 2 });
+    } finally {
+      rx.restore();
+    }
+  });
+
+  it("a replay is sent from the replay request too, to each destination once", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const a = await createDestination(team.key, source.id);
+    const b = await createDestination(team.key, source.id);
+    const queue = recordingQueue();
+    const rx = receiver([a.url, b.url], [200]);
+    try {
+      const accepted = (await json(await ingestSettled(source.slug, JSON.stringify({ type: "x" }), {}, { env: queue.env }))).data;
+      expect(rx.received).toHaveLength(2);
+      const res = await callSettled("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key, env: queue.env });
+      expect(res.status).toBe(202);
+      expect(rx.received.map((r) => r.url).sort()).toEqual([a.url, a.url, b.url, b.url].sort());
+      expect(queue.sent).toHaveLength(4);
+      const messages = await consumeRecorded(queue.sent);
+      for (const m of messages) expect(m.ack).toHaveBeenCalled();
+      expect(rx.received).toHaveLength(4);
+    } finally {
+      rx.restore();
+    }
+  });
+});
+
+describe("the ingest write", () => {
+  it("stores the event, its deliveries and its quota units together; parallel ingests never pass the quota", async () => {
+    const team = await setupTeam({ plan: "free" });
+    const source = await createSource(team.key);
+    await createDestination(team.key, source.id);
+    const queue = recordingQueue();
+    const period = monthOf(nowMs()).period;
+    const limit = planLimits("free").monthly.webhooks as number;
+    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'webhooks', ?, ?)").bind(team.teamId, period, limit - 3).run();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "x", n: i }), headers: { "content-type": "application/json" }, env: queue.env })),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([202, 202, 202, 429, 429, 429, 429, 429]);
+    for (const r of results.filter((r) => r.status === 429)) await expectError(r, 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
+    expect(await eventCount(source.id)).toBe(3);
+    const counts = await env.DB.prepare(
+      `SELECT (SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.source_id = ?1) AS deliveries,
+              (SELECT used FROM usage_counters WHERE team_id = ?2 AND service = 'webhooks' AND period = ?3) AS used`,
+    )
+      .bind(source.id, team.teamId, period)
+      .first();
+    expect(counts).toEqual({ deliveries: 3, used: limit });
+    expect(queue.sent).toHaveLength(3);
+  });
+
+  it("taking units in the batch still warns the owner once at 80 % of the limit", async () => {
+    const team = await setupTeam({ plan: "free", ownerEmail: "owner@warned.dev" });
+    const source = await createSource(team.key);
+    const period = monthOf(nowMs()).period;
+    const limit = planLimits("free").monthly.webhooks as number;
+    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'webhooks', ?, ?)").bind(team.teamId, period, limit * 0.8 - 2).run();
+    const warnings = () =>
+      env.DB.prepare("SELECT \"to\", subject FROM platform_outbox WHERE team_id = ? AND kind = 'usage_warning'").bind(team.teamId).all<{ to: string; subject: string }>();
+    expect((await ingestSettled(source.slug, JSON.stringify({ type: "a" }))).status).toBe(202);
+    expect((await warnings()).results).toEqual([]);
+    expect((await ingestSettled(source.slug, JSON.stringify({ type: "b" }))).status).toBe(202);
+    expect((await ingestSettled(source.slug, JSON.stringify({ type: "c" }))).status).toBe(202);
+    expect((await warnings()).results).toEqual([{ to: "owner@warned.dev", subject: "You have used 80% of your monthly webhooks quota" }]);
+  });
+
+  it("refuses in the order a sender expects although the checks run at once: 429 before 413 before 404", async () => {
+    const ip = "198.51.100.91";
+    setClock(Date.parse("2026-06-01T12:00:05.000Z"));
+    await expectError(await callSettled("POST", "/in/no-such-slug", { raw: "x".repeat(1024 * 1024 + 1), ip }), 413, { error: "Payload too large (max 1MB)" });
+    await expectError(await callSettled("POST", "/in/no-such-slug", { raw: "{}", ip }), 404, { error: "Source not found" });
+    for (let i = 0; i < 198; i++) await callSettled("POST", "/in/no-such-slug", { raw: "{}", ip });
+    const limited = await callSettled("POST", "/in/no-such-slug", { raw: "x".repeat(1024 * 1024 + 1), ip });
+    await expectError(limited, 429, { error: "Rate limit exceeded", retry_after: 55 });
+  });
+});
