@@ -1,0 +1,51 @@
+// The platform's queues in one place: the name wrangler.toml declares each with, the binding that
+// produces to it, and how many times the runtime delivers one message (max_retries + 1). Consumers
+// take their attempt caps from here, and a test holds this table against wrangler.toml, so a
+// changed max_retries cannot silently disagree with the consumer that counts on it.
+import type { Env } from "../../env";
+
+type QueueBinding = { [K in keyof Env]: Env[K] extends Queue ? K : never }[keyof Env];
+
+export const QUEUES = {
+  "report-export": { binding: "EXPORT_QUEUE", maxRetries: 5 },
+  "webhook-deliveries": { binding: "WEBHOOK_QUEUE", maxRetries: 10 },
+  "push-sends": { binding: "PUSH_QUEUE", maxRetries: 5 },
+  "mail-sends": { binding: "MAIL_QUEUE", maxRetries: 5 },
+  "alert-notifications": { binding: "ALERT_QUEUE", maxRetries: 5 },
+  "log-alert-checks": { binding: "ALERT_CHECK_QUEUE", maxRetries: 2 },
+  "survey-webhooks": { binding: "SURVEY_QUEUE", maxRetries: 8 },
+  /** Where every other queue's messages go after their last delivery; consumed only to log them. */
+  "platform-dlq": { binding: null, maxRetries: null },
+} as const satisfies Record<string, { binding: QueueBinding | null; maxRetries: number | null }>;
+
+export type QueueName = keyof typeof QUEUES;
+type RetriedQueue = { [K in QueueName]: (typeof QUEUES)[K]["maxRetries"] extends number ? K : never }[QueueName];
+
+/** How many times the runtime delivers one message of `queue`: the first delivery plus its retries. */
+export function deliveriesOf(queue: RetriedQueue): number {
+  return QUEUES[queue].maxRetries + 1;
+}
+
+/** Queue.sendBatch takes at most 100 messages and 256 KB in all. */
+const BATCH_MESSAGES = 100;
+const BATCH_BYTES = 240_000;
+
+/**
+ * Sends every body, in as few `sendBatch` calls as the runtime's limits allow (100 messages, 256 KB
+ * a call). Bodies are small records of ids; a body over the batch byte budget goes alone.
+ */
+export async function sendAll<Body>(queue: Queue<Body>, bodies: Body[], options?: QueueSendOptions): Promise<void> {
+  let batch: MessageSendRequest<Body>[] = [];
+  let bytes = 0;
+  for (const body of bodies) {
+    const size = JSON.stringify(body)?.length ?? 0;
+    if (batch.length > 0 && (batch.length === BATCH_MESSAGES || bytes + size > BATCH_BYTES)) {
+      await queue.sendBatch(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(options ? { body, ...options } : { body });
+    bytes += size;
+  }
+  if (batch.length > 0) await queue.sendBatch(batch);
+}
