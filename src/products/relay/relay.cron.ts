@@ -2,6 +2,7 @@
 // retention_days; their deliveries and attempts go with them, foreign-key cascade) and the re-queue
 // of deliveries whose queue message was lost. Both are safe to run twice.
 import type { Env } from "../../env";
+import { sendAll } from "../../platform/jobs/queues";
 import { nowIso, nowMs } from "../../platform/clock";
 import { deleteInSteps } from "../../platform/retention";
 import type { DeliveryMessage } from "./relay.service";
@@ -25,10 +26,7 @@ export async function requeueStuckDeliveries(env: Env): Promise<number> {
   )
     .bind(new Date(cutoff).toISOString(), cutoff, REQUEUE_LIMIT)
     .all<{ id: string }>();
-  for (let i = 0; i < results.length; i += 100) {
-    const messages = results.slice(i, i + 100).map((row) => ({ body: { delivery_id: row.id } satisfies DeliveryMessage, contentType: "json" as const }));
-    await env.WEBHOOK_QUEUE.sendBatch(messages);
-  }
+  await sendAll(env.WEBHOOK_QUEUE, results.map((row): DeliveryMessage => ({ delivery_id: row.id })), { contentType: "json" });
   return results.length;
 }
 

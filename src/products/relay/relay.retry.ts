@@ -1,7 +1,7 @@
 // The relay's retry policy, in one place: when each attempt of a delivery is made, how many there
-// are, how many queue deliveries that takes (wrangler.toml `max_retries` of "webhook-deliveries"
-// must match QUEUE_MAX_RETRIES; a test reads it), and when a destination that keeps failing is
-// disabled. It follows Svix's schedule, the one users compare webhook services by.
+// are, how many queue deliveries that takes (the queue table's, and so wrangler.toml's, `max_retries`
+// of "webhook-deliveries" must match QUEUE_MAX_RETRIES; tests hold both), and when a destination
+// that keeps failing is disabled. It follows Svix's schedule, the one users compare webhook services by.
 
 /**
  * Delay before each attempt, from the previous one, in seconds: immediately, then 5 s, 5 min,

@@ -4,6 +4,7 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Env } from "../../env";
+import { sendAll } from "../../platform/jobs/queues";
 import { getDb, type Db } from "../../db/client";
 import { webhookAttempts, webhookDeliveries, webhookDestinations, webhookEvents, webhookSources } from "../../db/schema";
 import { nowIso } from "../../platform/clock";
@@ -253,11 +254,11 @@ function deliveryInserts(db: Db, rows: DeliveryInsert[]): BatchItem<"sqlite">[] 
  */
 export async function enqueueDeliveries(env: Env, deliveryIds: string[]): Promise<void> {
   if (deliveryIds.length === 0) return;
-  const delaySeconds = retryDelaySeconds(1) ?? 0;
-  for (let i = 0; i < deliveryIds.length; i += 100) {
-    const messages = deliveryIds.slice(i, i + 100).map((id) => ({ body: { delivery_id: id } satisfies DeliveryMessage, contentType: "json" as const }));
-    await env.WEBHOOK_QUEUE.sendBatch(messages, { delaySeconds });
-  }
+  await sendAll(
+    env.WEBHOOK_QUEUE,
+    deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })),
+    { delaySeconds: retryDelaySeconds(1) ?? 0, contentType: "json" },
+  );
 }
 
 // ---------------------------------------------------------------- events

@@ -139,8 +139,8 @@ export function recordingQueue(): { env: Env; sent: RecordedMessage[] } {
   const sent: RecordedMessage[] = [];
   const queue = {
     send: async (body: { delivery_id: string }, options?: QueueSendOptions) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
-    sendBatch: async (messages: Array<{ body: { delivery_id: string } }>, options?: QueueSendBatchOptions) =>
-      void sent.push(...messages.map((m) => ({ body: m.body, delaySeconds: options?.delaySeconds }))),
+    sendBatch: async (messages: Array<{ body: { delivery_id: string }; delaySeconds?: number }>, options?: QueueSendBatchOptions) =>
+      void sent.push(...messages.map((m) => ({ body: m.body, delaySeconds: m.delaySeconds ?? options?.delaySeconds }))),
   } as unknown as Queue;
   return { env: { ...(env as Env), WEBHOOK_QUEUE: queue }, sent };
 }
