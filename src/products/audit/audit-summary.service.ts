@@ -1,12 +1,13 @@
 // The audit summary from counters: the SQL that keeps a project's summary counters and daily
 // open-risk series in step with each finding and verification write (run in the same D1 batch as
-// that write), and the read, which is three indexed look-ups of at most 9 rows whatever the number
-// of findings. Raw SQL because Drizzle cannot say an `INSERT ... SELECT ... WHERE <guard>` upsert.
+// that write), the read, which is three indexed look-ups of at most 9 rows whatever the number
+// of findings, and the hourly compaction of series rows no read needs any more. Raw SQL because Drizzle cannot say an `INSERT ... SELECT ... WHERE <guard>` upsert.
 import { and, asc, desc, eq, gte, lt, lte } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditRiskDays, auditSummaryCounters, type FindingStatus, type ReportSummary } from "../../db/schema/audit";
 import { nowMs } from "../../platform/clock";
+import { deleteInSteps } from "../../platform/retention";
 
 export const TERMINAL: readonly FindingStatus[] = ["resolved", "dismissed"];
 export const NON_TERMINAL: readonly FindingStatus[] = ["new", "triaged", "in_progress", "ready_verify"];
@@ -209,4 +210,26 @@ export async function computeSummary(env: Env, scope: Scope): Promise<ReportSumm
     regression_rate: c.terminalFindings === 0 ? 0 : Math.min(1, c.openRegressions / c.terminalFindings),
     open_findings: c.openFindings,
   };
+}
+
+/** Series rows older than this many days are compacted (the read needs 7 days and the row before). */
+export const RISK_SERIES_KEEP_DAYS = 10;
+
+/**
+ * Deletes the series rows no summary will read again: those older than RISK_SERIES_KEEP_DAYS that
+ * have a later row also older than that (the latest of them is kept: it carries the value into the
+ * window). In bounded steps; safe to run at any time and twice. Returns the rows deleted.
+ */
+export async function compactRiskSeries(env: Env): Promise<number> {
+  const cutoff = utcDate(nowMs() - RISK_SERIES_KEEP_DAYS * DAY_MS);
+  return deleteInSteps(
+    env.DB,
+    `DELETE FROM audit_risk_days WHERE rowid IN (
+       SELECT r.rowid FROM audit_risk_days r
+       WHERE r.day < ?1 AND EXISTS (
+         SELECT 1 FROM audit_risk_days n
+         WHERE n.team_id = r.team_id AND n.project_id = r.project_id AND n.day > r.day AND n.day < ?1)
+       LIMIT ?2)`,
+    [cutoff],
+  );
 }

@@ -18,7 +18,8 @@ import {
   type ReportSummary,
 } from "../../../src/db/schema/audit";
 import { nowIso, setClock } from "../../../src/platform/clock";
-import { computeSummary, lastSevenDays, type Scope } from "../../../src/products/audit/audit-summary.service";
+import { compactRiskSeries, computeSummary, lastSevenDays, RISK_SERIES_KEEP_DAYS, type Scope } from "../../../src/products/audit/audit-summary.service";
+import { auditExportSweepJob } from "../../../src/products/audit/audit.cron";
 import { addVerification, createFinding, listFindings, updateFinding } from "../../../src/products/audit/audit.service";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import { auditBase } from "./audit-helpers";
@@ -217,6 +218,40 @@ describe("audit summary from counters", () => {
     expect(await computeSummary(env, scope)).toEqual(expected);
     expect(expected.risk_burn_down.map((d) => d.open_risk_score)).toEqual([6, 7, 8, 9, 10, 11, 12]);
     expect(expected.open_findings).toBe(12);
+  });
+});
+
+describe("risk series compaction (hourly audit job)", () => {
+  it("deletes the rows no read needs, keeps the one carried into the window, and the summary does not change", async () => {
+    const team = await setupTeam();
+    const scope: Scope = { teamId: team.teamId, projectId: "compact" };
+    const lone: Scope = { teamId: team.teamId, projectId: "compact-lone" };
+    const start = Date.parse("2026-09-01T12:00:00Z");
+    setClock(start);
+    await createFinding(env, lone, { title: "old", priority_score: 2, status: "new" });
+    const f = await createFinding(env, scope, { title: "a", priority_score: 1, status: "new" });
+    for (const day of [5, 8, 9, 17]) {
+      setClock(start + day * DAY_MS);
+      await updateFinding(env, scope, f.id, { priority_score: day });
+    }
+    setClock(start + 20 * DAY_MS); // cutoff: day 10
+    const days = async (s: Scope) =>
+      (await getDb(env.DB).select().from(auditRiskDays).where(and(eq(auditRiskDays.teamId, s.teamId), eq(auditRiskDays.projectId, s.projectId)))).map((r) => r.day).sort();
+    expect(await days(scope)).toEqual(["2026-09-01", "2026-09-06", "2026-09-09", "2026-09-10", "2026-09-18"]);
+    const before = await computeSummary(env, scope);
+    const beforeLone = await computeSummary(env, lone);
+
+    await auditExportSweepJob(env);
+    expect(await days(scope)).toEqual(["2026-09-10", "2026-09-18"]);
+    expect(await days(lone)).toEqual(["2026-09-01"]);
+    expect(await computeSummary(env, scope)).toEqual(before);
+    expect(await computeSummary(env, lone)).toEqual(beforeLone);
+    await expectMatchesOracle(scope);
+    expect(await compactRiskSeries(env)).toBe(0); // nothing left to do
+    expect(RISK_SERIES_KEEP_DAYS).toBeGreaterThan(7);
+    // A week later the kept rows still give the right carried-in value.
+    setClock(start + 27 * DAY_MS);
+    await expectMatchesOracle(scope);
   });
 });
 
