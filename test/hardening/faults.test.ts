@@ -23,6 +23,7 @@ import { consumeDeliveries } from "../../src/products/relay/relay.consumer";
 import { relayRetentionJob } from "../../src/products/relay/relay.cron";
 import { anyIp, json } from "../helpers/api";
 import { entryCount, withStoreTrigger } from "../products/logs/helpers";
+import { postSettled } from "../products/mail/mail-helpers";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 import { call, setupTeam } from "./fixtures";
 
@@ -152,11 +153,13 @@ describe("queue consumers crashing midway and redelivered", () => {
     const team = await setupTeam({ plan: "enterprise" });
     const queue = recordingQueue("MAIL_QUEUE");
     const mailEnv = { ...queue.env, MAIL_TRANSPORT: "http", MAIL_HTTP_URL: "http://127.0.0.1:9/provider", MAIL_HTTP_TOKEN: "t" } as Env;
-    const res = await call("POST", "emails", {
-      key: team.key,
-      env: mailEnv,
-      body: { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Crash", text: "Hi", stream: "transactional" },
-    });
+    // No ExecutionContext: the request makes no first attempt of its own, so the consumer below is the sender.
+    const res = await postSettled(
+      team.key,
+      "emails",
+      { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Crash", text: "Hi", stream: "transactional" },
+      { env: mailEnv, withContext: false },
+    );
     expect(res.status).toBe(201);
     const emailId = (await json(res)).data.id;
     const seen = intercept("http://127.0.0.1:9/provider", () => Response.json({ id: "prov-1", status: "delivered" }));

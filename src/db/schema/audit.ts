@@ -1,6 +1,7 @@
-// Audit tables: findings with their status history and verifications (the data behind the live
-// summary), and report export records (the artefact lives in R2 under `object_key`).
-import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+// Audit tables: findings with their status history and verifications, the per-project summary
+// counters and daily risk series kept in step with them (what the summary reads), and report
+// export records (the artefact lives in R2 under `object_key`).
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { teams } from "./platform";
 
 export const FINDING_STATUSES = ["new", "triaged", "in_progress", "ready_verify", "resolved", "dismissed"] as const;
@@ -21,6 +22,10 @@ export const auditFindings = sqliteTable(
     title: text("title").notNull(),
     priorityScore: real("priority_score").notNull(),
     status: text("status").$type<FindingStatus>().notNull(),
+    /** True once the finding has been in a terminal status (an open one is then a regression). */
+    everTerminal: integer("ever_terminal", { mode: "boolean" }).notNull().default(false),
+    /** Incremented by every update: PATCH is conditional on it (optimistic concurrency). */
+    version: integer("version").notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -65,6 +70,41 @@ export const auditVerifications = sqliteTable(
     index("audit_verifications_project_idx").on(t.teamId, t.projectId),
     index("audit_verifications_finding_idx").on(t.findingId, t.createdAt),
   ],
+);
+
+/**
+ * One row per project: the counts the summary shows, adjusted by `x = x + delta` upserts in the
+ * same D1 batch as each finding or verification write, so a summary read never scans findings.
+ */
+export const auditSummaryCounters = sqliteTable(
+  "audit_summary_counters",
+  {
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    openFindings: integer("open_findings").notNull().default(0),
+    terminalFindings: integer("terminal_findings").notNull().default(0),
+    /** Findings non-terminal now that have been terminal before. */
+    openRegressions: integer("open_regressions").notNull().default(0),
+    verificationsTotal: integer("verifications_total").notNull().default(0),
+    verificationsPassed: integer("verifications_passed").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.projectId] })],
+);
+
+/**
+ * The burn-down series: for each UTC day on which a finding change moved the project's open risk,
+ * the open risk score at the end of that day, in millionths (integers add exactly, in any order).
+ * A day without a row carries the previous row's value forward.
+ */
+export const auditRiskDays = sqliteTable(
+  "audit_risk_days",
+  {
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    day: text("day").notNull(),
+    openRiskMicros: integer("open_risk_micros").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.projectId, t.day] })],
 );
 
 /** The report summary as the API returns it (also the export snapshot). */

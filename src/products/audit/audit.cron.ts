@@ -1,4 +1,5 @@
-// Hourly job of audit reports: re-queues exports whose queue message was lost. A record stays
+// Hourly job of audit reports: re-queues exports whose queue message was lost, and compacts the
+// summary's daily risk series (compactRiskSeries, audit-summary.service.ts). A record stays
 // `queued` when its message never arrived (or was dropped after the consumer's retries), and
 // `exporting` with a dead claim when the consumer that claimed it died and no redelivery came.
 // Safe to run twice and to race the original message: the consumer claims the record with a
@@ -6,6 +7,7 @@
 import type { Env } from "../../env";
 import { isoSeconds, nowMs } from "../../platform/clock";
 import { CLAIM_LEASE_MS } from "./audit.consumer";
+import { compactRiskSeries } from "./audit-summary.service";
 import type { ExportMessage } from "./audit.service";
 
 /** A record `queued` this long has lost its message (a live one is consumed within seconds). */
@@ -55,4 +57,10 @@ export async function requeueStuckExports(env: Env, limit = REQUEUE_LIMIT): Prom
 export async function auditExportSweepJob(env: Env): Promise<void> {
   const { requeued, failed } = await requeueStuckExports(env);
   if (requeued > 0 || failed > 0) console.log(JSON.stringify({ msg: "audit: re-queued exports whose message was lost", requeued, failed }));
+  // A failure here is logged; it never fails the export sweep above.
+  try {
+    await compactRiskSeries(env);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "audit risk series compaction failed", error: String(error) }));
+  }
 }

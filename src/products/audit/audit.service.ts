@@ -1,5 +1,6 @@
 // Audit logic over the database, R2 and the export queue: findings and their status history,
-// the live summary, export records, share and revoke, and the signed share/download tokens.
+// export records, share and revoke, and the signed share/download tokens. The summary and the
+// counters each finding write keeps for it are in audit-summary.service.ts.
 // Never sees Hono's context: routes pass the env, the team and parsed inputs.
 import { parseMailbox } from "../mail/mail.policy";
 import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
@@ -15,9 +16,8 @@ import {
   type FindingStatus,
   type ReportFormat,
   type ReportStatus,
-  type ReportSummary,
 } from "../../db/schema/audit";
-import { isoSeconds, nowIso, nowMs, nowSeconds } from "../../platform/clock";
+import { isoSeconds, nowIso, nowSeconds } from "../../platform/clock";
 import { signToken, verifyToken } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { queuePlatformMail } from "../../platform/platform-mail";
@@ -27,25 +27,23 @@ import { orNotFound } from "../../platform/tenancy";
 import { renderArtefact, type ReportView } from "./audit.render";
 import type { ShareChannel } from "./audit.schemas";
 import { SHARE_CHANNELS } from "./audit.schemas";
+import {
+  computeSummary,
+  emptySummary,
+  findingDelta,
+  isTerminal,
+  lastSevenDays,
+  summaryStatements,
+  verificationDelta,
+  type Scope,
+} from "./audit-summary.service";
 
-export const TERMINAL: readonly FindingStatus[] = ["resolved", "dismissed"];
-export const NON_TERMINAL: readonly FindingStatus[] = ["new", "triaged", "in_progress", "ready_verify"];
-const isTerminal = (status: FindingStatus) => TERMINAL.includes(status);
+export { computeSummary, emptySummary, lastSevenDays, NON_TERMINAL, TERMINAL, type Scope } from "./audit-summary.service";
 
 export const SHARE_TTL_SECONDS = 48 * 3600;
 export const DOWNLOAD_TTL_SECONDS = 5 * 60;
 export const CHAT_TIMEOUT_MS = 10_000;
 export const MAX_RECIPIENTS = 10;
-
-/** Where a request points: the caller's team and a project of it. */
-export interface Scope {
-  teamId: string;
-  projectId: string;
-}
-
-const DAY_MS = 86_400_000;
-const utcDate = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 // ---- findings -------------------------------------------------------------------------------
 
@@ -61,7 +59,7 @@ export interface FindingView {
   updated_at: string;
 }
 
-function findingView(row: AuditFinding, regression: boolean): FindingView {
+function findingView(row: AuditFinding): FindingView {
   return {
     id: row.id,
     org_id: row.teamId,
@@ -69,31 +67,11 @@ function findingView(row: AuditFinding, regression: boolean): FindingView {
     title: row.title,
     priority_score: row.priorityScore,
     status: row.status,
-    regression,
+    regression: !isTerminal(row.status) && row.everTerminal,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
 }
-
-/** Finding ids (of those given) that have been in a terminal status at some point. */
-async function everTerminal(env: Env, scope: Scope, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await getDb(env.DB)
-    .selectDistinct({ id: auditFindingHistory.findingId })
-    .from(auditFindingHistory)
-    .where(
-      and(
-        eq(auditFindingHistory.teamId, scope.teamId),
-        eq(auditFindingHistory.projectId, scope.projectId),
-        inArray(auditFindingHistory.status, [...TERMINAL]),
-        // D1 binds at most 100 parameters; past that, the project-wide set is just as correct.
-        ids.length <= 90 ? inArray(auditFindingHistory.findingId, ids) : undefined,
-      ),
-    );
-  return new Set(rows.map((r) => r.id));
-}
-
-const isRegression = (row: AuditFinding, terminalBefore: Set<string>) => !isTerminal(row.status) && terminalBefore.has(row.id);
 
 export async function createFinding(
   env: Env,
@@ -109,22 +87,35 @@ export async function createFinding(
     title: input.title,
     priorityScore: input.priority_score,
     status: input.status,
+    everTerminal: isTerminal(input.status),
+    version: 0,
     createdAt: at,
     updatedAt: at,
   };
-  await db.batch([
-    db.insert(auditFindings).values(row),
-    db.insert(auditFindingHistory).values({
-      teamId: scope.teamId,
-      projectId: scope.projectId,
-      findingId: row.id,
-      fromStatus: null,
-      status: row.status,
-      priorityScore: row.priorityScore,
-      at,
-    }),
+  // The finding, its first history row and the project's summary counters in one transaction.
+  await env.DB.batch([
+    prepared(env.DB, db.insert(auditFindings).values(row)),
+    prepared(
+      env.DB,
+      db.insert(auditFindingHistory).values({
+        teamId: scope.teamId,
+        projectId: scope.projectId,
+        findingId: row.id,
+        fromStatus: null,
+        status: row.status,
+        priorityScore: row.priorityScore,
+        at,
+      }),
+    ),
+    ...summaryStatements(env.DB, scope, findingDelta(null, row, at)),
   ]);
-  return findingView(row, false);
+  return findingView(row);
+}
+
+/** A Drizzle query as a D1 statement, to batch it with the raw counter statements. */
+function prepared(d1: D1Database, query: { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
+  const { sql: text, params } = query.toSQL();
+  return d1.prepare(text).bind(...params);
 }
 
 function findingWhere(scope: Scope, id: string) {
@@ -152,8 +143,7 @@ export async function listFindings(
       .offset((query.page - 1) * query.per_page),
     db.select({ total: count() }).from(auditFindings).where(where),
   ]);
-  const terminalBefore = await everTerminal(env, scope, rows.map((r) => r.id));
-  return { items: rows.map((r) => findingView(r, isRegression(r, terminalBefore))), total };
+  return { items: rows.map(findingView), total };
 }
 
 export async function getFinding(env: Env, scope: Scope, id: string) {
@@ -172,9 +162,8 @@ export async function getFinding(env: Env, scope: Scope, id: string) {
       .orderBy(asc(auditVerifications.createdAt), asc(auditVerifications.id)),
   ]);
   const row = orNotFound(found[0]);
-  const regression = !isTerminal(row.status) && history.some((h) => isTerminal(h.status));
   return {
-    ...findingView(row, regression),
+    ...findingView(row),
     status_history: history.map((h) => ({ from: h.fromStatus, to: h.status, priority_score: h.priorityScore, at: h.at })),
     verifications: verifications.map(verificationView),
   };
@@ -190,30 +179,36 @@ export async function updateFinding(
   const [current] = await db.select().from(auditFindings).where(findingWhere(scope, id)).limit(1);
   const row = orNotFound(current);
   const at = nowIso();
+  const status = patch.status ?? row.status;
   const next: AuditFinding = {
     ...row,
     title: patch.title ?? row.title,
     priorityScore: patch.priority_score ?? row.priorityScore,
-    status: patch.status ?? row.status,
+    status,
+    everTerminal: row.everTerminal || isTerminal(status),
+    version: row.version + 1,
     updatedAt: at,
   };
   const changed = next.status !== row.status || next.priorityScore !== row.priorityScore;
-  // Optimistic concurrency: both statements are conditional on the row being as read (its
-  // updated_at), and run in one batch, so the history row is written exactly when the update is.
-  const guard = "EXISTS (SELECT 1 FROM audit_findings WHERE id = ?1 AND team_id = ?2 AND project_id = ?3 AND updated_at = ?4)";
+  // Optimistic concurrency: every statement is conditional on the row still being at the version
+  // read (updated_at alone would let two PATCHes stamped in the same millisecond both pass), and
+  // they run in one batch, so the history row and the summary counters move exactly when the
+  // finding does, by the delta between the state read and the state written.
+  const guard = "EXISTS (SELECT 1 FROM audit_findings WHERE id = ?1 AND team_id = ?2 AND project_id = ?3 AND version = ?4)";
   const statements = [
     ...(changed
       ? [
           env.DB.prepare(
             `INSERT INTO audit_finding_history (team_id, project_id, finding_id, from_status, status, priority_score, at)
              SELECT ?2, ?3, ?1, ?5, ?6, ?7, ?8 WHERE ${guard}`,
-          ).bind(id, scope.teamId, scope.projectId, row.updatedAt, row.status, next.status, next.priorityScore, at),
+          ).bind(id, scope.teamId, scope.projectId, row.version, row.status, next.status, next.priorityScore, at),
+          ...summaryStatements(env.DB, scope, findingDelta(row, next, at), { findingId: id, version: row.version }),
         ]
       : []),
     env.DB.prepare(
-      `UPDATE audit_findings SET title = ?5, priority_score = ?6, status = ?7, updated_at = ?8
-       WHERE id = ?1 AND team_id = ?2 AND project_id = ?3 AND updated_at = ?4`,
-    ).bind(id, scope.teamId, scope.projectId, row.updatedAt, next.title, next.priorityScore, next.status, at),
+      `UPDATE audit_findings SET title = ?5, priority_score = ?6, status = ?7, ever_terminal = ?8, version = version + 1, updated_at = ?9
+       WHERE id = ?1 AND team_id = ?2 AND project_id = ?3 AND version = ?4`,
+    ).bind(id, scope.teamId, scope.projectId, row.version, next.title, next.priorityScore, next.status, next.everTerminal ? 1 : 0, at),
   ];
   const results = await env.DB.batch(statements);
   if ((results[results.length - 1].meta.changes ?? 0) === 0) {
@@ -239,80 +234,11 @@ export async function addVerification(env: Env, scope: Scope, findingId: string,
     note: input.note ?? null,
     createdAt: nowIso(),
   };
-  await db.insert(auditVerifications).values(row);
-  return verificationView(row);
-}
-
-// ---- summary --------------------------------------------------------------------------------
-
-/** The last 7 UTC dates, oldest first, ending today. */
-export function lastSevenDays(ms: number = nowMs()): string[] {
-  return Array.from({ length: 7 }, (_, i) => utcDate(ms - (6 - i) * DAY_MS));
-}
-
-/** A summary with nothing in it: 7 zero days and zero rates (the placeholder report's snapshot). */
-export function emptySummary(): ReportSummary {
-  return {
-    risk_burn_down: lastSevenDays().map((date) => ({ date, open_risk_score: 0 })),
-    verification_pass_rate: 0,
-    regression_rate: 0,
-    open_findings: 0,
-  };
-}
-
-/**
- * The live summary. Burn-down: for each of the last 7 UTC days, the state of every finding at the
- * end of that day (today: now) is its last history row written by then; the day's score is the
- * sum of `priority_score` over those states that are non-terminal.
- */
-export async function computeSummary(env: Env, scope: Scope): Promise<ReportSummary> {
-  const db = getDb(env.DB);
-  const nowAt = nowIso();
-  const [findings, history, verdicts] = await db.batch([
-    db
-      .select({ id: auditFindings.id, status: auditFindings.status })
-      .from(auditFindings)
-      .where(and(eq(auditFindings.teamId, scope.teamId), eq(auditFindings.projectId, scope.projectId))),
-    db
-      .select({ findingId: auditFindingHistory.findingId, status: auditFindingHistory.status, priority: auditFindingHistory.priorityScore, at: auditFindingHistory.at })
-      .from(auditFindingHistory)
-      .where(and(eq(auditFindingHistory.teamId, scope.teamId), eq(auditFindingHistory.projectId, scope.projectId)))
-      .orderBy(asc(auditFindingHistory.findingId), asc(auditFindingHistory.at), asc(auditFindingHistory.id)),
-    db
-      .select({ result: auditVerifications.result, n: count() })
-      .from(auditVerifications)
-      .where(and(eq(auditVerifications.teamId, scope.teamId), eq(auditVerifications.projectId, scope.projectId)))
-      .groupBy(auditVerifications.result),
+  await env.DB.batch([
+    prepared(env.DB, db.insert(auditVerifications).values(row)),
+    ...summaryStatements(env.DB, scope, verificationDelta(input.result, row.createdAt)),
   ]);
-
-  const days = lastSevenDays();
-  const cutoffs = days.map((date, i) => (i === days.length - 1 ? nowAt : `${date}T23:59:59.999Z`));
-  const scores = days.map(() => 0);
-  const wasTerminal = new Set<string>();
-  // History rows come grouped by finding, in time order: walk each group once.
-  for (let start = 0; start < history.length; ) {
-    let end = start;
-    while (end < history.length && history[end].findingId === history[start].findingId) end++;
-    for (let d = 0; d < days.length; d++) {
-      let state: (typeof history)[number] | undefined;
-      for (let i = start; i < end && history[i].at <= cutoffs[d]; i++) state = history[i];
-      if (state && !isTerminal(state.status)) scores[d] += state.priority;
-    }
-    for (let i = start; i < end; i++) if (isTerminal(history[i].status) && history[i].at <= nowAt) wasTerminal.add(history[i].findingId);
-    start = end;
-  }
-
-  const open = findings.filter((f) => !isTerminal(f.status));
-  const terminal = findings.length - open.length;
-  const openRegressions = open.filter((f) => wasTerminal.has(f.id)).length;
-  const passed = verdicts.find((v) => v.result === "passed")?.n ?? 0;
-  const allVerdicts = verdicts.reduce((sum, v) => sum + v.n, 0);
-  return {
-    risk_burn_down: days.map((date, i) => ({ date, open_risk_score: round6(scores[i]) })),
-    verification_pass_rate: allVerdicts === 0 ? 0 : passed / allVerdicts,
-    regression_rate: terminal === 0 ? 0 : Math.min(1, openRegressions / terminal),
-    open_findings: open.length,
-  };
+  return verificationView(row);
 }
 
 // ---- reports --------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 // The consumer of the "mail-sends" queue: delivers team emails and platform mail through the
 // configured transport, records each status in the message's history, suspends sandbox keys past
-// the bounce or complaint threshold, and delivers mail webhook events. Every step is safe to run
-// twice: a message is claimed with a lease before it is sent and is only sent while `queued`.
+// the bounce or complaint threshold, and delivers mail webhook events. Also the first delivery
+// attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
+// through the same claim. Every step is safe to run twice: a message is claimed with a lease
+// before it is sent and is only sent while `queued`.
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -18,6 +20,16 @@ export const MAX_ATTEMPTS = 5;
 export const WEBHOOK_MAX_ATTEMPTS = 6;
 /** How long a consumer holds a message it is sending. */
 export const LEASE_MS = 120_000;
+
+/**
+ * The delay of the queue message of an email whose first attempt the request makes: past the
+ * consumer's lease, so the message reaches the consumer only once that attempt has finished
+ * (delivered: the claim finds the email no longer `queued` and acks; failed: the claim takes it
+ * and this is the retry) or has died (its lease has expired, so the claim takes it over). The
+ * claim alone already guarantees one sender at a time; the delay makes sure the message is not
+ * acked away while the first attempt still holds the lease and might yet fail.
+ */
+export const FIRST_ATTEMPT_QUEUE_DELAY_SECONDS = LEASE_MS / 1000 + 10;
 
 /** Sandbox suspension: over the key's messages with an outcome in the last 7 days. */
 export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, complaintRate: 0.05 } as const;
@@ -38,6 +50,38 @@ export async function handleMailBatch(batch: MessageBatch<unknown>, env: Env): P
     if (step.ack) message.ack();
     else message.retry({ delaySeconds: step.delaySeconds });
   }
+  try {
+    await fanOut(env, events);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
+  }
+}
+
+/** Parallel first attempts of one request: under the 6 simultaneous outbound connections of an invocation. */
+const FIRST_ATTEMPT_CONCURRENCY = 5;
+
+/**
+ * The first delivery attempt of emails just stored, run by the send request from its waitUntil so
+ * the send does not wait for the queue batch. It is the consumer's own claim and send: a second
+ * sender (a duplicate queue delivery, the sweep) finds the email leased or no longer `queued` and
+ * sends nothing. Nothing here retries: each email's queue message, delayed past the lease
+ * (FIRST_ATTEMPT_QUEUE_DELAY_SECONDS), is the retry of a failed attempt and the safety net of one
+ * that never ran or died. Never throws (a waitUntil rejection would only be logged anyway).
+ */
+export async function sendFirstAttempts(env: Env, ids: string[]): Promise<void> {
+  const events: EventRow[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++];
+      try {
+        await sendEmail(env, id, events);
+      } catch (error) {
+        console.error(JSON.stringify({ msg: "mail first attempt failed; the queue retries", id, error: String(error) }));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(FIRST_ATTEMPT_CONCURRENCY, ids.length) }, worker));
   try {
     await fanOut(env, events);
   } catch (error) {

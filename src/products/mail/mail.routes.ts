@@ -40,7 +40,8 @@ import {
   ValidationErrorBody,
   WebhookTestResult,
 } from "./mail.schemas";
-import { CapError, checkCaps, createEmails, emailNotFound, emailView, getEmail, listEmails, type AcceptedEmail } from "./mail.service";
+import { CapError, checkCaps, createEmails, emailNotFound, emailView, getEmail, INLINE_FIRST_ATTEMPTS, listEmails, type AcceptedEmail } from "./mail.service";
+import { sendFirstAttempts } from "./mail.consumer";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook, webhookView } from "./mail-webhooks.service";
 
 /** The mail error shapes: policy `{error, code}`, validation `{error, details}`, test 502 nested, else `{error}`. */
@@ -66,6 +67,19 @@ async function requireVerifiedSenders(env: Env, principal: Principal, senders: s
   throw itemOf ? forItem(error, itemOf(position)) : error;
 }
 
+
+/**
+ * The request's waitUntil, or null when the runtime gave it no ExecutionContext (Hono's getter
+ * throws then): without one the emails wait for the queue, undelayed, as before.
+ */
+function waitUntilOf(c: Context<AppEnv>): ((work: Promise<unknown>) => void) | null {
+  try {
+    const ctx = c.executionCtx;
+    return (work) => ctx.waitUntil(work);
+  } catch {
+    return null;
+  }
+}
 
 function sandboxDomain(c: Context<AppEnv>): string {
   return c.env.SANDBOX_DOMAIN || "sandbox.edge-platform.dev";
@@ -111,10 +125,14 @@ emailsRouter.post("/", auth(), requireScope("mail:send"), async (c) => {
   } catch (error) {
     throw error instanceof CapError ? error.error : error;
   }
-  const [row] = await createEmails(c.env, principal, [{ email: result.email, stream }]).catch(async (error) => {
+  // The first delivery attempt starts now, in the background; the answer is built from the row as
+  // stored, so it still says `queued`. The queue message, delayed past the attempt's lease, retries.
+  const waitUntil = waitUntilOf(c);
+  const [row] = await createEmails(c.env, principal, [{ email: result.email, stream }], { inlineFirstAttempts: waitUntil ? 1 : 0 }).catch(async (error) => {
     await release();
     throw error;
   });
+  waitUntil?.(sendFirstAttempts(c.env, [row.id]));
   return c.json({ data: emailView(row, [{ status: "queued", detail: null, createdAt: row.createdAt }]) }, 201);
 });
 
@@ -193,10 +211,15 @@ emailsRouter.post("/batch", auth(), requireScope("mail:send"), async (c) => {
     if (error instanceof CapError) throw forItem(error.error, accepted[Math.min(error.firstOver, accepted.length - 1)].index + 1);
     throw error;
   }
-  const rows = await createEmails(c.env, principal, accepted).catch(async (error) => {
+  // The first INLINE_FIRST_ATTEMPTS emails are attempted at once from waitUntil; the others, and
+  // the retries, go through the queue.
+  const waitUntil = waitUntilOf(c);
+  const inline = waitUntil ? Math.min(INLINE_FIRST_ATTEMPTS, accepted.length) : 0;
+  const rows = await createEmails(c.env, principal, accepted, { inlineFirstAttempts: inline }).catch(async (error) => {
     await release();
     throw error;
   });
+  if (inline > 0) waitUntil?.(sendFirstAttempts(c.env, rows.slice(0, inline).map((row) => row.id)));
   const created = new Map(accepted.map((item, i) => [item.index, rows[i]]));
   const data = items.map((_, index) => {
     const row = created.get(index);

@@ -11,6 +11,8 @@ import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { ApiError } from "../../platform/errors";
 import { parseAddress, policyError, type EmailInput } from "./mail.policy";
 import type { Stream } from "./mail.schemas";
+// Used at call time only: mail.consumer imports this module back (through the webhook service).
+import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS } from "./mail.consumer";
 
 export type EmailRow = typeof emails.$inferSelect;
 export type EventRow = typeof emailEvents.$inferSelect;
@@ -125,11 +127,25 @@ export interface AcceptedEmail {
 }
 
 /**
+ * Emails of one request whose first delivery attempt the request itself starts (from waitUntil,
+ * `sendFirstAttempts`); the rest of a batch waits for the queue as before. Each attempt costs about
+ * two D1 queries and one provider call, and an invocation has 50 D1 queries on the free plan and
+ * 6 simultaneous outbound connections: ten keeps a full batch well inside both.
+ */
+export const INLINE_FIRST_ATTEMPTS = 10;
+
+/**
  * Consumes `mail` quota for the messages, stores them with their `queued` history entry in one D1
  * batch and queues them for delivery. Nothing is stored when the quota refuses; the quota is given
- * back when the store fails.
+ * back when the store fails. The queue messages of the first `inlineFirstAttempts` emails (those
+ * the caller will attempt at once) are delayed by FIRST_ATTEMPT_QUEUE_DELAY_SECONDS.
  */
-export async function createEmails(env: Env, principal: Principal, accepted: AcceptedEmail[]): Promise<EmailRow[]> {
+export async function createEmails(
+  env: Env,
+  principal: Principal,
+  accepted: AcceptedEmail[],
+  options: { inlineFirstAttempts?: number } = {},
+): Promise<EmailRow[]> {
   if (accepted.length === 0) return [];
   await consumeQuota(env, principal, "mail", accepted.length);
   const at = nowIso();
@@ -171,7 +187,10 @@ export async function createEmails(env: Env, principal: Principal, accepted: Acc
     await releaseQuota(env, principal.teamId, "mail", rows.length);
     throw error;
   }
-  await enqueue(env, rows.map((row) => ({ type: "email", id: row.id })));
+  const inline = Math.min(options.inlineFirstAttempts ?? 0, rows.length);
+  const messages = rows.map((row): MailQueueMessage => ({ type: "email", id: row.id }));
+  if (inline > 0) await enqueue(env, messages.slice(0, inline), FIRST_ATTEMPT_QUEUE_DELAY_SECONDS);
+  await enqueue(env, messages.slice(inline));
   return rows;
 }
 
@@ -188,13 +207,13 @@ function chunk<T>(items: T[], size: number): T[][] {
 }
 
 /**
- * Sends queue messages; a failure is logged, not thrown: the rows are stored as `queued` and the
- * sweep job queues them again.
+ * Sends queue messages, optionally delayed; a failure is logged, not thrown: the rows are stored
+ * as `queued` and the sweep job queues them again.
  */
-export async function enqueue(env: Env, messages: MailQueueMessage[]): Promise<void> {
+export async function enqueue(env: Env, messages: MailQueueMessage[], delaySeconds?: number): Promise<void> {
   for (let i = 0; i < messages.length; i += 100) {
     try {
-      await env.MAIL_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => ({ body })));
+      await env.MAIL_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => (delaySeconds ? { body, delaySeconds } : { body })));
     } catch (error) {
       console.error(JSON.stringify({ msg: "mail enqueue failed; the sweep will retry", count: messages.length, error: String(error) }));
     }

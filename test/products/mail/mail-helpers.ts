@@ -1,9 +1,12 @@
-// Shared set-up of the mail tests: sandbox keys, a send helper, an env whose MAIL_QUEUE only records
-// (so the automatic consumer never races a test that drives the consumer itself), a fake batch.
+// Shared set-up of the mail tests: sandbox keys, a send helper, a send that waits for the request's
+// background work (the first delivery attempt), an env whose MAIL_QUEUE only records (so the
+// automatic consumer never races a test that drives the consumer itself), a fake batch.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
+import { app } from "../../../src/app";
 import type { Env } from "../../../src/env";
-import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
+import { anyIp, API, call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import type { MailQueueMessage } from "../../../src/products/mail/mail.service";
 
 export const SANDBOX = "sandbox.edge-platform.dev";
@@ -25,14 +28,39 @@ export function sendBatch(key: string, emails: unknown) {
   return call("POST", "emails/batch", { key, body: { emails } });
 }
 
-/** An env whose MAIL_QUEUE records messages instead of delivering them. */
-export function recordingEnv(overrides: Partial<Env> = {}): { env: Env; sent: MailQueueMessage[] } {
+/**
+ * POST to the API like `call`, then waits until the request's waitUntil work (the first delivery
+ * attempt of the emails it stored) has finished, so a test can look at its outcome. Without
+ * `withContext` the runtime gives the request no ExecutionContext at all.
+ */
+export async function postSettled(key: string, path: string, body: unknown, options: { env?: Env; withContext?: boolean } = {}): Promise<Response> {
+  const request = new Request(`${API}/${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "cf-connecting-ip": anyIp() },
+    body: JSON.stringify(body),
+  });
+  if (options.withContext === false) return app.fetch(request, options.env ?? (env as Env));
+  const ctx = createExecutionContext();
+  const res = await app.fetch(request, options.env ?? (env as Env), ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+/** An env whose MAIL_QUEUE records messages (and the delay each was sent with) instead of delivering them. */
+export function recordingEnv(overrides: Partial<Env> = {}): { env: Env; sent: MailQueueMessage[]; delays: Array<number | undefined> } {
   const sent: MailQueueMessage[] = [];
+  const delays: Array<number | undefined> = [];
   const queue = {
-    send: async (body: MailQueueMessage) => void sent.push(body),
-    sendBatch: async (messages: Array<{ body: MailQueueMessage }>) => void sent.push(...messages.map((m) => m.body)),
+    send: async (body: MailQueueMessage, options?: QueueSendOptions) => {
+      sent.push(body);
+      delays.push(options?.delaySeconds);
+    },
+    sendBatch: async (messages: Array<MessageSendRequest<MailQueueMessage>>) => {
+      sent.push(...messages.map((m) => m.body));
+      delays.push(...messages.map((m) => m.delaySeconds));
+    },
   } as unknown as Queue;
-  return { env: { ...(env as Env), MAIL_QUEUE: queue, ...overrides }, sent };
+  return { env: { ...(env as Env), MAIL_QUEUE: queue, ...overrides }, sent, delays };
 }
 
 /** A message batch with ack/retry spies. */
