@@ -66,6 +66,7 @@ describe("security", () => {
       "GET /insights/audit/reports/download/{token}",
       "GET /insights/audit/reports/shared/{token}",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/answers",
+      "POST /api/v1/surveys/{slug}/responses/{response_id}/back",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/complete",
       "POST /api/v1/surveys/{survey}/responses",
       "POST /in/{slug}",

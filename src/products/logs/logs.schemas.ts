@@ -90,7 +90,14 @@ export const EntriesQuery = z.object({
   trace_id: z.string().min(1).max(ENTRY_LIMITS.id).optional(),
   since: z.iso.datetime({ offset: true }).optional().openapi({ description: "Inclusive lower bound (ISO 8601)" }),
   until: z.iso.datetime({ offset: true }).optional().openapi({ description: "Exclusive upper bound (ISO 8601)" }),
-  q: z.string().min(1).max(200).optional().openapi({ description: "Case-insensitive (ASCII) substring of `message`" }),
+  q: z
+    .string()
+    .min(1)
+    .max(200)
+    // SQLite reads a pattern only up to a NUL, so a query holding one could never mean what it says.
+    .refine((q) => !q.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ description: "Case-insensitive substring of `message` (3+ characters use the full-text index)" }),
   limit: z.coerce.number().int().min(1).max(1_000).default(100),
   cursor: z.string().max(200).optional().openapi({ description: "`pagination.next_cursor` of the previous page" }),
 });
