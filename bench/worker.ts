@@ -9,8 +9,11 @@
 //                                statement in one batch: log batch ingest's bare twin
 //   POST /__bench/seed/survey    (operator token) inserts completed responses for a survey in
 //                                SQL, far faster than the public flow could
+//   GET  /__bench/key-cache      (operator token) entries of the isolate's key cache, so the auth
+//                                figure can check that keys are resolved once, not per request
 import worker from "../src/index";
 import type { Env } from "../src/env";
+import { keyCacheSizes } from "../src/platform/auth";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 
 export { RateLimiter } from "../src/index";
@@ -124,6 +127,10 @@ export default {
     if (request.method === "POST" && pathname === "/__bench/bare/relay") return bareRelay(request, env);
     if (request.method === "POST" && pathname === "/__bench/bare/ingest") return bareIngest(request, env);
     if (request.method === "POST" && pathname === "/__bench/seed/survey") return seedSurvey(request, env);
+    if (request.method === "GET" && pathname === "/__bench/key-cache") {
+      if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
+      return json(keyCacheSizes(env.DB));
+    }
     return worker.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

@@ -293,6 +293,22 @@ describe("one Durable Object call per request", () => {
     expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(1);
   });
 
+  it("a router-wide auth() and a route's own auth() still count once, in one call", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
+    const { namespace, calls } = countingLimiter();
+    const app = createRouter();
+    app.use("*", requestContext());
+    app.use("*", auth());
+    app.post("/register", auth(), requireScope("push:write"), rateLimit({ bucket: "strict", family: "push_subscribers" }), (c) => c.json({ ok: true }, 201));
+    app.onError(handleError);
+    const res = await post(app, team.key, { ...env, RATE_LIMITER: namespace } as Env);
+    expect(res.status).toBe(201);
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("29");
+    expect(calls()).toBe(1);
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(1);
+  });
+
   it("RATE_LIMITS=off: no call at all", async () => {
     const team = await setupTeam({ plan: "free", scopes: ["push:write"] });
     const { namespace, calls } = countingLimiter();
