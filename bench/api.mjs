@@ -4,7 +4,8 @@
 // `{ name, run(ctx) }`; `run` returns rows `{ figure, value, baseline, ratio, goal, note }` and
 // asserts correctness itself (throws when an answer is wrong), never a timing.
 // ROUNDS (default 3), DURATION (seconds per load run, default 5), CONNECTIONS (default 20) and
-// FIGURES (comma-separated names, default all) tune the run.
+// FIGURES (comma-separated names, default all; names may also be given as arguments:
+// `node bench/api.mjs ingest`) tune the run. Figures: auth, ingest, logs, relay, surveys.
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -13,13 +14,18 @@ import { load, withServer } from "./lib.mjs";
 const rounds = Number(process.env.ROUNDS ?? 3);
 const duration = Number(process.env.DURATION ?? 5);
 const connections = Number(process.env.CONNECTIONS ?? 20);
-const only = process.env.FIGURES ? new Set(process.env.FIGURES.split(",")) : null;
+const named = [...(process.env.FIGURES?.split(",") ?? []), ...process.argv.slice(2)].filter(Boolean);
+const only = named.length ? new Set(named) : null;
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), "figures");
 const figures = [];
 for (const file of readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
   const figure = (await import(pathToFileURL(join(dir, file)).href)).default;
   if (!only || only.has(figure.name)) figures.push(figure);
+}
+if (only && figures.length !== only.size) {
+  console.error(`unknown figure in ${[...only].join(", ")}; known: ${readdirSync(dir).map((f) => f.replace(/\.mjs$/, "")).join(", ")}`);
+  process.exit(2);
 }
 
 /** The median of a list of numbers. */
@@ -31,17 +37,21 @@ function median(values) {
 
 const rows = [];
 let failed = 0;
+const started = performance.now();
 await withServer(async (server) => {
   const ctx = { ...server, load, median, rounds, duration, connections };
   for (const figure of figures) {
+    const t = performance.now();
     try {
       rows.push(...(await figure.run(ctx)));
+      console.error(`figure ${figure.name}: ${((performance.now() - t) / 1000).toFixed(0)} s`);
     } catch (error) {
       failed++;
       console.error(`figure ${figure.name} failed: ${error?.stack ?? error}`);
     }
   }
 });
+console.error(`whole run: ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 console.log(`\nFigures: medians of ${rounds} rounds, each a ratio against its bare baseline of the same run.\n`);
 console.log("| figure | value | bare baseline | ratio | goal | note |\n|---|---|---|---|---|---|");

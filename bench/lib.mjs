@@ -1,6 +1,8 @@
 // Shared by the benchmarks: a private wrangler dev with its own state, and autocannon runs.
 import autocannon from "autocannon";
+import { createHmac, timingSafeEqual as nodeTimingSafeEqual } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "../scripts/lib/dev-server.mjs";
@@ -9,6 +11,8 @@ import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevSer
  * Runs `fn({ url, adminToken, createTeamWithKey })` against a fresh local server (its own temporary
  * --persist-to with migrations applied, an env file with fresh secrets, a free port and a free
  * inspector port), then stops it and removes the temporary files whatever happens, Ctrl-C included.
+ * The Worker is bench/worker.ts: the production Worker plus the bare baselines and seeding helper
+ * of the figures under /__bench/ (never part of the deployed Worker).
  * Options: vars (extra --var), logLevel (wrangler's --log-level).
  */
 export async function withServer(fn, { vars, logLevel } = {}) {
@@ -31,7 +35,7 @@ export async function withServer(fn, { vars, logLevel } = {}) {
   try {
     applyMigrations({ persistTo: join(dir, "state") });
     const port = await freePort();
-    starting = startDevServer({ port, persistTo: join(dir, "state"), envFile, vars, logLevel, signal: abort.signal });
+    starting = startDevServer({ port, persistTo: join(dir, "state"), envFile, vars, logLevel, signal: abort.signal, script: "bench/worker.ts" });
     server = await starting;
     return await fn({
       url: server.url,
@@ -46,12 +50,13 @@ export async function withServer(fn, { vars, logLevel } = {}) {
   }
 }
 
-/** One autocannon run; returns requests/s, p99 latency and the non-2xx count. */
+/** One autocannon run; returns requests/s, mean, p50 and p99 latency and the non-2xx count. */
 export async function load(options) {
   const result = await autocannon({ connections: 20, duration: 10, ...options });
   return {
     title: options.title,
     requestsPerSecond: result.requests.average,
+    mean: result.latency.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     total: result.requests.total,
@@ -65,4 +70,130 @@ export function printTable(rows) {
   for (const r of rows) {
     console.log(`| ${r.title} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.total} | ${r.non2xx} | ${r.errors} |`);
   }
+}
+
+/** An API call with a bearer token; throws with the answer when the status is not 2xx. */
+export async function api(base, method, path, token, body, headers = {}) {
+  const res = await fetch(`${base}/api/v1/${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const json = text ? JSON.parse(text) : null;
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 500)}`);
+  return json?.data ?? json;
+}
+
+/**
+ * A realistic NDJSON log batch: mixed levels, 20 streams, services, trace ids and small metadata,
+ * ~200 bytes a line. With `rare`, every `every`-th line (from `offset`) carries the word `rare`.
+ */
+export function buildBatch(lines, { rare, every = 0, offset = 0 } = {}) {
+  const levels = ["debug", "info", "info", "info", "warn", "error"];
+  const out = [];
+  for (let j = 0; j < lines; j++) {
+    const i = offset + j;
+    const marked = rare && every && i % every === 0;
+    out.push(
+      JSON.stringify({
+        message: `GET /api/v1/items/${i} completed in ${(i % 97) + 3} ms for user ${i % 1000}${marked ? ` ${rare}` : ""}`,
+        level: levels[i % levels.length],
+        stream: `stream-${i % 20}`,
+        service: i % 3 ? "api" : "worker",
+        trace_id: `${(i * 2654435761) >>> 0}`.padStart(16, "0"),
+        span_id: `${i}`.padStart(8, "0"),
+        metadata: { region: "eu-west", status: 200, attempt: i % 4 },
+      }),
+    );
+  }
+  return out.join("\n") + "\n";
+}
+
+/** Standard Webhooks verification, as a receiver would write it. */
+export function verifyStandardWebhook(secret, headers, body) {
+  const id = headers["webhook-id"];
+  const ts = headers["webhook-timestamp"];
+  const signatures = headers["webhook-signature"];
+  if (!id || !ts || !signatures) return false;
+  if (Math.abs(Date.now() / 1000 - Number(ts)) > 300) return false;
+  const key = Buffer.from(secret.slice("whsec_".length), "base64");
+  const expected = Buffer.from("v1," + createHmac("sha256", key).update(`${id}.${ts}.${body}`).digest("base64"));
+  return signatures.split(" ").some((candidate) => {
+    const given = Buffer.from(candidate);
+    return given.length === expected.length && nodeTimingSafeEqual(given, expected);
+  });
+}
+
+/**
+ * A local webhook receiver on loopback that verifies every signature (set `receiver.secret`) and
+ * records, per event key `JSON.parse(body).n`, how often and when it arrived.
+ */
+export async function startReceiver() {
+  const receiver = { url: "", secret: "", arrivals: new Map(), badSignatures: 0, waiters: new Set() };
+  const server = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      const at = performance.now();
+      if (!verifyStandardWebhook(receiver.secret, req.headers, body)) receiver.badSignatures++;
+      let n = null;
+      try {
+        n = JSON.parse(body).n ?? null;
+      } catch {
+        receiver.badSignatures++;
+      }
+      if (n !== null) {
+        const seen = receiver.arrivals.get(n);
+        if (seen) seen.count++;
+        else receiver.arrivals.set(n, { count: 1, at });
+      }
+      for (const wake of receiver.waiters) wake();
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  receiver.url = `http://127.0.0.1:${server.address().port}/hook`;
+  /** Resolves once `done()` holds, or rejects after `ms`. */
+  receiver.until = (done, ms, what) =>
+    new Promise((resolve, reject) => {
+      if (done()) return resolve();
+      const timer = setTimeout(() => {
+        receiver.waiters.delete(check);
+        reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+      }, ms);
+      const check = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        receiver.waiters.delete(check);
+        resolve();
+      };
+      receiver.waiters.add(check);
+    });
+  receiver.close = () => new Promise((resolve) => server.close(resolve));
+  return receiver;
+}
+
+/** Hex HMAC-SHA256, the relay's `generic` signature (x-signature). */
+export function hexHmac(secret, body) {
+  return createHmac("sha256", secret).update(body).digest("hex");
+}
+
+/**
+ * Sequential GETs of `url` for `seconds` (at least `min` requests): each request's latency in ms.
+ * For endpoints whose single request is the figure (a search, a summary), where a closed loop of
+ * many connections would measure the database's queue instead.
+ */
+export async function sequential(url, { headers = {}, seconds = 5, min = 3 } = {}) {
+  const latencies = [];
+  const until = performance.now() + seconds * 1000;
+  while (latencies.length < min || performance.now() < until) {
+    const started = performance.now();
+    const res = await fetch(url, { headers });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
 }

@@ -92,11 +92,12 @@ export function applyMigrations({ persistTo } = {}) {
  * instead of .dev.vars), vars (extra --var), testScheduled, quiet, logLevel (--log-level),
  * inspectorPort (default: a free port, so several servers can run side by side; null leaves the
  * choice to wrangler, which takes 9229 when it is free), signal (an AbortSignal: aborting while
- * waiting for readiness stops the server and rejects).
+ * waiting for readiness stops the server and rejects), script (another entry point than
+ * wrangler.toml's `main`, relative to the repository: the benchmarks' bench/worker.ts).
  * Returns { url, child, stop(), output() }; stop() resolves once wrangler has exited.
  */
-export async function startDevServer({ port, persistTo, envFile, vars = {}, testScheduled = false, quiet = true, logLevel, inspectorPort, signal } = {}) {
-  const args = [WRANGLER, "dev", "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+export async function startDevServer({ port, persistTo, envFile, vars = {}, testScheduled = false, quiet = true, logLevel, inspectorPort, signal, script } = {}) {
+  const args = [WRANGLER, "dev", ...(script ? [script] : []), "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
   if (inspectorPort === undefined) inspectorPort = await freePort();
   if (inspectorPort !== null) args.push("--inspector-port", String(inspectorPort));
   if (persistTo) args.push("--persist-to", persistTo);

@@ -1,17 +1,24 @@
 // Authentication of team API keys and the operator token, and scope checks. Keys are looked up by
 // their SHA-256 hash; the plaintext is never stored. Requests without a valid credential are
 // counted in the per-IP fallback bucket before they are refused.
-import type { MiddlewareHandler } from "hono";
+//
+// The hot path: an isolate resolves a key once and keeps the principal for KEY_CACHE_TTL_MS
+// (bounded in entries), so an authenticated request costs one Durable Object call (its rate-limit
+// buckets, all in one RPC) before the route, and no D1 read. Changes made through this isolate
+// (key revoked or edited, team plan changed, key suspended) drop the entries at once
+// (`forgetKey`, `forgetTeam`); other isolates see them within KEY_CACHE_TTL_MS.
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, teams, type MailKeyPolicy } from "../db/schema";
 import { and, eq, isNull } from "drizzle-orm";
+import { nowMs } from "./clock";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { hasScope, type Scope } from "./scopes";
-import { clientIp, enforceBucket } from "./rate-limit/middleware";
+import { clientIp, enforceBucket, enforceTeamBuckets, lookAheadGuard, strictFamiliesAhead } from "./rate-limit/middleware";
 
-/** The caller behind a team API key. */
+/** The caller behind a team API key. Shared by the requests of an isolate: never mutate it. */
 export interface Principal {
   teamId: string;
   keyId: string;
@@ -21,6 +28,29 @@ export interface Principal {
   mail: MailKeyPolicy;
 }
 
+/** How long an isolate trusts a key it resolved: the bound for a change made elsewhere to apply. */
+export const KEY_CACHE_TTL_MS = 10_000;
+/** Resolved keys kept per isolate; the oldest goes first. */
+export const KEY_CACHE_MAX = 5_000;
+/**
+ * Unknown or revoked keys are remembered for a shorter time, in their own smaller map: a client
+ * stuck on a revoked key then costs no D1 read per retry, and random keys sent by an attacker
+ * (never repeated, so never served from it) can only churn this map, never evict a valid key.
+ */
+export const UNKNOWN_KEY_TTL_MS = 5_000;
+export const UNKNOWN_KEY_MAX = 1_000;
+
+/**
+ * The shape of every key the platform issues (`edp_` and 32 random bytes in base64url, see
+ * createKey in admin.service.ts): anything else is refused without hashing or a D1 read.
+ */
+const KEY_FORMAT = /^edp_[A-Za-z0-9_-]{43}$/;
+
+/** Whether `token` has the shape of an issued API key. */
+export function isWellFormedKey(token: string): boolean {
+  return KEY_FORMAT.test(token);
+}
+
 /** The bearer token of a request, or null. */
 export function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
@@ -28,7 +58,7 @@ export function bearerToken(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-/** Resolves a plaintext API key to its principal; null when unknown or revoked. */
+/** Resolves a plaintext API key to its principal from D1; null when unknown or revoked. */
 export async function loadPrincipal(d1: D1Database, key: string): Promise<Principal | null> {
   const hash = await sha256Hex(key);
   const rows = await getDb(d1)
@@ -47,41 +77,139 @@ export async function loadPrincipal(d1: D1Database, key: string): Promise<Princi
   return rows[0] ?? null;
 }
 
+interface KeyCache {
+  /** By plaintext key: a Map look-up needs no hashing. Insertion order is age order. */
+  known: Map<string, { at: number; principal: Principal }>;
+  unknown: Map<string, number>;
+  /** Bumped by every forget: a look-up that started before a change must not store its answer. */
+  epoch: number;
+}
+
+/** One cache per D1 binding (tests may pass other bindings; production has one). */
+const caches = new WeakMap<D1Database, KeyCache>();
+/** Every cache, for the forget functions, which have no binding at hand. */
+const allCaches = new Set<KeyCache>();
+
+function cacheFor(d1: D1Database): KeyCache {
+  let cache = caches.get(d1);
+  if (!cache) {
+    cache = { known: new Map(), unknown: new Map(), epoch: 0 };
+    caches.set(d1, cache);
+    allCaches.add(cache);
+  }
+  return cache;
+}
+
+/** Fresh while 0 ≤ age < ttl: a clock moved backwards (tests) makes an entry stale, not eternal. */
+function fresh(at: number, now: number, ttl: number): boolean {
+  const age = now - at;
+  return age >= 0 && age < ttl;
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}
+
 /**
- * Team API key authentication plus the `default` bucket of the caller's team.
+ * Resolves a plaintext API key to its principal, from this isolate's cache when it resolved the
+ * key less than KEY_CACHE_TTL_MS ago, else from D1; null when malformed, unknown or revoked.
+ */
+export async function resolveKey(d1: D1Database, key: string): Promise<Principal | null> {
+  if (!isWellFormedKey(key)) return null;
+  const cache = cacheFor(d1);
+  const now = nowMs();
+  const known = cache.known.get(key);
+  if (known && fresh(known.at, now, KEY_CACHE_TTL_MS)) return known.principal;
+  const unknownAt = cache.unknown.get(key);
+  if (unknownAt !== undefined && fresh(unknownAt, now, UNKNOWN_KEY_TTL_MS)) return null;
+  const epoch = cache.epoch;
+  const principal = await loadPrincipal(d1, key);
+  if (cache.epoch === epoch) {
+    const at = nowMs();
+    if (principal) {
+      cache.unknown.delete(key);
+      remember(cache.known, key, { at, principal }, KEY_CACHE_MAX);
+    } else {
+      cache.known.delete(key);
+      remember(cache.unknown, key, at, UNKNOWN_KEY_MAX);
+    }
+  }
+  return principal;
+}
+
+function forget(matches: (principal: Principal) => boolean): void {
+  for (const cache of allCaches) {
+    cache.epoch++;
+    for (const [key, entry] of cache.known) if (matches(entry.principal)) cache.known.delete(key);
+  }
+}
+
+/** A key was revoked, edited or suspended: this isolate stops using what it cached for it now. */
+export function forgetKey(keyId: string): void {
+  forget((principal) => principal.keyId === keyId);
+}
+
+/** A team's plan or owner changed: this isolate re-reads each of its keys on next use. */
+export function forgetTeam(teamId: string): void {
+  forget((principal) => principal.teamId === teamId);
+}
+
+/** A key was created: nothing this isolate remembers as unknown may refuse it. */
+export function forgetUnknownKeys(): void {
+  for (const cache of allCaches) {
+    cache.epoch++;
+    cache.unknown.clear();
+  }
+}
+
+/** Entries held per map, for the tests of the bounds. */
+export function keyCacheSizes(d1: D1Database): { known: number; unknown: number } {
+  const cache = cacheFor(d1);
+  return { known: cache.known.size, unknown: cache.unknown.size };
+}
+
+/**
+ * Team API key authentication plus the `default` bucket of the caller's team, counted in the same
+ * Durable Object call as the strict family the route reaches, if any.
  * Missing or invalid key: the per-IP fallback bucket (100/60 s) is counted, then 401.
  */
 export function auth(): MiddlewareHandler<AppEnv> {
-  return async function authMiddleware(c, next) {
+  const middleware: MiddlewareHandler<AppEnv> = async function authMiddleware(c, next) {
     // Mounted routers may both name auth(): the first one authenticates and counts the request.
     if (c.get("principal")) return next();
     const token = bearerToken(c.req.header("authorization"));
-    const principal = token ? await loadPrincipal(c.env.DB, token) : null;
+    const principal = token ? await resolveKey(c.env.DB, token) : null;
     if (!principal) {
       await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
       throw ApiError.unauthorized();
     }
     c.set("principal", principal);
-    await enforceBucket(c, "default", `team:${principal.teamId}`, principal.plan);
+    await enforceTeamBuckets(c, principal.teamId, principal.plan, strictFamiliesAhead(c));
     await next();
   };
+  // A second auth() further down lets an authenticated request through untouched.
+  return lookAheadGuard(middleware, (c) => Boolean(c.get("principal")));
 }
+
+const principalHolds = (c: Context<AppEnv>, scopes: readonly Scope[]) => {
+  const held = c.get("principal").scopes;
+  return scopes.some((scope) => hasScope(held, scope));
+};
 
 /** Refuses with 403 `Insufficient scope` unless the key holds `scope` (or a scope implying it). */
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
-  return async function requireScopeMiddleware(c, next) {
-    if (!hasScope(c.get("principal").scopes, scope)) throw ApiError.forbidden();
-    await next();
-  };
+  return requireAnyScope(scope);
 }
 
 /** Refuses with 403 unless the key holds at least one of `scopes`. */
 export function requireAnyScope(...scopes: Scope[]): MiddlewareHandler<AppEnv> {
-  return async function requireAnyScopeMiddleware(c, next) {
-    const held = c.get("principal").scopes;
-    if (!scopes.some((scope) => hasScope(held, scope))) throw ApiError.forbidden();
+  const middleware: MiddlewareHandler<AppEnv> = async function requireScopeMiddleware(c, next) {
+    if (!principalHolds(c, scopes)) throw ApiError.forbidden();
     await next();
   };
+  return lookAheadGuard(middleware, (c) => principalHolds(c, scopes));
 }
 
 /** Operator API authentication: `Authorization: Bearer <ADMIN_TOKEN>`. */

@@ -8,9 +8,9 @@ import { auth } from "../../src/platform/auth";
 import { setClock } from "../../src/platform/clock";
 import { handleError } from "../../src/platform/handle-error";
 import { bucketLimit, type StrictFamily } from "../../src/platform/rate-limit/buckets";
-import { IDLE_MS } from "../../src/platform/rate-limit/durable-object";
+import { IDLE_MS, OWN_COUNTER } from "../../src/platform/rate-limit/durable-object";
 import { DurableObjectLimiter, getLimiter, NoopLimiter, windowOf } from "../../src/platform/rate-limit/limiter";
-import { rateLimit, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
+import { rateLimit, strictCounter, teamObject, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
 import { requestContext } from "../../src/platform/request-context";
 import { createRouter } from "../../src/platform/router";
 import { ADMIN_TOKEN, addKey, call, expectError, json, setupTeam } from "../helpers/api";
@@ -31,8 +31,17 @@ function counter(name: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
 }
 
-function teamCounter(teamId: string, bucket = "default", family?: string) {
-  return counter(`${bucket}:team:${teamId}${family ? `:${family}` : ""}`);
+/**
+ * A team's counter: its default bucket is the own counter of the team's object; each strict family
+ * is a named counter in the same object (so one RPC counts both).
+ */
+function teamCounter(teamId: string, bucket: "default" | "strict" = "default", family?: StrictFamily) {
+  const stub = counter(teamObject(teamId));
+  const name = bucket === "strict" ? strictCounter(family!) : OWN_COUNTER;
+  return {
+    hit: (windowStart: number, cost = 1) => stub.hit(windowStart, cost, name),
+    peek: (windowStart: number) => stub.peek(windowStart, name),
+  };
 }
 
 function headers(res: Response) {
@@ -482,7 +491,7 @@ describe("retention of counters", () => {
     });
     expect(await runDurableObjectAlarm(idle)).toBe(true);
     await runInDurableObject(idle, async (_instance, state) => {
-      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM windows").one().n).toBe(0);
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM counters").one().n).toBe(0);
     });
     // Counting again works on the same instance.
     expect(await idle.hit(T0_S + 60)).toBe(1);

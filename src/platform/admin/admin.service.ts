@@ -3,6 +3,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { apiKeys, teams, type MailKeyPolicy } from "../../db/schema";
+import { forgetKey, forgetTeam, forgetUnknownKeys } from "../auth";
 import { nowIso } from "../clock";
 import { randomToken, sha256Hex } from "../crypto";
 import { ApiError } from "../errors";
@@ -62,6 +63,8 @@ export async function updateTeam(db: Db, id: string, input: { name?: string; pla
   if (input.plan !== undefined) changes.plan = input.plan;
   if (input.owner_email !== undefined) changes.ownerEmail = input.owner_email;
   const [team] = await db.update(teams).set(changes).where(eq(teams.id, id)).returning();
+  // The plan drives rate limits and quotas: this isolate's cached keys of the team go now.
+  forgetTeam(id);
   return orNotFound(team, teamNotFound());
 }
 
@@ -86,6 +89,7 @@ export async function createKey(
       createdAt: nowIso(),
     })
     .returning();
+  forgetUnknownKeys();
   return { row, key };
 }
 
@@ -99,6 +103,7 @@ export async function updateKey(db: Db, id: string, input: { name?: string; mail
   if (input.mail !== undefined) changes.mail = { ...current.mail, ...input.mail };
   if (Object.keys(changes).length === 0) return current;
   const [row] = await db.update(apiKeys).set(changes).where(eq(apiKeys.id, id)).returning();
+  forgetKey(id);
   return row;
 }
 
@@ -109,5 +114,6 @@ export async function revokeKey(db: Db, id: string): Promise<void> {
     .set({ revokedAt: nowIso() })
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id });
+  forgetKey(id);
   orNotFound(revoked[0], keyNotFound());
 }

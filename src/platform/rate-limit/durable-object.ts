@@ -1,14 +1,27 @@
 // The rate-limit Durable Object: one object per bucket key, holding fixed-window counters in its
 // SQLite storage. The caller computes the window from the platform clock, so the object only
-// counts; a hit is one RPC and one SQL statement. A key that stops being used (an IP seen once)
-// must not keep its row forever: the first hit of a window sets an alarm two windows later, and
-// the alarm deletes the object's storage once no window is current (DESIGN.md "Retention").
+// counts. An object holds its own bucket's counter (name "") and may hold named counters next to
+// it: a team's object keeps its strict families there, so a request that is counted in the
+// default bucket and a strict family is one RPC (`hitAll`). A key that stops being used (an IP
+// seen once) must not keep its rows forever: the first hit of a window sets an alarm two windows
+// later, and the alarm deletes the object's storage once no window is current (DESIGN.md
+// "Retention").
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { WINDOW_SECONDS } from "./buckets";
 
 /** Two windows without a new one: whatever the object holds can no longer be current. */
 export const IDLE_MS = 2 * WINDOW_SECONDS * 1000;
+
+/** The object's own counter (the bucket it is named after). */
+export const OWN_COUNTER = "";
+
+/** One counter to count a request in, with the limit that refuses it. */
+export interface CounterSpec {
+  /** OWN_COUNTER, or a named counter kept in the same object (e.g. `strict:push_subscribers`). */
+  name: string;
+  limit: number;
+}
 
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -20,28 +33,59 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private createTables(): void {
-    this.sql.exec("CREATE TABLE IF NOT EXISTS windows (start INTEGER PRIMARY KEY, count INTEGER NOT NULL)");
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, start INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (name, start))",
+    );
     this.sql.exec("CREATE TABLE IF NOT EXISTS seen (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)");
+    // Objects written before named counters kept one unnamed counter in `windows`: carry its
+    // current count over once, so a deploy does not hand every team a fresh window.
+    const legacy = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'windows'").toArray().length > 0;
+    if (legacy) {
+      this.sql.exec("INSERT OR IGNORE INTO counters (name, start, count) SELECT '', start, count FROM windows");
+      this.sql.exec("DROP TABLE windows");
+    }
   }
 
-  /** Counts one request in the window starting at `windowStart` (Unix seconds); returns the new count. */
-  hit(windowStart: number, cost = 1): number {
+  /** Adds `cost` to one counter in the window starting at `windowStart` (Unix seconds); returns the new count. */
+  private add(name: string, windowStart: number, cost: number): number {
     const row = this.sql
       .exec<{ count: number }>(
-        "INSERT INTO windows (start, count) VALUES (?, ?) ON CONFLICT(start) DO UPDATE SET count = count + excluded.count RETURNING count",
+        "INSERT INTO counters (name, start, count) VALUES (?, ?, ?) ON CONFLICT(name, start) DO UPDATE SET count = count + excluded.count RETURNING count",
+        name,
         windowStart,
         cost,
       )
       .one();
-    // Older windows are dead weight: the counter resets to zero at rollover.
-    this.sql.exec("DELETE FROM windows WHERE start < ?", windowStart);
     if (row.count === cost) {
-      // A new window: note when (real time, not the callers' clock, which tests move) and look
-      // again once it can no longer be current.
+      // The first hit of a window: older windows are dead weight (the counter resets to zero at
+      // rollover), so drop them now rather than on every hit; note when (real time, not the
+      // callers' clock, which tests move) and look again once the window can no longer be current.
+      this.sql.exec("DELETE FROM counters WHERE start < ?", windowStart);
       this.sql.exec("INSERT OR REPLACE INTO seen (id, at) VALUES (1, ?)", Date.now());
       void this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
     }
     return row.count;
+  }
+
+  /** Counts one request (or `cost`) in the window starting at `windowStart`; returns the new count. */
+  hit(windowStart: number, cost = 1, name: string = OWN_COUNTER): number {
+    return this.add(name, windowStart, cost);
+  }
+
+  /**
+   * Counts one request in several counters of this object, in order, as the middleware would one
+   * after the other: a counter whose count passes its limit refuses the request, and the counters
+   * after it are not counted (spec Limits rule 2: the request fails when either is exceeded).
+   * Returns the new count of each counter reached; the array is shorter when one refused.
+   */
+  hitAll(windowStart: number, counters: CounterSpec[]): number[] {
+    const counts: number[] = [];
+    for (const counter of counters) {
+      const count = this.add(counter.name, windowStart, 1);
+      counts.push(count);
+      if (count > counter.limit) break;
+    }
+    return counts;
   }
 
   /** Retention: an object with no new window for IDLE_MS keeps nothing. */
@@ -57,8 +101,8 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /** The count of a window without counting a request (tests and diagnostics). */
-  peek(windowStart: number): number {
-    const rows = this.sql.exec<{ count: number }>("SELECT count FROM windows WHERE start = ?", windowStart).toArray();
+  peek(windowStart: number, name: string = OWN_COUNTER): number {
+    const rows = this.sql.exec<{ count: number }>("SELECT count FROM counters WHERE name = ? AND start = ?", name, windowStart).toArray();
     return rows[0]?.count ?? 0;
   }
 }

@@ -2,6 +2,7 @@
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
 import { WINDOW_SECONDS } from "./buckets";
+import { OWN_COUNTER, type CounterSpec } from "./durable-object";
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -16,6 +17,11 @@ export interface RateLimitResult {
 export interface Limiter {
   /** Counts one request against `key` with `limit` per window. */
   hit(key: string, limit: number): Promise<RateLimitResult>;
+  /**
+   * Counts one request in several counters of the object `key` with one call, in order; the first
+   * counter that refuses stops the others (they are not counted). One result per counter reached.
+   */
+  hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]>;
 }
 
 /** The window of an instant: floor(now / 60) × 60, in Unix seconds. */
@@ -34,23 +40,24 @@ export class DurableObjectLimiter implements Limiter {
   constructor(private readonly namespace: Env["RATE_LIMITER"]) {}
 
   async hit(key: string, limit: number): Promise<RateLimitResult> {
-    const ms = nowMs();
-    const window = windowOf(ms);
-    let count: number;
+    const [result] = await this.hitAll(key, [{ name: OWN_COUNTER, limit }]);
+    return result;
+  }
+
+  async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
+    const window = windowOf(nowMs());
+    let counts: number[];
     try {
       const stub = this.namespace.get(this.namespace.idFromName(key));
-      count = await stub.hit(window.start);
+      counts = await stub.hitAll(window.start, counters);
     } catch (error) {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
-      return { allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter };
+      return counters.map(({ limit }) => ({ allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter }));
     }
-    return {
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      reset: window.reset,
-      retryAfter: window.retryAfter,
-    };
+    return counts.map((count, i) => {
+      const { limit } = counters[i];
+      return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: window.reset, retryAfter: window.retryAfter };
+    });
   }
 }
 
@@ -59,6 +66,11 @@ export class NoopLimiter implements Limiter {
   async hit(_key: string, limit: number): Promise<RateLimitResult> {
     const window = windowOf(nowMs());
     return { allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter };
+  }
+
+  async hitAll(_key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
+    const window = windowOf(nowMs());
+    return counters.map(({ limit }) => ({ allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter }));
   }
 }
 

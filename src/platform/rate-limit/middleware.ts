@@ -2,15 +2,24 @@
 // bucket's Durable Object and refuses with the spec's 429 when the window is full. The result is
 // kept on the context; the root middleware writes the x-ratelimit-* headers on every response, so
 // the last bucket evaluated is the one the headers show (strict overwrites default).
+//
+// One RPC per request: a team's strict families live in the team's own object next to its default
+// counter, and auth() looks ahead along the matched handlers (`strictFamiliesAhead`) to count the
+// default bucket and the strict family the route will reach in one `hitAll`. The strict middleware
+// then finds its result on the context instead of calling the object again.
 import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
-import { bucketLimit, type BucketName, type StrictFamily } from "./buckets";
+import { BUCKET_LIMITS, bucketLimit, type BucketName, type StrictFamily } from "./buckets";
+import { OWN_COUNTER, type CounterSpec } from "./durable-object";
 import { getLimiter, type RateLimitResult } from "./limiter";
 
 declare module "hono" {
   interface ContextVariableMap {
     rateLimit?: RateLimitResult;
+    /** Results counted ahead by auth() for strict middleware further down, by counter address. */
+    rateLimitCounted?: Map<string, RateLimitResult>;
   }
 }
 
@@ -19,21 +28,84 @@ export function clientIp(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? "unknown";
 }
 
+/** A team's counter in one `strict` family (DESIGN.md, "Strict bucket per endpoint family"). */
+export interface StrictKey {
+  teamId: string;
+  family: StrictFamily;
+}
+
+/** The key of a team's counter in one `strict` family. */
+export function strictKey(teamId: string, family: StrictFamily): StrictKey {
+  return { teamId, family };
+}
+
+/** The object of a team: named after its default bucket's key, the name it has always had. */
+export function teamObject(teamId: string): string {
+  return `default:team:${teamId}`;
+}
+
+/** The counter name of a strict family inside its team's object. */
+export function strictCounter(family: StrictFamily): string {
+  return `strict:${family}`;
+}
+
+/** Where a counter lives: the object (`<bucket>:<key>`, or the team's object) and its name there. */
+function address(bucket: BucketName, key: string | StrictKey): { object: string; counter: string } {
+  if (typeof key !== "string") return { object: teamObject(key.teamId), counter: strictCounter(key.family) };
+  return { object: `${bucket}:${key}`, counter: OWN_COUNTER };
+}
+
+const addressKey = (a: { object: string; counter: string }) => `${a.object}\u0000${a.counter}`;
+
 /**
  * Counts the request in `bucket` under `key` and throws the 429 when the bucket is full.
  * A null limit (enterprise) makes no Durable Object call at all.
  */
-export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string, plan?: string): Promise<void> {
+export async function enforceBucket(c: Context<AppEnv>, bucket: "strict", key: StrictKey): Promise<void>;
+export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string, plan?: string): Promise<void>;
+export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string): Promise<void> {
   const limit = bucketLimit(bucket, plan);
   if (limit === null) return;
-  const result = await getLimiter(c.env).hit(`${bucket}:${key}`, limit);
+  const where = address(bucket, key);
+  const counted = c.get("rateLimitCounted");
+  const ahead = counted?.get(addressKey(where));
+  let result: RateLimitResult;
+  if (ahead) {
+    counted!.delete(addressKey(where));
+    result = ahead;
+  } else {
+    [result] = await getLimiter(c.env).hitAll(where.object, [{ name: where.counter, limit }]);
+  }
   c.set("rateLimit", result);
   if (!result.allowed) throw ApiError.rateLimited(result.retryAfter);
 }
 
-/** The key of a team's counter in one `strict` family. */
-export function strictKey(teamId: string, family: StrictFamily): string {
-  return `team:${teamId}:${family}`;
+/**
+ * Counts an authenticated request in its team's default bucket and, with the same RPC, in the
+ * strict families `families` (counted ahead for the strict middleware the route will reach).
+ * Throws the 429 when the default bucket is full; strict refusals are thrown by their middleware.
+ */
+export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, plan: string, families: StrictFamily[]): Promise<void> {
+  const defaultLimit = bucketLimit("default", plan);
+  const counters: CounterSpec[] = [];
+  if (defaultLimit !== null) counters.push({ name: OWN_COUNTER, limit: defaultLimit });
+  for (const family of families) counters.push({ name: strictCounter(family), limit: BUCKET_LIMITS.strict });
+  if (counters.length === 0) return;
+  const results = await getLimiter(c.env).hitAll(teamObject(teamId), counters);
+  let i = 0;
+  if (defaultLimit !== null) {
+    const result = results[i++];
+    c.set("rateLimit", result);
+    if (!result.allowed) throw ApiError.rateLimited(result.retryAfter);
+  }
+  if (i < results.length) {
+    const counted = c.get("rateLimitCounted") ?? new Map<string, RateLimitResult>();
+    for (; i < results.length; i++) {
+      const family = families[i - (defaultLimit !== null ? 1 : 0)];
+      counted.set(addressKey({ object: teamObject(teamId), counter: strictCounter(family) }), results[i]);
+    }
+    c.set("rateLimitCounted", counted);
+  }
 }
 
 export type RateLimitOptions =
@@ -42,19 +114,57 @@ export type RateLimitOptions =
   /** Other buckets: keyed on the caller's team for `default`, else on the client IP. */
   | { bucket: Exclude<BucketName, "strict"> };
 
+/** Strict middleware by handler, so auth() can see which family a route will be counted in. */
+const strictMiddleware = new WeakMap<object, StrictFamily>();
+/** Middleware that decides without I/O whether a request goes on (scope checks, a second auth()). */
+const guards = new WeakMap<object, (c: Context<AppEnv>) => boolean>();
+
+/**
+ * Declares `handler` a guard the look-ahead may step over: `passes(c)` tells, without I/O or side
+ * effects, whether the handler will call next() for this request.
+ */
+export function lookAheadGuard<H extends MiddlewareHandler<AppEnv>>(handler: H, passes: (c: Context<AppEnv>) => boolean): H {
+  guards.set(handler, passes);
+  return handler;
+}
+
+/**
+ * The strict families this request will certainly be counted in after the running middleware:
+ * the strict middleware among the matched handlers that follow it, as long as every handler in
+ * between is a guard that lets the request through. Anything else (a handler, a middleware that
+ * may answer or do I/O) ends the look-ahead, so a family is never counted for a request that
+ * would not have reached its middleware.
+ */
+export function strictFamiliesAhead(c: Context<AppEnv>): StrictFamily[] {
+  const routes = matchedRoutes(c);
+  const families: StrictFamily[] = [];
+  for (let i = c.req.routeIndex + 1; i < routes.length; i++) {
+    const handler = routes[i].handler;
+    const family = strictMiddleware.get(handler);
+    if (family) {
+      families.push(family);
+      continue;
+    }
+    const guard = guards.get(handler);
+    if (!guard || !guard(c)) break;
+  }
+  return families;
+}
+
 /** Adds a bucket to a route: `rateLimit({ bucket: "strict", family: "push_subscribers" })`. */
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> {
-  return async function rateLimitMiddleware(c, next) {
+  const middleware: MiddlewareHandler<AppEnv> = async function rateLimitMiddleware(c, next) {
     const principal = c.get("principal");
-    const key =
-      options.bucket === "strict" && principal
-        ? strictKey(principal.teamId, options.family)
-        : principal && options.bucket === "default"
-          ? `team:${principal.teamId}`
-          : `ip:${clientIp(c)}`;
-    await enforceBucket(c, options.bucket, key, principal?.plan);
+    if (options.bucket === "strict" && principal) {
+      await enforceBucket(c, "strict", strictKey(principal.teamId, options.family));
+    } else {
+      const key = principal && options.bucket === "default" ? `team:${principal.teamId}` : `ip:${clientIp(c)}`;
+      await enforceBucket(c, options.bucket, key, principal?.plan);
+    }
     await next();
   };
+  if (options.bucket === "strict") strictMiddleware.set(middleware, options.family);
+  return middleware;
 }
 
 /** Writes the headers of the last evaluated bucket onto a response. */

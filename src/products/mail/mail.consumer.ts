@@ -8,6 +8,7 @@ import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { apiKeys, emailEvents, emails, platformOutbox, type MailStatus } from "../../db/schema";
+import { forgetKey } from "../../platform/auth";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs } from "../../platform/clock";
 import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
@@ -198,6 +199,8 @@ export async function suspendIfOverThreshold(env: Env, keyId: string): Promise<b
     .update(apiKeys)
     .set({ mail: sql`json_set(${apiKeys.mail}, '$.suspended', json('true'))` })
     .where(eq(apiKeys.id, keyId));
+  // The key's mail policy is cached with its principal: this isolate stops sending on it now.
+  forgetKey(keyId);
   console.warn(JSON.stringify({ msg: "sandbox key suspended", keyId, ...stats }));
   return true;
 }

@@ -1,0 +1,136 @@
+// Bench-only Worker entry: the production Worker (src/index.ts) plus the bare baselines and the
+// fast seeding helper of `npm run bench`, under /__bench/. Only bench/lib.mjs starts it
+// (`wrangler dev bench/worker.ts`, which overrides `main` for that local run); wrangler.toml's
+// `main` stays src/index.ts, so nothing here is reachable in a deployed Worker.
+//
+//   POST /__bench/bare/relay     verifies a hex HMAC-SHA256 of the body (x-signature, the relay's
+//                                `generic` scheme) and inserts one D1 row: the relay's bare twin
+//   POST /__bench/bare/ingest    parses an NDJSON body and inserts it with json_each, ~900 KB per
+//                                statement in one batch: log batch ingest's bare twin
+//   POST /__bench/seed/survey    (operator token) inserts completed responses for a survey in
+//                                SQL, far faster than the public flow could
+//   GET  /__bench/key-cache      (operator token) entries of the isolate's key cache, so the auth
+//                                figure can check that keys are resolved once, not per request
+import worker from "../src/index";
+import type { Env } from "../src/env";
+import { keyCacheSizes } from "../src/platform/auth";
+import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
+
+export { RateLimiter } from "../src/index";
+
+/** The secret of the bare relay route; bench/figures/relay.mjs signs with it (a Worker module may export handlers only). */
+const BARE_RELAY_SECRET = "bench-bare-relay-secret";
+
+let tablesReady: Promise<unknown> | null = null;
+
+/** The bench's own tables, created once per isolate (local D1 only). */
+function benchTables(env: Env): Promise<unknown> {
+  tablesReady ??= env.DB.batch([
+    env.DB.prepare("CREATE TABLE IF NOT EXISTS bench_relay_events (id TEXT PRIMARY KEY, body TEXT NOT NULL, received_at TEXT NOT NULL)"),
+    // The columns and indexes of log_entries (migrations/0002_logs.sql).
+    env.DB.prepare(
+      `CREATE TABLE IF NOT EXISTS bench_log_entries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, team_id TEXT NOT NULL, project_id TEXT NOT NULL,
+       stream TEXT, level TEXT NOT NULL, message TEXT NOT NULL, service TEXT, trace_id TEXT, span_id TEXT, metadata TEXT, created_at INTEGER NOT NULL)`,
+    ),
+    env.DB.prepare("CREATE INDEX IF NOT EXISTS bench_log_entries_time_idx ON bench_log_entries (project_id, created_at)"),
+    env.DB.prepare("CREATE INDEX IF NOT EXISTS bench_log_entries_level_idx ON bench_log_entries (project_id, level, created_at)"),
+  ]);
+  return tablesReady;
+}
+
+const json = (body: unknown, status = 200) => Response.json(body, { status });
+
+async function bareRelay(request: Request, env: Env): Promise<Response> {
+  const body = await request.text();
+  const expected = toHex(await hmacSha256(BARE_RELAY_SECRET, body));
+  if (!timingSafeEqual(request.headers.get("x-signature") ?? "", expected)) return json({ error: "Invalid webhook signature" }, 401);
+  await benchTables(env);
+  await env.DB.prepare("INSERT INTO bench_relay_events (id, body, received_at) VALUES (?, ?, ?)")
+    .bind(crypto.randomUUID(), body, new Date().toISOString())
+    .run();
+  return json({ ok: true }, 202);
+}
+
+async function bareIngest(request: Request, env: Env): Promise<Response> {
+  const text = await request.text();
+  const rows: unknown[][] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    const e = JSON.parse(line) as Record<string, unknown>;
+    rows.push([crypto.randomUUID(), e.stream ?? null, e.level ?? "info", e.message, e.service ?? null, e.trace_id ?? null, e.span_id ?? null, e.metadata ? JSON.stringify(e.metadata) : null]);
+  }
+  await benchTables(env);
+  const insert = env.DB.prepare(
+    `INSERT INTO bench_log_entries (id, team_id, project_id, stream, level, message, service, trace_id, span_id, metadata, created_at)
+     SELECT value->>0, 'bench', 'bench', value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, ?2 FROM json_each(?1)`,
+  );
+  const statements: D1PreparedStatement[] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  const flush = () => {
+    if (chunk.length) statements.push(insert.bind(`[${chunk.join(",")}]`, Date.now()));
+    chunk = [];
+    bytes = 0;
+  };
+  for (const row of rows) {
+    const encoded = JSON.stringify(row);
+    if (bytes + encoded.length > 900_000) flush();
+    chunk.push(encoded);
+    bytes += encoded.length + 1;
+  }
+  flush();
+  await env.DB.batch(statements);
+  return json({ ok: true, count: rows.length }, 202);
+}
+
+interface SeedSurvey {
+  survey_id: string;
+  count: number;
+  /** Answers of response i: `values[q][i % values[q].length]` for each question id q. */
+  values: Record<string, unknown[]>;
+}
+
+/** Inserts `count` completed responses in chunks of 10,000 rows, generated in SQL from the value lists. */
+async function seedSurvey(request: Request, env: Env): Promise<Response> {
+  if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
+  const input = (await request.json()) as SeedSurvey;
+  const survey = await env.DB.prepare("SELECT team_id FROM surveys WHERE id = ?").bind(input.survey_id).first<{ team_id: string }>();
+  if (!survey) return json({ error: "Survey not found" }, 404);
+  const questions = Object.entries(input.values);
+  // answers: {<question id>: {value, version: 1, answered_at}} for each question, the value picked
+  // by the row number from the question's list (`->` keeps JSON true/false, json_extract would not).
+  const answerPairs = questions
+    .map((_, q) => `?${6 + 2 * q}, json_object('value', json(?${7 + 2 * q} -> ('$[' || (i % json_array_length(?${7 + 2 * q})) || ']')), 'version', 1, 'answered_at', ?3)`)
+    .join(", ");
+  const statement = env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT CAST(?1 AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?2)
+     INSERT INTO survey_responses (id, team_id, survey_id, status, respondent, answers, path, next_question_id, generated_questions, completion_id, started_at, updated_at, completed_at)
+     SELECT lower(hex(randomblob(16))), ?4, ?5, 'completed', '{}',
+            json_object(${answerPairs}), '[]', NULL, '[]', lower(hex(randomblob(16))), ?3, ?3, ?3
+     FROM n`,
+  );
+  const at = new Date().toISOString();
+  const params = questions.flatMap(([id, values]) => [id, JSON.stringify(values)]);
+  const statements: D1PreparedStatement[] = [];
+  for (let from = 0; from < input.count; from += 10_000) {
+    statements.push(statement.bind(from, Math.min(input.count, from + 10_000), at, survey.team_id, input.survey_id, ...params));
+  }
+  statements.push(env.DB.prepare("UPDATE surveys SET response_count = response_count + ? WHERE id = ?").bind(input.count, input.survey_id));
+  await env.DB.batch(statements);
+  return json({ ok: true, count: input.count }, 201);
+}
+
+export default {
+  ...worker,
+  async fetch(request, env, ctx) {
+    const { pathname } = new URL(request.url);
+    if (request.method === "POST" && pathname === "/__bench/bare/relay") return bareRelay(request, env);
+    if (request.method === "POST" && pathname === "/__bench/bare/ingest") return bareIngest(request, env);
+    if (request.method === "POST" && pathname === "/__bench/seed/survey") return seedSurvey(request, env);
+    if (request.method === "GET" && pathname === "/__bench/key-cache") {
+      if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
+      return json(keyCacheSizes(env.DB));
+    }
+    return worker.fetch(request, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,341 @@
+// The authenticated hot path (issue 15): the per-isolate key cache (its bounds, revocation and plan
+// changes on this isolate at once and elsewhere within KEY_CACHE_TTL_MS, the negative cache) and
+// one Durable Object call per request when the default and a strict bucket apply. I/O is counted
+// through wrapped bindings, never timed.
+import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Env } from "../../src/env";
+import {
+  auth,
+  isWellFormedKey,
+  KEY_CACHE_TTL_MS,
+  keyCacheSizes,
+  requireScope,
+  resolveKey,
+  UNKNOWN_KEY_MAX,
+  UNKNOWN_KEY_TTL_MS,
+} from "../../src/platform/auth";
+import { setClock } from "../../src/platform/clock";
+import { sha256Hex } from "../../src/platform/crypto";
+import { handleError } from "../../src/platform/handle-error";
+import { RateLimiter } from "../../src/platform/rate-limit/durable-object";
+import { rateLimit, strictCounter, teamObject } from "../../src/platform/rate-limit/middleware";
+import { requestContext } from "../../src/platform/request-context";
+import { createRouter } from "../../src/platform/router";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../src/env";
+import { admin, call, setupTeam } from "../helpers/api";
+
+/** 2031-06-01T12:00:00Z: the start of a rate-limit window. */
+const T0 = Date.UTC(2031, 5, 1, 12, 0, 0);
+const T0_S = T0 / 1000;
+
+afterEach(() => setClock(null));
+
+/** The pool's D1 behind a proxy that counts prepared statements (every query prepares one). */
+function countingDb(): { db: D1Database; statements: () => number } {
+  let statements = 0;
+  const real = env.DB;
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "prepare") {
+        return (query: string) => {
+          statements++;
+          return target.prepare(query);
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, statements: () => statements };
+}
+
+/** The pool's rate-limit namespace behind a wrapper that counts object calls (one stub per call). */
+function countingLimiter(): { namespace: Env["RATE_LIMITER"]; calls: () => number } {
+  let calls = 0;
+  const real = env.RATE_LIMITER;
+  const namespace = {
+    idFromName: (name: string) => real.idFromName(name),
+    get: (id: DurableObjectId) => {
+      calls++;
+      return real.get(id);
+    },
+  } as unknown as Env["RATE_LIMITER"];
+  return { namespace, calls: () => calls };
+}
+
+/** A well-formed key that was never issued. */
+function randomKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return "edp_" + btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+const teamStub = (teamId: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(teamObject(teamId)));
+
+describe("key format", () => {
+  it("every issued key is well formed; malformed tokens are refused without a D1 read", async () => {
+    const team = await setupTeam();
+    expect(isWellFormedKey(team.key)).toBe(true);
+    const { db, statements } = countingDb();
+    for (const token of ["abc", "edp_short", `${team.key}x`, team.key.slice(0, 12), `xdp_${team.key.slice(4)}`]) {
+      expect(await resolveKey(db, token)).toBeNull();
+    }
+    expect(statements()).toBe(0);
+    const res = await call("GET", "usage", { key: "edp_unknown", env: { ...env, DB: db } as Env });
+    expect(res.status).toBe(401);
+    expect(statements()).toBe(0);
+  });
+});
+
+describe("key cache", () => {
+  it("a warm authenticated GET /usage reads D1 once (the usage) and calls one Durable Object", async () => {
+    setClock(T0 + 1_000);
+    const team = await setupTeam({ scopes: ["billing:read"] });
+    const { db, statements } = countingDb();
+    const { namespace, calls } = countingLimiter();
+    const bindings = { ...env, DB: db, RATE_LIMITER: namespace } as Env;
+    expect((await call("GET", "usage", { key: team.key, env: bindings })).status).toBe(200);
+    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 2, calls: 1 });
+    for (let i = 0; i < 5; i++) expect((await call("GET", "usage", { key: team.key, env: bindings })).status).toBe(200);
+    // Five more requests: five usage reads, no key look-up; five counter calls.
+    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 7, calls: 6 });
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(6);
+  });
+
+  it("a key revoked on this isolate answers 401 at once, even while cached", async () => {
+    const team = await setupTeam();
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(200);
+    expect((await admin("DELETE", `keys/${team.keyId}`)).status).toBe(204);
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(401);
+  });
+
+  it("a plan changed on this isolate applies to the next request", async () => {
+    setClock(T0 + 2_000);
+    const team = await setupTeam({ plan: "free" });
+    expect((await call("GET", "usage", { key: team.key })).headers.get("x-ratelimit-limit")).toBe("600");
+    expect((await admin("PATCH", `teams/${team.teamId}`, { plan: "scale" })).status).toBe(200);
+    const res = await call("GET", "usage", { key: team.key });
+    expect(res.headers.get("x-ratelimit-limit")).toBe("30000");
+    expect((await res.json<{ data: { plan: string } }>()).data.plan).toBe("scale");
+  });
+
+  it("a mail policy edited on this isolate applies to the next request", async () => {
+    const team = await setupTeam();
+    expect((await resolveKey(env.DB, team.key))?.mail.suspended).toBe(false);
+    expect((await admin("PATCH", `keys/${team.keyId}`, { mail: { suspended: true } })).status).toBe(200);
+    expect((await resolveKey(env.DB, team.key))?.mail.suspended).toBe(true);
+  });
+
+  it("a key revoked by another isolate (straight in D1) answers 401 once KEY_CACHE_TTL_MS has passed, not later", async () => {
+    setClock(T0);
+    const team = await setupTeam();
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(200);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(new Date(T0).toISOString(), team.keyId).run();
+    setClock(T0 + KEY_CACHE_TTL_MS - 1);
+    // Within the bound this isolate may still answer from what it resolved...
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(200);
+    // ...and at the bound it must not.
+    setClock(T0 + KEY_CACHE_TTL_MS);
+    expect((await call("GET", "usage", { key: team.key })).status).toBe(401);
+  });
+
+  it("a plan changed by another isolate applies within KEY_CACHE_TTL_MS", async () => {
+    setClock(T0 + 3_000);
+    const team = await setupTeam({ plan: "free" });
+    expect((await call("GET", "usage", { key: team.key })).headers.get("x-ratelimit-limit")).toBe("600");
+    await env.DB.prepare("UPDATE teams SET plan = 'pro' WHERE id = ?").bind(team.teamId).run();
+    setClock(T0 + 3_000 + KEY_CACHE_TTL_MS);
+    expect((await call("GET", "usage", { key: team.key })).headers.get("x-ratelimit-limit")).toBe("6000");
+  });
+
+  it("a clock moved backwards does not keep an entry alive", async () => {
+    setClock(T0 + 50_000);
+    const team = await setupTeam();
+    const { db, statements } = countingDb();
+    expect(await resolveKey(db, team.key)).not.toBeNull();
+    expect(await resolveKey(db, team.key)).not.toBeNull();
+    expect(statements()).toBe(1);
+    setClock(T0);
+    expect(await resolveKey(db, team.key)).not.toBeNull();
+    expect(statements()).toBe(2);
+  });
+});
+
+describe("negative cache", () => {
+  it("an unknown key is looked up once per UNKNOWN_KEY_TTL_MS; a key created on this isolate clears it", async () => {
+    setClock(T0);
+    const { db, statements } = countingDb();
+    const unknown = randomKey();
+    for (let i = 0; i < 5; i++) expect(await resolveKey(db, unknown)).toBeNull();
+    expect(statements()).toBe(1);
+    setClock(T0 + UNKNOWN_KEY_TTL_MS);
+    expect(await resolveKey(db, unknown)).toBeNull();
+    expect(statements()).toBe(2);
+    // Any key created here forgets every unknown key, so no new key can ever be refused by it.
+    await setupTeam();
+    expect(await resolveKey(db, unknown)).toBeNull();
+    expect(statements()).toBe(3);
+  });
+
+  it("a key that appears in D1 after it was refused is accepted once UNKNOWN_KEY_TTL_MS has passed", async () => {
+    setClock(T0);
+    const team = await setupTeam();
+    const { db } = countingDb();
+    const later = randomKey();
+    expect(await resolveKey(db, later)).toBeNull();
+    // Another isolate issues exactly this key (a stand-in: keys are random, so only a guess could
+    // have been refused before it existed).
+    await env.DB.prepare(
+      "INSERT INTO api_keys (id, team_id, name, prefix, key_hash, scopes, mail, created_at) VALUES (?, ?, 'late', ?, ?, '[\"billing:read\"]', ?, ?)",
+    )
+      .bind(crypto.randomUUID(), team.teamId, later.slice(0, 12), await sha256Hex(later), JSON.stringify({ sandbox: false, allowed_streams: [], allowed_recipients: [], hourly_cap: null, daily_cap: null, suspended: false }), new Date(T0).toISOString())
+      .run();
+    setClock(T0 + UNKNOWN_KEY_TTL_MS - 1);
+    expect(await resolveKey(db, later)).toBeNull();
+    setClock(T0 + UNKNOWN_KEY_TTL_MS);
+    expect((await resolveKey(db, later))?.teamId).toBe(team.teamId);
+  });
+
+  it("random keys stay within UNKNOWN_KEY_MAX entries and never evict a valid key", async () => {
+    setClock(T0);
+    const team = await setupTeam();
+    const { db, statements } = countingDb();
+    expect(await resolveKey(db, team.key)).not.toBeNull();
+    for (let i = 0; i < UNKNOWN_KEY_MAX + 20; i++) expect(await resolveKey(db, randomKey())).toBeNull();
+    expect(keyCacheSizes(db)).toEqual({ known: 1, unknown: UNKNOWN_KEY_MAX });
+    const before = statements();
+    expect((await resolveKey(db, team.key))?.keyId).toBe(team.keyId);
+    expect(statements()).toBe(before);
+  });
+});
+
+/** A route composed like the push subscriber registration: auth, scope, strict, handler. */
+function strictApp(between: MiddlewareHandler<AppEnv>[] = []) {
+  const app = createRouter();
+  app.use("*", requestContext());
+  app.post("/register", auth(), requireScope("push:write"), ...between, rateLimit({ bucket: "strict", family: "push_subscribers" }), (c) => c.json({ ok: true }, 201));
+  app.onError(handleError);
+  return app;
+}
+
+function post(app: ReturnType<typeof strictApp>, key: string, bindings: Env): Promise<Response> {
+  const request = new Request("http://app.test/register", { method: "POST", headers: { authorization: `Bearer ${key}`, "cf-connecting-ip": "203.0.113.200" } });
+  return Promise.resolve(app.fetch(request, bindings, createExecutionContext()));
+}
+
+describe("one Durable Object call per request", () => {
+  it("default and strict are counted with one call; both counters move", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
+    const { namespace, calls } = countingLimiter();
+    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    const app = strictApp();
+    for (let i = 1; i <= 3; i++) {
+      const res = await post(app, team.key, bindings);
+      expect(res.status).toBe(201);
+      expect(res.headers.get("x-ratelimit-limit")).toBe("30");
+      expect(res.headers.get("x-ratelimit-remaining")).toBe(String(30 - i));
+    }
+    expect(calls()).toBe(3);
+    const stub = teamStub(team.teamId);
+    expect(await stub.peek(T0_S)).toBe(3);
+    expect(await stub.peek(T0_S, strictCounter("push_subscribers"))).toBe(3);
+  });
+
+  it("a key without the scope answers 403 and is counted in default only, as before", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "pro", scopes: ["push:read"] });
+    const { namespace, calls } = countingLimiter();
+    const res = await post(strictApp(), team.key, { ...env, RATE_LIMITER: namespace } as Env);
+    expect(res.status).toBe(403);
+    expect(res.headers.get("x-ratelimit-limit")).toBe("6000");
+    expect(calls()).toBe(1);
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(1);
+    expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(0);
+  });
+
+  it("a full default bucket refuses and leaves the strict counter alone", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "free", scopes: ["push:write"] });
+    await teamStub(team.teamId).hit(T0_S, 600);
+    const res = await post(strictApp(), team.key, env as Env);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("x-ratelimit-limit")).toBe("600");
+    expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(0);
+  });
+
+  it("enterprise: only the strict family is counted, with one call", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "enterprise", scopes: ["push:write"] });
+    const { namespace, calls } = countingLimiter();
+    const res = await post(strictApp(), team.key, { ...env, RATE_LIMITER: namespace } as Env);
+    expect(res.status).toBe(201);
+    expect(res.headers.get("x-ratelimit-limit")).toBe("30");
+    expect(calls()).toBe(1);
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(0);
+  });
+
+  it("a middleware the look-ahead cannot judge makes it count strict later, still exactly once", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
+    const { namespace, calls } = countingLimiter();
+    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    let refuse = true;
+    const maybe: MiddlewareHandler<AppEnv> = async (c, next) => (refuse ? c.json({ refused: true }, 409) : next());
+    const app = strictApp([maybe]);
+    expect((await post(app, team.key, bindings)).status).toBe(409);
+    expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(0);
+    refuse = false;
+    expect((await post(app, team.key, bindings)).status).toBe(201);
+    expect(calls()).toBe(3);
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(2);
+    expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(1);
+  });
+
+  it("a router-wide auth() and a route's own auth() still count once, in one call", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
+    const { namespace, calls } = countingLimiter();
+    const app = createRouter();
+    app.use("*", requestContext());
+    app.use("*", auth());
+    app.post("/register", auth(), requireScope("push:write"), rateLimit({ bucket: "strict", family: "push_subscribers" }), (c) => c.json({ ok: true }, 201));
+    app.onError(handleError);
+    const res = await post(app, team.key, { ...env, RATE_LIMITER: namespace } as Env);
+    expect(res.status).toBe(201);
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("29");
+    expect(calls()).toBe(1);
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(1);
+  });
+
+  it("RATE_LIMITS=off: no call at all", async () => {
+    const team = await setupTeam({ plan: "free", scopes: ["push:write"] });
+    const { namespace, calls } = countingLimiter();
+    expect((await post(strictApp(), team.key, { ...env, RATE_LIMITS: "off", RATE_LIMITER: namespace } as Env)).status).toBe(201);
+    expect(calls()).toBe(0);
+  });
+});
+
+describe("counter storage", () => {
+  it("an object written before named counters keeps its current count", async () => {
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`default:team:${crypto.randomUUID()}`));
+    await runInDurableObject(stub, async (_instance, state) => {
+      state.storage.sql.exec("CREATE TABLE windows (start INTEGER PRIMARY KEY, count INTEGER NOT NULL)");
+      state.storage.sql.exec("INSERT INTO windows (start, count) VALUES (?, 41)", T0_S);
+      // The next instance over this storage (after a deploy) carries the count over.
+      const upgraded = new RateLimiter(state, env as Env);
+      expect(upgraded.peek(T0_S)).toBe(41);
+      expect(upgraded.hitAll(T0_S, [{ name: "", limit: 600 }])).toEqual([42]);
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'windows'").one().n).toBe(0);
+    });
+  });
+
+  it("hitAll stops at the first counter that refuses", async () => {
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`default:team:${crypto.randomUUID()}`));
+    expect(await stub.hitAll(T0_S, [{ name: "", limit: 1 }, { name: "strict:x", limit: 5 }])).toEqual([1, 1]);
+    expect(await stub.hitAll(T0_S, [{ name: "", limit: 1 }, { name: "strict:x", limit: 5 }])).toEqual([2]);
+    expect(await stub.peek(T0_S, "strict:x")).toBe(1);
+    expect(await stub.hitAll(T0_S, [{ name: "strict:x", limit: 1 }, { name: "", limit: 100 }])).toEqual([2]);
+  });
+});
