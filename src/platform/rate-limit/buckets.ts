@@ -3,6 +3,16 @@ import { planLimits } from "../plans";
 
 export const WINDOW_SECONDS = 60;
 
+/** A bucket object's own counter (the bucket it is named after). */
+export const OWN_COUNTER = "";
+
+/** One counter to count a request in, with the limit that refuses it. */
+export interface CounterSpec {
+  /** OWN_COUNTER, or a named counter kept in the same object (e.g. `strict:push_subscribers`). */
+  name: string;
+  limit: number;
+}
+
 export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags_client_ip" | "flags_client" | "anonymous";
 
 /**

@@ -8,20 +8,11 @@
 // "Retention").
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import { WINDOW_SECONDS } from "./buckets";
+import { OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
 
 /** Two windows without a new one: whatever the object holds can no longer be current. */
 export const IDLE_MS = 2 * WINDOW_SECONDS * 1000;
 
-/** The object's own counter (the bucket it is named after). */
-export const OWN_COUNTER = "";
-
-/** One counter to count a request in, with the limit that refuses it. */
-export interface CounterSpec {
-  /** OWN_COUNTER, or a named counter kept in the same object (e.g. `strict:push_subscribers`). */
-  name: string;
-  limit: number;
-}
 
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;

@@ -2,7 +2,7 @@
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
 import { WINDOW_SECONDS } from "./buckets";
-import { OWN_COUNTER, type CounterSpec } from "./durable-object";
+import { OWN_COUNTER, type CounterSpec } from "./buckets";
 
 export interface RateLimitResult {
   allowed: boolean;

@@ -12,7 +12,7 @@ import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { BUCKET_LIMITS, bucketLimit, type BucketName, type StrictFamily } from "./buckets";
-import { OWN_COUNTER, type CounterSpec } from "./durable-object";
+import { OWN_COUNTER, type CounterSpec } from "./buckets";
 import { getLimiter, type RateLimitResult } from "./limiter";
 
 declare module "hono" {
