@@ -4,6 +4,7 @@
 import { readBodyCapped } from "../../platform/body";
 import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
+import { nowMs } from "../../platform/clock";
 import { auth, requireScope } from "../../platform/auth";
 import { ApiError, registerErrorFormat } from "../../platform/errors";
 import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
@@ -83,7 +84,8 @@ logsIngestRouter.openapi(
     description:
       "Authenticated with the project's ingest token only. Answers 422 with the first failing rule: " +
       `\`${MESSAGE_REQUIRED}\`, \`${LEVEL_MESSAGE}\`, \`${INGEST_MESSAGES.streamLimit}\` (a new stream at the cap), ` +
-      "or a field-type message such as `stream must be a string`. Body up to 1 MB; malformed JSON answers 400.",
+      "a field-type message such as `stream must be a string`, or a `timestamp` outside 7 days before to 1 hour after receipt " +
+      "(`timestamp must not be more than 7 days before the time of receipt`). Body up to 1 MB; malformed JSON answers 400.",
     security: ingestSecurity,
     middleware: [ingestAuth()],
     request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" } } } } },
@@ -104,9 +106,10 @@ logsIngestRouter.openapi(
     } catch {
       throw ApiError.badRequest("Malformed JSON in request body");
     }
-    const judged = judgeEntry(value);
+    const receivedAt = nowMs();
+    const judged = judgeEntry(value, receivedAt);
     if ("error" in judged) throw new ApiError("validation", judged.error);
-    await storeEntries(c.env, project, [{ entry: judged.entry, bytes: body.byteLength }]);
+    await storeEntries(c.env, project, [{ entry: judged.entry, ts: judged.ts, bytes: body.byteLength }], receivedAt);
     return c.json({ ok: true as const }, 202);
   },
 );
@@ -119,7 +122,7 @@ logsIngestRouter.openapi(
     summary: "Ingest an NDJSON batch",
     description:
       "One JSON log entry per line (`\\n`, `\\r\\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. " +
-      "`count` is the number stored; `dropped` the lines that were not JSON, failed validation or came past the cap; " +
+      "`count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; " +
       "`count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the " +
       "stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).",
     security: ingestSecurity,
@@ -135,8 +138,9 @@ logsIngestRouter.openapi(
   async (c) => {
     const project = ingestProject(c);
     const body = await readBodyCapped(c.req.raw, MAX_BATCH_BYTES, () => new ApiError("payload_too_large", INGEST_MESSAGES.batchTooLarge));
-    const { accepted, dropped } = parseNdjson(body);
-    await storeEntries(c.env, project, accepted);
+    const receivedAt = nowMs();
+    const { accepted, dropped } = parseNdjson(body, receivedAt);
+    await storeEntries(c.env, project, accepted, receivedAt);
     return c.json({ ok: true as const, count: accepted.length, dropped }, 202);
   },
 );

@@ -11,7 +11,7 @@ import { ApiError, type FieldErrors } from "../../platform/errors";
 import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
 import type { CreateAlertBody, EntriesQuery, UpdateAlertBody } from "./logs.schemas";
-import { logStore } from "./logs.store";
+import { entryView, logStore } from "./logs.store";
 import type { EntryRecord } from "./store/log-store";
 
 export const TOKEN_PREFIX = "lgt_";
@@ -163,21 +163,6 @@ export async function queryEntries(env: Env, teamId: string, projectId: string, 
 
 /** Byte budget of one page of entries (messages and metadata): a page stops short of `limit` past it. */
 export const ENTRIES_PAGE_BYTES = 2 * 1024 * 1024;
-
-function entryView(projectId: string, row: EntryRecord) {
-  return {
-    id: row.id,
-    project_id: projectId,
-    stream: row.stream,
-    level: row.level as "info",
-    message: row.message,
-    service: row.service,
-    trace_id: row.trace_id,
-    span_id: row.span_id,
-    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : null,
-    created_at: new Date(row.created_at).toISOString(),
-  };
-}
 
 // Alerts
 
