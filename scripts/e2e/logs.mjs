@@ -1,5 +1,5 @@
-// Logs over real HTTP: a project and its ingest token, single and NDJSON batch ingest, the
-// entry query, and a threshold alert fired by the every-minute cron (triggered through
+// Logs over real HTTP: a project and its ingest token, single and NDJSON batch ingest (with the
+// sender's timestamp), the entry query, a live tail read as Server-Sent Events, and a threshold alert fired by the every-minute cron (triggered through
 // wrangler dev's /__scheduled) whose webhook notification reaches a local receiver.
 import { assert, expectStatus, need, request } from "./http.mjs";
 import { startReceiver } from "./receiver.mjs";
@@ -63,7 +63,66 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
       assert.deepEqual(errors.body.data.map((e) => e.message).sort(), [`${marker} batch a`, `${marker} batch b`, `${marker} single`]);
       const all = expectStatus(await api("GET", `/logs/projects/${project.id}/entries?q=${encodeURIComponent(marker)}`), 200, "query all entries");
       assert.equal(all.body.data.length, 4);
+      assert.ok(all.body.data.every((e) => e.timestamp === e.created_at), "without a timestamp the entry's time is its receive time");
       assert.equal(all.body.data.find((e) => e.message === `${marker} single`).stream, "e2e");
+    },
+
+    "logs: the sender's timestamp is kept beside the receive time": async () => {
+      const project = need(state.project, "project");
+      const at = new Date(Date.now() - 3_600_000).toISOString();
+      const one = await request(url, "POST", "/api/v1/logs/ingest", { key: state.token, body: { message: `${marker} stamped`, timestamp: at, host: "e2e-host" } });
+      expectStatus(one, 202, "single ingest with a timestamp");
+      const found = expectStatus(await api("GET", `/logs/projects/${project.id}/entries?q=${encodeURIComponent(`${marker} stamped`)}`), 200, "query stamped");
+      assert.equal(found.body.data[0].timestamp, at);
+      assert.notEqual(found.body.data[0].created_at, at);
+      assert.deepEqual(found.body.data[0].metadata, { host: "e2e-host" });
+      const old = await request(url, "POST", "/api/v1/logs/ingest", { key: state.token, body: { message: "old", timestamp: "2020-01-01T00:00:00Z" } });
+      expectStatus(old, 422, "a timestamp past the window");
+    },
+
+    "logs: a live tail streams the next matching entry as a Server-Sent Event": async () => {
+      const project = need(state.project, "project");
+      const abort = new AbortController();
+      const res = await fetch(`${url}/api/v1/logs/projects/${project.id}/tail?level=warn&q=${encodeURIComponent(marker)}`, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: abort.signal,
+      });
+      try {
+        assert.equal(res.status, 200, `tail answered ${res.status}`);
+        assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+        const reader = res.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        const nextBlock = async () => {
+          for (;;) {
+            const at = buffer.indexOf("\n\n");
+            if (at !== -1) {
+              const block = buffer.slice(0, at);
+              buffer = buffer.slice(at + 2);
+              return block;
+            }
+            const { value, done } = await reader.read();
+            if (done) throw new Error("the tail ended before its first event");
+            buffer += decoder.decode(value, { stream: true });
+          }
+        };
+        assert.match(await nextBlock(), /^retry: /, "the opening block comes first");
+        // An entry the filter leaves out, then one it takes: the first data event is the second.
+        const batch = [
+          JSON.stringify({ message: `${marker} tail info`, level: "info" }),
+          JSON.stringify({ message: `${marker} tail warn`, level: "warn", stream: "e2e" }),
+        ].join("\n");
+        expectStatus(await request(url, "POST", "/api/v1/logs/ingest/batch", { key: state.token, raw: batch, headers: { "content-type": "application/x-ndjson" } }), 202, "batch for the tail");
+        let block;
+        do block = await Promise.race([nextBlock(), new Promise((_, reject) => setTimeout(() => reject(new Error("no tail event within 10 s")), 10_000))]);
+        while (!block.startsWith("data: "));
+        const entry = JSON.parse(block.slice(6));
+        assert.equal(entry.message, `${marker} tail warn`);
+        assert.equal(entry.project_id, project.id);
+        assert.equal(entry.stream, "e2e");
+      } finally {
+        abort.abort();
+      }
     },
 
     "logs: the cron fires the alert and the receiver gets the notification": async () => {

@@ -37,8 +37,10 @@ import {
   ProjectWithToken,
   StreamSchema,
   StreamsQuery,
+  TailQuery,
   UpdateAlertBody,
 } from "./logs.schemas";
+import { KEEP_ALIVE_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "./store/log-tails";
 import {
   alertView,
   createAlert,
@@ -49,6 +51,7 @@ import {
   listAlerts,
   listProjects,
   listStreams,
+  openTail,
   projectView,
   queryEntries,
   rotateToken,
@@ -271,6 +274,39 @@ logsRouter.openapi(
   async (c) => {
     const page = await queryEntries(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
     return c.json(page, 200);
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/projects/{id}/tail",
+    tags: ["Logs"],
+    summary: "Live tail (Server-Sent Events)",
+    description:
+      "Streams the entries ingested from now on that match the filters (`level`, `stream`, `service`, `trace_id` exact; `q` a " +
+      "case-insensitive substring of `message`) as Server-Sent Events: one `data: <entry JSON>` event per entry, the same JSON as an " +
+      `entry of the entries endpoint. A comment line every ${KEEP_ALIVE_MS / 1000} s keeps the stream alive. The stream ends after ` +
+      `${MAX_TAIL_MS / 60_000} minutes with \`event: end\` (reconnect to go on). A reader that falls ${MAX_TAIL_BUFFER_BYTES / 1024 / 1024} MB behind misses ` +
+      "entries; an `event: skipped` with `{skipped: N}` says how many. At most " +
+      `${MAX_TAILS} tails per project are open at once: one more answers 429.`,
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam, query: TailQuery },
+    responses: {
+      200: { description: "An event stream", content: { "text/event-stream": { schema: z.string().openapi({ example: 'data: {"id":"…","message":"user signed in",…}\n\n' }) } } },
+      ...notFound("Project"),
+      ...validation,
+      ...authResponses,
+      429: jsonResponse(`\`Too many live tails open for this project (max ${MAX_TAILS})\` (\`{error}\`), or the rate limit`, LogsError),
+    },
+  }),
+  async (c) => {
+    const stream = await openTail(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
+    return new Response(stream, {
+      status: 200,
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", "x-accel-buffering": "no" },
+    }) as never;
   },
 );
 

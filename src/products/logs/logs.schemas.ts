@@ -144,6 +144,10 @@ export const EntriesQuery = z.object({
 });
 export type EntriesQuery = z.infer<typeof EntriesQuery>;
 
+/** The live tail takes the entry query's filters (no time bounds, no paging). */
+export const TailQuery = EntriesQuery.pick({ level: true, stream: true, service: true, trace_id: true, q: true });
+export type TailQuery = z.infer<typeof TailQuery>;
+
 export const EntrySchema = z
   .object({
     id: z.string(),

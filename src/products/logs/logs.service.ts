@@ -10,7 +10,8 @@ import { fromBase64Url, randomToken, sha256Hex, toBase64Url } from "../../platfo
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
-import type { CreateAlertBody, EntriesQuery, UpdateAlertBody } from "./logs.schemas";
+import type { CreateAlertBody, EntriesQuery, TailQuery, UpdateAlertBody } from "./logs.schemas";
+import { MAX_TAILS } from "./store/log-tails";
 import { entryView, logStore } from "./logs.store";
 import type { EntryRecord } from "./store/log-store";
 
@@ -159,6 +160,24 @@ export async function queryEntries(env: Env, teamId: string, projectId: string, 
     data: rows.map((row) => entryView(projectId, row)),
     pagination: { limit: query.limit, next_cursor: more ? encodeCursor(rows[rows.length - 1]) : null },
   };
+}
+
+/**
+ * Opens a live tail of a project (after the D1 ownership check, so another team's or an unknown
+ * project never reaches a store): the store's event stream, or 429 when the project has the
+ * maximum of tails open.
+ */
+export async function openTail(env: Env, teamId: string, projectId: string, query: TailQuery): Promise<ReadableStream<Uint8Array>> {
+  await getProject(getDb(env.DB), teamId, projectId);
+  const stream = await logStore(env, projectId).openTail(projectId, {
+    level: query.level,
+    stream: query.stream,
+    service: query.service,
+    trace_id: query.trace_id,
+    q: query.q,
+  });
+  if (!stream) throw new ApiError("tail_limit", `Too many live tails open for this project (max ${MAX_TAILS})`, { status: 429 });
+  return stream;
 }
 
 /** Byte budget of one page of entries (messages and metadata): a page stops short of `limit` past it. */
