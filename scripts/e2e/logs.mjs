@@ -1,6 +1,7 @@
 // Logs over real HTTP: a project and its ingest token, single and NDJSON batch ingest (with the
 // sender's timestamp), the entry query, a live tail read as Server-Sent Events, and a threshold alert fired by the every-minute cron (triggered through
-// wrangler dev's /__scheduled) whose webhook notification reaches a local receiver.
+// wrangler dev's /__scheduled) whose webhook notification reaches a local receiver and whose
+// firing is listed in the alert's history.
 import { assert, expectStatus, need, request } from "./http.mjs";
 import { startReceiver } from "./receiver.mjs";
 
@@ -137,6 +138,11 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
       assert.equal(hit.headers["x-alert-firing-id"], body.firing_id);
       const after = expectStatus(await api("GET", `/logs/projects/${alert.project_id}/alerts`), 200, "list alerts");
       assert.ok(after.body.data[0].last_triggered_at, "last_triggered_at is set once the alert fired");
+      const history = expectStatus(await api("GET", `/logs/alerts/${alert.id}/firings`), 200, "list firings");
+      assert.equal(history.body.data.length, 1);
+      assert.equal(history.body.data[0].id, body.firing_id);
+      assert.equal(history.body.data[0].count, 3);
+      assert.equal(history.body.data[0].resolved_at, null, "the firing is open while its window is over the threshold");
     },
   };
 }

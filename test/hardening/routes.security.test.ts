@@ -58,6 +58,7 @@ const SCOPE_TABLE: Record<string, Access> = {
   "POST /api/v1/logs/projects/{id}/alerts": ["logs:write"],
   "PUT /api/v1/logs/alerts/{id}": ["logs:write"],
   "DELETE /api/v1/logs/alerts/{id}": ["logs:write"],
+  "GET /api/v1/logs/alerts/{id}/firings": ["logs:read"],
   "POST /api/v1/webhooks/sources": ["webhooks:write"],
   "GET /api/v1/webhooks/sources": ["webhooks:read"],
   "GET /api/v1/webhooks/sources/{source_id}": ["webhooks:read"],

@@ -26,6 +26,8 @@ import {
   CreateProjectBody,
   EntriesPage,
   EntriesQuery,
+  FiringsPage,
+  FiringsQuery,
   IdParam,
   IngestError,
   IngestOk,
@@ -49,6 +51,7 @@ import {
   deleteProject,
   getProject,
   listAlerts,
+  listFirings,
   listProjects,
   listStreams,
   openTail,
@@ -381,4 +384,22 @@ logsRouter.openapi(
     await deleteAlert(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id);
     return c.body(null, 204);
   },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/alerts/{id}/firings",
+    tags: ["Logs alerts"],
+    summary: "List an alert's firings",
+    description:
+      "Newest first. `resolved_at` is null while the alert is firing; it is set when the window fell back under the threshold " +
+      "(a `log.alert.resolved` notification went out), when a later firing of the same alert took over, or when the alert was " +
+      "disabled. Firings are kept 90 days. Pass `pagination.next_cursor` as `cursor` for the next page.",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam, query: FiringsQuery },
+    responses: { 200: jsonResponse("A page of firings", FiringsPage), ...notFound("Alert"), ...validation, ...authResponses },
+  }),
+  async (c) => c.json(await listFirings(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query")), 200),
 );

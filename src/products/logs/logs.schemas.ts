@@ -233,6 +233,31 @@ export const AlertSchema = z
   })
   .openapi("LogAlert");
 
+export const FiringsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1_000).default(100),
+  cursor: z.string().max(200).optional().openapi({ description: "`pagination.next_cursor` of the previous page" }),
+});
+
+export const FiringSchema = z
+  .object({
+    id: z.string().openapi({ description: "The firing id, as in the notifications' `firing_id`" }),
+    alert_id: z.string(),
+    fired_at: z.string(),
+    count: z.number().int().openapi({ description: "Entries counted in the window when it fired" }),
+    resolved_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the window fell back under the threshold (or a later firing took over, or the alert was disabled); null while it is firing" }),
+  })
+  .openapi("LogAlertFiring");
+
+export const FiringsPage = z
+  .object({
+    data: z.array(FiringSchema),
+    pagination: z.object({ limit: z.number().int(), next_cursor: z.string().nullable() }),
+  })
+  .openapi("LogAlertFiringsPage");
+
 export const LogsError = z
   .object({ error: z.string(), details: z.record(z.string(), z.array(z.string())).optional() })
   .openapi("LogsError");
