@@ -13,7 +13,7 @@ import type { Env } from "../../../env";
 import { utf8Length } from "../../../platform/sizes";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./log-store.schema";
-import { APPEND_ROWS, ENTRY_COLUMNS, entryWhere, type EntryFilter } from "./log-store.sql";
+import { APPEND_ROWS, ENTRY_COLUMNS, entryWhere, type EntryFilter } from "./log-store-sql";
 import { rowChunks, type StoreRow } from "../logs.store";
 import { TailSet, type TailFilter } from "./log-tails";
 
