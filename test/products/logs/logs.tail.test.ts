@@ -130,6 +130,13 @@ describe("live tail", () => {
     await sweep(f);
     await vi.waitFor(async () => expect(await tailCount(f)).toBe(MAX_TAILS - 1));
     tails.push(await openTail(f));
+    // At the cap, a request pings the open tails first: a client that just went away leaves room.
+    await tails.shift()!.cancel();
+    tails.push(await openTail(f));
+    expect(await tailCount(f)).toBe(MAX_TAILS);
+    await expectError(await call("GET", `logs/projects/${f.projectId}/tail`, { key: f.key }), 429, {
+      error: `Too many live tails open for this project (max ${MAX_TAILS})`,
+    });
     // The others still receive.
     await ingest(f.token, { message: "to all" });
     for (const tail of tails) expect((await tail.nextData()).message).toBe("to all");

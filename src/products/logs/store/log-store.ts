@@ -15,7 +15,7 @@ import migrations from "./migrations/migrations.js";
 import * as schema from "./log-store.schema";
 import { APPEND_ROWS, ENTRY_COLUMNS, entryWhere, type EntryFilter } from "./log-store-sql";
 import { rowChunks, type StoreRow } from "../logs.store";
-import { TailSet, type TailFilter } from "./log-tails";
+import { MAX_TAILS, TailSet, type TailFilter } from "./log-tails";
 
 const DAY_MS = 86_400_000;
 /** Retention deletes at most this many entries per statement, and this many statements per run. */
@@ -24,6 +24,8 @@ export const PURGE_MAX_CHUNKS = 20;
 /** How often the retention alarm looks at an object that holds entries; sooner while a purge is unfinished. */
 const PURGE_EVERY_MS = 3_600_000;
 const PURGE_AGAIN_MS = 60_000;
+/** How long a tail request at the cap waits for vanished clients to be noticed before it is refused. */
+const PROBE_MS = 200;
 
 /** An entry as stored. */
 export interface EntryRecord {
@@ -96,6 +98,15 @@ export class LogStore extends DurableObject<Env> {
    */
   async openTail(projectId: string, filter: TailFilter): Promise<ReadableStream<Uint8Array> | null> {
     this.assertLive();
+    const stream = this.tails.open(projectId, filter, Date.now());
+    if (stream || this.tails.size < MAX_TAILS) return stream;
+    // At the cap: some of the open tails may be clients that already went away. Two pings a moment
+    // apart make their streams fail (see TailSet.ping), then the cap is judged again. Bounded: only
+    // at the cap, at most PROBE_MS.
+    for (let i = 0; i < 2; i++) {
+      this.tails.ping();
+      await new Promise((resolve) => setTimeout(resolve, PROBE_MS / 2));
+    }
     return this.tails.open(projectId, filter, Date.now());
   }
 

@@ -109,6 +109,15 @@ export class TailSet {
     }
   }
 
+  /**
+   * Writes a comment to every tail. A client that went away is noticed only when a write to its
+   * stream fails (the transport buffers the first write after a disconnect); the store pings
+   * before it refuses a tail at the cap, so a reconnecting client does not wait for its own ghost.
+   */
+  ping(): void {
+    for (const tail of this.tails) if (this.flushSkipped(tail)) this.write(tail, ": ping\n\n");
+  }
+
   /** Ends every tail (the project is being deleted). */
   closeAll(reason: string): void {
     for (const tail of this.tails) this.end(tail, reason);
