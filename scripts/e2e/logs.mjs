@@ -144,5 +144,31 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
       assert.equal(history.body.data[0].count, 3);
       assert.equal(history.body.data[0].resolved_at, null, "the firing is open while its window is over the threshold");
     },
+
+    "logs: an alert resolves when its window falls back under the threshold, and its history says so": async () => {
+      const project = need(state.project, "project");
+      const token = need(state.token, "ingest token");
+      const alert = expectStatus(await api("POST", `/logs/projects/${project.id}/alerts`, {
+        name: "e2e fatal", level: "fatal", threshold: 2, window_minutes: 1, notify_webhook: `${receiver.url}/resolve`,
+      }), 201, "create alert").body.data;
+      // Two fatal entries stamped 50 s ago: inside the 1-minute window now, out of it 10 s from now.
+      const stamp = Date.now() - 50_000;
+      const lines = [0, 1].map((i) => JSON.stringify({ message: `${marker} fatal ${i}`, level: "fatal", timestamp: stamp })).join("\n");
+      expectStatus(await request(url, "POST", "/api/v1/logs/ingest/batch", { key: token, raw: lines, headers: { "content-type": "application/x-ndjson" } }), 202, "fatal batch");
+      const cron = () => fetch(`${url}/__scheduled?cron=*+*+*+*+*`).then((r) => r.text());
+      await cron();
+      const fired = JSON.parse((await receiver.waitFor((r) => r.path === "/resolve" && JSON.parse(r.text).type === "log.alert.triggered")).text);
+      assert.equal(fired.alert.id, alert.id);
+      assert.equal(fired.count, 2);
+      await new Promise((r) => setTimeout(r, Math.max(0, stamp + 61_000 - Date.now())));
+      await cron();
+      const hit = await receiver.waitFor((r) => r.path === "/resolve" && JSON.parse(r.text).type === "log.alert.resolved");
+      const resolved = JSON.parse(hit.text);
+      assert.equal(resolved.firing_id, fired.firing_id);
+      assert.equal(hit.headers["x-alert-firing-id"], fired.firing_id);
+      assert.equal(resolved.count, 0);
+      const history = expectStatus(await api("GET", `/logs/alerts/${alert.id}/firings`), 200, "list firings");
+      assert.deepEqual(history.body.data.map((f) => [f.id, f.count, f.resolved_at]), [[fired.firing_id, 2, resolved.resolved_at]]);
+    },
   };
 }
