@@ -53,10 +53,12 @@ const SCOPE_TABLE: Record<string, Access> = {
   "POST /api/v1/logs/projects/{id}/rotate-token": ["logs:write"],
   "GET /api/v1/logs/projects/{id}/streams": ["logs:read"],
   "GET /api/v1/logs/projects/{id}/entries": ["logs:read"],
+  "GET /api/v1/logs/projects/{id}/tail": ["logs:read"],
   "GET /api/v1/logs/projects/{id}/alerts": ["logs:read"],
   "POST /api/v1/logs/projects/{id}/alerts": ["logs:write"],
   "PUT /api/v1/logs/alerts/{id}": ["logs:write"],
   "DELETE /api/v1/logs/alerts/{id}": ["logs:write"],
+  "GET /api/v1/logs/alerts/{id}/firings": ["logs:read"],
   "POST /api/v1/webhooks/sources": ["webhooks:write"],
   "GET /api/v1/webhooks/sources": ["webhooks:read"],
   "GET /api/v1/webhooks/sources/{source_id}": ["webhooks:read"],
@@ -197,7 +199,14 @@ async function send(op: Operation, path: string, options: RequestOptions & { bod
     delete init.body;
   }
   const res = await call(op.method, path, init);
-  const text = await res.text();
+  let text: string;
+  if (res.status === 200 && res.headers.get("content-type")?.startsWith("text/event-stream")) {
+    // A live stream (the logs tail) does not end: its first bytes are scanned, then it is closed.
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    await reader.cancel();
+    text = new TextDecoder().decode(first.value);
+  } else text = await res.text();
   observed++;
   const shownOnce = res.status === 201 || res.status === 200 ? SHOWN_ONCE[routeKey(op)] : undefined;
   expectNoSecrets(`${op.method} ${path} (${res.status})`, text, allSecrets, shownOnce ? [shownOnce] : []);

@@ -128,3 +128,30 @@ export const logAlertDeliveries = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.firingId, t.channel] }), index("log_alert_deliveries_alert_idx").on(t.alertId)],
 );
+
+/**
+ * The firing history of an alert: one row per firing, `resolved_at` set when its window fell back
+ * under the threshold (a "resolved" notification went out), when a later firing of the same alert
+ * took over, or when the alert was disabled. Times in ms since the epoch. Kept 90 days.
+ */
+export const logAlertFirings = sqliteTable(
+  "log_alert_firings",
+  {
+    id: text("id").primaryKey(),
+    alertId: text("alert_id").notNull().references(() => logAlerts.id, { onDelete: "cascade" }),
+    teamId: text("team_id").notNull(),
+    projectId: text("project_id").notNull(),
+    firedAt: integer("fired_at").notNull(),
+    /** Entries counted in the window when it fired. */
+    count: integer("count").notNull(),
+    resolvedAt: integer("resolved_at"),
+  },
+  (t) => [
+    // One firing per alert and instant (a repeated check records nothing twice); the newest-first list.
+    uniqueIndex("log_alert_firings_alert_time_idx").on(t.alertId, t.firedAt),
+    // The alert check's "open firings" lookup.
+    index("log_alert_firings_open_idx").on(t.alertId).where(sql`${t.resolvedAt} is null`),
+    // Retention.
+    index("log_alert_firings_fired_idx").on(t.firedAt),
+  ],
+);

@@ -1,7 +1,8 @@
-// Consumer of the alert-notifications queue: one message per (firing, channel). Email goes to the
-// platform mail outbox; a webhook is a JSON POST through the SSRF guard with a 10 s timeout,
-// retried with backoff. A row per (firing, channel) in log_alert_deliveries makes redelivery
-// harmless: a notification already sent is not sent again.
+// Consumer of the alert-notifications queue: one message per (firing, channel) when an alert fires,
+// and one per (firing, channel) when that firing resolves. Email goes to the platform mail outbox
+// (one unit of the team's mail quota each); a webhook is a JSON POST through the SSRF guard with a
+// 10 s timeout, retried with backoff. A row per (notification, channel) in log_alert_deliveries
+// makes redelivery harmless: a notification already sent is not sent again.
 import type { Env } from "../../env";
 import type { AlertChannel } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
@@ -13,6 +14,8 @@ import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
 
 export interface AlertNotification {
+  /** What happened: the alert fired (the default, also for messages queued before resolves existed) or its firing resolved. */
+  kind?: "triggered" | "resolved";
   firing_id: string;
   alert_id: string;
   team_id: string;
@@ -20,6 +23,16 @@ export interface AlertNotification {
   count: number;
   window_start: string;
   triggered_at: string;
+  /** Set on "resolved": when the window was found back under the threshold. */
+  resolved_at?: string;
+}
+
+/**
+ * The key of a notification's delivery record: the firing id for the firing's notification, with
+ * `:resolved` for its resolve notification, so each is sent once per channel and neither blocks the other.
+ */
+export function deliveryKey(note: AlertNotification): string {
+  return note.kind === "resolved" ? `${note.firing_id}:resolved` : note.firing_id;
 }
 
 /** Webhook timeout (the spec's delivery timeout for chat webhooks, applied here too). */
@@ -52,7 +65,7 @@ export async function consumeAlertNotifications(batch: MessageBatch<unknown>, en
         const reason = String((error as Error)?.message ?? error).slice(0, 500);
         const final = message.attempts >= MAX_ATTEMPTS;
         await env.DB.prepare("UPDATE log_alert_deliveries SET status = ?3, last_error = ?4, updated_at = ?5 WHERE firing_id = ?1 AND channel = ?2")
-          .bind(body.firing_id, body.channel, final ? "failed" : "sending", reason, nowIso())
+          .bind(deliveryKey(body), body.channel, final ? "failed" : "sending", reason, nowIso())
           .run()
           .catch(() => {});
         if (final) message.ack();
@@ -76,13 +89,14 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
   if (!alert || !address) return;
 
   const at = nowIso();
+  const key = deliveryKey(note);
   const claim = await env.DB.prepare(
     `INSERT INTO log_alert_deliveries (firing_id, channel, alert_id, team_id, status, attempts, created_at, updated_at)
      VALUES (?1, ?2, ?3, ?4, 'sending', 1, ?5, ?5)
      ON CONFLICT (firing_id, channel) DO UPDATE SET attempts = attempts + 1, updated_at = excluded.updated_at WHERE status <> 'sent'
      RETURNING status`,
   )
-    .bind(note.firing_id, note.channel, alert.id, note.team_id, at)
+    .bind(key, note.channel, alert.id, note.team_id, at)
     .first();
   if (!claim) return;
 
@@ -95,7 +109,7 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
       if (!(error instanceof ApiError) || error.code !== "monthly_quota") throw error;
       console.error(JSON.stringify({ msg: "log alert email skipped: mail quota used up", firing_id: note.firing_id, team_id: note.team_id }));
       await env.DB.prepare("UPDATE log_alert_deliveries SET status = 'failed', last_error = ?3, updated_at = ?4 WHERE firing_id = ?1 AND channel = ?2")
-        .bind(note.firing_id, note.channel, "monthly mail quota used up", nowIso())
+        .bind(key, note.channel, "monthly mail quota used up", nowIso())
         .run();
       return;
     }
@@ -103,7 +117,7 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
   } else await sendWebhook(env, note, alert, address);
 
   await env.DB.prepare("UPDATE log_alert_deliveries SET status = 'sent', last_error = NULL, updated_at = ?3 WHERE firing_id = ?1 AND channel = ?2")
-    .bind(note.firing_id, note.channel, nowIso())
+    .bind(key, note.channel, nowIso())
     .run();
 }
 
@@ -112,6 +126,19 @@ function summary(note: AlertNotification, alert: AlertRecord): string {
 }
 
 async function sendEmail(env: Env, note: AlertNotification, alert: AlertRecord, to: string): Promise<void> {
+  if (note.kind === "resolved") {
+    await queuePlatformMail(env, {
+      teamId: note.team_id,
+      kind: "alert",
+      to,
+      subject: `[Log alert resolved] ${alert.name}: ${summary(note, alert)}`,
+      text:
+        `Your log alert "${alert.name}" on project "${alert.project_name}" is resolved: at ${note.resolved_at} its window is back under the threshold.\n\n` +
+        `${summary(note, alert)}, counted from ${note.window_start} to ${note.resolved_at}.\n\n` +
+        `It fired at ${note.triggered_at}.\nFiring id: ${note.firing_id}\nAlert id: ${alert.id}\nProject id: ${alert.project_id}\n`,
+    });
+    return;
+  }
   await queuePlatformMail(env, {
     teamId: note.team_id,
     kind: "alert",
@@ -126,9 +153,10 @@ async function sendEmail(env: Env, note: AlertNotification, alert: AlertRecord, 
 
 async function sendWebhook(env: Env, note: AlertNotification, alert: AlertRecord, url: string): Promise<void> {
   const payload = {
-    type: "log.alert.triggered",
+    type: note.kind === "resolved" ? "log.alert.resolved" : "log.alert.triggered",
     firing_id: note.firing_id,
     triggered_at: note.triggered_at,
+    ...(note.kind === "resolved" ? { resolved_at: note.resolved_at } : {}),
     window_start: note.window_start,
     count: note.count,
     alert: {

@@ -9,7 +9,7 @@ import { nowMs } from "../../platform/clock";
 import { sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
-import { ENTRY_LIMITS, LogEntryInput, MESSAGE_REQUIRED } from "./logs.schemas";
+import { ENTRY_LIMITS, LogEntryInput, MESSAGE_REQUIRED, TIMESTAMP_FIELDS, TIMESTAMP_WINDOW, timestampMs } from "./logs.schemas";
 import { entryRow, logStore, rowChunks } from "./logs.store";
 
 export const MB = 1024 * 1024;
@@ -42,11 +42,18 @@ export interface IngestProject {
   tokenHash: string;
 }
 
-/** One validated entry and the bytes it counts for (its raw JSON as received). */
+/** One validated entry, its time (ms) and the bytes it counts for (its raw JSON as received). */
 export interface AcceptedEntry {
   entry: LogEntryInput;
+  ts: number;
   bytes: number;
 }
+
+/** A judged entry: `metadata` holds the unknown top-level fields merged in; `ts` is its time in ms. */
+export type JudgedEntry = { entry: LogEntryInput; ts: number } | { error: string };
+
+/** Top-level fields of an entry; any other goes into its metadata. */
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(LogEntryInput.shape));
 
 /** UTC day of an instant, `YYYY-MM-DD`. */
 export function utcDay(ms: number): string {
@@ -80,24 +87,50 @@ export async function findProjectByToken(db: D1Database, token: string): Promise
 }
 
 /**
- * Judges one decoded JSON value as a log entry: the entry, or the spec's message for the first
- * failure. The schema (LogEntryInput) is the rule; a plain check of the same rules accepts the
- * common valid entry first because zod without code generation (workerd forbids it) costs ~30 µs
- * an entry, a third of a second per 10,000-line batch. Anything the plain check does not accept
- * goes to the schema, which decides and words the error; a property test keeps the two equal.
+ * Judges one decoded JSON value as a log entry at receive time `now`: the entry and its time, or the
+ * message of the first failure. The schema (LogEntryInput) is the rule; a plain check of the same
+ * rules accepts the common valid entry first because zod without code generation (workerd forbids
+ * it) costs ~30 µs an entry, a third of a second per 10,000-line batch. Anything the plain check
+ * does not accept goes to the schema, which decides and words the error; a property test keeps the
+ * two equal. Then, outside the schema because they depend on the time and on unknown keys:
+ * - the time: the first of `timestamp`, `dt`, `time` that is set (not null), within 7 days before
+ *   and 1 hour after `now`; none set means `now`;
+ * - unknown top-level fields move into `metadata` (an explicit metadata key wins a clash), and the
+ *   merged object must stay within the metadata byte cap, else the entry is refused whole.
  */
-export function judgeEntry(value: unknown): { entry: LogEntryInput } | { error: string } {
+export function judgeEntry(value: unknown, now: number = nowMs()): JudgedEntry {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: MESSAGE_REQUIRED };
-  let entry = plainEntry(value as Record<string, unknown>);
+  const raw = value as Record<string, unknown>;
+  let entry = plainEntry(raw);
   if (!entry) {
     const result = LogEntryInput.safeParse(value);
     if (!result.success) return { error: result.error.issues[0]?.message ?? MESSAGE_REQUIRED };
     entry = result.data;
   }
-  if (entry.metadata && utf8Length(JSON.stringify(entry.metadata)) > ENTRY_LIMITS.metadataBytes) {
-    return { error: `metadata must be at most ${ENTRY_LIMITS.metadataBytes} bytes` };
+
+  let ts = now;
+  for (const field of TIMESTAMP_FIELDS) {
+    const given = entry[field];
+    if (given === undefined || given === null) continue;
+    ts = timestampMs(given)!;
+    if (ts < now - TIMESTAMP_WINDOW.pastMs) return { error: `${field} must not be more than 7 days before the time of receipt` };
+    if (ts > now + TIMESTAMP_WINDOW.futureMs) return { error: `${field} must not be more than 1 hour after the time of receipt` };
+    break;
   }
-  return { entry };
+
+  let extras: [string, unknown][] | null = null;
+  for (const key of Object.keys(raw)) if (!KNOWN_FIELDS.has(key)) (extras ??= []).push([key, raw[key]]);
+  // Object.fromEntries and spread define own properties, so a "__proto__" key stays plain data.
+  const metadata = extras ? { ...Object.fromEntries(extras), ...entry.metadata } : entry.metadata;
+  if (metadata && utf8Length(JSON.stringify(metadata)) > ENTRY_LIMITS.metadataBytes) {
+    return {
+      error: extras
+        ? `metadata must be at most ${ENTRY_LIMITS.metadataBytes} bytes (unknown top-level fields are kept in metadata and count towards it)`
+        : `metadata must be at most ${ENTRY_LIMITS.metadataBytes} bytes`,
+    };
+  }
+  if (extras) entry = { ...entry, metadata };
+  return { entry, ts };
 }
 
 const LEVEL_SET: ReadonlySet<unknown> = new Set(LOG_LEVELS);
@@ -106,14 +139,20 @@ function optionalText(value: unknown, max: number): boolean {
   return value === undefined || value === null || (typeof value === "string" && value.length >= 1 && value.length <= max);
 }
 
+/** A well-formed sender's time (the schema's rule for `timestamp`, `dt` and `time`). */
+function optionalTimestamp(value: unknown): boolean {
+  return value === undefined || value === null || ((typeof value === "number" || typeof value === "string") && timestampMs(value) !== null);
+}
+
 /** The entry when it plainly meets every rule of LogEntryInput (unknown keys dropped), else null. */
 export function plainEntry(v: Record<string, unknown>): LogEntryInput | null {
-  const { message, level, stream, service, trace_id, span_id, metadata } = v;
+  const { message, level, stream, service, trace_id, span_id, metadata, timestamp, dt, time } = v;
   if (typeof message !== "string" || message.length > ENTRY_LIMITS.message || message.trim().length === 0) return null;
   if (!(level === undefined || level === null || LEVEL_SET.has(level))) return null;
   if (!optionalText(stream, ENTRY_LIMITS.name) || !optionalText(service, ENTRY_LIMITS.name)) return null;
   if (!optionalText(trace_id, ENTRY_LIMITS.id) || !optionalText(span_id, ENTRY_LIMITS.id)) return null;
   if (!(metadata === undefined || metadata === null || (typeof metadata === "object" && !Array.isArray(metadata)))) return null;
+  if (!optionalTimestamp(timestamp) || !optionalTimestamp(dt) || !optionalTimestamp(time)) return null;
   const entry: LogEntryInput = { message };
   if (level !== undefined) entry.level = level as LogEntryInput["level"];
   if (stream !== undefined) entry.stream = stream as string | null;
@@ -121,6 +160,9 @@ export function plainEntry(v: Record<string, unknown>): LogEntryInput | null {
   if (trace_id !== undefined) entry.trace_id = trace_id as string | null;
   if (span_id !== undefined) entry.span_id = span_id as string | null;
   if (metadata !== undefined) entry.metadata = metadata as Record<string, unknown> | null;
+  if (timestamp !== undefined) entry.timestamp = timestamp as string | number | null;
+  if (dt !== undefined) entry.dt = dt as string | number | null;
+  if (time !== undefined) entry.time = time as string | number | null;
   return entry;
 }
 
@@ -130,7 +172,7 @@ export function plainEntry(v: Record<string, unknown>): LogEntryInput | null {
  * when it is not JSON, fails validation, or comes after the 10,000th counted entry, so
  * `accepted + dropped` always equals the number of non-empty lines.
  */
-export function parseNdjson(body: Uint8Array): { accepted: AcceptedEntry[]; dropped: number } {
+export function parseNdjson(body: Uint8Array, now: number = nowMs()): { accepted: AcceptedEntry[]; dropped: number } {
   const decoder = new TextDecoder();
   const accepted: AcceptedEntry[] = [];
   let dropped = 0;
@@ -155,9 +197,9 @@ export function parseNdjson(body: Uint8Array): { accepted: AcceptedEntry[]; drop
       dropped++;
       continue;
     }
-    const judged = judgeEntry(value);
+    const judged = judgeEntry(value, now);
     if ("error" in judged) dropped++;
-    else accepted.push({ entry: judged.entry, bytes });
+    else accepted.push({ entry: judged.entry, ts: judged.ts, bytes });
   }
   return { accepted, dropped };
 }
@@ -171,9 +213,10 @@ export function parseNdjson(body: Uint8Array): { accepted: AcceptedEntry[]; drop
  * the project's store in one RPC and one transaction. When the store fails, the D1 bookkeeping of
  * this batch is taken back (the day's bytes, the streams it created) and so is the quota.
  */
-export async function storeEntries(env: Env, project: IngestProject, accepted: AcceptedEntry[]): Promise<void> {
+export async function storeEntries(env: Env, project: IngestProject, accepted: AcceptedEntry[], receivedAt: number = nowMs()): Promise<void> {
   if (accepted.length === 0) return;
-  const ms = nowMs();
+  // The entries were judged at this instant: one without a time of its own has ts = created_at.
+  const ms = receivedAt;
   const createdIso = new Date(ms).toISOString();
   const day = utcDay(ms);
   const bytes = accepted.reduce((sum, item) => sum + item.bytes, 0);
@@ -226,7 +269,7 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
   }
 
   try {
-    await logStore(env, project.id).append(rowChunks(accepted.map(({ entry }) => entryRow(entry, ms))), { receivedAt: ms, retentionDays: project.retentionDays });
+    await logStore(env, project.id).append(rowChunks(accepted.map(({ entry, ts }) => entryRow(entry, ts))), { receivedAt: ms, retentionDays: project.retentionDays });
   } catch (error) {
     // Nothing of the batch is in the store: take back what D1 recorded for it. (A stream this batch
     // created may have been named by a concurrent batch meanwhile; it is recreated on next use.)

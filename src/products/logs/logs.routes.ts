@@ -4,6 +4,7 @@
 import { readBodyCapped } from "../../platform/body";
 import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
+import { nowMs } from "../../platform/clock";
 import { auth, requireScope } from "../../platform/auth";
 import { ApiError, registerErrorFormat } from "../../platform/errors";
 import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
@@ -25,6 +26,8 @@ import {
   CreateProjectBody,
   EntriesPage,
   EntriesQuery,
+  FiringsPage,
+  FiringsQuery,
   IdParam,
   IngestError,
   IngestOk,
@@ -36,8 +39,10 @@ import {
   ProjectWithToken,
   StreamSchema,
   StreamsQuery,
+  TailQuery,
   UpdateAlertBody,
 } from "./logs.schemas";
+import { KEEP_ALIVE_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "./store/log-tails";
 import {
   alertView,
   createAlert,
@@ -46,8 +51,10 @@ import {
   deleteProject,
   getProject,
   listAlerts,
+  listFirings,
   listProjects,
   listStreams,
+  openTail,
   projectView,
   queryEntries,
   rotateToken,
@@ -84,7 +91,8 @@ logsIngestRouter.openapi(
     description:
       "Authenticated with the project's ingest token only. Answers 422 with the first failing rule: " +
       `\`${MESSAGE_REQUIRED}\`, \`${LEVEL_MESSAGE}\`, \`${INGEST_MESSAGES.streamLimit}\` (a new stream at the cap), ` +
-      "or a field-type message such as `stream must be a string`. Body up to 1 MB; malformed JSON answers 400.",
+      "a field-type message such as `stream must be a string`, or a `timestamp` outside 7 days before to 1 hour after receipt " +
+      "(`timestamp must not be more than 7 days before the time of receipt`). Body up to 1 MB; malformed JSON answers 400.",
     security: ingestSecurity,
     middleware: [ingestAuth()],
     request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" } } } } },
@@ -105,9 +113,10 @@ logsIngestRouter.openapi(
     } catch {
       throw ApiError.badRequest("Malformed JSON in request body");
     }
-    const judged = judgeEntry(value);
+    const receivedAt = nowMs();
+    const judged = judgeEntry(value, receivedAt);
     if ("error" in judged) throw new ApiError("validation", judged.error);
-    await storeEntries(c.env, project, [{ entry: judged.entry, bytes: body.byteLength }]);
+    await storeEntries(c.env, project, [{ entry: judged.entry, ts: judged.ts, bytes: body.byteLength }], receivedAt);
     return c.json({ ok: true as const }, 202);
   },
 );
@@ -121,7 +130,7 @@ logsIngestRouter.openapi(
     summary: "Ingest an NDJSON batch",
     description:
       "One JSON log entry per line (`\\n`, `\\r\\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. " +
-      "`count` is the number stored; `dropped` the lines that were not JSON, failed validation or came past the cap; " +
+      "`count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; " +
       "`count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the " +
       "stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).",
     security: ingestSecurity,
@@ -137,8 +146,9 @@ logsIngestRouter.openapi(
   async (c) => {
     const project = ingestProject(c);
     const body = await readBodyCapped(c.req.raw, MAX_BATCH_BYTES, () => new ApiError("payload_too_large", INGEST_MESSAGES.batchTooLarge));
-    const { accepted, dropped } = parseNdjson(body);
-    await storeEntries(c.env, project, accepted);
+    const receivedAt = nowMs();
+    const { accepted, dropped } = parseNdjson(body, receivedAt);
+    await storeEntries(c.env, project, accepted, receivedAt);
     return c.json({ ok: true as const, count: accepted.length, dropped }, 202);
   },
 );
@@ -282,6 +292,40 @@ logsRouter.openapi(
 logsRouter.openapi(
   createRoute({
     method: "get",
+    path: "/projects/{id}/tail",
+    operationId: "tailLogEntries",
+    tags: ["Logs"],
+    summary: "Live tail (Server-Sent Events)",
+    description:
+      "Streams the entries ingested from now on that match the filters (`level`, `stream`, `service`, `trace_id` exact; `q` a " +
+      "case-insensitive substring of `message`) as Server-Sent Events: one `data: <entry JSON>` event per entry, the same JSON as an " +
+      `entry of the entries endpoint. A comment line every ${KEEP_ALIVE_MS / 1000} s keeps the stream alive. The stream ends after ` +
+      `${MAX_TAIL_MS / 60_000} minutes with \`event: end\` (reconnect to go on). A reader that falls ${MAX_TAIL_BUFFER_BYTES / 1024 / 1024} MB behind misses ` +
+      "entries; an `event: skipped` with `{skipped: N}` says how many. At most " +
+      `${MAX_TAILS} tails per project are open at once: one more answers 429.`,
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam, query: TailQuery },
+    responses: {
+      200: { description: "An event stream", content: { "text/event-stream": { schema: z.string().openapi({ example: 'data: {"id":"…","message":"user signed in",…}\n\n' }) } } },
+      ...notFound("Project"),
+      ...validation,
+      ...authResponses,
+      429: jsonResponse(`\`Too many live tails open for this project (max ${MAX_TAILS})\` (\`{error}\`), or the rate limit`, LogsError),
+    },
+  }),
+  async (c) => {
+    const stream = await openTail(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
+    return new Response(stream, {
+      status: 200,
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", "x-accel-buffering": "no" },
+    }) as never;
+  },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
     path: "/projects/{id}/alerts",
     operationId: "listLogAlerts",
     tags: ["Logs alerts"],
@@ -354,4 +398,23 @@ logsRouter.openapi(
     await deleteAlert(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id);
     return c.body(null, 204);
   },
+);
+
+logsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/alerts/{id}/firings",
+    operationId: "listLogAlertFirings",
+    tags: ["Logs alerts"],
+    summary: "List an alert's firings",
+    description:
+      "Newest first. `resolved_at` is null while the alert is firing; it is set when the window fell back under the threshold " +
+      "(a `log.alert.resolved` notification went out), when a later firing of the same alert took over, or when the alert was " +
+      "disabled. Firings are kept 90 days. Pass `pagination.next_cursor` as `cursor` for the next page.",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: IdParam, query: FiringsQuery },
+    responses: { 200: jsonResponse("A page of firings", FiringsPage), ...notFound("Alert"), ...validation, ...authResponses },
+  }),
+  async (c) => c.json(await listFirings(getDb(c.env.DB), c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query")), 200),
 );

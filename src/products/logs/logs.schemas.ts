@@ -17,6 +17,48 @@ const optionalName = (field: string, max: number) =>
     .max(max, `${field} must be at most ${max} characters`)
     .nullish();
 
+/** The sender's time of an entry: `timestamp`, with `dt` and `time` as aliases, in this order of precedence. */
+export const TIMESTAMP_FIELDS = ["timestamp", "dt", "time"] as const;
+export type TimestampField = (typeof TIMESTAMP_FIELDS)[number];
+/** How far the sender's time may be from the time of receipt (README "Entry time"). */
+export const TIMESTAMP_WINDOW = { pastMs: 7 * 86_400_000, futureMs: 3_600_000 } as const;
+export const timestampFormatMessage = (field: TimestampField) =>
+  `${field} must be an ISO 8601 date-time with a time zone (e.g. 2026-01-01T10:00:00.000Z) or epoch milliseconds`;
+
+// Date, `T` (or a space, as RFC 3339 allows), hours and minutes, optional seconds with any number of
+// fraction digits (Vector sends nanoseconds), and a zone: `Z` or ±hh:mm / ±hhmm. No zone, no guess.
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$/;
+
+/**
+ * Milliseconds since the epoch of a sender's time: an ISO 8601 date-time with a zone, or a finite
+ * number of epoch milliseconds (a fraction is cut). Null when it is neither, or names no real
+ * instant (2026-02-30, 24:00, a zone past ±23:59). Date.parse alone would roll 02-30 to 03-02.
+ */
+export function timestampMs(value: unknown): number | null {
+  if (typeof value === "number") return Number.isFinite(value) && Math.abs(value) <= 8.64e15 ? Math.floor(value) : null;
+  if (typeof value !== "string" || value.length > 40) return null;
+  const m = ISO_DATE_TIME.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? "0"].map(Number);
+  const ms = Number((m[7] ?? "").padEnd(3, "0").slice(0, 3));
+  // Date.UTC maps years 0–99 to 1900–1999: no log line is that old, so such a year is no instant here.
+  if (year < 1000 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return null;
+  const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  if (new Date(utc).getUTCDate() !== day || day < 1) return null;
+  if (m[8]) return utc;
+  const offsetHours = Number(m[10]);
+  const offsetMinutes = Number(m[11]);
+  if (offsetHours > 23 || offsetMinutes > 59) return null;
+  const offset = (offsetHours * 60 + offsetMinutes) * 60_000;
+  return m[9] === "+" ? utc - offset : utc + offset;
+}
+
+const timestampField = (field: TimestampField) =>
+  z
+    .union([z.string().refine((s) => timestampMs(s) !== null, timestampFormatMessage(field)), z.number()], { error: timestampFormatMessage(field) })
+    .nullish()
+    .openapi({ description: field === "timestamp" ? "The entry's time: ISO 8601 with a zone, or epoch ms. Default: the time of receipt" : "Alias of `timestamp`" });
+
 export const LogEntryInput = z
   .object({
     message: z
@@ -29,10 +71,16 @@ export const LogEntryInput = z
     trace_id: optionalName("trace_id", ENTRY_LIMITS.id),
     span_id: optionalName("span_id", ENTRY_LIMITS.id),
     metadata: z.record(z.string(), z.unknown(), { error: "metadata must be an object" }).nullish(),
+    timestamp: timestampField("timestamp"),
+    dt: timestampField("dt"),
+    time: timestampField("time"),
   })
   .openapi("LogEntryInput", {
-    description: "One log entry. `level` defaults to `info`; `stream` is created on first use.",
-    example: { message: "user signed in", level: "info", stream: "auth", service: "api", trace_id: "4bf92f35", metadata: { user_id: 42 } },
+    description:
+      "One log entry. `level` defaults to `info`; `stream` is created on first use. `timestamp` (or its aliases `dt`, then `time`) is the " +
+      "sender's time, at most 7 days before and 1 hour after receipt; default the time of receipt. Any other top-level field is kept in " +
+      "`metadata` (an explicit `metadata` key wins a clash; the merged object must stay within 32,768 bytes).",
+    example: { message: "user signed in", level: "info", stream: "auth", service: "api", trace_id: "4bf92f35", timestamp: "2026-01-01T10:00:00.000Z", metadata: { user_id: 42 } },
   });
 export type LogEntryInput = z.infer<typeof LogEntryInput>;
 
@@ -88,8 +136,8 @@ export const EntriesQuery = z.object({
   stream: z.string().min(1).max(ENTRY_LIMITS.name).optional(),
   service: z.string().min(1).max(ENTRY_LIMITS.name).optional(),
   trace_id: z.string().min(1).max(ENTRY_LIMITS.id).optional(),
-  since: z.iso.datetime({ offset: true }).optional().openapi({ description: "Inclusive lower bound (ISO 8601)" }),
-  until: z.iso.datetime({ offset: true }).optional().openapi({ description: "Exclusive upper bound (ISO 8601)" }),
+  since: z.iso.datetime({ offset: true }).optional().openapi({ description: "Inclusive lower bound on the entry's `timestamp` (ISO 8601)" }),
+  until: z.iso.datetime({ offset: true }).optional().openapi({ description: "Exclusive upper bound on the entry's `timestamp` (ISO 8601)" }),
   q: z
     .string()
     .min(1)
@@ -103,6 +151,10 @@ export const EntriesQuery = z.object({
 });
 export type EntriesQuery = z.infer<typeof EntriesQuery>;
 
+/** The live tail takes the entry query's filters (no time bounds, no paging). */
+export const TailQuery = EntriesQuery.pick({ level: true, stream: true, service: true, trace_id: true, q: true });
+export type TailQuery = z.infer<typeof TailQuery>;
+
 export const EntrySchema = z
   .object({
     id: z.string(),
@@ -114,7 +166,8 @@ export const EntrySchema = z
     trace_id: z.string().nullable(),
     span_id: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
-    created_at: z.string(),
+    timestamp: z.string().openapi({ description: "The entry's time (the sender's, or the time of receipt when it sent none): orders the query, serves since/until and alert windows" }),
+    created_at: z.string().openapi({ description: "The time the platform received the entry" }),
   })
   .openapi("LogEntry");
 
@@ -186,6 +239,31 @@ export const AlertSchema = z
     updated_at: z.string(),
   })
   .openapi("LogAlert");
+
+export const FiringsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1_000).default(100),
+  cursor: z.string().max(200).optional().openapi({ description: "`pagination.next_cursor` of the previous page" }),
+});
+
+export const FiringSchema = z
+  .object({
+    id: z.string().openapi({ description: "The firing id, as in the notifications' `firing_id`" }),
+    alert_id: z.string(),
+    fired_at: z.string(),
+    count: z.number().int().openapi({ description: "Entries counted in the window when it fired" }),
+    resolved_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the window fell back under the threshold (or a later firing took over, or the alert was disabled); null while it is firing" }),
+  })
+  .openapi("LogAlertFiring");
+
+export const FiringsPage = z
+  .object({
+    data: z.array(FiringSchema),
+    pagination: z.object({ limit: z.number().int(), next_cursor: z.string().nullable() }),
+  })
+  .openapi("LogAlertFiringsPage");
 
 export const LogsError = z
   .object({ error: z.string(), details: z.record(z.string(), z.array(z.string())).optional() })

@@ -1,17 +1,18 @@
 // Log projects (ingest tokens stored as SHA-256 hashes), streams, the entry query and alert CRUD.
 // Every query filters on the caller's team; a project or alert of another team is "not found".
 import { insertUnderCap } from "../../platform/caps";
-import { and, asc, eq, gt, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNull, lt, type SQL } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import type { Env } from "../../env";
-import { logAlerts, logProjects, logStreams, type AlertChannel } from "../../db/schema/logs";
-import { nowIso } from "../../platform/clock";
+import { logAlertFirings, logAlerts, logProjects, logStreams, type AlertChannel } from "../../db/schema/logs";
+import { nowIso, nowMs } from "../../platform/clock";
 import { fromBase64Url, randomToken, sha256Hex, toBase64Url } from "../../platform/crypto";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
-import type { CreateAlertBody, EntriesQuery, UpdateAlertBody } from "./logs.schemas";
-import { logStore } from "./logs.store";
+import type { CreateAlertBody, EntriesQuery, TailQuery, UpdateAlertBody } from "./logs.schemas";
+import { MAX_TAILS } from "./store/log-tails";
+import { entryView, logStore } from "./logs.store";
 import type { EntryRecord } from "./store/log-store";
 
 export const TOKEN_PREFIX = "lgt_";
@@ -161,23 +162,26 @@ export async function queryEntries(env: Env, teamId: string, projectId: string, 
   };
 }
 
+/**
+ * Opens a live tail of a project (after the D1 ownership check, so another team's or an unknown
+ * project never reaches a store): the store's event stream, or 429 when the project has the
+ * maximum of tails open.
+ */
+export async function openTail(env: Env, teamId: string, projectId: string, query: TailQuery): Promise<ReadableStream<Uint8Array>> {
+  await getProject(getDb(env.DB), teamId, projectId);
+  const stream = await logStore(env, projectId).openTail(projectId, {
+    level: query.level,
+    stream: query.stream,
+    service: query.service,
+    trace_id: query.trace_id,
+    q: query.q,
+  });
+  if (!stream) throw new ApiError("tail_limit", `Too many live tails open for this project (max ${MAX_TAILS})`, { status: 429 });
+  return stream;
+}
+
 /** Byte budget of one page of entries (messages and metadata): a page stops short of `limit` past it. */
 export const ENTRIES_PAGE_BYTES = 2 * 1024 * 1024;
-
-function entryView(projectId: string, row: EntryRecord) {
-  return {
-    id: row.id,
-    project_id: projectId,
-    stream: row.stream,
-    level: row.level as "info",
-    message: row.message,
-    service: row.service,
-    trace_id: row.trace_id,
-    span_id: row.span_id,
-    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : null,
-    created_at: new Date(row.created_at).toISOString(),
-  };
-}
 
 // Alerts
 
@@ -278,12 +282,67 @@ export async function updateAlert(db: Db, teamId: string, id: string, input: Upd
   const merged = { ...current, ...changes };
   checkAlert(merged, ssrf);
   if (Object.keys(changes).length === 0) return current;
-  const [row] = await db
+  const update = db
     .update(logAlerts)
     .set({ ...changes, updatedAt: nowIso() })
     .where(ownedRow(logAlerts, teamId, id))
     .returning();
-  return orNotFound(row, alertNotFound());
+  if (changes.enabled !== false) return orNotFound((await update)[0], alertNotFound());
+  // Disabled: the check no longer looks at it, so an open firing is closed now (no notification).
+  const [rows] = await db.batch([
+    update,
+    db
+      .update(logAlertFirings)
+      .set({ resolvedAt: nowMs() })
+      .where(and(eq(logAlertFirings.alertId, id), eq(logAlertFirings.teamId, teamId), isNull(logAlertFirings.resolvedAt))),
+  ]);
+  return orNotFound(rows[0], alertNotFound());
+}
+
+export type FiringRow = typeof logAlertFirings.$inferSelect;
+
+export function firingView(row: FiringRow) {
+  return {
+    id: row.id,
+    alert_id: row.alertId,
+    fired_at: new Date(row.firedAt).toISOString(),
+    count: row.count,
+    resolved_at: row.resolvedAt === null ? null : new Date(row.resolvedAt).toISOString(),
+  };
+}
+
+/** Opaque cursor of the firings list: the fired_at of the last firing of a page (unique per alert). */
+function encodeFiringCursor(row: FiringRow): string {
+  return toBase64Url(new TextEncoder().encode(`f${row.firedAt}`));
+}
+
+function decodeFiringCursor(cursor: string): number {
+  try {
+    const match = /^f(\d{1,16})$/.exec(new TextDecoder().decode(fromBase64Url(cursor)));
+    if (match) return Number(match[1]);
+  } catch {
+    // fall through to the validation error
+  }
+  throw ApiError.validation({ cursor: ["is invalid"] });
+}
+
+/** An alert's firings, newest first, keyset-paginated on fired_at (the unique index (alert_id, fired_at) serves it). */
+export async function listFirings(db: Db, teamId: string, alertId: string, page: { limit: number; cursor?: string }) {
+  await getAlert(db, teamId, alertId);
+  const conditions: SQL[] = [eq(logAlertFirings.alertId, alertId), eq(logAlertFirings.teamId, teamId)];
+  if (page.cursor !== undefined) conditions.push(lt(logAlertFirings.firedAt, decodeFiringCursor(page.cursor)));
+  const rows = await db
+    .select()
+    .from(logAlertFirings)
+    .where(and(...conditions))
+    .orderBy(desc(logAlertFirings.firedAt))
+    .limit(page.limit + 1);
+  const more = rows.length > page.limit;
+  const shown = more ? rows.slice(0, page.limit) : rows;
+  return {
+    data: shown.map(firingView),
+    pagination: { limit: page.limit, next_cursor: more ? encodeFiringCursor(shown[shown.length - 1]) : null },
+  };
 }
 
 export async function deleteAlert(db: Db, teamId: string, id: string): Promise<void> {

@@ -4,6 +4,7 @@ import type { Env } from "../../env";
 import { utf8Length } from "../../platform/sizes";
 import type { LogLevel } from "../../db/schema/logs";
 import type { LogEntryInput } from "./logs.schemas";
+import type { EntryRecord } from "./store/log-store";
 
 /** JSON bytes of rows per chunk: one bound value of the store's insert (a Durable Object string may hold 2 MB). */
 const CHUNK_BYTES = 900_000;
@@ -16,7 +17,7 @@ export function logStore(env: Env, projectId: string): DurableObjectStub<import(
 /** A row of the store's append: [id, stream, level, message, service, trace_id, span_id, metadata, ts, created_at?]. */
 export type StoreRow = [string, string | null, string, string, string | null, string | null, string | null, string | null, number, number?];
 
-/** The stored row of an accepted entry at time `ts`. */
+/** The stored row of an accepted entry at time `ts` (created_at is left to the append: the receive time). */
 export function entryRow(entry: LogEntryInput, ts: number): StoreRow {
   return [
     crypto.randomUUID(),
@@ -49,4 +50,21 @@ export function rowChunks(rows: Iterable<StoreRow>): string[] {
   }
   if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
   return chunks;
+}
+
+/** An entry as the API answers it (the entry query, and each event of a live tail). */
+export function entryView(projectId: string, row: EntryRecord) {
+  return {
+    id: row.id,
+    project_id: projectId,
+    stream: row.stream,
+    level: row.level as LogLevel,
+    message: row.message,
+    service: row.service,
+    trace_id: row.trace_id,
+    span_id: row.span_id,
+    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, unknown>) : null,
+    timestamp: new Date(row.ts).toISOString(),
+    created_at: new Date(row.created_at).toISOString(),
+  };
 }

@@ -50,6 +50,8 @@ describe("tenancy", () => {
     await expectError(await call("GET", `logs/projects/${owner.projectId}/streams`, { key: other.key }), 404, notFound);
     await expectError(await call("GET", `logs/projects/${owner.projectId}/entries`, { key: other.key }), 404, notFound);
     await expectError(await call("GET", `logs/projects/${owner.projectId}/alerts`, { key: other.key }), 404, notFound);
+    await expectError(await call("GET", `logs/projects/${owner.projectId}/tail`, { key: other.key }), 404, notFound);
+    await expectError(await call("GET", `logs/alerts/${alert.id}/firings`, { key: other.key }), 404, { error: "Alert not found" });
     await expectError(
       await call("POST", `logs/projects/${owner.projectId}/alerts`, {
         key: other.key,
@@ -86,9 +88,19 @@ describe("scopes", () => {
     const none = (await addKey(f.teamId, ["mail:send"])).key;
     const scope = { error: "Insufficient scope" };
 
-    const reads = [`logs/projects`, `logs/projects/${f.projectId}`, `logs/projects/${f.projectId}/streams`, `logs/projects/${f.projectId}/entries`, `logs/projects/${f.projectId}/alerts`];
+    const reads = [
+      `logs/projects`,
+      `logs/projects/${f.projectId}`,
+      `logs/projects/${f.projectId}/streams`,
+      `logs/projects/${f.projectId}/entries`,
+      `logs/projects/${f.projectId}/alerts`,
+      `logs/projects/${f.projectId}/tail`,
+      `logs/alerts/${alert.id}/firings`,
+    ];
     for (const path of reads) {
-      expect((await call("GET", path, { key: readOnly })).status).toBe(200);
+      const res = await call("GET", path, { key: readOnly });
+      expect(res.status).toBe(200);
+      await res.body?.cancel(); // the tail is a stream that does not end on its own
       await expectError(await call("GET", path, { key: writeOnly }), 403, scope);
       await expectError(await call("GET", path, { key: none }), 403, scope);
     }

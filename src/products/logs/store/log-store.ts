@@ -15,6 +15,7 @@ import migrations from "./migrations/migrations.js";
 import * as schema from "./log-store.schema";
 import { APPEND_ROWS, ENTRY_COLUMNS, entryWhere, type EntryFilter } from "./log-store.queries";
 import { rowChunks, type StoreRow } from "../logs.store";
+import { MAX_TAILS, TailSet, type TailFilter } from "./log-tails";
 
 const DAY_MS = 86_400_000;
 /** Retention deletes at most this many entries per statement, and this many statements per run. */
@@ -23,6 +24,8 @@ export const PURGE_MAX_CHUNKS = 20;
 /** How often the retention alarm looks at an object that holds entries; sooner while a purge is unfinished. */
 const PURGE_EVERY_MS = 3_600_000;
 const PURGE_AGAIN_MS = 60_000;
+/** How long a tail request at the cap waits for vanished clients to be noticed before it is refused. */
+const PROBE_MS = 200;
 
 /** An entry as stored. */
 export interface EntryRecord {
@@ -50,6 +53,8 @@ export class LogStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
   private alarmChecked = false;
   private deleted = false;
+  /** Open live tails (in memory: a restarted object has none, and their clients reconnect). */
+  private readonly tails = new TailSet();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -72,8 +77,47 @@ export class LogStore extends DurableObject<Env> {
       const last = this.maxSeq();
       return { first: before + 1, last, count: last - before };
     });
+    // Committed: hand the new rows to the open tails (written, not awaited: a slow reader never
+    // holds an append up).
+    if (this.tails.size > 0 && range.count > 0) {
+      this.tails.publish(
+        this.ctx.storage.sql.exec<EntryRecord & Record<string, SqlStorageValue>>(
+          `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq`,
+          range.first,
+          range.last,
+        ),
+      );
+    }
     await this.ensureAlarm();
     return range;
+  }
+
+  /**
+   * Opens a live tail of the entries appended from now on that match `filter`: a Server-Sent Events
+   * stream (see log-tails.ts), or null when the project already has its maximum of open tails.
+   */
+  async openTail(projectId: string, filter: TailFilter): Promise<ReadableStream<Uint8Array> | null> {
+    this.assertLive();
+    const stream = this.tails.open(projectId, filter, Date.now());
+    if (stream || this.tails.size < MAX_TAILS) return stream;
+    // At the cap: some of the open tails may be clients that already went away. Two pings a moment
+    // apart make their streams fail (see TailSet.ping), then the cap is judged again. Bounded: only
+    // at the cap, at most PROBE_MS.
+    for (let i = 0; i < 2; i++) {
+      this.tails.ping();
+      await new Promise((resolve) => setTimeout(resolve, PROBE_MS / 2));
+    }
+    return this.tails.open(projectId, filter, Date.now());
+  }
+
+  /** Open tails (tests, operators). */
+  async tailCount(): Promise<number> {
+    return this.tails.size;
+  }
+
+  /** The keep-alive and duration run of the tails, at `now` (the interval calls it; tests call it with a time of their choosing). */
+  sweepTails(now: number): void {
+    this.tails.sweep(now);
   }
 
   /** Deletes the rows of one append (the Worker's compensation when its D1 bookkeeping failed after it). */
@@ -175,6 +219,7 @@ export class LogStore extends DurableObject<Env> {
   /** Deleting the project: every entry, the index and the alarm go. The object answers nothing after. */
   async destroy(): Promise<void> {
     this.deleted = true;
+    this.tails.closeAll("project_deleted");
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
   }
