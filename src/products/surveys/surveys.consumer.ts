@@ -11,7 +11,7 @@
 import { eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
-import { completedPayload } from "./survey-responses.service";
+import { completedPayload } from "./survey-webhooks.service";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
