@@ -23,7 +23,8 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
-import { recipientsFilter, removeSubscribersStatements, type PushQueueMessage } from "./push.service";
+import { recipientsFilter, type PushQueueMessage } from "./push-notifications.service";
+import { removeSubscribersStatements } from "./push-subscribers.service";
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
 export const FANOUT_CHUNK = 500;

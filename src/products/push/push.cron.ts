@@ -23,7 +23,7 @@ import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { SEND_CHUNK } from "./push.consumer";
-import type { PushQueueMessage } from "./push.service";
+import type { PushQueueMessage } from "./push-notifications.service";
 
 /** Work that should have moved this long ago and did not has lost its queue message. */
 export const SWEEP_STUCK_MS = 15 * 60_000;
