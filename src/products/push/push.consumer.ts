@@ -23,7 +23,9 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
-import { recipientsFilter, removeSubscribersStatements, type PushQueueMessage } from "./push.service";
+import { recipientsFilter, type PushQueueMessage } from "./push-notifications.service";
+import { removeSubscribersStatements } from "./push-subscribers.service";
+import { insertDeliveries } from "./push.queries";
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
 export const FANOUT_CHUNK = 500;
@@ -79,12 +81,7 @@ export async function fanOut(env: Env, notificationId: string, after: string | n
     .limit(FANOUT_CHUNK);
   const ids = chunk.map((row) => row.id);
   if (ids.length) {
-    await env.DB.prepare(
-      `INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, next_attempt_at, updated_at)
-       SELECT ?1, value, 'queued', 0, ?2, ?2 FROM json_each(?3) WHERE true ON CONFLICT DO NOTHING`,
-    )
-      .bind(notificationId, nowIso(), JSON.stringify(ids))
-      .run();
+    await insertDeliveries(env.DB, notificationId, nowIso(), ids).run();
     const sends: MessageSendRequest<PushQueueMessage>[] = [];
     for (let i = 0; i < ids.length; i += SEND_CHUNK) {
       sends.push({ body: { kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) } });

@@ -23,7 +23,8 @@ import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { SEND_CHUNK } from "./push.consumer";
-import type { PushQueueMessage } from "./push.service";
+import type { PushQueueMessage } from "./push-notifications.service";
+import { requeueStaleDeliveries, restartStalledFanouts } from "./push.queries";
 
 /** Work that should have moved this long ago and did not has lost its queue message. */
 export const SWEEP_STUCK_MS = 15 * 60_000;
@@ -50,14 +51,11 @@ async function sendAll(env: Env, bodies: PushQueueMessage[]): Promise<void> {
 /** (a) Restarts stalled fan-outs, oldest first. Returns how many were re-queued. */
 export async function sweepPushFanouts(env: Env): Promise<number> {
   const now = nowMs();
-  const { results } = await env.DB.prepare(
-    `UPDATE push_notifications SET fanout_token = lower(hex(randomblob(16))), fanout_at = ?1
-     WHERE id IN (SELECT id FROM push_notifications WHERE fanout_done = 0 AND fanout_at < ?2 ORDER BY fanout_at LIMIT ?3)
-     RETURNING id, fanout_token,
-       (SELECT max(d.subscriber_id) FROM push_deliveries d WHERE d.notification_id = push_notifications.id) AS resume_after`,
-  )
-    .bind(new Date(now).toISOString(), new Date(now - SWEEP_STUCK_MS).toISOString(), SWEEP_MAX_FANOUTS)
-    .all<{ id: string; fanout_token: string; resume_after: string | null }>();
+  const { results } = await restartStalledFanouts(env.DB, new Date(now).toISOString(), new Date(now - SWEEP_STUCK_MS).toISOString(), SWEEP_MAX_FANOUTS).all<{
+    id: string;
+    fanout_token: string;
+    resume_after: string | null;
+  }>();
   await sendAll(
     env,
     results.map((r) => ({ kind: "fanout", notification_id: r.id, after: r.resume_after, token: r.fanout_token })),
@@ -72,15 +70,7 @@ export async function sweepPushDeliveries(env: Env): Promise<number> {
   const cutoff = new Date(now - SWEEP_STUCK_MS).toISOString();
   let requeued = 0;
   for (let batch = 0; batch < SWEEP_MAX_BATCHES; batch++) {
-    const { results } = await env.DB.prepare(
-      `UPDATE push_deliveries SET next_attempt_at = ?1
-       WHERE rowid IN (SELECT rowid FROM push_deliveries
-                       WHERE status IN ('queued', 'retrying', 'sending') AND next_attempt_at < ?2
-                       ORDER BY next_attempt_at LIMIT ?3)
-       RETURNING notification_id, subscriber_id`,
-    )
-      .bind(at, cutoff, SWEEP_BATCH_ROWS)
-      .all<{ notification_id: string; subscriber_id: string }>();
+    const { results } = await requeueStaleDeliveries(env.DB, at, cutoff, SWEEP_BATCH_ROWS).all<{ notification_id: string; subscriber_id: string }>();
     if (results.length === 0) break;
     const byNotification = new Map<string, string[]>();
     for (const row of results) {

@@ -23,7 +23,9 @@ import {
   SubscriberSchema,
   UpdateAppSchema,
 } from "./push.schemas";
-import * as service from "./push.service";
+import { createApp, deleteApp, getApp, listApps, updateApp } from "./push-apps.service";
+import { getNotification, listNotifications, sendNotification } from "./push-notifications.service";
+import { deleteSubscriber, listSubscribers, registerSubscriber } from "./push-subscribers.service";
 
 registerErrorFormat("/api/v1/push", (error) =>
   error.details ? { error: error.message, details: error.details } : { error: error.message },
@@ -54,7 +56,7 @@ pushRouter.openapi(
     description: "Every push app of the team, newest first. Private keys and credentials are never returned.",
     responses: { 200: dataResponse("Push apps", z.array(PushAppSchema)), ...authResponses },
   }),
-  async (c) => c.json({ data: await service.listApps(c.env, c.get("principal").teamId) }, 200),
+  async (c) => c.json({ data: await listApps(c.env, c.get("principal").teamId) }, 200),
 );
 
 pushRouter.openapi(
@@ -70,7 +72,7 @@ pushRouter.openapi(
     request: { body: jsonBody(CreateAppSchema) },
     responses: { 201: dataResponse("The app", PushAppSchema), ...invalid, ...authResponses },
   }),
-  async (c) => c.json({ data: await service.createApp(c.env, c.get("principal").teamId, c.req.valid("json")) }, 201),
+  async (c) => c.json({ data: await createApp(c.env, c.get("principal").teamId, c.req.valid("json")) }, 201),
 );
 
 pushRouter.openapi(
@@ -84,7 +86,7 @@ pushRouter.openapi(
     request: { params: AppIdParam },
     responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App"), ...authResponses },
   }),
-  async (c) => c.json({ data: await service.getApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id) }, 200),
+  async (c) => c.json({ data: await getApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id) }, 200),
 );
 
 pushRouter.openapi(
@@ -101,7 +103,7 @@ pushRouter.openapi(
     responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App"), ...invalid, ...authResponses },
   }),
   async (c) =>
-    c.json({ data: await service.updateApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("json")) }, 200),
+    c.json({ data: await updateApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("json")) }, 200),
 );
 
 pushRouter.openapi(
@@ -117,7 +119,7 @@ pushRouter.openapi(
     responses: { 204: { description: "Deleted" }, ...notFound("App"), ...authResponses },
   }),
   async (c) => {
-    await service.deleteApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id);
+    await deleteApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id);
     return c.body(null, 204);
   },
 );
@@ -144,7 +146,7 @@ pushRouter.openapi(
     },
   }),
   async (c) => {
-    const { subscriber, created } = await service.registerSubscriber(
+    const { subscriber, created } = await registerSubscriber(
       c.env,
       c.get("principal").teamId,
       c.req.valid("param").app_id,
@@ -172,7 +174,7 @@ pushRouter.openapi(
     },
   }),
   async (c) =>
-    c.json(await service.listSubscribers(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query")), 200),
+    c.json(await listSubscribers(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query")), 200),
 );
 
 pushRouter.openapi(
@@ -188,7 +190,7 @@ pushRouter.openapi(
   }),
   async (c) => {
     const { app_id, subscriber_id } = c.req.valid("param");
-    await service.deleteSubscriber(c.env, c.get("principal").teamId, app_id, subscriber_id);
+    await deleteSubscriber(c.env, c.get("principal").teamId, app_id, subscriber_id);
     return c.body(null, 204);
   },
 );
@@ -215,7 +217,7 @@ pushRouter.openapi(
   }),
   async (c) => {
     const principal = c.get("principal");
-    return c.json({ data: await service.sendNotification(c.env, principal, c.req.valid("param").app_id, c.req.valid("json")) }, 202);
+    return c.json({ data: await sendNotification(c.env, principal, c.req.valid("param").app_id, c.req.valid("json")) }, 202);
   },
 );
 
@@ -233,7 +235,7 @@ pushRouter.openapi(
   }),
   async (c) =>
     c.json(
-      { data: await service.listNotifications(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query").limit) },
+      { data: await listNotifications(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query").limit) },
       200,
     ),
 );
@@ -253,6 +255,6 @@ pushRouter.openapi(
   }),
   async (c) => {
     const { app_id, id } = c.req.valid("param");
-    return c.json({ data: await service.getNotification(c.env, c.get("principal").teamId, app_id, id, c.req.valid("query")) }, 200);
+    return c.json({ data: await getNotification(c.env, c.get("principal").teamId, app_id, id, c.req.valid("query")) }, 200);
   },
 );

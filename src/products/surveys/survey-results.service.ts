@@ -3,12 +3,12 @@
 // survey-summary.queries.ts), so a read costs the same whatever the number of responses; this file
 // turns those few grouped rows into the body (averages, NPS, rates).
 import { and, asc, count, desc, eq, gte, lt, type SQL } from "drizzle-orm";
-import { type Db, getDb } from "../../db/client";
+import { getDb } from "../../db/client";
 import { surveyResponses } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { readStatements, rebuildStatements, type ElementRow, type StateRow, type ValueRow } from "./survey-summary.queries";
-import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.service";
+import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow } from "./surveys.repository";
 
 type ResponseRow = typeof surveyResponses.$inferSelect;
 
@@ -28,31 +28,24 @@ export function responseRecordView(row: ResponseRow) {
 }
 
 export async function listResponses(
-  db: Db,
+  env: Env,
   teamId: string,
   surveyId: string,
   q: { page: number; per_page: number; status?: "in_progress" | "completed"; since?: string; until?: string },
 ) {
+  const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
   const filters: SQL[] = [eq(surveyResponses.surveyId, survey.id), eq(surveyResponses.teamId, teamId)];
   if (q.status) filters.push(eq(surveyResponses.status, q.status));
   if (q.since) filters.push(gte(surveyResponses.startedAt, new Date(q.since).toISOString()));
   if (q.until) filters.push(lt(surveyResponses.startedAt, new Date(q.until).toISOString()));
   const where = and(...filters);
+  const { limit, offset } = pageWindow(q);
   const [rows, [{ total }]] = await Promise.all([
-    db
-      .select()
-      .from(surveyResponses)
-      .where(where)
-      .orderBy(desc(surveyResponses.startedAt), asc(surveyResponses.id))
-      .limit(q.per_page)
-      .offset((q.page - 1) * q.per_page),
+    db.select().from(surveyResponses).where(where).orderBy(desc(surveyResponses.startedAt), asc(surveyResponses.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(surveyResponses).where(where),
   ]);
-  return {
-    data: rows.map(responseRecordView),
-    pagination: { page: q.page, per_page: q.per_page, total, total_pages: Math.ceil(total / q.per_page) },
-  };
+  return paginated(rows.map(responseRecordView), total, q);
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;

@@ -1,8 +1,8 @@
-// Survey webhooks: registration (secret encrypted at rest, shown once), and the delivery rows a
-// completed response creates. Delivery itself is the queue consumer's job (surveys.consumer.ts).
+// Survey webhooks: registration (secret encrypted at rest, shown once), listing, deletion, and the
+// body of a `response.completed` delivery. The delivery rows are written by the completion
+// (survey-responses.service.ts); delivery itself is the queue consumer's job (surveys.consumer.ts).
 import { insertUnderCap } from "../../platform/caps";
 import { and, asc, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { getDb } from "../../db/client";
 import { surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
 import type { Env } from "../../env";
@@ -12,8 +12,8 @@ import { ApiError } from "../../platform/errors";
 import { checkUrl, ssrfOptions } from "../../platform/ssrf";
 import { orNotFound, ownedRow } from "../../platform/tenancy";
 import { newWebhookSecret } from "../../platform/webhook-signature";
-import type { CreateWebhookInput } from "./surveys.schemas";
-import { loadSurvey } from "./surveys.service";
+import type { CreateWebhookInput } from "./survey-results.schemas";
+import { loadSurvey } from "./surveys.repository";
 
 export const MAX_WEBHOOKS_PER_SURVEY = 10;
 
@@ -44,7 +44,8 @@ export async function createWebhook(env: Env, teamId: string, surveyId: string, 
   return { ...webhookView(row), secret };
 }
 
-export async function listWebhooks(db: Db, teamId: string, surveyId: string) {
+export async function listWebhooks(env: Env, teamId: string, surveyId: string) {
+  const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
   const rows = await db
     .select()
@@ -54,7 +55,8 @@ export async function listWebhooks(db: Db, teamId: string, surveyId: string) {
   return rows.map(webhookView);
 }
 
-export async function deleteWebhook(db: Db, teamId: string, surveyId: string, webhookId: string): Promise<void> {
+export async function deleteWebhook(env: Env, teamId: string, surveyId: string, webhookId: string): Promise<void> {
+  const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
   const row = await db
     .select({ id: surveyWebhooks.id })
@@ -67,4 +69,31 @@ export async function deleteWebhook(db: Db, teamId: string, surveyId: string, we
     db.delete(surveyWebhookDeliveries).where(eq(surveyWebhookDeliveries.webhookId, webhookId)),
     db.delete(surveyWebhooks).where(ownedRow(surveyWebhooks, teamId, webhookId)),
   ]);
+}
+
+/**
+ * The body of a `response.completed` delivery, built from the stored survey and completed response
+ * (deterministic, so every attempt signs the same bytes).
+ */
+export function completedPayload(
+  survey: { id: string; slug: string; name: string },
+  response: { id: string; respondent: unknown; answers: unknown; path: unknown; generatedQuestions: unknown; startedAt: string; completedAt: string | null },
+): string {
+  return JSON.stringify({
+    type: "response.completed",
+    timestamp: response.completedAt,
+    data: {
+      survey: { id: survey.id, slug: survey.slug, name: survey.name },
+      response: {
+        id: response.id,
+        status: "completed",
+        respondent: response.respondent,
+        answers: response.answers,
+        path: response.path,
+        generated_questions: response.generatedQuestions,
+        started_at: response.startedAt,
+        completed_at: response.completedAt,
+      },
+    },
+  });
 }

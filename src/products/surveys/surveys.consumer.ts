@@ -11,7 +11,8 @@
 import { eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
-import { completedPayload } from "./survey-responses.service";
+import { claimDelivery } from "./survey-deliveries.queries";
+import { completedPayload } from "./survey-webhooks.service";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
@@ -49,13 +50,7 @@ interface ClaimedDelivery {
  */
 async function claim(env: Env, deliveryId: string, token: string | null): Promise<ClaimedDelivery | null> {
   const at = nowMs();
-  return env.DB.prepare(
-    `UPDATE survey_webhook_deliveries SET attempts = attempts + 1, locked_until = ?3
-     WHERE id = ?1 AND status = 'pending' AND queue_token IS ?2 AND (locked_until IS NULL OR locked_until <= ?4)
-     RETURNING id, webhook_id, payload, response_id, attempts`,
-  )
-    .bind(deliveryId, token, new Date(at + CLAIM_LEASE_MS).toISOString(), new Date(at).toISOString())
-    .first<ClaimedDelivery>();
+  return claimDelivery(env.DB, deliveryId, token, new Date(at + CLAIM_LEASE_MS).toISOString(), new Date(at).toISOString()).first<ClaimedDelivery>();
 }
 
 /** Why a message could not claim its delivery: only a lock held by another attempt is worth a retry. */

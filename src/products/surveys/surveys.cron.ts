@@ -11,6 +11,7 @@
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
+import { failExhaustedDeliveries, requeueStaleDeliveries } from "./survey-deliveries.queries";
 import { MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "./surveys.consumer";
 
 /** A pending delivery without an attempt due for this long is re-queued. */
@@ -25,30 +26,16 @@ export interface SweepResult {
   failed: number;
 }
 
-const STALE = `status = 'pending' AND coalesce(next_attempt_at, created_at) < ?1 AND (locked_until IS NULL OR locked_until <= ?2)`;
-
 export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
   const now = nowMs();
   const cutoff = new Date(now - SWEEP_STALE_MS).toISOString();
   const at = new Date(now).toISOString();
   // A stale row that already used every attempt (its last attempt died mid-way) is settled, not retried.
-  const exhausted = await env.DB.prepare(
-    `UPDATE survey_webhook_deliveries SET status = 'failed', last_error = 'no attempt left after the queue message was lost', locked_until = NULL
-     WHERE ${STALE} AND attempts >= ?3`,
-  )
-    .bind(cutoff, at, MAX_DELIVERY_ATTEMPTS)
-    .run();
+  const exhausted = await failExhaustedDeliveries(env.DB, cutoff, at, MAX_DELIVERY_ATTEMPTS).run();
   const result: SweepResult = { requeued: 0, failed: exhausted.meta.changes ?? 0 };
 
   for (let batch = 0; batch < SWEEP_MAX_BATCHES; batch++) {
-    const { results } = await env.DB.prepare(
-      `UPDATE survey_webhook_deliveries SET queue_token = lower(hex(randomblob(16))), next_attempt_at = ?2
-       WHERE id IN (SELECT id FROM survey_webhook_deliveries WHERE ${STALE} AND attempts < ?3
-                    ORDER BY coalesce(next_attempt_at, created_at) LIMIT ?4)
-       RETURNING id, queue_token`,
-    )
-      .bind(cutoff, at, MAX_DELIVERY_ATTEMPTS, SWEEP_BATCH_SIZE)
-      .all<{ id: string; queue_token: string }>();
+    const { results } = await requeueStaleDeliveries(env.DB, cutoff, at, MAX_DELIVERY_ATTEMPTS, SWEEP_BATCH_SIZE).all<{ id: string; queue_token: string }>();
     if (results.length === 0) break;
     // If this send fails too, the rows keep their new token and become stale again after
     // SWEEP_STALE_MS: the next run sends them.

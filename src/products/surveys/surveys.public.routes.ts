@@ -12,16 +12,8 @@ import type { AppEnv } from "../../env";
 import { jsonBody, jsonResponse, dataResponse, pathParamAs, RateLimitErrorSchema } from "../../platform/openapi";
 import { enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/middleware";
 import { createRouter, publicSecurity } from "../../platform/router";
-import {
-  AnswerBody,
-  BackBody,
-  PublicSurveySchema,
-  ResponseParams,
-  ResponseStateSchema,
-  SlugParam,
-  StartResponseBody,
-  SurveyErrorSchema,
-} from "./surveys.schemas";
+import { AnswerBody, BackBody, PublicSurveySchema, ResponseParams, ResponseStateSchema, SlugParam, StartResponseBody } from "./survey-responses.schemas";
+import { SurveyErrorSchema } from "./surveys.schemas";
 import {
   completeResponse,
   findPublicSurvey,

@@ -1,7 +1,8 @@
-// Request and response schemas of the Surveys product (builder, public flow, results, webhooks).
-// Cross-field rules (options per type, scale bounds, branching targets) live in the service, which
-// sees the stored survey; these schemas check shapes only.
-import { cappedJsonObject } from "../../platform/sizes";
+// Request and response schemas of the survey builder: surveys, sections, questions (with their
+// branching), templates, and the path parameters and paging shared by every survey route. The
+// public flow's schemas are survey-responses.schemas.ts, the results' and webhooks'
+// survey-results.schemas.ts. Cross-field rules (options per type, scale bounds, branching targets)
+// live in the services, which see the stored survey; these schemas check shapes only.
 import { z } from "@hono/zod-openapi";
 import { SurveySettingsSchema } from "../survey-page/survey-settings";
 
@@ -24,9 +25,7 @@ export type QuestionType = (typeof QUESTION_TYPES)[number];
 export const SURVEY_STATUSES = ["draft", "active", "closed"] as const;
 export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
 
-const JsonObject = z.record(z.string(), z.unknown());
-/** Respondent metadata is stored with every response: at most 8 KB of JSON (anonymous callers write it). */
-export const RESPONDENT_METADATA_BYTES = 8 * 1024;
+export const JsonObject = z.record(z.string(), z.unknown());
 
 export const SurveyErrorSchema = z
   .object({ error: z.string(), errors: z.record(z.string(), z.array(z.string())).optional() })
@@ -158,26 +157,13 @@ export const QuestionParams = SurveyIdParam2.extend({
 export const WebhookParams = SurveyIdParam.extend({
   webhook_id: z.string().openapi({ param: { name: "webhook_id", in: "path" } }),
 });
-export const SlugParam = z.object({ slug: z.string().openapi({ param: { name: "slug", in: "path" } }) });
-export const ResponseParams = SlugParam.extend({
-  response_id: z.string().openapi({ param: { name: "response_id", in: "path" } }),
-});
 
-const PageQuery = {
+export const PageQuery = {
   page: z.coerce.number().int("must be an integer").min(1, "must be at least 1").default(1),
   per_page: z.coerce.number().int("must be an integer").min(1, "must be at least 1").max(100, "must be at most 100").default(20),
 };
 
 export const ListSurveysQuery = z.object({ ...PageQuery, status: z.enum(SURVEY_STATUSES).optional() });
-
-const IsoInstant = z.string().refine((v) => !Number.isNaN(Date.parse(v)), "must be an ISO 8601 date or timestamp");
-
-export const ListResponsesQuery = z.object({
-  ...PageQuery,
-  status: z.enum(["in_progress", "completed"]).optional(),
-  since: IsoInstant.optional().openapi({ description: "Responses started at or after this instant" }),
-  until: IsoInstant.optional().openapi({ description: "Responses started before this instant" }),
-});
 
 // ---- builder bodies ----
 
@@ -255,128 +241,3 @@ export type PatchQuestionInput = z.infer<typeof PatchQuestionBody>;
 export const ReorderBody = z.strictObject({ question_ids: z.array(z.string()).max(1000) }).openapi("ReorderQuestions");
 
 export const TemplateSchema = z.object({ id: z.string(), name: z.string(), description: z.string() }).openapi("SurveyTemplate");
-
-// ---- public flow ----
-
-export const StartResponseBody = z
-  .strictObject({
-    respondent: z
-      .strictObject({
-        email: z.string().max(254).optional(),
-        name: z.string().max(200).optional(),
-        external_id: z.string().max(200).optional(),
-        metadata: cappedJsonObject(RESPONDENT_METADATA_BYTES).optional(),
-      })
-      .optional(),
-  })
-  .openapi("StartSurveyResponse");
-export type StartResponseInput = z.infer<typeof StartResponseBody>;
-
-export const AnswerBody = z
-  .strictObject({
-    question_id: z.string().min(1),
-    value: z.unknown().openapi({ description: "The answer, shaped per the question type (see the README's table)" }),
-  })
-  .openapi("SubmitSurveyAnswer");
-export type AnswerInput = z.infer<typeof AnswerBody>;
-
-export const BackBody = z
-  .strictObject({
-    question_id: z
-      .string()
-      .min(1)
-      .optional()
-      .openapi({ description: "An earlier question of the response's path; omitted: the last answered question (one step back)" }),
-  })
-  .openapi("SurveyResponseBack");
-export type BackInput = z.infer<typeof BackBody>;
-
-export const PublicQuestionSchema = z
-  .object({
-    id: z.string(),
-    section_id: z.string().nullable(),
-    type: z.enum(QUESTION_TYPES),
-    title: z.string(),
-    description: z.string().nullable(),
-    options: z.array(z.string()),
-    settings: JsonObject,
-    position: z.number().int().nullable(),
-    branching: JsonObject.optional(),
-    version: z.number().int(),
-    generated: z.boolean(),
-  })
-  .openapi("SurveyPublicQuestion");
-
-export const ResponseStateSchema = z
-  .object({
-    id: z.string(),
-    survey_slug: z.string(),
-    status: z.enum(["in_progress", "completed"]),
-    answered_count: z.number().int(),
-    next_question: PublicQuestionSchema.nullable(),
-    previous_answer: z
-      .object({ value: z.unknown(), answered_at: z.string() })
-      .nullable()
-      .openapi({ description: "After going back: the answer the response gave `next_question` before, until it is answered again (to pre-fill a control); else null" }),
-    can_go_back: z.boolean().openapi({ description: "True while the response is in progress and has answered at least one question" }),
-    finished: z.boolean(),
-    started_at: z.string(),
-    completed_at: z.string().nullable(),
-  })
-  .openapi("SurveyResponseState");
-
-export const PublicSurveySchema = z
-  .object({
-    name: z.string(),
-    slug: z.string(),
-    mode: z.enum(["manual", "ai"]),
-    status: z.enum(SURVEY_STATUSES),
-    accepting_responses: z.boolean(),
-    settings: JsonObject,
-    question_count: z.number().int(),
-    first_question: PublicQuestionSchema.nullable(),
-  })
-  .openapi("SurveyPublicDefinition");
-
-// ---- results ----
-
-export const ResponseRecordSchema = z
-  .object({
-    id: z.string(),
-    survey_id: z.string(),
-    status: z.enum(["in_progress", "completed"]),
-    respondent: JsonObject,
-    answers: z.record(z.string(), z.object({ value: z.unknown(), version: z.number().int(), answered_at: z.string() }).passthrough()),
-    path: z.array(z.string()),
-    generated_questions: z.array(JsonObject),
-    started_at: z.string(),
-    updated_at: z.string(),
-    completed_at: z.string().nullable(),
-  })
-  .openapi("SurveyResponse");
-
-export const SummarySchema = z
-  .object({
-    survey_id: z.string(),
-    response_count: z.number().int(),
-    responses: z.object({ total: z.number().int(), completed: z.number().int(), in_progress: z.number().int() }),
-    questions: z.array(JsonObject),
-  })
-  .openapi("SurveySummary");
-
-// ---- webhooks ----
-
-export const SURVEY_WEBHOOK_EVENTS = ["response.completed"] as const;
-
-export const CreateWebhookBody = z
-  .strictObject({
-    url: z.string().url("must be a valid URL").max(2000),
-    events: z.array(z.enum(SURVEY_WEBHOOK_EVENTS)).min(1).default(["response.completed"]),
-  })
-  .openapi("CreateSurveyWebhook");
-export type CreateWebhookInput = z.infer<typeof CreateWebhookBody>;
-
-export const WebhookSchema = z
-  .object({ id: z.string(), survey_id: z.string(), url: z.string(), events: z.array(z.string()), created_at: z.string() })
-  .openapi("SurveyWebhook");
-export const CreatedWebhookSchema = WebhookSchema.extend({ secret: z.string() }).openapi("SurveyWebhookCreated");

@@ -1,46 +1,39 @@
-// The survey builder: surveys, their status, duplication, sections, questions and reorder. Plain
-// inputs in, API views out; every query filters on the caller's team, and a survey, section or
-// question of another team answers the same 404 as a missing one.
-import { and, asc, count, desc, eq, inArray, like, or, sql, type SQL } from "drizzle-orm";
+// Surveys themselves: list, create, read with their sections and questions, update, the status
+// rules (activate, close), delete with everything they own, and duplicate. Plain inputs in, API
+// views out; every query filters on the caller's team (surveys.repository.ts). Sections and
+// questions are survey-sections.service.ts and survey-questions.service.ts.
+import { and, count, desc, eq, like, or } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Db } from "../../db/client";
+import { getDb, type Db } from "../../db/client";
 import {
   surveyQuestions,
   surveyResponses,
   surveySections,
-  surveySummaryState,
   surveyWebhookDeliveries,
   surveyWebhooks,
   surveys,
   type Branching,
   type JsonObject,
 } from "../../db/schema/surveys";
+import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
-import { ApiError, type FieldErrors } from "../../platform/errors";
-import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
-import { branchingConditionErrors, questionDefinitionErrors } from "./survey-rules";
-import type {
-  CreateQuestionInput,
-  CreateSectionInput,
-  CreateSurveyInput,
-  PatchQuestionInput,
-  PatchSectionInput,
-  PatchSurveyInput,
-  QuestionType,
-  SurveyStatus,
-} from "./surveys.schemas";
-
-export type SurveyRow = typeof surveys.$inferSelect;
-export type SectionRow = typeof surveySections.$inferSelect;
-export type QuestionRow = typeof surveyQuestions.$inferSelect;
-
-export const surveyNotFound = () => ApiError.notFound("Survey not found");
-export const sectionNotFound = () => ApiError.notFound("Section not found");
-export const questionNotFound = () => ApiError.notFound("Question not found");
-
-const DEFAULT_BRANCHING: Branching = { rules: [], default: { go_to_next: true } };
-
-// ---- views ----
+import { ApiError } from "../../platform/errors";
+import { ownedBy, ownedRow } from "../../platform/tenancy";
+import { questionView } from "./survey-questions.service";
+import { sectionView } from "./survey-sections.service";
+import type { CreateSurveyInput, PatchSurveyInput, SurveyStatus } from "./surveys.schemas";
+import {
+  chunk,
+  listQuestionRows,
+  listSectionRows,
+  loadSurvey,
+  pageWindow,
+  paginated,
+  runBatch,
+  type QuestionRow,
+  type SectionRow,
+  type SurveyRow,
+} from "./surveys.repository";
 
 export function surveyView(row: SurveyRow) {
   return {
@@ -57,46 +50,6 @@ export function surveyView(row: SurveyRow) {
   };
 }
 
-export function sectionView(row: SectionRow) {
-  return {
-    id: row.id,
-    survey_id: row.surveyId,
-    title: row.title,
-    description: row.description,
-    position: row.position,
-    created_at: row.createdAt,
-  };
-}
-
-export function questionView(row: QuestionRow) {
-  return {
-    id: row.id,
-    survey_id: row.surveyId,
-    section_id: row.sectionId,
-    type: row.type as QuestionType,
-    title: row.title,
-    description: row.description,
-    options: row.options,
-    settings: row.settings,
-    position: row.position,
-    branching: row.branching as unknown as JsonObject,
-    version: row.version,
-    created_at: row.createdAt,
-  };
-}
-
-/** Runs writes as one D1 batch (one transaction). */
-export async function runBatch(db: Db, items: BatchItem<"sqlite">[]): Promise<void> {
-  if (items.length === 0) return;
-  await db.batch(items as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-}
-
-function chunk<T>(rows: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
-  return out;
-}
-
 /** True when a D1 error is the unique index on slugs. */
 function isSlugCollision(error: unknown): boolean {
   for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
@@ -105,31 +58,25 @@ function isSlugCollision(error: unknown): boolean {
   return false;
 }
 
-const slugTaken = () => ApiError.validation({ slug: ["has already been taken"] });
-
-// ---- surveys ----
-
-export async function loadSurvey(db: Db, teamId: string, id: string): Promise<SurveyRow> {
-  const row = await db.select().from(surveys).where(ownedRow(surveys, teamId, id)).get();
-  return orNotFound(row, surveyNotFound());
+/** Runs a write that may take a slug, answering a taken slug with the spec's 422. */
+async function withSlug<T>(write: PromiseLike<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isSlugCollision(error)) throw ApiError.validation({ slug: ["has already been taken"] });
+    throw error;
+  }
 }
 
-export async function listSurveys(db: Db, teamId: string, q: { page: number; per_page: number; status?: SurveyStatus }) {
+export async function listSurveys(env: Env, teamId: string, q: { page: number; per_page: number; status?: SurveyStatus }) {
+  const db = getDb(env.DB);
   const where = q.status ? and(ownedBy(surveys, teamId), eq(surveys.status, q.status)) : ownedBy(surveys, teamId);
+  const { limit, offset } = pageWindow(q);
   const [rows, [{ total }]] = await Promise.all([
-    db
-      .select()
-      .from(surveys)
-      .where(where)
-      .orderBy(desc(surveys.createdAt), desc(surveys.id))
-      .limit(q.per_page)
-      .offset((q.page - 1) * q.per_page),
+    db.select().from(surveys).where(where).orderBy(desc(surveys.createdAt), desc(surveys.id)).limit(limit).offset(offset),
     db.select({ total: count() }).from(surveys).where(where),
   ]);
-  return {
-    data: rows.map(surveyView),
-    pagination: { page: q.page, per_page: q.per_page, total, total_pages: Math.ceil(total / q.per_page) },
-  };
+  return paginated(rows.map(surveyView), total, q);
 }
 
 /** The ai_config to store for a mode: `{}` for manual, a config with a goal for ai. */
@@ -146,7 +93,7 @@ function aiConfigFor(mode: "manual" | "ai", config: JsonObject | undefined, prov
   return config;
 }
 
-export async function createSurvey(db: Db, teamId: string, input: CreateSurveyInput): Promise<SurveyRow> {
+export async function createSurvey(env: Env, teamId: string, input: CreateSurveyInput): Promise<SurveyRow> {
   const at = nowIso();
   const row: SurveyRow = {
     id: crypto.randomUUID(),
@@ -161,16 +108,14 @@ export async function createSurvey(db: Db, teamId: string, input: CreateSurveyIn
     createdAt: at,
     updatedAt: at,
   };
-  try {
-    await db.insert(surveys).values(row);
-  } catch (error) {
-    if (isSlugCollision(error)) throw slugTaken();
-    throw error;
-  }
+  await withSlug(getDb(env.DB).insert(surveys).values(row));
   return row;
 }
 
-export async function surveyDetail(db: Db, survey: SurveyRow) {
+/** A survey with its sections and questions, each ordered by position. */
+export async function surveyDetail(env: Env, teamId: string, id: string) {
+  const db = getDb(env.DB);
+  const survey = await loadSurvey(db, teamId, id);
   const [sections, questions] = await Promise.all([listSectionRows(db, survey), listQuestionRows(db, survey)]);
   return { ...surveyView(survey), sections: sections.map(sectionView), questions: questions.map(questionView) };
 }
@@ -192,7 +137,8 @@ async function checkTransition(db: Db, survey: SurveyRow, target: SurveyStatus):
   }
 }
 
-export async function setStatus(db: Db, teamId: string, id: string, target: SurveyStatus): Promise<SurveyRow> {
+export async function setStatus(env: Env, teamId: string, id: string, target: SurveyStatus): Promise<SurveyRow> {
+  const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, id);
   await checkTransition(db, survey, target);
   if (target === survey.status) return survey;
@@ -201,7 +147,8 @@ export async function setStatus(db: Db, teamId: string, id: string, target: Surv
   return updated;
 }
 
-export async function updateSurvey(db: Db, teamId: string, id: string, patch: PatchSurveyInput): Promise<SurveyRow> {
+export async function updateSurvey(env: Env, teamId: string, id: string, patch: PatchSurveyInput): Promise<SurveyRow> {
+  const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, id);
   if (patch.status !== undefined) await checkTransition(db, survey, patch.status);
   const mode = patch.mode ?? survey.mode;
@@ -219,20 +166,18 @@ export async function updateSurvey(db: Db, teamId: string, id: string, patch: Pa
     aiConfig,
     updatedAt: nowIso(),
   };
-  try {
-    await db
+  await withSlug(
+    db
       .update(surveys)
       .set({ name: next.name, slug: next.slug, mode: next.mode, status: next.status, settings: next.settings, aiConfig: next.aiConfig, updatedAt: next.updatedAt })
-      .where(ownedRow(surveys, teamId, id));
-  } catch (error) {
-    if (isSlugCollision(error)) throw slugTaken();
-    throw error;
-  }
+      .where(ownedRow(surveys, teamId, id)),
+  );
   return next;
 }
 
 /** Deletes a survey and everything it owns in one batch (the foreign keys cascade as well). */
-export async function deleteSurvey(db: Db, teamId: string, id: string): Promise<void> {
+export async function deleteSurvey(env: Env, teamId: string, id: string): Promise<void> {
+  const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, id);
   await runBatch(db, [
     db.delete(surveyWebhookDeliveries).where(eq(surveyWebhookDeliveries.surveyId, survey.id)),
@@ -255,7 +200,8 @@ async function copySlug(db: Db, slug: string): Promise<string> {
 }
 
 /** Copies a survey with its sections and questions under new ids, remapping every reference. */
-export async function duplicateSurvey(db: Db, teamId: string, id: string) {
+export async function duplicateSurvey(env: Env, teamId: string, id: string) {
+  const db = getDb(env.DB);
   const source = await loadSurvey(db, teamId, id);
   const [sections, questions] = await Promise.all([listSectionRows(db, source), listQuestionRows(db, source)]);
   const at = nowIso();
@@ -290,229 +236,6 @@ export async function duplicateSurvey(db: Db, teamId: string, id: string) {
   const items: BatchItem<"sqlite">[] = [db.insert(surveys).values(copy)];
   for (const rows of chunk(sectionCopies, 14)) items.push(db.insert(surveySections).values(rows));
   for (const rows of chunk(questionCopies, 7)) items.push(db.insert(surveyQuestions).values(rows));
-  try {
-    await runBatch(db, items);
-  } catch (error) {
-    if (isSlugCollision(error)) throw slugTaken();
-    throw error;
-  }
+  await withSlug(runBatch(db, items));
   return { ...surveyView(copy), sections: sectionCopies.map(sectionView), questions: questionCopies.map(questionView) };
-}
-
-// ---- sections ----
-
-async function listSectionRows(db: Db, survey: SurveyRow): Promise<SectionRow[]> {
-  return db
-    .select()
-    .from(surveySections)
-    .where(and(eq(surveySections.surveyId, survey.id), eq(surveySections.teamId, survey.teamId)))
-    .orderBy(asc(surveySections.position), asc(surveySections.createdAt), asc(surveySections.id));
-}
-
-export async function listSections(db: Db, teamId: string, surveyId: string) {
-  return (await listSectionRows(db, await loadSurvey(db, teamId, surveyId))).map(sectionView);
-}
-
-async function loadSection(db: Db, survey: SurveyRow, sectionId: string): Promise<SectionRow> {
-  const row = await db
-    .select()
-    .from(surveySections)
-    .where(and(ownedRow(surveySections, survey.teamId, sectionId), eq(surveySections.surveyId, survey.id)))
-    .get();
-  return orNotFound(row, sectionNotFound());
-}
-
-export async function createSection(db: Db, teamId: string, surveyId: string, input: CreateSectionInput) {
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const row: SectionRow = {
-    id: crypto.randomUUID(),
-    teamId,
-    surveyId: survey.id,
-    title: input.title ?? null,
-    description: input.description ?? null,
-    position: input.position,
-    createdAt: nowIso(),
-  };
-  await db.insert(surveySections).values(row);
-  return sectionView(row);
-}
-
-export async function updateSection(db: Db, teamId: string, surveyId: string, sectionId: string, patch: PatchSectionInput) {
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const section = await loadSection(db, survey, sectionId);
-  const next: SectionRow = {
-    ...section,
-    title: patch.title === undefined ? section.title : patch.title,
-    description: patch.description === undefined ? section.description : patch.description,
-    position: patch.position ?? section.position,
-  };
-  await db
-    .update(surveySections)
-    .set({ title: next.title, description: next.description, position: next.position })
-    .where(ownedRow(surveySections, teamId, section.id));
-  return sectionView(next);
-}
-
-/** Deletes a section; its questions stay, with section_id null (explicitly, and by the foreign key). */
-export async function deleteSection(db: Db, teamId: string, surveyId: string, sectionId: string): Promise<void> {
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const section = await loadSection(db, survey, sectionId);
-  await runBatch(db, [
-    db.update(surveyQuestions).set({ sectionId: null, updatedAt: nowIso() }).where(eq(surveyQuestions.sectionId, section.id)),
-    db.delete(surveySections).where(ownedRow(surveySections, teamId, section.id)),
-  ]);
-}
-
-// ---- questions ----
-
-export async function listQuestionRows(db: Db, survey: SurveyRow): Promise<QuestionRow[]> {
-  return db
-    .select()
-    .from(surveyQuestions)
-    .where(and(eq(surveyQuestions.surveyId, survey.id), eq(surveyQuestions.teamId, survey.teamId)))
-    .orderBy(asc(surveyQuestions.position), asc(surveyQuestions.createdAt), asc(surveyQuestions.id));
-}
-
-export async function listQuestions(db: Db, teamId: string, surveyId: string) {
-  return (await listQuestionRows(db, await loadSurvey(db, teamId, surveyId))).map(questionView);
-}
-
-async function loadQuestion(db: Db, survey: SurveyRow, questionId: string): Promise<QuestionRow> {
-  const row = await db
-    .select()
-    .from(surveyQuestions)
-    .where(and(ownedRow(surveyQuestions, survey.teamId, questionId), eq(surveyQuestions.surveyId, survey.id)))
-    .get();
-  return orNotFound(row, questionNotFound());
-}
-
-/** Checks a question definition against its survey: type rules, section, branching conditions and targets. */
-async function checkQuestion(
-  db: Db,
-  survey: SurveyRow,
-  q: { id?: string; type: QuestionType; options: string[]; settings: JsonObject; sectionId: string | null; branching: Branching },
-): Promise<void> {
-  const errors: FieldErrors = { ...questionDefinitionErrors(q), ...branchingConditionErrors(q) };
-  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
-  const targets = [...q.branching.rules.map((r) => r.then), q.branching.default]
-    .filter((t): t is { go_to_question_id: string } => "go_to_question_id" in t)
-    .map((t) => t.go_to_question_id);
-  const [section, found] = await Promise.all([
-    q.sectionId
-      ? db.select({ id: surveySections.id }).from(surveySections).where(and(ownedRow(surveySections, survey.teamId, q.sectionId), eq(surveySections.surveyId, survey.id))).get()
-      : Promise.resolve({ id: null }),
-    targets.length
-      ? db
-          .select({ id: surveyQuestions.id })
-          .from(surveyQuestions)
-          .where(and(eq(surveyQuestions.surveyId, survey.id), eq(surveyQuestions.teamId, survey.teamId), inArray(surveyQuestions.id, [...new Set(targets)])))
-      : Promise.resolve([]),
-  ]);
-  if (!section) add("section_id", "must be a section of this survey");
-  const known = new Set(found.map((r) => r.id));
-  for (const target of targets) {
-    if (target === q.id) add("branching", "must not jump to the question itself");
-    else if (!known.has(target)) add("branching", `go_to_question_id ${target} is not a question of this survey`);
-  }
-  if (Object.keys(errors).length) throw ApiError.validation(errors);
-}
-
-export async function createQuestion(db: Db, teamId: string, surveyId: string, input: CreateQuestionInput) {
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const at = nowIso();
-  const row: QuestionRow = {
-    id: crypto.randomUUID(),
-    teamId,
-    surveyId: survey.id,
-    sectionId: input.section_id ?? null,
-    type: input.type,
-    title: input.title,
-    description: input.description ?? null,
-    options: input.options ?? [],
-    settings: input.settings ?? {},
-    position: input.position,
-    branching: (input.branching as Branching | undefined) ?? DEFAULT_BRANCHING,
-    version: 1,
-    createdAt: at,
-    updatedAt: at,
-  };
-  await checkQuestion(db, survey, { ...row, type: input.type });
-  await db.insert(surveyQuestions).values(row);
-  return questionView(row);
-}
-
-export async function updateQuestion(db: Db, teamId: string, surveyId: string, questionId: string, patch: PatchQuestionInput) {
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const question = await loadQuestion(db, survey, questionId);
-  const type = (patch.type ?? question.type) as QuestionType;
-  const next: QuestionRow = {
-    ...question,
-    type,
-    title: patch.title ?? question.title,
-    description: patch.description === undefined ? question.description : patch.description,
-    // A type change to one without options clears them unless the caller sent new ones.
-    options: patch.options ?? (patch.type && !["choice", "multi_choice", "ranking"].includes(type) ? [] : question.options),
-    settings: patch.settings ?? question.settings,
-    position: patch.position ?? question.position,
-    sectionId: patch.section_id === undefined ? question.sectionId : patch.section_id,
-    branching: (patch.branching as Branching | undefined) ?? question.branching,
-    // Edits of a live survey get a new version, so answers keep the shape they were given against.
-    version: survey.status === "active" ? question.version + 1 : question.version,
-    updatedAt: nowIso(),
-  };
-  await checkQuestion(db, survey, { ...next, type });
-  const update = db
-    .update(surveyQuestions)
-    .set({
-      type: next.type,
-      title: next.title,
-      description: next.description,
-      options: next.options,
-      settings: next.settings,
-      position: next.position,
-      sectionId: next.sectionId,
-      branching: next.branching,
-      version: survey.status === "active" ? sql`${surveyQuestions.version} + 1` : next.version,
-      updatedAt: next.updatedAt,
-    })
-    .where(ownedRow(surveyQuestions, teamId, question.id));
-  if (type === question.type) await update;
-  // The summary counters group answers by what the question's type summarises: a new type drops
-  // them, in the same transaction, and the next summary read rebuilds them from the responses.
-  else await runBatch(db, [update, db.delete(surveySummaryState).where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, teamId)))]);
-  return questionView(next);
-}
-
-export async function deleteQuestion(db: Db, teamId: string, surveyId: string, questionId: string): Promise<void> {
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const question = await loadQuestion(db, survey, questionId);
-  await db.delete(surveyQuestions).where(ownedRow(surveyQuestions, teamId, question.id));
-}
-
-/**
- * Rewrites every position from the list in one statement (atomic). The list must name each
- * question of the survey exactly once; anything else answers 400 and changes nothing.
- */
-export async function reorderQuestions(db: Db, teamId: string, surveyId: string, questionIds: string[]): Promise<void> {
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const current = await db
-    .select({ id: surveyQuestions.id })
-    .from(surveyQuestions)
-    .where(and(eq(surveyQuestions.surveyId, survey.id), eq(surveyQuestions.teamId, teamId)));
-  const known = new Set(current.map((r) => r.id));
-  const listed = new Set(questionIds);
-  const complete = listed.size === questionIds.length && listed.size === known.size && questionIds.every((id) => known.has(id));
-  if (!complete) throw ApiError.badRequest("question_ids must list every question of the survey exactly once");
-  if (questionIds.length === 0) return;
-  const position: SQL = sql`(SELECT j.key + 1 FROM json_each(${JSON.stringify(questionIds)}) AS j WHERE j.value = ${surveyQuestions.id})`;
-  await db
-    .update(surveyQuestions)
-    .set({ position, updatedAt: nowIso() })
-    .where(
-      and(
-        eq(surveyQuestions.surveyId, survey.id),
-        eq(surveyQuestions.teamId, teamId),
-        sql`${surveyQuestions.id} IN (SELECT value FROM json_each(${JSON.stringify(questionIds)}))`,
-      ),
-    );
 }

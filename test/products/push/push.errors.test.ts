@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { monthOf } from "../../../src/platform/quota";
 import { nowMs, setClock } from "../../../src/platform/clock";
-import { registerSubscriber } from "../../../src/products/push/push.service";
+import { registerSubscriber } from "../../../src/products/push/push-subscribers.service";
 import { generateVapidKeys } from "../../../src/products/push/vapid";
 import { browserSubscription, createApp, subscribe, subscriptionJson } from "./push-helpers";
 

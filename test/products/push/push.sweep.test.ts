@@ -16,7 +16,7 @@ import {
   SWEEP_STUCK_MS,
   sweepPush,
 } from "../../../src/products/push/push.cron";
-import type { PushQueueMessage } from "../../../src/products/push/push.service";
+import type { PushQueueMessage } from "../../../src/products/push/push-notifications.service";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import { browserSubscription, createApp, fakeBatch, pushService, subscribe, type PushRequest } from "./push-helpers";
 

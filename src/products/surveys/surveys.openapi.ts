@@ -1,0 +1,19 @@
+// What every authenticated survey route declares: the scope middleware (attached per route, never
+// with use("*"): the public response flow shares the /surveys prefix and must not run auth()),
+// the tag, and the error responses in the survey body shape.
+import { z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../env";
+import { auth, requireScope } from "../../platform/auth";
+import { authResponses, jsonResponse } from "../../platform/openapi";
+import { SurveyErrorSchema } from "./surveys.schemas";
+
+export const read: MiddlewareHandler<AppEnv>[] = [auth(), requireScope("surveys:read")];
+export const write: MiddlewareHandler<AppEnv>[] = [auth(), requireScope("surveys:write")];
+export const tags = ["Surveys"];
+export const errors = {
+  ...authResponses,
+  404: jsonResponse("Survey, section or question not found (or another team's)", SurveyErrorSchema),
+  422: jsonResponse("Validation failed: `{error, errors: {field: [message]}}`", SurveyErrorSchema),
+};
+export const Ok = z.object({ ok: z.literal(true) });
