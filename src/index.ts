@@ -2,6 +2,7 @@
 // runs to the product jobs of their schedule. The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
+import type { QueueName } from "./platform/jobs/queues";
 import { idempotencyRetention } from "./platform/idempotency";
 import { auditExportConsumer } from "./products/audit/audit.consumer";
 import { auditExportSweepJob } from "./products/audit/audit.cron";
@@ -23,8 +24,8 @@ type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionConte
 /** A scheduled job; what it returns (counts of work done) is for its tests, not for the runner. */
 type CronJob = (env: Env, scheduledTime: number) => Promise<unknown>;
 
-/** The consumer of each queue, by queue name (wrangler.toml). */
-export const consumers: Record<string, QueueHandler> = {
+/** The consumer of each queue, by queue name (the queue table, itself held against wrangler.toml). */
+export const consumers: Record<QueueName, QueueHandler> = {
   "report-export": auditExportConsumer,
   "alert-notifications": consumeAlertNotifications,
   "log-alert-checks": consumeAlertChecks,
@@ -63,7 +64,7 @@ export default {
   fetch: app.fetch,
 
   async queue(batch, env, ctx) {
-    const consumer = consumers[batch.queue];
+    const consumer = (consumers as Record<string, QueueHandler | undefined>)[batch.queue];
     if (!consumer) {
       console.error(JSON.stringify({ msg: "no consumer for queue", queue: batch.queue }));
       batch.retryAll();

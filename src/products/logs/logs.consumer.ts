@@ -3,6 +3,7 @@
 // (one unit of the team's mail quota each); a webhook is a JSON POST through the SSRF guard with a
 // 10 s timeout, retried with backoff. A row per (notification, channel) in log_alert_deliveries
 // makes redelivery harmless: a notification already sent is not sent again.
+import { deliveriesOf } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import type { AlertChannel } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
@@ -37,8 +38,8 @@ export function deliveryKey(note: AlertNotification): string {
 
 /** Webhook timeout (the spec's delivery timeout for chat webhooks, applied here too). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** First delivery plus max_retries (5, wrangler.toml). */
-export const MAX_ATTEMPTS = 6;
+/** Every delivery the queue makes: the first plus max_retries. */
+export const MAX_ATTEMPTS = deliveriesOf("alert-notifications");
 
 interface AlertRecord {
   id: string;

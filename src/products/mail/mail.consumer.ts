@@ -4,6 +4,7 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
+import { deliveriesOf } from "../../platform/jobs/queues";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -17,8 +18,8 @@ import type { EmailRow, EventRow, MailQueueMessage } from "./mail.service";
 
 /** Delivery attempts of one message before it is marked `failed`. */
 export const MAX_ATTEMPTS = 5;
-/** Delivery attempts of one webhook event before it is dropped. */
-export const WEBHOOK_MAX_ATTEMPTS = 6;
+/** Delivery attempts of one webhook event before it is dropped: every delivery the queue makes. */
+export const WEBHOOK_MAX_ATTEMPTS = deliveriesOf("mail-sends");
 /** How long a consumer holds a message it is sending. */
 export const LEASE_MS = 120_000;
 

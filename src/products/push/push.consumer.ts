@@ -12,6 +12,7 @@
 // Fan-out is one chain of messages per notification, identified by the notification's
 // fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
+import { deliveriesOf, sendAll } from "../../platform/jobs/queues";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
@@ -35,8 +36,8 @@ export const SEND_CHUNK = 25;
 export const MAX_ATTEMPTS = 5;
 export const SEND_TIMEOUT_MS = 10_000;
 export const STALE_CLAIM_MS = 5 * 60_000;
-/** Deliveries of one queue message (wrangler.toml max_retries 5, plus the first): after the last, it goes to the dead-letter queue. */
-export const QUEUE_MAX_DELIVERIES = 6;
+/** Deliveries of one queue message (max_retries plus the first): after the last, it goes to the dead-letter queue. */
+export const QUEUE_MAX_DELIVERIES = deliveriesOf("push-sends");
 
 const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
 
@@ -82,11 +83,9 @@ export async function fanOut(env: Env, notificationId: string, after: string | n
   const ids = chunk.map((row) => row.id);
   if (ids.length) {
     await insertDeliveries(env.DB, notificationId, nowIso(), ids).run();
-    const sends: MessageSendRequest<PushQueueMessage>[] = [];
-    for (let i = 0; i < ids.length; i += SEND_CHUNK) {
-      sends.push({ body: { kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) } });
-    }
-    await env.PUSH_QUEUE.sendBatch(sends);
+    const sends: PushQueueMessage[] = [];
+    for (let i = 0; i < ids.length; i += SEND_CHUNK) sends.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
+    await sendAll(env.PUSH_QUEUE, sends);
   }
   if (ids.length === FANOUT_CHUNK) {
     await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: notificationId, after: ids[ids.length - 1], token } satisfies PushQueueMessage);

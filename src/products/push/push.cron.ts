@@ -19,6 +19,7 @@
 // Both UPDATEs move the rows they pick out of the stale set, so overlapping runs do not re-queue a
 // row twice. If the queue send of a run fails, the rows become stale again SWEEP_STUCK_MS later and
 // the next run sends them.
+import { sendAll } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
@@ -34,19 +35,12 @@ export const SWEEP_MAX_FANOUTS = 100;
 export const SWEEP_BATCH_ROWS = 200;
 /** Statements per run: at most 1,000 delivery rows an hour; the rest wait for the next run. */
 export const SWEEP_MAX_BATCHES = 5;
-/** The queue's sendBatch limit. */
-const QUEUE_BATCH = 100;
 
 export interface PushSweepResult {
   fanouts: number;
   deliveries: number;
 }
 
-async function sendAll(env: Env, bodies: PushQueueMessage[]): Promise<void> {
-  for (let i = 0; i < bodies.length; i += QUEUE_BATCH) {
-    await env.PUSH_QUEUE.sendBatch(bodies.slice(i, i + QUEUE_BATCH).map((body) => ({ body })));
-  }
-}
 
 /** (a) Restarts stalled fan-outs, oldest first. Returns how many were re-queued. */
 export async function sweepPushFanouts(env: Env): Promise<number> {
@@ -57,8 +51,8 @@ export async function sweepPushFanouts(env: Env): Promise<number> {
     resume_after: string | null;
   }>();
   await sendAll(
-    env,
-    results.map((r) => ({ kind: "fanout", notification_id: r.id, after: r.resume_after, token: r.fanout_token })),
+    env.PUSH_QUEUE,
+    results.map((r): PushQueueMessage => ({ kind: "fanout", notification_id: r.id, after: r.resume_after, token: r.fanout_token })),
   );
   return results.length;
 }
@@ -85,7 +79,7 @@ export async function sweepPushDeliveries(env: Env): Promise<number> {
         messages.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
       }
     }
-    await sendAll(env, messages);
+    await sendAll(env.PUSH_QUEUE, messages);
     requeued += results.length;
     if (results.length < SWEEP_BATCH_ROWS) break;
   }

@@ -2,6 +2,7 @@
 // time along the respondent's path (survey-flow.ts walks it), go back, and complete it exactly
 // once: one conditional UPDATE wins, and in the same D1 batch the survey's response_count, the
 // summary counters and the webhook deliveries follow only that winner (surveys.queries.ts).
+import { sendAll } from "../../platform/jobs/queues";
 import { and, eq, sql } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema/platform";
@@ -262,7 +263,7 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
   );
   if (results[0].meta.changes === 1 && deliveries.length) {
     try {
-      await env.SURVEY_QUEUE.sendBatch(deliveries.map((d) => ({ body: { delivery_id: d.id } })));
+      await sendAll(env.SURVEY_QUEUE, deliveries.map((d) => ({ delivery_id: d.id })));
     } catch (error) {
       // The completion is committed; the respondent must not see a failure for it. The rows stay
       // pending and the hourly sweep (surveys.cron.ts) queues them again.

@@ -8,6 +8,7 @@
 // token (the original of a delivery the sweeper re-queued) and a duplicate of a message being
 // processed are acknowledged without sending; only a row locked by an attempt that may have
 // crashed is retried later.
+import { deliveriesOf } from "../../platform/jobs/queues";
 import { eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
@@ -20,8 +21,8 @@ import { decryptSecret } from "../../platform/crypto";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
 
-/** Deliveries are attempted this many times before they are marked failed (wrangler max_retries + 1). */
-export const MAX_DELIVERY_ATTEMPTS = 9;
+/** Deliveries are attempted this many times before they are marked failed: every delivery the queue makes. */
+export const MAX_DELIVERY_ATTEMPTS = deliveriesOf("survey-webhooks");
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How long a claim holds a delivery: well beyond one attempt's timeout. */
 export const CLAIM_LEASE_MS = 60_000;

@@ -8,6 +8,7 @@
 // UPDATE ... RETURNING per batch, so overlapping sweeps never re-queue a row twice. If the old
 // message was only late, it now carries a superseded token and the consumer acknowledges it
 // without sending: the receiver still gets the delivery exactly once.
+import { sendAll } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
@@ -39,9 +40,7 @@ export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
     if (results.length === 0) break;
     // If this send fails too, the rows keep their new token and become stale again after
     // SWEEP_STALE_MS: the next run sends them.
-    await env.SURVEY_QUEUE.sendBatch(
-      results.map((r) => ({ body: { delivery_id: r.id, token: r.queue_token } satisfies SurveyWebhookMessage })),
-    );
+    await sendAll(env.SURVEY_QUEUE, results.map((r): SurveyWebhookMessage => ({ delivery_id: r.id, token: r.queue_token })));
     result.requeued += results.length;
     if (results.length < SWEEP_BATCH_SIZE) break;
   }
