@@ -236,3 +236,17 @@ export async function inPool<T>(items: T[], limit: number, task: (item: T) => Pr
   });
   await Promise.all(workers);
 }
+
+/**
+ * The text of an answer. A live stream (the logs tail, `text/event-stream`) does not end: its first
+ * bytes are read, then it is closed, which also frees its slot in the store.
+ */
+export async function answerText(res: Response): Promise<string> {
+  if (res.status === 200 && res.headers.get("content-type")?.startsWith("text/event-stream")) {
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    await reader.cancel();
+    return new TextDecoder().decode(first.value);
+  }
+  return res.text();
+}

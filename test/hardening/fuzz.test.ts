@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, anyIp, type RequestOptions } from "../helpers/api";
-import { buildFixture, call, fillPath, loadOperations, paramKind, routeKey, secretFieldsIn, type Fixture, type Operation } from "./fixtures";
+import { answerText, buildFixture, call, fillPath, loadOperations, paramKind, routeKey, secretFieldsIn, type Fixture, type Operation } from "./fixtures";
 
 /** Total generated requests across all operations (the extra fixed cases come on top). */
 const TARGET = 10_000;
@@ -262,7 +262,7 @@ async function send(op: Operation, req: FuzzRequest): Promise<void> {
   const options: RequestOptions = { key: credential(op), ip: anyIp(), headers };
   if (req.body !== undefined && method !== "GET" && method !== "DELETE") options.raw = req.body as BodyInit;
   const res = await call(method, url, options);
-  const text = await res.text();
+  const text = await answerText(res);
   requests++;
   statusCounts.set(res.status, (statusCounts.get(res.status) ?? 0) + 1);
   // The shape is chosen by the path the Worker sees: `..` segments are resolved by URL parsing.

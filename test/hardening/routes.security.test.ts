@@ -7,6 +7,7 @@ import { SCOPES, hasScope, type Scope } from "../../src/platform/scopes";
 import { ADMIN_TOKEN, anyIp, type RequestOptions } from "../helpers/api";
 import {
   addKey,
+  answerText,
   buildFixture,
   call,
   expectNoSecrets,
@@ -199,14 +200,7 @@ async function send(op: Operation, path: string, options: RequestOptions & { bod
     delete init.body;
   }
   const res = await call(op.method, path, init);
-  let text: string;
-  if (res.status === 200 && res.headers.get("content-type")?.startsWith("text/event-stream")) {
-    // A live stream (the logs tail) does not end: its first bytes are scanned, then it is closed.
-    const reader = res.body!.getReader();
-    const first = await reader.read();
-    await reader.cancel();
-    text = new TextDecoder().decode(first.value);
-  } else text = await res.text();
+  const text = await answerText(res);
   observed++;
   const shownOnce = res.status === 201 || res.status === 200 ? SHOWN_ONCE[routeKey(op)] : undefined;
   expectNoSecrets(`${op.method} ${path} (${res.status})`, text, allSecrets, shownOnce ? [shownOnce] : []);
