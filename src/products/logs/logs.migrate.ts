@@ -6,22 +6,14 @@
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import { logStore, type StoreRow } from "./logs.store";
+import type { EntryRecord } from "./store/log-store";
 
 /** Rows per step: an entry may hold 64 KB of message and metadata, so a step stays well inside a Worker's memory. */
 export const MIGRATE_MAX_ROWS = 1_000;
 
-interface LegacyRow {
-  seq: number;
-  id: string;
+/** A row of the former table: the fields of an entry as the stores keep them (all but `ts`), plus its project. */
+interface LegacyRow extends Omit<EntryRecord, "ts"> {
   project_id: string;
-  stream: string | null;
-  level: string;
-  message: string;
-  service: string | null;
-  trace_id: string | null;
-  span_id: string | null;
-  metadata: string | null;
-  created_at: number;
   retention_days: number | null;
 }
 

@@ -1,10 +1,15 @@
-// The statements of the relay's ingest write, in raw SQL because Drizzle cannot say them: an
-// INSERT ... SELECT guarded by the team's quota, delivery rows expanded from one JSON parameter with
-// json_each, and the quota upsert guarded by the event's existence. Together, in one D1 batch (one
-// transaction), they store the event, its deliveries and its quota units all or nothing, in one
-// round trip: the quota is checked and taken in the same transaction as the event is written, so
-// parallel requests cannot pass the limit together.
+// The relay's raw SQL, because Drizzle cannot say it. The ingest write: an INSERT ... SELECT
+// guarded by the team's quota, delivery rows expanded from one JSON parameter with json_each, and
+// the quota upsert guarded by the event's existence. Together, in one D1 batch (one transaction),
+// they store the event, its deliveries and its quota units all or nothing, in one round trip: the
+// quota is checked and taken in the same transaction as the event is written, so parallel requests
+// cannot pass the limit together. The event reads: the delivery roll-up of an event is correlated
+// EXISTS subqueries over the latest delivery per destination, filtered on in an outer SELECT.
+import { sql } from "drizzle-orm";
+import type { EVENT_DELIVERY_STATUSES } from "./relay.schemas";
 import type { Trigger } from "./relay.service";
+
+type EventDeliveryStatus = (typeof EVENT_DELIVERY_STATUSES)[number];
 
 export interface IngestRow {
   eventId: string;
@@ -87,4 +92,81 @@ export function countEventUnits(db: D1Database, teamId: string, eventId: string,
        ON CONFLICT (team_id, service, period) DO UPDATE SET used = used + excluded.used RETURNING used`,
     )
     .bind(teamId, quota.period, quota.units, eventId);
+}
+
+/** A source's destination count, as a column of a Drizzle select of webhook_sources. */
+// Written out in full: drizzle renders a bare column name inside sql``, which the subquery would capture.
+export const destinationsCountSql = sql<number>`(SELECT COUNT(*) FROM webhook_destinations d WHERE d.source_id = "webhook_sources"."id")`;
+
+/** `none` without deliveries; else from the latest delivery per destination: failed > pending > delivered. */
+const deliveryStatusSql = `CASE
+  WHEN NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) THEN 'none'
+  WHEN EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'failed' AND ${latestPerDestination()}) THEN 'failed'
+  WHEN EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'sending') AND ${latestPerDestination()}) THEN 'pending'
+  ELSE 'delivered' END`;
+
+function latestPerDestination(): string {
+  return `NOT EXISTS (SELECT 1 FROM webhook_deliveries n WHERE n.event_id = d.event_id AND n.destination_id = d.destination_id
+    AND (n.created_at > d.created_at OR (n.created_at = d.created_at AND n.id > d.id)))`;
+}
+
+export interface EventSummaryRow {
+  id: string;
+  source_id: string;
+  event_type: string | null;
+  provider_event_id: string | null;
+  content_type: string | null;
+  size_bytes: number;
+  received_at: string;
+  delivery_status: EventDeliveryStatus;
+}
+
+export interface EventPageFilter {
+  /** Keyset position: events strictly before this (received_at, id). */
+  before?: { receivedAt: string; id: string };
+  /** Exact event type, or a prefix ending in `*`. */
+  type?: string;
+  status?: EventDeliveryStatus;
+}
+
+/** Up to `take` event summaries of a source, newest first, with their delivery roll-up. */
+export async function selectEventPage(db: D1Database, teamId: string, sourceId: string, filter: EventPageFilter, take: number): Promise<EventSummaryRow[]> {
+  const where = ["e.team_id = ?", "e.source_id = ?"];
+  const params: unknown[] = [teamId, sourceId];
+  if (filter.before) {
+    where.push("(e.received_at < ? OR (e.received_at = ? AND e.id < ?))");
+    params.push(filter.before.receivedAt, filter.before.receivedAt, filter.before.id);
+  }
+  if (filter.type) {
+    if (filter.type.endsWith("*")) {
+      // substr, not LIKE: LIKE is case-insensitive, destination filters are not.
+      const prefix = filter.type.slice(0, -1);
+      where.push("substr(e.event_type, 1, ?) = ?");
+      params.push(prefix.length, prefix);
+    } else {
+      where.push("e.event_type = ?");
+      params.push(filter.type);
+    }
+  }
+  const inner = `SELECT e.id, e.source_id, e.event_type, e.provider_event_id, e.content_type, e.size_bytes, e.received_at,
+    ${deliveryStatusSql} AS delivery_status FROM webhook_events e WHERE ${where.join(" AND ")}`;
+  const outer = filter.status ? `SELECT * FROM (${inner}) WHERE delivery_status = ?` : `SELECT * FROM (${inner})`;
+  if (filter.status) params.push(filter.status);
+  params.push(take);
+  const { results } = await db
+    .prepare(`${outer} ORDER BY received_at DESC, id DESC LIMIT ?`)
+    .bind(...params)
+    .all<EventSummaryRow>();
+  return results;
+}
+
+/** One event of a source with its stored headers and body and its delivery roll-up; null when not the team's. */
+export async function selectEventDetail(db: D1Database, teamId: string, sourceId: string, eventId: string) {
+  return db
+    .prepare(
+      `SELECT e.id, e.source_id, e.event_type, e.provider_event_id, e.content_type, e.size_bytes, e.received_at, e.headers, e.body,
+      ${deliveryStatusSql} AS delivery_status FROM webhook_events e WHERE e.id = ? AND e.team_id = ? AND e.source_id = ?`,
+    )
+    .bind(eventId, teamId, sourceId)
+    .first<EventSummaryRow & { headers: string; body: string }>();
 }

@@ -5,7 +5,7 @@ import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
 import { monthOf } from "../../../src/platform/quota";
 import { consumeAlertNotifications, MAX_ATTEMPTS, type AlertNotification } from "../../../src/products/logs/logs.consumer";
-import { checkProjects, consumeAlertChecks, scheduleAlertChecks, type AlertCheck, type AlertRunOptions } from "../../../src/products/logs/logs.cron";
+import { checkProjects, consumeAlertChecks, scheduleAlertChecks, type AlertCheck, type AlertRunOptions } from "../../../src/products/logs/log-alerts.cron";
 import { logStore } from "../../../src/products/logs/logs.store";
 import { call, json } from "../../helpers/api";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";

@@ -8,7 +8,7 @@ import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
 import { monthOf } from "../../../src/platform/quota";
 import { consumeAlertNotifications, type AlertNotification } from "../../../src/products/logs/logs.consumer";
-import { checkAlerts } from "../../../src/products/logs/logs.cron";
+import { checkAlerts } from "../../../src/products/logs/log-alerts.cron";
 import { call, expectError, json } from "../../helpers/api";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
-import { ENTRIES_PAGE_BYTES } from "../../../src/products/logs/logs.service";
+import { ENTRIES_PAGE_BYTES } from "../../../src/products/logs/log-entries.service";
 import { call, expectError, json } from "../../helpers/api";
 import { allEntries, entryCount, ingest, ingestBatch, ndjson, setupProject } from "./helpers";
 

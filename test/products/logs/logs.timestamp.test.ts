@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { setClock } from "../../../src/platform/clock";
-import { checkProjects } from "../../../src/products/logs/logs.cron";
+import { checkProjects } from "../../../src/products/logs/log-alerts.cron";
 import { call, expectError, json } from "../../helpers/api";
 import { allEntries, ingest, ingestBatch, ndjson, setupProject } from "./helpers";
 

@@ -1,0 +1,104 @@
+// Webhook relay events over the database: the cursor-paginated list of a source's events with their
+// delivery roll-up, and one event with its deliveries and their attempts (the SQL of both reads is in
+// relay.queries.ts). Every query filters on the team; no Hono context here.
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { webhookAttempts, webhookDeliveries } from "../../db/schema";
+import { fromBase64Url, toBase64Url } from "../../platform/crypto";
+import { ApiError } from "../../platform/errors";
+import { orNotFound } from "../../platform/tenancy";
+import { selectEventDetail, selectEventPage } from "./relay.queries";
+import type { EVENT_DELIVERY_STATUSES } from "./relay.schemas";
+import { RelayErrors } from "./relay.service";
+import { loadSource } from "./relay-sources.service";
+
+type EventDeliveryStatus = (typeof EVENT_DELIVERY_STATUSES)[number];
+
+interface Cursor {
+  receivedAt: string;
+  id: string;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return toBase64Url(new TextEncoder().encode(JSON.stringify([cursor.receivedAt, cursor.id])));
+}
+
+function decodeCursor(text: string): Cursor {
+  try {
+    const value: unknown = JSON.parse(new TextDecoder().decode(fromBase64Url(text)));
+    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === "string")) return { receivedAt: value[0], id: value[1] };
+  } catch {
+    // fall through
+  }
+  throw ApiError.validation({ cursor: ["is invalid"] });
+}
+
+export async function listEvents(
+  env: Env,
+  teamId: string,
+  sourceId: string,
+  query: { limit: number; cursor?: string; type?: string; status?: EventDeliveryStatus },
+) {
+  await loadSource(getDb(env.DB), teamId, sourceId);
+  const before = query.cursor ? decodeCursor(query.cursor) : undefined;
+  const results = await selectEventPage(env.DB, teamId, sourceId, { before, type: query.type, status: query.status }, query.limit + 1);
+  const page = results.slice(0, query.limit);
+  const hasMore = results.length > query.limit;
+  const last = page[page.length - 1];
+  return {
+    data: page,
+    pagination: { next_cursor: hasMore && last ? encodeCursor({ receivedAt: last.received_at, id: last.id }) : null, has_more: hasMore, limit: query.limit },
+  };
+}
+
+export async function getEvent(env: Env, teamId: string, sourceId: string, eventId: string) {
+  const db = getDb(env.DB);
+  await loadSource(db, teamId, sourceId);
+  const event = orNotFound(await selectEventDetail(env.DB, teamId, sourceId, eventId), RelayErrors.event());
+  const [deliveries, attempts] = await db.batch([
+    db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.teamId, teamId))).orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id)),
+    db
+      .select()
+      .from(webhookAttempts)
+      .where(
+        and(
+          eq(webhookAttempts.teamId, teamId),
+          inArray(webhookAttempts.deliveryId, db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId))),
+        ),
+      )
+      .orderBy(asc(webhookAttempts.number)),
+  ]);
+  const byDelivery = new Map<string, typeof attempts>();
+  for (const attempt of attempts) {
+    const list = byDelivery.get(attempt.deliveryId) ?? [];
+    list.push(attempt);
+    byDelivery.set(attempt.deliveryId, list);
+  }
+  return {
+    ...event,
+    headers: JSON.parse(event.headers) as Record<string, string>,
+    deliveries: deliveries.map((d) => ({
+      id: d.id,
+      destination_id: d.destinationId,
+      status: d.status,
+      attempts_count: d.attempts,
+      last_status_code: d.lastStatusCode,
+      last_error: d.lastError,
+      next_attempt_at: d.nextAttemptAt,
+      delivered_at: d.deliveredAt,
+      trigger: d.trigger as "ingest" | "replay",
+      created_at: d.createdAt,
+      attempts: (byDelivery.get(d.id) ?? []).map((a) => ({
+        id: a.id,
+        number: a.number,
+        attempted_at: a.attemptedAt,
+        status_code: a.statusCode,
+        duration_ms: a.durationMs,
+        error: a.error,
+        response_body: a.responseBody,
+        retry_in_seconds: a.retryInSeconds,
+      })),
+    })),
+  };
+}

@@ -1,0 +1,62 @@
+// The public ingest address of webhook relay sources, {APP_URL}/in/<slug>: no credential, the
+// `public` rate-limit bucket, the body read capped as UTF-8 text, then relay.ingest.ts.
+import { createRoute } from "@hono/zod-openapi";
+import { readBodyCapped } from "../../platform/body";
+import { ApiError } from "../../platform/errors";
+import { dataResponse, jsonResponse } from "../../platform/openapi";
+import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { createRouter, publicSecurity } from "../../platform/router";
+import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ingest";
+import { tags } from "./relay.openapi";
+import { IngestAcceptedSchema, MAX_BODY_BYTES, RelayErrorSchema, SlugParam } from "./relay.schemas";
+
+export const ingestRouter = createRouter();
+
+ingestRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/{slug}",
+    operationId: "ingestWebhook",
+    security: publicSecurity,
+    tags,
+    summary: "Public ingest address of a source",
+    description:
+      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event is stored and its deliveries are queued; the first delivery attempt then starts at once, in the background of this request (the queue retries failures).",
+    request: { params: SlugParam },
+    responses: {
+      202: dataResponse("Stored and queued", IngestAcceptedSchema),
+      401: jsonResponse("Invalid webhook signature", RelayErrorSchema),
+      404: jsonResponse("Source not found", RelayErrorSchema),
+      410: jsonResponse("Source is disabled", RelayErrorSchema),
+      413: jsonResponse("Payload too large (max 1 MB)", RelayErrorSchema),
+      415: jsonResponse("Body is not UTF-8 text", RelayErrorSchema),
+      429: jsonResponse("Rate limit exceeded, or monthly quota", RelayErrorSchema),
+      503: jsonResponse("Could not queue; retry", RelayErrorSchema),
+    },
+  }),
+  async (c) => {
+    // The `public` bucket, the body and the source are independent I/O: all three at once, then
+    // refused in the order a sender expects (429, then 413/415, then 404).
+    const [limited, body, found] = await Promise.allSettled([
+      enforceBucket(c, "public", `ip:${clientIp(c)}`),
+      readBody(c.req.raw),
+      loadIngestSource(c.env, c.req.valid("param").slug),
+    ]);
+    for (const outcome of [limited, body, found]) if (outcome.status === "rejected") throw outcome.reason;
+    const inbound = { headers: c.req.raw.headers, body: (body as PromiseFulfilledResult<string>).value, contentType: c.req.header("content-type") ?? null };
+    const result = await receiveWebhook(c.env, (found as PromiseFulfilledResult<IngestSource>).value, inbound, c.executionCtx);
+    return c.json({ data: result }, 202);
+  },
+);
+
+const tooLarge = () => new ApiError("payload_too_large", "Payload too large (max 1MB)");
+
+/** Reads the request body as UTF-8 text, refusing more than MAX_BODY_BYTES without buffering it all. */
+async function readBody(request: Request): Promise<string> {
+  const bytes = await readBodyCapped(request, MAX_BODY_BYTES, tooLarge);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new ApiError("unsupported_media_type", "Body must be UTF-8 text", { status: 415 });
+  }
+}
