@@ -1,15 +1,13 @@
 // Scheduled work of the Logs product. Hourly, the retention: old per-day counters, notification
 // records and alert firings (90 days) in D1, and entries left in the former D1 table (see
 // logs.migrate.ts). Entries in the stores are purged by each store's own alarm. The every-minute
-// alert check is log-alerts.cron.ts, re-exported here for src/index.ts.
+// alert check is log-alerts.cron.ts.
 import { lt } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import { logAlertDeliveries, logDailyUsage } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
 import { deleteExpiredEntries, deleteOldFirings } from "./logs.queries";
-
-export { checkLogAlerts, consumeAlertChecks } from "./log-alerts.cron";
 
 const DAY_MS = 86_400_000;
 
