@@ -8,7 +8,7 @@ import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
-import { createRouter } from "./platform/router";
+import { createRouter, productErrorFormats, type Mounts } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
 import { auditRouter } from "./products/audit/audit.routes";
@@ -29,6 +29,30 @@ export const API_PREFIX = "/api/v1";
 /** Mounts whose routes read their bodies with a capped reader of their own (src/platform/body.ts). */
 const OWN_BODY_READERS = [`${API_PREFIX}/logs/ingest`, `${API_PREFIX}/emails`, "/in"];
 
+/**
+ * Every router and where it is mounted, in mount order (Hono matches in that order). The table also
+ * gives each request its product's error shape (platform/router.ts), so the mount prefix is the only
+ * place a product's path is written.
+ */
+const MOUNTS: Mounts = [
+  [`${API_PREFIX}/admin`, adminRouter],
+  [`${API_PREFIX}/usage`, usageRouter],
+  [`${API_PREFIX}/orgs`, auditRouter],
+  ["/insights/audit/reports", auditViewerRouter],
+  [`${API_PREFIX}/logs/ingest`, logsIngestRouter],
+  [`${API_PREFIX}/logs`, logsRouter],
+  // Before the mail webhooks router at /webhooks: the relay owns everything under /webhooks/sources.
+  [`${API_PREFIX}/webhooks/sources`, relayRouter],
+  ["/in", ingestRouter],
+  [`${API_PREFIX}/emails`, emailsRouter],
+  [`${API_PREFIX}/domains`, domainsRouter],
+  [`${API_PREFIX}/webhooks`, mailWebhooksRouter],
+  [`${API_PREFIX}/push`, pushRouter],
+  [`${API_PREFIX}/surveys`, surveysRouter],
+  [`${API_PREFIX}/surveys`, surveysPublicRouter],
+  ["", surveyPageRouter],
+];
+
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = createRouter();
 
@@ -36,6 +60,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.get("/health", (c) => c.json({ ok: true }));
 
   app.use("*", requestContext());
+  // The error shape of the product serving the request, before anything below can fail.
+  app.use("*", productErrorFormats(MOUNTS));
   // Every body is limited before anything parses it: 1 MB unless the route reads its body itself
   // with a limit and error of its own (log ingest 5 MB, mail send 10 MiB, relay ingest 1 MB).
   const defaultLimit = limitBody(JSON_BODY_LIMIT);
@@ -50,22 +76,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   const idempotency = idempotent();
   for (const path of IDEMPOTENT_ROUTES) app.use(`${API_PREFIX}${path}`, idempotency);
 
-  app.route(`${API_PREFIX}/admin`, adminRouter);
-  app.route(`${API_PREFIX}/usage`, usageRouter);
-  app.route(`${API_PREFIX}/orgs`, auditRouter);
-  app.route("/insights/audit/reports", auditViewerRouter);
-  app.route(`${API_PREFIX}/logs/ingest`, logsIngestRouter);
-  app.route(`${API_PREFIX}/logs`, logsRouter);
-  // Before the mail webhooks router at /webhooks: the relay owns everything under /webhooks/sources.
-  app.route(`${API_PREFIX}/webhooks/sources`, relayRouter);
-  app.route("/in", ingestRouter);
-  app.route(`${API_PREFIX}/emails`, emailsRouter);
-  app.route(`${API_PREFIX}/domains`, domainsRouter);
-  app.route(`${API_PREFIX}/webhooks`, mailWebhooksRouter);
-  app.route(`${API_PREFIX}/push`, pushRouter);
-  app.route(`${API_PREFIX}/surveys`, surveysRouter);
-  app.route(`${API_PREFIX}/surveys`, surveysPublicRouter);
-  app.route("/", surveyPageRouter);
+  for (const [prefix, router] of MOUNTS) app.route(prefix || "/", router);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

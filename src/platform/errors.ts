@@ -1,6 +1,6 @@
-// One error type for the whole platform and the table that renders it. Products register a
-// formatter for their path prefix so their 404s, validation errors and policy errors come out in
-// their own documented body shape; auth (401/403) and rate-limit (429) bodies are the same
+// One error type for the whole platform and how it renders. Each product's router carries a
+// formatter (src/platform/router.ts) so its 404s, validation errors and policy errors come out in
+// its own documented body shape; auth (401/403) and rate-limit (429) bodies are the same
 // everywhere, as the specification's Authentication and Limits sections require.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ZodError } from "zod";
@@ -95,28 +95,11 @@ export type ErrorFormatter = (error: ApiError, requestId: string) => unknown;
 export const defaultFormatter: ErrorFormatter = (error) =>
   error.details ? { error: error.message, details: error.details } : { error: error.message, ...error.extra };
 
-const formatters: Array<{ prefix: string; pattern: RegExp; format: ErrorFormatter }> = [];
-
-/**
- * Registers the body shape of one product for every path under `prefix` (longest prefix wins).
- * A prefix may hold `*` for one path segment, as in the audit prefix with its org and project ids.
- */
-export function registerErrorFormat(prefix: string, format: ErrorFormatter): void {
-  const pattern = new RegExp("^" + prefix.split("*").map(escapeRegExp).join("[^/]+") + "(/|$)");
-  formatters.push({ prefix, pattern, format });
-  formatters.sort((a, b) => b.prefix.length - a.prefix.length);
-}
-
 /** Codes whose body is fixed by the specification for every product. */
 const UNIVERSAL = new Set(["unauthorized", "forbidden", "rate_limited"]);
 
-/** Renders an error for a request path: universal shapes first, then the product's formatter. */
-export function renderError(error: ApiError, path: string, requestId: string): unknown {
+/** Renders an error: the universal shapes first, then the product's formatter, else the default. */
+export function renderError(error: ApiError, format: ErrorFormatter | undefined, requestId: string): unknown {
   if (UNIVERSAL.has(error.code)) return { error: error.message, ...error.extra };
-  const match = formatters.find((f) => f.pattern.test(path));
-  return (match?.format ?? defaultFormatter)(error, requestId);
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return (format ?? defaultFormatter)(error, requestId);
 }

@@ -1,4 +1,5 @@
-// The root error handler: ApiError is rendered in the shape registered for the request's path;
+// The root error handler: ApiError is rendered in the shape of the product serving the request
+// (set in the context by the router table, src/platform/router.ts);
 // framework errors are mapped to ApiError first; anything else is logged with the request id and
 // answered 500 without a stack trace.
 import type { Context } from "hono";
@@ -29,6 +30,6 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
     console.error(JSON.stringify({ msg: "unhandled error", requestId, path: c.req.path, error: String(error), stack: (error as Error)?.stack }));
     apiError = new ApiError("internal", "Internal server error");
   }
-  const body = renderError(apiError, c.req.path, requestId);
+  const body = renderError(apiError, c.get("errorFormat"), requestId);
   return c.json(body as object, apiError.status, apiError.headers);
 }

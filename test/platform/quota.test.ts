@@ -77,7 +77,7 @@ describe("consumeQuota", () => {
     expect(apiError.status).toBe(429);
     expect(apiError.message).toBe(QUOTA_MESSAGE);
     // Rendered as 429 {error} with no retry_after and no retry-after header.
-    expect(renderError(apiError, "/api/v1/usage", "req-1")).toEqual({ error: QUOTA_MESSAGE });
+    expect(renderError(apiError, undefined, "req-1")).toEqual({ error: QUOTA_MESSAGE });
     expect(apiError.headers?.["retry-after"]).toBeUndefined();
     // Nothing was consumed by the refusal.
     expect(await usedOf(o.teamId, "ai", "2032-03")).toBe(10);

@@ -5,7 +5,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { auth, requireScope } from "../../platform/auth";
-import { ApiError, registerErrorFormat, zodDetails } from "../../platform/errors";
+import { ApiError, zodDetails, type ErrorFormatter } from "../../platform/errors";
 import { authResponses, jsonBody, jsonResponse } from "../../platform/openapi";
 import { rateLimit } from "../../platform/rate-limit/middleware";
 import { bearerSecurity, createRouter } from "../../platform/router";
@@ -59,7 +59,8 @@ const ERROR_CODES: Record<string, string> = {
   internal: "internal_error",
 };
 
-registerErrorFormat("/api/v1/orgs/*/projects/*/audit", (error, requestId) => ({
+/** The audit envelope: `{data: null, meta: {request_id}, error: {code, message[, details]}}`. */
+const auditErrorFormat: ErrorFormatter = (error, requestId) => ({
   data: null,
   meta: { request_id: requestId },
   error: {
@@ -67,7 +68,7 @@ registerErrorFormat("/api/v1/orgs/*/projects/*/audit", (error, requestId) => ({
     message: error.message,
     ...(error.details ? { details: error.details } : {}),
   },
-}));
+});
 
 const BASE = "/{org_id}/projects/{project_id}/audit";
 
@@ -101,7 +102,7 @@ const jsonOnly: MiddlewareHandler<AppEnv> = async function jsonOnly(c, next) {
   await next();
 };
 
-export const auditRouter = createRouter();
+export const auditRouter = createRouter({ errorFormat: auditErrorFormat });
 auditRouter.use("/:org_id/projects/:project_id/audit/*", auth(), ownOrg, jsonOnly);
 
 const ok = <T>(c: Context<AppEnv>, data: T) => ({ data, meta: { request_id: c.get("requestId") }, error: null });

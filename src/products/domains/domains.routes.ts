@@ -4,14 +4,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
 import { auth, requireAnyScope, requireScope } from "../../platform/auth";
-import { registerErrorFormat } from "../../platform/errors";
 import { authResponses, dataOf, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
 import { mailErrorFormat } from "../mail/mail.routes";
 import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
-
-registerErrorFormat("/api/v1/domains", mailErrorFormat);
 
 const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
 const DomainBody = z.object({ name: z.string().max(253).openapi({ example: "acme.dev" }) }).openapi("AddDomain");
@@ -32,7 +29,7 @@ const tags = ["Mail: sending domains"];
 
 const domainId = (id: string) => uuidOr404(id, domainNotFound);
 
-export const domainsRouter = createRouter();
+export const domainsRouter = createRouter({ errorFormat: mailErrorFormat });
 
 domainsRouter.openapi(
   createRoute({

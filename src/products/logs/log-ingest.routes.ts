@@ -17,7 +17,8 @@ const ingestErrors = {
   503: jsonResponse("Log storage temporarily unavailable: nothing was stored, retry after a brief backoff", IngestError),
 };
 
-export const logsIngestRouter = createRouter();
+// Log ingest bodies are `{error: <message>}` (spec: Response envelopes).
+export const logsIngestRouter = createRouter({ errorFormat: (error) => ({ error: error.message }) });
 logsIngestRouter.openAPIRegistry.registerComponent("securitySchemes", "ingestToken", {
   type: "http",
   scheme: "bearer",

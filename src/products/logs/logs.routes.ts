@@ -2,19 +2,17 @@
 // ingest token only, body `{ok: true}` / `{error}`; log-ingest.routes.ts) and `logsRouter` (projects,
 // entries, alerts: team API key with logs:read / logs:write, body `{data: ...}` / `{error[, details]}`),
 // which mounts the projects and alerts routers (log-projects.routes.ts, log-alerts.routes.ts) in the
-// order their operations appear in the OpenAPI document. The error bodies of both are registered here.
-import { registerErrorFormat } from "../../platform/errors";
+// order their operations appear in the OpenAPI document.
+import type { ErrorFormatter } from "../../platform/errors";
 import { createRouter } from "../../platform/router";
 import { logAlertsRouter } from "./log-alerts.routes";
 import { logProjectsRouter } from "./log-projects.routes";
 
 export { logsIngestRouter } from "./log-ingest.routes";
 
-// Log ingest bodies are `{error: <message>}` (spec: Response envelopes); the rest of /logs uses the
-// Validation shape, with `details` only on field validation failures.
-registerErrorFormat("/api/v1/logs/ingest", (error) => ({ error: error.message }));
-registerErrorFormat("/api/v1/logs", (error) => (error.details ? { error: error.message, details: error.details } : { error: error.message }));
+/** /logs (not ingest) uses the Validation shape, with `details` only on field validation failures. */
+const logsErrorFormat: ErrorFormatter = (error) => (error.details ? { error: error.message, details: error.details } : { error: error.message });
 
-export const logsRouter = createRouter();
+export const logsRouter = createRouter({ errorFormat: logsErrorFormat });
 logsRouter.route("/", logProjectsRouter);
 logsRouter.route("/", logAlertsRouter);

@@ -8,7 +8,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv, Env } from "../../env";
 import { auth, requireAnyScope, requireScope, type Principal } from "../../platform/auth";
-import { ApiError, registerErrorFormat, type ErrorFormatter, type FieldErrors } from "../../platform/errors";
+import { ApiError, type ErrorFormatter, type FieldErrors } from "../../platform/errors";
 import { authResponses, dataOf, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import {
@@ -51,9 +51,6 @@ export const mailErrorFormat: ErrorFormatter = (error) => {
   if (error.details) return { error: "Validation failed", details: error.details };
   return { error: error.message };
 };
-registerErrorFormat("/api/v1/emails", mailErrorFormat);
-// Only the mail webhooks: the relay registers its own, longer "/api/v1/webhooks/sources".
-registerErrorFormat("/api/v1/webhooks", mailErrorFormat);
 
 /**
  * A live key sends only from domains verified for its team (403 `domain_not_verified`; in a batch
@@ -95,7 +92,7 @@ const sendErrors = {
 const policyDescription =
   "Rules are evaluated in a fixed order and the first broken one answers: 400 (JSON, required fields), 422 field validation, then override_forbidden, forbidden_header, invalid_stream, stream_required, stream_not_allowed, sandbox_disabled, sandbox_domain_forbidden (live keys), sandbox_stream_forbidden, sandbox sender domain (422 validation on `from`), sandbox_extra_recipients, recipient_not_allowed, hourly_cap_exceeded, daily_cap_exceeded, then the monthly `mail` quota.";
 
-export const emailsRouter = createRouter();
+export const emailsRouter = createRouter({ errorFormat: mailErrorFormat });
 
 const sendRoute = createRoute({
   method: "post",
@@ -275,7 +272,7 @@ emailsRouter.openapi(
 // Mail event webhooks, mounted at /api/v1/webhooks next to the relay's /webhooks/sources. No
 // router-wide middleware: auth and scopes sit on each route, so nothing here runs for a relay path,
 // and ids must be UUIDs, so `/webhooks/sources` is never taken for a mail webhook id.
-export const mailWebhooksRouter = createRouter();
+export const mailWebhooksRouter = createRouter({ errorFormat: mailErrorFormat });
 const webhookNotFound = () => ApiError.notFound("Webhook not found");
 const webhookErrors = { ...authResponses, 404: jsonResponse("Not found", ErrorBody), 422: jsonResponse("Validation failed", ValidationErrorBody) };
 

@@ -2,7 +2,7 @@
 // extension). Bodies `{data: ...}`; errors `{error}` or the spec's Validation shape.
 import { createRoute, z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
-import { registerErrorFormat } from "../../platform/errors";
+import type { ErrorFormatter } from "../../platform/errors";
 import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { rateLimit } from "../../platform/rate-limit/middleware";
 import { bearerSecurity, createRouter } from "../../platform/router";
@@ -27,9 +27,9 @@ import { createApp, deleteApp, getApp, listApps, updateApp } from "./push-apps.s
 import { getNotification, listNotifications, sendNotification } from "./push-notifications.service";
 import { deleteSubscriber, listSubscribers, registerSubscriber } from "./push-subscribers.service";
 
-registerErrorFormat("/api/v1/push", (error) =>
-  error.details ? { error: error.message, details: error.details } : { error: error.message },
-);
+/** Push errors: `{error}`, plus `details` on validation failures. */
+const pushErrorFormat: ErrorFormatter = (error) =>
+  error.details ? { error: error.message, details: error.details } : { error: error.message };
 
 const ErrorSchema = z.object({ error: z.string() }).openapi("PushError");
 const ValidationErrorSchema = z
@@ -40,7 +40,7 @@ const notFound = (what: string) => ({ 404: jsonResponse(`${what} not found (or a
 const invalid = { 422: jsonResponse("Validation failed", ValidationErrorSchema) };
 const common = { tags: ["Push"], security: bearerSecurity };
 
-export const pushRouter = createRouter();
+export const pushRouter = createRouter({ errorFormat: pushErrorFormat });
 pushRouter.use("*", auth());
 
 // Apps ----------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // The public ingest address of webhook relay sources, {APP_URL}/in/<slug>: no credential, the
 // `public` rate-limit bucket, the body read capped as UTF-8 text, then relay.ingest.ts.
+import { relayErrorFormat } from "./relay.openapi";
 import { createRoute } from "@hono/zod-openapi";
 import { readBodyCapped } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
@@ -10,7 +11,7 @@ import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ing
 import { tags } from "./relay.openapi";
 import { IngestAcceptedSchema, MAX_BODY_BYTES, RelayErrorSchema, SlugParam } from "./relay.schemas";
 
-export const ingestRouter = createRouter();
+export const ingestRouter = createRouter({ errorFormat: relayErrorFormat });
 
 ingestRouter.openapi(
   createRoute({

@@ -4,6 +4,7 @@
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
+import type { ErrorFormatter } from "../../platform/errors";
 import { auth, requireScope } from "../../platform/auth";
 import { authResponses, jsonResponse } from "../../platform/openapi";
 import { SurveyErrorSchema } from "./surveys.schemas";
@@ -17,3 +18,10 @@ export const errors = {
   422: jsonResponse("Validation failed: `{error, errors: {field: [message]}}`", SurveyErrorSchema),
 };
 export const Ok = z.object({ ok: z.literal(true) });
+
+/**
+ * Survey errors: `{error}`, plus `errors: {field: [message]}` on validation failures (the spec's
+ * `errors.slug: ['has already been taken']`). 401/403/429-rate-limit keep the universal shapes.
+ */
+export const surveysErrorFormat: ErrorFormatter = (error) =>
+  error.details ? { error: error.message, errors: error.details } : { error: error.message, ...error.extra };

@@ -5,6 +5,7 @@
 // surveys, 30 per 60 s). The definition, resume, answers, back and complete are not in the team's
 // strict bucket, so respondents already answering are never cut off by traffic that the team does
 // not control.
+import { surveysErrorFormat } from "./surveys.openapi";
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../../db/client";
@@ -48,7 +49,7 @@ async function publicSurvey(c: Context<AppEnv>, slug: string, { start = false } 
   return survey;
 }
 
-export const surveysPublicRouter = createRouter();
+export const surveysPublicRouter = createRouter({ errorFormat: surveysErrorFormat });
 
 surveysPublicRouter.openapi(
   createRoute({

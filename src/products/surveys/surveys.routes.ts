@@ -7,14 +7,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ssrfOptions } from "../../platform/ssrf";
 import { assertSettingsUrls } from "../survey-page/survey-settings";
-import { registerErrorFormat } from "../../platform/errors";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import { surveyQuestionsRouter } from "./survey-questions.routes";
 import { surveyResultsRouter } from "./survey-results.routes";
 import { surveySectionsRouter } from "./survey-sections.routes";
 import { SURVEY_TEMPLATES } from "./survey-templates";
-import { errors, read, tags, write } from "./surveys.openapi";
+import { errors, read, surveysErrorFormat, tags, write } from "./surveys.openapi";
 import {
   CreateSurveyBody,
   ListSurveysQuery,
@@ -27,13 +26,7 @@ import {
 } from "./surveys.schemas";
 import { createSurvey, deleteSurvey, duplicateSurvey, listSurveys, setStatus, surveyDetail, surveyView, updateSurvey } from "./surveys.service";
 
-// Survey errors: `{error}`, plus `errors: {field: [message]}` on validation failures (the spec's
-// `errors.slug: ['has already been taken']`). 401/403/429-rate-limit keep the universal shapes.
-registerErrorFormat("/api/v1/surveys", (error) =>
-  error.details ? { error: error.message, errors: error.details } : { error: error.message, ...error.extra },
-);
-
-export const surveysRouter = createRouter();
+export const surveysRouter = createRouter({ errorFormat: surveysErrorFormat });
 
 surveysRouter.openapi(
   createRoute({
