@@ -9,7 +9,8 @@ import type { AppEnv } from "../../env";
 import { rateLimit } from "../../platform/rate-limit/middleware";
 import { createRouter, publicSecurity } from "../../platform/router";
 import { notFoundHtml, renderHtml } from "./audit.render";
-import { fileNameOf, mintDownloadUrl, readArtefact, reportView, resolveToken } from "./audit.service";
+import { mintDownloadUrl, resolveToken } from "./audit-share.service";
+import { fileNameOf, readArtefact, reportView } from "./audit.service";
 
 /** Headers of every viewer answer: never cached, never indexed, the token never leaked onwards. */
 const PAGE_HEADERS = {
