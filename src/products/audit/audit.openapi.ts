@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { requireScope } from "../../platform/auth";
 import { authResponses, jsonResponse } from "../../platform/openapi";
+import { pagination, type PageQuery } from "../../platform/pagination";
 import type { Scope } from "./audit-summary.service";
 import { AuditErrorSchema } from "./audit.schemas";
 
@@ -12,12 +13,9 @@ export const BASE = "/{org_id}/projects/{project_id}/audit";
 
 export const ok = <T>(c: Context<AppEnv>, data: T) => ({ data, meta: { request_id: c.get("requestId") }, error: null });
 /** The envelope of a paginated list: `meta` adds the page numbers. */
-export const okPage = <T>(c: Context<AppEnv>, items: T[], total: number, query: { page: number; per_page: number }) => ({
+export const okPage = <T>(c: Context<AppEnv>, items: T[], total: number, query: PageQuery) => ({
   data: items,
-  meta: {
-    request_id: c.get("requestId"),
-    pagination: { page: query.page, per_page: query.per_page, total, total_pages: Math.ceil(total / query.per_page) },
-  },
+  meta: { request_id: c.get("requestId"), pagination: pagination(query, total) },
   error: null,
 });
 export const scopeOf = (c: Context<AppEnv>, projectId: string): Scope => ({ teamId: c.get("principal").teamId, projectId });

@@ -5,6 +5,7 @@ import { and, count, desc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditFindings, auditReports } from "../../db/schema/audit";
+import type { PageQuery } from "../../platform/pagination";
 import type { Scope } from "./audit-summary.service";
 
 /** The tables whose rows belong to one project of one team. */
@@ -23,7 +24,7 @@ export async function projectPage<T extends ProjectTable>(
   env: Env,
   table: T,
   scope: Scope,
-  query: { status?: T["$inferSelect"]["status"]; page: number; per_page: number },
+  query: PageQuery & { status?: T["$inferSelect"]["status"] },
 ): Promise<{ rows: T["$inferSelect"][]; total: number }> {
   const db = getDb(env.DB);
   const where = and(

@@ -6,6 +6,7 @@ import { getDb } from "../../db/client";
 import { emailEvents, emails, type MailKeyPolicy, type MailStatus } from "../../db/schema";
 import type { Principal } from "../../platform/auth";
 import { nowIso, nowMs } from "../../platform/clock";
+import { pagination, type PageQuery } from "../../platform/pagination";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { ApiError } from "../../platform/errors";
@@ -220,14 +221,12 @@ export async function enqueue(env: Env, messages: MailQueueMessage[], delaySecon
   }
 }
 
-export interface ListFilters {
+export interface ListFilters extends PageQuery {
   status?: MailStatus;
   stream?: Stream;
   recipient?: string;
   since?: string;
   until?: string;
-  page: number;
-  per_page: number;
 }
 
 /** A page of a team's emails, newest first, with the total for the filters. */
@@ -253,10 +252,7 @@ export async function listEmails(env: Env, teamId: string, filters: ListFilters)
       .offset((filters.page - 1) * filters.per_page),
     db.select({ total: count() }).from(emails).where(condition),
   ]);
-  return {
-    rows,
-    pagination: { page: filters.page, per_page: filters.per_page, total, total_pages: Math.ceil(total / filters.per_page) },
-  };
+  return { rows, pagination: pagination(filters, total) };
 }
 
 const STATUS_RANK: Record<MailStatus, number> = { queued: 0, sent: 1, delivered: 2, bounced: 2, complained: 2, failed: 2 };
