@@ -2,10 +2,9 @@
 // verify over DNS-over-HTTPS. Errors use the mail product's shapes. The operator's direct
 // verification lives in the operator API (src/platform/admin).
 import { createRoute, z } from "@hono/zod-openapi";
-import { getDb } from "../../db/client";
 import { auth, requireAnyScope, requireScope } from "../../platform/auth";
 import { registerErrorFormat } from "../../platform/errors";
-import { authResponses, dataOf, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
 import { mailErrorFormat } from "../mail/mail.routes";
@@ -63,7 +62,7 @@ domainsRouter.openapi(
     middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
     responses: { 200: dataResponse("The domains", z.array(DomainSchema)), ...authResponses },
   }),
-  async (c) => c.json({ data: (await listDomains(getDb(c.env.DB), c.get("principal").teamId)).map(domainView) }, 200),
+  async (c) => c.json({ data: (await listDomains(c.env, c.get("principal").teamId)).map(domainView) }, 200),
 );
 
 domainsRouter.openapi(
@@ -78,7 +77,7 @@ domainsRouter.openapi(
     request: { params: IdParam },
     responses: { 200: dataResponse("The domain", DomainSchema), ...errors },
   }),
-  async (c) => c.json({ data: domainView(await getDomain(getDb(c.env.DB), c.get("principal").teamId, domainId(c.req.valid("param").id))) }, 200),
+  async (c) => c.json({ data: domainView(await getDomain(c.env, c.get("principal").teamId, domainId(c.req.valid("param").id))) }, 200),
 );
 
 domainsRouter.openapi(
@@ -95,7 +94,7 @@ domainsRouter.openapi(
     responses: { 204: { description: "Deleted" }, ...errors },
   }),
   async (c) => {
-    await deleteDomain(getDb(c.env.DB), c.get("principal").teamId, domainId(c.req.valid("param").id));
+    await deleteDomain(c.env, c.get("principal").teamId, domainId(c.req.valid("param").id));
     return c.body(null, 204);
   },
 );
