@@ -7,7 +7,7 @@ import { bearerSecurity, createRouter } from "../../platform/router";
 import { computeSummary } from "./audit-summary.service";
 import { BASE, errors, ok, okPage, read, scopeOf, tags, write } from "./audit.openapi";
 import { AuditErrorSchema, envelope, ExportBody, ListMeta, ListReportsQuery, ProjectParams, Report, ReportParams, Summary, SummaryQuery } from "./audit.schemas";
-import { fileNameOf, getReport, listReports, readArtefact, reportView, startExport } from "./audit.service";
+import { artefactHeaders, getReport, listReports, readArtefact, reportView, startExport } from "./audit.service";
 
 export const auditReportsRouter = createRouter();
 
@@ -130,9 +130,7 @@ auditReportsRouter.openapi(
     if (!object) throw new ApiError("report_not_ready", `Report ${row.id} has no artefact yet (status ${row.status})`, { status: 409 });
     return new Response(object.body, {
       headers: {
-        "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
-        "content-length": String(object.size),
-        "content-disposition": `attachment; filename="${fileNameOf(row)}"`,
+        ...artefactHeaders(row, object),
         "cache-control": "private, no-store",
         "x-content-type-options": "nosniff",
       },

@@ -55,15 +55,20 @@ export async function resolveToken(env: Env, token: string, kind: ShareToken["k"
   return row;
 }
 
-/** Mints the 5-minute download link of a shared report (a signed URL on this Worker). */
-export async function mintDownloadUrl(env: Env, row: AuditReport): Promise<string> {
-  const token = await signToken(env.SIGNING_KEY, {
-    k: "audit_download",
+/** A token of `kind` for the report at its current share version, valid `ttlSeconds` from now. */
+function reportToken(env: Env, row: AuditReport, kind: ShareToken["k"], ttlSeconds: number): Promise<string> {
+  return signToken(env.SIGNING_KEY, {
+    k: kind,
     r: row.id,
     t: row.teamId,
     v: row.shareVersion,
-    exp: nowSeconds() + DOWNLOAD_TTL_SECONDS,
+    exp: nowSeconds() + ttlSeconds,
   } satisfies ShareToken);
+}
+
+/** Mints the 5-minute download link of a shared report (a signed URL on this Worker). */
+export async function mintDownloadUrl(env: Env, row: AuditReport): Promise<string> {
+  const token = await reportToken(env, row, "audit_download", DOWNLOAD_TTL_SECONDS);
   return `${appUrl(env)}/insights/audit/reports/download/${token}`;
 }
 
@@ -210,14 +215,7 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
     });
   }
 
-  const token = await signToken(env.SIGNING_KEY, {
-    k: "audit_share",
-    r: row.id,
-    t: row.teamId,
-    v: row.shareVersion,
-    exp: nowSeconds() + SHARE_TTL_SECONDS,
-  } satisfies ShareToken);
-  const url = shareUrl(env, token);
+  const url = shareUrl(env, await reportToken(env, row, "audit_share", SHARE_TTL_SECONDS));
 
   const accepted: string[] = [];
   if (channel === "email") {

@@ -116,7 +116,16 @@ export async function readArtefact(env: Env, row: AuditReport): Promise<R2Object
 }
 
 /** A download file name for an artefact. */
-export function fileNameOf(row: AuditReport): string {
+function fileNameOf(row: AuditReport): string {
   const extension = row.objectKey?.split(".").pop() ?? "bin";
   return `audit-report-${row.projectId}-${row.id}.${extension}`;
+}
+
+/** The headers of an artefact served as a download (the API's and the public viewer's). */
+export function artefactHeaders(row: AuditReport, object: R2ObjectBody): Record<string, string> {
+  return {
+    "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
+    "content-length": String(object.size),
+    "content-disposition": `attachment; filename="${fileNameOf(row)}"`,
+  };
 }
