@@ -1,16 +1,17 @@
-// The audit summary from counters: the SQL that keeps a project's summary counters and daily
-// open-risk series in step with each finding and verification write (run in the same D1 batch as
-// that write), the read, which is three indexed look-ups of at most 9 rows whatever the number
-// of findings, and the hourly compaction of series rows no read needs any more. Raw SQL because Drizzle cannot say an `INSERT ... SELECT ... WHERE <guard>` upsert.
+// The audit summary from counters: what each finding and verification write changes in a
+// project's summary counters and daily open-risk series (the deltas; the statements applying them
+// in the same D1 batch as that write are summaryStatements in audit.queries.ts), the read, which is
+// three indexed look-ups of at most 9 rows whatever the number of findings, and the hourly
+// compaction of series rows no read needs any more.
 import { and, asc, desc, eq, gte, lt, lte } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditRiskDays, auditSummaryCounters, type FindingStatus, type ReportSummary } from "../../db/schema/audit";
 import { nowMs } from "../../platform/clock";
 import { deleteInSteps } from "../../platform/retention";
+import { COMPACT_RISK_SERIES_STEP } from "./audit.queries";
 
 export const TERMINAL: readonly FindingStatus[] = ["resolved", "dismissed"];
-export const NON_TERMINAL: readonly FindingStatus[] = ["new", "triaged", "in_progress", "ready_verify"];
 export const isTerminal = (status: FindingStatus) => TERMINAL.includes(status);
 
 /** Where a request points: the caller's team and a project of it. */
@@ -95,78 +96,6 @@ export const verificationDelta = (result: "passed" | "failed", at: string): Summ
 });
 
 /**
- * A finding's row as read by a PATCH, which the statements below require to be unchanged: they
- * apply only while the finding still has this `version`, exactly like the PATCH's own UPDATE.
- */
-export interface FindingGuard {
-  findingId: string;
-  version: number;
-}
-
-/**
- * The statements that apply `delta` to the project's counters and risk series, for the caller's
- * D1 batch (a transaction, so they land together with the finding write or not at all). Every
- * write is a relative upsert (`x = x + delta`), never a value computed in JS from a read, so
- * parallel writers add up exactly. The risk series holds, per day with a change, the open risk at
- * the end of that day: the change's day gets the delta (a new day row starts from the latest
- * earlier day's value), and any later day rows get it too, so the series stays right even when a
- * batch stamped just before midnight commits after one stamped just after.
- */
-export function summaryStatements(d1: D1Database, scope: Scope, delta: SummaryDelta, guard?: FindingGuard): D1PreparedStatement[] {
-  const statements: D1PreparedStatement[] = [];
-  // Parameters ?1 team, ?2 project; the guard takes the two after the statement's own.
-  const guarded = (first: number) =>
-    guard
-      ? {
-          sql: `EXISTS (SELECT 1 FROM audit_findings WHERE id = ?${first} AND team_id = ?1 AND project_id = ?2 AND version = ?${first + 1})`,
-          params: [guard.findingId, guard.version],
-        }
-      : { sql: "true", params: [] };
-
-  if (delta.open || delta.terminal || delta.regressions || delta.verifications || delta.passed) {
-    const g = guarded(8);
-    statements.push(
-      d1
-        .prepare(
-          `INSERT INTO audit_summary_counters
-             (team_id, project_id, open_findings, terminal_findings, open_regressions, verifications_total, verifications_passed)
-           SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE ${g.sql}
-           ON CONFLICT (team_id, project_id) DO UPDATE SET
-             open_findings = open_findings + excluded.open_findings,
-             terminal_findings = terminal_findings + excluded.terminal_findings,
-             open_regressions = open_regressions + excluded.open_regressions,
-             verifications_total = verifications_total + excluded.verifications_total,
-             verifications_passed = verifications_passed + excluded.verifications_passed`,
-        )
-        .bind(scope.teamId, scope.projectId, delta.open, delta.terminal, delta.regressions, delta.verifications, delta.passed, ...g.params),
-    );
-  }
-
-  if (delta.riskMicros) {
-    const day = delta.at.slice(0, 10);
-    const g = guarded(5);
-    statements.push(
-      d1
-        .prepare(
-          `INSERT INTO audit_risk_days (team_id, project_id, day, open_risk_micros)
-           SELECT ?1, ?2, ?3,
-             coalesce((SELECT open_risk_micros FROM audit_risk_days WHERE team_id = ?1 AND project_id = ?2 AND day < ?3 ORDER BY day DESC LIMIT 1), 0) + ?4
-           WHERE ${g.sql}
-           ON CONFLICT (team_id, project_id, day) DO UPDATE SET open_risk_micros = open_risk_micros + ?4`,
-        )
-        .bind(scope.teamId, scope.projectId, day, delta.riskMicros, ...g.params),
-      d1
-        .prepare(
-          `UPDATE audit_risk_days SET open_risk_micros = open_risk_micros + ?4
-           WHERE team_id = ?1 AND project_id = ?2 AND day > ?3 AND ${g.sql}`,
-        )
-        .bind(scope.teamId, scope.projectId, day, delta.riskMicros, ...g.params),
-    );
-  }
-  return statements;
-}
-
-/**
  * The live summary, from the counters: one counters row, the series rows of the last 7 days and
  * the latest row before them (the value carried into the window), in one batch. Burn-down: each
  * day's value is that of the latest series row on or before it; today's row holds every change
@@ -222,14 +151,5 @@ export const RISK_SERIES_KEEP_DAYS = 10;
  */
 export async function compactRiskSeries(env: Env): Promise<number> {
   const cutoff = utcDate(nowMs() - RISK_SERIES_KEEP_DAYS * DAY_MS);
-  return deleteInSteps(
-    env.DB,
-    `DELETE FROM audit_risk_days WHERE rowid IN (
-       SELECT r.rowid FROM audit_risk_days r
-       WHERE r.day < ?1 AND EXISTS (
-         SELECT 1 FROM audit_risk_days n
-         WHERE n.team_id = r.team_id AND n.project_id = r.project_id AND n.day > r.day AND n.day < ?1)
-       LIMIT ?2)`,
-    [cutoff],
-  );
+  return deleteInSteps(env.DB, COMPACT_RISK_SERIES_STEP, [cutoff]);
 }

@@ -9,7 +9,8 @@ import type { AppEnv } from "../../env";
 import { rateLimit } from "../../platform/rate-limit/middleware";
 import { createRouter, publicSecurity } from "../../platform/router";
 import { notFoundHtml, renderHtml } from "./audit.render";
-import { fileNameOf, mintDownloadUrl, readArtefact, reportView, resolveToken } from "./audit.service";
+import { mintDownloadUrl, resolveToken } from "./audit-share.service";
+import { artefactHeaders, readArtefact, reportView } from "./audit.service";
 
 /** Headers of every viewer answer: never cached, never indexed, the token never leaked onwards. */
 const PAGE_HEADERS = {
@@ -70,9 +71,7 @@ auditViewerRouter.openapi(
     return new Response(object.body, {
       headers: {
         ...PAGE_HEADERS,
-        "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
-        "content-length": String(object.size),
-        "content-disposition": `attachment; filename="${fileNameOf(row)}"`,
+        ...artefactHeaders(row, object),
       },
     });
   },

@@ -4,7 +4,10 @@
 // `exporting` with a dead claim when the consumer that claimed it died and no redelivery came.
 // Safe to run twice and to race the original message: the consumer claims the record with a
 // conditional UPDATE, so whichever message claims first renders and the other renders nothing.
+import { and, asc, eq, lt, or } from "drizzle-orm";
 import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { auditReports } from "../../db/schema/audit";
 import { isoSeconds, nowMs } from "../../platform/clock";
 import { CLAIM_LEASE_MS } from "./audit.consumer";
 import { compactRiskSeries } from "./audit-summary.service";
@@ -27,14 +30,17 @@ export async function requeueStuckExports(env: Env, limit = REQUEUE_LIMIT): Prom
   const now = nowMs();
   // Both states last changed `updated_at` (an `exporting` record's updated_at is its claimed_at),
   // which orders the oldest first and lets the (status, updated_at) index serve the query.
-  const { results } = await env.DB.prepare(
-    `SELECT id, team_id FROM audit_reports
-     WHERE (status = 'queued' AND updated_at < ?1) OR (status = 'exporting' AND claimed_at < ?2)
-     ORDER BY updated_at ASC, id ASC
-     LIMIT ?3`,
-  )
-    .bind(isoSeconds(now - QUEUED_STUCK_AFTER_MS), isoSeconds(now - CLAIM_LEASE_MS), limit)
-    .all<{ id: string; team_id: string }>();
+  const results = await getDb(env.DB)
+    .select({ id: auditReports.id, teamId: auditReports.teamId })
+    .from(auditReports)
+    .where(
+      or(
+        and(eq(auditReports.status, "queued"), lt(auditReports.updatedAt, isoSeconds(now - QUEUED_STUCK_AFTER_MS))),
+        and(eq(auditReports.status, "exporting"), lt(auditReports.claimedAt, isoSeconds(now - CLAIM_LEASE_MS))),
+      ),
+    )
+    .orderBy(asc(auditReports.updatedAt), asc(auditReports.id))
+    .limit(limit);
 
   let requeued = 0;
   let failed = 0;
@@ -42,7 +48,7 @@ export async function requeueStuckExports(env: Env, limit = REQUEUE_LIMIT): Prom
     const chunk = results.slice(i, i + SEND_BATCH);
     try {
       await env.EXPORT_QUEUE.sendBatch(
-        chunk.map((row) => ({ body: { report_id: row.id, team_id: row.team_id } satisfies ExportMessage, contentType: "json" as const })),
+        chunk.map((row) => ({ body: { report_id: row.id, team_id: row.teamId } satisfies ExportMessage, contentType: "json" as const })),
       );
       requeued += chunk.length;
     } catch (error) {

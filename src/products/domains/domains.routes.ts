@@ -2,12 +2,11 @@
 // verify over DNS-over-HTTPS. Errors use the mail product's shapes. The operator's direct
 // verification lives in the operator API (src/platform/admin).
 import { createRoute, z } from "@hono/zod-openapi";
-import { getDb } from "../../db/client";
 import { auth, requireAnyScope, requireScope } from "../../platform/auth";
-import { authResponses, dataOf, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { bearerSecurity, createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
-import { mailErrorFormat } from "../mail/mail.routes";
+import { mailErrorFormat } from "../mail/mail.errors";
 import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
 
 const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
@@ -60,7 +59,7 @@ domainsRouter.openapi(
     middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
     responses: { 200: dataResponse("The domains", z.array(DomainSchema)), ...authResponses },
   }),
-  async (c) => c.json({ data: (await listDomains(getDb(c.env.DB), c.get("principal").teamId)).map(domainView) }, 200),
+  async (c) => c.json({ data: (await listDomains(c.env, c.get("principal").teamId)).map(domainView) }, 200),
 );
 
 domainsRouter.openapi(
@@ -75,7 +74,7 @@ domainsRouter.openapi(
     request: { params: IdParam },
     responses: { 200: dataResponse("The domain", DomainSchema), ...errors },
   }),
-  async (c) => c.json({ data: domainView(await getDomain(getDb(c.env.DB), c.get("principal").teamId, domainId(c.req.valid("param").id))) }, 200),
+  async (c) => c.json({ data: domainView(await getDomain(c.env, c.get("principal").teamId, domainId(c.req.valid("param").id))) }, 200),
 );
 
 domainsRouter.openapi(
@@ -92,7 +91,7 @@ domainsRouter.openapi(
     responses: { 204: { description: "Deleted" }, ...errors },
   }),
   async (c) => {
-    await deleteDomain(getDb(c.env.DB), c.get("principal").teamId, domainId(c.req.valid("param").id));
+    await deleteDomain(c.env, c.get("principal").teamId, domainId(c.req.valid("param").id));
     return c.body(null, 204);
   },
 );

@@ -2,7 +2,8 @@
 // for its team. A team adds a domain and gets a TXT record to publish; verification looks the
 // record up over DNS-over-HTTPS (the JSON API at DNS_RESOLVER_URL); the operator may verify a
 // domain for a team directly. The platform's own sender domain and the sandbox domain are never a
-// team's. Several teams may verify the same domain, each with its own record.
+// team's. Several teams may verify the same domain, each with its own record. Services take
+// `(env, teamId, ...)` and open the database with getDb(env.DB) themselves.
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb, type Db } from "../../db/client";
@@ -97,17 +98,17 @@ async function markVerified(db: Db, row: SendingDomainRow): Promise<SendingDomai
   return { ...row, status: "verified", verifiedAt: at };
 }
 
-export async function listDomains(db: Db, teamId: string): Promise<SendingDomainRow[]> {
-  return db.select().from(sendingDomains).where(ownedBy(sendingDomains, teamId)).orderBy(desc(sendingDomains.createdAt)).limit(MAX_DOMAINS);
+export async function listDomains(env: Env, teamId: string): Promise<SendingDomainRow[]> {
+  return getDb(env.DB).select().from(sendingDomains).where(ownedBy(sendingDomains, teamId)).orderBy(desc(sendingDomains.createdAt)).limit(MAX_DOMAINS);
 }
 
-export async function getDomain(db: Db, teamId: string, id: string): Promise<SendingDomainRow> {
-  const [row] = await db.select().from(sendingDomains).where(ownedRow(sendingDomains, teamId, id)).limit(1);
+export async function getDomain(env: Env, teamId: string, id: string): Promise<SendingDomainRow> {
+  const [row] = await getDb(env.DB).select().from(sendingDomains).where(ownedRow(sendingDomains, teamId, id)).limit(1);
   return orNotFound(row, domainNotFound());
 }
 
-export async function deleteDomain(db: Db, teamId: string, id: string): Promise<void> {
-  const deleted = await db.delete(sendingDomains).where(ownedRow(sendingDomains, teamId, id)).returning({ id: sendingDomains.id });
+export async function deleteDomain(env: Env, teamId: string, id: string): Promise<void> {
+  const deleted = await getDb(env.DB).delete(sendingDomains).where(ownedRow(sendingDomains, teamId, id)).returning({ id: sendingDomains.id });
   orNotFound(deleted[0], domainNotFound());
 }
 
@@ -134,8 +135,7 @@ export async function lookupTxt(env: Env, name: string): Promise<string[]> {
 
 /** Looks the domain's TXT record up; verified when it holds this team's token, else 422 with what was found. */
 export async function verifyDomain(env: Env, teamId: string, id: string): Promise<SendingDomainRow> {
-  const db = getDb(env.DB);
-  const row = await getDomain(db, teamId, id);
+  const row = await getDomain(env, teamId, id);
   if (row.status === "verified") return row;
   const found = await lookupTxt(env, `${RECORD_PREFIX}${row.name}`);
   if (!found.includes(`${TOKEN_PREFIX}${row.token}`)) {
@@ -145,7 +145,7 @@ export async function verifyDomain(env: Env, teamId: string, id: string): Promis
         : [`no TXT record found at ${RECORD_PREFIX}${row.name}`],
     });
   }
-  return markVerified(db, row);
+  return markVerified(getDb(env.DB), row);
 }
 
 /** Of these sender addresses, the first (0-based) whose domain is not verified for the team, or -1. */

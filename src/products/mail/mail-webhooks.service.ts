@@ -22,7 +22,7 @@ export const MAX_WEBHOOKS = 10;
 /** Timeout of one delivery (events and tests). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
-const webhookNotFound = () => ApiError.notFound("Webhook not found");
+export const webhookNotFound = () => ApiError.notFound("Webhook not found");
 
 export function webhookView(row: WebhookRow) {
   return { id: row.id, url: row.url, events: row.events, created_at: row.createdAt };
@@ -54,7 +54,6 @@ export async function deleteWebhook(env: Env, teamId: string, id: string): Promi
   const deleted = await getDb(env.DB).delete(mailWebhooks).where(ownedRow(mailWebhooks, teamId, id)).returning({ id: mailWebhooks.id });
   orNotFound(deleted[0], webhookNotFound());
 }
-
 
 async function post(env: Env, webhook: WebhookRow, messageId: string, payload: unknown): Promise<Response> {
   const body = JSON.stringify(payload);

@@ -1,15 +1,17 @@
 // Emails over the store: sandbox caps, quota, storing a send (one D1 batch) and queueing it for
 // delivery, listing and reading messages with their status history.
-import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, lt, type SQL } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { emailEvents, emails, type MailKeyPolicy, type MailStatus } from "../../db/schema";
 import type { Principal } from "../../platform/auth";
 import { nowIso, nowMs } from "../../platform/clock";
+import { pagination, type PageQuery } from "../../platform/pagination";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { ApiError } from "../../platform/errors";
 import { parseAddress, policyError, type EmailInput } from "./mail.policy";
+import { capUsed, hasRecipient, releaseCap, reserveCap, type CapWindow } from "./mail.queries";
 import type { Stream } from "./mail.schemas";
 // Used at call time only: mail.consumer imports this module back (through the webhook service).
 import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS } from "./mail.consumer";
@@ -74,21 +76,14 @@ export async function checkCaps(env: Env, keyId: string, policy: MailKeyPolicy, 
   const windows = [
     { window: "hour" as const, start: new Date(w.hourStart).toISOString(), cap: policy.hourly_cap },
     { window: "day" as const, start: new Date(w.dayStart).toISOString(), cap: policy.daily_cap },
-  ].filter((x): x is { window: "hour" | "day"; start: string; cap: number } => x.cap !== null);
-  const upsert = (x: (typeof windows)[number], amount: number) =>
-    env.DB.prepare(
-      `INSERT INTO sandbox_cap_usage (key_id, window, start, used, cap) VALUES (?1, ?2, ?3, ?4, ?5)
-       ON CONFLICT (key_id, window, start) DO UPDATE SET used = used + excluded.used, cap = excluded.cap`,
-    ).bind(keyId, x.window, x.start, amount, x.cap);
+  ].filter((x): x is CapWindow => x.cap !== null);
   try {
-    await env.DB.batch(windows.map((x) => upsert(x, newMessages)));
+    await env.DB.batch(windows.map((x) => reserveCap(env.DB, keyId, x, newMessages)));
   } catch (error) {
     if (!String(error).includes("CHECK constraint failed")) throw error;
     const retryAfter = (reset: number) => ({ "retry-after": String(Math.max(1, Math.ceil((reset - ms) / 1000))) });
-    const usedIn = async (x: (typeof windows)[number]) =>
-      (await env.DB.prepare("SELECT used FROM sandbox_cap_usage WHERE key_id = ?1 AND window = ?2 AND start = ?3").bind(keyId, x.window, x.start).first<{ used: number }>())?.used ?? 0;
     for (const x of windows) {
-      const used = await usedIn(x);
+      const used = await capUsed(env.DB, keyId, x);
       if (used + newMessages <= x.cap) continue;
       const hourly = x.window === "hour";
       throw new CapError(
@@ -103,11 +98,7 @@ export async function checkCaps(env: Env, keyId: string, policy: MailKeyPolicy, 
     throw error;
   }
   return async () => {
-    await env.DB.batch(
-      windows.map((x) =>
-        env.DB.prepare("UPDATE sandbox_cap_usage SET used = MAX(0, used - ?4) WHERE key_id = ?1 AND window = ?2 AND start = ?3").bind(keyId, x.window, x.start, newMessages),
-      ),
-    );
+    await env.DB.batch(windows.map((x) => releaseCap(env.DB, keyId, x, newMessages)));
   };
 }
 
@@ -220,14 +211,12 @@ export async function enqueue(env: Env, messages: MailQueueMessage[], delaySecon
   }
 }
 
-export interface ListFilters {
+export interface ListFilters extends PageQuery {
   status?: MailStatus;
   stream?: Stream;
   recipient?: string;
   since?: string;
   until?: string;
-  page: number;
-  per_page: number;
 }
 
 /** A page of a team's emails, newest first, with the total for the filters. */
@@ -237,7 +226,7 @@ export async function listEmails(env: Env, teamId: string, filters: ListFilters)
   if (filters.stream) where.push(eq(emails.stream, filters.stream));
   if (filters.recipient) {
     const address = (parseAddress(filters.recipient) ?? filters.recipient).toLowerCase();
-    where.push(sql`exists (select 1 from json_each(${emails.recipients}) where value = ${address})`);
+    where.push(hasRecipient(address));
   }
   if (filters.since) where.push(gte(emails.createdAt, new Date(filters.since).toISOString()));
   if (filters.until) where.push(lt(emails.createdAt, new Date(filters.until).toISOString()));
@@ -253,10 +242,7 @@ export async function listEmails(env: Env, teamId: string, filters: ListFilters)
       .offset((filters.page - 1) * filters.per_page),
     db.select({ total: count() }).from(emails).where(condition),
   ]);
-  return {
-    rows,
-    pagination: { page: filters.page, per_page: filters.per_page, total, total_pages: Math.ceil(total / filters.per_page) },
-  };
+  return { rows, pagination: pagination(filters, total) };
 }
 
 const STATUS_RANK: Record<MailStatus, number> = { queued: 0, sent: 1, delivered: 2, bounced: 2, complained: 2, failed: 2 };
@@ -274,14 +260,4 @@ export async function getEmail(env: Env, teamId: string, id: string) {
     db.select().from(emailEvents).where(and(eq(emailEvents.emailId, id), eq(emailEvents.teamId, teamId))).orderBy(asc(emailEvents.createdAt), asc(emailEvents.id)),
   ]);
   return { row: orNotFound(found[0], emailNotFound()), history: sortHistory(history) };
-}
-
-/** Histories of several emails at once (one query). */
-export async function historiesOf(env: Env, ids: string[]): Promise<Map<string, EventRow[]>> {
-  const map = new Map<string, EventRow[]>();
-  if (ids.length === 0) return map;
-  const rows = await getDb(env.DB).select().from(emailEvents).where(inArray(emailEvents.emailId, ids)).orderBy(asc(emailEvents.createdAt));
-  for (const row of rows) map.set(row.emailId, [...(map.get(row.emailId) ?? []), row]);
-  for (const [id, history] of map) map.set(id, sortHistory(history));
-  return map;
 }

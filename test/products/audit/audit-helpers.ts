@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../../../src/db/client";
 import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
 import { isoSeconds } from "../../../src/platform/clock";
-import { emptySummary } from "../../../src/products/audit/audit.service";
+import { emptySummary } from "../../../src/products/audit/audit-summary.service";
 
 export const auditBase = (team: TestTeam, project = "web-app") => `orgs/${team.teamId}/projects/${project}/audit`;
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { renderHtml } from "../../../src/products/audit/audit.render";
-import { emptySummary } from "../../../src/products/audit/audit.service";
+import { emptySummary } from "../../../src/products/audit/audit-summary.service";
 import { call, json } from "../../helpers/api";
 import { auditBase, createFinding, exportReport, newTeam } from "./audit-helpers";
 

@@ -287,7 +287,7 @@ describe("default report and placeholder", () => {
     const objects = await env.REPORTS.list({ prefix: `audit/${team.teamId}/web-app/` });
     expect(objects.objects.map((o) => o.key)).toEqual([`audit/${team.teamId}/web-app/${rows[0].id}.json`]);
     // Straight to the service too (no HTTP in between), with a second project racing alongside.
-    const { shareReport } = await import("../../../src/products/audit/audit.service");
+    const { shareReport } = await import("../../../src/products/audit/audit-share.service");
     const results = await Promise.all(
       ["p2", "p2", "p2", "p3", "p3"].map((projectId) => shareReport(env, { teamId: team.teamId, projectId }, { teamId: team.teamId, plan: "free", ownerEmail: null }, { channel: "link" })),
     );

@@ -20,7 +20,7 @@ import {
 import { nowIso, setClock } from "../../../src/platform/clock";
 import { compactRiskSeries, computeSummary, lastSevenDays, RISK_SERIES_KEEP_DAYS, type Scope } from "../../../src/products/audit/audit-summary.service";
 import { auditExportSweepJob } from "../../../src/products/audit/audit.cron";
-import { addVerification, createFinding, listFindings, updateFinding } from "../../../src/products/audit/audit.service";
+import { addVerification, createFinding, listFindings, updateFinding } from "../../../src/products/audit/audit-findings.service";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import { auditBase } from "./audit-helpers";
 

@@ -1,0 +1,126 @@
+// Audit routes of findings: create, list, read and PATCH a finding, and record a verification.
+import { createRoute, z } from "@hono/zod-openapi";
+import { jsonBody, jsonResponse } from "../../platform/openapi";
+import { bearerSecurity, createRouter } from "../../platform/router";
+import { addVerification, createFinding, getFinding, listFindings, updateFinding } from "./audit-findings.service";
+import { BASE, errors, ok, okPage, read, scopeOf, tags, write } from "./audit.openapi";
+import {
+  AuditErrorSchema,
+  CreateFindingBody,
+  CreateVerificationBody,
+  envelope,
+  Finding,
+  FindingDetail,
+  FindingParams,
+  ListFindingsQuery,
+  ListMeta,
+  PatchFindingBody,
+  ProjectParams,
+  Verification,
+} from "./audit.schemas";
+
+export const auditFindingsRouter = createRouter();
+
+auditFindingsRouter.openapi(
+  createRoute({
+    method: "post",
+    path: `${BASE}/findings`,
+    operationId: "createAuditFinding",
+    tags,
+    summary: "Create a finding",
+    description: "A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: ProjectParams, body: jsonBody(CreateFindingBody) },
+    responses: { 201: jsonResponse("The finding", envelope(Finding)), ...errors },
+  }),
+  async (c) => {
+    const { project_id } = c.req.valid("param");
+    return c.json(ok(c, await createFinding(c.env, scopeOf(c, project_id), c.req.valid("json"))), 201);
+  },
+);
+
+auditFindingsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: `${BASE}/findings`,
+    operationId: "listAuditFindings",
+    tags,
+    summary: "List findings",
+    description: "Newest first; optional `status` filter; `page` (1-based) and `per_page` (default 50, max 100). `meta.pagination` carries the totals.",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: ProjectParams, query: ListFindingsQuery },
+    responses: {
+      200: jsonResponse("Findings", z.object({ data: z.array(Finding), meta: ListMeta, error: z.null() })),
+      ...errors,
+    },
+  }),
+  async (c) => {
+    const { project_id } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const { items, total } = await listFindings(c.env, scopeOf(c, project_id), query);
+    return c.json(okPage(c, items, total, query), 200);
+  },
+);
+
+auditFindingsRouter.openapi(
+  createRoute({
+    method: "get",
+    path: `${BASE}/findings/{id}`,
+    operationId: "getAuditFinding",
+    tags,
+    summary: "Get a finding with its status history and verifications",
+    security: bearerSecurity,
+    middleware: read,
+    request: { params: FindingParams },
+    responses: { 200: jsonResponse("The finding", envelope(FindingDetail)), ...errors },
+  }),
+  async (c) => {
+    const { project_id, id } = c.req.valid("param");
+    return c.json(ok(c, await getFinding(c.env, scopeOf(c, project_id), id)), 200);
+  },
+);
+
+auditFindingsRouter.openapi(
+  createRoute({
+    method: "patch",
+    path: `${BASE}/findings/{id}`,
+    operationId: "updateAuditFinding",
+    tags,
+    summary: "Change a finding's status, priority or title",
+    description:
+      "Each change of `status` or `priority_score` appends to the status history, which the burn-down reads. Moving from `resolved` or `dismissed` back to a non-terminal status makes the finding a regression while it stays non-terminal. A concurrent change of the same finding answers 409 `conflict`.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: FindingParams, body: jsonBody(PatchFindingBody) },
+    responses: {
+      200: jsonResponse("The finding", envelope(FindingDetail)),
+      409: jsonResponse("`conflict`: changed concurrently", AuditErrorSchema),
+      ...errors,
+    },
+  }),
+  async (c) => {
+    const { project_id, id } = c.req.valid("param");
+    return c.json(ok(c, await updateFinding(c.env, scopeOf(c, project_id), id, c.req.valid("json"))), 200);
+  },
+);
+
+auditFindingsRouter.openapi(
+  createRoute({
+    method: "post",
+    path: `${BASE}/findings/{id}/verifications`,
+    operationId: "createAuditFindingVerification",
+    tags,
+    summary: "Record a verification of a finding",
+    description: "`result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.",
+    security: bearerSecurity,
+    middleware: write,
+    request: { params: FindingParams, body: jsonBody(CreateVerificationBody) },
+    responses: { 201: jsonResponse("The verification", envelope(Verification)), ...errors },
+  }),
+  async (c) => {
+    const { project_id, id } = c.req.valid("param");
+    return c.json(ok(c, await addVerification(c.env, scopeOf(c, project_id), id, c.req.valid("json"))), 201);
+  },
+);

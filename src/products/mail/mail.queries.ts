@@ -1,0 +1,41 @@
+// The raw SQL of mail, kept apart from the services. Raw where Drizzle cannot say it, or must not:
+// json_each over an email's stored recipients (the recipient filter), and the sandbox cap
+// counters, whose reservation batch a counter past its cap rolls back with a CHECK failure that
+// checkCaps recognises by D1's own error message (Drizzle would wrap it in a "Failed query" error).
+// (Not named `*.sql.ts`: wrangler's bundler takes an import ending in `.sql` for a text module.)
+import { sql, type SQL } from "drizzle-orm";
+import { emails } from "../../db/schema";
+
+/** The email has this (lower-cased, parsed) address among its to, cc and bcc. */
+export const hasRecipient = (address: string): SQL => sql`exists (select 1 from json_each(${emails.recipients}) where value = ${address})`;
+
+/** One sandbox cap counter: a key's UTC hour or day starting at `start`. */
+export interface CapWindow {
+  window: "hour" | "day";
+  start: string;
+  cap: number;
+}
+
+/** Adds `amount` to the counter (creating it); fails the batch on the CHECK when past the cap. */
+export function reserveCap(d1: D1Database, keyId: string, x: CapWindow, amount: number): D1PreparedStatement {
+  return d1
+    .prepare(
+      `INSERT INTO sandbox_cap_usage (key_id, window, start, used, cap) VALUES (?1, ?2, ?3, ?4, ?5)
+       ON CONFLICT (key_id, window, start) DO UPDATE SET used = used + excluded.used, cap = excluded.cap`,
+    )
+    .bind(keyId, x.window, x.start, amount, x.cap);
+}
+
+/** What the counter holds (0 when there is none). */
+export async function capUsed(d1: D1Database, keyId: string, x: CapWindow): Promise<number> {
+  const row = await d1
+    .prepare("SELECT used FROM sandbox_cap_usage WHERE key_id = ?1 AND window = ?2 AND start = ?3")
+    .bind(keyId, x.window, x.start)
+    .first<{ used: number }>();
+  return row?.used ?? 0;
+}
+
+/** Gives `amount` back to the counter (never below 0). */
+export function releaseCap(d1: D1Database, keyId: string, x: CapWindow, amount: number): D1PreparedStatement {
+  return d1.prepare("UPDATE sandbox_cap_usage SET used = MAX(0, used - ?4) WHERE key_id = ?1 AND window = ?2 AND start = ?3").bind(keyId, x.window, x.start, amount);
+}
