@@ -38,7 +38,9 @@ function universal(status: number, body: Body): boolean {
 /** The error shape each product documents in its README, by path prefix. */
 const SHAPES: Array<{ prefix: RegExp; name: string; ok: (status: number, body: Body, path: string) => boolean }> = [
   {
-    prefix: /^\/api\/v1\/orgs\/[^/]+\/projects\/[^/]+\/audit(\/|$)/,
+    // Everything under /orgs is the audit product's mount, so any error there (an unknown path too)
+    // is in the audit envelope.
+    prefix: /^\/api\/v1\/orgs(\/|$)/,
     name: "audit envelope",
     ok: (_s, b) =>
       b.data === null &&
