@@ -7,26 +7,71 @@ import type { ZodError } from "zod";
 
 export type FieldErrors = Record<string, string[]>;
 
-/** Codes with a fixed HTTP status; products add their own codes with an explicit status. */
-const STATUS: Record<string, ContentfulStatusCode> = {
+/**
+ * The mail policy codes of the specification with their HTTP status (the mail product's policy
+ * refusals, `{error, code}`; src/products/mail/mail.policy.ts).
+ */
+export const MAIL_POLICY_STATUS = {
+  override_forbidden: 403,
+  forbidden_header: 422,
+  invalid_stream: 422,
+  stream_required: 422,
+  stream_not_allowed: 403,
+  sandbox_disabled: 403,
+  sandbox_domain_forbidden: 403,
+  sandbox_stream_forbidden: 403,
+  sandbox_extra_recipients: 422,
+  recipient_not_allowed: 422,
+  hourly_cap_exceeded: 429,
+  daily_cap_exceeded: 429,
+  /** DESIGN.md "Sending domains": a live key sends only from a domain verified for its team. */
+  domain_not_verified: 403,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+/**
+ * Every error code of the platform with its HTTP status: the closed set an ApiError takes. A new
+ * code is added here, with its status, or it does not compile.
+ */
+export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   validation: 422,
   rate_limited: 429,
   monthly_quota: 429,
   internal: 500,
   bad_gateway: 502,
   unavailable: 503,
-};
+  // Audit.
+  invalid_channel: 422,
+  request_failed: 422,
+  report_not_ready: 409,
+  // Logs.
+  daily_limit: 429,
+  tail_limit: 429,
+  // Webhook relay.
+  source_disabled: 410,
+  // Surveys (the public response flow).
+  survey_closed: 409,
+  response_completed: 409,
+  path_finished: 409,
+  unexpected_question: 409,
+  unanswered_questions: 409,
+  nothing_to_go_back_to: 409,
+  not_on_path: 409,
+  ...MAIL_POLICY_STATUS,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** The platform's single error type: an HTTP status, a machine code, a message and optional details. */
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly details?: FieldErrors;
   /** Extra top-level fields some shapes carry (retry_after, ...). */
   readonly extra?: Record<string, unknown>;
@@ -34,10 +79,9 @@ export class ApiError extends Error {
   readonly headers?: Record<string, string>;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: {
-      status?: ContentfulStatusCode;
       details?: FieldErrors;
       extra?: Record<string, unknown>;
       headers?: Record<string, string>;
@@ -46,7 +90,7 @@ export class ApiError extends Error {
     super(message);
     this.name = "ApiError";
     this.code = code;
-    this.status = options.status ?? STATUS[code] ?? 400;
+    this.status = ERROR_STATUS[code];
     this.details = options.details;
     this.extra = options.extra;
     this.headers = options.headers;

@@ -5,20 +5,26 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "../env";
-import { ApiError, renderError } from "./errors";
+import { ApiError, renderError, type ErrorCode } from "./errors";
 
-const HTTP_CODES: Record<number, string> = {
+/** Framework errors by status; any other 4xx is a bad request, any 5xx an internal error. */
+const HTTP_CODES: Record<number, ErrorCode> = {
   400: "bad_request",
   401: "unauthorized",
+  403: "forbidden",
   404: "not_found",
+  409: "conflict",
   413: "payload_too_large",
+  415: "unsupported_media_type",
+  422: "validation",
+  429: "rate_limited",
 };
 
 export function toApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error instanceof HTTPException) {
     const code = HTTP_CODES[error.status] ?? (error.status >= 500 ? "internal" : "bad_request");
-    return new ApiError(code, error.message || "Bad request", { status: error.status as never });
+    return new ApiError(code, error.message || "Bad request");
   }
   return null;
 }

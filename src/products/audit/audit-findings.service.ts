@@ -157,7 +157,7 @@ export async function updateFinding(
   ];
   const results = await env.DB.batch(statements);
   if ((results[results.length - 1].meta.changes ?? 0) === 0) {
-    throw new ApiError("conflict", "The finding changed concurrently; retry the request", { status: 409 });
+    throw new ApiError("conflict", "The finding changed concurrently; retry the request");
   }
   return getFinding(env, scope, id);
 }

@@ -127,7 +127,7 @@ auditReportsRouter.openapi(
     const { project_id, id } = c.req.valid("param");
     const row = await getReport(c.env, scopeOf(c, project_id), id);
     const object = await readArtefact(c.env, row);
-    if (!object) throw new ApiError("report_not_ready", `Report ${row.id} has no artefact yet (status ${row.status})`, { status: 409 });
+    if (!object) throw new ApiError("report_not_ready", `Report ${row.id} has no artefact yet (status ${row.status})`);
     return new Response(object.body, {
       headers: {
         ...artefactHeaders(row, object),

@@ -99,7 +99,7 @@ export interface ShareResultView {
 function validateShare(env: Env, input: ShareInput): { channel: ShareChannel; recipients: string[]; webhookUrl: string | null } {
   const channel = input.channel;
   if (typeof channel !== "string" || !(SHARE_CHANNELS as readonly string[]).includes(channel)) {
-    throw new ApiError("invalid_channel", "channel must be one of: email, chat, link", { status: 422 });
+    throw new ApiError("invalid_channel", "channel must be one of: email, chat, link");
   }
   if (channel === "email") {
     const list = input.recipients;
@@ -210,9 +210,7 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
   const row = updated[0];
   if (!row) {
     await releaseQuota(env, owner.teamId, "mail", valid.length);
-    throw new ApiError("request_failed", `Report ${report.id} could not be shared (status ${report.status}); only exported reports can be shared`, {
-      status: 422,
-    });
+    throw new ApiError("request_failed", `Report ${report.id} could not be shared (status ${report.status}); only exported reports can be shared`);
   }
 
   const url = shareUrl(env, await reportToken(env, row, "audit_share", SHARE_TTL_SECONDS));

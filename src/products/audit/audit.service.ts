@@ -99,7 +99,7 @@ export async function startExport(
     console.error(JSON.stringify({ msg: "audit export enqueue failed", report_id: row.id, error: String(error) }));
     await db.update(auditReports).set({ status: "failed", updatedAt: isoSeconds() }).where(eq(auditReports.id, row.id));
     await releaseQuota(env, scope.teamId, "ai", 1);
-    throw new ApiError("unavailable", "The export could not be queued; retry later", { status: 503 });
+    throw new ApiError("unavailable", "The export could not be queued; retry later");
   }
   return reportView(row);
 }

@@ -124,7 +124,7 @@ export async function lookupTxt(env: Env, name: string): Promise<string[]> {
     answer = JSON.parse(await readCapped(response));
   } catch (error) {
     console.error(JSON.stringify({ msg: "DNS-over-HTTPS look-up failed", name, error: String(error) }));
-    throw new ApiError("unavailable", "The DNS resolver could not be reached; try again later", { status: 503 });
+    throw new ApiError("unavailable", "The DNS resolver could not be reached; try again later");
   }
   // TXT data comes quoted, long records split into several quoted strings.
   return (answer.Answer ?? [])

@@ -62,7 +62,7 @@ export async function openTail(env: Env, teamId: string, projectId: string, quer
     trace_id: query.trace_id,
     q: query.q,
   });
-  if (!stream) throw new ApiError("tail_limit", `Too many live tails open for this project (max ${MAX_TAILS})`, { status: 429 });
+  if (!stream) throw new ApiError("tail_limit", `Too many live tails open for this project (max ${MAX_TAILS})`);
   return stream;
 }
 

@@ -304,5 +304,5 @@ function streamLimitError(): ApiError {
 }
 
 function dailyLimitError(): ApiError {
-  return new ApiError("daily_limit", INGEST_MESSAGES.dailyLimit, { status: 429 });
+  return new ApiError("daily_limit", INGEST_MESSAGES.dailyLimit);
 }

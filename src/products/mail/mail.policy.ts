@@ -4,7 +4,7 @@
 import { parseOneAddress, type ParsedMailbox } from "email-addresses";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
-import { ApiError, type FieldErrors } from "../../platform/errors";
+import { MAIL_POLICY_STATUS, ApiError, type FieldErrors } from "../../platform/errors";
 import { STREAMS, type Stream } from "./mail.schemas";
 
 /** Body keys naming per-message values the platform sets itself (override_forbidden). */
@@ -57,23 +57,8 @@ export const LIMITS = {
   tags: 10,
 } as const;
 
-/** The policy codes of the specification with their HTTP status. */
-export const POLICY_STATUS = {
-  override_forbidden: 403,
-  forbidden_header: 422,
-  invalid_stream: 422,
-  stream_required: 422,
-  stream_not_allowed: 403,
-  sandbox_disabled: 403,
-  sandbox_domain_forbidden: 403,
-  sandbox_stream_forbidden: 403,
-  sandbox_extra_recipients: 422,
-  recipient_not_allowed: 422,
-  hourly_cap_exceeded: 429,
-  daily_cap_exceeded: 429,
-  /** DESIGN.md "Sending domains": a live key sends only from a domain verified for its team. */
-  domain_not_verified: 403,
-} as const;
+/** The policy codes of the specification with their HTTP status (one table with every error code). */
+export const POLICY_STATUS = MAIL_POLICY_STATUS;
 export type PolicyCode = keyof typeof POLICY_STATUS;
 
 export function isPolicyCode(code: string): code is PolicyCode {
@@ -82,12 +67,12 @@ export function isPolicyCode(code: string): code is PolicyCode {
 
 /** A policy refusal: `{error: message, code}` with the table's status. */
 export function policyError(code: PolicyCode, message: string, headers?: Record<string, string>): ApiError {
-  return new ApiError(code, message, { status: POLICY_STATUS[code], headers });
+  return new ApiError(code, message, { headers });
 }
 
 /** The same refusal for item `position` (1-indexed) of a batch. */
 export function forItem(error: ApiError, position: number): ApiError {
-  return new ApiError(error.code, `Item ${position}: ${error.message}`, { status: error.status, headers: error.headers });
+  return new ApiError(error.code, `Item ${position}: ${error.message}`, { headers: error.headers });
 }
 
 /** One email after validation, addresses normalised; `stream` is still the raw value. */

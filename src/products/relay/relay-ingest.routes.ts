@@ -58,6 +58,6 @@ async function readBody(request: Request): Promise<string> {
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw new ApiError("unsupported_media_type", "Body must be UTF-8 text", { status: 415 });
+    throw new ApiError("unsupported_media_type", "Body must be UTF-8 text");
   }
 }

@@ -73,7 +73,7 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
       await releaseQuota(env, teamId, "webhooks", deliveries.length);
       await db.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, deliveries.map((d) => d.id)));
       console.error(JSON.stringify({ msg: "relay replay enqueue failed", eventId, error: String(error) }));
-      throw new ApiError("unavailable", "Replay could not be queued; retry later", { status: 503 });
+      throw new ApiError("unavailable", "Replay could not be queued; retry later");
     }
     // As on ingest: the first attempt at once, the queued messages as its safety net and retries.
     background.waitUntil(attemptNow(env, deliveries.map((d) => d.id)));

@@ -72,7 +72,7 @@ export async function loadIngestSource(env: Env, slug: string): Promise<IngestSo
  */
 export async function receiveWebhook(env: Env, found: IngestSource, inbound: InboundWebhook, background: Background): Promise<IngestResult> {
   const { source, plan, ownerEmail, destinations } = found;
-  if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled", { status: 410 });
+  if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled");
 
   const provider = source.provider as Provider;
   if (source.signingSecret) {
@@ -151,7 +151,7 @@ export async function receiveWebhook(env: Env, found: IngestSource, inbound: Inb
     console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(error) }));
     await getDb(env.DB).delete(webhookEvents).where(eq(webhookEvents.id, eventId));
     await releaseQuota(env, source.teamId, "webhooks", quota.units);
-    throw new ApiError("unavailable", "Event could not be queued; retry later", { status: 503 });
+    throw new ApiError("unavailable", "Event could not be queued; retry later");
   }
   // Only now that the safety net holds: an attempt started before could send an event that the
   // 503 above then tells the sender to send again.

@@ -34,7 +34,7 @@ export interface PublicSurvey extends SurveyRow {
 }
 
 const responseNotFound = () => ApiError.notFound("Response not found");
-const responseCompleted = () => new ApiError("response_completed", "Response is already completed", { status: 409 });
+const responseCompleted = () => new ApiError("response_completed", "Response is already completed");
 
 /**
  * The survey behind a public slug. Slugs are globally unique, so the slug alone names one survey.
@@ -68,7 +68,7 @@ export async function publicDefinition(db: Db, survey: PublicSurvey) {
 
 /** Starts a response on an active survey; one unit of the team's `surveys` quota per start. */
 export async function startResponse(env: Env, survey: PublicSurvey, input: StartResponseInput) {
-  if (survey.status !== "active") throw new ApiError("survey_closed", "Survey is not accepting responses", { status: 409 });
+  if (survey.status !== "active") throw new ApiError("survey_closed", "Survey is not accepting responses");
   const respondent: Respondent = input.respondent ?? {};
   if (respondent.email !== undefined && !isEmail(respondent.email)) {
     throw ApiError.validation({ "respondent.email": ["must be a valid email address"] });
@@ -153,10 +153,9 @@ export async function submitAnswer(env: Env, survey: SurveyRow, responseId: stri
       return stateView(survey, row, expected);
     }
     if (!expected) {
-      throw new ApiError("path_finished", "The survey has no more questions for this response; complete it", { status: 409, extra: { finished: true } });
+      throw new ApiError("path_finished", "The survey has no more questions for this response; complete it", { extra: { finished: true } });
     }
     throw new ApiError("unexpected_question", "Question is not the next one on this response's path", {
-      status: 409,
       extra: { expected_question_id: expected.id },
     });
   }
@@ -186,7 +185,7 @@ export async function submitAnswer(env: Env, survey: SurveyRow, responseId: stri
     )
     .run();
   if (result.meta.changes !== 1) {
-    throw new ApiError("conflict", "The response changed while this answer was recorded; fetch its state and retry", { status: 409 });
+    throw new ApiError("conflict", "The response changed while this answer was recorded; fetch its state and retry");
   }
   const saved: ResponseRow = { ...row, answers: state.answers, path: state.path, nextQuestionId: next, generatedQuestions: state.generated, updatedAt };
   return stateView(survey, saved, nextQuestion(ordered, state, next));
@@ -203,13 +202,13 @@ export async function goBack(env: Env, survey: SurveyRow, responseId: string, in
   const db = getDb(env.DB);
   const row = await loadResponse(db, survey, responseId);
   if (row.status === "completed") throw responseCompleted();
-  if (row.path.length === 0) throw new ApiError("nothing_to_go_back_to", "No question has been answered yet; there is nothing to go back to", { status: 409 });
+  if (row.path.length === 0) throw new ApiError("nothing_to_go_back_to", "No question has been answered yet; there is nothing to go back to");
   const targetId = input.question_id ?? row.path[row.path.length - 1];
   const index = row.path.indexOf(targetId);
   const ordered = await listQuestionRows(db, survey);
   const target = index === -1 ? undefined : questionById(ordered, row.generatedQuestions, targetId);
   if (!target) {
-    throw new ApiError("not_on_path", "Question is not an earlier question of this response's path", { status: 409, extra: { path: row.path } });
+    throw new ApiError("not_on_path", "Question is not an earlier question of this response's path", { extra: { path: row.path } });
   }
   const path = row.path.slice(0, index);
   const kept = new Set([...path, targetId]);
@@ -232,7 +231,7 @@ export async function goBack(env: Env, survey: SurveyRow, responseId: string, in
     )
     .run();
   if (result.meta.changes !== 1) {
-    throw new ApiError("conflict", "The response changed while going back; fetch its state and retry", { status: 409 });
+    throw new ApiError("conflict", "The response changed while going back; fetch its state and retry");
   }
   return stateView(survey, { ...row, answers, path, nextQuestionId: targetId, generatedQuestions, updatedAt }, target);
 }
@@ -248,7 +247,7 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
   if (row.status === "completed") return stateView(survey, row, null);
   const { expected } = await resumeFlow(env, survey, row);
   if (expected) {
-    throw new ApiError("unanswered_questions", "Response has unanswered questions", { status: 409, extra: { next_question_id: expected.id } });
+    throw new ApiError("unanswered_questions", "Response has unanswered questions", { extra: { next_question_id: expected.id } });
   }
 
   const completionId = crypto.randomUUID();
