@@ -2,6 +2,7 @@
 // entries: the caps in one D1 batch (new streams, the per-day byte counter; CHECK constraints keep
 // both exact even when two batches race past the pre-checks), then the entries in one RPC to the
 // project's store (a Durable Object, one transaction), so a failure stores nothing.
+import { isCheckViolation } from "../../platform/db-errors";
 import { utf8Length } from "../../platform/sizes";
 import type { Env } from "../../env";
 import { LOG_LEVELS, MAX_STREAMS_PER_PROJECT } from "../../db/schema/logs";
@@ -261,10 +262,9 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
     if (newStreams) created = results[0].results.map((row) => row.name);
   } catch (error) {
     await giveQuotaBack();
-    const text = String((error as Error)?.message ?? error);
     // A concurrent batch got past the same pre-check first: the constraint decided.
-    if (text.includes("log_stream_cap")) throw streamLimitError();
-    if (text.includes("log_daily_limit")) throw dailyLimitError();
+    if (isCheckViolation(error, "log_stream_cap")) throw streamLimitError();
+    if (isCheckViolation(error, "log_daily_limit")) throw dailyLimitError();
     throw storeFailed(project, accepted.length, error);
   }
 

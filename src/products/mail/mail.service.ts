@@ -1,5 +1,6 @@
 // Emails over the store: sandbox caps, quota, storing a send (one D1 batch) and queueing it for
 // delivery, listing and reading messages with their status history.
+import { isCheckViolation } from "../../platform/db-errors";
 import { and, asc, count, desc, eq, gte, lt, type SQL } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -80,7 +81,7 @@ export async function checkCaps(env: Env, keyId: string, policy: MailKeyPolicy, 
   try {
     await env.DB.batch(windows.map((x) => reserveCap(env.DB, keyId, x, newMessages)));
   } catch (error) {
-    if (!String(error).includes("CHECK constraint failed")) throw error;
+    if (!isCheckViolation(error)) throw error;
     const retryAfter = (reset: number) => ({ "retry-after": String(Math.max(1, Math.ceil((reset - ms) / 1000))) });
     for (const x of windows) {
       const used = await capUsed(env.DB, keyId, x);

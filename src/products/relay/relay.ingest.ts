@@ -1,6 +1,7 @@
 // Receiving a webhook at a source's ingest address: the source look-up, the signature, the event
 // with its deliveries and quota units in one D1 batch, the queue, and the first delivery attempt in
 // the background of the request. No Hono context here.
+import { isUniqueViolation } from "../../platform/db-errors";
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb, type Db } from "../../db/client";
@@ -166,13 +167,6 @@ async function findDuplicate(db: Db, sourceId: string, providerEventId: string) 
     .where(and(eq(webhookEvents.sourceId, sourceId), eq(webhookEvents.providerEventId, providerEventId)))
     .limit(1);
   return row;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
-    if (String((e as Error).message ?? e).includes("UNIQUE constraint failed")) return true;
-  }
-  return false;
 }
 
 /** Bytes of a stored event that one `webhooks` unit pays for. */

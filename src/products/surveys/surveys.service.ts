@@ -2,6 +2,7 @@
 // rules (activate, close), delete with everything they own, and duplicate. Plain inputs in, API
 // views out; every query filters on the caller's team (surveys.repository.ts). Sections and
 // questions are survey-sections.service.ts and survey-questions.service.ts.
+import { isUniqueViolation } from "../../platform/db-errors";
 import { and, count, desc, eq, like, or } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../../db/client";
@@ -50,20 +51,12 @@ export function surveyView(row: SurveyRow) {
   };
 }
 
-/** True when a D1 error is the unique index on slugs. */
-function isSlugCollision(error: unknown): boolean {
-  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
-    if (/UNIQUE constraint failed: surveys\.slug/.test(String((e as Error).message ?? e))) return true;
-  }
-  return false;
-}
-
 /** Runs a write that may take a slug, answering a taken slug with the spec's 422. */
 async function withSlug<T>(write: PromiseLike<T>): Promise<T> {
   try {
     return await write;
   } catch (error) {
-    if (isSlugCollision(error)) throw ApiError.validation({ slug: ["has already been taken"] });
+    if (isUniqueViolation(error, "surveys.slug")) throw ApiError.validation({ slug: ["has already been taken"] });
     throw error;
   }
 }

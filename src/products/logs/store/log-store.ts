@@ -24,6 +24,8 @@ export const PURGE_MAX_CHUNKS = 20;
 /** How often the retention alarm looks at an object that holds entries; sooner while a purge is unfinished. */
 const PURGE_EVERY_MS = 3_600_000;
 const PURGE_AGAIN_MS = 60_000;
+/** How long after an append its rows are added to the search index (a search never waits for it: it builds what is pending first). */
+const INDEX_DELAY_MS = 100;
 /** How long a tail request at the cap waits for vanished clients to be noticed before it is refused. */
 const PROBE_MS = 200;
 
@@ -52,6 +54,7 @@ export interface LevelWindow {
 export class LogStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
   private alarmChecked = false;
+  private indexScheduled = false;
   private deleted = false;
   /** Open live tails (in memory: a restarted object has none, and their clients reconnect). */
   private readonly tails = new TailSet();
@@ -88,6 +91,7 @@ export class LogStore extends DurableObject<Env> {
         ),
       );
     }
+    this.scheduleIndex();
     await this.ensureAlarm();
     return range;
   }
@@ -123,7 +127,10 @@ export class LogStore extends DurableObject<Env> {
   /** Deletes the rows of one append (the Worker's compensation when its D1 bookkeeping failed after it). */
   async remove(range: { first: number; last: number }): Promise<void> {
     this.assertLive();
-    this.ctx.storage.sql.exec("DELETE FROM entries WHERE seq BETWEEN ? AND ?", range.first, range.last);
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec("DELETE FROM entries WHERE seq BETWEEN ? AND ?", range.first, range.last);
+      this.clampIndexMark();
+    });
   }
 
   /**
@@ -133,6 +140,8 @@ export class LogStore extends DurableObject<Env> {
    */
   async query(filter: EntryFilter, page: { limit: number; maxBytes: number }): Promise<{ rows: EntryRecord[]; more: boolean }> {
     this.assertLive();
+    // A search reads the trigram index: whatever was appended since it was last built goes in first.
+    if (filter.q !== undefined) this.indexPending();
     const { where, params } = entryWhere(filter);
     const cursor = this.ctx.storage.sql.exec<EntryRecord & Record<string, SqlStorageValue>>(
       `SELECT ${ENTRY_COLUMNS} FROM entries ${where} ORDER BY ts DESC, seq DESC LIMIT ?`,
@@ -180,9 +189,13 @@ export class LogStore extends DurableObject<Env> {
     const cutoff = now - days * DAY_MS;
     let deleted = 0;
     for (let i = 0; i < PURGE_MAX_CHUNKS; i++) {
-      this.ctx.storage.sql.exec("DELETE FROM entries WHERE seq IN (SELECT seq FROM entries WHERE ts < ? ORDER BY ts LIMIT ?)", cutoff, PURGE_CHUNK);
-      // changes() counts the rows of the DELETE itself, not the index rows its trigger removed.
-      const rows = this.ctx.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
+      const rows = this.ctx.storage.transactionSync(() => {
+        this.ctx.storage.sql.exec("DELETE FROM entries WHERE seq IN (SELECT seq FROM entries WHERE ts < ? ORDER BY ts LIMIT ?)", cutoff, PURGE_CHUNK);
+        // changes() counts the rows of the DELETE itself, not the index rows its trigger removed.
+        const n = this.ctx.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
+        this.clampIndexMark();
+        return n;
+      });
       deleted += rows;
       if (rows < PURGE_CHUNK) return { deleted, more: false };
     }
@@ -212,6 +225,7 @@ export class LogStore extends DurableObject<Env> {
       this.setMeta("retention_days", settings.retentionDays);
       return fresh.length;
     });
+    this.scheduleIndex();
     await this.ensureAlarm();
     return { imported };
   }
@@ -226,6 +240,7 @@ export class LogStore extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     if (this.deleted) return;
+    this.indexPending();
     const { more } = await this.purgeExpired(Date.now());
     const held = this.db.select({ n: count() }).from(schema.entries).limit(1).all()[0]?.n ?? 0;
     if (more) await this.ctx.storage.setAlarm(Date.now() + PURGE_AGAIN_MS);
@@ -241,6 +256,50 @@ export class LogStore extends DurableObject<Env> {
 
   private assertLive(): void {
     if (this.deleted) throw new Error("log store deleted");
+  }
+
+  /**
+   * Adds the rows appended since the last build to the trigram index, in one transaction, and
+   * moves the mark (`meta.fts_upto`). Appends leave this to a moment after they answer (see
+   * scheduleIndex), so an ingest request never waits for tokenising; a search calls it first, so
+   * it always sees every row. Returns the rows indexed.
+   */
+  indexPending(): number {
+    if (this.deleted) return 0;
+    return this.ctx.storage.transactionSync(() => {
+      const upto = this.getMeta("fts_upto") ?? 0;
+      const max = this.maxSeq();
+      if (max <= upto) return 0;
+      this.ctx.storage.sql.exec("INSERT INTO entries_fts (rowid, message) SELECT seq, message FROM entries WHERE seq > ?", upto);
+      this.setMeta("fts_upto", max);
+      return max - upto;
+    });
+  }
+
+  /**
+   * Indexes appended rows a moment after the append has answered. Not at once: an answer waits
+   * for every storage write started before it goes out (the object's output gate), so a build
+   * begun in the same turn would hold the ingest's answer as long as building in the append
+   * itself. Appends that come meanwhile are built together.
+   */
+  private scheduleIndex(): void {
+    if (this.indexScheduled) return;
+    this.indexScheduled = true;
+    setTimeout(() => {
+      this.indexScheduled = false;
+      this.indexPending();
+    }, INDEX_DELAY_MS);
+  }
+
+  /**
+   * After a delete: SQLite gives a new row max(seq) + 1, so when the highest rows are deleted their
+   * seq values come back. The mark must stay at or below the highest seq held, or a new row would
+   * count as indexed without being in the index.
+   */
+  private clampIndexMark(): void {
+    const upto = this.getMeta("fts_upto") ?? 0;
+    const max = this.maxSeq();
+    if (upto > max) this.setMeta("fts_upto", max);
   }
 
   private maxSeq(): number {
