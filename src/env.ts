@@ -1,5 +1,12 @@
 // The Worker's bindings and vars, and the Hono context variables: one place for both.
 import type { Principal } from "./platform/auth";
+import type { ExportMessage } from "./products/audit/audit.service";
+import type { AlertCheck } from "./products/logs/log-alerts.cron";
+import type { AlertNotification } from "./products/logs/logs.consumer";
+import type { MailQueueMessage } from "./products/mail/mail.service";
+import type { PushQueueMessage } from "./products/push/push-notifications.service";
+import type { DeliveryMessage } from "./products/relay/relay.service";
+import type { SurveyWebhookMessage } from "./products/surveys/surveys.consumer";
 
 /**
  * The Worker's environment: the bindings and vars exactly as wrangler.toml declares them
@@ -7,6 +14,16 @@ import type { Principal } from "./platform/auth";
  * is stale), plus what wrangler.toml does not hold: secrets, and bindings that are optional.
  */
 export interface Env extends WranglerEnv {
+  // Each queue with the message its consumer reads, so a producer sending anything else fails the
+  // type-check (wrangler's generated types know only `Queue`).
+  EXPORT_QUEUE: Queue<ExportMessage>;
+  WEBHOOK_QUEUE: Queue<DeliveryMessage>;
+  PUSH_QUEUE: Queue<PushQueueMessage>;
+  MAIL_QUEUE: Queue<MailQueueMessage>;
+  ALERT_QUEUE: Queue<AlertNotification>;
+  ALERT_CHECK_QUEUE: Queue<AlertCheck>;
+  SURVEY_QUEUE: Queue<SurveyWebhookMessage>;
+
   AI?: Ai;
   MAIL_HTTP_TOKEN?: string;
   /** `workers-ai` to ask Workers AI for survey questions (default: the built-in generator). */
