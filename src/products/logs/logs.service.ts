@@ -2,6 +2,7 @@
 // project look-up the entry and alert services start from (log-entries.service.ts,
 // log-alerts.service.ts). Every query filters on the caller's team; another team's project is
 // "not found". Services take `(env, teamId, ...)` and open the database themselves.
+import { insertUnderCap } from "../../platform/caps";
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import type { Env } from "../../env";
@@ -44,22 +45,28 @@ export async function createProject(
 ): Promise<{ row: ProjectRow; token: string }> {
   const at = nowIso();
   const { token, hash, prefix } = await newIngestToken();
-  const [row] = await getDb(env.DB)
-    .insert(logProjects)
-    .values({
-      id: crypto.randomUUID(),
-      teamId,
-      name: input.name,
-      tokenHash: hash,
-      tokenPrefix: prefix,
-      dailyLimitMb: input.daily_limit_mb,
-      retentionDays: input.retention_days,
-      createdAt: at,
-      updatedAt: at,
-    })
-    .returning();
+  const row: ProjectRow = {
+    id: crypto.randomUUID(),
+    teamId,
+    name: input.name,
+    tokenHash: hash,
+    tokenPrefix: prefix,
+    dailyLimitMb: input.daily_limit_mb,
+    retentionDays: input.retention_days,
+    streamCount: 0,
+    createdAt: at,
+    updatedAt: at,
+  };
+  // Each project may hold a store of its own (a Durable Object): a team holds a bounded number,
+  // checked and written in one statement so parallel creates cannot pass it.
+  if (!(await insertUnderCap(getDb(env.DB), logProjects, row, { column: logProjects.teamId, value: teamId }, MAX_PROJECTS_PER_TEAM))) {
+    throw ApiError.validation({ name: [`a team can have at most ${MAX_PROJECTS_PER_TEAM} log projects`] });
+  }
   return { row, token };
 }
+
+/** Log projects per team (held under parallel creates). */
+export const MAX_PROJECTS_PER_TEAM = 100;
 
 export async function listProjects(env: Env, teamId: string): Promise<ProjectRow[]> {
   return getDb(env.DB).select().from(logProjects).where(ownedBy(logProjects, teamId)).orderBy(asc(logProjects.createdAt), asc(logProjects.id));

@@ -2,6 +2,7 @@
 // delete. The VAPID private key and the FCM/APNs credentials are stored encrypted and never leave
 // this file in a response shape. Subscribers and notifications are push-subscribers.service.ts and
 // push-notifications.service.ts; both find their app through loadApp.
+import { insertUnderCap } from "../../platform/caps";
 import { desc } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
 import type { Env } from "../../env";
@@ -91,9 +92,15 @@ export async function createApp(env: Env, teamId: string, input: z.infer<typeof 
     createdAt: now,
     updatedAt: now,
   };
-  await getDb(env.DB).insert(pushApps).values(row);
+  // A team holds a bounded number of apps (held under parallel creates).
+  if (!(await insertUnderCap(getDb(env.DB), pushApps, row, { column: pushApps.teamId, value: teamId }, MAX_APPS_PER_TEAM))) {
+    throw ApiError.validation({ name: [`a team can have at most ${MAX_APPS_PER_TEAM} push apps`] });
+  }
   return toApp(row);
 }
+
+/** Push apps per team. */
+export const MAX_APPS_PER_TEAM = 50;
 
 export async function updateApp(env: Env, teamId: string, appId: string, input: z.infer<typeof UpdateAppSchema>) {
   const changes: Partial<AppRow> = { updatedAt: nowIso() };

@@ -1,6 +1,8 @@
 // Webhook relay sources over the database: create, list, read, change, delete, and the team-scoped
 // look-up the destination, event and replay services start from. Every query filters on the team;
 // no Hono context here.
+import { insertUnderCap } from "../../platform/caps";
+import { ApiError } from "../../platform/errors";
 import { desc } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb, type Db } from "../../db/client";
@@ -51,9 +53,15 @@ export async function createSource(env: Env, teamId: string, input: z.infer<type
     createdAt: at,
     updatedAt: at,
   };
-  await getDb(env.DB).insert(webhookSources).values(row);
+  // Every source is a public ingest address: a team holds a bounded number (held under parallel creates).
+  if (!(await insertUnderCap(getDb(env.DB), webhookSources, row, { column: webhookSources.teamId, value: teamId }, MAX_SOURCES_PER_TEAM))) {
+    throw ApiError.validation({ name: [`a team can have at most ${MAX_SOURCES_PER_TEAM} sources`] });
+  }
   return sourceView(row, 0, env.APP_URL);
 }
+
+/** Webhook sources per team. */
+export const MAX_SOURCES_PER_TEAM = 100;
 
 export async function listSources(env: Env, teamId: string) {
   const rows = await getDb(env.DB)
