@@ -11,7 +11,7 @@ import { after, beforeEach, describe, test } from "node:test";
 import { ROOT } from "../lib/dev-server.mjs";
 
 const FAKE = join(ROOT, "scripts", "test", "fixtures", "fake-wrangler.mjs");
-const QUEUES = ["report-export", "webhook-deliveries", "push-sends", "mail-sends", "alert-notifications", "survey-webhooks", "platform-dlq"];
+const QUEUES = ["report-export", "webhook-deliveries", "push-sends", "mail-sends", "alert-notifications", "survey-webhooks", "log-alert-checks", "platform-dlq"];
 const APP_URL = "https://api.example.net";
 
 const tmp = mkdtempSync(join(tmpdir(), "edge-deploy-setup-"));
@@ -69,9 +69,10 @@ describe("a first run on an empty account", () => {
     assert.match(env, /ALLOW_PRIVATE_TARGETS = "false"/);
     assert.match(env, /\[\[env\.production\.durable_objects\.bindings\]\]\nname = "RATE_LIMITER"\nclass_name = "RateLimiter"/);
     assert.match(env, /\[\[env\.production\.r2_buckets\]\]\nbinding = "REPORTS"\nbucket_name = "edge-platform-reports"/);
-    assert.equal(env.match(/\[\[env\.production\.queues\.producers\]\]/g).length, 6);
-    assert.equal(env.match(/\[\[env\.production\.queues\.consumers\]\]/g).length, 7);
-    assert.match(env, /queue = "webhook-deliveries"\nmax_batch_size = 25\nmax_batch_timeout = 1\nmax_retries = 8\ndead_letter_queue = "platform-dlq"/);
+    assert.match(env, /\[\[env\.production\.durable_objects\.bindings\]\]\nname = "LOG_STORE"\nclass_name = "LogStore"/);
+    assert.equal(env.match(/\[\[env\.production\.queues\.producers\]\]/g).length, 7);
+    assert.equal(env.match(/\[\[env\.production\.queues\.consumers\]\]/g).length, 8);
+    assert.match(env, /queue = "webhook-deliveries"\nmax_batch_size = 25\nmax_batch_timeout = 1\nmax_retries = 10\ndead_letter_queue = "platform-dlq"/);
 
     for (const secret of ["ADMIN_TOKEN", "ENCRYPTION_KEY", "SIGNING_KEY"]) assert.match(run.output, new RegExp(`wrangler secret put ${secret} --env production`));
     assert.doesNotMatch(run.output, /MAIL_HTTP_TOKEN/, "only with MAIL_TRANSPORT=http");
