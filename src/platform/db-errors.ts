@@ -22,3 +22,4 @@ export function isUniqueViolation(error: unknown, column?: string): boolean {
 export function isCheckViolation(error: unknown, constraint?: string): boolean {
   return messagesOf(error).some((message) => message.includes("CHECK constraint failed") && (!constraint || message.includes(constraint)));
 }
+

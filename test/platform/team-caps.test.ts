@@ -2,10 +2,12 @@
 // relay source is a public ingest address, each push app holds keys and subscribers. A team holds
 // a bounded number of each, checked and written in one statement, so parallel creates cannot pass
 // the cap, and another team keeps its own room.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_PROJECTS_PER_TEAM } from "../../src/products/logs/logs.service";
 import { MAX_APPS_PER_TEAM } from "../../src/products/push/push-apps.service";
 import { MAX_SOURCES_PER_TEAM } from "../../src/products/relay/relay-sources.service";
+import { MAX_SURVEYS_PER_TEAM } from "../../src/products/surveys/surveys.service";
 import { call, json, setupTeam } from "../helpers/api";
 
 async function createInParallel(key: string, path: string, n: number, body: (i: number) => unknown) {
@@ -45,5 +47,36 @@ describe("per-team caps under parallel creates", () => {
     expect(await json(refused)).toEqual({ error: "Validation failed", details: { name: [`a team can have at most ${MAX_APPS_PER_TEAM} push apps`] } });
     const other = await setupTeam({ plan: "enterprise" });
     expect((await call("POST", "push/apps", { key: other.key, body: { name: "mine" } })).status).toBe(201);
+  });
+
+  it(`surveys: ${MAX_SURVEYS_PER_TEAM} per team, creates and duplicates alike`, async () => {
+    const team = await setupTeam({ plan: "enterprise" });
+    const source = (await json(await call("POST", "surveys", { key: team.key, body: { name: "source", slug: `src-${crypto.randomUUID()}` } }))).data;
+    await call("POST", `surveys/${source.id}/questions`, { key: team.key, body: { type: "short_text", title: "Why?" } });
+    // Seeded to 5 below the cap in SQL: a thousand creates through the API would only slow the test.
+    const seeded = MAX_SURVEYS_PER_TEAM - 6;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+       INSERT INTO surveys (id, team_id, name, slug, mode, status, settings, ai_config, response_count, created_at, updated_at)
+       SELECT lower(hex(randomblob(16))), ?1, 'seeded', 'seeded-' || lower(hex(randomblob(12))), 'manual', 'draft', '{}', '{}', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' FROM n`,
+    )
+      .bind(team.teamId, seeded)
+      .run();
+    const results = await Promise.all([
+      ...Array.from({ length: 5 }, (_, i) => call("POST", "surveys", { key: team.key, body: { name: `s${i}`, slug: `cap-${i}-${crypto.randomUUID()}` } })),
+      ...Array.from({ length: 5 }, () => call("POST", `surveys/${source.id}/duplicate`, { key: team.key })),
+    ]);
+    expect(results.filter((r) => r.status === 201)).toHaveLength(5);
+    const refused = results.filter((r) => r.status !== 201);
+    expect(refused).toHaveLength(5);
+    for (const r of refused) {
+      expect(r.status).toBe(422);
+      expect(await json(r)).toEqual({ error: "Validation failed", errors: { name: [`a team can have at most ${MAX_SURVEYS_PER_TEAM} surveys`] } });
+    }
+    const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM surveys WHERE team_id = ?").bind(team.teamId).first<{ n: number }>())!;
+    expect(n).toBe(MAX_SURVEYS_PER_TEAM);
+    // A refused duplicate left no orphaned questions behind.
+    const orphans = await env.DB.prepare("SELECT count(*) AS n FROM survey_questions q LEFT JOIN surveys s ON s.id = q.survey_id WHERE s.id IS NULL").first<{ n: number }>();
+    expect(orphans!.n).toBe(0);
   });
 });

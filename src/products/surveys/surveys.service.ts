@@ -2,6 +2,7 @@
 // rules (activate, close), delete with everything they own, and duplicate. Plain inputs in, API
 // views out; every query filters on the caller's team (surveys.repository.ts). Sections and
 // questions are survey-sections.service.ts and survey-questions.service.ts.
+import { insertUnderCap } from "../../platform/caps";
 import { isUniqueViolation } from "../../platform/db-errors";
 import { and, count, desc, eq, like, or } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
@@ -101,9 +102,15 @@ export async function createSurvey(env: Env, teamId: string, input: CreateSurvey
     createdAt: at,
     updatedAt: at,
   };
-  await withSlug(getDb(env.DB).insert(surveys).values(row));
+  if (!(await withSlug(insertUnderCap(getDb(env.DB), surveys, row, { column: surveys.teamId, value: teamId }, MAX_SURVEYS_PER_TEAM)))) {
+    throw surveyCapError();
+  }
   return row;
 }
+
+/** Surveys per team (held under parallel creates and duplicates). */
+export const MAX_SURVEYS_PER_TEAM = 1_000;
+const surveyCapError = () => ApiError.validation({ name: [`a team can have at most ${MAX_SURVEYS_PER_TEAM} surveys`] });
 
 /** A survey with its sections and questions, each ordered by position. */
 export async function surveyDetail(env: Env, teamId: string, id: string) {
@@ -226,9 +233,20 @@ export async function duplicateSurvey(env: Env, teamId: string, id: string) {
     updatedAt: at,
   }));
   // Multi-row inserts stay under D1's 100 bound parameters per statement.
-  const items: BatchItem<"sqlite">[] = [db.insert(surveys).values(copy)];
+  // The copy first, under the team's cap (one statement, so parallel duplicates cannot pass it);
+  // then its sections and questions in one batch. Should that batch fail, the copy is deleted
+  // again, so no survey is left without the questions it was copied with.
+  if (!(await withSlug(insertUnderCap(db, surveys, copy, { column: surveys.teamId, value: teamId }, MAX_SURVEYS_PER_TEAM)))) {
+    throw surveyCapError();
+  }
+  const items: BatchItem<"sqlite">[] = [];
   for (const rows of chunk(sectionCopies, 14)) items.push(db.insert(surveySections).values(rows));
   for (const rows of chunk(questionCopies, 7)) items.push(db.insert(surveyQuestions).values(rows));
-  await withSlug(runBatch(db, items));
+  try {
+    await runBatch(db, items);
+  } catch (error) {
+    await db.delete(surveys).where(eq(surveys.id, copy.id));
+    throw error;
+  }
   return { ...surveyView(copy), sections: sectionCopies.map(sectionView), questions: questionCopies.map(questionView) };
 }
