@@ -23,7 +23,8 @@ const WORKERS = Number(process.env.LOAD_WORKERS ?? 4);
 const RATE_LIMITS = process.env.LOAD_RATE_LIMITS ?? "off";
 const LOG_PROJECTS = 4;
 const SURVEY_TEAMS = 4;
-// Long enough for a delivery that failed twice (relay retries after 60 s, then 120 s) to land.
+// Long enough for a delivery that failed twice to land (the relay retries after 5 s, then 5 min;
+// the first attempt runs at once from the ingest request).
 const DRAIN_MS = Number(process.env.LOAD_DRAIN_MS ?? 420_000);
 
 function percentile(values, p) {
