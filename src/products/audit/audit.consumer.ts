@@ -3,6 +3,7 @@
 // Safe on redelivery: a record already past `exporting` is acknowledged without rendering, and a
 // claim held by another live delivery is retried later; a claim older than the lease may be taken
 // over (the consumer that held it died). A render or R2 failure marks the record `failed`.
+import { consumeEach } from "../../platform/jobs/consume";
 import { and, eq, inArray, lt, or } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -68,23 +69,16 @@ export async function processExport(env: Env, body: unknown): Promise<ExportOutc
 
 /** The consumer registered for the `report-export` queue. */
 export async function auditExportConsumer(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    let outcome: ExportOutcome;
-    try {
-      outcome = await processExport(env, message.body);
-    } catch (error) {
-      // The database itself failed (the claim or the status write): try the message again later.
-      console.error(JSON.stringify({ msg: "audit export error, retrying", id: message.id, attempts: message.attempts, error: String(error) }));
-      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
-      continue;
-    }
-    if (outcome === "busy") {
-      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
-      continue;
-    }
-    if (outcome === "invalid" || outcome === "missing") {
-      console.error(JSON.stringify({ msg: `audit export message ${outcome}`, id: message.id, body: message.body }));
-    }
-    message.ack();
-  }
+  await consumeEach<unknown>(batch, {
+    name: "audit export",
+    // processExport judges the body itself ("invalid"), so every message reaches it.
+    read: (body) => body ?? {},
+    handle: async (body, attempts) => {
+      // A throw (the claim or the status write failed) is retried with backoff by consumeEach.
+      const outcome: ExportOutcome = await processExport(env, body);
+      if (outcome === "busy") return backoffSeconds(attempts);
+      if (outcome === "invalid" || outcome === "missing") console.error(JSON.stringify({ msg: `audit export message ${outcome}`, body }));
+      return null;
+    },
+  });
 }

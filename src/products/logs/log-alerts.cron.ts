@@ -7,6 +7,7 @@
 // cannot fire an alert twice), resolves open firings whose count fell back under the threshold
 // (claimed the same way), and queues the notifications on `alert-notifications`, so a slow webhook
 // never holds a check up. The statements are in logs.queries.ts.
+import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { and, asc, eq, gt, lte } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import type { Env } from "../../env";
@@ -206,18 +207,20 @@ function notifications(
 
 /** Consumer of the log-alert-checks queue: each message checks its projects; a failed check is retried. */
 export async function consumeAlertChecks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      const check = message.body as AlertCheck;
-      try {
-        await checkProjects(env, check.at, check.project_ids);
-        message.ack();
-      } catch (error) {
-        console.error(JSON.stringify({ msg: "log alert check failed", attempts: message.attempts, error: String(error) }));
-        message.retry({ delaySeconds: 10 });
-      }
-    }),
-  );
+  await consumeEach<AlertCheck>(batch, {
+    name: "log alert check",
+    order: "parallel",
+    read: (body) => {
+      const check = objectBody<AlertCheck>(body);
+      return check && typeof check.at === "number" && Array.isArray(check.project_ids) ? check : null;
+    },
+    handle: async (check) => {
+      await checkProjects(env, check.at, check.project_ids);
+      return null;
+    },
+    // The next minute's run checks again anyway: retry soon, not on a long backoff.
+    retryAfterError: () => 10,
+  });
 }
 
 /** The every-minute cron job. */

@@ -3,6 +3,7 @@
 // (one unit of the team's mail quota each); a webhook is a JSON POST through the SSRF guard with a
 // 10 s timeout, retried with backoff. A row per (notification, channel) in log_alert_deliveries
 // makes redelivery harmless: a notification already sent is not sent again.
+import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { deliveriesOf } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import type { AlertChannel } from "../../db/schema/logs";
@@ -56,24 +57,26 @@ interface AlertRecord {
 }
 
 export async function consumeAlertNotifications(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      const body = message.body as AlertNotification;
+  await consumeEach<AlertNotification>(batch, {
+    name: "alert notifications",
+    order: "parallel",
+    read: (body) => objectBody<AlertNotification>(body),
+    handle: async (body, attempts) => {
       try {
         await deliver(env, body);
-        message.ack();
+        return null;
       } catch (error) {
+        // The channel failed: recorded on the delivery row; given up (acknowledged) after the last attempt.
         const reason = String((error as Error)?.message ?? error).slice(0, 500);
-        const final = message.attempts >= MAX_ATTEMPTS;
+        const final = attempts >= MAX_ATTEMPTS;
         await env.DB.prepare("UPDATE log_alert_deliveries SET status = ?3, last_error = ?4, updated_at = ?5 WHERE firing_id = ?1 AND channel = ?2")
           .bind(deliveryKey(body), body.channel, final ? "failed" : "sending", reason, nowIso())
           .run()
           .catch(() => {});
-        if (final) message.ack();
-        else message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+        return final ? null : backoffSeconds(attempts);
       }
-    }),
-  );
+    },
+  });
 }
 
 /** Sends one notification unless it was sent already; throws when the channel failed. */

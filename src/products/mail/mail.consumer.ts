@@ -4,6 +4,7 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
+import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { deliveriesOf } from "../../platform/jobs/queues";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -41,17 +42,14 @@ type Step = { ack: true } | { ack: false; delaySeconds: number };
 export async function handleMailBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   // Status events of the whole batch are fanned out to webhooks at the end, in one look-up.
   const events: EventRow[] = [];
-  for (const message of batch.messages) {
-    let step: Step;
-    try {
-      step = await handleMessage(env, message.body as MailQueueMessage, message.attempts, events);
-    } catch (error) {
-      console.error(JSON.stringify({ msg: "mail consumer error", id: message.id, body: message.body, error: String(error) }));
-      step = { ack: false, delaySeconds: backoffSeconds(message.attempts) };
-    }
-    if (step.ack) message.ack();
-    else message.retry({ delaySeconds: step.delaySeconds });
-  }
+  await consumeEach<MailQueueMessage>(batch, {
+    name: "mail",
+    read: (body) => objectBody<MailQueueMessage>(body),
+    handle: async (body, attempts) => {
+      const step = await handleMessage(env, body, attempts, events);
+      return step.ack ? null : step.delaySeconds;
+    },
+  });
   try {
     await fanOut(env, events);
   } catch (error) {

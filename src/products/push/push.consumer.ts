@@ -12,6 +12,7 @@
 // Fan-out is one chain of messages per notification, identified by the notification's
 // fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
+import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { deliveriesOf, sendAll } from "../../platform/jobs/queues";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
@@ -42,26 +43,20 @@ export const QUEUE_MAX_DELIVERIES = deliveriesOf("push-sends");
 const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
 
 export async function pushConsumer(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    const body = message.body as PushQueueMessage;
-    try {
-      if (body?.kind === "fanout") {
+  await consumeEach<PushQueueMessage>(batch, {
+    name: "push",
+    read: (body) => {
+      const message = objectBody<PushQueueMessage>(body);
+      return message && (message.kind === "fanout" || message.kind === "send") ? message : null;
+    },
+    handle: async (body, attempts) => {
+      if (body.kind === "fanout") {
         await fanOut(env, body.notification_id, body.after, body.token);
-        message.ack();
-      } else if (body?.kind === "send") {
-        const lastDelivery = message.attempts >= QUEUE_MAX_DELIVERIES;
-        const retryIn = await sendChunk(env, body.notification_id, body.subscriber_ids, lastDelivery);
-        if (retryIn === null) message.ack();
-        else message.retry({ delaySeconds: retryIn });
-      } else {
-        console.error(JSON.stringify({ msg: "push: unknown message", id: message.id }));
-        message.ack();
+        return null;
       }
-    } catch (error) {
-      console.error(JSON.stringify({ msg: "push: message failed", id: message.id, attempts: message.attempts, error: String(error) }));
-      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
-    }
-  }
+      return sendChunk(env, body.notification_id, body.subscriber_ids, attempts >= QUEUE_MAX_DELIVERIES);
+    },
+  });
 }
 
 /**

@@ -4,6 +4,7 @@
 // produces a second successful delivery; every attempt is recorded; failures are retried through the
 // queue on the schedule of relay.retry.ts, then `failed`; a destination failing for five days is
 // disabled and its team's owner told (relay.health.ts).
+import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import type { Env } from "../../env";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
@@ -24,25 +25,17 @@ export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
 /** Queue handler for "webhook-deliveries": each message is handled on its own, in parallel. */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(batch.messages.map((message) => handleMessage(message, env)));
-}
-
-async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
-  const body = message.body as Partial<DeliveryMessage> | null;
-  if (!body || typeof body.delivery_id !== "string") {
-    console.error(JSON.stringify({ msg: "relay: malformed message dropped", id: message.id }));
-    message.ack();
-    return;
-  }
-  try {
-    const outcome = await attemptDelivery(env, body.delivery_id);
-    if (outcome.retryInSeconds === null) message.ack();
-    else message.retry({ delaySeconds: outcome.retryInSeconds });
-  } catch (error) {
-    // The database or the secret could not be read: nothing was sent; try again later.
-    console.error(JSON.stringify({ msg: "relay: delivery errored", deliveryId: body.delivery_id, error: String(error) }));
-    message.retry({ delaySeconds: retryDelaySeconds(message.attempts) ?? RETRY_SCHEDULE_SECONDS[MAX_ATTEMPTS - 1] });
-  }
+  await consumeEach<DeliveryMessage>(batch, {
+    name: "relay",
+    order: "parallel",
+    read: (body) => {
+      const message = objectBody<Partial<DeliveryMessage>>(body);
+      return message && typeof message.delivery_id === "string" ? { delivery_id: message.delivery_id } : null;
+    },
+    handle: async (body) => (await attemptDelivery(env, body.delivery_id)).retryInSeconds,
+    // The database or the secret could not be read: nothing was sent; try again on the schedule.
+    retryAfterError: (attempts) => retryDelaySeconds(attempts) ?? RETRY_SCHEDULE_SECONDS[MAX_ATTEMPTS - 1],
+  });
 }
 
 /**

@@ -8,6 +8,7 @@
 // token (the original of a delivery the sweeper re-queued) and a duplicate of a message being
 // processed are acknowledged without sending; only a row locked by an attempt that may have
 // crashed is retried later.
+import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { deliveriesOf } from "../../platform/jobs/queues";
 import { eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
@@ -140,19 +141,16 @@ async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts:
 }
 
 export async function consumeSurveyWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    const body = message.body as Partial<SurveyWebhookMessage> | null;
-    if (!body || typeof body.delivery_id !== "string" || (body.token !== undefined && typeof body.token !== "string")) {
-      message.ack();
-      continue;
-    }
-    try {
-      const outcome = await deliver(env, { delivery_id: body.delivery_id, token: body.token }, message.attempts);
-      if (outcome.kind === "done") message.ack();
-      else message.retry({ delaySeconds: outcome.delaySeconds });
-    } catch (error) {
-      console.error(JSON.stringify({ msg: "survey webhook delivery error", delivery_id: body.delivery_id, error: String(error) }));
-      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
-    }
-  }
+  await consumeEach<SurveyWebhookMessage>(batch, {
+    name: "survey webhooks",
+    read: (body) => {
+      const message = objectBody<Partial<SurveyWebhookMessage>>(body);
+      if (!message || typeof message.delivery_id !== "string" || (message.token !== undefined && typeof message.token !== "string")) return null;
+      return { delivery_id: message.delivery_id, token: message.token };
+    },
+    handle: async (body, attempts) => {
+      const outcome = await deliver(env, body, attempts);
+      return outcome.kind === "done" ? null : outcome.delaySeconds;
+    },
+  });
 }
