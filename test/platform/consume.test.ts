@@ -44,7 +44,8 @@ describe("consumeEach", () => {
 
   it("runs messages at once when asked, one after another otherwise, and takes the product's delay after a throw", async () => {
     const order: string[] = [];
-    const gate = Promise.withResolvers<void>();
+    let open!: () => void;
+    const gate = { promise: new Promise<void>((resolve) => (open = resolve)), resolve: () => open() };
     const parallel = batchOf([{ id: "a" }, { id: "b" }]);
     const run = consumeEach<{ id: string }>(parallel, {
       name: "test",
