@@ -55,7 +55,14 @@ export function timestampMs(value: unknown): number | null {
 
 const timestampField = (field: TimestampField) =>
   z
-    .union([z.string().refine((s) => timestampMs(s) !== null, timestampFormatMessage(field)), z.number()], { error: timestampFormatMessage(field) })
+    .union(
+      [
+        z.string().refine((s) => timestampMs(s) !== null, timestampFormatMessage(field)),
+        // A number past the range of a date (±8.64e15 ms) is no instant: the plain check refuses it too.
+        z.number().refine((n) => timestampMs(n) !== null, timestampFormatMessage(field)),
+      ],
+      { error: timestampFormatMessage(field) },
+    )
     .nullish()
     .openapi({ description: field === "timestamp" ? "The entry's time: ISO 8601 with a zone, or epoch ms. Default: the time of receipt" : "Alias of `timestamp`" });
 

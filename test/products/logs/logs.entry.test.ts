@@ -59,6 +59,12 @@ describe("entry judging", () => {
       }),
       { numRuns: 500 },
     );
+    // Regression (a counterexample of the run above): a number past the range of a date is refused
+    // by both, as by timestampMs.
+    for (const time of [-8_640_000_000_000_001, 8_640_000_000_000_001, Number.MAX_VALUE]) {
+      expect(plainEntry({ message: "m", time })).toBeNull();
+      expect(LogEntryInput.safeParse({ message: "m", time }).success).toBe(false);
+    }
   });
 
   it("words failures with the schema's first message", () => {
