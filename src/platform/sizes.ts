@@ -31,3 +31,8 @@ export function jsonCapMessage(maxBytes: number): string {
 export function cappedJsonObject(maxBytes: number) {
   return z.record(z.string(), z.unknown()).refine((value) => jsonFits(value, maxBytes), jsonCapMessage(maxBytes));
 }
+
+/** A JSON object: not null, not an array. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -4,6 +4,7 @@
 // that throws (its database or a binding failed) is retried with backoff. Products declare only
 // what differs: how to read a body, what to do with it, and in which order.
 import { backoffSeconds } from "../backoff";
+import { isPlainObject } from "../sizes";
 
 /** What a handler decided for one message: `null` acknowledges it, a number retries it after that many seconds. */
 export type RetryIn = number | null;
@@ -46,5 +47,5 @@ export async function consumeEach<Body>(batch: MessageBatch<unknown>, spec: Cons
 
 /** A plain object body (the shape every queue message has), or null. */
 export function objectBody<T>(body: unknown): T | null {
-  return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as T) : null;
+  return isPlainObject(body) ? (body as T) : null;
 }

@@ -1,6 +1,7 @@
 // What a send request must satisfy before anything is stored, as pure functions: the 400 checks
 // (object body, required fields), field validation (422 `Validation failed`) and the policy rules
 // of the specification's table, evaluated in one fixed order (README: "Evaluation order").
+import { isPlainObject } from "../../platform/sizes";
 import { parseOneAddress, type ParsedMailbox } from "email-addresses";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
@@ -138,10 +139,6 @@ export function canonicalAddress(raw: string): string | null {
 
 export function domainOf(address: string): string {
   return address.slice(address.lastIndexOf("@") + 1).toLowerCase();
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Largest request body of the send endpoints (a full batch of 100 emails). */
