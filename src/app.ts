@@ -8,7 +8,7 @@ import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
-import { createRouter, productErrorFormats, type Mounts } from "./platform/router";
+import { createRouter, productContext, type Mounts } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
 import { auditRouter } from "./products/audit/audit.routes";
@@ -25,9 +25,6 @@ import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { documentIdempotency, IDEMPOTENT_ROUTES, idempotent } from "./platform/idempotency";
 
 export const API_PREFIX = "/api/v1";
-
-/** Mounts whose routes read their bodies with a capped reader of their own (src/platform/body.ts). */
-const OWN_BODY_READERS = [`${API_PREFIX}/logs/ingest`, `${API_PREFIX}/emails`, "/in"];
 
 /**
  * Every router and where it is mounted, in mount order (Hono matches in that order). The table also
@@ -60,14 +57,13 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.get("/health", (c) => c.json({ ok: true }));
 
   app.use("*", requestContext());
-  // The error shape of the product serving the request, before anything below can fail.
-  app.use("*", productErrorFormats(MOUNTS));
+  // The error shape and body handling of the product serving the request, before anything below can fail.
+  app.use("*", productContext(MOUNTS));
   // Every body is limited before anything parses it: 1 MB unless the route reads its body itself
   // with a limit and error of its own (log ingest 5 MB, mail send 10 MiB, relay ingest 1 MB).
   const defaultLimit = limitBody(JSON_BODY_LIMIT);
   app.use("*", async function bodyLimits(c, next) {
-    const path = c.req.path;
-    if (OWN_BODY_READERS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return next();
+    if (c.get("readsOwnBody")) return next();
     return defaultLimit(c, next);
   });
 

@@ -12,23 +12,32 @@ declare module "hono" {
   interface ContextVariableMap {
     /** The error body shape of the product that serves the request (unset: the platform's default). */
     errorFormat?: ErrorFormatter;
+    /** True when the serving router reads its bodies with a capped reader of its own (platform/body.ts). */
+    readsOwnBody?: boolean;
   }
 }
 
-const formats = new WeakMap<Hono<AppEnv>, ErrorFormatter>();
+/** What a router declares about itself for the root middleware. */
+interface RouterTraits {
+  errorFormat?: ErrorFormatter;
+  readsOwnBody?: boolean;
+}
+
+const traits = new WeakMap<Hono<AppEnv>, RouterTraits>();
 
 /**
  * A product router; its routes land in the generated OpenAPI document. `errorFormat` is the
  * product's error body (omit it for the platform's default shape, or for a router mounted inside
- * another product's router, whose shape it shares).
+ * another product's router, whose shape it shares); `readsOwnBody` says its routes read their
+ * bodies with a limit and error of their own, so the root's default body limit stays out.
  */
-export function createRouter(options: { errorFormat?: ErrorFormatter } = {}): OpenAPIHono<AppEnv> {
+export function createRouter(options: RouterTraits = {}): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw ApiError.validation(zodDetails(result.error));
     },
   });
-  if (options.errorFormat) formats.set(router, options.errorFormat);
+  if (options.errorFormat || options.readsOwnBody) traits.set(router, options);
   return router;
 }
 
@@ -36,19 +45,21 @@ export function createRouter(options: { errorFormat?: ErrorFormatter } = {}): Op
 export type Mounts = ReadonlyArray<readonly [prefix: string, router: Hono<AppEnv>]>;
 
 /**
- * Root middleware: sets the error format of the mounted router that serves the request (the
- * longest matching prefix among the routers that declare one), first thing, so that errors thrown
- * before the router's own middleware (body limits, idempotency keys) take the product's shape too.
+ * Root middleware: puts what the mounted router serving the request declares (the longest matching
+ * prefix among the routers that declare anything) into the context, first thing, so that the root
+ * middleware before the router's own (body limits, idempotency keys) knows its body limit and
+ * renders its errors in the product's shape.
  */
-export function productErrorFormats(mounts: Mounts): MiddlewareHandler<AppEnv> {
-  const withFormat = mounts
-    .filter(([, router]) => formats.has(router))
-    .map(([prefix, router]) => ({ prefix, format: formats.get(router)! }))
+export function productContext(mounts: Mounts): MiddlewareHandler<AppEnv> {
+  const declared = mounts
+    .filter(([, router]) => traits.has(router))
+    .map(([prefix, router]) => ({ prefix, traits: traits.get(router)! }))
     .sort((a, b) => b.prefix.length - a.prefix.length);
-  return async function errorFormatMiddleware(c, next) {
+  return async function productContextMiddleware(c, next) {
     const path = c.req.path;
-    const match = withFormat.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
-    if (match) c.set("errorFormat", match.format);
+    const match = declared.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
+    if (match?.traits.errorFormat) c.set("errorFormat", match.traits.errorFormat);
+    if (match?.traits.readsOwnBody) c.set("readsOwnBody", true);
     await next();
   };
 }

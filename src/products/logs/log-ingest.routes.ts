@@ -17,8 +17,9 @@ const ingestErrors = {
   503: jsonResponse("Log storage temporarily unavailable: nothing was stored, retry after a brief backoff", IngestError),
 };
 
-// Log ingest bodies are `{error: <message>}` (spec: Response envelopes).
-export const logsIngestRouter = createRouter({ errorFormat: (error) => ({ error: error.message }) });
+// Log ingest bodies are `{error: <message>}` (spec: Response envelopes); ingest reads its body itself
+// (1 MB single, 5 MB batch; platform/body.ts).
+export const logsIngestRouter = createRouter({ errorFormat: (error) => ({ error: error.message }), readsOwnBody: true });
 logsIngestRouter.openAPIRegistry.registerComponent("securitySchemes", "ingestToken", {
   type: "http",
   scheme: "bearer",

@@ -14,7 +14,8 @@ import { mailSendRouter } from "./mail-send.routes";
 
 export { mailWebhooksRouter } from "./mail-webhooks.routes";
 
-export const emailsRouter = createRouter({ errorFormat: mailErrorFormat });
+// Sending reads its body itself (10 MiB, counted as it arrives; platform/body.ts).
+export const emailsRouter = createRouter({ errorFormat: mailErrorFormat, readsOwnBody: true });
 // The send routes first: their operations come first in the OpenAPI document.
 emailsRouter.route("/", mailSendRouter);
 

@@ -11,7 +11,8 @@ import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ing
 import { tags } from "./relay.openapi";
 import { IngestAcceptedSchema, MAX_BODY_BYTES, RelayErrorSchema, SlugParam } from "./relay.schemas";
 
-export const ingestRouter = createRouter({ errorFormat: relayErrorFormat });
+// Ingest reads its body itself (1 MB; platform/body.ts).
+export const ingestRouter = createRouter({ errorFormat: relayErrorFormat, readsOwnBody: true });
 
 ingestRouter.openapi(
   createRoute({
