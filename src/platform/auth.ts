@@ -12,7 +12,7 @@ import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, teams, type MailKeyPolicy } from "../db/schema";
 import { and, eq, isNull } from "drizzle-orm";
-import { nowMs } from "./clock";
+import { forgetTeamEverywhere, IsolateCache } from "./isolate-cache";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { hasScope, type Scope } from "./scopes";
@@ -78,11 +78,9 @@ export async function loadPrincipal(d1: D1Database, key: string): Promise<Princi
 }
 
 interface KeyCache {
-  /** By plaintext key: a Map look-up needs no hashing. Insertion order is age order. */
-  known: Map<string, { at: number; principal: Principal }>;
-  unknown: Map<string, number>;
-  /** Bumped by every forget: a look-up that started before a change must not store its answer. */
-  epoch: number;
+  /** By plaintext key: a Map look-up needs no hashing. */
+  known: IsolateCache<Principal>;
+  unknown: IsolateCache<true>;
 }
 
 /** One cache per D1 binding (tests may pass other bindings; production has one). */
@@ -93,23 +91,14 @@ const allCaches = new Set<KeyCache>();
 function cacheFor(d1: D1Database): KeyCache {
   let cache = caches.get(d1);
   if (!cache) {
-    cache = { known: new Map(), unknown: new Map(), epoch: 0 };
+    cache = {
+      known: new IsolateCache<Principal>({ ttlMs: KEY_CACHE_TTL_MS, max: KEY_CACHE_MAX, teamOf: (principal) => principal.teamId }),
+      unknown: new IsolateCache<true>({ ttlMs: UNKNOWN_KEY_TTL_MS, max: UNKNOWN_KEY_MAX }),
+    };
     caches.set(d1, cache);
     allCaches.add(cache);
   }
   return cache;
-}
-
-/** Fresh while 0 ≤ age < ttl: a clock moved backwards (tests) makes an entry stale, not eternal. */
-function fresh(at: number, now: number, ttl: number): boolean {
-  const age = now - at;
-  return age >= 0 && age < ttl;
-}
-
-function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
-  map.delete(key);
-  if (map.size >= max) map.delete(map.keys().next().value!);
-  map.set(key, value);
 }
 
 /**
@@ -118,50 +107,35 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): v
  */
 export async function resolveKey(d1: D1Database, key: string): Promise<Principal | null> {
   if (!isWellFormedKey(key)) return null;
-  const cache = cacheFor(d1);
-  const now = nowMs();
-  const known = cache.known.get(key);
-  if (known && fresh(known.at, now, KEY_CACHE_TTL_MS)) return known.principal;
-  const unknownAt = cache.unknown.get(key);
-  if (unknownAt !== undefined && fresh(unknownAt, now, UNKNOWN_KEY_TTL_MS)) return null;
-  const epoch = cache.epoch;
+  const { known, unknown } = cacheFor(d1);
+  const cached = known.get(key);
+  if (cached) return cached;
+  if (unknown.get(key)) return null;
+  const marks = { known: known.mark(), unknown: unknown.mark() };
   const principal = await loadPrincipal(d1, key);
-  if (cache.epoch === epoch) {
-    const at = nowMs();
-    if (principal) {
-      cache.unknown.delete(key);
-      remember(cache.known, key, { at, principal }, KEY_CACHE_MAX);
-    } else {
-      cache.known.delete(key);
-      remember(cache.unknown, key, at, UNKNOWN_KEY_MAX);
-    }
+  if (principal) {
+    unknown.delete(key);
+    known.set(key, principal, marks.known);
+  } else {
+    known.delete(key);
+    unknown.set(key, true, marks.unknown);
   }
   return principal;
 }
 
-function forget(matches: (principal: Principal) => boolean): void {
-  for (const cache of allCaches) {
-    cache.epoch++;
-    for (const [key, entry] of cache.known) if (matches(entry.principal)) cache.known.delete(key);
-  }
-}
-
 /** A key was revoked, edited or suspended: this isolate stops using what it cached for it now. */
 export function forgetKey(keyId: string): void {
-  forget((principal) => principal.keyId === keyId);
+  for (const cache of allCaches) cache.known.forget((principal) => principal.keyId === keyId);
 }
 
-/** A team's plan or owner changed: this isolate re-reads each of its keys on next use. */
+/** A team's plan or owner changed: this isolate re-reads each of its keys (and whatever else it caches of the team) on next use. */
 export function forgetTeam(teamId: string): void {
-  forget((principal) => principal.teamId === teamId);
+  forgetTeamEverywhere(teamId);
 }
 
 /** A key was created: nothing this isolate remembers as unknown may refuse it. */
 export function forgetUnknownKeys(): void {
-  for (const cache of allCaches) {
-    cache.epoch++;
-    cache.unknown.clear();
-  }
+  for (const cache of allCaches) cache.unknown.clear();
 }
 
 /** Entries held per map, for the tests of the bounds. */

@@ -25,31 +25,13 @@ import { createRouter } from "../../src/platform/router";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../src/env";
 import { admin, call, setupTeam } from "../helpers/api";
+import { countingDb } from "../helpers/counting";
 
 /** 2031-06-01T12:00:00Z: the start of a rate-limit window. */
 const T0 = Date.UTC(2031, 5, 1, 12, 0, 0);
 const T0_S = T0 / 1000;
 
 afterEach(() => setClock(null));
-
-/** The pool's D1 behind a proxy that counts prepared statements (every query prepares one). */
-function countingDb(): { db: D1Database; statements: () => number } {
-  let statements = 0;
-  const real = env.DB;
-  const db = new Proxy(real, {
-    get(target, prop) {
-      if (prop === "prepare") {
-        return (query: string) => {
-          statements++;
-          return target.prepare(query);
-        };
-      }
-      const value = Reflect.get(target, prop);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { db, statements: () => statements };
-}
 
 /** The pool's rate-limit namespace behind a wrapper that counts object calls (one stub per call). */
 function countingLimiter(): { namespace: Env["RATE_LIMITER"]; calls: () => number } {

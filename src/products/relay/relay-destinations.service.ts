@@ -14,6 +14,7 @@ import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newWebhookSecret } from "../../platform/webhook-signature";
 import { MAX_DESTINATIONS_PER_SOURCE, type CreateDestinationBody, type PatchDestinationBody } from "./relay.schemas";
 import { RelayErrors } from "./relay.service";
+import { forgetIngestSource } from "./relay.ingest";
 import { loadSource } from "./relay-sources.service";
 import type { z } from "@hono/zod-openapi";
 
@@ -61,6 +62,7 @@ export async function createDestination(env: Env, teamId: string, sourceId: stri
   if (!(await insertUnderCap(db, webhookDestinations, row, { column: webhookDestinations.sourceId, value: sourceId }, MAX_DESTINATIONS_PER_SOURCE))) {
     throw ApiError.validation({ source_id: [`has reached the limit of ${MAX_DESTINATIONS_PER_SOURCE} destinations`] });
   }
+  forgetIngestSource(sourceId);
   return { ...destinationView(row), secret };
 }
 
@@ -95,6 +97,7 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
     changes.disabledReason = null;
   }
   const [row] = await db.update(webhookDestinations).set(changes).where(destinationWhere(teamId, sourceId, destinationId)).returning();
+  forgetIngestSource(sourceId);
   return destinationView(orNotFound(row, RelayErrors.destination()));
 }
 
@@ -103,4 +106,5 @@ export async function deleteDestination(env: Env, teamId: string, sourceId: stri
   await loadSource(db, teamId, sourceId);
   const [row] = await db.delete(webhookDestinations).where(destinationWhere(teamId, sourceId, destinationId)).returning({ id: webhookDestinations.id });
   orNotFound(row, RelayErrors.destination());
+  forgetIngestSource(sourceId);
 }

@@ -13,6 +13,7 @@ import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { destinationsCountSql } from "./relay.queries";
 import type { CreateSourceBody, PatchSourceBody, Provider } from "./relay.schemas";
 import { RelayErrors } from "./relay.service";
+import { forgetIngestSource } from "./relay.ingest";
 import type { z } from "@hono/zod-openapi";
 
 type SourceRow = typeof webhookSources.$inferSelect;
@@ -99,10 +100,12 @@ export async function patchSource(env: Env, teamId: string, sourceId: string, in
   }
   const [row] = await db.update(webhookSources).set(changes).where(ownedRow(webhookSources, teamId, sourceId)).returning({ id: webhookSources.id });
   orNotFound(row, RelayErrors.source());
+  forgetIngestSource(sourceId);
   return getSource(env, teamId, sourceId);
 }
 
 export async function deleteSource(env: Env, teamId: string, sourceId: string): Promise<void> {
   const [row] = await getDb(env.DB).delete(webhookSources).where(ownedRow(webhookSources, teamId, sourceId)).returning({ id: webhookSources.id });
   orNotFound(row, RelayErrors.source());
+  forgetIngestSource(sourceId);
 }

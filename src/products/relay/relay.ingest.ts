@@ -11,6 +11,7 @@ import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { planLimits } from "../../platform/plans";
 import { monthOf, releaseQuota, warnOnThresholds } from "../../platform/quota";
+import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
 import { attemptNow } from "./relay.consumer";
 import { eventIdentity, filterAdmits, signedGenericIdentity, storedHeaders, verifySignature } from "./relay.inbound";
@@ -36,13 +37,40 @@ export interface IngestResult {
 /** A source found by its slug, with its team's plan and owner and its enabled destinations. */
 export interface IngestSource {
   source: SourceRow;
+  /** The provider's signing secret, decrypted; null when the source verifies no signature. */
+  secret: string | null;
   plan: string;
   ownerEmail: string | null;
   destinations: Array<{ id: string; eventFilter: string[] }>;
 }
 
-/** The source of an ingest address and its enabled destinations, in one round trip; 404 when unknown. */
+/** How long an isolate serves a source it read: the bound for a change made on another isolate to apply at ingest. */
+export const SOURCE_CACHE_TTL_MS = 10_000;
+/** Sources kept per isolate; the oldest goes first. */
+export const SOURCE_CACHE_MAX = 2_000;
+
+/**
+ * The sources this isolate received events for, by slug: a provider sending a stream of events
+ * costs one D1 read and one decryption per SOURCE_CACHE_TTL_MS instead of one per event. Changes
+ * made through this isolate (source or destination edited or deleted, team plan changed) drop the
+ * entry at once (forgetIngestSource, forgetTeamEverywhere); other isolates see them within the TTL.
+ * A destination disabled elsewhere in that time still gets delivery rows, which its consumer fails
+ * as "destination disabled" without sending.
+ */
+const ingestSources = new IsolateCache<IngestSource>({ ttlMs: SOURCE_CACHE_TTL_MS, max: SOURCE_CACHE_MAX, teamOf: (found) => found.source.teamId });
+
+/** A source or its destinations changed on this isolate: the next event re-reads them. */
+export function forgetIngestSource(sourceId: string): void {
+  ingestSources.forget((found) => found.source.id === sourceId);
+}
+
+/** The source of an ingest address, from this isolate's cache or D1; 404 when unknown. */
 export async function loadIngestSource(env: Env, slug: string): Promise<IngestSource> {
+  return orNotFound(await ingestSources.getOrLoad(slug, () => readIngestSource(env, slug)), RelayErrors.source());
+}
+
+/** The source of an ingest address and its enabled destinations, in one round trip; null when unknown. */
+async function readIngestSource(env: Env, slug: string): Promise<IngestSource | null> {
   const db = getDb(env.DB);
   const [sources, destinations] = await db.batch([
     db
@@ -58,8 +86,11 @@ export async function loadIngestSource(env: Env, slug: string): Promise<IngestSo
       .where(and(eq(webhookSources.slug, slug), eq(webhookDestinations.enabled, true)))
       .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id)),
   ]);
-  const found = orNotFound(sources[0], RelayErrors.source());
-  return { ...found, destinations };
+  const found = sources[0];
+  if (!found) return null;
+  const sealed = found.source.signingSecret;
+  const secret = sealed ? await decryptSecret(env.ENCRYPTION_KEY, sealed, env.ENCRYPTION_KEY_PREVIOUS) : null;
+  return { ...found, secret, destinations };
 }
 
 /**
@@ -72,18 +103,17 @@ export async function loadIngestSource(env: Env, slug: string): Promise<IngestSo
  * stored event is removed again and its units given back (503), before anything was sent.
  */
 export async function receiveWebhook(env: Env, found: IngestSource, inbound: InboundWebhook, background: Background): Promise<IngestResult> {
-  const { source, plan, ownerEmail, destinations } = found;
+  const { source, secret, plan, ownerEmail, destinations } = found;
   if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled");
 
   const provider = source.provider as Provider;
-  if (source.signingSecret) {
-    const secret = await decryptSecret(env.ENCRYPTION_KEY, source.signingSecret, env.ENCRYPTION_KEY_PREVIOUS);
+  if (secret !== null) {
     const valid = await verifySignature(provider, secret, { headers: inbound.headers, body: inbound.body }, nowSeconds());
     if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
   }
 
   const identity =
-    provider === "generic" && source.signingSecret
+    provider === "generic" && secret !== null
       ? await signedGenericIdentity(inbound.body, inbound.contentType)
       : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
   const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
