@@ -5,6 +5,9 @@
 //
 //   POST /__bench/bare/relay     verifies a hex HMAC-SHA256 of the body (x-signature, the relay's
 //                                `generic` scheme) and inserts one D1 row: the relay's bare twin
+//   GET  /__bench/bare/counted   a bare JSON answer after one call to the rate-limit Durable Object
+//                                (one counter, the call every exactly counted request makes): the
+//                                floor of an authenticated route, measured beside GET /health
 //   POST /__bench/bare/ingest    parses an NDJSON body and inserts it with json_each, ~900 KB per
 //                                statement in one batch: log batch ingest's bare twin
 //   POST /__bench/seed/survey    (operator token) inserts completed responses for a survey in
@@ -49,6 +52,15 @@ async function bareRelay(request: Request, env: Env): Promise<Response> {
     .bind(crypto.randomUUID(), body, new Date().toISOString())
     .run();
   return json({ ok: true }, 202);
+}
+
+/** The counter the bare counted route hits: one object, a limit no run reaches. */
+const BARE_COUNTER_KEY = "bench:bare-counted";
+
+async function bareCounted(env: Env): Promise<Response> {
+  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(BARE_COUNTER_KEY));
+  const [count] = await stub.hitAll(Math.floor(Date.now() / 60_000) * 60, [{ name: "", limit: Number.MAX_SAFE_INTEGER }]);
+  return json({ status: "ok", count });
 }
 
 async function bareIngest(request: Request, env: Env): Promise<Response> {
@@ -125,6 +137,7 @@ export default {
   async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
     if (request.method === "POST" && pathname === "/__bench/bare/relay") return bareRelay(request, env);
+    if (request.method === "GET" && pathname === "/__bench/bare/counted") return bareCounted(env);
     if (request.method === "POST" && pathname === "/__bench/bare/ingest") return bareIngest(request, env);
     if (request.method === "POST" && pathname === "/__bench/seed/survey") return seedSurvey(request, env);
     if (request.method === "GET" && pathname === "/__bench/key-cache") {

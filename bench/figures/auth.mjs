@@ -3,7 +3,9 @@
 // interleaved round by round: requests/s at CONNECTIONS, and latency added at one connection
 // (sequential requests, where the added milliseconds are the path's own and not queueing).
 // A third run, a key without the route's scopes (403 after auth and the rate-limit call, no
-// route I/O), shows what authentication and rate limiting cost on their own.
+// route I/O), shows what authentication and rate limiting cost on their own, and a fourth, the
+// bench Worker's bare route that makes only the one rate-limit Durable Object call (no Hono, no
+// key), shows what that call alone costs on this runtime: the floor of any exactly counted route.
 /** Milliseconds added, with their sign. */
 const added = (ms) => `${ms < 0 ? "−" : "+"}${Math.abs(ms)} ms`;
 
@@ -23,9 +25,10 @@ export default {
     // The two keys must be held by the isolate's key cache (resolved once, not per request).
     const cache = await (await fetch(`${url}/__bench/key-cache`, { headers: { authorization: `Bearer ${adminToken}` } })).json();
     if (!(cache.known >= 2)) throw new Error(`the key cache holds ${JSON.stringify(cache)}: keys are resolved per request`);
-    const runs = { bare: [], usage: [], authOnly: [], bare1: [], usage1: [] };
+    const runs = { bare: [], counted: [], usage: [], authOnly: [], bare1: [], usage1: [] };
     for (let i = 0; i < rounds; i++) {
       runs.bare.push(await load({ title: "bare", url: `${url}/health`, duration, connections }));
+      runs.counted.push(await load({ title: "bare + one counter call", url: `${url}/__bench/bare/counted`, duration, connections }));
       const run = await load({ title: "usage", url: `${url}/api/v1/usage`, headers, duration, connections });
       if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers in the usage run`);
       runs.usage.push(run);
@@ -45,6 +48,20 @@ export default {
         ratio: `${(rps("usage") / rps("bare")).toFixed(2)}×`,
         goal: "≥ 0.8×",
         note: `${connections} connections`,
+      },
+      {
+        figure: "bare route + one rate-limit Durable Object call, requests/s",
+        value: rps("counted").toFixed(0),
+        baseline: rps("bare").toFixed(0),
+        ratio: `${(rps("counted") / rps("bare")).toFixed(2)}×`,
+        note: "the floor of an exactly counted route on this runtime",
+      },
+      {
+        figure: "authenticated GET /api/v1/usage against that floor, requests/s",
+        value: rps("usage").toFixed(0),
+        baseline: `${rps("counted").toFixed(0)} (bare + one counter call)`,
+        ratio: `${(rps("usage") / rps("counted")).toFixed(2)}×`,
+        note: "what auth, routing and the usage read add on top of the one call",
       },
       {
         figure: "auth + rate limit alone (403 probe), requests/s",

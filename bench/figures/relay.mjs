@@ -26,6 +26,10 @@ export default {
       const destination = await api(url, "POST", `webhooks/sources/${source.id}/destinations`, team.key, { url: receiver.url });
       receiver.secret = destination.secret;
       const ingestUrl = new URL(new URL(source.url).pathname, url).href;
+      // The same ingest with no destination: what receiving costs without the delivery that each
+      // event's background work then makes on the same two cores (fetch, receiver, two D1 writes).
+      const quiet = await api(url, "POST", "webhooks/sources", team.key, { name: "bench-no-destination", provider: "generic", signing_secret: signingSecret });
+      const quietUrl = new URL(new URL(quiet.url).pathname, url).href;
       const bareUrl = `${url}/__bench/bare/relay`;
 
       let next = 0;
@@ -62,11 +66,15 @@ export default {
 
       const bare = [];
       const relay = [];
+      const ingestOnly = [];
       for (let i = 0; i < rounds; i++) {
         bare.push(await load({ title: "bare relay", url: bareUrl, duration, connections, requests: [signed(BARE_SECRET, false)] }));
         const run = await load({ title: "relay ingest", url: ingestUrl, duration, connections, requests: [signed(signingSecret, true)] });
         if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers at /in/<slug>`);
         relay.push(run);
+        const alone = await load({ title: "relay ingest, no destination", url: quietUrl, duration, connections, requests: [signed(signingSecret, false)] });
+        if (alone.non2xx > 0) throw new Error(`${alone.non2xx} non-2xx answers at /in/<slug> without destination`);
+        ingestOnly.push(alone);
       }
 
       // Every accepted event delivered before latencies are taken (else they queue behind them).
@@ -104,6 +112,13 @@ export default {
           baseline: `${rps(bare).toFixed(0)} (HMAC + one D1 insert)`,
           ratio: `${(rps(relay) / rps(bare)).toFixed(2)}×`,
           note: check,
+        },
+        {
+          figure: "relay ingest at /in/<slug>, source without destination, requests/s",
+          value: rps(ingestOnly).toFixed(0),
+          baseline: `${rps(bare).toFixed(0)} (HMAC + one D1 insert)`,
+          ratio: `${(rps(ingestOnly) / rps(bare)).toFixed(2)}×`,
+          note: "receiving alone: no delivery shares the CPU",
         },
         {
           figure: "ingest-to-delivery, one event alone, ms",

@@ -321,3 +321,68 @@ describe("counter storage", () => {
     expect(await stub.hitAll(T0_S, [{ name: "strict:x", limit: 1 }, { name: "", limit: 100 }])).toEqual([2]);
   });
 });
+
+describe("refusals remembered until their window ends", () => {
+  it("a full bucket refuses the rest of its window without a call, with the object's answer", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "free", scopes: ["push:write"] });
+    await teamStub(team.teamId).hit(T0_S, 600);
+    const { namespace, calls } = countingLimiter();
+    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    const app = strictApp();
+    const first = await post(app, team.key, bindings);
+    expect(first.status).toBe(429);
+    expect(calls()).toBe(1);
+    setClock(T0 + 30_500);
+    const second = await post(app, team.key, bindings);
+    expect(calls()).toBe(1);
+    expect(second.status).toBe(429);
+    expect(await second.json()).toEqual({ error: "Rate limit exceeded", retry_after: 30 });
+    expect(Object.fromEntries([...second.headers].filter(([name]) => name.startsWith("x-ratelimit") || name === "retry-after"))).toEqual({
+      "x-ratelimit-limit": "600",
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": String(T0_S + 60),
+      "retry-after": "30",
+    });
+    // The object counted the requests it answered; none of the strict family.
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(601);
+    expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(0);
+
+    // The next window asks the object again.
+    setClock(T0 + 60_000);
+    expect((await post(app, team.key, bindings)).status).toBe(201);
+    expect(calls()).toBe(2);
+  });
+
+  it("a raised limit (plan upgrade) asks the object again within the window", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "free", scopes: ["push:write"] });
+    await teamStub(team.teamId).hit(T0_S, 600);
+    const { namespace, calls } = countingLimiter();
+    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    const app = strictApp();
+    expect((await post(app, team.key, bindings)).status).toBe(429);
+    expect((await post(app, team.key, bindings)).status).toBe(429);
+    expect(calls()).toBe(1);
+    expect((await admin("PATCH", `teams/${team.teamId}`, { plan: "pro" })).status).toBe(200);
+    const res = await post(app, team.key, bindings);
+    expect(res.status).toBe(201);
+    expect(calls()).toBe(2);
+    // Counted in the raised default bucket (601 before, 602 now), then in the strict family.
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(602);
+    expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(1);
+  });
+
+  it("a refusal of a strict family is not remembered for the default bucket: later requests still reach the object", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
+    await teamStub(team.teamId).hit(T0_S, 30, strictCounter("push_subscribers"));
+    const { namespace, calls } = countingLimiter();
+    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    const app = strictApp();
+    expect((await post(app, team.key, bindings)).status).toBe(429);
+    expect((await post(app, team.key, bindings)).status).toBe(429);
+    expect(calls()).toBe(2);
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(2);
+  });
+});

@@ -1,6 +1,7 @@
 // The limiter behind an interface: the Durable Object one, and a no-op twin for RATE_LIMITS=off.
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
+import { IsolateCache } from "../isolate-cache";
 import { WINDOW_SECONDS } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
 
@@ -32,11 +33,29 @@ export function windowOf(ms: number): { start: number; reset: number; retryAfter
   return { start, reset, retryAfter };
 }
 
+/** A first counter this isolate saw refuse: its window and the count the object answered. */
+interface Refusal {
+  windowStart: number;
+  count: number;
+}
+
+/** Refusals remembered per isolate (one per bucket key; the oldest goes first). */
+export const REFUSALS_MAX = 10_000;
+
 /**
  * The Durable Object limiter. When the object cannot be reached the request is let through
  * (fail open): a limiter outage must not take every product down with it; the failure is logged.
+ *
+ * A refusal is remembered until its window ends: a count only grows within a window, so while the
+ * count the object last answered for a key's first counter is over the limit asked now, the object
+ * would refuse again, and the request is refused here without a call. This can only refuse what
+ * the object would refuse (a raised limit, a new window or another counter goes to the object), so
+ * counting stays exact; a flood past a limit (an anonymous caller's 401s, a team's 429s) then costs
+ * no Durable Object call per request.
  */
 export class DurableObjectLimiter implements Limiter {
+  private readonly refusals = new IsolateCache<Refusal>({ ttlMs: WINDOW_SECONDS * 1000, max: REFUSALS_MAX });
+
   constructor(private readonly namespace: Env["RATE_LIMITER"]) {}
 
   async hit(key: string, limit: number): Promise<RateLimitResult> {
@@ -46,6 +65,12 @@ export class DurableObjectLimiter implements Limiter {
 
   async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
     const window = windowOf(nowMs());
+    const first = counters[0]!;
+    const refusalKey = `${key}\u0000${first.name}`;
+    const refused = this.refusals.get(refusalKey);
+    if (refused && refused.windowStart === window.start && refused.count > first.limit) {
+      return [{ allowed: false, limit: first.limit, remaining: 0, reset: window.reset, retryAfter: window.retryAfter }];
+    }
     let counts: number[];
     try {
       const stub = this.namespace.get(this.namespace.idFromName(key));
@@ -54,6 +79,7 @@ export class DurableObjectLimiter implements Limiter {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
       return counters.map(({ limit }) => ({ allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter }));
     }
+    if (counts[0]! > first.limit) this.refusals.set(refusalKey, { windowStart: window.start, count: counts[0]! }, this.refusals.mark());
     return counts.map((count, i) => {
       const { limit } = counters[i];
       return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: window.reset, retryAfter: window.retryAfter };
