@@ -4,6 +4,7 @@
 // inside a network. Redirects are never followed blindly: each hop is judged again.
 
 import ipaddr from "ipaddr.js";
+import { ApiError } from "./errors";
 
 export interface SsrfOptions {
   /**
@@ -11,6 +12,15 @@ export interface SsrfOptions {
    * tests). Private, link-local, metadata and every other special range stay refused.
    */
   allowPrivate: boolean;
+}
+
+/**
+ * Refuses a caller's target URL that the guard would refuse at send time, with the product's
+ * validation error on `field` (422), so a bad webhook or destination URL fails when it is saved.
+ */
+export function assertPublicUrl(env: { ALLOW_PRIVATE_TARGETS?: string }, url: string, field = "url"): void {
+  const reason = checkUrl(url, ssrfOptions(env));
+  if (reason) throw ApiError.validation({ [field]: [reason] });
 }
 
 /** Reads the ALLOW_PRIVATE_TARGETS var. */

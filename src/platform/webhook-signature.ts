@@ -3,13 +3,19 @@
 // whether the sender names its headers `webhook-*` or, as Svix and the providers built on it
 // (Clerk, Resend, ...) do, `svix-*`. Secrets look like `whsec_<base64 key>`; the signature is
 // `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`.
-import { fromBase64Url, hmacSha256, randomBytes, timingSafeEqual, toBase64 } from "./crypto";
+import { encryptSecret, fromBase64Url, hmacSha256, randomBytes, timingSafeEqual, toBase64 } from "./crypto";
 
 export const SECRET_PREFIX = "whsec_";
 
 /** A new signing secret: `whsec_` and 24 random bytes in base64. */
 export function newWebhookSecret(): string {
   return SECRET_PREFIX + toBase64(randomBytes(24));
+}
+
+/** A new signing secret for a customer's endpoint: the plaintext (shown once) and its encryption (stored). */
+export async function newSealedWebhookSecret(encryptionKey: string): Promise<{ secret: string; sealed: string }> {
+  const secret = newWebhookSecret();
+  return { secret, sealed: await encryptSecret(encryptionKey, secret) };
 }
 
 function secretKey(secret: string): Uint8Array {

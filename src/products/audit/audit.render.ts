@@ -1,7 +1,7 @@
 // Renders a report record and its snapshot into the three artefact formats. Pure functions: the
 // same record always gives the same bytes, so a re-render after a crash writes the same object.
 import type { ReportFormat, ReportStatus, ReportSummary } from "../../db/schema/audit";
-import { escapeHtml } from "../../platform/html";
+import { escapeHtml, htmlPage } from "../../platform/html";
 
 /** The record fields an artefact carries (the API view of a report). */
 export interface ReportView {
@@ -111,26 +111,8 @@ export function renderHtml(report: ReportView, options: HtmlOptions = {}): strin
   const download = options.downloadUrl
     ? `<p><a class="button" href="${escapeHtml(options.downloadUrl)}" rel="noopener">Download the ${escapeHtml(report.format === "pdf" ? "html" : report.format)} artefact</a> <small>(link valid 5 minutes)</small></p>`
     : "";
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Audit report ${escapeHtml(report.project_id)} ${escapeHtml(report.period_start)} to ${escapeHtml(report.period_end)}</title>
-<style>
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#111827;max-width:760px;margin:2rem auto;padding:0 1rem;line-height:1.5}
-h1{font-size:1.5rem;margin:.25rem 0 1rem}.context{color:#6b7280;font-size:.9rem}
-.metrics{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:.75rem;margin:1rem 0}
-.metric{border:1px solid #e5e7eb;border-radius:8px;padding:.75rem}.metric b{display:block;font-size:1.6rem}
-.metric span{color:#6b7280;font-size:.85rem}table{border-collapse:collapse;width:100%;margin-top:1rem}
-td,th{border-bottom:1px solid #e5e7eb;padding:.35rem .5rem;text-align:left}.n{text-align:right}
-.button{display:inline-block;background:#1d4ed8;color:#fff;padding:.5rem .9rem;border-radius:6px;text-decoration:none}
-footer{color:#6b7280;font-size:.8rem;margin-top:2rem}
-</style>
-</head>
-<body>
-<p class="context">${escapeHtml(options.context ?? "Audit report")}</p>
+  const title = `Audit report ${report.project_id} ${report.period_start} to ${report.period_end}`;
+  const body = `<p class="context">${escapeHtml(options.context ?? "Audit report")}</p>
 <h1>Project ${escapeHtml(report.project_id)}: ${escapeHtml(report.period_start)} to ${escapeHtml(report.period_end)}</h1>
 <section class="metrics">
 <div class="metric"><b>${s.open_findings}</b><span>Open findings</span></div>
@@ -142,11 +124,20 @@ footer{color:#6b7280;font-size:.8rem;margin-top:2rem}
 ${burnDownSvg(s.risk_burn_down)}
 <table><thead><tr><th>Date (UTC)</th><th class="n">Open risk score</th></tr></thead><tbody>${rows}</tbody></table>
 ${download}
-<footer>Report ${escapeHtml(report.id)} · snapshot taken ${escapeHtml(report.created_at)}${report.exported_at ? ` · exported ${escapeHtml(report.exported_at)}` : ""}</footer>
-</body>
-</html>
-`;
+<footer>Report ${escapeHtml(report.id)} · snapshot taken ${escapeHtml(report.created_at)}${report.exported_at ? ` · exported ${escapeHtml(report.exported_at)}` : ""}</footer>`;
+  return `${htmlPage({ title, style: REPORT_STYLE, body })}\n`;
 }
+
+const REPORT_STYLE = `
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#111827;max-width:760px;margin:2rem auto;padding:0 1rem;line-height:1.5}
+h1{font-size:1.5rem;margin:.25rem 0 1rem}.context{color:#6b7280;font-size:.9rem}
+.metrics{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:.75rem;margin:1rem 0}
+.metric{border:1px solid #e5e7eb;border-radius:8px;padding:.75rem}.metric b{display:block;font-size:1.6rem}
+.metric span{color:#6b7280;font-size:.85rem}table{border-collapse:collapse;width:100%;margin-top:1rem}
+td,th{border-bottom:1px solid #e5e7eb;padding:.35rem .5rem;text-align:left}.n{text-align:right}
+.button{display:inline-block;background:#1d4ed8;color:#fff;padding:.5rem .9rem;border-radius:6px;text-decoration:none}
+footer{color:#6b7280;font-size:.8rem;margin-top:2rem}
+`;
 
 /** The page the public viewer answers for an unknown, expired, tampered or revoked link. */
 export function notFoundHtml(): string {

@@ -7,12 +7,12 @@ import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { emailEvents, emails, mailWebhooks, type MailWebhookEvent } from "../../db/schema";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
-import { decryptSecret, encryptSecret } from "../../platform/crypto";
+import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { discardBody } from "../../platform/outbound";
-import { BlockedUrlError, checkUrl, safeFetch, ssrfOptions } from "../../platform/ssrf";
+import { assertPublicUrl, BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
-import { newWebhookSecret, standardWebhookHeaders } from "../../platform/webhook-signature";
+import { newSealedWebhookSecret, standardWebhookHeaders } from "../../platform/webhook-signature";
 import { enqueue, type EventRow } from "./mail.service";
 
 export type WebhookRow = typeof mailWebhooks.$inferSelect;
@@ -29,15 +29,14 @@ export function webhookView(row: WebhookRow) {
 }
 
 export async function createWebhook(env: Env, teamId: string, input: { url: string; events: MailWebhookEvent[] }) {
-  const reason = checkUrl(input.url, ssrfOptions(env));
-  if (reason) throw ApiError.validation({ url: [reason] });
-  const secret = newWebhookSecret();
+  assertPublicUrl(env, input.url);
+  const { secret, sealed } = await newSealedWebhookSecret(env.ENCRYPTION_KEY);
   const row: WebhookRow = {
     id: crypto.randomUUID(),
     teamId,
     url: input.url,
     events: [...new Set(input.events)],
-    secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
+    secretEncrypted: sealed,
     createdAt: nowIso(),
   };
   if (!(await insertUnderCap(getDb(env.DB), mailWebhooks, row, { column: mailWebhooks.teamId, value: teamId }, MAX_WEBHOOKS))) {

@@ -7,11 +7,10 @@ import { getDb } from "../../db/client";
 import { webhookDestinations } from "../../db/schema";
 import { insertUnderCap } from "../../platform/caps";
 import { nowIso } from "../../platform/clock";
-import { encryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { checkUrl, ssrfOptions } from "../../platform/ssrf";
+import { assertPublicUrl } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
-import { newWebhookSecret } from "../../platform/webhook-signature";
+import { newSealedWebhookSecret } from "../../platform/webhook-signature";
 import { MAX_DESTINATIONS_PER_SOURCE, type CreateDestinationBody, type PatchDestinationBody } from "./relay.schemas";
 import { RelayErrors } from "./relay.service";
 import { forgetIngestSource } from "./relay.ingest";
@@ -34,16 +33,11 @@ export function destinationView(row: DestinationRow) {
   };
 }
 
-function assertDestinationUrl(env: Env, url: string): void {
-  const reason = checkUrl(url, ssrfOptions(env));
-  if (reason) throw ApiError.validation({ url: [reason] });
-}
-
 export async function createDestination(env: Env, teamId: string, sourceId: string, input: z.infer<typeof CreateDestinationBody>) {
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
-  assertDestinationUrl(env, input.url);
-  const secret = newWebhookSecret();
+  assertPublicUrl(env, input.url);
+  const { secret, sealed } = await newSealedWebhookSecret(env.ENCRYPTION_KEY);
   const at = nowIso();
   const row: DestinationRow = {
     id: crypto.randomUUID(),
@@ -51,7 +45,7 @@ export async function createDestination(env: Env, teamId: string, sourceId: stri
     sourceId,
     url: input.url,
     eventFilter: input.event_filter ?? [],
-    secret: await encryptSecret(env.ENCRYPTION_KEY, secret),
+    secret: sealed,
     enabled: input.enabled,
     failingSince: null,
     disabledReason: null,
@@ -86,7 +80,7 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
   await loadSource(db, teamId, sourceId);
   const changes: Partial<DestinationRow> = { updatedAt: nowIso() };
   if (input.url !== undefined) {
-    assertDestinationUrl(env, input.url);
+    assertPublicUrl(env, input.url);
     changes.url = input.url;
   }
   if (input.event_filter !== undefined) changes.eventFilter = input.event_filter ?? [];

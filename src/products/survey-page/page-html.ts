@@ -1,6 +1,6 @@
 // HTML of the hosted survey page: a small, self-contained, accessible document whose look comes
 // from the survey's validated settings. Only the page's own script (/s/_/survey.js) runs on it.
-import { escapeHtml } from "../../platform/html";
+import { escapeHtml, htmlPage } from "../../platform/html";
 import type { ResolvedSettings } from "./survey-settings";
 
 /** JSON safe to place inside a <script type="application/json"> element. */
@@ -50,19 +50,7 @@ button{font:inherit;cursor:pointer}
 }
 
 function shell(title: string, settings: ResolvedSettings, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>${styles(settings)}</style>
-</head>
-<body>
-<main><div class="card">${body}</div></main>
-</body>
-</html>`;
+  return htmlPage({ title, style: styles(settings), body: `<main><div class="card">${body}</div></main>` });
 }
 
 export interface PageSurvey {

@@ -3,7 +3,7 @@
 // state and the public survey definition.
 import { cappedJsonObject } from "../../platform/sizes";
 import { z } from "@hono/zod-openapi";
-import { JsonObject, QUESTION_TYPES, SURVEY_STATUSES } from "./surveys.schemas";
+import { JsonObject, QuestionSchema, SURVEY_STATUSES } from "./surveys.schemas";
 
 /** Respondent metadata is stored with every response: at most 8 KB of JSON (anonymous callers write it). */
 export const RESPONDENT_METADATA_BYTES = 8 * 1024;
@@ -46,18 +46,11 @@ export const BackBody = z
   .openapi("SurveyResponseBack");
 export type BackInput = z.infer<typeof BackBody>;
 
-export const PublicQuestionSchema = z
-  .object({
-    id: z.string(),
-    section_id: z.string().nullable(),
-    type: z.enum(QUESTION_TYPES),
-    title: z.string(),
-    description: z.string().nullable(),
-    options: z.array(z.string()),
-    settings: JsonObject,
+/** A question as a respondent sees it: the stored question's fields, or a generated follow-up's (no position, no branching). */
+export const PublicQuestionSchema = QuestionSchema.pick({ id: true, section_id: true, type: true, title: true, description: true, options: true, settings: true, version: true })
+  .extend({
     position: z.number().int().nullable(),
     branching: JsonObject.optional(),
-    version: z.number().int(),
     generated: z.boolean(),
   })
   .openapi("SurveyPublicQuestion");

@@ -7,11 +7,10 @@ import { getDb } from "../../db/client";
 import { surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
-import { encryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { checkUrl, ssrfOptions } from "../../platform/ssrf";
+import { assertPublicUrl } from "../../platform/ssrf";
 import { orNotFound, ownedRow } from "../../platform/tenancy";
-import { newWebhookSecret } from "../../platform/webhook-signature";
+import { newSealedWebhookSecret } from "../../platform/webhook-signature";
 import type { CreateWebhookInput } from "./survey-results.schemas";
 import { loadSurvey } from "./surveys.repository";
 
@@ -26,16 +25,15 @@ function webhookView(row: WebhookRow) {
 export async function createWebhook(env: Env, teamId: string, surveyId: string, input: CreateWebhookInput) {
   const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
-  const reason = checkUrl(input.url, ssrfOptions(env));
-  if (reason) throw ApiError.validation({ url: [reason] });
-  const secret = newWebhookSecret();
+  assertPublicUrl(env, input.url);
+  const { secret, sealed } = await newSealedWebhookSecret(env.ENCRYPTION_KEY);
   const row: WebhookRow = {
     id: crypto.randomUUID(),
     teamId,
     surveyId: survey.id,
     url: input.url,
     events: [...new Set(input.events)],
-    secretEncrypted: await encryptSecret(env.ENCRYPTION_KEY, secret),
+    secretEncrypted: sealed,
     createdAt: nowIso(),
   };
   if (!(await insertUnderCap(db, surveyWebhooks, row, { column: surveyWebhooks.surveyId, value: survey.id }, MAX_WEBHOOKS_PER_SURVEY))) {
