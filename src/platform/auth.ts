@@ -16,7 +16,7 @@ import { forgetTeamEverywhere, IsolateCache } from "./isolate-cache";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { hasScope, type Scope } from "./scopes";
-import { clientIp, enforceBucket, enforceTeamBuckets, lookAheadGuard, strictFamiliesAhead } from "./rate-limit/middleware";
+import { clientIp, enforceBucket, enforceTeamBuckets, lookAheadGuard, refuseRememberedTeam, strictFamiliesAhead } from "./rate-limit/middleware";
 
 /** The caller behind a team API key. Shared by the requests of an isolate: never mutate it. */
 export interface Principal {
@@ -160,8 +160,29 @@ export function auth(): MiddlewareHandler<AppEnv> {
       throw ApiError.unauthorized();
     }
     c.set("principal", principal);
-    await enforceTeamBuckets(c, principal.teamId, principal.plan, strictFamiliesAhead(c));
+    const families = strictFamiliesAhead(c);
+    if (families.length > 0 || !SAFE_METHODS.has(c.req.method)) {
+      await enforceTeamBuckets(c, principal.teamId, principal.plan, families);
+      await next();
+      return;
+    }
+    // A read (GET/HEAD: no side effects) counted in the default bucket only: the route runs while
+    // the counter is asked, so the request waits for the slower of the two instead of both in a
+    // row. A refusal still wins: the route's answer is dropped (its body cancelled) for the same
+    // 429. Only reads in flight when a window fills do work that is then refused; after that the
+    // limiter refuses from memory before anything runs (DurableObjectLimiter), so a flood over
+    // the limit does no route work.
+    refuseRememberedTeam(c, principal.teamId, principal.plan);
+    const counting = enforceTeamBuckets(c, principal.teamId, principal.plan, families).then(
+      () => null,
+      (error: unknown) => error,
+    );
     await next();
+    const refused = await counting;
+    if (refused !== null) {
+      await c.res.body?.cancel().catch(() => undefined);
+      throw refused;
+    }
   };
   // A second auth() further down lets an authenticated request through untouched.
   return lookAheadGuard(middleware, (c) => Boolean(c.get("principal")));
@@ -185,6 +206,9 @@ export function requireAnyScope(...scopes: Scope[]): MiddlewareHandler<AppEnv> {
   };
   return lookAheadGuard(middleware, (c) => principalHolds(c, scopes));
 }
+
+/** Methods that read only (RFC 9110 safe methods): their route may run while the request is counted. */
+const SAFE_METHODS = new Set(["GET", "HEAD"]);
 
 /** Operator API authentication: `Authorization: Bearer <ADMIN_TOKEN>`. */
 export function adminAuth(): MiddlewareHandler<AppEnv> {

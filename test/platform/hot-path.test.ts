@@ -386,3 +386,83 @@ describe("refusals remembered until their window ends", () => {
     expect(await teamStub(team.teamId).peek(T0_S)).toBe(2);
   });
 });
+
+/** A read and a write behind auth(), each counting how often its handler ran. */
+function readApp(answer: (c: Parameters<Parameters<ReturnType<typeof createRouter>["get"]>[1]>[0]) => Response | Promise<Response>) {
+  const ran = { get: 0, post: 0 };
+  const app = createRouter();
+  app.use("*", requestContext());
+  app.get("/thing", auth(), requireScope("push:read"), (c) => {
+    ran.get++;
+    return answer(c);
+  });
+  app.post("/thing", auth(), requireScope("push:read"), (c) => {
+    ran.post++;
+    return c.json({ ok: true }, 201);
+  });
+  app.onError(handleError);
+  const send = (method: string, key: string, bindings: Env) =>
+    Promise.resolve(app.fetch(new Request("http://app.test/thing", { method, headers: { authorization: `Bearer ${key}`, "cf-connecting-ip": "203.0.113.201" } }), bindings, createExecutionContext()));
+  return { ran, send };
+}
+
+describe("a read runs its route beside the counter call", () => {
+  it("the route starts before the counter answers", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "pro", scopes: ["push:read"] });
+    let routeStarted!: () => void;
+    const started = new Promise<void>((resolve) => (routeStarted = resolve));
+    let sawRoute: boolean | null = null;
+    const real = env.RATE_LIMITER;
+    // The counter call waits (at most 2 s) for the route to start: run one after the other, it never would.
+    const namespace = {
+      idFromName: (name: string) => real.idFromName(name),
+      get: (id: DurableObjectId) => ({
+        hitAll: async (windowStart: number, counters: Parameters<RateLimiter["hitAll"]>[1]) => {
+          sawRoute = await Promise.race([started.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2_000))]);
+          return real.get(id).hitAll(windowStart, counters);
+        },
+      }),
+    } as unknown as Env["RATE_LIMITER"];
+    const { send } = readApp((c) => {
+      routeStarted();
+      return c.json({ ok: true });
+    });
+    const res = await send("GET", team.key, { ...env, RATE_LIMITER: namespace } as Env);
+    expect(res.status).toBe(200);
+    expect(sawRoute).toBe(true);
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("5999");
+    expect(await teamStub(team.teamId).peek(T0_S)).toBe(1);
+  });
+
+  it("a refusal wins over the route's answer, whatever it was", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "free", scopes: ["push:read"] });
+    await teamStub(team.teamId).hit(T0_S, 600);
+    let status = 200;
+    const { ran, send } = readApp((c) => (status === 200 ? c.json({ secret: "route answer" }) : c.json({ error: "Not found" }, 404)));
+    const { namespace } = countingLimiter();
+    const res = await send("GET", team.key, { ...env, RATE_LIMITER: namespace } as Env);
+    expect(ran.get).toBe(1);
+    expect(res.status).toBe(429);
+    expect(await res.json()).toEqual({ error: "Rate limit exceeded", retry_after: 56 });
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
+    status = 404;
+    const second = await send("GET", team.key, env as Env);
+    expect(second.status).toBe(429);
+  });
+
+  it("once a refusal is remembered, a read's route does not run at all; a write's never runs when refused", async () => {
+    setClock(T0 + 4_000);
+    const team = await setupTeam({ plan: "free", scopes: ["push:read"] });
+    await teamStub(team.teamId).hit(T0_S, 600);
+    const { ran, send } = readApp((c) => c.json({ ok: true }));
+    const { namespace, calls } = countingLimiter();
+    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    expect((await send("POST", team.key, bindings)).status).toBe(429);
+    expect(ran.post).toBe(0);
+    for (let i = 0; i < 3; i++) expect((await send("GET", team.key, bindings)).status).toBe(429);
+    expect(ran.get).toBe(0);
+    expect(calls()).toBe(1);
+  });
+});

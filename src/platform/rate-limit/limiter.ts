@@ -23,6 +23,8 @@ export interface Limiter {
    * counter that refuses stops the others (they are not counted). One result per counter reached.
    */
   hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]>;
+  /** The refusal of `counter` in `key` this isolate remembers for the current window, without a call; else null. */
+  remembered(key: string, counter: CounterSpec): RateLimitResult | null;
 }
 
 /** The window of an instant: floor(now / 60) × 60, in Unix seconds. */
@@ -38,6 +40,8 @@ interface Refusal {
   windowStart: number;
   count: number;
 }
+
+const refusalKey = (key: string, counter: CounterSpec) => `${key}\u0000${counter.name}`;
 
 /** Refusals remembered per isolate (one per bucket key; the oldest goes first). */
 export const REFUSALS_MAX = 10_000;
@@ -63,14 +67,18 @@ export class DurableObjectLimiter implements Limiter {
     return result;
   }
 
-  async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
+  remembered(key: string, counter: CounterSpec): RateLimitResult | null {
     const window = windowOf(nowMs());
+    const refused = this.refusals.get(refusalKey(key, counter));
+    if (!refused || refused.windowStart !== window.start || refused.count <= counter.limit) return null;
+    return { allowed: false, limit: counter.limit, remaining: 0, reset: window.reset, retryAfter: window.retryAfter };
+  }
+
+  async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
     const first = counters[0]!;
-    const refusalKey = `${key}\u0000${first.name}`;
-    const refused = this.refusals.get(refusalKey);
-    if (refused && refused.windowStart === window.start && refused.count > first.limit) {
-      return [{ allowed: false, limit: first.limit, remaining: 0, reset: window.reset, retryAfter: window.retryAfter }];
-    }
+    const remembered = this.remembered(key, first);
+    if (remembered) return [remembered];
+    const window = windowOf(nowMs());
     let counts: number[];
     try {
       const stub = this.namespace.get(this.namespace.idFromName(key));
@@ -79,7 +87,7 @@ export class DurableObjectLimiter implements Limiter {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
       return counters.map(({ limit }) => ({ allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter }));
     }
-    if (counts[0]! > first.limit) this.refusals.set(refusalKey, { windowStart: window.start, count: counts[0]! }, this.refusals.mark());
+    if (counts[0]! > first.limit) this.refusals.set(refusalKey(key, first), { windowStart: window.start, count: counts[0]! }, this.refusals.mark());
     return counts.map((count, i) => {
       const { limit } = counters[i];
       return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: window.reset, retryAfter: window.retryAfter };
@@ -97,6 +105,10 @@ export class NoopLimiter implements Limiter {
   async hitAll(_key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
     const window = windowOf(nowMs());
     return counters.map(({ limit }) => ({ allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter }));
+  }
+
+  remembered(): RateLimitResult | null {
+    return null;
   }
 }
 

@@ -108,6 +108,19 @@ export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, pla
   }
 }
 
+/**
+ * Throws the 429 of a team's default bucket when this isolate remembers its window full, with no
+ * call: lets a read start its route beside the counter call only when no refusal is known.
+ */
+export function refuseRememberedTeam(c: Context<AppEnv>, teamId: string, plan: string): void {
+  const limit = bucketLimit("default", plan);
+  if (limit === null) return;
+  const result = getLimiter(c.env).remembered(teamObject(teamId), { name: OWN_COUNTER, limit });
+  if (!result) return;
+  c.set("rateLimit", result);
+  throw ApiError.rateLimited(result.retryAfter);
+}
+
 export type RateLimitOptions =
   /** `strict` is counted per team and endpoint family. */
   | { bucket: "strict"; family: StrictFamily }
