@@ -1,48 +1,44 @@
-// Worker entry: HTTP to the Hono app, queue batches to the product consumer of their queue, cron
+// Worker entry: HTTP to the Hono app, queue batches to the consumer declared for their queue, cron
 // runs to the product jobs of their schedule. The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
-import type { QueueName } from "./platform/jobs/queues";
 import { idempotencyRetention } from "./platform/idempotency";
-import { auditExportConsumer } from "./products/audit/audit.consumer";
+import { consumerTable, type Consumer } from "./platform/jobs/consume";
+import { deadLetterConsumer } from "./platform/jobs/dead-letters";
+import { reportExportConsumer } from "./products/audit/audit.consumer";
 import { auditExportSweepJob } from "./products/audit/audit.cron";
-import { consumeAlertNotifications } from "./products/logs/logs.consumer";
-import { checkLogAlerts, consumeAlertChecks } from "./products/logs/log-alerts.cron";
+import { alertChecksConsumer, alertNotificationsConsumer } from "./products/logs/logs.consumer";
+import { checkLogAlerts } from "./products/logs/log-alerts.cron";
 import { cleanUpLogs } from "./products/logs/logs.cron";
-import { consumeDeliveries } from "./products/relay/relay.consumer";
-import { relayRetentionJob } from "./products/relay/relay.cron";
-import { handleMailBatch } from "./products/mail/mail.consumer";
+import { mailSendsConsumer } from "./products/mail/mail.consumer";
 import { mailRetention, sweepMail } from "./products/mail/mail.cron";
-import { pushConsumer } from "./products/push/push.consumer";
+import { pushSendsConsumer } from "./products/push/push.consumer";
 import { pushRetention, sweepPush } from "./products/push/push.cron";
-import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
+import { webhookDeliveriesConsumer } from "./products/relay/relay.consumer";
+import { relayRetentionJob } from "./products/relay/relay.cron";
+import { surveyWebhooksConsumer } from "./products/surveys/surveys.consumer";
 import { surveyDeliveryRetention, sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 export { LogStore } from "./products/logs/store/log-store";
 
-type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
 /** A scheduled job; what it returns (counts of work done) is for its tests, not for the runner. */
 type CronJob = (env: Env, scheduledTime: number) => Promise<unknown>;
 
-/** The consumer of each queue, by queue name (the queue table, itself held against wrangler.toml). */
-export const consumers: Record<QueueName, QueueHandler> = {
-  "report-export": auditExportConsumer,
-  "alert-notifications": consumeAlertNotifications,
-  "log-alert-checks": consumeAlertChecks,
-  "webhook-deliveries": consumeDeliveries,
-  "mail-sends": handleMailBatch,
-  "push-sends": pushConsumer,
-  "survey-webhooks": consumeSurveyWebhooks,
-  "platform-dlq": async (batch) => {
-    // Messages land here after their consumer exhausted its retries; consumers record the final
-    // failure themselves, so this only keeps a trace and acknowledges.
-    for (const message of batch.messages) {
-      console.error(JSON.stringify({ msg: "dead letter", queue: batch.queue, id: message.id, attempts: message.attempts, body: message.body }));
-      message.ack();
-    }
-  },
-};
+/** Every declared queue consumer. */
+export const consumerDeclarations: readonly Consumer[] = [
+  reportExportConsumer,
+  alertNotificationsConsumer,
+  alertChecksConsumer,
+  webhookDeliveriesConsumer,
+  mailSendsConsumer,
+  pushSendsConsumer,
+  surveyWebhooksConsumer,
+  deadLetterConsumer,
+];
+
+/** The consumer of each queue, by queue name. */
+export const consumers = consumerTable(consumerDeclarations);
 
 /** The jobs of each cron expression (wrangler.toml). */
 export const cronJobs: Record<string, CronJob[]> = {
@@ -64,14 +60,15 @@ export const cronJobs: Record<string, CronJob[]> = {
 export default {
   fetch: app.fetch,
 
-  async queue(batch, env, ctx) {
-    const consumer = (consumers as Record<string, QueueHandler | undefined>)[batch.queue];
+  // The runtime passes an ExecutionContext too; no consumer needs it (their work is awaited).
+  async queue(batch, env, _ctx) {
+    const consumer = Object.hasOwn(consumers, batch.queue) ? consumers[batch.queue as keyof typeof consumers] : undefined;
     if (!consumer) {
       console.error(JSON.stringify({ msg: "no consumer for queue", queue: batch.queue }));
       batch.retryAll();
       return;
     }
-    await consumer(batch, env, ctx);
+    await consumer.consume(batch, env);
   },
 
   async scheduled(controller, env) {

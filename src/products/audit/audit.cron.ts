@@ -11,7 +11,7 @@ import { auditReports } from "../../db/schema/audit";
 import { isoSeconds, nowMs } from "../../platform/clock";
 import { CLAIM_LEASE_MS } from "./audit.consumer";
 import { compactRiskSeries } from "./audit-summary.service";
-import type { ExportMessage } from "./audit.service";
+import type { ExportMessage } from "./audit.consumer";
 
 /** A record `queued` this long has lost its message (a live one is consumed within seconds). */
 export const QUEUED_STUCK_AFTER_MS = 15 * 60_000;

@@ -7,24 +7,17 @@
 // cannot fire an alert twice), resolves open firings whose count fell back under the threshold
 // (claimed the same way), and queues the notifications on `alert-notifications`, so a slow webhook
 // never holds a check up. The statements are in logs.queries.ts.
-import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { and, asc, eq, gt, lte } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import { ALERT_CHANNELS, logAlerts, type AlertChannel } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
 import { sendAll } from "../../platform/jobs/queues";
-import type { AlertNotification } from "./logs.consumer";
+import type { AlertCheck, AlertNotification } from "./logs.consumer";
 import { claimFirings, claimResolves, releaseFirings, releaseResolves, selectAlertsToCheck, type DueAlert } from "./logs.queries";
 import { logStore } from "./logs.store";
 
 const MINUTE_MS = 60_000;
-
-/** One message of the log-alert-checks queue: projects to check as of `at` (ms). */
-export interface AlertCheck {
-  at: number;
-  project_ids: string[];
-}
 
 /** Projects looked up per statement of the cron run. */
 export const PROJECT_PAGE = 1_000;
@@ -203,24 +196,6 @@ function notifications(
     channel,
     window_start: new Date(at - alert.window_minutes * MINUTE_MS).toISOString(),
   }));
-}
-
-/** Consumer of the log-alert-checks queue: each message checks its projects; a failed check is retried. */
-export async function consumeAlertChecks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await consumeEach<AlertCheck>(batch, {
-    name: "log alert check",
-    order: "parallel",
-    read: (body) => {
-      const check = objectBody<AlertCheck>(body);
-      return check && typeof check.at === "number" && Array.isArray(check.project_ids) ? check : null;
-    },
-    handle: async (check) => {
-      await checkProjects(env, check.at, check.project_ids);
-      return null;
-    },
-    // The next minute's run checks again anyway: retry soon, not on a long backoff.
-    retryAfterError: () => 10,
-  });
 }
 
 /** The every-minute cron job. */

@@ -23,8 +23,7 @@ import { sendAll } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
-import { SEND_CHUNK } from "./push.consumer";
-import type { PushQueueMessage } from "./push-notifications.service";
+import { SEND_CHUNK, type PushQueueMessage } from "./push.consumer";
 import { requeueStaleDeliveries, restartStalledFanouts } from "./push.queries";
 
 /** Work that should have moved this long ago and did not has lost its queue message. */

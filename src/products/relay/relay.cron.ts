@@ -5,7 +5,7 @@ import type { Env } from "../../env";
 import { sendAll } from "../../platform/jobs/queues";
 import { nowIso, nowMs } from "../../platform/clock";
 import { deleteInSteps } from "../../platform/retention";
-import type { DeliveryMessage } from "./relay.service";
+import type { DeliveryMessage } from "./relay.consumer";
 
 /** A delivery still pending this long after it was due (or claimed by a consumer this long dead) lost its message. */
 export const STUCK_AFTER_MS = 15 * 60_000;
