@@ -1,29 +1,28 @@
 // Worker entry: HTTP to the Hono app, queue batches to the consumer declared for their queue, cron
-// runs to the product jobs of their schedule. The Durable Object classes are exported here.
+// runs to the jobs declared for their schedule. Both tables are built from the lists below (a test
+// holds them against wrangler.toml). The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
-import { idempotencyRetention } from "./platform/idempotency";
+import { idempotencyRetentionCron } from "./platform/idempotency";
 import { consumerTable, type Consumer } from "./platform/jobs/consume";
+import { cronTable, runScheduled, type CronJob } from "./platform/jobs/cron";
 import { deadLetterConsumer } from "./platform/jobs/dead-letters";
 import { reportExportConsumer } from "./products/audit/audit.consumer";
-import { auditExportSweepJob } from "./products/audit/audit.cron";
+import { auditExportSweepCron, auditRiskSeriesCron } from "./products/audit/audit.cron";
 import { alertChecksConsumer, alertNotificationsConsumer } from "./products/logs/logs.consumer";
-import { checkLogAlerts } from "./products/logs/log-alerts.cron";
-import { cleanUpLogs } from "./products/logs/logs.cron";
+import { alertChecksCron } from "./products/logs/log-alerts.cron";
+import { logsRetentionCron } from "./products/logs/logs.cron";
 import { mailSendsConsumer } from "./products/mail/mail.consumer";
-import { mailRetention, sweepMail } from "./products/mail/mail.cron";
+import { mailRetentionCron, mailSweepCron } from "./products/mail/mail.cron";
 import { pushSendsConsumer } from "./products/push/push.consumer";
-import { pushRetention, sweepPush } from "./products/push/push.cron";
+import { pushRetentionCron, pushSweepCron } from "./products/push/push.cron";
 import { webhookDeliveriesConsumer } from "./products/relay/relay.consumer";
-import { relayRetentionJob } from "./products/relay/relay.cron";
+import { relayRetentionCron, relaySweepCron } from "./products/relay/relay.cron";
 import { surveyWebhooksConsumer } from "./products/surveys/surveys.consumer";
-import { surveyDeliveryRetention, sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
+import { surveyDeliveriesRetentionCron, surveyDeliveriesSweepCron } from "./products/surveys/surveys.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 export { LogStore } from "./products/logs/store/log-store";
-
-/** A scheduled job; what it returns (counts of work done) is for its tests, not for the runner. */
-type CronJob = (env: Env, scheduledTime: number) => Promise<unknown>;
 
 /** Every declared queue consumer. */
 export const consumerDeclarations: readonly Consumer[] = [
@@ -37,25 +36,27 @@ export const consumerDeclarations: readonly Consumer[] = [
   deadLetterConsumer,
 ];
 
+/** Every declared cron job. */
+export const cronDeclarations: readonly CronJob[] = [
+  alertChecksCron,
+  logsRetentionCron,
+  relayRetentionCron,
+  relaySweepCron,
+  mailSweepCron,
+  mailRetentionCron,
+  surveyDeliveriesSweepCron,
+  surveyDeliveriesRetentionCron,
+  pushSweepCron,
+  pushRetentionCron,
+  auditExportSweepCron,
+  auditRiskSeriesCron,
+  idempotencyRetentionCron,
+];
+
 /** The consumer of each queue, by queue name. */
 export const consumers = consumerTable(consumerDeclarations);
-
-/** The jobs of each cron expression (wrangler.toml). */
-export const cronJobs: Record<string, CronJob[]> = {
-  "* * * * *": [checkLogAlerts],
-  "0 * * * *": [
-    cleanUpLogs,
-    relayRetentionJob,
-    sweepMail,
-    mailRetention,
-    sweepSurveyDeliveries,
-    surveyDeliveryRetention,
-    sweepPush,
-    pushRetention,
-    auditExportSweepJob,
-    idempotencyRetention,
-  ],
-};
+/** The jobs of each cron expression. */
+export const cronJobs = cronTable(cronDeclarations);
 
 export default {
   fetch: app.fetch,
@@ -72,11 +73,6 @@ export default {
   },
 
   async scheduled(controller, env) {
-    const jobs = cronJobs[controller.cron] ?? [];
-    // One failing job must not stop the others of the same run.
-    const results = await Promise.allSettled(jobs.map((job) => job(env, controller.scheduledTime)));
-    for (const result of results) {
-      if (result.status === "rejected") console.error(JSON.stringify({ msg: "cron job failed", cron: controller.cron, error: String(result.reason) }));
-    }
+    await runScheduled(cronJobs, controller.cron, env);
   },
 } satisfies ExportedHandler<Env>;

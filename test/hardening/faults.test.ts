@@ -20,7 +20,7 @@ import { reportExportConsumer } from "../../src/products/audit/audit.consumer";
 import { mailSendsConsumer } from "../../src/products/mail/mail.consumer";
 import { pushSendsConsumer } from "../../src/products/push/push.consumer";
 import { webhookDeliveriesConsumer } from "../../src/products/relay/relay.consumer";
-import { relayRetentionJob } from "../../src/products/relay/relay.cron";
+import { relaySweepCron } from "../../src/products/relay/relay.cron";
 import { anyIp, json } from "../helpers/api";
 import { entryCount, withStoreTrigger } from "../products/logs/helpers";
 import { postSettled } from "../products/mail/mail-helpers";
@@ -301,10 +301,10 @@ describe("a lost queue message", () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
 
     const cron = recordingQueue("WEBHOOK_QUEUE");
-    await relayRetentionJob(cron.env);
+    await relaySweepCron.run(cron.env);
     expect(cron.sent).toEqual([]); // not yet overdue: its message may still come
     setClock(nowMs() + 16 * 60_000);
-    await relayRetentionJob(cron.env);
+    await relaySweepCron.run(cron.env);
     expect(cron.sent).toEqual(lost.sent);
     // The original message turns up after all, alongside the re-queued one: sent once.
     const { batch } = batchOf("webhook-deliveries", [...cron.sent, ...lost.sent]);
@@ -313,7 +313,7 @@ describe("a lost queue message", () => {
     const row = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first<{ status: string }>();
     expect(row!.status).toBe("delivered");
     const again = recordingQueue("WEBHOOK_QUEUE");
-    await relayRetentionJob(again.env);
+    await relaySweepCron.run(again.env);
     expect(again.sent).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // The every-minute alert check of the Logs product, fanned out. The cron run only pages through
 // the log projects that have enabled alerts (by id, from a random start, wrapping round, bounded
 // per run) and queues them in groups on `log-alert-checks`, with the run's instant. Each queue
-// message asks those projects' stores for their counts (one RPC per project, counting once per
+// message (consumed in logs.consumer.ts) asks those projects' stores for their counts (one RPC per project, counting once per
 // distinct (level, window) through the store's (level, ts) index), then claims the firings
 // atomically in D1 (sets last_triggered_at and records a firing; overlapping or repeated checks
 // cannot fire an alert twice), resolves open firings whose count fell back under the threshold
@@ -12,6 +12,7 @@ import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import { ALERT_CHANNELS, logAlerts, type AlertChannel } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { sendAll } from "../../platform/jobs/queues";
 import type { AlertCheck, AlertNotification } from "./logs.consumer";
 import { claimFirings, claimResolves, releaseFirings, releaseResolves, selectAlertsToCheck, type DueAlert } from "./logs.queries";
@@ -198,10 +199,8 @@ function notifications(
   }));
 }
 
-/** The every-minute cron job. */
-export async function checkLogAlerts(env: Env): Promise<void> {
-  await scheduleAlertChecks(env);
-}
+/** Every minute: every project with an enabled alert is queued for a check. */
+export const alertChecksCron = defineCron({ name: "log alert checks", schedule: "everyMinute", run: (env) => scheduleAlertChecks(env) });
 
 /** The alert's channels that have an address: a channel without one never fires (spec). */
 function channelsWithAddress(alert: Pick<DueAlert, "channels" | "notify_email" | "notify_webhook">): AlertChannel[] {

@@ -1,4 +1,6 @@
-// Consumer of the alert-notifications queue: one message per (firing, channel) when an alert fires,
+// The Logs product's two queue consumers and their message schemas. log-alert-checks: each message
+// checks a group of projects (log-alerts.cron.ts queues them every minute and does the check).
+// alert-notifications: one message per (firing, channel) when an alert fires,
 // and one per (firing, channel) when that firing resolves. Email goes to the platform mail outbox
 // (one unit of the team's mail quota each); a webhook is a JSON POST through the SSRF guard with a
 // 10 s timeout, retried with backoff. A row per (notification, channel) in log_alert_deliveries
