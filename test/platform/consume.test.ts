@@ -46,61 +46,58 @@ async function errorsLoggedBy(run: () => Promise<void>): Promise<Array<Record<st
   }
 }
 
-// The dead-letter queue carries any body (`unknown`), so it takes a test schema; product queues
-// accept only their own message type (see the @ts-expect-error below).
-const numbered = z.object({ n: z.number().int() });
+// The loop is driven through one real queue with a one-field message; its handlers are the tests'.
+const QUEUE = "survey-webhooks";
+const schema = surveyWebhookMessage;
+const bodies = (...ids: string[]) => ids.map((id) => ({ delivery_id: id }));
 
 describe("defineConsumer: the loop", () => {
   it("acknowledges what the handler finished, retries what it asks to, backs off after a throw", async () => {
-    const batch = batchOf("platform-dlq", [{ n: 1 }, { n: 2 }, { n: 3 }], 3);
-    const seen: Array<{ n: number; delivery: Omit<Delivery, "env"> }> = [];
+    const batch = batchOf(QUEUE, bodies("1", "2", "3"), 3);
+    const seen: Array<{ id: string; delivery: Omit<Delivery, "env"> }> = [];
     const consumer = defineConsumer({
-      queue: "platform-dlq",
-      schema: numbered,
+      queue: QUEUE,
+      schema,
       handle: async (body, { env: _env, ...delivery }) => {
-        seen.push({ n: body.n, delivery });
-        if (body.n === 2) return 30;
-        if (body.n === 3) throw new Error("database down");
+        seen.push({ id: body.delivery_id, delivery });
+        if (body.delivery_id === "2") return 30;
+        if (body.delivery_id === "3") throw new Error("database down");
         return null;
       },
     });
     const logged = await errorsLoggedBy(() => consumer.consume(batch, env));
-    expect(seen.map((s) => s.n)).toEqual([1, 2, 3]);
-    // max_retries unset for the dead-letter queue: Cloudflare's default of 3, so 4 deliveries.
-    expect(seen[0].delivery).toEqual({ id: "m0", attempts: 3, maxAttempts: 4, isLastAttempt: false, shared: undefined });
+    expect(seen.map((s) => s.id)).toEqual(["1", "2", "3"]);
+    expect(seen[0].delivery).toEqual({ id: "m0", attempts: 3, maxAttempts: deliveriesOf(QUEUE), isLastAttempt: false, shared: undefined });
     expect(await resultOf(batch)).toEqual({ acked: ["m0"], retried: ["m1", "m2"] });
     expect(Object.fromEntries(batch.delays)).toEqual({ m1: 30, m2: backoffSeconds(3) });
-    expect(logged).toEqual([{ msg: "platform-dlq: message failed, retrying", id: "m2", attempts: 3, error: "Error: database down" }]);
+    expect(logged).toEqual([{ msg: `${QUEUE}: message failed, retrying`, id: "m2", attempts: 3, error: "Error: database down" }]);
   });
 
   it("runs messages at once when asked, one after another otherwise, and takes the product's delay after a throw", async () => {
     const order: string[] = [];
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const handle = async (body: { n: number }) => {
-      order.push(`start ${body.n}`);
-      if (body.n === 1) await gate;
-      order.push(`end ${body.n}`);
+    const handle = async (body: { delivery_id: string }) => {
+      order.push(`start ${body.delivery_id}`);
+      if (body.delivery_id === "1") await gate;
+      order.push(`end ${body.delivery_id}`);
       return null;
     };
-    const run = defineConsumer({ queue: "platform-dlq", schema: numbered, order: "parallel", handle }).consume(batchOf("platform-dlq", [{ n: 1 }, { n: 2 }]), env);
+    const run = defineConsumer({ queue: QUEUE, schema, order: "parallel", handle }).consume(batchOf(QUEUE, bodies("1", "2")), env);
     await new Promise((r) => setTimeout(r, 0));
     expect(order).toEqual(["start 1", "start 2", "end 2"]);
     open();
     await run;
 
     order.length = 0;
-    const sequential = defineConsumer({ queue: "platform-dlq", schema: numbered, handle: async (body) => {
-      order.push(`${body.n}`);
-      return null;
-    } });
-    await sequential.consume(batchOf("platform-dlq", [{ n: 1 }, { n: 2 }, { n: 3 }]), env);
-    expect(order).toEqual(["1", "2", "3"]);
+    const sequential = defineConsumer({ queue: QUEUE, schema, handle });
+    await sequential.consume(batchOf(QUEUE, bodies("1", "2", "3")), env);
+    expect(order).toEqual(["start 1", "end 1", "start 2", "end 2", "start 3", "end 3"]);
 
-    const failing = batchOf("platform-dlq", [{ n: 1 }]);
+    const failing = batchOf(QUEUE, bodies("1"));
     const throwing = defineConsumer({
-      queue: "platform-dlq",
-      schema: numbered,
+      queue: QUEUE,
+      schema,
       handle: async () => {
         throw new Error("boom");
       },
@@ -134,12 +131,12 @@ describe("defineConsumer: the loop", () => {
   it("makes a batch's shared state before the first message and finishes it after the last, even when one failed", async () => {
     const steps: string[] = [];
     const consumer = defineConsumer({
-      queue: "platform-dlq",
-      schema: numbered,
+      queue: QUEUE,
+      schema,
       perBatch: {
         start: () => {
           steps.push("start");
-          return [] as number[];
+          return [] as string[];
         },
         finish: async (_env, seen) => {
           steps.push(`finish ${seen.join(",")}`);
@@ -147,21 +144,21 @@ describe("defineConsumer: the loop", () => {
         },
       },
       handle: async (body, { shared }) => {
-        shared.push(body.n);
-        steps.push(`handle ${body.n}`);
-        if (body.n === 2) throw new Error("boom");
+        shared.push(body.delivery_id);
+        steps.push(`handle ${body.delivery_id}`);
+        if (body.delivery_id === "2") throw new Error("boom");
         return null;
       },
     });
-    const batch = batchOf("platform-dlq", [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const batch = batchOf(QUEUE, bodies("1", "2", "3"));
     const logged = await errorsLoggedBy(() => consumer.consume(batch, env));
     expect(steps).toEqual(["start", "handle 1", "handle 2", "handle 3", "finish 1,2,3"]);
     // The end of the batch failing changes nothing about the messages: logged, not thrown.
     expect(await resultOf(batch)).toEqual({ acked: ["m0", "m2"], retried: ["m1"] });
-    expect(logged.map((l) => l.msg)).toEqual(["platform-dlq: message failed, retrying", "platform-dlq: end of batch failed"]);
+    expect(logged.map((l) => l.msg)).toEqual([`${QUEUE}: message failed, retrying`, `${QUEUE}: end of batch failed`]);
     // A second batch starts afresh.
     steps.length = 0;
-    await errorsLoggedBy(() => consumer.consume(batchOf("platform-dlq", [{ n: 7 }]), env));
+    await errorsLoggedBy(() => consumer.consume(batchOf(QUEUE, bodies("7")), env));
     expect(steps).toEqual(["start", "handle 7", "finish 7"]);
   });
 });
@@ -201,15 +198,21 @@ describe("defineConsumer: the message schema", () => {
     expect(logged[5].issues).toEqual([expect.stringMatching(/^subscriber_ids: /)]);
   });
 
-  it("refuses, at type-check time, a schema that is not the message type of the queue's producer binding", () => {
-    const declare = () =>
-      defineConsumer({
-        queue: "push-sends",
-        // @ts-expect-error: PUSH_QUEUE carries PushQueueMessage, not { n: number }
-        schema: numbered,
-        handle: async () => null,
-      });
-    expect(declare).toBeTypeOf("function");
+  it("refuses, at type-check time, a schema that is not exactly the message type of the queue's producer binding", () => {
+    const wider = mailQueueMessage.or(z.object({ type: z.literal("sms"), id: z.string() }));
+    const narrower = z.object({ type: z.literal("email"), id: z.string() });
+    const declarations = [
+      // @ts-expect-error: parses to bodies PUSH_QUEUE's producers never send
+      () => defineConsumer({ queue: "push-sends", schema: surveyWebhookMessage, handle: async () => null }),
+      // @ts-expect-error: parses to a kind MAIL_QUEUE's producers never send
+      () => defineConsumer({ queue: "mail-sends", schema: wider, handle: async () => null }),
+      // @ts-expect-error: refuses the platform and webhook messages MAIL_QUEUE's producers send
+      () => defineConsumer({ queue: "mail-sends", schema: narrower, handle: async () => null }),
+      // @ts-expect-error: the dead-letter queue receives any queue's body; a schema there would drop the others
+      () => defineConsumer({ queue: "platform-dlq", schema: narrower, handle: async () => null }),
+      () => defineConsumer({ queue: "mail-sends", schema: mailQueueMessage, handle: async () => null }),
+    ];
+    expect(declarations).toHaveLength(5);
   });
 
   it("the dead-letter consumer acknowledges any body and logs it", async () => {

@@ -52,9 +52,14 @@ export interface Consumer<Q extends QueueName = QueueName> {
   consume(batch: MessageBatch<unknown>, env: Env): Promise<void>;
 }
 
-/** Declares the consumer of `spec.queue`. */
+/**
+ * Declares the consumer of `spec.queue`. The schema must be exactly the type the queue's producer
+ * binding carries (env.ts): what it parses to must be a body producers send (its constraint), and
+ * every body producers may send must be one it accepts (the conditional part), so neither side can
+ * change without the other failing the type-check.
+ */
 export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageOf<Q>>, Shared = undefined>(
-  spec: ConsumerSpec<Q, S, Shared>,
+  spec: ConsumerSpec<Q, S, Shared> & ([MessageOf<Q>] extends [z.input<S>] ? unknown : { schema: "refuses bodies the queue's producers may send" }),
 ): Consumer<Q> {
   const maxAttempts = deliveriesOf(spec.queue);
   return {

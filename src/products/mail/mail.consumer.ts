@@ -4,8 +4,7 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
-import { defineConsumer, rowId } from "../../platform/jobs/consume";
-import { deliveriesOf } from "../../platform/jobs/queues";
+import { defineConsumer, rowId, type Delivery } from "../../platform/jobs/consume";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Env } from "../../env";
@@ -28,8 +27,6 @@ export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
 
 /** Delivery attempts of one message before it is marked `failed`. */
 export const MAX_ATTEMPTS = 5;
-/** Delivery attempts of one webhook event before it is dropped: every delivery the queue makes. */
-export const WEBHOOK_MAX_ATTEMPTS = deliveriesOf("mail-sends");
 /** How long a consumer holds a message it is sending. */
 export const LEASE_MS = 120_000;
 
@@ -62,8 +59,8 @@ export const mailSendsConsumer = defineConsumer({
       }
     },
   },
-  handle: async (body, { env, attempts, shared: events }) => {
-    const step = await handleMessage(env, body, attempts, events);
+  handle: async (body, delivery) => {
+    const step = await handleMessage(body, delivery);
     return step.ack ? null : step.delaySeconds;
   },
 });
@@ -100,25 +97,23 @@ export async function sendFirstAttempts(env: Env, ids: string[]): Promise<void> 
   }
 }
 
-/** Handles one queue message; status events it records are appended to `events`. */
-export async function handleMessage(env: Env, body: MailQueueMessage, deliveries: number, events: EventRow[] = []): Promise<Step> {
-  switch (body?.type) {
+/** Handles one queue message; status events it records are appended to the batch's `shared` list. */
+async function handleMessage(body: MailQueueMessage, { env, attempts, isLastAttempt, shared: events }: Delivery<EventRow[]>): Promise<Step> {
+  switch (body.type) {
     case "email":
       return sendEmail(env, body.id, events);
     case "platform":
-      return sendPlatformMail(env, body.id, deliveries);
+      return sendPlatformMail(env, body.id, attempts);
     case "webhook": {
       const result = await deliverEvent(env, body.webhookId, body.eventId);
       if (result.done) return { ack: true };
-      if (deliveries >= WEBHOOK_MAX_ATTEMPTS) {
+      // A webhook event is tried on every delivery the queue makes of its message, then dropped.
+      if (isLastAttempt) {
         console.error(JSON.stringify({ msg: "mail webhook delivery abandoned", ...body, error: result.error }));
         return { ack: true };
       }
-      return { ack: false, delaySeconds: backoffSeconds(deliveries) };
+      return { ack: false, delaySeconds: backoffSeconds(attempts) };
     }
-    default:
-      console.error(JSON.stringify({ msg: "unknown mail queue message", body }));
-      return { ack: true };
   }
 }
 

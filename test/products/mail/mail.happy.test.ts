@@ -7,6 +7,7 @@ import type { Env } from "../../../src/env";
 import { loadPrincipal, type Principal } from "../../../src/platform/auth";
 import { setClock } from "../../../src/platform/clock";
 import { queuePlatformMail } from "../../../src/platform/platform-mail";
+import { deliveriesOf } from "../../../src/platform/jobs/queues";
 import { monthOf } from "../../../src/platform/quota";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { mailSendsConsumer, MAX_ATTEMPTS, type MailQueueMessage } from "../../../src/products/mail/mail.consumer";
@@ -366,6 +367,20 @@ describe("mail webhooks", () => {
       data: { email_id: rows[0].id, status: "delivered", to: [LIVE.to], subject: "Hello", stream: "transactional", tags: ["t"] },
     });
     expect(request.headers.get("webhook-id")).toBe(received[0].headers.get("webhook-id"));
+
+    // Failing on the queue's next-to-last delivery it is retried; on the last one it is given up:
+    // acknowledged and logged (the queue's max_retries, from the queue table, sets which that is).
+    fail = true;
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const nextToLast = fakeBatch(webhookMessages, deliveriesOf("mail-sends") - 1);
+    await mailSendsConsumer.consume(nextToLast.batch, recorder.env);
+    expect(nextToLast.messages[0].retry).toHaveBeenCalledOnce();
+    const last = fakeBatch(webhookMessages, deliveriesOf("mail-sends"));
+    await mailSendsConsumer.consume(last.batch, recorder.env);
+    expect(last.messages[0].ack).toHaveBeenCalledOnce();
+    expect(last.messages[0].retry).not.toHaveBeenCalled();
+    expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).msg)).toEqual(["mail webhook delivery abandoned"]);
+    expect(received).toHaveLength(4);
   });
 
   it("test delivery: 200 with the documented body when the endpoint answers 2xx", async () => {
