@@ -4,7 +4,7 @@
 // retry forever, or run nothing), a handler for a queue or cron that wrangler.toml no longer
 // declares, or two declarations for one queue, fail here; a cron expression that reaches the
 // Worker without jobs is logged.
-import { createScheduledController, env } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import worker, { consumerDeclarations, consumers, cronDeclarations, cronJobs } from "../../src/index";
 import { consumerTable } from "../../src/platform/jobs/consume";
@@ -47,6 +47,27 @@ describe("dispatch tables against wrangler.toml", () => {
     expect(Object.values(cronJobs).flat().length).toBe(cronDeclarations.length);
     const run = async () => null;
     expect(() => cronTable([defineCron({ name: "a", schedule: "hourly", run }), defineCron({ name: "a", schedule: "everyMinute", run })])).toThrow("two cron jobs named a");
+  });
+
+  it("retries and logs a batch of a queue without a consumer (never acks it away), and dispatches a known one to its declaration", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const unknown = createMessageBatch("not-a-queue", [{ id: "u1", timestamp: new Date(), attempts: 1, body: { delivery_id: "d" } }]);
+      const ctx = createExecutionContext();
+      await worker.queue(unknown, env, ctx);
+      const result = await getQueueResult(unknown, ctx);
+      expect(result.retryBatch.retry).toBe(true);
+      expect(result.explicitAcks).toEqual([]);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([{ msg: "no consumer for queue", queue: "not-a-queue" }]);
+
+      errors.mockClear();
+      const dead = createMessageBatch("platform-dlq", [{ id: "d1", timestamp: new Date(), attempts: 1, body: "anything" }]);
+      await worker.queue(dead, env, ctx);
+      expect((await getQueueResult(dead, ctx)).explicitAcks).toEqual(["d1"]);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).msg)).toEqual(["dead letter"]);
+    } finally {
+      errors.mockRestore();
+    }
   });
 
   it("logs a cron expression that has no jobs, and the name of a job that failed, running the others", async () => {
