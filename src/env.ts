@@ -1,11 +1,10 @@
 // The Worker's bindings and vars, and the Hono context variables: one place for both.
 import type { Principal } from "./platform/auth";
-import type { ExportMessage } from "./products/audit/audit.service";
-import type { AlertCheck } from "./products/logs/log-alerts.cron";
-import type { AlertNotification } from "./products/logs/logs.consumer";
-import type { MailQueueMessage } from "./products/mail/mail.service";
-import type { PushQueueMessage } from "./products/push/push-notifications.service";
-import type { DeliveryMessage } from "./products/relay/relay.service";
+import type { ExportMessage } from "./products/audit/audit.consumer";
+import type { AlertCheck, AlertNotification } from "./products/logs/logs.consumer";
+import type { MailQueueMessage } from "./products/mail/mail.consumer";
+import type { PushQueueMessage } from "./products/push/push.consumer";
+import type { DeliveryMessage } from "./products/relay/relay.consumer";
 import type { SurveyWebhookMessage } from "./products/surveys/surveys.consumer";
 
 /**
@@ -14,8 +13,9 @@ import type { SurveyWebhookMessage } from "./products/surveys/surveys.consumer";
  * is stale), plus what wrangler.toml does not hold: secrets, and bindings that are optional.
  */
 export interface Env extends WranglerEnv {
-  // Each queue with the message its consumer reads, so a producer sending anything else fails the
-  // type-check (wrangler's generated types know only `Queue`).
+  // Each queue with the message its consumer reads, inferred from the zod schema the consumer
+  // parses with (`defineConsumer` checks the schema against these), so a producer sending anything
+  // else fails the type-check (wrangler's generated types know only `Queue`).
   EXPORT_QUEUE: Queue<ExportMessage>;
   WEBHOOK_QUEUE: Queue<DeliveryMessage>;
   PUSH_QUEUE: Queue<PushQueueMessage>;

@@ -1,85 +1,78 @@
-// Worker entry: HTTP to the Hono app, queue batches to the product consumer of their queue, cron
-// runs to the product jobs of their schedule. The Durable Object classes are exported here.
+// Worker entry: HTTP to the Hono app, queue batches to the consumer declared for their queue, cron
+// runs to the jobs declared for their schedule. Both tables are built from the lists below (a test
+// holds them against wrangler.toml). The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
-import type { QueueName } from "./platform/jobs/queues";
-import { idempotencyRetention } from "./platform/idempotency";
-import { auditExportConsumer } from "./products/audit/audit.consumer";
-import { auditExportSweepJob } from "./products/audit/audit.cron";
-import { consumeAlertNotifications } from "./products/logs/logs.consumer";
-import { checkLogAlerts, consumeAlertChecks } from "./products/logs/log-alerts.cron";
-import { cleanUpLogs } from "./products/logs/logs.cron";
-import { consumeDeliveries } from "./products/relay/relay.consumer";
-import { relayRetentionJob } from "./products/relay/relay.cron";
-import { handleMailBatch } from "./products/mail/mail.consumer";
-import { mailRetention, sweepMail } from "./products/mail/mail.cron";
-import { pushConsumer } from "./products/push/push.consumer";
-import { pushRetention, sweepPush } from "./products/push/push.cron";
-import { consumeSurveyWebhooks } from "./products/surveys/surveys.consumer";
-import { surveyDeliveryRetention, sweepSurveyDeliveries } from "./products/surveys/surveys.cron";
+import { idempotencyRetentionCron } from "./platform/idempotency";
+import { consumerTable, type Consumer } from "./platform/jobs/consume";
+import { cronTable, runScheduled, type CronJob } from "./platform/jobs/cron";
+import { deadLetterConsumer } from "./platform/jobs/dead-letters";
+import { reportExportConsumer } from "./products/audit/audit.consumer";
+import { auditExportSweepCron, auditRiskSeriesCron } from "./products/audit/audit.cron";
+import { alertChecksConsumer, alertNotificationsConsumer } from "./products/logs/logs.consumer";
+import { alertChecksCron } from "./products/logs/log-alerts.cron";
+import { logsRetentionCron } from "./products/logs/logs.cron";
+import { mailSendsConsumer } from "./products/mail/mail.consumer";
+import { mailRetentionCron, mailSweepCron } from "./products/mail/mail.cron";
+import { pushSendsConsumer } from "./products/push/push.consumer";
+import { pushRetentionCron, pushSweepCron } from "./products/push/push.cron";
+import { webhookDeliveriesConsumer } from "./products/relay/relay.consumer";
+import { relayRetentionCron, relaySweepCron } from "./products/relay/relay.cron";
+import { surveyWebhooksConsumer } from "./products/surveys/surveys.consumer";
+import { surveyDeliveriesRetentionCron, surveyDeliveriesSweepCron } from "./products/surveys/surveys.cron";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
 export { LogStore } from "./products/logs/store/log-store";
 
-type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
-/** A scheduled job; what it returns (counts of work done) is for its tests, not for the runner. */
-type CronJob = (env: Env, scheduledTime: number) => Promise<unknown>;
+/** Every declared queue consumer. */
+export const consumerDeclarations: readonly Consumer[] = [
+  reportExportConsumer,
+  alertNotificationsConsumer,
+  alertChecksConsumer,
+  webhookDeliveriesConsumer,
+  mailSendsConsumer,
+  pushSendsConsumer,
+  surveyWebhooksConsumer,
+  deadLetterConsumer,
+];
 
-/** The consumer of each queue, by queue name (the queue table, itself held against wrangler.toml). */
-export const consumers: Record<QueueName, QueueHandler> = {
-  "report-export": auditExportConsumer,
-  "alert-notifications": consumeAlertNotifications,
-  "log-alert-checks": consumeAlertChecks,
-  "webhook-deliveries": consumeDeliveries,
-  "mail-sends": handleMailBatch,
-  "push-sends": pushConsumer,
-  "survey-webhooks": consumeSurveyWebhooks,
-  "platform-dlq": async (batch) => {
-    // Messages land here after their consumer exhausted its retries; consumers record the final
-    // failure themselves, so this only keeps a trace and acknowledges.
-    for (const message of batch.messages) {
-      console.error(JSON.stringify({ msg: "dead letter", queue: batch.queue, id: message.id, attempts: message.attempts, body: message.body }));
-      message.ack();
-    }
-  },
-};
+/** Every declared cron job. */
+export const cronDeclarations: readonly CronJob[] = [
+  alertChecksCron,
+  logsRetentionCron,
+  relayRetentionCron,
+  relaySweepCron,
+  mailSweepCron,
+  mailRetentionCron,
+  surveyDeliveriesSweepCron,
+  surveyDeliveriesRetentionCron,
+  pushSweepCron,
+  pushRetentionCron,
+  auditExportSweepCron,
+  auditRiskSeriesCron,
+  idempotencyRetentionCron,
+];
 
-/** The jobs of each cron expression (wrangler.toml). */
-export const cronJobs: Record<string, CronJob[]> = {
-  "* * * * *": [checkLogAlerts],
-  "0 * * * *": [
-    cleanUpLogs,
-    relayRetentionJob,
-    sweepMail,
-    mailRetention,
-    sweepSurveyDeliveries,
-    surveyDeliveryRetention,
-    sweepPush,
-    pushRetention,
-    auditExportSweepJob,
-    idempotencyRetention,
-  ],
-};
+/** The consumer of each queue, by queue name. */
+export const consumers = consumerTable(consumerDeclarations);
+/** The jobs of each cron expression. */
+export const cronJobs = cronTable(cronDeclarations);
 
 export default {
   fetch: app.fetch,
 
-  async queue(batch, env, ctx) {
-    const consumer = (consumers as Record<string, QueueHandler | undefined>)[batch.queue];
+  // The runtime passes an ExecutionContext too; no consumer needs it (their work is awaited).
+  async queue(batch, env, _ctx) {
+    const consumer = Object.hasOwn(consumers, batch.queue) ? consumers[batch.queue as keyof typeof consumers] : undefined;
     if (!consumer) {
       console.error(JSON.stringify({ msg: "no consumer for queue", queue: batch.queue }));
       batch.retryAll();
       return;
     }
-    await consumer(batch, env, ctx);
+    await consumer.consume(batch, env);
   },
 
   async scheduled(controller, env) {
-    const jobs = cronJobs[controller.cron] ?? [];
-    // One failing job must not stop the others of the same run.
-    const results = await Promise.allSettled(jobs.map((job) => job(env, controller.scheduledTime)));
-    for (const result of results) {
-      if (result.status === "rejected") console.error(JSON.stringify({ msg: "cron job failed", cron: controller.cron, error: String(result.reason) }));
-    }
+    await runScheduled(cronJobs, controller.cron, env);
   },
 } satisfies ExportedHandler<Env>;

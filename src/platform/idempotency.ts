@@ -13,6 +13,7 @@ import { idempotencyKeys } from "../db/schema";
 import { auth } from "./auth";
 import { readBodyCapped } from "./body";
 import { nowMs } from "./clock";
+import { defineCron } from "./jobs/cron";
 import { toHex } from "./crypto";
 import { ApiError } from "./errors";
 import { cutoffIso, deleteInSteps } from "./retention";
@@ -291,6 +292,9 @@ export async function idempotencyRetention(env: Env): Promise<number> {
     [cutoffIso(nowMs(), IDEMPOTENCY_TTL_HOURS / 24)],
   );
 }
+
+/** Hourly: the idempotency keys' retention. */
+export const idempotencyRetentionCron = defineCron({ name: "idempotency retention", schedule: "hourly", run: idempotencyRetention });
 
 /** The shared header parameter of the OpenAPI document. */
 export const IDEMPOTENCY_PARAMETER = {

@@ -16,11 +16,11 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { setClock, nowMs } from "../../src/platform/clock";
 import { verifyStandardWebhook } from "../../src/platform/webhook-signature";
-import { auditExportConsumer } from "../../src/products/audit/audit.consumer";
-import { handleMailBatch } from "../../src/products/mail/mail.consumer";
-import { pushConsumer } from "../../src/products/push/push.consumer";
-import { consumeDeliveries } from "../../src/products/relay/relay.consumer";
-import { relayRetentionJob } from "../../src/products/relay/relay.cron";
+import { reportExportConsumer } from "../../src/products/audit/audit.consumer";
+import { mailSendsConsumer } from "../../src/products/mail/mail.consumer";
+import { pushSendsConsumer } from "../../src/products/push/push.consumer";
+import { webhookDeliveriesConsumer } from "../../src/products/relay/relay.consumer";
+import { relaySweepCron } from "../../src/products/relay/relay.cron";
 import { anyIp, json } from "../helpers/api";
 import { entryCount, withStoreTrigger } from "../products/logs/helpers";
 import { postSettled } from "../products/mail/mail-helpers";
@@ -118,13 +118,13 @@ describe("queue consumers crashing midway and redelivered", () => {
 
     failNextBatches(1);
     const first = batchOf("webhook-deliveries", queue.sent);
-    await consumeDeliveries(first.batch, env);
+    await webhookDeliveriesConsumer.consume(first.batch, env);
     expect(seen).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
 
     // The queue redelivers (backoff 10 s): the claim still holds, nothing is sent.
     const second = batchOf("webhook-deliveries", queue.sent, 2);
-    await consumeDeliveries(second.batch, env);
+    await webhookDeliveriesConsumer.consume(second.batch, env);
     expect(seen).toHaveLength(1);
     expect(second.messages[0].retry).toHaveBeenCalled();
 
@@ -132,7 +132,7 @@ describe("queue consumers crashing midway and redelivered", () => {
     // receiver's de-duplication on webhook-id (Standard Webhooks) sees one delivery.
     setClock(nowMs() + 31_000);
     const third = batchOf("webhook-deliveries", queue.sent, 3);
-    await consumeDeliveries(third.batch, env);
+    await webhookDeliveriesConsumer.consume(third.batch, env);
     expect(seen).toHaveLength(2);
     expect(third.messages[0].ack).toHaveBeenCalled();
     expect(seen[1].headers.get("webhook-id")).toBe(seen[0].headers.get("webhook-id"));
@@ -142,7 +142,7 @@ describe("queue consumers crashing midway and redelivered", () => {
 
     // Delivered: a fourth delivery of the message sends nothing.
     const fourth = batchOf("webhook-deliveries", queue.sent, 4);
-    await consumeDeliveries(fourth.batch, env);
+    await webhookDeliveriesConsumer.consume(fourth.batch, env);
     expect(seen).toHaveLength(2);
     expect(fourth.messages[0].ack).toHaveBeenCalled();
     const row = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first<{ status: string }>();
@@ -167,12 +167,12 @@ describe("queue consumers crashing midway and redelivered", () => {
 
     failNextBatches(1);
     const first = batchOf("mail-sends", queue.sent);
-    await handleMailBatch(first.batch, mailEnv);
+    await mailSendsConsumer.consume(first.batch, mailEnv);
     expect(seen).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
 
     const second = batchOf("mail-sends", queue.sent, 2);
-    await handleMailBatch(second.batch, mailEnv);
+    await mailSendsConsumer.consume(second.batch, mailEnv);
     expect(seen).toHaveLength(1);
     expect(second.messages[0].ack).toHaveBeenCalled();
 
@@ -180,12 +180,12 @@ describe("queue consumers crashing midway and redelivered", () => {
     // Idempotency-Key, so it does not send a second email.
     setClock(nowMs() + 121_000);
     const third = batchOf("mail-sends", queue.sent, 1);
-    await handleMailBatch(third.batch, mailEnv);
+    await mailSendsConsumer.consume(third.batch, mailEnv);
     expect(seen).toHaveLength(2);
     expect(seen[1].headers.get("idempotency-key")).toBe(emailId);
     expect(seen[0].headers.get("idempotency-key")).toBe(emailId);
     const fourth = batchOf("mail-sends", queue.sent, 2);
-    await handleMailBatch(fourth.batch, mailEnv);
+    await mailSendsConsumer.consume(fourth.batch, mailEnv);
     expect(seen).toHaveLength(2);
     const row = await env.DB.prepare("SELECT status FROM emails WHERE id = ?").bind(emailId).first<{ status: string }>();
     expect(row!.status).toBe("delivered");
@@ -206,19 +206,19 @@ describe("queue consumers crashing midway and redelivered", () => {
     // The fan-out message writes the delivery rows and queues the send message.
     const fanout = batchOf("push-sends", [...queue.sent]);
     queue.sent.length = 0;
-    await pushConsumer(fanout.batch, queue.env);
+    await pushSendsConsumer.consume(fanout.batch, queue.env);
     const sends = queue.sent.filter((m) => (m as { kind: string }).kind === "send");
     expect(sends).toHaveLength(1);
 
     failNextBatches(1);
     const first = batchOf("push-sends", sends);
-    await pushConsumer(first.batch, queue.env);
+    await pushSendsConsumer.consume(first.batch, queue.env);
     expect(seen).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
 
     for (const attempts of [2, 3]) {
       const again = batchOf("push-sends", sends, attempts);
-      await pushConsumer(again.batch, queue.env);
+      await pushSendsConsumer.consume(again.batch, queue.env);
       expect(seen).toHaveLength(1);
     }
     const row = await env.DB.prepare("SELECT status FROM push_deliveries WHERE notification_id = ?").bind(notificationId).first<{ status: string }>();
@@ -259,7 +259,7 @@ describe("queue consumers crashing midway and redelivered", () => {
       } as unknown as R2Bucket,
     } as Env;
     const first = batchOf("report-export", queue.sent);
-    await auditExportConsumer(first.batch, dying);
+    await reportExportConsumer.consume(first.batch, dying);
     expect(puts).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
     const status = async () => (await json(await call("GET", `${base}/reports/${reportId}`, { key: team.key }))).data.status;
@@ -267,20 +267,20 @@ describe("queue consumers crashing midway and redelivered", () => {
 
     // Redelivered within the lease: busy, retried, nothing rendered.
     const second = batchOf("report-export", queue.sent, 2);
-    await auditExportConsumer(second.batch, env);
+    await reportExportConsumer.consume(second.batch, env);
     expect(second.messages[0].retry).toHaveBeenCalled();
     expect(await status()).toBe("exporting");
 
     // Past the lease: taken over and exported, to the same object key (no second artefact).
     setClock(nowMs() + 3 * 60_000);
     const third = batchOf("report-export", queue.sent, 3);
-    await auditExportConsumer(third.batch, env);
+    await reportExportConsumer.consume(third.batch, env);
     expect(third.messages[0].ack).toHaveBeenCalled();
     expect(await status()).toBe("exported");
     const listed = await env.REPORTS.list({ prefix: `audit/${team.teamId}/` });
     expect(listed.objects.map((o) => o.key)).toEqual([puts[0]]);
     const fourth = batchOf("report-export", queue.sent, 4);
-    await auditExportConsumer(fourth.batch, env);
+    await reportExportConsumer.consume(fourth.batch, env);
     expect(fourth.messages[0].ack).toHaveBeenCalled();
     expect((await env.REPORTS.list({ prefix: `audit/${team.teamId}/` })).objects).toHaveLength(1);
   });
@@ -301,19 +301,19 @@ describe("a lost queue message", () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
 
     const cron = recordingQueue("WEBHOOK_QUEUE");
-    await relayRetentionJob(cron.env);
+    await relaySweepCron.run(cron.env);
     expect(cron.sent).toEqual([]); // not yet overdue: its message may still come
     setClock(nowMs() + 16 * 60_000);
-    await relayRetentionJob(cron.env);
+    await relaySweepCron.run(cron.env);
     expect(cron.sent).toEqual(lost.sent);
     // The original message turns up after all, alongside the re-queued one: sent once.
     const { batch } = batchOf("webhook-deliveries", [...cron.sent, ...lost.sent]);
-    await consumeDeliveries(batch, env);
+    await webhookDeliveriesConsumer.consume(batch, env);
     expect(seen).toHaveLength(1);
     const row = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first<{ status: string }>();
     expect(row!.status).toBe("delivered");
     const again = recordingQueue("WEBHOOK_QUEUE");
-    await relayRetentionJob(again.env);
+    await relaySweepCron.run(again.env);
     expect(again.sent).toEqual([]);
   });
 });

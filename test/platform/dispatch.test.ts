@@ -1,10 +1,14 @@
-// src/index.ts dispatches queue batches by queue name and cron runs by expression. Nothing at run
-// time checks those names against wrangler.toml, so this test does: a queue or cron declared there
-// without a handler (it would retry forever, or run nothing, silently), or a handler for a queue or
-// cron that wrangler.toml no longer declares, fails here.
-import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { consumers, cronJobs } from "../../src/index";
+// src/index.ts dispatches queue batches by queue name and cron runs by expression, from the lists
+// of consumer and cron declarations. Nothing at deploy time checks those names against
+// wrangler.toml, so this test does: a queue or cron declared there without a handler (it would
+// retry forever, or run nothing), a handler for a queue or cron that wrangler.toml no longer
+// declares, or two declarations for one queue, fail here; a cron expression that reaches the
+// Worker without jobs is logged.
+import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import worker, { consumerDeclarations, consumers, cronDeclarations, cronJobs } from "../../src/index";
+import { consumerTable } from "../../src/platform/jobs/consume";
+import { cronTable, defineCron, runScheduled, SCHEDULES } from "../../src/platform/jobs/cron";
 import { QUEUES, sendAll } from "../../src/platform/jobs/queues";
 
 const jobs = env.TEST_WRANGLER_JOBS;
@@ -27,6 +31,74 @@ describe("dispatch tables against wrangler.toml", () => {
   it("has jobs for every cron wrangler.toml schedules, and none for a schedule it does not", () => {
     expect(Object.keys(cronJobs).sort()).toEqual([...jobs.crons].sort());
     for (const [cron, list] of Object.entries(cronJobs)) expect(list.length, cron).toBeGreaterThan(0);
+    expect(Object.values(SCHEDULES).sort()).toEqual([...jobs.crons].sort());
+  });
+
+  it("has one declaration per queue: a second consumer for a queue fails, as does a second cron job of one name", () => {
+    const queues = consumerDeclarations.map((c) => c.queue);
+    expect(new Set(queues).size).toBe(queues.length);
+    expect(Object.keys(consumers).sort()).toEqual([...queues].sort());
+    for (const queue of queues) expect(consumers[queue]).toBe(consumerDeclarations.find((c) => c.queue === queue));
+    const [first, second] = consumerDeclarations;
+    expect(() => consumerTable([first, second, { ...first }])).toThrow(`two consumers declared for queue ${first.queue}`);
+
+    const names = cronDeclarations.map((c) => c.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(Object.values(cronJobs).flat().length).toBe(cronDeclarations.length);
+    const run = async () => null;
+    expect(() => cronTable([defineCron({ name: "a", schedule: "hourly", run }), defineCron({ name: "a", schedule: "everyMinute", run })])).toThrow("two cron jobs named a");
+  });
+
+  it("retries and logs a batch of a queue without a consumer (never acks it away), and dispatches a known one to its declaration", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const unknown = createMessageBatch("not-a-queue", [{ id: "u1", timestamp: new Date(), attempts: 1, body: { delivery_id: "d" } }]);
+      const ctx = createExecutionContext();
+      await worker.queue(unknown, env, ctx);
+      const result = await getQueueResult(unknown, ctx);
+      expect(result.retryBatch.retry).toBe(true);
+      expect(result.explicitAcks).toEqual([]);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([{ msg: "no consumer for queue", queue: "not-a-queue" }]);
+
+      errors.mockClear();
+      const dead = createMessageBatch("platform-dlq", [{ id: "d1", timestamp: new Date(), attempts: 1, body: "anything" }]);
+      await worker.queue(dead, env, ctx);
+      expect((await getQueueResult(dead, ctx)).explicitAcks).toEqual(["d1"]);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).msg)).toEqual(["dead letter"]);
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it("logs a cron expression that has no jobs, and the name of a job that failed, running the others", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await worker.scheduled(createScheduledController({ cron: "5 4 * * *", scheduledTime: Date.now() }), env);
+      await worker.scheduled(createScheduledController({ cron: "constructor", scheduledTime: Date.now() }), env);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
+        { msg: "no cron jobs for this expression", cron: "5 4 * * *" },
+        { msg: "no cron jobs for this expression", cron: "constructor" },
+      ]);
+
+      errors.mockClear();
+      const ran: string[] = [];
+      const job = (name: string, fail = false) =>
+        defineCron({
+          name,
+          schedule: "hourly",
+          run: async () => {
+            ran.push(name);
+            if (fail) throw new Error(`${name} broke`);
+          },
+        });
+      await runScheduled(cronTable([job("first"), job("second", true), job("third")]), SCHEDULES.hourly, env);
+      expect(ran).toEqual(["first", "second", "third"]);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
+        { msg: "cron job failed", cron: SCHEDULES.hourly, job: "second", error: "Error: second broke" },
+      ]);
+    } finally {
+      errors.mockRestore();
+    }
   });
 });
 

@@ -19,11 +19,23 @@ export const QUEUES = {
 } as const satisfies Record<string, { binding: QueueBinding | null; maxRetries: number | null }>;
 
 export type QueueName = keyof typeof QUEUES;
-type RetriedQueue = { [K in QueueName]: (typeof QUEUES)[K]["maxRetries"] extends number ? K : never }[QueueName];
+
+/**
+ * The message body of `queue`: the type its producer binding carries in `Env` (each inferred from
+ * the queue's zod schema beside its consumer), `unknown` for a queue no binding produces to.
+ */
+export type MessageOf<Q extends QueueName> = (typeof QUEUES)[Q]["binding"] extends infer B extends keyof Env
+  ? Env[B] extends Queue<infer Body>
+    ? Body
+    : never
+  : unknown;
+
+/** Cloudflare's max_retries when a consumer in wrangler.toml does not set it. */
+const DEFAULT_MAX_RETRIES = 3;
 
 /** How many times the runtime delivers one message of `queue`: the first delivery plus its retries. */
-export function deliveriesOf(queue: RetriedQueue): number {
-  return QUEUES[queue].maxRetries + 1;
+export function deliveriesOf(queue: QueueName): number {
+  return (QUEUES[queue].maxRetries ?? DEFAULT_MAX_RETRIES) + 1;
 }
 
 /** Queue.sendBatch takes at most 100 messages and 256 KB in all. */

@@ -3,15 +3,20 @@
 // Safe on redelivery: a record already past `exporting` is acknowledged without rendering, and a
 // claim held by another live delivery is retried later; a claim older than the lease may be taken
 // over (the consumer that held it died). A render or R2 failure marks the record `failed`.
-import { consumeEach } from "../../platform/jobs/consume";
+import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import { and, eq, inArray, lt, or } from "drizzle-orm";
+import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditReports } from "../../db/schema/audit";
 import { backoffSeconds } from "../../platform/backoff";
 import { isoSeconds, nowMs } from "../../platform/clock";
 import { renderArtefact } from "./audit.render";
-import { objectKeyOf, reportView, type ExportMessage } from "./audit.service";
+import { objectKeyOf, reportView } from "./audit.service";
+
+/** The report-export message: ids only (Queue messages are small; the snapshot stays in D1). */
+export const exportMessage = z.object({ report_id: rowId, team_id: rowId });
+export type ExportMessage = z.infer<typeof exportMessage>;
 
 /** How long a claim protects a record from being taken over by another delivery. */
 export const CLAIM_LEASE_MS = 2 * 60 * 1000;
@@ -67,18 +72,15 @@ export async function processExport(env: Env, body: unknown): Promise<ExportOutc
   }
 }
 
-/** The consumer registered for the `report-export` queue. */
-export async function auditExportConsumer(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await consumeEach<unknown>(batch, {
-    name: "audit export",
-    // processExport judges the body itself ("invalid"), so every message reaches it.
-    read: (body) => body ?? {},
-    handle: async (body, attempts) => {
-      // A throw (the claim or the status write failed) is retried with backoff by consumeEach.
-      const outcome: ExportOutcome = await processExport(env, body);
-      if (outcome === "busy") return backoffSeconds(attempts);
-      if (outcome === "invalid" || outcome === "missing") console.error(JSON.stringify({ msg: `audit export message ${outcome}`, body }));
-      return null;
-    },
-  });
-}
+/** The consumer of the `report-export` queue. */
+export const reportExportConsumer = defineConsumer({
+  queue: "report-export",
+  schema: exportMessage,
+  handle: async (body, { env, attempts }) => {
+    // A throw (the claim or the status write failed) is retried with backoff.
+    const outcome: ExportOutcome = await processExport(env, body);
+    if (outcome === "busy") return backoffSeconds(attempts);
+    if (outcome === "invalid" || outcome === "missing") console.error(JSON.stringify({ msg: `audit export message ${outcome}`, body }));
+    return null;
+  },
+});

@@ -9,9 +9,10 @@ import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditReports } from "../../db/schema/audit";
 import { isoSeconds, nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { CLAIM_LEASE_MS } from "./audit.consumer";
 import { compactRiskSeries } from "./audit-summary.service";
-import type { ExportMessage } from "./audit.service";
+import type { ExportMessage } from "./audit.consumer";
 
 /** A record `queued` this long has lost its message (a live one is consumed within seconds). */
 export const QUEUED_STUCK_AFTER_MS = 15 * 60_000;
@@ -59,14 +60,16 @@ export async function requeueStuckExports(env: Env, limit = REQUEUE_LIMIT): Prom
   return { requeued, failed };
 }
 
-/** The cron job signature of src/index.ts. */
-export async function auditExportSweepJob(env: Env): Promise<void> {
-  const { requeued, failed } = await requeueStuckExports(env);
-  if (requeued > 0 || failed > 0) console.log(JSON.stringify({ msg: "audit: re-queued exports whose message was lost", requeued, failed }));
-  // A failure here is logged; it never fails the export sweep above.
-  try {
-    await compactRiskSeries(env);
-  } catch (error) {
-    console.error(JSON.stringify({ msg: "audit risk series compaction failed", error: String(error) }));
-  }
-}
+/** Hourly: exports whose queue message was lost go back on the queue. */
+export const auditExportSweepCron = defineCron({
+  name: "audit export sweep",
+  schedule: "hourly",
+  run: async (env) => {
+    const result = await requeueStuckExports(env);
+    if (result.requeued > 0 || result.failed > 0) console.log(JSON.stringify({ msg: "audit: re-queued exports whose message was lost", ...result }));
+    return result;
+  },
+});
+
+/** Hourly: the summary's daily risk series is compacted (its own job, so neither failure stops the other). */
+export const auditRiskSeriesCron = defineCron({ name: "audit risk series compaction", schedule: "hourly", run: compactRiskSeries });

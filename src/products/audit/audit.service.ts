@@ -14,6 +14,7 @@ import { orNotFound } from "../../platform/tenancy";
 import type { ReportView } from "./audit.render";
 import { computeSummary, lastSevenDays, type Scope } from "./audit-summary.service";
 import { projectPage, projectRow } from "./audit.repository";
+import type { ExportMessage } from "./audit.consumer";
 
 export function reportView(row: AuditReport): ReportView {
   return {
@@ -40,12 +41,6 @@ export async function getReport(env: Env, scope: Scope, id: string): Promise<Aud
 export async function listReports(env: Env, scope: Scope, query: { status?: ReportStatus; page: number; per_page: number }) {
   const { rows, total } = await projectPage(env, auditReports, scope, query);
   return { items: rows.map(reportView), total };
-}
-
-/** The export message: ids only (Queue messages are small; the snapshot stays in D1). */
-export interface ExportMessage {
-  report_id: string;
-  team_id: string;
 }
 
 /**

@@ -1,30 +1,24 @@
 // The every-minute alert check of the Logs product, fanned out. The cron run only pages through
 // the log projects that have enabled alerts (by id, from a random start, wrapping round, bounded
 // per run) and queues them in groups on `log-alert-checks`, with the run's instant. Each queue
-// message asks those projects' stores for their counts (one RPC per project, counting once per
+// message (consumed in logs.consumer.ts) asks those projects' stores for their counts (one RPC per project, counting once per
 // distinct (level, window) through the store's (level, ts) index), then claims the firings
 // atomically in D1 (sets last_triggered_at and records a firing; overlapping or repeated checks
 // cannot fire an alert twice), resolves open firings whose count fell back under the threshold
 // (claimed the same way), and queues the notifications on `alert-notifications`, so a slow webhook
 // never holds a check up. The statements are in logs.queries.ts.
-import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { and, asc, eq, gt, lte } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import { ALERT_CHANNELS, logAlerts, type AlertChannel } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { sendAll } from "../../platform/jobs/queues";
-import type { AlertNotification } from "./logs.consumer";
+import type { AlertCheck, AlertNotification } from "./logs.consumer";
 import { claimFirings, claimResolves, releaseFirings, releaseResolves, selectAlertsToCheck, type DueAlert } from "./logs.queries";
 import { logStore } from "./logs.store";
 
 const MINUTE_MS = 60_000;
-
-/** One message of the log-alert-checks queue: projects to check as of `at` (ms). */
-export interface AlertCheck {
-  at: number;
-  project_ids: string[];
-}
 
 /** Projects looked up per statement of the cron run. */
 export const PROJECT_PAGE = 1_000;
@@ -205,28 +199,8 @@ function notifications(
   }));
 }
 
-/** Consumer of the log-alert-checks queue: each message checks its projects; a failed check is retried. */
-export async function consumeAlertChecks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await consumeEach<AlertCheck>(batch, {
-    name: "log alert check",
-    order: "parallel",
-    read: (body) => {
-      const check = objectBody<AlertCheck>(body);
-      return check && typeof check.at === "number" && Array.isArray(check.project_ids) ? check : null;
-    },
-    handle: async (check) => {
-      await checkProjects(env, check.at, check.project_ids);
-      return null;
-    },
-    // The next minute's run checks again anyway: retry soon, not on a long backoff.
-    retryAfterError: () => 10,
-  });
-}
-
-/** The every-minute cron job. */
-export async function checkLogAlerts(env: Env): Promise<void> {
-  await scheduleAlertChecks(env);
-}
+/** Every minute: every project with an enabled alert is queued for a check. */
+export const alertChecksCron = defineCron({ name: "log alert checks", schedule: "everyMinute", run: (env) => scheduleAlertChecks(env) });
 
 /** The alert's channels that have an address: a channel without one never fires (spec). */
 function channelsWithAddress(alert: Pick<DueAlert, "channels" | "notify_email" | "notify_webhook">): AlertChannel[] {

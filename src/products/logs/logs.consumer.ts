@@ -1,12 +1,14 @@
-// Consumer of the alert-notifications queue: one message per (firing, channel) when an alert fires,
+// The Logs product's two queue consumers and their message schemas. log-alert-checks: each message
+// checks a group of projects (log-alerts.cron.ts queues them every minute and does the check).
+// alert-notifications: one message per (firing, channel) when an alert fires,
 // and one per (firing, channel) when that firing resolves. Email goes to the platform mail outbox
 // (one unit of the team's mail quota each); a webhook is a JSON POST through the SSRF guard with a
 // 10 s timeout, retried with backoff. A row per (notification, channel) in log_alert_deliveries
 // makes redelivery harmless: a notification already sent is not sent again.
-import { consumeEach, objectBody } from "../../platform/jobs/consume";
-import { deliveriesOf } from "../../platform/jobs/queues";
+import { z } from "zod";
+import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import type { Env } from "../../env";
-import type { AlertChannel } from "../../db/schema/logs";
+import { ALERT_CHANNELS } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -14,20 +16,31 @@ import { queuePlatformMail } from "../../platform/platform-mail";
 import { consumeQuota } from "../../platform/quota";
 import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
+import { checkProjects, PROJECTS_PER_CHECK } from "./log-alerts.cron";
 
-export interface AlertNotification {
+/** One message of the alert-notifications queue: one (firing, channel), fired or resolved. */
+export const alertNotification = z.object({
   /** What happened: the alert fired (the default, also for messages queued before resolves existed) or its firing resolved. */
-  kind?: "triggered" | "resolved";
-  firing_id: string;
-  alert_id: string;
-  team_id: string;
-  channel: AlertChannel;
-  count: number;
-  window_start: string;
-  triggered_at: string;
+  kind: z.enum(["triggered", "resolved"]).optional(),
+  firing_id: rowId,
+  alert_id: rowId,
+  team_id: rowId,
+  channel: z.enum(ALERT_CHANNELS),
+  count: z.number().int().nonnegative(),
+  window_start: z.iso.datetime(),
+  triggered_at: z.iso.datetime(),
   /** Set on "resolved": when the window was found back under the threshold. */
-  resolved_at?: string;
-}
+  resolved_at: z.iso.datetime().optional(),
+});
+export type AlertNotification = z.infer<typeof alertNotification>;
+
+/** One message of the log-alert-checks queue: projects to check as of `at` (ms). */
+export const alertCheck = z.object({
+  at: z.number().int().nonnegative(),
+  // The cron run groups PROJECTS_PER_CHECK a message; each is one store RPC and one bound parameter.
+  project_ids: z.array(rowId).max(PROJECTS_PER_CHECK),
+});
+export type AlertCheck = z.infer<typeof alertCheck>;
 
 /**
  * The key of a notification's delivery record: the firing id for the firing's notification, with
@@ -39,8 +52,6 @@ export function deliveryKey(note: AlertNotification): string {
 
 /** Webhook timeout (the spec's delivery timeout for chat webhooks, applied here too). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** Every delivery the queue makes: the first plus max_retries. */
-export const MAX_ATTEMPTS = deliveriesOf("alert-notifications");
 
 interface AlertRecord {
   id: string;
@@ -56,28 +67,39 @@ interface AlertRecord {
   owner_email: string | null;
 }
 
-export async function consumeAlertNotifications(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await consumeEach<AlertNotification>(batch, {
-    name: "alert notifications",
-    order: "parallel",
-    read: (body) => objectBody<AlertNotification>(body),
-    handle: async (body, attempts) => {
-      try {
-        await deliver(env, body);
-        return null;
-      } catch (error) {
-        // The channel failed: recorded on the delivery row; given up (acknowledged) after the last attempt.
-        const reason = String((error as Error)?.message ?? error).slice(0, 500);
-        const final = attempts >= MAX_ATTEMPTS;
-        await env.DB.prepare("UPDATE log_alert_deliveries SET status = ?3, last_error = ?4, updated_at = ?5 WHERE firing_id = ?1 AND channel = ?2")
-          .bind(deliveryKey(body), body.channel, final ? "failed" : "sending", reason, nowIso())
-          .run()
-          .catch(() => {});
-        return final ? null : backoffSeconds(attempts);
-      }
-    },
-  });
-}
+/** The consumer of the alert-notifications queue: each (firing, channel) sent once, retried with backoff. */
+export const alertNotificationsConsumer = defineConsumer({
+  queue: "alert-notifications",
+  schema: alertNotification,
+  order: "parallel",
+  handle: async (body, { env, attempts, isLastAttempt }) => {
+    try {
+      await deliver(env, body);
+      return null;
+    } catch (error) {
+      // The channel failed: recorded on the delivery row; given up (acknowledged) after the last attempt.
+      const reason = String((error as Error)?.message ?? error).slice(0, 500);
+      await env.DB.prepare("UPDATE log_alert_deliveries SET status = ?3, last_error = ?4, updated_at = ?5 WHERE firing_id = ?1 AND channel = ?2")
+        .bind(deliveryKey(body), body.channel, isLastAttempt ? "failed" : "sending", reason, nowIso())
+        .run()
+        .catch(() => {});
+      return isLastAttempt ? null : backoffSeconds(attempts);
+    }
+  },
+});
+
+/** The consumer of the log-alert-checks queue: each message checks its projects; a failed check is retried. */
+export const alertChecksConsumer = defineConsumer({
+  queue: "log-alert-checks",
+  schema: alertCheck,
+  order: "parallel",
+  handle: async (check, { env }) => {
+    await checkProjects(env, check.at, check.project_ids);
+    return null;
+  },
+  // The next minute's run checks again anyway: retry soon, not on a long backoff.
+  retryAfterError: () => 10,
+});
 
 /** Sends one notification unless it was sent already; throws when the channel failed. */
 async function deliver(env: Env, note: AlertNotification): Promise<void> {

@@ -7,6 +7,7 @@ import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import { logAlertDeliveries, logDailyUsage } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { deleteExpiredEntries, deleteOldFirings } from "./logs.queries";
 
 const DAY_MS = 86_400_000;
@@ -49,7 +50,5 @@ async function deleteInRounds(statement: D1PreparedStatement, chunk: number, max
   return deleted;
 }
 
-/** The hourly cron job. */
-export async function cleanUpLogs(env: Env): Promise<void> {
-  await purgeExpiredLogs(env);
-}
+/** Hourly: the Logs retention in D1. */
+export const logsRetentionCron = defineCron({ name: "logs retention", schedule: "hourly", run: purgeExpiredLogs });

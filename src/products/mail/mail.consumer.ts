@@ -4,9 +4,9 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
-import { consumeEach, objectBody } from "../../platform/jobs/consume";
-import { deliveriesOf } from "../../platform/jobs/queues";
+import { defineConsumer, rowId, type Delivery } from "../../platform/jobs/consume";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { apiKeys, emailEvents, emails, platformOutbox, type MailStatus } from "../../db/schema";
@@ -15,12 +15,18 @@ import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs } from "../../platform/clock";
 import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
 import { fanOut, deliverEvent } from "./mail-webhooks.service";
-import type { EmailRow, EventRow, MailQueueMessage } from "./mail.service";
+import type { EmailRow, EventRow } from "./mail.service";
+
+/** Messages of the mail-sends queue: a team email, a platform mail, or a mail webhook event to deliver. */
+export const mailQueueMessage = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("email"), id: rowId }),
+  z.object({ type: z.literal("platform"), id: rowId }),
+  z.object({ type: z.literal("webhook"), webhookId: rowId, eventId: rowId }),
+]);
+export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
 
 /** Delivery attempts of one message before it is marked `failed`. */
 export const MAX_ATTEMPTS = 5;
-/** Delivery attempts of one webhook event before it is dropped: every delivery the queue makes. */
-export const WEBHOOK_MAX_ATTEMPTS = deliveriesOf("mail-sends");
 /** How long a consumer holds a message it is sending. */
 export const LEASE_MS = 120_000;
 
@@ -39,23 +45,25 @@ export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, com
 
 type Step = { ack: true } | { ack: false; delaySeconds: number };
 
-export async function handleMailBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  // Status events of the whole batch are fanned out to webhooks at the end, in one look-up.
-  const events: EventRow[] = [];
-  await consumeEach<MailQueueMessage>(batch, {
-    name: "mail",
-    read: (body) => objectBody<MailQueueMessage>(body),
-    handle: async (body, attempts) => {
-      const step = await handleMessage(env, body, attempts, events);
-      return step.ack ? null : step.delaySeconds;
+/** The consumer of the mail-sends queue; status events of a whole batch go to webhooks at its end, in one look-up. */
+export const mailSendsConsumer = defineConsumer({
+  queue: "mail-sends",
+  schema: mailQueueMessage,
+  perBatch: {
+    start: (): EventRow[] => [],
+    finish: async (env, events) => {
+      try {
+        await fanOut(env, events);
+      } catch (error) {
+        console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
+      }
     },
-  });
-  try {
-    await fanOut(env, events);
-  } catch (error) {
-    console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
-  }
-}
+  },
+  handle: async (body, delivery) => {
+    const step = await handleMessage(body, delivery);
+    return step.ack ? null : step.delaySeconds;
+  },
+});
 
 /** Parallel first attempts of one request: under the 6 simultaneous outbound connections of an invocation. */
 const FIRST_ATTEMPT_CONCURRENCY = 5;
@@ -89,25 +97,23 @@ export async function sendFirstAttempts(env: Env, ids: string[]): Promise<void> 
   }
 }
 
-/** Handles one queue message; status events it records are appended to `events`. */
-export async function handleMessage(env: Env, body: MailQueueMessage, deliveries: number, events: EventRow[] = []): Promise<Step> {
-  switch (body?.type) {
+/** Handles one queue message; status events it records are appended to the batch's `shared` list. */
+async function handleMessage(body: MailQueueMessage, { env, attempts, isLastAttempt, shared: events }: Delivery<EventRow[]>): Promise<Step> {
+  switch (body.type) {
     case "email":
       return sendEmail(env, body.id, events);
     case "platform":
-      return sendPlatformMail(env, body.id, deliveries);
+      return sendPlatformMail(env, body.id, attempts);
     case "webhook": {
       const result = await deliverEvent(env, body.webhookId, body.eventId);
       if (result.done) return { ack: true };
-      if (deliveries >= WEBHOOK_MAX_ATTEMPTS) {
+      // A webhook event is tried on every delivery the queue makes of its message, then dropped.
+      if (isLastAttempt) {
         console.error(JSON.stringify({ msg: "mail webhook delivery abandoned", ...body, error: result.error }));
         return { ack: true };
       }
-      return { ack: false, delaySeconds: backoffSeconds(deliveries) };
+      return { ack: false, delaySeconds: backoffSeconds(attempts) };
     }
-    default:
-      console.error(JSON.stringify({ msg: "unknown mail queue message", body }));
-      return { ack: true };
   }
 }
 

@@ -8,6 +8,7 @@ import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { emails, platformOutbox } from "../../db/schema";
 import { nowIso, nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { enqueue } from "./mail.service";
 
@@ -41,6 +42,9 @@ export async function sweepMail(env: Env): Promise<{ emails: number; platform: n
   return { emails: emailIds.length, platform: platformIds.length };
 }
 
+/** Hourly: mail whose queue message was lost is queued again. */
+export const mailSweepCron = defineCron({ name: "mail sweep", schedule: "hourly", run: sweepMail });
+
 /** Deletes finished emails, status history and platform mail older than the retention period. */
 export async function mailRetention(env: Env): Promise<{ emails: number; events: number; platform: number }> {
   const cutoff = cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS);
@@ -64,3 +68,6 @@ export async function mailRetention(env: Env): Promise<{ emails: number; events:
   );
   return { emails: emailsDeleted, events, platform };
 }
+
+/** Hourly: the mail retention. */
+export const mailRetentionCron = defineCron({ name: "mail retention", schedule: "hourly", run: mailRetention });

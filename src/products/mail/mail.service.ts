@@ -15,16 +15,10 @@ import { parseAddress, policyError, type EmailInput } from "./mail.policy";
 import { capUsed, hasRecipient, releaseCap, reserveCap, type CapWindow } from "./mail.queries";
 import type { Stream } from "./mail.schemas";
 // Used at call time only: mail.consumer imports this module back (through the webhook service).
-import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS } from "./mail.consumer";
+import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, type MailQueueMessage } from "./mail.consumer";
 
 export type EmailRow = typeof emails.$inferSelect;
 export type EventRow = typeof emailEvents.$inferSelect;
-
-/** Messages on the MAIL_QUEUE ("mail-sends"). */
-export type MailQueueMessage =
-  | { type: "email"; id: string }
-  | { type: "platform"; id: string }
-  | { type: "webhook"; webhookId: string; eventId: string };
 
 export const emailNotFound = () => ApiError.notFound("Email not found");
 

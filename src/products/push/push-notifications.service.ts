@@ -12,23 +12,13 @@ import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { loadApp } from "./push-apps.service";
+import type { PushQueueMessage } from "./push.consumer";
 import { targetFilter } from "./push.queries";
 import { PUSH_LIMITS, type NotificationQuery, type SendSchema } from "./push.schemas";
 
 export const notificationNotFound = () => new ApiError("not_found", "Notification not found");
 
 type NotificationRow = typeof pushNotifications.$inferSelect;
-
-/** Queue messages of the push-sends queue. */
-export type PushQueueMessage =
-  | {
-      kind: "fanout";
-      notification_id: string;
-      after: string | null;
-      /** The notification's fanout_token when queued; absent only in messages queued before tokens existed. */
-      token?: string;
-    }
-  | { kind: "send"; notification_id: string; subscriber_ids: string[] };
 
 /** Subscribers of a notification: the app's, registered no later than the notification, in the target. */
 export function recipientsFilter(n: Pick<NotificationRow, "appId" | "createdAt" | "target">): SQL {

@@ -12,11 +12,12 @@
 // Fan-out is one chain of messages per notification, identified by the notification's
 // fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
-import { consumeEach, objectBody } from "../../platform/jobs/consume";
-import { deliveriesOf, sendAll } from "../../platform/jobs/queues";
+import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { sendAll } from "../../platform/jobs/queues";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { pushApps, pushDeliveries, pushNotifications, pushSubscribers, type PushDeliveryStatus } from "../../db/schema";
@@ -25,7 +26,7 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
-import { recipientsFilter, type PushQueueMessage } from "./push-notifications.service";
+import { recipientsFilter } from "./push-notifications.service";
 import { removeSubscribersStatements } from "./push-subscribers.service";
 import { insertDeliveries } from "./push.queries";
 
@@ -37,27 +38,36 @@ export const SEND_CHUNK = 25;
 export const MAX_ATTEMPTS = 5;
 export const SEND_TIMEOUT_MS = 10_000;
 export const STALE_CLAIM_MS = 5 * 60_000;
-/** Deliveries of one queue message (max_retries plus the first): after the last, it goes to the dead-letter queue. */
-export const QUEUE_MAX_DELIVERIES = deliveriesOf("push-sends");
 
 const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
 
-export async function pushConsumer(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await consumeEach<PushQueueMessage>(batch, {
-    name: "push",
-    read: (body) => {
-      const message = objectBody<PushQueueMessage>(body);
-      return message && (message.kind === "fanout" || message.kind === "send") ? message : null;
-    },
-    handle: async (body, attempts) => {
-      if (body.kind === "fanout") {
-        await fanOut(env, body.notification_id, body.after, body.token);
-        return null;
-      }
-      return sendChunk(env, body.notification_id, body.subscriber_ids, attempts >= QUEUE_MAX_DELIVERIES);
-    },
-  });
-}
+/** Messages of the push-sends queue: a step of a notification's fan-out, or a chunk of its sends. */
+export const pushQueueMessage = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("fanout"),
+    notification_id: rowId,
+    /** The last subscriber id of the previous step; null for the first. */
+    after: rowId.nullable(),
+    /** The notification's fanout_token when queued; absent only in messages queued before tokens existed. */
+    token: rowId.optional(),
+  }),
+  // Producers chunk by SEND_CHUNK; the claim binds every id as a parameter.
+  z.object({ kind: z.literal("send"), notification_id: rowId, subscriber_ids: z.array(rowId).max(SEND_CHUNK) }),
+]);
+export type PushQueueMessage = z.infer<typeof pushQueueMessage>;
+
+/** The consumer of the push-sends queue. */
+export const pushSendsConsumer = defineConsumer({
+  queue: "push-sends",
+  schema: pushQueueMessage,
+  handle: async (body, { env, isLastAttempt }) => {
+    if (body.kind === "fanout") {
+      await fanOut(env, body.notification_id, body.after, body.token);
+      return null;
+    }
+    return sendChunk(env, body.notification_id, body.subscriber_ids, isLastAttempt);
+  },
+});
 
 /**
  * One chunk of the fan-out. Safe to run twice: rows are inserted with ON CONFLICT DO NOTHING.

@@ -22,9 +22,9 @@
 import { sendAll } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
-import { SEND_CHUNK } from "./push.consumer";
-import type { PushQueueMessage } from "./push-notifications.service";
+import { SEND_CHUNK, type PushQueueMessage } from "./push.consumer";
 import { requeueStaleDeliveries, restartStalledFanouts } from "./push.queries";
 
 /** Work that should have moved this long ago and did not has lost its queue message. */
@@ -101,6 +101,9 @@ export async function sweepPush(env: Env): Promise<PushSweepResult> {
   return result;
 }
 
+/** Hourly: push work whose queue message was lost is queued again. */
+export const pushSweepCron = defineCron({ name: "push sweep", schedule: "hourly", run: sweepPush });
+
 /**
  * Deletes notifications older than the retention period with their per-subscriber delivery rows
  * (foreign-key cascade), in bounded steps. A delivery still retrying after that long is long dead.
@@ -112,3 +115,6 @@ export async function pushRetention(env: Env): Promise<number> {
     [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)],
   );
 }
+
+/** Hourly: the push retention. */
+export const pushRetentionCron = defineCron({ name: "push retention", schedule: "hourly", run: pushRetention });

@@ -4,7 +4,8 @@
 // produces a second successful delivery; every attempt is recorded; failures are retried through the
 // queue on the schedule of relay.retry.ts, then `failed`; a destination failing for five days is
 // disabled and its team's owner told (relay.health.ts).
-import { consumeEach, objectBody } from "../../platform/jobs/consume";
+import { z } from "zod";
+import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import type { Env } from "../../env";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
@@ -14,7 +15,6 @@ import { standardWebhookHeaders } from "../../platform/webhook-signature";
 import { destinationHealthStatements, isFailingTooLong, notifyDestinationDisabled } from "./relay.health";
 import { isInboundSignatureHeader } from "./relay.inbound";
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay.retry";
-import type { DeliveryMessage } from "./relay.service";
 
 export { MAX_ATTEMPTS, retryDelaySeconds };
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -23,20 +23,19 @@ const LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000;
 const RESPONSE_BODY_BYTES = 1024;
 export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
-/** Queue handler for "webhook-deliveries": each message is handled on its own, in parallel. */
-export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await consumeEach<DeliveryMessage>(batch, {
-    name: "relay",
-    order: "parallel",
-    read: (body) => {
-      const message = objectBody<Partial<DeliveryMessage>>(body);
-      return message && typeof message.delivery_id === "string" ? { delivery_id: message.delivery_id } : null;
-    },
-    handle: async (body) => (await attemptDelivery(env, body.delivery_id)).retryInSeconds,
-    // The database or the secret could not be read: nothing was sent; try again on the schedule.
-    retryAfterError: (attempts) => retryDelaySeconds(attempts) ?? RETRY_SCHEDULE_SECONDS[MAX_ATTEMPTS - 1],
-  });
-}
+/** The body of one webhook-deliveries message: the delivery to attempt. Payloads stay in D1 (128 KB queue cap). */
+export const deliveryMessage = z.object({ delivery_id: rowId });
+export type DeliveryMessage = z.infer<typeof deliveryMessage>;
+
+/** The consumer of the webhook-deliveries queue: each message is handled on its own, in parallel. */
+export const webhookDeliveriesConsumer = defineConsumer({
+  queue: "webhook-deliveries",
+  schema: deliveryMessage,
+  order: "parallel",
+  handle: async (body, { env }) => (await attemptDelivery(env, body.delivery_id)).retryInSeconds,
+  // The database or the secret could not be read: nothing was sent; try again on the schedule.
+  retryAfterError: (attempts) => retryDelaySeconds(attempts) ?? RETRY_SCHEDULE_SECONDS[MAX_ATTEMPTS - 1],
+});
 
 /**
  * The first attempt of new deliveries, started in the background (`waitUntil`) as soon as they are

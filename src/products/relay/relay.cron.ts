@@ -4,8 +4,9 @@
 import type { Env } from "../../env";
 import { sendAll } from "../../platform/jobs/queues";
 import { nowIso, nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { deleteInSteps } from "../../platform/retention";
-import type { DeliveryMessage } from "./relay.service";
+import type { DeliveryMessage } from "./relay.consumer";
 
 /** A delivery still pending this long after it was due (or claimed by a consumer this long dead) lost its message. */
 export const STUCK_AFTER_MS = 15 * 60_000;
@@ -42,10 +43,24 @@ export async function purgeExpiredWebhookEvents(env: Env): Promise<number> {
   );
 }
 
-/** The cron job signature of src/index.ts. */
-export async function relayRetentionJob(env: Env): Promise<void> {
-  const deleted = await purgeExpiredWebhookEvents(env);
-  if (deleted > 0) console.log(JSON.stringify({ msg: "relay retention", deleted }));
-  const requeued = await requeueStuckDeliveries(env);
-  if (requeued > 0) console.log(JSON.stringify({ msg: "relay: re-queued deliveries whose message was lost", requeued }));
-}
+/** Hourly: deliveries whose queue message was lost are queued again. */
+export const relaySweepCron = defineCron({
+  name: "relay sweep",
+  schedule: "hourly",
+  run: async (env) => {
+    const requeued = await requeueStuckDeliveries(env);
+    if (requeued > 0) console.log(JSON.stringify({ msg: "relay: re-queued deliveries whose message was lost", requeued }));
+    return requeued;
+  },
+});
+
+/** Hourly: the relay retention. */
+export const relayRetentionCron = defineCron({
+  name: "relay retention",
+  schedule: "hourly",
+  run: async (env) => {
+    const deleted = await purgeExpiredWebhookEvents(env);
+    if (deleted > 0) console.log(JSON.stringify({ msg: "relay retention", deleted }));
+    return deleted;
+  },
+});

@@ -1,4 +1,4 @@
-// What the relay's services share: the queue message of a delivery, the product's 404s, and
+// What the relay's services share: the product's 404s, and
 // queuing deliveries (the rows and the messages) for ingest (relay.ingest.ts) and replay
 // (relay-replay.service.ts). Sources, destinations, events and replay each have their own
 // relay-*.service.ts. No Hono context here.
@@ -8,14 +8,10 @@ import type { Db } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import { sendAll } from "../../platform/jobs/queues";
+import type { DeliveryMessage } from "./relay.consumer";
 import { retryDelaySeconds } from "./relay.retry";
 
 type DeliveryInsert = typeof webhookDeliveries.$inferInsert;
-
-/** The body of one queue message: the delivery to attempt. Payloads stay in D1 (128 KB queue cap). */
-export interface DeliveryMessage {
-  delivery_id: string;
-}
 
 export const RelayErrors = {
   source: () => ApiError.notFound("Source not found"),

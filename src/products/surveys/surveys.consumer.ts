@@ -8,9 +8,10 @@
 // token (the original of a delivery the sweeper re-queued) and a duplicate of a message being
 // processed are acknowledged without sending; only a row locked by an attempt that may have
 // crashed is retried later.
-import { consumeEach, objectBody } from "../../platform/jobs/consume";
+import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import { deliveriesOf } from "../../platform/jobs/queues";
 import { eq } from "drizzle-orm";
+import { z } from "zod";
 import { getDb } from "../../db/client";
 import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
 import { claimDelivery } from "./survey-deliveries.queries";
@@ -28,11 +29,13 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How long a claim holds a delivery: well beyond one attempt's timeout. */
 export const CLAIM_LEASE_MS = 60_000;
 
-export interface SurveyWebhookMessage {
-  delivery_id: string;
+/** One message of the survey-webhooks queue: the delivery row to attempt. */
+export const surveyWebhookMessage = z.object({
+  delivery_id: rowId,
   /** Set on messages the sweeper sent; the completion's own message has none. */
-  token?: string;
-}
+  token: rowId.optional(),
+});
+export type SurveyWebhookMessage = z.infer<typeof surveyWebhookMessage>;
 
 type Outcome = { kind: "done" } | { kind: "retry"; delaySeconds: number };
 /** What an attempt needs of the delivery row it claimed. */
@@ -140,17 +143,12 @@ async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts:
   return final ? { kind: "done" } : { kind: "retry", delaySeconds };
 }
 
-export async function consumeSurveyWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await consumeEach<SurveyWebhookMessage>(batch, {
-    name: "survey webhooks",
-    read: (body) => {
-      const message = objectBody<Partial<SurveyWebhookMessage>>(body);
-      if (!message || typeof message.delivery_id !== "string" || (message.token !== undefined && typeof message.token !== "string")) return null;
-      return { delivery_id: message.delivery_id, token: message.token };
-    },
-    handle: async (body, attempts) => {
-      const outcome = await deliver(env, body, attempts);
-      return outcome.kind === "done" ? null : outcome.delaySeconds;
-    },
-  });
-}
+/** The consumer of the survey-webhooks queue. */
+export const surveyWebhooksConsumer = defineConsumer({
+  queue: "survey-webhooks",
+  schema: surveyWebhookMessage,
+  handle: async (body, { env, attempts }) => {
+    const outcome = await deliver(env, body, attempts);
+    return outcome.kind === "done" ? null : outcome.delaySeconds;
+  },
+});

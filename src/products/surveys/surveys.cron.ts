@@ -11,6 +11,7 @@
 import { sendAll } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
+import { defineCron } from "../../platform/jobs/cron";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { failExhaustedDeliveries, requeueStaleDeliveries } from "./survey-deliveries.queries";
 import { MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "./surveys.consumer";
@@ -48,6 +49,9 @@ export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
   return result;
 }
 
+/** Hourly: survey webhook deliveries whose queue message was lost are queued again. */
+export const surveyDeliveriesSweepCron = defineCron({ name: "survey deliveries sweep", schedule: "hourly", run: sweepSurveyDeliveries });
+
 /** Deletes finished survey webhook deliveries older than the retention period, in bounded steps. */
 export async function surveyDeliveryRetention(env: Env): Promise<number> {
   return deleteInSteps(
@@ -56,3 +60,6 @@ export async function surveyDeliveryRetention(env: Env): Promise<number> {
     [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)],
   );
 }
+
+/** Hourly: the survey webhook delivery retention. */
+export const surveyDeliveriesRetentionCron = defineCron({ name: "survey deliveries retention", schedule: "hourly", run: surveyDeliveryRetention });

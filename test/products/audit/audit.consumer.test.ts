@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../../../src/db/client";
 import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
 import { nowMs, setClock } from "../../../src/platform/clock";
-import { auditExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
+import { reportExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
 import type { Env } from "../../../src/env";
 import { setupTeam } from "../../helpers/api";
 import { insertReport as insertReportAt, loadReport } from "./audit-helpers";
@@ -50,7 +50,7 @@ describe("report-export consumer", () => {
     expect(exported.exportedAt).toMatch(/Z$/);
 
     const redelivered = fakeMessage({ report_id: row.id, team_id: team.teamId }, 2);
-    await auditExportConsumer({ queue: "report-export", messages: [redelivered] } as unknown as MessageBatch<unknown>, counting.env);
+    await reportExportConsumer.consume({ queue: "report-export", messages: [redelivered] } as unknown as MessageBatch<unknown>, counting.env);
     expect(redelivered.ack).toHaveBeenCalledOnce();
     expect(redelivered.retry).not.toHaveBeenCalled();
     expect(counting.puts).toHaveLength(1);
@@ -71,7 +71,7 @@ describe("report-export consumer", () => {
     const row = await insertReport(team.teamId, { status: "exporting", claimedAt: "2026-02-01T11:59:30Z" });
     const counting = countingEnv();
     const busy = fakeMessage({ report_id: row.id, team_id: team.teamId });
-    await auditExportConsumer({ queue: "report-export", messages: [busy] } as unknown as MessageBatch<unknown>, counting.env);
+    await reportExportConsumer.consume({ queue: "report-export", messages: [busy] } as unknown as MessageBatch<unknown>, counting.env);
     expect(busy.retry).toHaveBeenCalledWith({ delaySeconds: 10 });
     expect(busy.ack).not.toHaveBeenCalled();
     expect(counting.puts).toHaveLength(0);
@@ -88,7 +88,7 @@ describe("report-export consumer", () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const failing = countingEnv(true);
     const message = fakeMessage({ report_id: row.id, team_id: team.teamId });
-    await auditExportConsumer({ queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, failing.env);
+    await reportExportConsumer.consume({ queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, failing.env);
     expect(message.ack).toHaveBeenCalledOnce();
     expect(await load(row.id)).toMatchObject({ status: "failed", objectKey: null, exportedAt: null });
     expect(errors.mock.calls.some(([line]) => String(line).includes("audit export failed") && String(line).includes(row.id))).toBe(true);
@@ -100,7 +100,7 @@ describe("report-export consumer", () => {
   it("acknowledges malformed messages with a log line", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const message = fakeMessage({ nope: true });
-    await auditExportConsumer({ queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, env);
+    await reportExportConsumer.consume({ queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, env);
     expect(message.ack).toHaveBeenCalledOnce();
     expect(errors).toHaveBeenCalled();
   });

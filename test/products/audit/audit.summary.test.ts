@@ -19,7 +19,7 @@ import {
 } from "../../../src/db/schema/audit";
 import { nowIso, setClock } from "../../../src/platform/clock";
 import { compactRiskSeries, computeSummary, lastSevenDays, RISK_SERIES_KEEP_DAYS, type Scope } from "../../../src/products/audit/audit-summary.service";
-import { auditExportSweepJob } from "../../../src/products/audit/audit.cron";
+import { auditRiskSeriesCron } from "../../../src/products/audit/audit.cron";
 import { addVerification, createFinding, listFindings, updateFinding } from "../../../src/products/audit/audit-findings.service";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import { auditBase } from "./audit-helpers";
@@ -241,7 +241,7 @@ describe("risk series compaction (hourly audit job)", () => {
     const before = await computeSummary(env, scope);
     const beforeLone = await computeSummary(env, lone);
 
-    await auditExportSweepJob(env);
+    await auditRiskSeriesCron.run(env);
     expect(await days(scope)).toEqual(["2026-09-10", "2026-09-18"]);
     expect(await days(lone)).toEqual(["2026-09-01"]);
     expect(await computeSummary(env, scope)).toEqual(before);

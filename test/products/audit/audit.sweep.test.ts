@@ -8,9 +8,8 @@ import worker from "../../../src/index";
 import type { Env } from "../../../src/env";
 import { isoSeconds, setClock } from "../../../src/platform/clock";
 import { insertReport, loadReport } from "./audit-helpers";
-import { CLAIM_LEASE_MS, auditExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
+import { CLAIM_LEASE_MS, processExport, reportExportConsumer, type ExportMessage } from "../../../src/products/audit/audit.consumer";
 import { QUEUED_STUCK_AFTER_MS, requeueStuckExports } from "../../../src/products/audit/audit.cron";
-import { type ExportMessage } from "../../../src/products/audit/audit.service";
 import { setupTeam } from "../../helpers/api";
 import { newTeam, waitForStatus } from "./audit-helpers";
 
@@ -104,12 +103,12 @@ describe("audit export sweep", () => {
     const counting = countingEnv();
     const message = { report_id: sequential.id, team_id: team.teamId };
     const swept = fakeBatch(message);
-    await auditExportConsumer(swept.batch, counting.env);
+    await reportExportConsumer.consume(swept.batch, counting.env);
     expect(swept.message.ack).toHaveBeenCalledOnce();
     expect(await load(sequential.id)).toMatchObject({ status: "exported", exportedAt: isoSeconds(T0 + 20 * MINUTE) });
     // The original message was only late: it is acknowledged without rendering.
     const late = fakeBatch(message);
-    await auditExportConsumer(late.batch, counting.env);
+    await reportExportConsumer.consume(late.batch, counting.env);
     expect(late.message.ack).toHaveBeenCalledOnce();
     expect(late.message.retry).not.toHaveBeenCalled();
     expect(counting.puts).toEqual([`audit/${team.teamId}/web-app/${sequential.id}.csv`]);

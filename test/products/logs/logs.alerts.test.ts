@@ -4,8 +4,9 @@ import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
 import { monthOf } from "../../../src/platform/quota";
-import { consumeAlertNotifications, MAX_ATTEMPTS, type AlertNotification } from "../../../src/products/logs/logs.consumer";
-import { checkProjects, consumeAlertChecks, scheduleAlertChecks, type AlertCheck, type AlertRunOptions } from "../../../src/products/logs/log-alerts.cron";
+import { deliveriesOf } from "../../../src/platform/jobs/queues";
+import { alertChecksConsumer, alertNotificationsConsumer, type AlertCheck, type AlertNotification } from "../../../src/products/logs/logs.consumer";
+import { checkProjects, scheduleAlertChecks, type AlertRunOptions } from "../../../src/products/logs/log-alerts.cron";
 import { logStore } from "../../../src/products/logs/logs.store";
 import { call, json } from "../../helpers/api";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
@@ -247,7 +248,7 @@ describe("alert check", () => {
     const body: AlertCheck = { at: T0 + MIN, project_ids: [f.projectId, other.projectId] };
     const batch = createMessageBatch("log-alert-checks", [{ id: "check-2", timestamp: new Date(), attempts: 1, body }]);
     const ctx = createExecutionContext();
-    await consumeAlertChecks(batch, broken);
+    await alertChecksConsumer.consume(batch, broken);
     const result = await getQueueResult(batch, ctx);
     expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["check-2"]);
     // The store that answered fired; the other waits for the retry.
@@ -294,9 +295,9 @@ describe("alert notifications consumer", () => {
     const alert = await createAlert(f, {});
     const note = await firedNote(f, alert.id, "email");
     const batch = fakeBatch([note]);
-    await consumeAlertNotifications(batch, env);
+    await alertNotificationsConsumer.consume(batch, env);
     expect(batch.messages[0].ack).toHaveBeenCalled();
-    await consumeAlertNotifications(fakeBatch([note], 2), env);
+    await alertNotificationsConsumer.consume(fakeBatch([note], 2), env);
     const { results } = await env.DB.prepare("SELECT * FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).all<Record<string, string>>();
     expect(results).toHaveLength(1);
     expect(results[0].to).toBe("ops@example.com");
@@ -307,7 +308,7 @@ describe("alert notifications consumer", () => {
   it("regression: an alert name with CR/LF never adds a header line to the alert email", async () => {
     const f = await setupProject();
     const alert = await createAlert(f, { name: "x\r\nBcc: attacker@evil.test\r\n\r\nbody" });
-    await consumeAlertNotifications(fakeBatch([await firedNote(f, alert.id, "email")]), env);
+    await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);
     const row = await env.DB.prepare("SELECT subject FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ subject: string }>();
     expect(row!.subject).not.toMatch(/[\r\n]/);
     expect(row!.subject.startsWith("[Log alert] x Bcc: attacker@evil.test body")).toBe(true);
@@ -320,13 +321,13 @@ describe("alert notifications consumer", () => {
     const period = monthOf(T0).period;
     const used = async () =>
       (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'mail' AND period = ?").bind(f.teamId, period).first<{ used: number }>())?.used ?? 0;
-    await consumeAlertNotifications(fakeBatch([await firedNote(f, alert.id, "email")]), env);
+    await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);
     expect(await used()).toBe(1);
     const limit = planLimits("pro").monthly.mail as number;
     await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'mail' AND period = ?").bind(limit, f.teamId, period).run();
     const note = await firedNote(f, alert.id, "email");
     const batch = fakeBatch([note]);
-    await consumeAlertNotifications(batch, env);
+    await alertNotificationsConsumer.consume(batch, env);
     expect(batch.messages[0].ack).toHaveBeenCalled();
     const outbox = await env.DB.prepare("SELECT COUNT(*) AS n FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ n: number }>();
     expect(outbox!.n).toBe(1);
@@ -341,13 +342,13 @@ describe("alert notifications consumer", () => {
     const fetchSpy = vi.spyOn(globalThis, "fetch").mockResolvedValueOnce(new Response("nope", { status: 500 }));
 
     const first = fakeBatch([note], 1);
-    await consumeAlertNotifications(first, env);
+    await alertNotificationsConsumer.consume(first, env);
     expect(first.messages[0].retry).toHaveBeenCalledWith({ delaySeconds: 10 });
     expect(first.messages[0].ack).not.toHaveBeenCalled();
 
     fetchSpy.mockResolvedValueOnce(new Response("ok", { status: 200 }));
     const second = fakeBatch([note], 2);
-    await consumeAlertNotifications(second, env);
+    await alertNotificationsConsumer.consume(second, env);
     expect(second.messages[0].ack).toHaveBeenCalled();
     expect(fetchSpy).toHaveBeenCalledTimes(2);
     const [url, init] = fetchSpy.mock.calls[1] as [string, RequestInit];
@@ -364,7 +365,7 @@ describe("alert notifications consumer", () => {
     });
 
     const again = fakeBatch([note], 3);
-    await consumeAlertNotifications(again, env);
+    await alertNotificationsConsumer.consume(again, env);
     expect(again.messages[0].ack).toHaveBeenCalled();
     expect(fetchSpy).toHaveBeenCalledTimes(2);
     const row = await env.DB.prepare("SELECT status, attempts FROM log_alert_deliveries WHERE firing_id = ?").bind(note.firing_id).first();
@@ -376,8 +377,8 @@ describe("alert notifications consumer", () => {
     const alert = await createAlert(f, { notify_email: null, notify_webhook: "https://hooks.example.com/alerts" });
     const note = await firedNote(f, alert.id, "webhook");
     vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("connection refused"));
-    const batch = fakeBatch([note], MAX_ATTEMPTS);
-    await consumeAlertNotifications(batch, env);
+    const batch = fakeBatch([note], deliveriesOf("alert-notifications"));
+    await alertNotificationsConsumer.consume(batch, env);
     expect(batch.messages[0].ack).toHaveBeenCalled();
     expect(batch.messages[0].retry).not.toHaveBeenCalled();
     const row = await env.DB.prepare("SELECT status, last_error FROM log_alert_deliveries WHERE firing_id = ?").bind(note.firing_id).first();
@@ -390,13 +391,13 @@ describe("alert notifications consumer", () => {
     await env.DB.prepare("UPDATE log_alerts SET notify_webhook = 'file:///etc/passwd' WHERE id = ?").bind(alert.id).run();
     const fetchSpy = vi.spyOn(globalThis, "fetch");
     const blocked = fakeBatch([await firedNote(f, alert.id, "webhook")], 1);
-    await consumeAlertNotifications(blocked, env);
+    await alertNotificationsConsumer.consume(blocked, env);
     expect(blocked.messages[0].retry).toHaveBeenCalled();
     expect(fetchSpy).not.toHaveBeenCalled();
 
     await call("DELETE", `logs/alerts/${alert.id}`, { key: f.key });
     const gone = fakeBatch([await firedNote(f, alert.id, "webhook")], 1);
-    await consumeAlertNotifications(gone, env);
+    await alertNotificationsConsumer.consume(gone, env);
     expect(gone.messages[0].ack).toHaveBeenCalled();
     expect(fetchSpy).not.toHaveBeenCalled();
   });

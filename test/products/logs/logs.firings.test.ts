@@ -7,7 +7,7 @@ import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
 import { monthOf } from "../../../src/platform/quota";
-import { consumeAlertNotifications, type AlertNotification } from "../../../src/products/logs/logs.consumer";
+import { alertNotificationsConsumer, type AlertNotification } from "../../../src/products/logs/logs.consumer";
 import { checkAlerts } from "../../../src/products/logs/log-alerts.cron";
 import { call, expectError, json } from "../../helpers/api";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
@@ -229,10 +229,10 @@ describe("resolve notifications", () => {
     const triggered: AlertNotification = { ...resolvedNote(f, alert.id, "webhook", firingId), kind: undefined, resolved_at: undefined };
     delete triggered.kind;
     delete triggered.resolved_at;
-    await consumeAlertNotifications(fakeBatch([triggered]), env);
+    await alertNotificationsConsumer.consume(fakeBatch([triggered]), env);
     const note = resolvedNote(f, alert.id, "webhook", firingId);
-    await consumeAlertNotifications(fakeBatch([note]), env);
-    await consumeAlertNotifications(fakeBatch([note], 2), env);
+    await alertNotificationsConsumer.consume(fakeBatch([note]), env);
+    await alertNotificationsConsumer.consume(fakeBatch([note], 2), env);
     expect(fetchSpy).toHaveBeenCalledTimes(2);
     const [, init] = fetchSpy.mock.calls[1] as [string, RequestInit];
     expect((init.headers as Record<string, string>)["x-alert-firing-id"]).toBe(firingId);
@@ -255,7 +255,7 @@ describe("resolve notifications", () => {
     const period = monthOf(T0).period;
     const used = async () =>
       (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'mail' AND period = ?").bind(f.teamId, period).first<{ used: number }>())?.used ?? 0;
-    await consumeAlertNotifications(fakeBatch([resolvedNote(f, alert.id, "email")]), env);
+    await alertNotificationsConsumer.consume(fakeBatch([resolvedNote(f, alert.id, "email")]), env);
     expect(await used()).toBe(1);
     const row = await env.DB.prepare("SELECT subject, text FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ subject: string; text: string }>();
     expect(row!.subject).toBe("[Log alert resolved] errors: 1 error entries in the last 5 minute(s) (threshold 3)");
@@ -265,7 +265,7 @@ describe("resolve notifications", () => {
       .run();
     const note = resolvedNote(f, alert.id, "email");
     const batch = fakeBatch([note]);
-    await consumeAlertNotifications(batch, env);
+    await alertNotificationsConsumer.consume(batch, env);
     expect(batch.messages[0].ack).toHaveBeenCalled();
     const delivery = await env.DB.prepare("SELECT status, last_error FROM log_alert_deliveries WHERE firing_id = ?").bind(`${note.firing_id}:resolved`).first();
     expect(delivery).toEqual({ status: "failed", last_error: "monthly mail quota used up" });

@@ -4,7 +4,7 @@
 // is held off by the claim; batches attempt their first INLINE_FIRST_ATTEMPTS emails at once.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../../src/env";
-import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, handleMailBatch, LEASE_MS } from "../../../src/products/mail/mail.consumer";
+import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, mailSendsConsumer, LEASE_MS } from "../../../src/products/mail/mail.consumer";
 import { INLINE_FIRST_ATTEMPTS } from "../../../src/products/mail/mail.service";
 import { call, json, setupTeam } from "../../helpers/api";
 import { fakeBatch, LIVE, postSettled, recordingEnv } from "./mail-helpers";
@@ -51,7 +51,7 @@ describe("first delivery attempt from the send request", () => {
 
     // The queue message arrives: acked, nothing sent again.
     const { batch, messages } = fakeBatch(queue.sent);
-    await handleMailBatch(batch, queue.env);
+    await mailSendsConsumer.consume(batch, queue.env);
     expect(messages[0].ack).toHaveBeenCalled();
     const after = await email(team.key, data.id);
     expect(after.attempts).toBe(1);
@@ -67,7 +67,7 @@ describe("first delivery attempt from the send request", () => {
     expect(seen).toEqual([id]);
     for (let delivery = 1; delivery <= 2; delivery++) {
       const { batch, messages } = fakeBatch(queue.sent, delivery);
-      await handleMailBatch(batch, httpEnv(queue.env));
+      await mailSendsConsumer.consume(batch, httpEnv(queue.env));
       expect(messages[0].ack).toHaveBeenCalled();
     }
     expect(seen).toEqual([id]);
@@ -87,7 +87,7 @@ describe("first delivery attempt from the send request", () => {
     expect(failed.last_error).toMatch(/HTTP 503/);
 
     const { batch, messages } = fakeBatch(queue.sent);
-    await handleMailBatch(batch, httpEnv(queue.env));
+    await mailSendsConsumer.consume(batch, httpEnv(queue.env));
     expect(messages[0].ack).toHaveBeenCalled();
     expect(seen).toEqual([id, id]);
     const sent = await email(team.key, id);
@@ -101,7 +101,7 @@ describe("first delivery attempt from the send request", () => {
     const seen = provider(() => new Response("bad sender", { status: 400 }));
     const { id } = (await json(await postSettled(team.key, "emails", LIVE, { env: httpEnv(queue.env) }))).data;
     expect(await email(team.key, id)).toMatchObject({ status: "failed", attempts: 1 });
-    await handleMailBatch(fakeBatch(queue.sent).batch, httpEnv(queue.env));
+    await mailSendsConsumer.consume(fakeBatch(queue.sent).batch, httpEnv(queue.env));
     expect(seen).toHaveLength(1);
   });
 
@@ -120,7 +120,7 @@ describe("first delivery attempt from the send request", () => {
     const request = postSettled(team.key, "emails", LIVE, { env: httpEnv(queue.env) });
     await inFlight; // the request's attempt is at the provider, holding the lease
     const { batch, messages } = fakeBatch(queue.sent);
-    await handleMailBatch(batch, httpEnv(queue.env));
+    await mailSendsConsumer.consume(batch, httpEnv(queue.env));
     expect(messages[0].ack).toHaveBeenCalled();
     expect(seen).toHaveLength(1);
     release();
@@ -153,7 +153,7 @@ describe("first delivery attempt from the send request", () => {
     expect(queue.sent).toEqual(rows.map((row) => ({ type: "email", id: row.id })));
     expect(queue.delays).toEqual(rows.map((_, i) => (i < INLINE_FIRST_ATTEMPTS ? FIRST_ATTEMPT_QUEUE_DELAY_SECONDS : undefined)));
 
-    await handleMailBatch(fakeBatch(queue.sent).batch, queue.env);
+    await mailSendsConsumer.consume(fakeBatch(queue.sent).batch, queue.env);
     expect(await statuses()).toEqual(rows.map(() => "delivered"));
     const attempts = await Promise.all(rows.map(async (row) => (await email(team.key, row.id)).attempts));
     expect(attempts).toEqual(rows.map(() => 1));
@@ -167,7 +167,7 @@ describe("first delivery attempt from the send request", () => {
     const { id } = (await json(res)).data;
     expect(await email(team.key, id)).toMatchObject({ status: "queued", attempts: 0 });
     expect(queue.delays).toEqual([undefined]);
-    await handleMailBatch(fakeBatch(queue.sent).batch, queue.env);
+    await mailSendsConsumer.consume(fakeBatch(queue.sent).batch, queue.env);
     expect((await email(team.key, id)).status).toBe("delivered");
   });
 });

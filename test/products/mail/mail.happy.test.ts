@@ -7,12 +7,13 @@ import type { Env } from "../../../src/env";
 import { loadPrincipal, type Principal } from "../../../src/platform/auth";
 import { setClock } from "../../../src/platform/clock";
 import { queuePlatformMail } from "../../../src/platform/platform-mail";
+import { deliveriesOf } from "../../../src/platform/jobs/queues";
 import { monthOf } from "../../../src/platform/quota";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
-import { handleMailBatch, MAX_ATTEMPTS } from "../../../src/products/mail/mail.consumer";
+import { mailSendsConsumer, MAX_ATTEMPTS, type MailQueueMessage } from "../../../src/products/mail/mail.consumer";
 import { sweepMail } from "../../../src/products/mail/mail.cron";
 import { validateEmail } from "../../../src/products/mail/mail.policy";
-import { createEmails, type MailQueueMessage } from "../../../src/products/mail/mail.service";
+import { createEmails } from "../../../src/products/mail/mail.service";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import { created, fakeBatch, LIVE, postSettled, recordingEnv, SANDBOX, SANDBOX_MAIL, sandboxTeam, send, waitForStatus } from "./mail-helpers";
 
@@ -113,10 +114,10 @@ describe("delivery", () => {
     const { rows, recorder } = await storeEmails(team.key, [LIVE]);
     expect(recorder.sent).toEqual([{ type: "email", id: rows[0].id }]);
     const { batch, messages } = fakeBatch(recorder.sent);
-    await handleMailBatch(batch, recorder.env);
+    await mailSendsConsumer.consume(batch, recorder.env);
     expect(messages[0].ack).toHaveBeenCalled();
     const again = fakeBatch(recorder.sent);
-    await handleMailBatch(again.batch, recorder.env);
+    await mailSendsConsumer.consume(again.batch, recorder.env);
     expect(again.messages[0].ack).toHaveBeenCalled();
     const email = await getEmail(team.key, rows[0].id);
     expect(email.status).toBe("delivered");
@@ -130,7 +131,7 @@ describe("delivery", () => {
       { ...LIVE, to: `bounced@${SANDBOX}` },
       { ...LIVE, to: `complained@${SANDBOX}` },
     ]);
-    await handleMailBatch(fakeBatch(recorder.sent).batch, recorder.env);
+    await mailSendsConsumer.consume(fakeBatch(recorder.sent).batch, recorder.env);
     const bounced = await getEmail(team.key, rows[0].id);
     expect(bounced.status).toBe("bounced");
     expect(bounced.history.at(-1)).toMatchObject({ status: "bounced", detail: `bounced@${SANDBOX}: simulated hard bounce` });
@@ -146,7 +147,7 @@ describe("delivery", () => {
       const status = calls.length === 1 ? undefined : "delivered";
       return Response.json({ id: `prov-${calls.length}`, status });
     });
-    await handleMailBatch(fakeBatch(recorder.sent).batch, httpEnv(recorder));
+    await mailSendsConsumer.consume(fakeBatch(recorder.sent).batch, httpEnv(recorder));
     expect(calls).toHaveLength(2);
     const headers = new Headers(calls[0].init.headers);
     expect(calls[0].url).toBe(PROVIDER);
@@ -184,7 +185,7 @@ describe("delivery", () => {
     const delays: number[] = [];
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const { batch, messages } = fakeBatch(recorder.sent, attempt);
-      await handleMailBatch(batch, httpEnv(recorder));
+      await mailSendsConsumer.consume(batch, httpEnv(recorder));
       if (attempt < MAX_ATTEMPTS) {
         expect(messages[0].retry).toHaveBeenCalledTimes(1);
         delays.push(messages[0].retry.mock.calls[0][0].delaySeconds);
@@ -208,7 +209,7 @@ describe("delivery", () => {
     const { rows, recorder } = await storeEmails(team.key, [LIVE]);
     vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response('{"error":"bad sender"}', { status: 422 }));
     const { batch, messages } = fakeBatch(recorder.sent);
-    await handleMailBatch(batch, httpEnv(recorder));
+    await mailSendsConsumer.consume(batch, httpEnv(recorder));
     expect(messages[0].ack).toHaveBeenCalled();
     expect(messages[0].retry).not.toHaveBeenCalled();
     expect(await getEmail(team.key, rows[0].id)).toMatchObject({ status: "failed", last_error: 'provider answered HTTP 422: {"error":"bad sender"}' });
@@ -220,7 +221,7 @@ describe("delivery", () => {
     await env.DB.prepare("UPDATE emails SET lease_until = ? WHERE id = ?").bind(new Date(Date.now() + 60_000).toISOString(), rows[0].id).run();
     const spy = vi.spyOn(globalThis, "fetch");
     const { batch, messages } = fakeBatch(recorder.sent);
-    await handleMailBatch(batch, httpEnv(recorder));
+    await mailSendsConsumer.consume(batch, httpEnv(recorder));
     expect(spy).not.toHaveBeenCalled();
     expect(messages[0].ack).toHaveBeenCalled();
     expect((await getEmail(team.key, rows[0].id)).status).toBe("queued");
@@ -244,13 +245,13 @@ describe("sandbox suspension", () => {
     const team = await sandboxTeam();
     const bodies = [...Array.from({ length: 9 }, () => SANDBOX_MAIL), { ...SANDBOX_MAIL, to: `bounced@${SANDBOX}` }];
     const { recorder } = await storeEmails(team.key, bodies.slice(0, 8));
-    await handleMailBatch(fakeBatch(recorder.sent).batch, recorder.env);
+    await mailSendsConsumer.consume(fakeBatch(recorder.sent).batch, recorder.env);
     // The 9th message, none bounced yet: the request's own first attempt delivers it.
     const ninth = await postSettled(team.key, "emails", SANDBOX_MAIL, { env: recordingEnv().env });
     expect(ninth.status).toBe(201);
     expect((await getEmail(team.key, (await json(ninth)).data.id)).status).toBe("delivered");
     const bounce = await storeEmails(team.key, [bodies[9]]);
-    await handleMailBatch(fakeBatch(bounce.recorder.sent).batch, bounce.recorder.env);
+    await mailSendsConsumer.consume(fakeBatch(bounce.recorder.sent).batch, bounce.recorder.env);
     await expectError(await send(team.key, SANDBOX_MAIL), 403, {
       error: "This key is suspended from sending because of its bounce or complaint rate",
       code: "sandbox_disabled",
@@ -263,7 +264,7 @@ describe("sandbox suspension", () => {
   it("does not judge a key on fewer than 10 messages", async () => {
     const team = await sandboxTeam();
     const { recorder } = await storeEmails(team.key, [...Array.from({ length: 8 }, () => SANDBOX_MAIL), { ...SANDBOX_MAIL, to: `complained@${SANDBOX}` }]);
-    await handleMailBatch(fakeBatch(recorder.sent).batch, recorder.env);
+    await mailSendsConsumer.consume(fakeBatch(recorder.sent).batch, recorder.env);
     expect((await send(team.key, SANDBOX_MAIL)).status).toBe(201);
   });
 });
@@ -279,7 +280,7 @@ describe("platform mail", () => {
       return Response.json({ id: "p-1" });
     });
     const { batch, messages } = fakeBatch(recorder.sent);
-    await handleMailBatch(batch, httpEnv(recorder));
+    await mailSendsConsumer.consume(batch, httpEnv(recorder));
     expect(messages[0].ack).toHaveBeenCalled();
     expect(JSON.parse(calls[0].body as string)).toMatchObject({
       from: env.MAIL_FROM,
@@ -291,7 +292,7 @@ describe("platform mail", () => {
     const row = await env.DB.prepare("SELECT status, sent_at FROM platform_outbox WHERE id = ?").bind(id).first<{ status: string; sent_at: string }>();
     expect(row?.status).toBe("sent");
     // Redelivery sends nothing more.
-    await handleMailBatch(fakeBatch(recorder.sent).batch, httpEnv(recorder));
+    await mailSendsConsumer.consume(fakeBatch(recorder.sent).batch, httpEnv(recorder));
     expect(calls).toHaveLength(1);
   });
 
@@ -332,7 +333,7 @@ describe("mail webhooks", () => {
     const team = await setupTeam();
     const hook = (await json(await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/mail", events: ["email.delivered"] } }))).data;
     const { rows, recorder } = await storeEmails(team.key, [{ ...LIVE, tags: ["t"] }]);
-    await handleMailBatch(fakeBatch(recorder.sent.splice(0)).batch, recorder.env);
+    await mailSendsConsumer.consume(fakeBatch(recorder.sent.splice(0)).batch, recorder.env);
     const webhookMessages = recorder.sent.splice(0) as Array<MailQueueMessage & { type: "webhook" }>;
     expect(webhookMessages).toHaveLength(1); // delivered only, not sent
     expect(webhookMessages[0].webhookId).toBe(hook.id);
@@ -344,11 +345,11 @@ describe("mail webhooks", () => {
       return new Response(null, { status: fail ? 500 : 204 });
     });
     const firstTry = fakeBatch(webhookMessages, 1);
-    await handleMailBatch(firstTry.batch, recorder.env);
+    await mailSendsConsumer.consume(firstTry.batch, recorder.env);
     expect(firstTry.messages[0].retry).toHaveBeenCalledWith({ delaySeconds: 10 });
     fail = false;
     const secondTry = fakeBatch(webhookMessages, 2);
-    await handleMailBatch(secondTry.batch, recorder.env);
+    await mailSendsConsumer.consume(secondTry.batch, recorder.env);
     expect(secondTry.messages[0].ack).toHaveBeenCalled();
 
     const request = received[1];
@@ -366,6 +367,20 @@ describe("mail webhooks", () => {
       data: { email_id: rows[0].id, status: "delivered", to: [LIVE.to], subject: "Hello", stream: "transactional", tags: ["t"] },
     });
     expect(request.headers.get("webhook-id")).toBe(received[0].headers.get("webhook-id"));
+
+    // Failing on the queue's next-to-last delivery it is retried; on the last one it is given up:
+    // acknowledged and logged (the queue's max_retries, from the queue table, sets which that is).
+    fail = true;
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const nextToLast = fakeBatch(webhookMessages, deliveriesOf("mail-sends") - 1);
+    await mailSendsConsumer.consume(nextToLast.batch, recorder.env);
+    expect(nextToLast.messages[0].retry).toHaveBeenCalledOnce();
+    const last = fakeBatch(webhookMessages, deliveriesOf("mail-sends"));
+    await mailSendsConsumer.consume(last.batch, recorder.env);
+    expect(last.messages[0].ack).toHaveBeenCalledOnce();
+    expect(last.messages[0].retry).not.toHaveBeenCalled();
+    expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).msg)).toEqual(["mail webhook delivery abandoned"]);
+    expect(received).toHaveLength(4);
   });
 
   it("test delivery: 200 with the documented body when the endpoint answers 2xx", async () => {
@@ -448,7 +463,7 @@ describe("webhook delivery edges", () => {
     const team = await setupTeam();
     const hook = (await json(await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/e", events: ["email.failed", "email.delivered"] } }))).data;
     const { recorder } = await storeEmails(team.key, [LIVE]);
-    await handleMailBatch(fakeBatch(recorder.sent.splice(0)).batch, recorder.env);
+    await mailSendsConsumer.consume(fakeBatch(recorder.sent.splice(0)).batch, recorder.env);
     return { team, hook, recorder, messages: recorder.sent.splice(0) };
   }
 
@@ -456,7 +471,7 @@ describe("webhook delivery edges", () => {
     const { recorder, messages } = await pendingDelivery();
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(null, { status: 503 }));
     const last = fakeBatch(messages, 6);
-    await handleMailBatch(last.batch, recorder.env);
+    await mailSendsConsumer.consume(last.batch, recorder.env);
     expect(last.messages[0].ack).toHaveBeenCalled();
     expect(last.messages[0].retry).not.toHaveBeenCalled();
   });
@@ -466,7 +481,7 @@ describe("webhook delivery edges", () => {
     expect((await call("DELETE", `webhooks/${hook.id}`, { key: team.key })).status).toBe(204);
     const spy = vi.spyOn(globalThis, "fetch");
     const run = fakeBatch(messages);
-    await handleMailBatch(run.batch, recorder.env);
+    await mailSendsConsumer.consume(run.batch, recorder.env);
     expect(spy).not.toHaveBeenCalled();
     expect(run.messages[0].ack).toHaveBeenCalled();
   });
@@ -481,7 +496,7 @@ describe("platform mail sweep", () => {
     expect((await sweepMail(recorder.env)).platform).toBeGreaterThanOrEqual(1);
     expect(recorder.sent).toContainEqual({ type: "platform", id });
     setClock(null);
-    await handleMailBatch(fakeBatch([{ type: "platform", id }]).batch, recorder.env);
+    await mailSendsConsumer.consume(fakeBatch([{ type: "platform", id }]).batch, recorder.env);
     const row = await env.DB.prepare("SELECT status FROM platform_outbox WHERE id = ?").bind(id).first<{ status: string }>();
     expect(row?.status).toBe("delivered");
   });

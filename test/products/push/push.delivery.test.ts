@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { call, json, setupTeam } from "../../helpers/api";
 import { backoffSeconds } from "../../../src/platform/backoff";
 import { nowMs, setClock } from "../../../src/platform/clock";
-import { MAX_ATTEMPTS, pushConsumer, QUEUE_MAX_DELIVERIES, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
+import { deliveriesOf } from "../../../src/platform/jobs/queues";
+import { MAX_ATTEMPTS, pushSendsConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
 import {
   browserSubscription,
   createApp,
@@ -131,7 +132,7 @@ describe("push delivery", () => {
     // Second delivery of the send message (as the queue would after the delay): 503 again.
     const message = { kind: "send", notification_id: sent.id, subscriber_ids: [subscriberId] };
     const second = fakeBatch([{ body: message, attempts: 2 }]);
-    await pushConsumer(second.batch, env);
+    await pushSendsConsumer.consume(second.batch, env);
     expect(second.records[0].retried).toEqual({ delaySeconds: backoffSeconds(2) });
     expect(second.records[0].acked).toBe(false);
     expect(await deliveryRow(sent.id, subscriberId)).toMatchObject({ status: "retrying", attempts: 2 });
@@ -139,14 +140,14 @@ describe("push delivery", () => {
     // Third: the push service recovered.
     status = 201;
     const third = fakeBatch([{ body: message, attempts: 3 }]);
-    await pushConsumer(third.batch, env);
+    await pushSendsConsumer.consume(third.batch, env);
     expect(third.records[0].acked).toBe(true);
     expect(await deliveryRow(sent.id, subscriberId)).toMatchObject({ status: "delivered", attempts: 3, status_code: 201 });
     expect(service.requests).toHaveLength(3);
 
     // Redelivered again (at-least-once queue): nothing is sent.
     const again = fakeBatch([{ body: message, attempts: 4 }, { body: message, attempts: 1 }]);
-    await pushConsumer(again.batch, env);
+    await pushSendsConsumer.consume(again.batch, env);
     expect(again.records.every((r) => r.acked)).toBe(true);
     expect(service.requests).toHaveLength(3);
     const done = await waitForCompletion(team.key, app.id, sent.id);
@@ -170,7 +171,7 @@ describe("push delivery", () => {
     // Simulate the remaining queue attempts until the last one.
     for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
       const { batch, records } = fakeBatch([{ body: { kind: "send", notification_id: sent.id, subscriber_ids: [flakyId] }, attempts: attempt }]);
-      await pushConsumer(batch, env);
+      await pushSendsConsumer.consume(batch, env);
       if (attempt < MAX_ATTEMPTS) expect(records[0].retried).toEqual({ delaySeconds: backoffSeconds(attempt) });
       else expect(records[0].acked).toBe(true);
     }
@@ -245,14 +246,14 @@ describe("push delivery", () => {
     const message = { kind: "send", notification_id: notificationId, subscriber_ids: [subscriberId] };
 
     const fresh = fakeBatch([{ body: message, attempts: 2 }]);
-    await pushConsumer(fresh.batch, env);
+    await pushSendsConsumer.consume(fresh.batch, env);
     expect(fresh.records[0].retried).toEqual({ delaySeconds: STALE_CLAIM_MS / 1000 });
     expect(service.requests).toHaveLength(0);
 
     setClock(nowMs() + STALE_CLAIM_MS + 1000);
     try {
       const stale = fakeBatch([{ body: message, attempts: 3 }]);
-      await pushConsumer(stale.batch, env);
+      await pushSendsConsumer.consume(stale.batch, env);
       expect(stale.records[0].acked).toBe(true);
     } finally {
       setClock(null);
@@ -279,7 +280,7 @@ describe("push delivery", () => {
     restore = service.restore;
     const fanout = { kind: "fanout", notification_id: notificationId, after: null };
     const { batch, records } = fakeBatch([{ body: fanout }, { body: fanout, attempts: 2 }]);
-    await pushConsumer(batch, env);
+    await pushSendsConsumer.consume(batch, env);
     expect(records.every((r) => r.acked)).toBe(true);
     const rows = await env.DB.prepare("SELECT count(*) AS n FROM push_deliveries WHERE notification_id = ?").bind(notificationId).first<{ n: number }>();
     expect(rows!.n).toBe(2);
@@ -308,9 +309,9 @@ describe("push delivery", () => {
     const service = pushService(() => 503);
     restore = service.restore;
     const { batch, records } = fakeBatch([
-      { body: { kind: "send", notification_id: notificationId, subscriber_ids: [subscriberId] }, attempts: QUEUE_MAX_DELIVERIES },
+      { body: { kind: "send", notification_id: notificationId, subscriber_ids: [subscriberId] }, attempts: deliveriesOf("push-sends") },
     ]);
-    await pushConsumer(batch, env);
+    await pushSendsConsumer.consume(batch, env);
     expect(records[0]).toMatchObject({ acked: true, retried: null });
     expect(service.requests).toHaveLength(1);
     expect(await deliveryRow(notificationId, subscriberId)).toMatchObject({ status: "failed", attempts: 2, status_code: 503 });

@@ -2,13 +2,13 @@
 // and delivery rows left pending long past due are re-queued after SWEEP_STUCK_MS, never before,
 // a bounded number per run, oldest first; a late original message never makes a second push.
 // The queue is played by the test: a recording PUSH_QUEUE (messages accepted, then "lost" or
-// delivered by hand with pushConsumer) or one whose send/sendBatch throws.
+// delivered by hand with pushSendsConsumer) or one whose send/sendBatch throws.
 import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../../src/env";
 import worker from "../../../src/index";
 import { nowMs, setClock } from "../../../src/platform/clock";
-import { FANOUT_CHUNK, pushConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
+import { FANOUT_CHUNK, pushSendsConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
 import {
   SWEEP_BATCH_ROWS,
   SWEEP_MAX_BATCHES,
@@ -16,7 +16,7 @@ import {
   SWEEP_STUCK_MS,
   sweepPush,
 } from "../../../src/products/push/push.cron";
-import type { PushQueueMessage } from "../../../src/products/push/push-notifications.service";
+import type { PushQueueMessage } from "../../../src/products/push/push.consumer";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import { browserSubscription, createApp, fakeBatch, pushService, subscribe, type PushRequest } from "./push-helpers";
 
@@ -60,7 +60,7 @@ function failingQueue(): Env {
 /** Delivers messages to the consumer as the queue would; returns the fake batch records. */
 async function consume(target: Env, bodies: PushQueueMessage[], attempts = 1) {
   const { batch, records } = fakeBatch(bodies.map((body) => ({ body, attempts })));
-  await pushConsumer(batch, target);
+  await pushSendsConsumer.consume(batch, target);
   return records;
 }
 

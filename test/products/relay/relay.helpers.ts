@@ -8,7 +8,7 @@ import { expect, vi, type MockInstance } from "vitest";
 import { hmacSha256, toHex } from "../../../src/platform/crypto";
 import { nowSeconds } from "../../../src/platform/clock";
 import { standardWebhookHeaders } from "../../../src/platform/webhook-signature";
-import { attemptDelivery, consumeDeliveries } from "../../../src/products/relay/relay.consumer";
+import { attemptDelivery, webhookDeliveriesConsumer } from "../../../src/products/relay/relay.consumer";
 import { anyIp, API, call, json, ORIGIN, type RequestOptions } from "../../helpers/api";
 
 export { env };
@@ -80,7 +80,7 @@ export function fakeMessage(deliveryId: string, attempts = 1) {
 /** Runs the consumer on one fake message and returns it (ack / retry spies). */
 export async function deliverOnce(deliveryId: string, attempts = 1) {
   const message = fakeMessage(deliveryId, attempts);
-  await consumeDeliveries({ queue: "webhook-deliveries", messages: [message], ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
+  await webhookDeliveriesConsumer.consume({ queue: "webhook-deliveries", messages: [message], ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
   return message;
 }
 
@@ -148,6 +148,6 @@ export function recordingQueue(): { env: Env; sent: RecordedMessage[] } {
 /** Runs the consumer on recorded messages, as the queue would deliver them (`attempts` = delivery count). */
 export async function consumeRecorded(messages: RecordedMessage[], attempts = 1) {
   const fakes = messages.map((m) => ({ ...fakeMessage(m.body.delivery_id, attempts) }));
-  await consumeDeliveries({ queue: "webhook-deliveries", messages: fakes, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
+  await webhookDeliveriesConsumer.consume({ queue: "webhook-deliveries", messages: fakes, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
   return fakes;
 }

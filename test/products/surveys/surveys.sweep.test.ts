@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { completeResponse } from "../../../src/products/surveys/survey-responses.service";
-import { CLAIM_LEASE_MS, consumeSurveyWebhooks, MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "../../../src/products/surveys/surveys.consumer";
+import { CLAIM_LEASE_MS, surveyWebhooksConsumer, MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "../../../src/products/surveys/surveys.consumer";
 import { SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_STALE_MS, sweepSurveyDeliveries } from "../../../src/products/surveys/surveys.cron";
 import { getDb } from "../../../src/db/client";
 import { loadSurvey } from "../../../src/products/surveys/surveys.repository";
@@ -117,16 +117,16 @@ describe("survey delivery sweep", () => {
 
     // The original message was only late after all: it arrives now and sends nothing.
     const late = fakeBatch({ delivery_id: id });
-    await consumeSurveyWebhooks(late.batch, env);
+    await surveyWebhooksConsumer.consume(late.batch, env);
     expect(late.message.ack).toHaveBeenCalled();
     expect(urls.filter((u) => u === url)).toHaveLength(0);
 
     // The re-queued message delivers; its redelivery does not.
     const swept = fakeBatch(requeued[0]);
-    await consumeSurveyWebhooks(swept.batch, env);
+    await surveyWebhooksConsumer.consume(swept.batch, env);
     expect(swept.message.ack).toHaveBeenCalled();
     const again = fakeBatch(requeued[0], 2);
-    await consumeSurveyWebhooks(again.batch, env);
+    await surveyWebhooksConsumer.consume(again.batch, env);
     expect(again.message.ack).toHaveBeenCalled();
     expect(urls.filter((u) => u === url)).toHaveLength(1);
     expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attempts: 1, locked_until: null });
@@ -157,7 +157,7 @@ describe("survey delivery sweep", () => {
     const id = await insertPending(team.teamId, survey.id, hook.id, new Date().toISOString());
     const a = fakeBatch({ delivery_id: id });
     const b = fakeBatch({ delivery_id: id });
-    await Promise.all([consumeSurveyWebhooks(a.batch, env), consumeSurveyWebhooks(b.batch, env)]);
+    await Promise.all([surveyWebhooksConsumer.consume(a.batch, env), surveyWebhooksConsumer.consume(b.batch, env)]);
     expect(urls.filter((u) => u === url)).toHaveLength(1);
     // One attempt delivered; the other found the row settled or claimed, and then sends nothing.
     const acked = [a, b].filter((m) => m.message.ack.mock.calls.length === 1);
@@ -167,7 +167,7 @@ describe("survey delivery sweep", () => {
     for (const m of retried) {
       expect(m.message.retry.mock.calls[0][0].delaySeconds).toBeLessThanOrEqual(CLAIM_LEASE_MS / 1000);
       const later = fakeBatch({ delivery_id: id }, 2);
-      await consumeSurveyWebhooks(later.batch, env);
+      await surveyWebhooksConsumer.consume(later.batch, env);
       expect(later.message.ack).toHaveBeenCalled();
     }
     expect(urls.filter((u) => u === url)).toHaveLength(1);
@@ -186,7 +186,7 @@ describe("survey delivery sweep", () => {
       .bind(new Date(start + CLAIM_LEASE_MS).toISOString(), id)
       .run();
     const blocked = fakeBatch({ delivery_id: id }, 2);
-    await consumeSurveyWebhooks(blocked.batch, env);
+    await surveyWebhooksConsumer.consume(blocked.batch, env);
     expect(blocked.message.retry).toHaveBeenCalledWith({ delaySeconds: CLAIM_LEASE_MS / 1000 });
     expect(urls).toHaveLength(0);
     // Nor does the sweep touch a locked row, stale as it is.
@@ -197,7 +197,7 @@ describe("survey delivery sweep", () => {
 
     setClock(start + CLAIM_LEASE_MS + 1000);
     const retried = fakeBatch({ delivery_id: id }, 3);
-    await consumeSurveyWebhooks(retried.batch, env);
+    await surveyWebhooksConsumer.consume(retried.batch, env);
     expect(retried.message.ack).toHaveBeenCalled();
     expect(urls.filter((u) => u === url)).toHaveLength(1);
     expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attempts: 2 });
@@ -211,7 +211,7 @@ describe("survey delivery sweep", () => {
     setClock(start);
     const id = await insertPending(team.teamId, survey.id, hook.id, new Date(start).toISOString(), 7);
     const eighth = fakeBatch({ delivery_id: id }, 8);
-    await consumeSurveyWebhooks(eighth.batch, env);
+    await surveyWebhooksConsumer.consume(eighth.batch, env);
     const delaySeconds = eighth.message.retry.mock.calls[0][0].delaySeconds as number;
     expect(delaySeconds).toBe(1280);
     expect(await deliveryRow(id)).toMatchObject({ status: "pending", attempts: 8, locked_until: null, next_attempt_at: new Date(start + delaySeconds * 1000).toISOString() });
@@ -225,12 +225,12 @@ describe("survey delivery sweep", () => {
     expect(mine(recorder.sent, id)).toHaveLength(1);
     // The retry the queue still had scheduled arrives after all: superseded, it sends nothing.
     const stale = fakeBatch({ delivery_id: id }, 9);
-    await consumeSurveyWebhooks(stale.batch, env);
+    await surveyWebhooksConsumer.consume(stale.batch, env);
     expect(stale.message.ack).toHaveBeenCalled();
     expect(await deliveryRow(id)).toMatchObject({ status: "pending", attempts: 8 });
     // The re-queued message is the last attempt the row has left (9 in all), whatever its own count.
     const last = fakeBatch(mine(recorder.sent, id)[0], 1);
-    await consumeSurveyWebhooks(last.batch, env);
+    await surveyWebhooksConsumer.consume(last.batch, env);
     expect(last.message.ack).toHaveBeenCalled();
     expect(await deliveryRow(id)).toMatchObject({ status: "failed", attempts: MAX_DELIVERY_ATTEMPTS });
   });

@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { nowSeconds } from "../../../src/platform/clock";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
-import { consumeSurveyWebhooks, MAX_DELIVERY_ATTEMPTS } from "../../../src/products/surveys/surveys.consumer";
+import { surveyWebhooksConsumer, MAX_DELIVERY_ATTEMPTS } from "../../../src/products/surveys/surveys.consumer";
 import { call, expectError, json } from "../../helpers/api";
 import { activeSurvey, answer, complete, startOk } from "./helpers";
 
@@ -146,17 +146,17 @@ describe("survey webhooks", () => {
     const sent = receiver(() => 503);
     const { id } = await pendingDelivery("http://127.0.0.1:9/failing");
     const first = fakeBatch(id, 1);
-    await consumeSurveyWebhooks(first.batch, env);
+    await surveyWebhooksConsumer.consume(first.batch, env);
     expect(first.message.retry).toHaveBeenCalledWith({ delaySeconds: 10 });
     expect(first.message.ack).not.toHaveBeenCalled();
     expect(await deliveryRow(id)).toMatchObject({ status: "pending", attempts: 1, last_status: 503, last_error: "receiver answered 503" });
 
     const third = fakeBatch(id, 3);
-    await consumeSurveyWebhooks(third.batch, env);
+    await surveyWebhooksConsumer.consume(third.batch, env);
     expect(third.message.retry).toHaveBeenCalledWith({ delaySeconds: 40 });
 
     const last = fakeBatch(id, MAX_DELIVERY_ATTEMPTS);
-    await consumeSurveyWebhooks(last.batch, env);
+    await surveyWebhooksConsumer.consume(last.batch, env);
     expect(last.message.ack).toHaveBeenCalled();
     expect(last.message.retry).not.toHaveBeenCalled();
     expect(await deliveryRow(id)).toMatchObject({ status: "failed", attempts: 3 });
@@ -164,7 +164,7 @@ describe("survey webhooks", () => {
 
     // A failed delivery is never sent again.
     const again = fakeBatch(id, 1);
-    await consumeSurveyWebhooks(again.batch, env);
+    await surveyWebhooksConsumer.consume(again.batch, env);
     expect(again.message.ack).toHaveBeenCalled();
     expect(sent).toHaveLength(3);
   });
@@ -173,10 +173,10 @@ describe("survey webhooks", () => {
     const sent = receiver();
     const { id } = await pendingDelivery("http://127.0.0.1:9/ok");
     const first = fakeBatch(id);
-    await consumeSurveyWebhooks(first.batch, env);
+    await surveyWebhooksConsumer.consume(first.batch, env);
     expect(first.message.ack).toHaveBeenCalled();
     const redelivered = fakeBatch(id, 2);
-    await consumeSurveyWebhooks(redelivered.batch, env);
+    await surveyWebhooksConsumer.consume(redelivered.batch, env);
     expect(redelivered.message.ack).toHaveBeenCalled();
     expect(sent).toHaveLength(1);
     expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attempts: 1 });
@@ -186,11 +186,11 @@ describe("survey webhooks", () => {
     vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("connection refused"));
     const { id } = await pendingDelivery("http://127.0.0.1:9/down");
     const msg = fakeBatch(id, 2);
-    await consumeSurveyWebhooks(msg.batch, env);
+    await surveyWebhooksConsumer.consume(msg.batch, env);
     expect(msg.message.retry).toHaveBeenCalledWith({ delaySeconds: 20 });
     expect((await deliveryRow(id))?.last_error).toMatch(/connection refused/);
     const unknown = fakeBatch(crypto.randomUUID());
-    await consumeSurveyWebhooks(unknown.batch, env);
+    await surveyWebhooksConsumer.consume(unknown.batch, env);
     expect(unknown.message.ack).toHaveBeenCalled();
   });
 
@@ -199,7 +199,7 @@ describe("survey webhooks", () => {
     const { id, hook, team, survey } = await pendingDelivery("http://127.0.0.1:9/deleted");
     await call("DELETE", `surveys/${survey.id}/webhooks/${hook.id}`, { key: team.key });
     const msg = fakeBatch(id);
-    await consumeSurveyWebhooks(msg.batch, env);
+    await surveyWebhooksConsumer.consume(msg.batch, env);
     expect(msg.message.ack).toHaveBeenCalled();
     expect(sent).toHaveLength(0);
   });
