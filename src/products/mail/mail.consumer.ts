@@ -6,6 +6,7 @@
 // before it is sent and is only sent while `queued`.
 import { consumeEach, objectBody } from "../../platform/jobs/consume";
 import { deliveriesOf } from "../../platform/jobs/queues";
+import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -18,11 +19,13 @@ import { fanOut, deliverEvent } from "./mail-webhooks.service";
 import type { EmailRow, EventRow, MailQueueMessage } from "./mail.service";
 
 /** Delivery attempts of one message before it is marked `failed`. */
-export const MAX_ATTEMPTS = 5;
+export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;
 /** Delivery attempts of one webhook event before it is dropped: every delivery the queue makes. */
 export const WEBHOOK_MAX_ATTEMPTS = deliveriesOf("mail-sends");
 /** How long a consumer holds a message it is sending. */
-export const LEASE_MS = 120_000;
+export const LEASE_MS = CLAIMS["mail-sends"].leaseMs;
+/** A message stays `queued` (API-visible) while it is being sent: only the lease says it is held. */
+const CLAIM = claimSpec("mail-sends", { from: ["queued"], inFlight: "queued" });
 
 /**
  * The delay of the queue message of an email whose first attempt the request makes: past the
@@ -135,13 +138,8 @@ function statusesOf(outcome: DeliveryOutcome & { ok: true }): MailStatus[] {
 
 async function sendEmail(env: Env, id: string, recorded: EventRow[]): Promise<Step> {
   const db = getDb(env.DB);
-  const at = nowIso();
   // Claim: only a queued message whose lease is free; a redelivered copy finds nothing to do.
-  const [row] = await db
-    .update(emails)
-    .set({ attempts: sql`${emails.attempts} + 1`, leaseUntil: new Date(nowMs() + LEASE_MS).toISOString(), updatedAt: at })
-    .where(and(eq(emails.id, id), eq(emails.status, "queued"), sql`(${emails.leaseUntil} is null or ${emails.leaseUntil} < ${at})`))
-    .returning();
+  const [row] = await claim(db, emails, CLAIM, eq(emails.id, id), { updatedAt: nowIso() }).returning();
   if (!row) return { ack: true };
 
   const outcome = await deliver(env, outgoing(row));
