@@ -7,7 +7,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { getDb } from "../../src/db/client";
-import { auditReports, teams, type AuditReport } from "../../src/db/schema";
+import { auditReports, teams } from "../../src/db/schema";
 import type { Env } from "../../src/env";
 import { isoSeconds, setClock } from "../../src/platform/clock";
 import { claim, claimSpec, CLAIMS, secondsLeft } from "../../src/platform/jobs/claim";
@@ -18,6 +18,7 @@ import { DELIVERY_TIMEOUT_MS as RELAY_TIMEOUT_MS } from "../../src/products/rela
 import { SEND_TIMEOUT_MS as PUSH_TIMEOUT_MS } from "../../src/products/push/push.consumer";
 import { DELIVERY_TIMEOUT_MS as SURVEY_TIMEOUT_MS } from "../../src/products/surveys/surveys.consumer";
 import { PROVIDER_TIMEOUT_MS as MAIL_TIMEOUT_MS } from "../../src/products/mail/mail.transport";
+import { insertReport } from "../products/audit/audit-helpers";
 
 afterEach(() => {
   setClock(null);
@@ -37,30 +38,8 @@ async function newTeam(): Promise<string> {
   return id;
 }
 
-async function insertRow(teamId: string, at: number, fields: Partial<AuditReport> = {}): Promise<AuditReport> {
-  const row: AuditReport = {
-    id: crypto.randomUUID(),
-    teamId,
-    projectId: "claims",
-    periodStart: "2026-04-24",
-    periodEnd: "2026-04-30",
-    format: "json",
-    status: "queued",
-    snapshot: { risk_burn_down: [], verification_pass_rate: 0, regression_rate: 0, open_findings: 0 },
-    placeholder: false,
-    objectKey: null,
-    attempts: 0,
-    leaseUntil: null,
-    shareVersion: 0,
-    exportedAt: null,
-    sharedAt: null,
-    createdAt: isoSeconds(at),
-    updatedAt: isoSeconds(at),
-    ...fields,
-  };
-  await db().insert(auditReports).values(row);
-  return row;
-}
+/** A report row written directly (audit's test helper): `queued`, no attempt, no lease, unless `fields` say so. */
+const insertRow = insertReport;
 
 const load = async (id: string) => (await db().select().from(auditReports).where(eq(auditReports.id, id)))[0]!;
 const claimOne = (id: string, spec = SPEC) => claim(db(), auditReports, spec, eq(auditReports.id, id)).returning();
