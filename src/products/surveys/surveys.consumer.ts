@@ -49,11 +49,13 @@ interface ClaimedDelivery {
 
 /**
  * Claims the delivery for one attempt, counting it, if the message carries the row's current
- * queue token: one conditional UPDATE, so of two messages processed at the same time only one gets the row.
+ * queue token: one conditional UPDATE, so of two messages processed at the same time only one
+ * gets the row.
  */
 async function claim(env: Env, deliveryId: string, token: string | null): Promise<ClaimedDelivery | null> {
   const t = surveyWebhookDeliveries;
-  const [row] = await claimRows(getDb(env.DB), t, CLAIM, and(eq(t.id, deliveryId), token === null ? isNull(t.queueToken) : eq(t.queueToken, token))).returning({
+  const current = and(eq(t.id, deliveryId), token === null ? isNull(t.queueToken) : eq(t.queueToken, token));
+  const [row] = await claimRows(getDb(env.DB), t, CLAIM, current).returning({
     id: t.id,
     webhook_id: t.webhookId,
     payload: t.payload,
