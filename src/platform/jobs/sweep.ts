@@ -19,6 +19,9 @@ import { nowMs } from "../clock";
 import { leaseFree, type ClaimTable } from "./claim";
 import { sendAll } from "./queues";
 
+/** The value a key column reads as (null where the column allows it). */
+type ValueOf<C extends SQLiteColumn> = C["_"]["notNull"] extends true ? C["_"]["data"] : C["_"]["data"] | null;
+
 export interface SweepSpec<T extends ClaimTable, Key extends Record<string, SQLiteColumn>, Body> {
   /** Names the sweep in logs. */
   name: string;
@@ -44,7 +47,7 @@ export interface SweepSpec<T extends ClaimTable, Key extends Record<string, SQLi
   exhausted?: { maxAttempts: number; set: SQLiteUpdateSetSource<T> };
   queue: (env: Env) => Queue<Body>;
   /** The messages of the rows picked in one statement. */
-  messages: (rows: Array<{ [K in keyof Key]: Key[K]["_"]["data"] }>) => Body[];
+  messages: (rows: Array<{ [K in keyof Key]: ValueOf<Key[K]> }>) => Body[];
   sendOptions?: QueueSendOptions;
   /** A refused send: thrown after the run (default), or logged and counted as `unsent`. */
   onSendError?: "throw" | "log";
@@ -59,7 +62,9 @@ export interface SweepResult {
 }
 
 /** A product's sweep declaration, typed from its table and key columns. */
-export function declareSweep<T extends ClaimTable, Key extends Record<string, SQLiteColumn>, Body>(spec: SweepSpec<T, Key, Body>): SweepSpec<T, Key, Body> {
+export function declareSweep<T extends ClaimTable, Key extends Record<string, SQLiteColumn>, Body>(
+  spec: SweepSpec<T, Key, Body>,
+): SweepSpec<T, Key, Body> {
   return spec;
 }
 
@@ -77,7 +82,9 @@ export async function sweep<T extends ClaimTable, Key extends Record<string, SQL
   const lost = or(
     and(inArray(table.status, [...spec.waiting]), dueBefore(at - spec.staleMs), leaseFree(table, at)),
     // The due test keeps a marked row (due now) from being picked again while its lease stays ended.
-    spec.inFlight ? and(eq(table.status, spec.inFlight.status), lt(table.leaseUntil, at - spec.inFlight.afterMs), dueBefore(at - spec.inFlight.afterMs)) : undefined,
+    spec.inFlight
+      ? and(eq(table.status, spec.inFlight.status), lt(table.leaseUntil, at - spec.inFlight.afterMs), dueBefore(at - spec.inFlight.afterMs))
+      : undefined,
   )!;
   const oldest = (where: SQL, limit: number) => db.select({ rowid }).from(table).where(where).orderBy(asc(due)).limit(limit);
   const result: SweepResult = { requeued: 0, unsent: 0, exhausted: 0 };
@@ -96,9 +103,15 @@ export async function sweep<T extends ClaimTable, Key extends Record<string, SQL
   const batch = spec.mark ? Math.min(spec.batch ?? spec.limit, spec.limit) : spec.limit;
   while (result.requeued + result.unsent < spec.limit) {
     const size = Math.min(batch, spec.limit - result.requeued - result.unsent);
+    // Marked: picked and moved out of the lost set in one statement. Unmarked: read only.
     const rows = (spec.mark
       ? await db.update(table).set(spec.mark(at)).where(inArray(rowid, oldest(retriable, size))).returning(spec.key)
-      : await db.select(spec.key as Record<string, SQLiteColumn>).from(table as ClaimTable).where(retriable).orderBy(asc(due)).limit(size)) as Parameters<typeof spec.messages>[0];
+      : await db
+          .select(spec.key as Record<string, SQLiteColumn>)
+          .from(table as ClaimTable)
+          .where(retriable)
+          .orderBy(asc(due))
+          .limit(size)) as Parameters<typeof spec.messages>[0];
     if (rows.length === 0) break;
     try {
       await sendAll(spec.queue(env), spec.messages(rows), spec.sendOptions);
