@@ -22,7 +22,7 @@ import { RateLimiter } from "../../src/platform/rate-limit/durable-object";
 import { rateLimit, strictCounter, teamObject } from "../../src/platform/rate-limit/middleware";
 import { requestContext } from "../../src/platform/request-context";
 import { createRouter } from "../../src/platform/router";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../src/env";
 import { admin, call, setupTeam } from "../helpers/api";
 import { countingDb } from "../helpers/counting";
@@ -388,7 +388,7 @@ describe("refusals remembered until their window ends", () => {
 });
 
 /** A read and a write behind auth(), each counting how often its handler ran. */
-function readApp(answer: (c: Parameters<Parameters<ReturnType<typeof createRouter>["get"]>[1]>[0]) => Response | Promise<Response>) {
+function readApp(answer: (c: Context<AppEnv>) => Response | Promise<Response>) {
   const ran = { get: 0, post: 0 };
   const app = createRouter();
   app.use("*", requestContext());

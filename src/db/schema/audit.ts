@@ -130,8 +130,10 @@ export const auditReports = sqliteTable(
     placeholder: integer("placeholder", { mode: "boolean" }).notNull().default(false),
     /** R2 key of the artefact, set when it has been written. */
     objectKey: text("object_key"),
-    /** When the export consumer claimed the record (a lease: a stale claim may be taken over). */
-    claimedAt: text("claimed_at"),
+    /** Claims by the export consumer (platform/jobs/claim.ts). */
+    attempts: integer("attempts").notNull().default(0),
+    /** While `exporting`: until when the consumer that claimed it owns it, ms since the epoch; a claim past it may be taken over. */
+    leaseUntil: integer("lease_until"),
     /** Incremented on revoke: share and download tokens carry it, so revoked links stay dead. */
     shareVersion: integer("share_version").notNull().default(0),
     exportedAt: text("exported_at"),

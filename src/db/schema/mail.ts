@@ -30,8 +30,8 @@ export const emails = sqliteTable(
     tags: text("tags", { mode: "json" }).$type<string[]>().notNull(),
     status: text("status").$type<MailStatus>().notNull(),
     attempts: integer("attempts").notNull().default(0),
-    /** Until when a consumer holds the message (a redelivered copy waits), ISO 8601. */
-    leaseUntil: text("lease_until"),
+    /** Until when a consumer holds the message (a redelivered copy waits), ms since the epoch (platform/jobs/claim.ts). */
+    leaseUntil: integer("lease_until"),
     providerId: text("provider_id"),
     lastError: text("last_error"),
     createdAt: text("created_at").notNull(),

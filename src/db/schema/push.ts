@@ -98,7 +98,8 @@ export const pushDeliveries = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     statusCode: integer("status_code"),
     error: text("error"),
-    claimedAt: text("claimed_at"),
+    /** While `sending`: until when the consumer that claimed it owns it, ms since the epoch (platform/jobs/claim.ts). */
+    leaseUntil: integer("lease_until"),
     /**
      * When a queue message is next due to act on a pending row: its fan-out (queued), its retry
      * (retrying), the end of its claim (sending), or its last sweep. Null once finished.

@@ -169,8 +169,8 @@ export const surveyWebhookDeliveries = sqliteTable(
      * at completion). The sweeper re-queues with a new token, so a late original is ignored.
      */
     queueToken: text("queue_token"),
-    /** Claimed by a consumer attempt until then; no other message may attempt it meanwhile. */
-    lockedUntil: text("locked_until"),
+    /** Claimed by a consumer attempt until then (ms since the epoch); no other message may attempt it meanwhile. */
+    leaseUntil: integer("lease_until"),
     /** When a queue message is next expected to attempt it (null: at created_at). */
     nextAttemptAt: text("next_attempt_at"),
   },

@@ -4,13 +4,14 @@
 // claim held by another live delivery is retried later; a claim older than the lease may be taken
 // over (the consumer that held it died). A render or R2 failure marks the record `failed`.
 import { defineConsumer, rowId } from "../../platform/jobs/consume";
-import { and, eq, inArray, lt, or } from "drizzle-orm";
+import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
+import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditReports } from "../../db/schema/audit";
 import { backoffSeconds } from "../../platform/backoff";
-import { isoSeconds, nowMs } from "../../platform/clock";
+import { isoSeconds } from "../../platform/clock";
 import { renderArtefact } from "./audit.render";
 import { objectKeyOf, reportView } from "./audit.service";
 
@@ -19,7 +20,9 @@ export const exportMessage = z.object({ report_id: rowId, team_id: rowId });
 export type ExportMessage = z.infer<typeof exportMessage>;
 
 /** How long a claim protects a record from being taken over by another delivery. */
-export const CLAIM_LEASE_MS = 2 * 60 * 1000;
+export const CLAIM_LEASE_MS = CLAIMS["report-export"].leaseMs;
+/** A record waits `queued` and is claimed `exporting` (both API-visible). */
+const CLAIM = claimSpec("report-export", { from: ["queued"], inFlight: "exporting" });
 
 export type ExportOutcome = "exported" | "already_done" | "busy" | "missing" | "failed" | "invalid";
 
@@ -28,20 +31,9 @@ export async function processExport(env: Env, body: unknown): Promise<ExportOutc
   const message = body as Partial<ExportMessage> | null;
   if (!message || typeof message.report_id !== "string" || typeof message.team_id !== "string") return "invalid";
   const db = getDb(env.DB);
-  const claimedAt = isoSeconds();
-  const staleBefore = isoSeconds(nowMs() - CLAIM_LEASE_MS);
   const where = and(eq(auditReports.id, message.report_id), eq(auditReports.teamId, message.team_id));
 
-  const [claimed] = await db
-    .update(auditReports)
-    .set({ status: "exporting", claimedAt, updatedAt: claimedAt })
-    .where(
-      and(
-        where,
-        or(eq(auditReports.status, "queued"), and(eq(auditReports.status, "exporting"), lt(auditReports.claimedAt, staleBefore))),
-      ),
-    )
-    .returning();
+  const [claimed] = await claim(db, auditReports, CLAIM, where, { updatedAt: isoSeconds() }).returning();
   if (!claimed) {
     const [row] = await db.select({ status: auditReports.status }).from(auditReports).where(where).limit(1);
     if (!row) return "missing";
@@ -58,16 +50,17 @@ export async function processExport(env: Env, body: unknown): Promise<ExportOutc
     });
     await db
       .update(auditReports)
-      .set({ status: "exported", objectKey, exportedAt, updatedAt: exportedAt })
-      .where(and(where, eq(auditReports.status, "exporting"), eq(auditReports.claimedAt, claimedAt)));
+      .set({ status: "exported", objectKey, exportedAt, updatedAt: exportedAt, leaseUntil: null })
+      // Only while this claim holds the record: a consumer that took it over writes its own result.
+      .where(and(where, eq(auditReports.status, "exporting"), eq(auditReports.leaseUntil, claimed.leaseUntil!)));
     return "exported";
   } catch (error) {
     console.error(JSON.stringify({ msg: "audit export failed", report_id: claimed.id, team_id: claimed.teamId, error: String(error) }));
     const at = isoSeconds();
     await db
       .update(auditReports)
-      .set({ status: "failed", updatedAt: at })
-      .where(and(where, inArray(auditReports.status, ["exporting"])));
+      .set({ status: "failed", updatedAt: at, leaseUntil: null })
+      .where(and(where, eq(auditReports.status, "exporting")));
     return "failed";
   }
 }

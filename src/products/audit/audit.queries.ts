@@ -140,7 +140,7 @@ export async function insertPlaceholderIfNone(d1: D1Database, row: AuditReport):
   const result = await d1
     .prepare(
       `INSERT INTO audit_reports (id, team_id, project_id, period_start, period_end, format, status, snapshot, placeholder,
-         object_key, claimed_at, share_version, exported_at, shared_at, created_at, updated_at)
+         object_key, lease_until, share_version, exported_at, shared_at, created_at, updated_at)
        SELECT ?1, ?2, ?3, ?4, ?5, 'json', 'exported', ?6, 1, ?7, NULL, 0, ?8, NULL, ?8, ?8
        WHERE NOT EXISTS (SELECT 1 FROM audit_reports WHERE team_id = ?2 AND project_id = ?3)`,
     )

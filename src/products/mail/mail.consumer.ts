@@ -5,6 +5,7 @@
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
 import { defineConsumer, rowId, type Delivery } from "../../platform/jobs/consume";
+import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Env } from "../../env";
@@ -26,9 +27,11 @@ export const mailQueueMessage = z.discriminatedUnion("type", [
 export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
 
 /** Delivery attempts of one message before it is marked `failed`. */
-export const MAX_ATTEMPTS = 5;
+export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;
 /** How long a consumer holds a message it is sending. */
-export const LEASE_MS = 120_000;
+export const LEASE_MS = CLAIMS["mail-sends"].leaseMs;
+/** A message stays `queued` (API-visible) while it is being sent: only the lease says it is held. */
+const CLAIM = claimSpec("mail-sends", { from: ["queued"], inFlight: "queued" });
 
 /**
  * The delay of the queue message of an email whose first attempt the request makes: past the
@@ -141,13 +144,8 @@ function statusesOf(outcome: DeliveryOutcome & { ok: true }): MailStatus[] {
 
 async function sendEmail(env: Env, id: string, recorded: EventRow[]): Promise<Step> {
   const db = getDb(env.DB);
-  const at = nowIso();
   // Claim: only a queued message whose lease is free; a redelivered copy finds nothing to do.
-  const [row] = await db
-    .update(emails)
-    .set({ attempts: sql`${emails.attempts} + 1`, leaseUntil: new Date(nowMs() + LEASE_MS).toISOString(), updatedAt: at })
-    .where(and(eq(emails.id, id), eq(emails.status, "queued"), sql`(${emails.leaseUntil} is null or ${emails.leaseUntil} < ${at})`))
-    .returning();
+  const [row] = await claim(db, emails, CLAIM, eq(emails.id, id), { updatedAt: nowIso() }).returning();
   if (!row) return { ack: true };
 
   const outcome = await deliver(env, outgoing(row));

@@ -3,12 +3,13 @@
 // sends only `queued` messages whose lease is free, so a message queued twice is sent once), and
 // retention deletes finished emails, their status history and finished platform mail after
 // DELIVERY_LOG_RETENTION_DAYS, in bounded steps.
-import { and, eq, inArray, lt, or, isNull } from "drizzle-orm";
+import { and, inArray, lt } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { emails, platformOutbox } from "../../db/schema";
-import { nowIso, nowMs } from "../../platform/clock";
+import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
+import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { enqueue } from "./mail.service";
 
@@ -16,30 +17,39 @@ import { enqueue } from "./mail.service";
 export const STALE_MS = 15 * 60_000;
 const SWEEP_LIMIT = 100;
 
+/**
+ * Emails left `queued` and untouched (`updated_at`: stored, claimed, released or swept) for
+ * STALE_MS with a free lease. A re-queued email gets updated_at = now, so the next run leaves it
+ * alone for another STALE_MS; a queue that refuses the send is logged, as enqueue does.
+ */
+const lostEmails = declareSweep({
+  name: "mail",
+  table: emails,
+  key: { id: emails.id },
+  waiting: ["queued"],
+  due: emails.updatedAt,
+  staleMs: STALE_MS,
+  limit: SWEEP_LIMIT,
+  mark: (at) => ({ updatedAt: new Date(at).toISOString(), leaseUntil: null }),
+  queue: (env) => env.MAIL_QUEUE,
+  messages: (rows) => rows.map((row) => ({ type: "email" as const, id: row.id })),
+  onSendError: "log",
+});
+
 export async function sweepMail(env: Env): Promise<{ emails: number; platform: number }> {
   const db = getDb(env.DB);
-  const at = nowIso();
   const stale = new Date(nowMs() - STALE_MS).toISOString();
-  const lostEmails = await db
-    .select({ id: emails.id })
-    .from(emails)
-    .where(and(eq(emails.status, "queued"), lt(emails.updatedAt, stale), or(isNull(emails.leaseUntil), lt(emails.leaseUntil, at))))
-    .limit(SWEEP_LIMIT);
+  const swept = await sweep(env, lostEmails);
   const lostPlatform = await db
     .select({ id: platformOutbox.id })
     .from(platformOutbox)
     .where(and(inArray(platformOutbox.status, ["pending", "sending"]), lt(platformOutbox.createdAt, stale)))
     .limit(SWEEP_LIMIT);
-  const emailIds = lostEmails.map((row) => row.id);
   const platformIds = lostPlatform.map((row) => row.id);
-  if (emailIds.length) await db.update(emails).set({ updatedAt: at, leaseUntil: null }).where(inArray(emails.id, emailIds));
   // A platform mail left `sending` by a consumer that died is made sendable again.
   if (platformIds.length) await db.update(platformOutbox).set({ status: "pending" }).where(inArray(platformOutbox.id, platformIds));
-  await enqueue(env, [
-    ...emailIds.map((id) => ({ type: "email" as const, id })),
-    ...platformIds.map((id) => ({ type: "platform" as const, id })),
-  ]);
-  return { emails: emailIds.length, platform: platformIds.length };
+  await enqueue(env, platformIds.map((id) => ({ type: "platform" as const, id })));
+  return { emails: swept.requeued + swept.unsent, platform: platformIds.length };
 }
 
 /** Hourly: mail whose queue message was lost is queued again. */

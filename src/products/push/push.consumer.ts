@@ -14,6 +14,7 @@
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
 import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import { sendAll } from "../../platform/jobs/queues";
+import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
@@ -35,9 +36,12 @@ export const FANOUT_CHUNK = 500;
 /** Subscribers per send message: 25 messages of a batch stay under the subrequest limit. */
 export const SEND_CHUNK = 25;
 /** Sends per subscriber before a retryable failure (429, 5xx, network) is recorded as failed. */
-export const MAX_ATTEMPTS = 5;
+export const MAX_ATTEMPTS = CLAIMS["push-sends"].maxAttempts;
 export const SEND_TIMEOUT_MS = 10_000;
-export const STALE_CLAIM_MS = 5 * 60_000;
+/** The lease of a claimed row: a claim older than this (its consumer died) may be taken over. */
+export const STALE_CLAIM_MS = CLAIMS["push-sends"].leaseMs;
+/** Rows wait `queued` or `retrying` and are claimed `sending` (statuses of the delivery report). */
+const CLAIM = claimSpec("push-sends", { from: ["queued", "retrying"], inFlight: "sending" });
 
 const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
 
@@ -173,26 +177,14 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
     .limit(1);
   if (!n || subscriberIds.length === 0) return null; // the app or notification was deleted
 
-  const now = nowIso();
-  const staleBefore = new Date(nowMs() - STALE_CLAIM_MS).toISOString();
-  const claimed = await db
-    .update(pushDeliveries)
-    .set({
-      status: "sending",
-      attempts: sql`${pushDeliveries.attempts} + 1`,
-      claimedAt: now,
-      // If this consumer dies, the claim may be taken over then.
-      nextAttemptAt: new Date(nowMs() + STALE_CLAIM_MS).toISOString(),
-      updatedAt: now,
-    })
-    .where(
-      and(
-        eq(pushDeliveries.notificationId, notificationId),
-        inArray(pushDeliveries.subscriberId, subscriberIds),
-        sql`(${pushDeliveries.status} IN ('queued', 'retrying') OR (${pushDeliveries.status} = 'sending' AND ${pushDeliveries.claimedAt} < ${staleBefore}))`,
-      ),
-    )
-    .returning({ subscriberId: pushDeliveries.subscriberId, attempts: pushDeliveries.attempts });
+  const claimed = await claim(
+    db,
+    pushDeliveries,
+    CLAIM,
+    and(eq(pushDeliveries.notificationId, notificationId), inArray(pushDeliveries.subscriberId, subscriberIds)),
+    // If this consumer dies, the claim may be taken over then: the sweep's due time.
+    { nextAttemptAt: new Date(nowMs() + STALE_CLAIM_MS).toISOString(), updatedAt: nowIso() },
+  ).returning({ subscriberId: pushDeliveries.subscriberId, attempts: pushDeliveries.attempts });
 
   // Rows another consumer is sending right now: look again once its claim could have gone stale.
   let busy = false;
@@ -245,7 +237,7 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
         status: o.status,
         statusCode: o.statusCode,
         error: o.error,
-        claimedAt: null,
+        leaseUntil: null,
         nextAttemptAt: o.status === "retrying" ? retryAt : null,
         updatedAt: done,
       })

@@ -8,10 +8,11 @@
 //     `fanout` message carrying that token resumes after the last subscriber that has a delivery
 //     row. A late original message carries the old token and does nothing, so there is never a
 //     second chain; a step that had written rows without queuing their sends is covered by (b).
-// (b) Deliveries: a row still queued, retrying or sending whose `next_attempt_at` (its fan-out, its
-//     retry, the end of its claim, or its last sweep) is more than SWEEP_STUCK_MS ago gets
-//     next_attempt_at = now in one conditional UPDATE ... RETURNING, and is put in ordinary `send`
-//     messages. No token is needed: the consumer claims a row (queued/retrying, or a claim older
+// (b) Deliveries (a declared sweep, platform/jobs/sweep.ts): a row still queued or retrying whose
+//     `next_attempt_at` (its fan-out, its retry, or its last sweep) is more than SWEEP_STUCK_MS
+//     ago, or sending under a lease (its end is the row's next_attempt_at) that ended that long
+//     ago, gets next_attempt_at = now in one conditional UPDATE ... RETURNING, and is put in
+//     ordinary `send` messages. No token is needed: the consumer claims a row (queued/retrying, or a claim older
 //     than STALE_CLAIM_MS, -> sending) with one conditional UPDATE before sending, so whichever of
 //     the swept message and a late original comes first sends, and the other finds the row claimed
 //     or finished and sends nothing.
@@ -20,12 +21,14 @@
 // row twice. If the queue send of a run fails, the rows become stale again SWEEP_STUCK_MS later and
 // the next run sends them.
 import { sendAll } from "../../platform/jobs/queues";
+import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import type { Env } from "../../env";
+import { pushDeliveries } from "../../db/schema";
 import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { SEND_CHUNK, type PushQueueMessage } from "./push.consumer";
-import { requeueStaleDeliveries, restartStalledFanouts } from "./push.queries";
+import { restartStalledFanouts } from "./push.queries";
 
 /** Work that should have moved this long ago and did not has lost its queue message. */
 export const SWEEP_STUCK_MS = 15 * 60_000;
@@ -57,33 +60,38 @@ export async function sweepPushFanouts(env: Env): Promise<number> {
   return results.length;
 }
 
-/** (b) Re-queues pending delivery rows long past due, oldest first. Returns how many rows were re-queued. */
-export async function sweepPushDeliveries(env: Env): Promise<number> {
-  const now = nowMs();
-  const at = new Date(now).toISOString();
-  const cutoff = new Date(now - SWEEP_STUCK_MS).toISOString();
-  let requeued = 0;
-  for (let batch = 0; batch < SWEEP_MAX_BATCHES; batch++) {
-    const { results } = await requeueStaleDeliveries(env.DB, at, cutoff, SWEEP_BATCH_ROWS).all<{ notification_id: string; subscriber_id: string }>();
-    if (results.length === 0) break;
+/** (b) Delivery rows long past due, oldest first, put in `send` messages of one notification each. */
+const lostDeliveries = declareSweep({
+  name: "push",
+  table: pushDeliveries,
+  key: { notificationId: pushDeliveries.notificationId, subscriberId: pushDeliveries.subscriberId },
+  waiting: ["queued", "retrying"],
+  due: pushDeliveries.nextAttemptAt,
+  staleMs: SWEEP_STUCK_MS,
+  inFlight: { status: "sending", afterMs: SWEEP_STUCK_MS },
+  limit: SWEEP_BATCH_ROWS * SWEEP_MAX_BATCHES,
+  batch: SWEEP_BATCH_ROWS,
+  mark: (at) => ({ nextAttemptAt: new Date(at).toISOString() }),
+  queue: (env) => env.PUSH_QUEUE,
+  messages: (rows) => {
     const byNotification = new Map<string, string[]>();
-    for (const row of results) {
-      const ids = byNotification.get(row.notification_id) ?? [];
-      ids.push(row.subscriber_id);
-      byNotification.set(row.notification_id, ids);
+    for (const row of rows) {
+      const ids = byNotification.get(row.notificationId) ?? [];
+      ids.push(row.subscriberId);
+      byNotification.set(row.notificationId, ids);
     }
     const messages: PushQueueMessage[] = [];
     for (const [notificationId, ids] of byNotification) {
       ids.sort();
-      for (let i = 0; i < ids.length; i += SEND_CHUNK) {
-        messages.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
-      }
+      for (let i = 0; i < ids.length; i += SEND_CHUNK) messages.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
     }
-    await sendAll(env.PUSH_QUEUE, messages);
-    requeued += results.length;
-    if (results.length < SWEEP_BATCH_ROWS) break;
-  }
-  return requeued;
+    return messages;
+  },
+});
+
+/** (b) Re-queues pending delivery rows long past due, oldest first. Returns how many rows were re-queued. */
+export async function sweepPushDeliveries(env: Env): Promise<number> {
+  return (await sweep(env, lostDeliveries)).requeued;
 }
 
 /**

@@ -1,10 +1,9 @@
 // The raw SQL of the push product: the subscriber filters, the fan-out's delivery rows, and the
-// hourly sweep's two statements. Raw because Drizzle cannot say it: tags are a JSON array column
-// and targets and fan-out chunks carry their id lists as one bound JSON array (json_each: one
-// parameter however long the list, under D1's 100 bound parameters); the sweep's new fan-out token
-// is randomblob, and its UPDATE ... RETURNING picks rows by rowid in an ordered, limited subquery
-// and returns a correlated subquery. (Not named `*.sql.ts`: wrangler's bundler takes an import
-// ending in `.sql` for a text module.)
+// hourly sweep's restart of stalled fan-outs. Raw because Drizzle cannot say it: tags are a JSON
+// array column and targets and fan-out chunks carry their id lists as one bound JSON array
+// (json_each: one parameter however long the list, under D1's 100 bound parameters); the sweep's
+// new fan-out token is randomblob, and its UPDATE ... RETURNING returns a correlated subquery.
+// (Not named `*.sql.ts`: wrangler's bundler takes an import ending in `.sql` for a text module.)
 import { sql, type SQL } from "drizzle-orm";
 import { pushSubscribers, type PushTarget } from "../../db/schema";
 
@@ -44,15 +43,3 @@ export const restartStalledFanouts = (d1: D1Database, at: string, stuckBefore: s
        (SELECT max(d.subscriber_id) FROM push_deliveries d WHERE d.notification_id = push_notifications.id) AS resume_after`,
     )
     .bind(at, stuckBefore, limit);
-
-/** Moves up to `limit` unfinished delivery rows past due since `cutoff`, oldest first, to next_attempt_at = `at`, returning them. */
-export const requeueStaleDeliveries = (d1: D1Database, at: string, cutoff: string, limit: number) =>
-  d1
-    .prepare(
-      `UPDATE push_deliveries SET next_attempt_at = ?1
-       WHERE rowid IN (SELECT rowid FROM push_deliveries
-                       WHERE status IN ('queued', 'retrying', 'sending') AND next_attempt_at < ?2
-                       ORDER BY next_attempt_at LIMIT ?3)
-       RETURNING notification_id, subscriber_id`,
-    )
-    .bind(at, cutoff, limit);

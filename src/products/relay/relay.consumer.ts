@@ -6,7 +6,11 @@
 // disabled and its team's owner told (relay.health.ts).
 import { z } from "zod";
 import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { claim, claimSpec, secondsLeft } from "../../platform/jobs/claim";
+import { eq } from "drizzle-orm";
 import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { webhookDeliveries } from "../../db/schema";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { readCapped } from "../../platform/outbound";
@@ -18,8 +22,8 @@ import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay
 
 export { MAX_ATTEMPTS, retryDelaySeconds };
 export const DELIVERY_TIMEOUT_MS = 15_000;
-/** How long a claimed delivery belongs to the consumer that claimed it. */
-const LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000;
+/** A delivery waits `pending` and is claimed `sending` (both API-visible). */
+const CLAIM = claimSpec("webhook-deliveries", { from: ["pending"], inFlight: "sending" });
 const RESPONSE_BODY_BYTES = 1024;
 export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
@@ -82,19 +86,13 @@ interface ClaimedDelivery {
 
 /** One attempt of one delivery; safe to call twice for the same delivery. */
 export async function attemptDelivery(env: Env, deliveryId: string): Promise<DeliveryOutcome> {
-  const now = nowMs();
-  const claimed = await env.DB.prepare(
-    `UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?2, updated_at = ?3
-     WHERE id = ?1 AND (status = 'pending' OR (status = 'sending' AND lease_until < ?4)) RETURNING id`,
-  )
-    .bind(deliveryId, now + LEASE_MS, nowIso(), now)
-    .first();
+  const db = getDb(env.DB);
+  const byId = eq(webhookDeliveries.id, deliveryId);
+  const [claimed] = await claim(db, webhookDeliveries, CLAIM, byId, { updatedAt: nowIso() }).returning({ id: webhookDeliveries.id });
   if (!claimed) {
-    const row = await env.DB.prepare("SELECT status, lease_until FROM webhook_deliveries WHERE id = ?")
-      .bind(deliveryId)
-      .first<{ status: string; lease_until: number | null }>();
+    const [row] = await db.select({ status: webhookDeliveries.status, leaseUntil: webhookDeliveries.leaseUntil }).from(webhookDeliveries).where(byId).limit(1);
     // Another consumer holds it: come back when its lease ends, in case that consumer died.
-    if (row?.status === "sending") return { result: "skipped", retryInSeconds: Math.max(1, Math.ceil(((row.lease_until ?? now) - now) / 1000)) };
+    if (row?.status === "sending") return { result: "skipped", retryInSeconds: secondsLeft(row.leaseUntil) };
     // Gone (source, destination or event deleted) or already final: nothing to do.
     return { result: "skipped", retryInSeconds: null };
   }

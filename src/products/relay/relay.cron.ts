@@ -1,34 +1,41 @@
 // Hourly jobs of the webhook relay: retention clean-up (deletes events older than their source's
 // retention_days; their deliveries and attempts go with them, foreign-key cascade) and the re-queue
 // of deliveries whose queue message was lost. Both are safe to run twice.
+import { sql } from "drizzle-orm";
 import type { Env } from "../../env";
-import { sendAll } from "../../platform/jobs/queues";
-import { nowIso, nowMs } from "../../platform/clock";
+import { webhookDeliveries } from "../../db/schema";
+import { declareSweep, sweep } from "../../platform/jobs/sweep";
+import { nowIso } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { deleteInSteps } from "../../platform/retention";
 import type { DeliveryMessage } from "./relay.consumer";
 
 /** A delivery still pending this long after it was due (or claimed by a consumer this long dead) lost its message. */
 export const STUCK_AFTER_MS = 15 * 60_000;
-const REQUEUE_LIMIT = 1000;
 
 /**
- * Re-queues deliveries whose queue message was lost: `pending` and due for more than
- * STUCK_AFTER_MS, or `sending` with a lease that ended that long ago. A duplicate message is
- * harmless: the consumer claims the row before sending, so it is sent at most once per claim.
- * Returns how many were re-queued.
+ * Deliveries whose queue message was lost: `pending` and due for more than STUCK_AFTER_MS, or
+ * `sending` with a lease that ended that long ago. The rows are not changed (their
+ * next_attempt_at is API-visible): the claim decides who sends. No cap is settled here: the
+ * consumer fails a delivery after its last attempt.
  */
+const lostDeliveries = declareSweep({
+  name: "relay",
+  table: webhookDeliveries,
+  key: { id: webhookDeliveries.id },
+  waiting: ["pending"],
+  due: sql`coalesce(${webhookDeliveries.nextAttemptAt}, ${webhookDeliveries.createdAt})`,
+  staleMs: STUCK_AFTER_MS,
+  inFlight: { status: "sending", afterMs: STUCK_AFTER_MS },
+  limit: 1000,
+  queue: (env) => env.WEBHOOK_QUEUE,
+  messages: (rows) => rows.map((row): DeliveryMessage => ({ delivery_id: row.id })),
+  sendOptions: { contentType: "json" },
+});
+
+/** Re-queues deliveries whose queue message was lost; returns how many. */
 export async function requeueStuckDeliveries(env: Env): Promise<number> {
-  const cutoff = nowMs() - STUCK_AFTER_MS;
-  const { results } = await env.DB.prepare(
-    `SELECT id FROM webhook_deliveries
-     WHERE (status = 'pending' AND COALESCE(next_attempt_at, created_at) < ?1) OR (status = 'sending' AND lease_until < ?2)
-     LIMIT ?3`,
-  )
-    .bind(new Date(cutoff).toISOString(), cutoff, REQUEUE_LIMIT)
-    .all<{ id: string }>();
-  await sendAll(env.WEBHOOK_QUEUE, results.map((row): DeliveryMessage => ({ delivery_id: row.id })), { contentType: "json" });
-  return results.length;
+  return (await sweep(env, lostDeliveries)).requeued;
 }
 
 /** Deletes expired events (their deliveries and attempts cascade); returns how many were deleted. */

@@ -1,7 +1,9 @@
-// The relay's retry policy, in one place: when each attempt of a delivery is made, how many there
-// are, how many queue deliveries that takes (the queue table's, and so wrangler.toml's, `max_retries`
-// of "webhook-deliveries" must match QUEUE_MAX_RETRIES; tests hold both), and when a destination
-// that keeps failing is disabled. It follows Svix's schedule, the one users compare webhook services by.
+// The relay's retry policy: when each attempt of a delivery is made, how many there are (the cap
+// is CLAIMS's, platform/jobs/claim.ts, one per step of the schedule), how many queue deliveries
+// that takes (the queue table's, and so wrangler.toml's, `max_retries` of "webhook-deliveries"
+// must match QUEUE_MAX_RETRIES; tests hold both), and when a destination that keeps failing is
+// disabled. It follows Svix's schedule, the one users compare webhook services by.
+import { CLAIMS } from "../../platform/jobs/claim";
 
 /**
  * Delay before each attempt, from the previous one, in seconds: immediately, then 5 s, 5 min,
@@ -10,8 +12,8 @@
  */
 export const RETRY_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600] as const;
 
-/** Attempts per delivery before it is marked `failed`. */
-export const MAX_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length;
+/** Attempts per delivery before it is marked `failed`: one per step of the schedule (the claim table's cap; a test holds both). */
+export const MAX_ATTEMPTS = CLAIMS["webhook-deliveries"].maxAttempts;
 
 /**
  * `max_retries` of the "webhook-deliveries" consumer. When the queue makes every attempt (the

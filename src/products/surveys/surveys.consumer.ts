@@ -9,12 +9,11 @@
 // processed are acknowledged without sending; only a row locked by an attempt that may have
 // crashed is retried later.
 import { defineConsumer, rowId } from "../../platform/jobs/consume";
-import { deliveriesOf } from "../../platform/jobs/queues";
-import { eq } from "drizzle-orm";
+import { claim as claimRows, claimSpec, CLAIMS, secondsLeft } from "../../platform/jobs/claim";
+import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "../../db/client";
 import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
-import { claimDelivery } from "./survey-deliveries.queries";
 import { completedPayload } from "./survey-webhooks.service";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../platform/backoff";
@@ -24,10 +23,12 @@ import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
 
 /** Deliveries are attempted this many times before they are marked failed: every delivery the queue makes. */
-export const MAX_DELIVERY_ATTEMPTS = deliveriesOf("survey-webhooks");
+export const MAX_DELIVERY_ATTEMPTS = CLAIMS["survey-webhooks"].maxAttempts;
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How long a claim holds a delivery: well beyond one attempt's timeout. */
-export const CLAIM_LEASE_MS = 60_000;
+export const CLAIM_LEASE_MS = CLAIMS["survey-webhooks"].leaseMs;
+/** A delivery stays `pending` while an attempt holds it: only the lease says it is held. */
+const CLAIM = claimSpec("survey-webhooks", { from: ["pending"], inFlight: "pending" });
 
 /** One message of the survey-webhooks queue: the delivery row to attempt. */
 export const surveyWebhookMessage = z.object({
@@ -50,26 +51,34 @@ interface ClaimedDelivery {
 }
 
 /**
- * Claims the delivery for one attempt, counting it: one conditional UPDATE, so of two messages
- * processed at the same time only one gets the row.
+ * Claims the delivery for one attempt, counting it, if the message carries the row's current
+ * queue token: one conditional UPDATE, so of two messages processed at the same time only one
+ * gets the row.
  */
 async function claim(env: Env, deliveryId: string, token: string | null): Promise<ClaimedDelivery | null> {
-  const at = nowMs();
-  return claimDelivery(env.DB, deliveryId, token, new Date(at + CLAIM_LEASE_MS).toISOString(), new Date(at).toISOString()).first<ClaimedDelivery>();
+  const t = surveyWebhookDeliveries;
+  const current = and(eq(t.id, deliveryId), token === null ? isNull(t.queueToken) : eq(t.queueToken, token));
+  const [row] = await claimRows(getDb(env.DB), t, CLAIM, current).returning({
+    id: t.id,
+    webhook_id: t.webhookId,
+    payload: t.payload,
+    response_id: t.responseId,
+    attempts: t.attempts,
+  });
+  return row ?? null;
 }
 
 /** Why a message could not claim its delivery: only a lock held by another attempt is worth a retry. */
 async function unclaimed(env: Env, deliveryId: string, token: string | null): Promise<Outcome> {
   const row = await getDb(env.DB)
-    .select({ status: surveyWebhookDeliveries.status, queueToken: surveyWebhookDeliveries.queueToken, lockedUntil: surveyWebhookDeliveries.lockedUntil })
+    .select({ status: surveyWebhookDeliveries.status, queueToken: surveyWebhookDeliveries.queueToken, leaseUntil: surveyWebhookDeliveries.leaseUntil })
     .from(surveyWebhookDeliveries)
     .where(eq(surveyWebhookDeliveries.id, deliveryId))
     .get();
   // Gone (webhook or survey deleted), settled, or superseded by a re-queued message.
-  if (!row || row.status !== "pending" || row.queueToken !== token || !row.lockedUntil) return { kind: "done" };
+  if (!row || row.status !== "pending" || row.queueToken !== token || row.leaseUntil === null) return { kind: "done" };
   // Another attempt holds it: come back when its lock has expired, in case it never finishes.
-  const remaining = Math.ceil((Date.parse(row.lockedUntil) - nowMs()) / 1000);
-  return { kind: "retry", delaySeconds: Math.max(1, remaining) };
+  return { kind: "retry", delaySeconds: secondsLeft(row.leaseUntil) };
 }
 
 /** One POST of the delivery to its webhook: the receiver's status, or why there was none. */
@@ -121,7 +130,7 @@ async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts:
   if (result.status !== null && result.error === null) {
     await db
       .update(surveyWebhookDeliveries)
-      .set({ status: "delivered", lastStatus: result.status, lastError: null, lockedUntil: null, deliveredAt: nowIso() })
+      .set({ status: "delivered", lastStatus: result.status, lastError: null, leaseUntil: null, deliveredAt: nowIso() })
       .where(eq(surveyWebhookDeliveries.id, delivery.id));
     return { kind: "done" };
   }
@@ -136,7 +145,7 @@ async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts:
       status: final ? "failed" : "pending",
       lastStatus: result.status,
       lastError: result.error,
-      lockedUntil: null,
+      leaseUntil: null,
       nextAttemptAt: final ? null : new Date(nowMs() + delaySeconds * 1000).toISOString(),
     })
     .where(eq(surveyWebhookDeliveries.id, delivery.id));

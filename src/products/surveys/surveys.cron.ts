@@ -4,16 +4,19 @@
 //
 // A row is stale when it is pending, unlocked, and no message was due for it in the last
 // SWEEP_STALE_MS (`next_attempt_at`: its creation, its next retry, or its last sweep). The sweep
-// gives each stale row a new queue token and sends a message carrying it, in one conditional
-// UPDATE ... RETURNING per batch, so overlapping sweeps never re-queue a row twice. If the old
-// message was only late, it now carries a superseded token and the consumer acknowledges it
-// without sending: the receiver still gets the delivery exactly once.
-import { sendAll } from "../../platform/jobs/queues";
+// (declared below, run by platform/jobs/sweep.ts) gives each stale row a new queue token and
+// sends a message carrying it, in one conditional UPDATE ... RETURNING per batch, so overlapping
+// sweeps never re-queue a row twice. If the old message was only late, it now carries a
+// superseded token and the consumer acknowledges it without sending: the receiver still gets the
+// delivery exactly once. A stale row that already used every attempt (its last attempt died
+// mid-way) is settled as failed, not retried.
+import { sql } from "drizzle-orm";
 import type { Env } from "../../env";
+import { surveyWebhookDeliveries } from "../../db/schema/surveys";
 import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
+import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
-import { failExhaustedDeliveries, requeueStaleDeliveries } from "./survey-deliveries.queries";
 import { MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "./surveys.consumer";
 
 /** A pending delivery without an attempt due for this long is re-queued. */
@@ -28,25 +31,26 @@ export interface SweepResult {
   failed: number;
 }
 
-export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
-  const now = nowMs();
-  const cutoff = new Date(now - SWEEP_STALE_MS).toISOString();
-  const at = new Date(now).toISOString();
-  // A stale row that already used every attempt (its last attempt died mid-way) is settled, not retried.
-  const exhausted = await failExhaustedDeliveries(env.DB, cutoff, at, MAX_DELIVERY_ATTEMPTS).run();
-  const result: SweepResult = { requeued: 0, failed: exhausted.meta.changes ?? 0 };
+const lostDeliveries = declareSweep({
+  name: "survey deliveries",
+  table: surveyWebhookDeliveries,
+  key: { id: surveyWebhookDeliveries.id, queueToken: surveyWebhookDeliveries.queueToken },
+  waiting: ["pending"],
+  due: sql`coalesce(${surveyWebhookDeliveries.nextAttemptAt}, ${surveyWebhookDeliveries.createdAt})`,
+  staleMs: SWEEP_STALE_MS,
+  limit: SWEEP_BATCH_SIZE * SWEEP_MAX_BATCHES,
+  batch: SWEEP_BATCH_SIZE,
+  // If the send fails, the rows keep their new token and become stale again after SWEEP_STALE_MS:
+  // the next run sends them (the error is thrown for the cron runner to log).
+  mark: (at) => ({ queueToken: sql`lower(hex(randomblob(16)))`, nextAttemptAt: new Date(at).toISOString() }),
+  exhausted: { maxAttempts: MAX_DELIVERY_ATTEMPTS, set: { status: "failed", lastError: "no attempt left after the queue message was lost" } },
+  queue: (env) => env.SURVEY_QUEUE,
+  messages: (rows) => rows.map((row): SurveyWebhookMessage => ({ delivery_id: row.id, token: row.queueToken ?? undefined })),
+});
 
-  for (let batch = 0; batch < SWEEP_MAX_BATCHES; batch++) {
-    const { results } = await requeueStaleDeliveries(env.DB, cutoff, at, MAX_DELIVERY_ATTEMPTS, SWEEP_BATCH_SIZE).all<{ id: string; queue_token: string }>();
-    if (results.length === 0) break;
-    // If this send fails too, the rows keep their new token and become stale again after
-    // SWEEP_STALE_MS: the next run sends them.
-    await sendAll(env.SURVEY_QUEUE, results.map((r): SurveyWebhookMessage => ({ delivery_id: r.id, token: r.queue_token })));
-    result.requeued += results.length;
-    if (results.length < SWEEP_BATCH_SIZE) break;
-  }
-  if (result.requeued || result.failed) console.log(JSON.stringify({ msg: "survey deliveries swept", ...result }));
-  return result;
+export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
+  const { requeued, exhausted } = await sweep(env, lostDeliveries);
+  return { requeued, failed: exhausted };
 }
 
 /** Hourly: survey webhook deliveries whose queue message was lost are queued again. */

@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { getDb } from "../../../src/db/client";
 import { auditReports, type AuditReport } from "../../../src/db/schema/audit";
 import { nowMs, setClock } from "../../../src/platform/clock";
-import { reportExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
+import { CLAIM_LEASE_MS, reportExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
 import type { Env } from "../../../src/env";
 import { setupTeam } from "../../helpers/api";
 import { insertReport as insertReportAt, loadReport } from "./audit-helpers";
@@ -68,7 +68,7 @@ describe("report-export consumer", () => {
   it("retries later while another delivery holds a fresh claim, and takes over a stale one", async () => {
     const team = await setupTeam();
     setClock(new Date("2026-02-01T12:00:00Z"));
-    const row = await insertReport(team.teamId, { status: "exporting", claimedAt: "2026-02-01T11:59:30Z" });
+    const row = await insertReport(team.teamId, { status: "exporting", leaseUntil: Date.parse("2026-02-01T11:59:30Z") + CLAIM_LEASE_MS });
     const counting = countingEnv();
     const busy = fakeMessage({ report_id: row.id, team_id: team.teamId });
     await reportExportConsumer.consume({ queue: "report-export", messages: [busy] } as unknown as MessageBatch<unknown>, counting.env);

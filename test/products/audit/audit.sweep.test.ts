@@ -64,8 +64,8 @@ describe("audit export sweep", () => {
     const team = await setupTeam();
     const queuedOld = await insertReport(team.teamId, T0);
     const queuedYoung = await insertReport(team.teamId, T0 + 2 * MINUTE);
-    const deadClaim = await insertReport(team.teamId, T0, { status: "exporting", claimedAt: isoSeconds(T0 + 13 * MINUTE), updatedAt: isoSeconds(T0 + 13 * MINUTE) });
-    const liveClaim = await insertReport(team.teamId, T0, { status: "exporting", claimedAt: isoSeconds(T0 + 15 * MINUTE), updatedAt: isoSeconds(T0 + 15 * MINUTE) });
+    const deadClaim = await insertReport(team.teamId, T0, { status: "exporting", leaseUntil: T0 + 13 * MINUTE + CLAIM_LEASE_MS, updatedAt: isoSeconds(T0 + 13 * MINUTE) });
+    const liveClaim = await insertReport(team.teamId, T0, { status: "exporting", leaseUntil: T0 + 15 * MINUTE + CLAIM_LEASE_MS, updatedAt: isoSeconds(T0 + 15 * MINUTE) });
     const settled = await Promise.all(
       (["exported", "shared", "failed"] as const).map((status) => insertReport(team.teamId, T0 - 60 * MINUTE, { status })),
     );
@@ -87,7 +87,7 @@ describe("audit export sweep", () => {
     ]);
     // The sweep changes no record: the consumer's claim decides who renders.
     expect(await load(queuedOld.id)).toMatchObject({ status: "queued", updatedAt: queuedOld.updatedAt });
-    expect(await load(deadClaim.id)).toMatchObject({ status: "exporting", claimedAt: deadClaim.claimedAt });
+    expect(await load(deadClaim.id)).toMatchObject({ status: "exporting", leaseUntil: deadClaim.leaseUntil });
     for (const row of [queuedYoung, liveClaim, ...settled]) expect(ofTeam(recorder.sent, team.teamId)).not.toContain(row.id);
   });
 
@@ -132,7 +132,7 @@ describe("audit export sweep", () => {
 
   it("a dead claim is taken over by the swept message; the late original then renders nothing", async () => {
     const team = await setupTeam();
-    const row = await insertReport(team.teamId, T0, { status: "exporting", claimedAt: isoSeconds(T0), updatedAt: isoSeconds(T0) });
+    const row = await insertReport(team.teamId, T0, { status: "exporting", leaseUntil: T0 + CLAIM_LEASE_MS, updatedAt: isoSeconds(T0) });
     // Just inside the lease the claim is still live: not swept.
     setClock(T0 + CLAIM_LEASE_MS);
     const early = queueEnv();
@@ -145,7 +145,7 @@ describe("audit export sweep", () => {
     expect(ofTeam(recorder.sent, team.teamId)).toEqual([row.id]);
     const counting = countingEnv();
     expect(await processExport(counting.env, recorder.sent.find((m) => m.report_id === row.id))).toBe("exported");
-    expect(await load(row.id)).toMatchObject({ status: "exported", claimedAt: isoSeconds(T0 + CLAIM_LEASE_MS + 1000) });
+    expect(await load(row.id)).toMatchObject({ status: "exported", attempts: 1, leaseUntil: null, updatedAt: isoSeconds(T0 + CLAIM_LEASE_MS + 1000) });
     expect(await processExport(counting.env, { report_id: row.id, team_id: team.teamId })).toBe("already_done");
     expect(counting.puts).toHaveLength(1);
   });
@@ -156,7 +156,7 @@ describe("audit export sweep", () => {
     const past = Date.parse("2020-01-01T00:00:00Z");
     const c = await insertReport(team.teamId, past + 2 * MINUTE);
     const a = await insertReport(team.teamId, past);
-    const b = await insertReport(team.teamId, past + MINUTE, { status: "exporting", claimedAt: isoSeconds(past + MINUTE), updatedAt: isoSeconds(past + MINUTE) });
+    const b = await insertReport(team.teamId, past + MINUTE, { status: "exporting", leaseUntil: past + MINUTE + CLAIM_LEASE_MS, updatedAt: isoSeconds(past + MINUTE) });
     setClock(T0);
     const first = queueEnv();
     expect(await requeueStuckExports(first.env, 2)).toEqual({ requeued: 2, failed: 0 });
@@ -185,7 +185,7 @@ describe("audit export sweep", () => {
     expect(result.failed).toBeGreaterThanOrEqual(1);
     expect(broken.queue.sendBatch).toHaveBeenCalled();
     expect(errors.mock.calls.some(([line]) => String(line).includes("audit export re-queue failed"))).toBe(true);
-    expect(await load(row.id)).toMatchObject({ status: "queued", updatedAt: row.updatedAt, claimedAt: null });
+    expect(await load(row.id)).toMatchObject({ status: "queued", updatedAt: row.updatedAt, leaseUntil: null });
 
     // Through the cron, the failure does not escape the scheduled handler either.
     await expect(worker.scheduled(hourly(T0 + QUEUED_STUCK_AFTER_MS + MINUTE), broken.env)).resolves.toBeUndefined();

@@ -218,7 +218,7 @@ describe("delivery", () => {
   it("a message held by another consumer (lease) is not sent twice", async () => {
     const team = await setupTeam();
     const { rows, recorder } = await storeEmails(team.key, [LIVE]);
-    await env.DB.prepare("UPDATE emails SET lease_until = ? WHERE id = ?").bind(new Date(Date.now() + 60_000).toISOString(), rows[0].id).run();
+    await env.DB.prepare("UPDATE emails SET lease_until = ? WHERE id = ?").bind(Date.now() + 60_000, rows[0].id).run();
     const spy = vi.spyOn(globalThis, "fetch");
     const { batch, messages } = fakeBatch(recorder.sent);
     await mailSendsConsumer.consume(batch, httpEnv(recorder));

@@ -238,8 +238,8 @@ describe("push delivery", () => {
          VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', 1, 1, ?)`,
       ).bind(notificationId, team.teamId, app.id, claimedAt),
       env.DB.prepare(
-        "INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, claimed_at, updated_at) VALUES (?, ?, 'sending', 1, ?, ?)",
-      ).bind(notificationId, subscriberId, claimedAt, claimedAt),
+        "INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, lease_until, updated_at) VALUES (?, ?, 'sending', 1, ?, ?)",
+      ).bind(notificationId, subscriberId, Date.parse(claimedAt) + STALE_CLAIM_MS, claimedAt),
     ]);
     const service = pushService();
     restore = service.restore;

@@ -345,8 +345,8 @@ describe("push sweep: deliveries", () => {
     const [died] = await consume(broken, [send]);
     expect(died.retried).not.toBeNull();
     expect(service.requests).toHaveLength(0);
-    const claimed = await env.DB.prepare("SELECT status, claimed_at, next_attempt_at FROM push_deliveries WHERE notification_id = ?").bind(id).first();
-    expect(claimed).toEqual({ status: "sending", claimed_at: new Date(t0).toISOString(), next_attempt_at: new Date(t0 + STALE_CLAIM_MS).toISOString() });
+    const claimed = await env.DB.prepare("SELECT status, lease_until, next_attempt_at FROM push_deliveries WHERE notification_id = ?").bind(id).first();
+    expect(claimed).toEqual({ status: "sending", lease_until: t0 + STALE_CLAIM_MS, next_attempt_at: new Date(t0 + STALE_CLAIM_MS).toISOString() });
 
     setClock(t0 + STALE_CLAIM_MS + SWEEP_STUCK_MS - MINUTE);
     await sweepPush(queue.env);

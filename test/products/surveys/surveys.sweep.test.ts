@@ -51,9 +51,9 @@ function fakeBatch(body: SurveyWebhookMessage, attempts = 1) {
 }
 
 async function deliveryRow(id: string) {
-  return env.DB.prepare("SELECT status, attempts, queue_token, locked_until, next_attempt_at, last_error FROM survey_webhook_deliveries WHERE id = ?")
+  return env.DB.prepare("SELECT status, attempts, queue_token, lease_until, next_attempt_at, last_error FROM survey_webhook_deliveries WHERE id = ?")
     .bind(id)
-    .first<{ status: string; attempts: number; queue_token: string | null; locked_until: string | null; next_attempt_at: string | null; last_error: string | null }>();
+    .first<{ status: string; attempts: number; queue_token: string | null; lease_until: number | null; next_attempt_at: string | null; last_error: string | null }>();
 }
 
 async function webhookSurvey(url: string) {
@@ -129,7 +129,7 @@ describe("survey delivery sweep", () => {
     await surveyWebhooksConsumer.consume(again.batch, env);
     expect(again.message.ack).toHaveBeenCalled();
     expect(urls.filter((u) => u === url)).toHaveLength(1);
-    expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attempts: 1, locked_until: null });
+    expect(await deliveryRow(id)).toMatchObject({ status: "delivered", attempts: 1, lease_until: null });
 
     // Settled rows are never swept again.
     setClock(start + 3 * SWEEP_STALE_MS);
@@ -182,8 +182,8 @@ describe("survey delivery sweep", () => {
     setClock(start);
     const id = await insertPending(team.teamId, survey.id, hook.id, new Date(start - 2 * SWEEP_STALE_MS).toISOString());
     // An attempt claimed the row and its Worker died before recording the outcome.
-    await env.DB.prepare("UPDATE survey_webhook_deliveries SET attempts = 1, locked_until = ? WHERE id = ?")
-      .bind(new Date(start + CLAIM_LEASE_MS).toISOString(), id)
+    await env.DB.prepare("UPDATE survey_webhook_deliveries SET attempts = 1, lease_until = ? WHERE id = ?")
+      .bind(start + CLAIM_LEASE_MS, id)
       .run();
     const blocked = fakeBatch({ delivery_id: id }, 2);
     await surveyWebhooksConsumer.consume(blocked.batch, env);
@@ -214,7 +214,7 @@ describe("survey delivery sweep", () => {
     await surveyWebhooksConsumer.consume(eighth.batch, env);
     const delaySeconds = eighth.message.retry.mock.calls[0][0].delaySeconds as number;
     expect(delaySeconds).toBe(1280);
-    expect(await deliveryRow(id)).toMatchObject({ status: "pending", attempts: 8, locked_until: null, next_attempt_at: new Date(start + delaySeconds * 1000).toISOString() });
+    expect(await deliveryRow(id)).toMatchObject({ status: "pending", attempts: 8, lease_until: null, next_attempt_at: new Date(start + delaySeconds * 1000).toISOString() });
 
     const recorder = queueEnv();
     setClock(start + delaySeconds * 1000 + SWEEP_STALE_MS - MINUTE);
