@@ -54,11 +54,16 @@ function batchOf(queue: string, bodies: unknown[], attempts = 1): { batch: Messa
   return { batch: { queue, messages, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, messages };
 }
 
-/** The next `times` calls of env.DB.batch fail, as a consumer dying after its external effect would. */
-function failNextBatches(times = 1) {
+/** The next `times` calls of env.DB.batch fail (after `after` that pass), as a consumer dying after its external effect would. */
+function failNextBatches(times = 1, options: { after?: number } = {}) {
   const original = env.DB.batch.bind(env.DB);
   let left = times;
+  let pass = options.after ?? 0;
   return vi.spyOn(env.DB, "batch").mockImplementation(async (statements) => {
+    if (pass > 0) {
+      pass--;
+      return original(statements);
+    }
     if (left > 0) {
       left--;
       throw new Error("D1_ERROR: simulated crash after the external call");
@@ -116,7 +121,8 @@ describe("queue consumers crashing midway and redelivered", () => {
     const seen = intercept("http://127.0.0.1:9/relay-crash", () => new Response("ok"));
     vi.spyOn(console, "error").mockImplementation(() => {});
 
-    failNextBatches(1);
+    // The claim (with its read) is the attempt's first batch; the record after the send is the one that fails.
+    failNextBatches(1, { after: 1 });
     const first = batchOf("webhook-deliveries", queue.sent);
     await webhookDeliveriesConsumer.consume(first.batch, env);
     expect(seen).toHaveLength(1);

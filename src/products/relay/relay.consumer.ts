@@ -86,26 +86,30 @@ interface ClaimedDelivery {
 
 /** One attempt of one delivery; safe to call twice for the same delivery. */
 export async function attemptDelivery(env: Env, deliveryId: string): Promise<DeliveryOutcome> {
-  const db = getDb(env.DB);
-  const byId = eq(webhookDeliveries.id, deliveryId);
-  const [claimed] = await claim(db, webhookDeliveries, CLAIM, byId, { updatedAt: nowIso() }).returning({ id: webhookDeliveries.id });
-  if (!claimed) {
-    const [row] = await db.select({ status: webhookDeliveries.status, leaseUntil: webhookDeliveries.leaseUntil }).from(webhookDeliveries).where(byId).limit(1);
+  // The claim and the read of what it claimed in one round trip (one transaction): the read runs
+  // after the claim and sees the attempt it counted; a claim that lost reads who holds the row.
+  const claimQuery = claim(getDb(env.DB), webhookDeliveries, CLAIM, eq(webhookDeliveries.id, deliveryId), { updatedAt: nowIso() })
+    .returning({ id: webhookDeliveries.id })
+    .toSQL();
+  const [won, read] = await env.DB.batch([
+    env.DB.prepare(claimQuery.sql).bind(...claimQuery.params),
+    env.DB.prepare(
+      `SELECT d.status, d.lease_until, d.id, d.team_id, d.event_id, d.attempts, e.body, e.content_type, e.headers, e.event_type, t.url, t.secret,
+         t.enabled, t.id AS destination_id, t.source_id, t.failing_since, (SELECT owner_email FROM teams WHERE id = d.team_id) AS owner_email
+       FROM webhook_deliveries d LEFT JOIN webhook_events e ON e.id = d.event_id LEFT JOIN webhook_destinations t ON t.id = d.destination_id
+       WHERE d.id = ?`,
+    ).bind(deliveryId),
+  ]);
+  const row = read!.results[0] as (ClaimedDelivery & { status: string; lease_until: number | null }) | undefined;
+  if (won!.results.length === 0) {
     // Another consumer holds it: come back when its lease ends, in case that consumer died.
-    if (row?.status === "sending") return { result: "skipped", retryInSeconds: secondsLeft(row.leaseUntil) };
+    if (row?.status === "sending") return { result: "skipped", retryInSeconds: secondsLeft(row.lease_until) };
     // Gone (source, destination or event deleted) or already final: nothing to do.
     return { result: "skipped", retryInSeconds: null };
   }
-
-  const delivery = await env.DB.prepare(
-    `SELECT d.id, d.team_id, d.event_id, d.attempts, e.body, e.content_type, e.headers, e.event_type, t.url, t.secret, t.enabled,
-       t.id AS destination_id, t.source_id, t.failing_since, (SELECT owner_email FROM teams WHERE id = d.team_id) AS owner_email
-     FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id JOIN webhook_destinations t ON t.id = d.destination_id
-     WHERE d.id = ?`,
-  )
-    .bind(deliveryId)
-    .first<ClaimedDelivery>();
-  if (!delivery) return { result: "skipped", retryInSeconds: null };
+  // Claimed, but its event or destination went meanwhile (the cascade takes the row with them).
+  if (!row || row.url === null || row.body === null) return { result: "skipped", retryInSeconds: null };
+  const delivery: ClaimedDelivery = row;
 
   if (!delivery.enabled) {
     await env.DB.prepare(
