@@ -8,7 +8,10 @@
 import { z } from "zod";
 import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import type { Env } from "../../env";
-import { ALERT_CHANNELS } from "../../db/schema/logs";
+import { and, eq, ne, sql } from "drizzle-orm";
+import { getDb } from "../../db/client";
+import { teams } from "../../db/schema";
+import { ALERT_CHANNELS, logAlertDeliveries, logAlerts, logProjects } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -53,19 +56,6 @@ export function deliveryKey(note: AlertNotification): string {
 /** Webhook timeout (the spec's delivery timeout for chat webhooks, applied here too). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
-interface AlertRecord {
-  id: string;
-  project_id: string;
-  name: string;
-  level: string;
-  threshold: number;
-  window_minutes: number;
-  notify_email: string | null;
-  notify_webhook: string | null;
-  project_name: string;
-  plan: string;
-  owner_email: string | null;
-}
 
 /** The consumer of the alert-notifications queue: each (firing, channel) sent once, retried with backoff. */
 export const alertNotificationsConsumer = defineConsumer({
@@ -79,10 +69,7 @@ export const alertNotificationsConsumer = defineConsumer({
     } catch (error) {
       // The channel failed: recorded on the delivery row; given up (acknowledged) after the last attempt.
       const reason = String((error as Error)?.message ?? error).slice(0, 500);
-      await env.DB.prepare("UPDATE log_alert_deliveries SET status = ?3, last_error = ?4, updated_at = ?5 WHERE firing_id = ?1 AND channel = ?2")
-        .bind(deliveryKey(body), body.channel, isLastAttempt ? "failed" : "sending", reason, nowIso())
-        .run()
-        .catch(() => {});
+      await recordDelivery(env, body, isLastAttempt ? "failed" : "sending", reason).catch(() => {});
       return isLastAttempt ? null : backoffSeconds(attempts);
     }
   },
@@ -101,29 +88,52 @@ export const alertChecksConsumer = defineConsumer({
   retryAfterError: () => 10,
 });
 
+/** The alert of a notification with its project's name and its team's plan and owner; undefined when deleted. */
+async function readAlert(env: Env, note: AlertNotification) {
+  const [alert] = await getDb(env.DB)
+    .select({
+      id: logAlerts.id,
+      project_id: logAlerts.projectId,
+      name: logAlerts.name,
+      level: logAlerts.level,
+      threshold: logAlerts.threshold,
+      window_minutes: logAlerts.windowMinutes,
+      notify_email: logAlerts.notifyEmail,
+      notify_webhook: logAlerts.notifyWebhook,
+      project_name: logProjects.name,
+      plan: teams.plan,
+      owner_email: teams.ownerEmail,
+    })
+    .from(logAlerts)
+    .innerJoin(logProjects, eq(logProjects.id, logAlerts.projectId))
+    .innerJoin(teams, eq(teams.id, logAlerts.teamId))
+    .where(and(eq(logAlerts.id, note.alert_id), eq(logAlerts.teamId, note.team_id)))
+    .limit(1);
+  return alert;
+}
+
+/** What a notification needs of its alert, its project and its team. */
+type AlertRecord = NonNullable<Awaited<ReturnType<typeof readAlert>>>;
+
 /** Sends one notification unless it was sent already; throws when the channel failed. */
 async function deliver(env: Env, note: AlertNotification): Promise<void> {
-  const alert = await env.DB.prepare(
-    `SELECT a.id, a.project_id, a.name, a.level, a.threshold, a.window_minutes, a.notify_email, a.notify_webhook, p.name AS project_name,
-            t.plan, t.owner_email
-     FROM log_alerts a JOIN log_projects p ON p.id = a.project_id JOIN teams t ON t.id = a.team_id WHERE a.id = ?1 AND a.team_id = ?2`,
-  )
-    .bind(note.alert_id, note.team_id)
-    .first<AlertRecord>();
+  const alert = await readAlert(env, note);
   // Deleted since it fired, or its address was removed: nothing to send.
   const address = alert ? (note.channel === "email" ? alert.notify_email : alert.notify_webhook) : null;
   if (!alert || !address) return;
 
+  // The claim: the first delivery of a (notification, channel) creates its row, a redelivery counts
+  // one more attempt; once `sent`, the conflict updates nothing and returns no row, so nothing is sent twice.
   const at = nowIso();
-  const key = deliveryKey(note);
-  const claim = await env.DB.prepare(
-    `INSERT INTO log_alert_deliveries (firing_id, channel, alert_id, team_id, status, attempts, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, 'sending', 1, ?5, ?5)
-     ON CONFLICT (firing_id, channel) DO UPDATE SET attempts = attempts + 1, updated_at = excluded.updated_at WHERE status <> 'sent'
-     RETURNING status`,
-  )
-    .bind(key, note.channel, alert.id, note.team_id, at)
-    .first();
+  const [claim] = await getDb(env.DB)
+    .insert(logAlertDeliveries)
+    .values({ firingId: deliveryKey(note), channel: note.channel, alertId: alert.id, teamId: note.team_id, status: "sending", attempts: 1, createdAt: at, updatedAt: at })
+    .onConflictDoUpdate({
+      target: [logAlertDeliveries.firingId, logAlertDeliveries.channel],
+      set: { attempts: sql`${logAlertDeliveries.attempts} + 1`, updatedAt: sql`excluded.updated_at` },
+      setWhere: ne(logAlertDeliveries.status, "sent"),
+    })
+    .returning({ status: logAlertDeliveries.status });
   if (!claim) return;
 
   if (note.channel === "email") {
@@ -134,17 +144,21 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== "monthly_quota") throw error;
       console.error(JSON.stringify({ msg: "log alert email skipped: mail quota used up", firing_id: note.firing_id, team_id: note.team_id }));
-      await env.DB.prepare("UPDATE log_alert_deliveries SET status = 'failed', last_error = ?3, updated_at = ?4 WHERE firing_id = ?1 AND channel = ?2")
-        .bind(key, note.channel, "monthly mail quota used up", nowIso())
-        .run();
+      await recordDelivery(env, note, "failed", "monthly mail quota used up");
       return;
     }
     await sendEmail(env, note, alert, address);
   } else await sendWebhook(env, note, alert, address);
 
-  await env.DB.prepare("UPDATE log_alert_deliveries SET status = 'sent', last_error = NULL, updated_at = ?3 WHERE firing_id = ?1 AND channel = ?2")
-    .bind(key, note.channel, nowIso())
-    .run();
+  await recordDelivery(env, note, "sent", null);
+}
+
+/** Records how a (notification, channel) delivery stands. */
+async function recordDelivery(env: Env, note: AlertNotification, status: "sending" | "sent" | "failed", lastError: string | null): Promise<void> {
+  await getDb(env.DB)
+    .update(logAlertDeliveries)
+    .set({ status, lastError, updatedAt: nowIso() })
+    .where(and(eq(logAlertDeliveries.firingId, deliveryKey(note)), eq(logAlertDeliveries.channel, note.channel)));
 }
 
 function summary(note: AlertNotification, alert: AlertRecord): string {
