@@ -1,7 +1,6 @@
 // Small helpers for route declarations, so every product describes bodies the same way, and the
 // route helper that gives every route of a product its tags, security and shared error responses.
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
-import { bearerSecurity, publicSecurity } from "./router";
 
 /** `{ "application/json": { schema } }` */
 export function jsonContent<T extends z.ZodType>(schema: T) {
@@ -69,6 +68,16 @@ type OwnRouteConfig<P extends string> = Omit<RouteConfig, "path" | "tags" | "sec
 
 /** A security requirement list of OpenAPI (`[{ scheme: [scopes] }]`). */
 export type SecurityRequirements = Array<Record<string, string[]>>;
+
+/** Security requirement for routes authenticated with a team API key. */
+const bearerSecurity: SecurityRequirements = [{ bearerAuth: [] }];
+
+/**
+ * Security requirement of public routes: an explicit empty list, so the document states "no
+ * credential" instead of leaving it unsaid (client generators and linters read a missing
+ * `security` as "unknown").
+ */
+const publicSecurity: SecurityRequirements = [];
 
 export interface ProductRouteOptions<S, E extends Responses> {
   /** The document's tags of every route (its section in the reference). */
