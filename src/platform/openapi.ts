@@ -1,5 +1,6 @@
-// Small helpers for route declarations, so every product describes bodies the same way.
-import { z } from "@hono/zod-openapi";
+// Small helpers for route declarations, so every product describes bodies the same way, and the
+// route helper that gives every route of a product its tags, security and shared error responses.
+import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 
 /** `{ "application/json": { schema } }` */
 export function jsonContent<T extends z.ZodType>(schema: T) {
@@ -51,4 +52,62 @@ export const authResponses = {
 export function pathParamAs<N extends string, K extends string>(name: N, key: K, description: string) {
   const shape = { [name]: z.string().openapi({ param: { name, in: "path", description } }) } as { [P in N]: z.ZodString };
   return z.object(shape).transform((params) => ({ [key]: (params as Record<string, string>)[name] }) as { [P in K]: string });
+}
+
+/** Response entries of a route, by status. */
+type Responses = RouteConfig["responses"];
+
+/** `B` with `A`'s entries added where `B` has none: the route's own entries win. */
+type Merged<A, B> = Omit<A, keyof B> & B;
+
+/** The shared error responses of a product: the auth trio for bearer routes under the product's own entries. */
+type SharedResponses<S, E> = S extends "bearer" ? Merged<typeof authResponses, E> : E;
+
+/** A route's own declaration: everything except what the product declares for all its routes. */
+type OwnRouteConfig<P extends string> = Omit<RouteConfig, "path" | "tags" | "security"> & { path: P };
+
+/** A security requirement list of OpenAPI (`[{ scheme: [scopes] }]`). */
+export type SecurityRequirements = Array<Record<string, string[]>>;
+
+/** Security requirement for routes authenticated with a team API key. */
+const bearerSecurity: SecurityRequirements = [{ bearerAuth: [] }];
+
+/**
+ * Security requirement of public routes: an explicit empty list, so the document states "no
+ * credential" instead of leaving it unsaid (client generators and linters read a missing
+ * `security` as "unknown").
+ */
+const publicSecurity: SecurityRequirements = [];
+
+export interface ProductRouteOptions<S, E extends Responses> {
+  /** The document's tags of every route (its section in the reference). */
+  tags: string[];
+  /**
+   * `"bearer"`: a team API key; adds the platform's 401/403/429 responses (`errors` can restate any
+   * of them in the product's own shape). `"public"`: no credential, stated as an empty list. Or the
+   * requirement list of another scheme (the operator's token, a log project's ingest token).
+   */
+  security: S;
+  /** Error responses every route of the product can answer, in the product's error shape. */
+  errors?: E;
+}
+
+/**
+ * The `createRoute` of one product: each route declares only what is its own (method, path,
+ * operationId, texts, middleware, request, its own responses) and gets the product's tags, security
+ * requirement and shared error responses; a route's own response for a status replaces the shared
+ * one. The result is what `createRoute` returns for the merged config, so `c.req.valid(...)` and the
+ * typed responses of the handler are inferred exactly as with `createRoute` itself.
+ */
+export function productRoutes<const S extends "bearer" | "public" | SecurityRequirements, E extends Responses = {}>(
+  options: ProductRouteOptions<S, E>,
+) {
+  const security = options.security === "bearer" ? bearerSecurity : options.security === "public" ? publicSecurity : (options.security as SecurityRequirements);
+  const shared = { ...(options.security === "bearer" ? authResponses : {}), ...options.errors } as SharedResponses<S, E>;
+  const tags = options.tags;
+  return function route<P extends string, R extends OwnRouteConfig<P>>(config: R) {
+    type Config = Omit<R, "responses"> & { tags: string[]; security: SecurityRequirements; responses: Merged<SharedResponses<S, E>, R["responses"]> };
+    const merged = { ...config, tags, security, responses: { ...shared, ...config.responses } } as Config;
+    return createRoute<P, Config>(merged);
+  };
 }

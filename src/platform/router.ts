@@ -63,13 +63,3 @@ export function productContext(mounts: Mounts): MiddlewareHandler<AppEnv> {
     await next();
   };
 }
-
-/** Security requirement for routes authenticated with a team API key. */
-export const bearerSecurity = [{ bearerAuth: [] }];
-
-/**
- * Security requirement of public routes: an explicit empty list, so the document states "no
- * credential" instead of leaving it unsaid (client generators and linters read a missing
- * `security` as "unknown").
- */
-export const publicSecurity: Array<Record<string, string[]>> = [];

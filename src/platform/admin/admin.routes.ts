@@ -1,35 +1,39 @@
 // The operator API: teams and keys, standing in for the dashboard the specification mentions.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { DomainSchema } from "../../products/domains/domains.routes";
 import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
 import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
-import { dataResponse, jsonBody, jsonResponse } from "../openapi";
+import { dataResponse, jsonBody, jsonResponse, productRoutes, RateLimitErrorSchema } from "../openapi";
 import { AdminError, CreatedKeySchema, CreateKeyBody, CreateTeamBody, IdParam, KeySchema, PatchKeyBody, PatchTeamBody, TeamSchema } from "./admin.schemas";
 import { createKey, createTeam, getTeam, keyView, revokeKey, teamView, updateKey, updateTeam } from "./admin.service";
 
-const adminSecurity = [{ adminToken: [] }];
-const errors = {
-  401: jsonResponse("Invalid or missing admin token", AdminError),
-  404: jsonResponse("Not found", AdminError),
-  422: jsonResponse("Validation failed", AdminError),
-};
+/** `createRoute` of the operator API: the operator's token, and the errors every route can answer. */
+const route = productRoutes({
+  tags: ["Operator"],
+  security: [{ adminToken: [] }],
+  errors: {
+    401: jsonResponse("Invalid or missing admin token", AdminError),
+    404: jsonResponse("Not found", AdminError),
+    422: jsonResponse("Validation failed", AdminError),
+    // adminAuth counts failed token attempts per IP in the `anonymous` bucket.
+    429: jsonResponse("Too many failed admin-token attempts from this IP", RateLimitErrorSchema),
+  },
+});
 
 export const adminRouter = createRouter();
 adminRouter.use("*", adminAuth());
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/teams",
     operationId: "createTeam",
-    tags: ["Operator"],
     summary: "Create a team",
-    security: adminSecurity,
     request: { body: jsonBody(CreateTeamBody) },
-    responses: { 201: dataResponse("The team", TeamSchema), ...errors },
+    responses: { 201: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
     const team = await createTeam(getDb(c.env.DB), c.req.valid("json"));
@@ -38,29 +42,25 @@ adminRouter.openapi(
 );
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/teams/{id}",
     operationId: "getTeam",
-    tags: ["Operator"],
     summary: "Get a team",
-    security: adminSecurity,
     request: { params: IdParam },
-    responses: { 200: dataResponse("The team", TeamSchema), ...errors },
+    responses: { 200: dataResponse("The team", TeamSchema) },
   }),
   async (c) => c.json({ data: teamView(await getTeam(getDb(c.env.DB), c.req.valid("param").id)) }, 200),
 );
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "patch",
     path: "/teams/{id}",
     operationId: "updateTeam",
-    tags: ["Operator"],
     summary: "Change a team's plan, name or owner",
-    security: adminSecurity,
     request: { params: IdParam, body: jsonBody(PatchTeamBody) },
-    responses: { 200: dataResponse("The team", TeamSchema), ...errors },
+    responses: { 200: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
     const team = await updateTeam(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
@@ -69,15 +69,13 @@ adminRouter.openapi(
 );
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/teams/{id}/keys",
     operationId: "createApiKey",
-    tags: ["Operator"],
     summary: "Create an API key (the plaintext is shown only here)",
-    security: adminSecurity,
     request: { params: IdParam, body: jsonBody(CreateKeyBody) },
-    responses: { 201: dataResponse("The key with its plaintext", CreatedKeySchema), ...errors },
+    responses: { 201: dataResponse("The key with its plaintext", CreatedKeySchema) },
   }),
   async (c) => {
     const { row, key } = await createKey(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
@@ -86,15 +84,13 @@ adminRouter.openapi(
 );
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "patch",
     path: "/keys/{id}",
     operationId: "updateApiKey",
-    tags: ["Operator"],
     summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
-    security: adminSecurity,
     request: { params: IdParam, body: jsonBody(PatchKeyBody) },
-    responses: { 200: dataResponse("The key, without plaintext", KeySchema), ...errors },
+    responses: { 200: dataResponse("The key, without plaintext", KeySchema) },
   }),
   async (c) => {
     const row = await updateKey(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"));
@@ -103,15 +99,13 @@ adminRouter.openapi(
 );
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "delete",
     path: "/keys/{id}",
     operationId: "revokeApiKey",
-    tags: ["Operator"],
     summary: "Revoke a key",
-    security: adminSecurity,
     request: { params: IdParam },
-    responses: { 204: { description: "Revoked; the key answers 401 from now on" }, ...errors },
+    responses: { 204: { description: "Revoked; the key answers 401 from now on" } },
   }),
   async (c) => {
     await revokeKey(getDb(c.env.DB), c.req.valid("param").id);
@@ -120,17 +114,15 @@ adminRouter.openapi(
 );
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/teams/{id}/domains",
     operationId: "addTeamDomain",
-    tags: ["Operator"],
     summary: "Verify a sending domain for a team directly",
     description:
       "Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
-    security: adminSecurity,
     request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain")) },
-    responses: { 201: dataResponse("The verified domain", DomainSchema), ...errors },
+    responses: { 201: dataResponse("The verified domain", DomainSchema) },
   }),
   async (c) => {
     const team = await getTeam(getDb(c.env.DB), c.req.valid("param").id);
@@ -139,17 +131,15 @@ adminRouter.openapi(
 );
 
 adminRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/logs/migrate-entries",
     operationId: "adminMigrateLogEntries",
-    tags: ["Operator"],
     summary: "Move log entries from D1 into the per-project stores (one step)",
     description:
       "One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
       "projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. " +
       "`dropped` counts rows of projects that no longer exist (deleted, not moved).",
-    security: adminSecurity,
     request: {
       body: jsonBody(
         z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"),
@@ -160,7 +150,6 @@ adminRouter.openapi(
         "What this step did",
         z.object({ moved: z.number().int(), dropped: z.number().int(), more: z.boolean() }).openapi("AdminMigrateLogEntriesResult"),
       ),
-      ...errors,
     },
   }),
   async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),

@@ -1,11 +1,11 @@
 // GET /usage: the monthly plan quota of each metered service, filtered by what the key may see.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { auth, requireAnyScope } from "../auth";
 import { planLimits, SERVICE_METRIC, SERVICES, type Service } from "../plans";
 import { usageThisMonth } from "../quota";
-import { createRouter, bearerSecurity } from "../router";
+import { createRouter } from "../router";
 import { hasScope, type Scope } from "../scopes";
-import { authResponses, dataResponse } from "../openapi";
+import { dataResponse, productRoutes } from "../openapi";
 
 const ServiceUsage = z
   .object({
@@ -42,20 +42,20 @@ export function visibleServices(scopes: readonly string[]): Service[] {
   return SERVICES.filter((service) => service === "mail" || SERVICE_SCOPES[service].some((scope) => hasScope(scopes, scope)));
 }
 
+const route = productRoutes({ tags: ["Usage"], security: "bearer" });
+
 export const usageRouter = createRouter();
 usageRouter.use("*", auth(), requireAnyScope("mail:send", "mail:read", "billing:read"));
 
 usageRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/",
     operationId: "getUsage",
-    tags: ["Usage"],
     summary: "Monthly plan quota per metered service",
     description:
       "`billing:read` sees every service; a key with `mail:send` or `mail:read` sees `mail` and the services it holds a scope of; any other key gets 403. Periods are UTC calendar months.",
-    security: bearerSecurity,
-    responses: { 200: dataResponse("Usage of the current month", UsageSchema), ...authResponses },
+    responses: { 200: dataResponse("Usage of the current month", UsageSchema) },
   }),
   async (c) => {
     const principal = c.get("principal");

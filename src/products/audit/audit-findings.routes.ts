@@ -1,9 +1,9 @@
 // Audit routes of findings: create, list, read and PATCH a finding, and record a verification.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { jsonBody, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import { addVerification, createFinding, getFinding, listFindings, updateFinding } from "./audit-findings.service";
-import { BASE, errors, ok, okPage, read, scopeOf, tags, write } from "./audit.openapi";
+import { BASE, ok, okPage, read, route, scopeOf, write } from "./audit.openapi";
 import {
   AuditErrorSchema,
   CreateFindingBody,
@@ -22,17 +22,15 @@ import {
 export const auditFindingsRouter = createRouter();
 
 auditFindingsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: `${BASE}/findings`,
     operationId: "createAuditFinding",
-    tags,
     summary: "Create a finding",
     description: "A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: ProjectParams, body: jsonBody(CreateFindingBody) },
-    responses: { 201: jsonResponse("The finding", envelope(Finding)), ...errors },
+    responses: { 201: jsonResponse("The finding", envelope(Finding)) },
   }),
   async (c) => {
     const { project_id } = c.req.valid("param");
@@ -41,19 +39,16 @@ auditFindingsRouter.openapi(
 );
 
 auditFindingsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: `${BASE}/findings`,
     operationId: "listAuditFindings",
-    tags,
     summary: "List findings",
     description: "Newest first; optional `status` filter; `page` (1-based) and `per_page` (default 50, max 100). `meta.pagination` carries the totals.",
-    security: bearerSecurity,
     middleware: read,
     request: { params: ProjectParams, query: ListFindingsQuery },
     responses: {
       200: jsonResponse("Findings", z.object({ data: z.array(Finding), meta: ListMeta, error: z.null() })),
-      ...errors,
     },
   }),
   async (c) => {
@@ -65,16 +60,14 @@ auditFindingsRouter.openapi(
 );
 
 auditFindingsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: `${BASE}/findings/{id}`,
     operationId: "getAuditFinding",
-    tags,
     summary: "Get a finding with its status history and verifications",
-    security: bearerSecurity,
     middleware: read,
     request: { params: FindingParams },
-    responses: { 200: jsonResponse("The finding", envelope(FindingDetail)), ...errors },
+    responses: { 200: jsonResponse("The finding", envelope(FindingDetail)) },
   }),
   async (c) => {
     const { project_id, id } = c.req.valid("param");
@@ -83,21 +76,18 @@ auditFindingsRouter.openapi(
 );
 
 auditFindingsRouter.openapi(
-  createRoute({
+  route({
     method: "patch",
     path: `${BASE}/findings/{id}`,
     operationId: "updateAuditFinding",
-    tags,
     summary: "Change a finding's status, priority or title",
     description:
       "Each change of `status` or `priority_score` appends to the status history, which the burn-down reads. Moving from `resolved` or `dismissed` back to a non-terminal status makes the finding a regression while it stays non-terminal. A concurrent change of the same finding answers 409 `conflict`.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: FindingParams, body: jsonBody(PatchFindingBody) },
     responses: {
       200: jsonResponse("The finding", envelope(FindingDetail)),
       409: jsonResponse("`conflict`: changed concurrently", AuditErrorSchema),
-      ...errors,
     },
   }),
   async (c) => {
@@ -107,17 +97,15 @@ auditFindingsRouter.openapi(
 );
 
 auditFindingsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: `${BASE}/findings/{id}/verifications`,
     operationId: "createAuditFindingVerification",
-    tags,
     summary: "Record a verification of a finding",
     description: "`result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: FindingParams, body: jsonBody(CreateVerificationBody) },
-    responses: { 201: jsonResponse("The verification", envelope(Verification)), ...errors },
+    responses: { 201: jsonResponse("The verification", envelope(Verification)) },
   }),
   async (c) => {
     const { project_id, id } = c.req.valid("param");

@@ -1,29 +1,27 @@
 // Audit routes of reports: the live summary, starting an export, and the export records with
 // their artefact's download.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { ApiError, zodDetails } from "../../platform/errors";
 import { authResponses, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import { computeSummary } from "./audit-summary.service";
-import { BASE, errors, ok, okPage, read, scopeOf, tags, write } from "./audit.openapi";
+import { BASE, ok, okPage, read, route, scopeOf, write } from "./audit.openapi";
 import { AuditErrorSchema, envelope, ExportBody, ListMeta, ListReportsQuery, ProjectParams, Report, ReportParams, Summary, SummaryQuery } from "./audit.schemas";
 import { artefactHeaders, getReport, listReports, readArtefact, reportView, startExport } from "./audit.service";
 
 export const auditReportsRouter = createRouter();
 
 auditReportsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: `${BASE}/reports/summary`,
     operationId: "getAuditReportSummary",
-    tags,
     summary: "Live report summary",
     description:
       "Computed from current data. `risk_burn_down` has 7 entries, today and the previous 6 UTC days, each the sum of `priority_score` of findings non-terminal at the end of that day (today: now). `date_from` and `date_to` are accepted and ignored.",
-    security: bearerSecurity,
     middleware: read,
     request: { params: ProjectParams, query: SummaryQuery },
-    responses: { 200: jsonResponse("The summary", envelope(Summary)), ...errors },
+    responses: { 200: jsonResponse("The summary", envelope(Summary)) },
   }),
   async (c) => {
     const { project_id } = c.req.valid("param");
@@ -32,20 +30,17 @@ auditReportsRouter.openapi(
 );
 
 auditReportsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: `${BASE}/reports/export`,
     operationId: "exportAuditReport",
-    tags,
     summary: "Export the summary as an artefact",
     description:
       "Consumes one AI quota unit (429 `quota_exceeded` when exhausted), records the live summary as the snapshot and answers 202 with the record in `queued`. The export worker moves it to `exporting`, writes the artefact to storage and sets `exported` and `exported_at` (or `failed`). `pdf` yields a self-contained HTML page (`text/html`). Dates are `YYYY-MM-DD`; `period_start` defaults to 6 days ago, `period_end` to today; start must not be after end. The period is recorded on the report; the snapshot is always the live summary.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: ProjectParams, body: { required: false, content: { "application/json": { schema: ExportBody } } } },
     responses: {
       202: jsonResponse("The report record, `queued`", envelope(Report)),
-      ...errors,
       429: jsonResponse("`quota_exceeded` (enveloped), or the platform rate-limit body", z.union([AuditErrorSchema, authResponses[429].content["application/json"].schema])),
     },
   }),
@@ -60,17 +55,15 @@ auditReportsRouter.openapi(
 );
 
 auditReportsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: `${BASE}/reports`,
     operationId: "listAuditReports",
-    tags,
     summary: "List report export records",
     description: "Newest first (`created_at`, then id); optional `status`; `page` and `per_page` (default 20, max 100).",
-    security: bearerSecurity,
     middleware: read,
     request: { params: ProjectParams, query: ListReportsQuery },
-    responses: { 200: jsonResponse("Reports", z.object({ data: z.array(Report), meta: ListMeta, error: z.null() })), ...errors },
+    responses: { 200: jsonResponse("Reports", z.object({ data: z.array(Report), meta: ListMeta, error: z.null() })) },
   }),
   async (c) => {
     const { project_id } = c.req.valid("param");
@@ -81,16 +74,14 @@ auditReportsRouter.openapi(
 );
 
 auditReportsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: `${BASE}/reports/{id}`,
     operationId: "getAuditReport",
-    tags,
     summary: "Get a report export record",
-    security: bearerSecurity,
     middleware: read,
     request: { params: ReportParams },
-    responses: { 200: jsonResponse("The report", envelope(Report)), ...errors },
+    responses: { 200: jsonResponse("The report", envelope(Report)) },
   }),
   async (c) => {
     const { project_id, id } = c.req.valid("param");
@@ -99,15 +90,13 @@ auditReportsRouter.openapi(
 );
 
 auditReportsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: `${BASE}/reports/{id}/download`,
     operationId: "downloadAuditReport",
-    tags,
     summary: "Download a report's artefact",
     description:
       "Streams the artefact with its content type (`application/json`, `text/csv`, or `text/html` for `pdf`) as an attachment. A report whose artefact is not written yet (`queued`, `exporting`, `failed`) answers 409 `report_not_ready`.",
-    security: bearerSecurity,
     middleware: read,
     request: { params: ReportParams },
     responses: {
@@ -120,7 +109,6 @@ auditReportsRouter.openapi(
         },
       },
       409: jsonResponse("`report_not_ready`", AuditErrorSchema),
-      ...errors,
     },
   }),
   async (c) => {

@@ -3,14 +3,15 @@
 // streams the artefact from R2 (never the bucket's own address). No credential: the signed token
 // is the capability, and requests are counted per client IP in the `public` bucket. An unknown,
 // expired, tampered or revoked token answers 404 with an HTML page.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { rateLimit } from "../../platform/rate-limit/middleware";
-import { createRouter, publicSecurity } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import { notFoundHtml, renderHtml } from "./audit.render";
 import { mintDownloadUrl, resolveToken } from "./audit-share.service";
 import { artefactHeaders, readArtefact, reportView } from "./audit.service";
+import { jsonResponse, productRoutes, RateLimitErrorSchema } from "../../platform/openapi";
 
 /** Headers of every viewer answer: never cached, never indexed, the token never leaked onwards. */
 const PAGE_HEADERS = {
@@ -28,16 +29,21 @@ function notFound(c: Context<AppEnv>): Response {
   return c.html(notFoundHtml(), 404, PAGE_HEADERS);
 }
 
+/** The viewer's routes: no credential; each answer counts in the per-IP `public` bucket (429 beyond it). */
+const route = productRoutes({
+  tags: ["Audit (public viewer)"],
+  security: "public",
+  errors: { 429: jsonResponse("Per-IP public bucket exceeded", RateLimitErrorSchema) },
+});
+
 export const auditViewerRouter = createRouter();
 auditViewerRouter.use("*", rateLimit({ bucket: "public" }));
 
 auditViewerRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/shared/{token}",
     operationId: "getSharedAuditReport",
-    security: publicSecurity,
-    tags: ["Audit (public viewer)"],
     summary: "View a shared report",
     description:
       "Public page behind `share_url`: the report's metrics and burn-down chart, and a download link minted at this moment and valid 5 minutes. 404 page when the token is unknown, tampered, older than 48 hours, or the report is no longer shared.",
@@ -53,12 +59,10 @@ auditViewerRouter.openapi(
 );
 
 auditViewerRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/download/{token}",
     operationId: "downloadSharedAuditReport",
-    security: publicSecurity,
-    tags: ["Audit (public viewer)"],
     summary: "Download a shared report's artefact (5-minute link)",
     description: "Streams the artefact with its content type while the link is unexpired and the report still shared; otherwise the 404 page.",
     request: { params: TokenParam },

@@ -1,10 +1,10 @@
 // Sending domains under /api/v1/domains (DESIGN.md "Sending domains"): add, list, get, delete and
 // verify over DNS-over-HTTPS. Errors use the mail product's shapes. The operator's direct
 // verification lives in the operator API (src/platform/admin).
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { auth, requireAnyScope, requireScope } from "../../platform/auth";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { dataResponse, jsonBody, jsonResponse, productRoutes } from "../../platform/openapi";
+import { createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
 import { mailErrorFormat } from "../mail/mail.errors";
 import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
@@ -23,23 +23,22 @@ export const DomainSchema = z
   .openapi("SendingDomain");
 const ErrorBody = z.object({ error: z.string() }).openapi("DomainError");
 const ValidationBody = z.object({ error: z.literal("Validation failed"), details: z.record(z.string(), z.array(z.string())) }).openapi("DomainValidationError");
-const errors = { ...authResponses, 404: jsonResponse("Not found (or another team's)", ErrorBody), 422: jsonResponse("Validation failed", ValidationBody) };
-const tags = ["Mail: sending domains"];
+const route = productRoutes({ tags: ["Mail: sending domains"], security: "bearer" });
+/** What the routes on one domain, and the create route, answer besides the shared errors. */
+const errors = { 404: jsonResponse("Not found (or another team's)", ErrorBody), 422: jsonResponse("Validation failed", ValidationBody) };
 
 const domainId = (id: string) => uuidOr404(id, domainNotFound);
 
 export const domainsRouter = createRouter({ errorFormat: mailErrorFormat });
 
 domainsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/",
     operationId: "createDomain",
-    tags,
     summary: "Add a sending domain",
     description:
       "Adds a domain the team wants to send from, `pending` until verified. Publish the returned TXT record (`_edge-platform.<name>` = `edp-verify=<token>`) and call verify. A live key may send only from a verified domain of its team (403 `domain_not_verified`). The platform's own sender domain and the sandbox domain cannot be added (422); at most 50 domains per team. Requires `mail:send`.",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:send")] as const,
     request: { body: jsonBody(DomainBody) },
     responses: { 201: dataResponse("The domain, pending, with the record to publish", DomainSchema), ...errors },
@@ -48,28 +47,24 @@ domainsRouter.openapi(
 );
 
 domainsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/",
     operationId: "listDomains",
-    tags,
     summary: "List sending domains",
     description: "The team's domains, newest first. Requires `mail:send` or `mail:read`.",
-    security: bearerSecurity,
     middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
-    responses: { 200: dataResponse("The domains", z.array(DomainSchema)), ...authResponses },
+    responses: { 200: dataResponse("The domains", z.array(DomainSchema)) },
   }),
   async (c) => c.json({ data: (await listDomains(c.env, c.get("principal").teamId)).map(domainView) }, 200),
 );
 
 domainsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{id}",
     operationId: "getDomain",
-    tags,
     summary: "Get a sending domain",
-    security: bearerSecurity,
     middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
     request: { params: IdParam },
     responses: { 200: dataResponse("The domain", DomainSchema), ...errors },
@@ -78,14 +73,12 @@ domainsRouter.openapi(
 );
 
 domainsRouter.openapi(
-  createRoute({
+  route({
     method: "delete",
     path: "/{id}",
     operationId: "deleteDomain",
-    tags,
     summary: "Delete a sending domain",
     description: "Live keys can no longer send from it. Requires `mail:send`.",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:send")] as const,
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...errors },
@@ -97,15 +90,13 @@ domainsRouter.openapi(
 );
 
 domainsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{id}/verify",
     operationId: "verifyDomain",
-    tags,
     summary: "Verify a sending domain",
     description:
       "Looks the TXT record `_edge-platform.<name>` up over DNS-over-HTTPS (the resolver at `DNS_RESOLVER_URL`). 200 with `status: verified` when it holds the domain's `edp-verify=<token>`; 422 with what was found otherwise; 503 when the resolver cannot be reached. Requires `mail:send`.",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:send")] as const,
     request: { params: IdParam },
     responses: { 200: dataResponse("The verified domain", DomainSchema), ...errors, 503: jsonResponse("The DNS resolver could not be reached", ErrorBody) },

@@ -1,10 +1,10 @@
 // Authenticated routes of log projects: create, list, read, delete, token rotation, streams, the
 // entry query and the live tail (Server-Sent Events).
-import { createRoute, z } from "@hono/zod-openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { z } from "@hono/zod-openapi";
+import { createRouter } from "../../platform/router";
+import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { CreateProjectBody, EntriesPage, EntriesQuery, IdParam, LogsError, ProjectSchema, ProjectWithToken, StreamSchema, StreamsQuery, TailQuery } from "./logs.schemas";
-import { notFound, read, validation, write } from "./logs.openapi";
+import { notFound, read, route, validation, write } from "./logs.openapi";
 import { KEEP_ALIVE_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "./store/log-tails";
 import { openTail, queryEntries } from "./log-entries.service";
 import { createProject, deleteProject, getProject, listProjects, listStreams, projectView, rotateToken } from "./logs.service";
@@ -12,17 +12,15 @@ import { createProject, deleteProject, getProject, listProjects, listStreams, pr
 export const logProjectsRouter = createRouter();
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/projects",
     operationId: "createLogProject",
-    tags: ["Logs"],
     summary: "Create a log project",
     description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
-    security: bearerSecurity,
     middleware: write,
     request: { body: jsonBody(CreateProjectBody) },
-    responses: { 201: dataResponse("The project and its ingest token", ProjectWithToken), ...validation, ...authResponses },
+    responses: { 201: dataResponse("The project and its ingest token", ProjectWithToken), ...validation },
   }),
   async (c) => {
     const { row, token } = await createProject(c.env, c.get("principal").teamId, c.req.valid("json"));
@@ -31,47 +29,41 @@ logProjectsRouter.openapi(
 );
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/projects",
     operationId: "listLogProjects",
-    tags: ["Logs"],
     summary: "List log projects",
-    security: bearerSecurity,
     middleware: read,
-    responses: { 200: dataResponse("The team's projects, oldest first", z.array(ProjectSchema)), ...authResponses },
+    responses: { 200: dataResponse("The team's projects, oldest first", z.array(ProjectSchema)) },
   }),
   async (c) => c.json({ data: (await listProjects(c.env, c.get("principal").teamId)).map(projectView) }, 200),
 );
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/projects/{id}",
     operationId: "getLogProject",
-    tags: ["Logs"],
     summary: "Get a log project",
-    security: bearerSecurity,
     middleware: read,
     request: { params: IdParam },
-    responses: { 200: dataResponse("The project (never its token)", ProjectSchema), ...notFound("Project"), ...authResponses },
+    responses: { 200: dataResponse("The project (never its token)", ProjectSchema), ...notFound("Project") },
   }),
   async (c) => c.json({ data: projectView(await getProject(c.env, c.get("principal").teamId, c.req.valid("param").id)) }, 200),
 );
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "delete",
     path: "/projects/{id}",
     operationId: "deleteLogProject",
-    tags: ["Logs"],
     summary: "Delete a log project",
     description:
       "Deletes the project with its alerts, streams and every stored entry; its ingest token answers 401 from this moment. Cannot be undone.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: IdParam },
-    responses: { 204: { description: "Deleted" }, ...notFound("Project"), ...authResponses },
+    responses: { 204: { description: "Deleted" }, ...notFound("Project") },
   }),
   async (c) => {
     await deleteProject(c.env, c.get("principal").teamId, c.req.valid("param").id);
@@ -80,17 +72,15 @@ logProjectsRouter.openapi(
 );
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/projects/{id}/rotate-token",
     operationId: "rotateLogProjectToken",
-    tags: ["Logs"],
     summary: "Rotate the ingest token",
     description: "Issues a new token and answers it in plaintext; the old token answers 401 from this moment.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: IdParam },
-    responses: { 200: dataResponse("The project and its new ingest token", ProjectWithToken), ...notFound("Project"), ...authResponses },
+    responses: { 200: dataResponse("The project and its new ingest token", ProjectWithToken), ...notFound("Project") },
   }),
   async (c) => {
     const { row, token } = await rotateToken(c.env, c.get("principal").teamId, c.req.valid("param").id);
@@ -99,17 +89,15 @@ logProjectsRouter.openapi(
 );
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/projects/{id}/streams",
     operationId: "listLogStreams",
-    tags: ["Logs"],
     summary: "List a project's streams",
     description: "Streams are created on first use by ingest; at most 10,000 per project. Sorted by name; page with `after` (the last name seen).",
-    security: bearerSecurity,
     middleware: read,
     request: { params: IdParam, query: StreamsQuery },
-    responses: { 200: dataResponse("Streams", z.array(StreamSchema)), ...notFound("Project"), ...validation, ...authResponses },
+    responses: { 200: dataResponse("Streams", z.array(StreamSchema)), ...notFound("Project"), ...validation },
   }),
   async (c) => {
     const rows = await listStreams(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
@@ -118,19 +106,17 @@ logProjectsRouter.openapi(
 );
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/projects/{id}/entries",
     operationId: "queryLogEntries",
-    tags: ["Logs"],
     summary: "Query log entries",
     description:
       "Newest first. Filters combine with AND: `level`, `stream`, `service`, `trace_id` (exact), `since` (inclusive), `until` (exclusive), " +
       "`q` (substring of `message`, case-insensitive for ASCII). Pass `pagination.next_cursor` as `cursor` for the next page; it is null on the last page.",
-    security: bearerSecurity,
     middleware: read,
     request: { params: IdParam, query: EntriesQuery },
-    responses: { 200: jsonResponse("A page of entries", EntriesPage), ...notFound("Project"), ...validation, ...authResponses },
+    responses: { 200: jsonResponse("A page of entries", EntriesPage), ...notFound("Project"), ...validation },
   }),
   async (c) => {
     const page = await queryEntries(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
@@ -139,11 +125,10 @@ logProjectsRouter.openapi(
 );
 
 logProjectsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/projects/{id}/tail",
     operationId: "tailLogEntries",
-    tags: ["Logs"],
     summary: "Live tail (Server-Sent Events)",
     description:
       "Streams the entries ingested from now on that match the filters (`level`, `stream`, `service`, `trace_id` exact; `q` a " +
@@ -152,14 +137,12 @@ logProjectsRouter.openapi(
       `${MAX_TAIL_MS / 60_000} minutes with \`event: end\` (reconnect to go on). A reader that falls ${MAX_TAIL_BUFFER_BYTES / 1024 / 1024} MB behind misses ` +
       "entries; an `event: skipped` with `{skipped: N}` says how many. At most " +
       `${MAX_TAILS} tails per project are open at once: one more answers 429.`,
-    security: bearerSecurity,
     middleware: read,
     request: { params: IdParam, query: TailQuery },
     responses: {
       200: { description: "An event stream", content: { "text/event-stream": { schema: z.string().openapi({ example: 'data: {"id":"…","message":"user signed in",…}\n\n' }) } } },
       ...notFound("Project"),
       ...validation,
-      ...authResponses,
       429: jsonResponse(`\`Too many live tails open for this project (max ${MAX_TAILS})\` (\`{error}\`), or the rate limit`, LogsError),
     },
   }),

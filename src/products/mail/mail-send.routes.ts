@@ -1,20 +1,21 @@
 // Mail routes of sending: one email (POST /emails) and a batch (POST /emails/batch). They parse
 // their body by hand, so malformed JSON and missing required fields answer 400 while invalid fields
-// answer 422; they are still declared with createRoute and registered in the OpenAPI document.
+// answer 422; they are still declared with the mail route helper and registered in the OpenAPI document.
 // Validation and policy (mail.policy.ts), the verified-sender check (domains), the sandbox caps and
 // the store (mail.service.ts) run in that order; the first delivery attempt starts from waitUntil.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv, Env } from "../../env";
 import { auth, requireScope, type Principal } from "../../platform/auth";
 import { ApiError, type FieldErrors } from "../../platform/errors";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { createRouter } from "../../platform/router";
 import { firstUnverifiedSender } from "../domains/domains.service";
 import { sendFirstAttempts } from "./mail.consumer";
 import { evaluatePolicy, forItem, missingFields, missingMessage, parseJsonObject, policyError, readBody, validateEmail } from "./mail.policy";
 import { BatchItemFailure, EmailSchema, ErrorBody, MAX_BATCH, PolicyErrorBody, SendBatchBody, SendEmailBody, ValidationErrorBody } from "./mail.schemas";
 import { CapError, checkCaps, createEmails, emailView, INLINE_FIRST_ATTEMPTS, type AcceptedEmail } from "./mail.service";
+import { route } from "./mail.openapi";
 
 /**
  * A live key sends only from domains verified for its team (403 `domain_not_verified`; in a batch
@@ -57,16 +58,14 @@ const policyDescription =
 
 export const mailSendRouter = createRouter();
 
-const sendRoute = createRoute({
+const sendRoute = route({
   method: "post",
   path: "/",
   operationId: "sendEmail",
-  tags: ["Mail"],
   summary: "Send an email",
   description: `Stores the message as \`queued\` and delivers it through the configured transport. Consumes one unit of the \`mail\` quota. ${policyDescription}`,
-  security: bearerSecurity,
   request: { body: jsonBody(SendEmailBody) },
-  responses: { 201: dataResponse("The stored message (status `queued`)", EmailSchema), ...authResponses, ...sendErrors },
+  responses: { 201: dataResponse("The stored message (status `queued`)", EmailSchema), ...sendErrors },
 });
 // Registered in the document; the body is parsed by hand (400 vs 422), so no automatic validator.
 mailSendRouter.openAPIRegistry.registerPath(sendRoute);
@@ -96,23 +95,20 @@ mailSendRouter.post("/", auth(), requireScope("mail:send"), async (c) => {
   return c.json({ data: emailView(row, [{ status: "queued", detail: null, createdAt: row.createdAt }]) }, 201);
 });
 
-const batchRoute = createRoute({
+const batchRoute = route({
   method: "post",
   path: "/batch",
   operationId: "sendEmailBatch",
-  tags: ["Mail"],
   summary: "Send up to 100 emails in one request",
   description:
     "`{emails: [...]}`, 1 to 100 items of the POST /emails body. One request for the rate limit; one `mail` quota unit per created email. " +
     "A missing or non-array `emails` answers 400; an item that is not an object or lacks `from`, `to` or `subject` answers 422 `{error}` naming its 0-indexed position. " +
     "Items that fail field validation are skipped and reported as `{status: 422, errors}` in a 207 answer (all items invalid: 422 with `details` keyed `emails.<index>.<field>`). " +
     "An item breaking a policy rule refuses the whole batch with that policy error, its message prefixed `Item <n>: ` (1-indexed); nothing is stored. Sandbox caps count the valid items in order.",
-  security: bearerSecurity,
   request: { body: jsonBody(SendBatchBody) },
   responses: {
     201: dataResponse("Every email created, in request order", z.array(EmailSchema)),
     207: dataResponse("Some items failed validation: created emails and `{status: 422, errors}` in request order", z.array(z.union([EmailSchema, BatchItemFailure]))),
-    ...authResponses,
     ...sendErrors,
   },
 });

@@ -2,28 +2,27 @@
 // delete and the test delivery. No router-wide middleware: auth and scopes sit on each route, so
 // nothing here runs for a relay path, and ids must be UUIDs, so `/webhooks/sources` is never taken
 // for a mail webhook id. Errors render in the mail shapes (mail.routes.ts registers them).
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { auth, requireAnyScope, requireScope } from "../../platform/auth";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { createRouter } from "../../platform/router";
 import { mailErrorFormat } from "./mail.errors";
 import { uuidOr404 } from "../../platform/tenancy";
 import { CreatedMailWebhookSchema, CreateWebhookBody, ErrorBody, GatewayErrorBody, IdParam, MailWebhookSchema, ValidationErrorBody, WebhookTestResult } from "./mail.schemas";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook, webhookNotFound, webhookView } from "./mail-webhooks.service";
+import { webhookRoute } from "./mail.openapi";
 
 export const mailWebhooksRouter = createRouter({ errorFormat: mailErrorFormat });
-const webhookErrors = { ...authResponses, 404: jsonResponse("Not found", ErrorBody), 422: jsonResponse("Validation failed", ValidationErrorBody) };
+const webhookErrors = { 404: jsonResponse("Not found", ErrorBody), 422: jsonResponse("Validation failed", ValidationErrorBody) };
 
 mailWebhooksRouter.openapi(
-  createRoute({
+  webhookRoute({
     method: "post",
     path: "/",
     operationId: "createMailWebhook",
-    tags: ["Mail webhooks"],
     summary: "Create a mail event webhook",
     description:
       "Events: `email.sent`, `email.delivered`, `email.bounced`, `email.complained`, `email.failed`. Deliveries are signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) using the returned `secret`, shown only here. At most 10 per team. Requires `mail:send`.",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:send")] as const,
     request: { body: jsonBody(CreateWebhookBody) },
     responses: { 201: dataResponse("The webhook with its signing secret", CreatedMailWebhookSchema), 400: jsonResponse("Malformed JSON", ErrorBody), ...webhookErrors },
@@ -35,29 +34,25 @@ mailWebhooksRouter.openapi(
 );
 
 mailWebhooksRouter.openapi(
-  createRoute({
+  webhookRoute({
     method: "get",
     path: "/",
     operationId: "listMailWebhooks",
-    tags: ["Mail webhooks"],
     summary: "List mail event webhooks",
     description: "Requires `mail:read` or `mail:send`. Secrets are never returned here.",
-    security: bearerSecurity,
     middleware: [auth(), requireAnyScope("mail:read", "mail:send")] as const,
-    responses: { 200: dataResponse("The team's mail webhooks", z.array(MailWebhookSchema)), ...authResponses },
+    responses: { 200: dataResponse("The team's mail webhooks", z.array(MailWebhookSchema)) },
   }),
   async (c) => c.json({ data: (await listWebhooks(c.env, c.get("principal").teamId)).map(webhookView) }, 200),
 );
 
 mailWebhooksRouter.openapi(
-  createRoute({
+  webhookRoute({
     method: "delete",
     path: "/{id}",
     operationId: "deleteMailWebhook",
-    tags: ["Mail webhooks"],
     summary: "Delete a mail event webhook",
     description: "Requires `mail:send`. Pending deliveries to it are dropped.",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:send")] as const,
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...webhookErrors },
@@ -69,15 +64,13 @@ mailWebhooksRouter.openapi(
 );
 
 mailWebhooksRouter.openapi(
-  createRoute({
+  webhookRoute({
     method: "post",
     path: "/{id}/test",
     operationId: "testMailWebhook",
-    tags: ["Mail webhooks"],
     summary: "Send a test delivery",
     description:
       "Posts a signed `email.test` event to the webhook now. 200 `{data: {success: true, webhook_id, message_id, status_code, duration_ms}}` when the endpoint answers 2xx; 502 `{error: {message, detail}}` when it cannot be reached (network error, timeout, refused address) or answers another status. Requires `mail:send`.",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:send")] as const,
     request: { params: IdParam },
     responses: {

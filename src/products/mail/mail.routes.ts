@@ -3,14 +3,15 @@
 // (mail-webhooks.routes.ts), which src/app.ts mounts under /emails and /webhooks. Errors of both,
 // and of the sending domains, render in the mail shapes (README "Errors").
 import { mailErrorFormat } from "./mail.errors";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
-import { authResponses, dataOf, dataResponse, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { dataOf, dataResponse, jsonResponse } from "../../platform/openapi";
+import { createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
 import { EmailSchema, ErrorBody, IdParam, ListEmailsQuery, PaginationSchema, ValidationErrorBody } from "./mail.schemas";
 import { emailNotFound, emailView, getEmail, listEmails } from "./mail.service";
 import { mailSendRouter } from "./mail-send.routes";
+import { route } from "./mail.openapi";
 
 export { mailWebhooksRouter } from "./mail-webhooks.routes";
 
@@ -20,20 +21,17 @@ export const emailsRouter = createRouter({ errorFormat: mailErrorFormat, readsOw
 emailsRouter.route("/", mailSendRouter);
 
 emailsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/",
     operationId: "listEmails",
-    tags: ["Mail"],
     summary: "List emails",
     description:
       "The team's emails, newest first. Filters: `status`, `stream`, `recipient` (to, cc or bcc), `since` and `until` (ISO 8601 on `created_at`). Pages: `page` (from 1), `per_page` (default 20, max 100). Requires `mail:read` (a send-only key cannot read mail).",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:read")] as const,
     request: { query: ListEmailsQuery },
     responses: {
       200: jsonResponse("A page of emails", dataOf(z.array(EmailSchema)).extend({ pagination: PaginationSchema })),
-      ...authResponses,
       422: jsonResponse("Invalid filter", ValidationErrorBody),
     },
   }),
@@ -44,17 +42,15 @@ emailsRouter.openapi(
 );
 
 emailsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{id}",
     operationId: "getEmail",
-    tags: ["Mail"],
     summary: "Get an email with its status history",
     description: "`history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).",
-    security: bearerSecurity,
     middleware: [auth(), requireScope("mail:read")] as const,
     request: { params: IdParam },
-    responses: { 200: dataResponse("The email", EmailSchema), ...authResponses, 404: jsonResponse("Not found", ErrorBody) },
+    responses: { 200: dataResponse("The email", EmailSchema), 404: jsonResponse("Not found", ErrorBody) },
   }),
   async (c) => {
     const id = uuidOr404(c.req.valid("param").id, emailNotFound);

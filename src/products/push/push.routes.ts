@@ -1,11 +1,11 @@
 // The push product's HTTP surface: apps (spec), subscribers and notifications (DESIGN.md
 // extension). Bodies `{data: ...}`; errors `{error}` or the spec's Validation shape.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { auth, requireScope } from "../../platform/auth";
 import type { ErrorFormatter } from "../../platform/errors";
-import { authResponses, dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
+import { dataResponse, jsonBody, jsonResponse, productRoutes } from "../../platform/openapi";
 import { rateLimit } from "../../platform/rate-limit/middleware";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import {
   AppIdParam,
   CreateAppSchema,
@@ -38,7 +38,7 @@ const ValidationErrorSchema = z
 
 const notFound = (what: string) => ({ 404: jsonResponse(`${what} not found (or another team's)`, ErrorSchema) });
 const invalid = { 422: jsonResponse("Validation failed", ValidationErrorSchema) };
-const common = { tags: ["Push"], security: bearerSecurity };
+const route = productRoutes({ tags: ["Push"], security: "bearer" });
 
 export const pushRouter = createRouter({ errorFormat: pushErrorFormat });
 pushRouter.use("*", auth());
@@ -46,22 +46,20 @@ pushRouter.use("*", auth());
 // Apps ----------------------------------------------------------------------------------------
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "get",
     path: "/apps",
     operationId: "listPushApps",
     middleware: [requireScope("push:read")] as const,
     summary: "List push apps",
     description: "Every push app of the team, newest first. Private keys and credentials are never returned.",
-    responses: { 200: dataResponse("Push apps", z.array(PushAppSchema)), ...authResponses },
+    responses: { 200: dataResponse("Push apps", z.array(PushAppSchema)) },
   }),
   async (c) => c.json({ data: await listApps(c.env, c.get("principal").teamId) }, 200),
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "post",
     path: "/apps",
     operationId: "createPushApp",
@@ -70,28 +68,26 @@ pushRouter.openapi(
     description:
       "Creates an app with a VAPID key pair (ECDSA P-256). A key is generated for each of `vapid_public_key` / `vapid_private_key` that is absent: with neither, a new pair; with only the private key, the public key is derived from it; a public key alone is refused (no private key can be generated for it). Supplied keys must be base64url: the public key the raw 65-byte uncompressed point, the private key the 32-byte `d`, and they must belong together. The private key, `fcm_credentials` and `apns_credentials` are stored AES-256-GCM-encrypted and never returned.",
     request: { body: jsonBody(CreateAppSchema) },
-    responses: { 201: dataResponse("The app", PushAppSchema), ...invalid, ...authResponses },
+    responses: { 201: dataResponse("The app", PushAppSchema), ...invalid },
   }),
   async (c) => c.json({ data: await createApp(c.env, c.get("principal").teamId, c.req.valid("json")) }, 201),
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "get",
     path: "/apps/{app_id}",
     operationId: "getPushApp",
     middleware: [requireScope("push:read")] as const,
     summary: "Get a push app",
     request: { params: AppIdParam },
-    responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App"), ...authResponses },
+    responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App") },
   }),
   async (c) => c.json({ data: await getApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id) }, 200),
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "patch",
     path: "/apps/{app_id}",
     operationId: "updatePushApp",
@@ -100,15 +96,14 @@ pushRouter.openapi(
     description:
       "Only the given fields change. `settings` replaces the stored settings object. `fcm_credentials` / `apns_credentials` may be replaced (or cleared with null); VAPID keys cannot be changed.",
     request: { params: AppIdParam, body: jsonBody(UpdateAppSchema) },
-    responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App"), ...invalid, ...authResponses },
+    responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App"), ...invalid },
   }),
   async (c) =>
     c.json({ data: await updateApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("json")) }, 200),
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "delete",
     path: "/apps/{app_id}",
     operationId: "deletePushApp",
@@ -116,7 +111,7 @@ pushRouter.openapi(
     summary: "Delete a push app",
     description: "Deletes the app with its subscribers, notifications and delivery results.",
     request: { params: AppIdParam },
-    responses: { 204: { description: "Deleted" }, ...notFound("App"), ...authResponses },
+    responses: { 204: { description: "Deleted" }, ...notFound("App") },
   }),
   async (c) => {
     await deleteApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id);
@@ -127,8 +122,7 @@ pushRouter.openapi(
 // Subscribers ---------------------------------------------------------------------------------
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "post",
     path: "/apps/{app_id}/subscribers",
     operationId: "createPushSubscriber",
@@ -142,7 +136,6 @@ pushRouter.openapi(
       200: dataResponse("Existing subscriber updated", SubscriberSchema),
       ...notFound("App"),
       ...invalid,
-      ...authResponses,
     },
   }),
   async (c) => {
@@ -157,8 +150,7 @@ pushRouter.openapi(
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "get",
     path: "/apps/{app_id}/subscribers",
     operationId: "listPushSubscribers",
@@ -170,7 +162,6 @@ pushRouter.openapi(
       200: jsonResponse("Subscribers", z.object({ data: z.array(SubscriberSchema), pagination: PaginationSchema })),
       ...notFound("App"),
       ...invalid,
-      ...authResponses,
     },
   }),
   async (c) =>
@@ -178,15 +169,14 @@ pushRouter.openapi(
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "delete",
     path: "/apps/{app_id}/subscribers/{subscriber_id}",
     operationId: "deletePushSubscriber",
     middleware: [requireScope("push:write")] as const,
     summary: "Delete a subscriber",
     request: { params: SubscriberParams },
-    responses: { 204: { description: "Deleted" }, ...notFound("App or subscriber"), ...authResponses },
+    responses: { 204: { description: "Deleted" }, ...notFound("App or subscriber") },
   }),
   async (c) => {
     const { app_id, subscriber_id } = c.req.valid("param");
@@ -198,8 +188,7 @@ pushRouter.openapi(
 // Notifications -------------------------------------------------------------------------------
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "post",
     path: "/apps/{app_id}/notifications",
     operationId: "sendPushNotification",
@@ -212,7 +201,6 @@ pushRouter.openapi(
       202: dataResponse("Accepted", NotificationSchema),
       ...notFound("App"),
       ...invalid,
-      ...authResponses,
     },
   }),
   async (c) => {
@@ -222,8 +210,7 @@ pushRouter.openapi(
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "get",
     path: "/apps/{app_id}/notifications",
     operationId: "listPushNotifications",
@@ -231,7 +218,7 @@ pushRouter.openapi(
     summary: "List notifications",
     description: "Newest first, with their counts. Query: `limit` (default 20, max 100).",
     request: { params: AppIdParam, query: ListNotificationsQuery },
-    responses: { 200: dataResponse("Notifications", z.array(NotificationSchema)), ...notFound("App"), ...invalid, ...authResponses },
+    responses: { 200: dataResponse("Notifications", z.array(NotificationSchema)), ...notFound("App"), ...invalid },
   }),
   async (c) =>
     c.json(
@@ -241,8 +228,7 @@ pushRouter.openapi(
 );
 
 pushRouter.openapi(
-  createRoute({
-    ...common,
+  route({
     method: "get",
     path: "/apps/{app_id}/notifications/{id}",
     operationId: "getPushNotification",
@@ -251,7 +237,7 @@ pushRouter.openapi(
     description:
       "Counts of `queued` (not yet finished, including retrying), `delivered`, `failed` and `removed` (the push service answered 404/410 and the subscriber was deleted), and per-subscriber `results` in subscriber id order: `limit` (default 100, max 500), `cursor` (the `results_next_cursor` of the previous page), `status`.",
     request: { params: NotificationParams, query: NotificationQuery },
-    responses: { 200: dataResponse("The notification", NotificationDetailSchema), ...notFound("App or notification"), ...invalid, ...authResponses },
+    responses: { 200: dataResponse("The notification", NotificationDetailSchema), ...notFound("App or notification"), ...invalid },
   }),
   async (c) => {
     const { app_id, id } = c.req.valid("param");

@@ -1,11 +1,11 @@
 // Authenticated routes of a webhook relay source's events: the list, one event with its deliveries
 // and attempts, and replay.
 import type { MiddlewareHandler } from "hono";
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { dataResponse, jsonContent, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
-import { errors, read, tags, write } from "./relay.openapi";
+import { createRouter } from "../../platform/router";
+import { read, route, write } from "./relay.openapi";
 import { EventDetailSchema, EventParam, EventsQuery, EventSummarySchema, PaginationSchema, ReplayBody, ReplaySchema, SourceParam } from "./relay.schemas";
 import { getEvent, listEvents } from "./relay-events.service";
 import { replayEvent } from "./relay-replay.service";
@@ -30,37 +30,32 @@ const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async function emptyBodyIsNon
 export const relayEventsRouter = createRouter();
 
 relayEventsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{source_id}/events",
     operationId: "listWebhookEvents",
-    tags,
     summary: "List the events of a source",
     description:
       "Newest first, cursor-paginated (`limit` 1 to 100, default 25; pass `pagination.next_cursor` as `cursor`). Filters: `type` (exact, or a prefix ending in `*`) and `status`, the delivery roll-up of the event (`failed`, `pending`, `delivered`, `none`), judged on the latest delivery to each destination.",
-    security: bearerSecurity,
     middleware: [read],
     request: { params: SourceParam, query: EventsQuery },
     responses: {
       200: jsonResponse("A page of events", z.object({ data: z.array(EventSummarySchema), pagination: PaginationSchema })),
-      ...errors,
     },
   }),
   async (c) => c.json(await listEvents(c.env, c.get("principal").teamId, c.req.valid("param").source_id, c.req.valid("query")), 200),
 );
 
 relayEventsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{source_id}/events/{event_id}",
     operationId: "getWebhookEvent",
-    tags,
     summary: "Get an event with its deliveries and attempts",
     description: "The stored body, content type and filtered headers, and every delivery (ingest and replays) with each attempt: time, status code, duration, error, the first 1 KB of the answer and the delay before the next try.",
-    security: bearerSecurity,
     middleware: [read],
     request: { params: EventParam },
-    responses: { 200: dataResponse("The event", EventDetailSchema), ...errors },
+    responses: { 200: dataResponse("The event", EventDetailSchema) },
   }),
   async (c) => {
     const { source_id, event_id } = c.req.valid("param");
@@ -69,18 +64,16 @@ relayEventsRouter.openapi(
 );
 
 relayEventsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{source_id}/events/{event_id}/replay",
     operationId: "replayWebhookEvent",
-    tags,
     summary: "Replay an event",
     description:
       "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
-    security: bearerSecurity,
     middleware: [write, emptyBodyIsNone],
     request: { params: EventParam, body: { required: false, content: jsonContent(ReplayBody) } },
-    responses: { 202: dataResponse("Deliveries queued", ReplaySchema), ...errors },
+    responses: { 202: dataResponse("Deliveries queued", ReplaySchema) },
   }),
   async (c) => {
     const { source_id, event_id } = c.req.valid("param");

@@ -1,88 +1,78 @@
 // Authenticated routes of webhook relay sources: create, list, read, change, delete.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
-import { errors, read, tags, write } from "./relay.openapi";
+import { createRouter } from "../../platform/router";
+import { read, route, write } from "./relay.openapi";
 import { CreateSourceBody, PatchSourceBody, SourceParam, SourceSchema } from "./relay.schemas";
 import { createSource, deleteSource, getSource, listSources, patchSource } from "./relay-sources.service";
 
 export const relaySourcesRouter = createRouter();
 
 relaySourcesRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/",
     operationId: "createWebhookSource",
-    tags,
     summary: "Create a source (a public ingest address)",
     description:
       "Answers the source with its ingest `url` (`{APP_URL}/in/<slug>`, the slug being 24 random URL-safe characters). `provider` is one of `stripe`, `github`, `standard`, `generic`; it decides how inbound signatures are verified when `signing_secret` is set. `retention_days`: 1 to 90, default 7. The secret is stored encrypted and never returned.",
-    security: bearerSecurity,
     middleware: [write],
     request: { body: jsonBody(CreateSourceBody) },
-    responses: { 201: dataResponse("The source", SourceSchema), ...errors },
+    responses: { 201: dataResponse("The source", SourceSchema) },
   }),
   async (c) => c.json({ data: await createSource(c.env, c.get("principal").teamId, c.req.valid("json")) }, 201),
 );
 
 relaySourcesRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/",
     operationId: "listWebhookSources",
-    tags,
     summary: "List sources",
     description: "Every source of the team, newest first.",
-    security: bearerSecurity,
     middleware: [read],
-    responses: { 200: dataResponse("The sources", z.array(SourceSchema)), ...errors },
+    responses: { 200: dataResponse("The sources", z.array(SourceSchema)) },
   }),
   async (c) => c.json({ data: await listSources(c.env, c.get("principal").teamId) }, 200),
 );
 
 relaySourcesRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{source_id}",
     operationId: "getWebhookSource",
-    tags,
     summary: "Get a source",
-    security: bearerSecurity,
     middleware: [read],
     request: { params: SourceParam },
-    responses: { 200: dataResponse("The source", SourceSchema), ...errors },
+    responses: { 200: dataResponse("The source", SourceSchema) },
   }),
   async (c) => c.json({ data: await getSource(c.env, c.get("principal").teamId, c.req.valid("param").source_id) }, 200),
 );
 
 relaySourcesRouter.openapi(
-  createRoute({
+  route({
     method: "patch",
     path: "/{source_id}",
     operationId: "updateWebhookSource",
-    tags,
     summary: "Change a source",
     description: "`name`, `enabled`, `retention_days` (1 to 90; the next hourly clean-up applies it) and `signing_secret` (null stops verification). A disabled source answers 410 at its ingest address.",
-    security: bearerSecurity,
     middleware: [write],
     request: { params: SourceParam, body: jsonBody(PatchSourceBody) },
-    responses: { 200: dataResponse("The source", SourceSchema), ...errors },
+    responses: { 200: dataResponse("The source", SourceSchema) },
   }),
   async (c) => c.json({ data: await patchSource(c.env, c.get("principal").teamId, c.req.valid("param").source_id, c.req.valid("json")) }, 200),
 );
 
 relaySourcesRouter.openapi(
-  createRoute({
+  route({
     method: "delete",
     path: "/{source_id}",
     operationId: "deleteWebhookSource",
-    tags,
     summary: "Delete a source",
     description: "Deletes the source with its destinations, events, deliveries and attempts. Queued deliveries are dropped.",
-    security: bearerSecurity,
     middleware: [write],
     request: { params: SourceParam },
-    responses: { 204: { description: "Deleted" }, ...errors },
+    responses: { 204: { description: "Deleted" } },
   }),
   async (c) => {
     await deleteSource(c.env, c.get("principal").teamId, c.req.valid("param").source_id);

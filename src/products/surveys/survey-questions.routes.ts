@@ -1,42 +1,38 @@
 // Authenticated routes of a survey's questions: list, reorder, create, update, delete. The literal
 // /questions/reorder is registered before the parameterised /questions/{question_id}.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import { createQuestion, deleteQuestion, listQuestions, reorderQuestions, updateQuestion } from "./survey-questions.service";
-import { errors, Ok, read, tags, write } from "./surveys.openapi";
+import { Ok, read, route, write } from "./surveys.openapi";
 import { CreateQuestionBody, PatchQuestionBody, QuestionParams, QuestionSchema, ReorderBody, SurveyErrorSchema, SurveyIdParam2 } from "./surveys.schemas";
 
 export const surveyQuestionsRouter = createRouter();
 
 surveyQuestionsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{survey_id}/questions",
     operationId: "listSurveyQuestions",
-    tags,
     summary: "List questions",
     description: "Ordered by `position`.",
-    security: bearerSecurity,
     middleware: read,
     request: { params: SurveyIdParam2 },
-    responses: { 200: dataResponse("Questions", z.array(QuestionSchema)), ...errors },
+    responses: { 200: dataResponse("Questions", z.array(QuestionSchema)) },
   }),
   async (c) => c.json({ data: await listQuestions(c.env, c.get("principal").teamId, c.req.valid("param").survey_id) }, 200),
 );
 
 surveyQuestionsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{survey_id}/questions/reorder",
     operationId: "reorderSurveyQuestions",
-    tags,
     summary: "Reorder questions",
     description: "`question_ids` must list every question of the survey exactly once (else 400); positions 1..n are rewritten in one statement.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam2, body: jsonBody(ReorderBody) },
-    responses: { 200: jsonResponse("Reordered", Ok), 400: jsonResponse("Partial or duplicated list", SurveyErrorSchema), ...errors },
+    responses: { 200: jsonResponse("Reordered", Ok), 400: jsonResponse("Partial or duplicated list", SurveyErrorSchema) },
   }),
   async (c) => {
     await reorderQuestions(c.env, c.get("principal").teamId, c.req.valid("param").survey_id, c.req.valid("json").question_ids);
@@ -45,34 +41,30 @@ surveyQuestionsRouter.openapi(
 );
 
 surveyQuestionsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{survey_id}/questions",
     operationId: "createSurveyQuestion",
-    tags,
     summary: "Create a question",
     description:
       "`options` are required for `choice`, `multi_choice` and `ranking` (and must be empty otherwise); `scale` and `slider` need integer `settings.min` < `settings.max`; `matrix` needs `settings.rows` and `settings.columns`; branching targets must be questions of the same survey.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam2, body: jsonBody(CreateQuestionBody) },
-    responses: { 201: dataResponse("The question", QuestionSchema), ...errors },
+    responses: { 201: dataResponse("The question", QuestionSchema) },
   }),
   async (c) => c.json({ data: await createQuestion(c.env, c.get("principal").teamId, c.req.valid("param").survey_id, c.req.valid("json")) }, 201),
 );
 
 surveyQuestionsRouter.openapi(
-  createRoute({
+  route({
     method: "patch",
     path: "/{survey_id}/questions/{question_id}",
     operationId: "updateSurveyQuestion",
-    tags,
     summary: "Update a question",
     description: "Any question field. Editing a question of an `active` survey increments its `version`.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: QuestionParams, body: jsonBody(PatchQuestionBody) },
-    responses: { 200: dataResponse("The question", QuestionSchema), ...errors },
+    responses: { 200: dataResponse("The question", QuestionSchema) },
   }),
   async (c) => {
     const { survey_id, question_id } = c.req.valid("param");
@@ -81,17 +73,15 @@ surveyQuestionsRouter.openapi(
 );
 
 surveyQuestionsRouter.openapi(
-  createRoute({
+  route({
     method: "delete",
     path: "/{survey_id}/questions/{question_id}",
     operationId: "deleteSurveyQuestion",
-    tags,
     summary: "Delete a question",
     description: "Existing answers stay in the responses' answers maps but are no longer rendered (summary, flow).",
-    security: bearerSecurity,
     middleware: write,
     request: { params: QuestionParams },
-    responses: { 204: { description: "Deleted" }, ...errors },
+    responses: { 204: { description: "Deleted" } },
   }),
   async (c) => {
     const { survey_id, question_id } = c.req.valid("param");

@@ -1,97 +1,86 @@
 // Authenticated routes of a survey's results: the response list, the per-question summary, and
 // the webhooks that receive completed responses.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody, jsonResponse, pathParamAs } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import { listResponses, surveySummary } from "./survey-results.service";
 import { CreatedWebhookSchema, CreateWebhookBody, ListResponsesQuery, ResponseRecordSchema, SummarySchema, WebhookSchema } from "./survey-results.schemas";
 import { createWebhook, deleteWebhook, listWebhooks } from "./survey-webhooks.service";
-import { errors, read, tags, write } from "./surveys.openapi";
+import { read, route, write } from "./surveys.openapi";
 import { PaginationSchema, SurveyIdParam, WebhookParams } from "./surveys.schemas";
 
 export const surveyResultsRouter = createRouter();
 
 surveyResultsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     // `{survey}`, not `{id}`: the same path template as the public POST (see pathParamAs).
     path: "/{survey}/responses",
     operationId: "listSurveyResponses",
-    tags,
     summary: "List responses",
     description:
       "Completed and in-progress responses, newest first; filter by `status` and by start time (`since` inclusive, `until` exclusive). `answers` maps question id → `{value, version, answered_at}` and keeps answers of deleted questions.",
-    security: bearerSecurity,
     middleware: read,
     request: { params: pathParamAs("survey", "id", "The survey id."), query: ListResponsesQuery },
     responses: {
       200: jsonResponse("Responses and pagination", z.object({ data: z.array(ResponseRecordSchema), pagination: PaginationSchema })),
-      ...errors,
     },
   }),
   async (c) => c.json(await listResponses(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query")), 200),
 );
 
 surveyResultsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{id}/summary",
     operationId: "getSurveySummary",
-    tags,
     summary: "Per-question aggregates of completed responses",
     description:
       "Read from counters kept by every completion (the cost does not grow with the number of responses), over completed responses, for the survey's current questions: counts per option (choice, multi_choice, ranking average rank), average and distribution (rating, scale, slider, nps), the NPS score, the yes/no split, per-row counts for matrix, and answer counts for free-text types.",
-    security: bearerSecurity,
     middleware: read,
     request: { params: SurveyIdParam },
-    responses: { 200: dataResponse("The summary", SummarySchema), ...errors },
+    responses: { 200: dataResponse("The summary", SummarySchema) },
   }),
   async (c) => c.json({ data: await surveySummary(c.env, c.get("principal").teamId, c.req.valid("param").id) }, 200),
 );
 
 surveyResultsRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{id}/webhooks",
     operationId: "createSurveyWebhook",
-    tags,
     summary: "Create a survey webhook",
     description:
       "Receives `response.completed` events through the survey-webhooks queue, signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The `secret` is shown only in this answer.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam, body: jsonBody(CreateWebhookBody) },
-    responses: { 201: dataResponse("The webhook with its secret", CreatedWebhookSchema), ...errors },
+    responses: { 201: dataResponse("The webhook with its secret", CreatedWebhookSchema) },
   }),
   async (c) => c.json({ data: await createWebhook(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("json")) }, 201),
 );
 
 surveyResultsRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{id}/webhooks",
     operationId: "listSurveyWebhooks",
-    tags,
     summary: "List a survey's webhooks",
-    security: bearerSecurity,
     middleware: read,
     request: { params: SurveyIdParam },
-    responses: { 200: dataResponse("Webhooks (without secrets)", z.array(WebhookSchema)), ...errors },
+    responses: { 200: dataResponse("Webhooks (without secrets)", z.array(WebhookSchema)) },
   }),
   async (c) => c.json({ data: await listWebhooks(c.env, c.get("principal").teamId, c.req.valid("param").id) }, 200),
 );
 
 surveyResultsRouter.openapi(
-  createRoute({
+  route({
     method: "delete",
     path: "/{id}/webhooks/{webhook_id}",
     operationId: "deleteSurveyWebhook",
-    tags,
     summary: "Delete a survey webhook",
-    security: bearerSecurity,
     middleware: write,
     request: { params: WebhookParams },
-    responses: { 204: { description: "Deleted" }, ...errors },
+    responses: { 204: { description: "Deleted" } },
   }),
   async (c) => {
     const { id, webhook_id } = c.req.valid("param");

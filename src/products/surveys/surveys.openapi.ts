@@ -1,22 +1,25 @@
 // What every authenticated survey route declares: the scope middleware (attached per route, never
 // with use("*"): the public response flow shares the /surveys prefix and must not run auth()),
-// the tag, and the error responses in the survey body shape.
+// and the route helper with the tag and the error responses in the survey body shape.
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import type { ErrorFormatter } from "../../platform/errors";
 import { auth, requireScope } from "../../platform/auth";
-import { authResponses, jsonResponse } from "../../platform/openapi";
+import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { SurveyErrorSchema } from "./surveys.schemas";
 
 export const read: MiddlewareHandler<AppEnv>[] = [auth(), requireScope("surveys:read")];
 export const write: MiddlewareHandler<AppEnv>[] = [auth(), requireScope("surveys:write")];
-export const tags = ["Surveys"];
-export const errors = {
-  ...authResponses,
-  404: jsonResponse("Survey, section or question not found (or another team's)", SurveyErrorSchema),
-  422: jsonResponse("Validation failed: `{error, errors: {field: [message]}}`", SurveyErrorSchema),
-};
+/** `createRoute` of the authenticated survey routes. */
+export const route = productRoutes({
+  tags: ["Surveys"],
+  security: "bearer",
+  errors: {
+    404: jsonResponse("Survey, section or question not found (or another team's)", SurveyErrorSchema),
+    422: jsonResponse("Validation failed: `{error, errors: {field: [message]}}`", SurveyErrorSchema),
+  },
+});
 export const Ok = z.object({ ok: z.literal(true) });
 
 /**

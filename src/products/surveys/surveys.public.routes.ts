@@ -6,13 +6,12 @@
 // strict bucket, so respondents already answering are never cut off by traffic that the team does
 // not control.
 import { surveysErrorFormat } from "./surveys.openapi";
-import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
-import { jsonBody, jsonResponse, dataResponse, pathParamAs, RateLimitErrorSchema } from "../../platform/openapi";
+import { dataResponse, jsonBody, jsonResponse, pathParamAs, productRoutes, RateLimitErrorSchema } from "../../platform/openapi";
 import { enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/middleware";
-import { createRouter, publicSecurity } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import { AnswerBody, BackBody, PublicSurveySchema, ResponseParams, ResponseStateSchema, SlugParam, StartResponseBody } from "./survey-responses.schemas";
 import { SurveyErrorSchema } from "./surveys.schemas";
 import {
@@ -26,15 +25,18 @@ import {
   type PublicSurvey,
 } from "./survey-responses.service";
 
-const tags = ["Surveys (public)"];
+const route = productRoutes({
+  tags: ["Surveys (public)"],
+  security: "public",
+  errors: {
+    404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
+    429: jsonResponse("Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota", RateLimitErrorSchema),
+  },
+});
 /** Every public route counts per client IP before its body is validated or its slug looked up. */
 const middleware = [rateLimit({ bucket: "public" })];
-const errors = {
-  404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
-  429: jsonResponse("Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota", RateLimitErrorSchema),
-};
+/** What the response flow (start, answer, back, complete) answers besides the shared errors. */
 const flowErrors = {
-  ...errors,
   409: jsonResponse("Not the expected question, path finished, response completed, or survey closed", SurveyErrorSchema),
   422: jsonResponse("Invalid answer: `{error, errors: {value: [message]}}`", SurveyErrorSchema),
 };
@@ -52,18 +54,16 @@ async function publicSurvey(c: Context<AppEnv>, slug: string, { start = false } 
 export const surveysPublicRouter = createRouter({ errorFormat: surveysErrorFormat });
 
 surveysPublicRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{slug}/public",
     operationId: "getPublicSurvey",
-    security: publicSecurity,
-    tags,
     middleware,
     summary: "Public survey definition",
     description:
       "What a hosted page or embed needs before starting: name, settings, mode, status, whether it accepts responses, the number of questions (AI mode: `target_questions`) and the first question. Drafts answer 404.",
     request: { params: SlugParam },
-    responses: { 200: dataResponse("The public definition", PublicSurveySchema), ...errors },
+    responses: { 200: dataResponse("The public definition", PublicSurveySchema) },
   }),
   async (c) => {
     const survey = await publicSurvey(c, c.req.valid("param").slug);
@@ -72,13 +72,11 @@ surveysPublicRouter.openapi(
 );
 
 surveysPublicRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     // `{survey}`, not `{slug}`: the same path template as the authenticated GET (see pathParamAs).
     path: "/{survey}/responses",
     operationId: "startSurveyResponse",
-    security: publicSecurity,
-    tags,
     middleware,
     summary: "Start a response",
     description:
@@ -97,17 +95,15 @@ surveysPublicRouter.openapi(
 );
 
 surveysPublicRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{slug}/responses/{response_id}",
     operationId: "getSurveyResponseState",
-    security: publicSecurity,
-    tags,
     middleware,
     summary: "Resume a response",
     description: "The response's state: answered count, the next question (or `finished: true`). The response id is the respondent's capability.",
     request: { params: ResponseParams },
-    responses: { 200: dataResponse("The response state", ResponseStateSchema), ...errors },
+    responses: { 200: dataResponse("The response state", ResponseStateSchema) },
   }),
   async (c) => {
     const { slug, response_id } = c.req.valid("param");
@@ -117,12 +113,10 @@ surveysPublicRouter.openapi(
 );
 
 surveysPublicRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{slug}/responses/{response_id}/answers",
     operationId: "answerSurveyQuestion",
-    security: publicSecurity,
-    tags,
     middleware,
     summary: "Answer the next question",
     description:
@@ -138,12 +132,10 @@ surveysPublicRouter.openapi(
 );
 
 surveysPublicRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{slug}/responses/{response_id}/back",
     operationId: "goBackInSurveyResponse",
-    security: publicSecurity,
-    tags,
     middleware,
     summary: "Go back to an earlier question",
     description:
@@ -160,12 +152,10 @@ surveysPublicRouter.openapi(
 );
 
 surveysPublicRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{slug}/responses/{response_id}/complete",
     operationId: "completeSurveyResponse",
-    security: publicSecurity,
-    tags,
     middleware,
     summary: "Complete a response",
     description:

@@ -4,16 +4,16 @@
 // survey-results.routes.ts). Literal paths (/templates) are registered before the parameterised
 // ones they would otherwise collide with, and the sub-routers after these routes, in the order
 // their operations appear in the OpenAPI document.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { ssrfOptions } from "../../platform/ssrf";
 import { assertSettingsUrls } from "../survey-page/survey-settings";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { bearerSecurity, createRouter } from "../../platform/router";
+import { createRouter } from "../../platform/router";
 import { surveyQuestionsRouter } from "./survey-questions.routes";
 import { surveyResultsRouter } from "./survey-results.routes";
 import { surveySectionsRouter } from "./survey-sections.routes";
 import { SURVEY_TEMPLATES } from "./survey-templates";
-import { errors, read, surveysErrorFormat, tags, write } from "./surveys.openapi";
+import { read, route, surveysErrorFormat, write } from "./surveys.openapi";
 import {
   CreateSurveyBody,
   ListSurveysQuery,
@@ -29,34 +29,30 @@ import { createSurvey, deleteSurvey, duplicateSurvey, listSurveys, setStatus, su
 export const surveysRouter = createRouter({ errorFormat: surveysErrorFormat });
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/",
     operationId: "listSurveys",
-    tags,
     summary: "List surveys",
     description: "Newest first. `per_page` defaults to 20, at most 100; `status` filters.",
-    security: bearerSecurity,
     middleware: read,
     request: { query: ListSurveysQuery },
-    responses: { 200: jsonResponse("Surveys and pagination", z.object({ data: z.array(SurveySchema), pagination: PaginationSchema })), ...errors },
+    responses: { 200: jsonResponse("Surveys and pagination", z.object({ data: z.array(SurveySchema), pagination: PaginationSchema })) },
   }),
   async (c) => c.json(await listSurveys(c.env, c.get("principal").teamId, c.req.valid("query")), 200),
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/",
     operationId: "createSurvey",
-    tags,
     summary: "Create a survey",
     description:
       "Created as `draft`. `slug` is URL-safe and globally unique (so unique per team and resolvable from the public URL alone); a taken slug answers 422 `errors.slug: ['has already been taken']`. Mode `ai` requires `ai_config.goal`; manual surveys keep `ai_config` `{}`.",
-    security: bearerSecurity,
     middleware: write,
     request: { body: jsonBody(CreateSurveyBody) },
-    responses: { 201: dataResponse("The survey", SurveySchema), ...errors },
+    responses: { 201: dataResponse("The survey", SurveySchema) },
   }),
   async (c) => {
     const body = c.req.valid("json");
@@ -66,47 +62,41 @@ surveysRouter.openapi(
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/templates",
     operationId: "listSurveyTemplates",
-    tags,
     summary: "Built-in survey templates",
-    security: bearerSecurity,
     middleware: read,
-    responses: { 200: dataResponse("The catalog", z.array(TemplateSchema)), ...errors },
+    responses: { 200: dataResponse("The catalog", z.array(TemplateSchema)) },
   }),
   (c) => c.json({ data: SURVEY_TEMPLATES.map((t) => ({ ...t })) }, 200),
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "get",
     path: "/{id}",
     operationId: "getSurvey",
-    tags,
     summary: "Get a survey with its sections and questions",
-    security: bearerSecurity,
     middleware: read,
     request: { params: SurveyIdParam },
-    responses: { 200: dataResponse("The survey", SurveyDetailSchema), ...errors },
+    responses: { 200: dataResponse("The survey", SurveyDetailSchema) },
   }),
   async (c) => c.json({ data: await surveyDetail(c.env, c.get("principal").teamId, c.req.valid("param").id) }, 200),
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "patch",
     path: "/{id}",
     operationId: "updateSurvey",
-    tags,
     summary: "Update a survey",
     description:
       "Any of `name`, `slug`, `mode`, `status`, `settings`, `ai_config`. `status` follows the action endpoints' rules. Changing `slug` invalidates existing embed configurations and invitation URLs.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam, body: jsonBody(PatchSurveyBody) },
-    responses: { 200: dataResponse("The updated survey", SurveySchema), ...errors },
+    responses: { 200: dataResponse("The updated survey", SurveySchema) },
   }),
   async (c) => {
     const body = c.req.valid("json");
@@ -117,17 +107,15 @@ surveysRouter.openapi(
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "delete",
     path: "/{id}",
     operationId: "deleteSurvey",
-    tags,
     summary: "Delete a survey",
     description: "Permanently deletes the survey with its sections, questions, responses (and their respondents), webhooks and deliveries.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam },
-    responses: { 204: { description: "Deleted" }, ...errors },
+    responses: { 204: { description: "Deleted" } },
   }),
   async (c) => {
     await deleteSurvey(c.env, c.get("principal").teamId, c.req.valid("param").id);
@@ -136,51 +124,45 @@ surveysRouter.openapi(
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{id}/duplicate",
     operationId: "duplicateSurvey",
-    tags,
     summary: "Duplicate a survey",
     description:
       "A new `draft` survey with copies of the sections and questions (new ids; `section_id` and branching targets remapped to the copies), settings and ai_config; `response_count` 0 and a new slug (`<slug>-copy`, `<slug>-copy-2`, ...). Responses and webhooks are not copied.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam },
-    responses: { 201: dataResponse("The copy", SurveyDetailSchema), ...errors },
+    responses: { 201: dataResponse("The copy", SurveyDetailSchema) },
   }),
   async (c) => c.json({ data: await duplicateSurvey(c.env, c.get("principal").teamId, c.req.valid("param").id) }, 201),
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{id}/activate",
     operationId: "activateSurvey",
-    tags,
     summary: "Activate (or reopen) a survey",
     description: "draft or closed → active; needs at least one question (else 422). Activating an active survey is a no-op answering 200.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam },
-    responses: { 200: dataResponse("The survey", SurveySchema), ...errors },
+    responses: { 200: dataResponse("The survey", SurveySchema) },
   }),
   async (c) => c.json({ data: surveyView(await setStatus(c.env, c.get("principal").teamId, c.req.valid("param").id, "active")) }, 200),
 );
 
 surveysRouter.openapi(
-  createRoute({
+  route({
     method: "post",
     path: "/{id}/close",
     operationId: "closeSurvey",
-    tags,
     summary: "Close a survey",
     description:
       "active → closed: new responses cannot start; in-progress responses can still answer and complete. Closing a closed survey is a no-op (200); closing a draft answers 422. The body is `{data: Survey}`.",
-    security: bearerSecurity,
     middleware: write,
     request: { params: SurveyIdParam },
-    responses: { 200: dataResponse("The survey", SurveySchema), ...errors },
+    responses: { 200: dataResponse("The survey", SurveySchema) },
   }),
   async (c) => c.json({ data: surveyView(await setStatus(c.env, c.get("principal").teamId, c.req.valid("param").id, "closed")) }, 200),
 );

@@ -141,6 +141,17 @@ describe("not_found (404)", () => {
     expect(res.status).toBe(404);
     expect(await res.text()).toContain("Report not available");
   });
+
+  it("the viewer past its per-IP public bucket answers the documented 429 body, not a page", async () => {
+    const t0 = Date.UTC(2031, 5, 1, 12, 0, 0);
+    setClock(t0 + 10_000);
+    const ip = "198.51.100.213";
+    // The window's 200 requests of the `public` bucket, counted straight in the limiter's object.
+    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`public:ip:${ip}`)).hit(t0 / 1000, 200);
+    const res = await call("GET", "/insights/audit/reports/shared/abc.def", { ip });
+    expect(res.headers.get("retry-after")).toBe("50");
+    await expectError(res, 429, { error: "Rate limit exceeded", retry_after: 50 });
+  });
 });
 
 describe("report_not_ready (409)", () => {
