@@ -322,13 +322,18 @@ describe("counter storage", () => {
   });
 });
 
+/** A team of `plan` whose default bucket (`fill` requests) or strict family is already full at T0, seen through a counting limiter. */
+async function filledTeam(plan: string, scopes: string[], fill: { counter?: string; count: number }) {
+  setClock(T0 + 4_000);
+  const team = await setupTeam({ plan, scopes });
+  await teamStub(team.teamId).hit(T0_S, fill.count, fill.counter);
+  const { namespace, calls } = countingLimiter();
+  return { team, calls, bindings: { ...env, RATE_LIMITER: namespace } as Env };
+}
+
 describe("refusals remembered until their window ends", () => {
   it("a full bucket refuses the rest of its window without a call, with the object's answer", async () => {
-    setClock(T0 + 4_000);
-    const team = await setupTeam({ plan: "free", scopes: ["push:write"] });
-    await teamStub(team.teamId).hit(T0_S, 600);
-    const { namespace, calls } = countingLimiter();
-    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    const { team, calls, bindings } = await filledTeam("free", ["push:write"], { count: 600 });
     const app = strictApp();
     const first = await post(app, team.key, bindings);
     expect(first.status).toBe(429);
@@ -355,11 +360,7 @@ describe("refusals remembered until their window ends", () => {
   });
 
   it("a raised limit (plan upgrade) asks the object again within the window", async () => {
-    setClock(T0 + 4_000);
-    const team = await setupTeam({ plan: "free", scopes: ["push:write"] });
-    await teamStub(team.teamId).hit(T0_S, 600);
-    const { namespace, calls } = countingLimiter();
-    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    const { team, calls, bindings } = await filledTeam("free", ["push:write"], { count: 600 });
     const app = strictApp();
     expect((await post(app, team.key, bindings)).status).toBe(429);
     expect((await post(app, team.key, bindings)).status).toBe(429);
@@ -374,11 +375,7 @@ describe("refusals remembered until their window ends", () => {
   });
 
   it("a refusal of a strict family is not remembered for the default bucket: later requests still reach the object", async () => {
-    setClock(T0 + 4_000);
-    const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
-    await teamStub(team.teamId).hit(T0_S, 30, strictCounter("push_subscribers"));
-    const { namespace, calls } = countingLimiter();
-    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
+    const { team, calls, bindings } = await filledTeam("pro", ["push:write"], { counter: strictCounter("push_subscribers"), count: 30 });
     const app = strictApp();
     expect((await post(app, team.key, bindings)).status).toBe(429);
     expect((await post(app, team.key, bindings)).status).toBe(429);
@@ -436,13 +433,10 @@ describe("a read runs its route beside the counter call", () => {
   });
 
   it("a refusal wins over the route's answer, whatever it was", async () => {
-    setClock(T0 + 4_000);
-    const team = await setupTeam({ plan: "free", scopes: ["push:read"] });
-    await teamStub(team.teamId).hit(T0_S, 600);
+    const { team, bindings } = await filledTeam("free", ["push:read"], { count: 600 });
     let status = 200;
     const { ran, send } = readApp((c) => (status === 200 ? c.json({ secret: "route answer" }) : c.json({ error: "Not found" }, 404)));
-    const { namespace } = countingLimiter();
-    const res = await send("GET", team.key, { ...env, RATE_LIMITER: namespace } as Env);
+    const res = await send("GET", team.key, bindings);
     expect(ran.get).toBe(1);
     expect(res.status).toBe(429);
     expect(await res.json()).toEqual({ error: "Rate limit exceeded", retry_after: 56 });
@@ -453,12 +447,8 @@ describe("a read runs its route beside the counter call", () => {
   });
 
   it("once a refusal is remembered, a read's route does not run at all; a write's never runs when refused", async () => {
-    setClock(T0 + 4_000);
-    const team = await setupTeam({ plan: "free", scopes: ["push:read"] });
-    await teamStub(team.teamId).hit(T0_S, 600);
+    const { team, calls, bindings } = await filledTeam("free", ["push:read"], { count: 600 });
     const { ran, send } = readApp((c) => c.json({ ok: true }));
-    const { namespace, calls } = countingLimiter();
-    const bindings = { ...env, RATE_LIMITER: namespace } as Env;
     expect((await send("POST", team.key, bindings)).status).toBe(429);
     expect(ran.post).toBe(0);
     for (let i = 0; i < 3; i++) expect((await send("GET", team.key, bindings)).status).toBe(429);

@@ -26,6 +26,12 @@ async function send(slug: string, secret: string, n: number, bindings?: Env) {
   return ingest(slug, body, await genericHeaders(secret, body), bindings ? { env: bindings } : {});
 }
 
+/** The pool's bindings with a D1 that records its statements. */
+function countedBindings() {
+  const counted = countingDb();
+  return { counted, bindings: { ...(env as Env), DB: counted.db } };
+}
+
 /** Statements of a request that read the source row. */
 const sourceReads = (queries: string[]) => queries.filter((q) => /from "webhook_sources"/i.test(q)).length;
 
@@ -33,8 +39,7 @@ describe("relay source cache", () => {
   it("reads the source once per TTL for a stream of events", async () => {
     setClock(T0);
     const { secret, source } = await signedSource();
-    const counted = countingDb();
-    const bindings = { ...(env as Env), DB: counted.db };
+    const { counted, bindings } = countedBindings();
     expect((await send(source.slug, secret, 1, bindings)).status).toBe(202);
     const first = sourceReads(counted.queries);
     expect(first).toBeGreaterThan(0);
@@ -85,8 +90,7 @@ describe("relay source cache", () => {
   it("re-reads the source after its team's plan changed on this isolate", async () => {
     setClock(T0);
     const { team, secret, source } = await signedSource();
-    const counted = countingDb();
-    const bindings = { ...(env as Env), DB: counted.db };
+    const { counted, bindings } = countedBindings();
     expect((await send(source.slug, secret, 1, bindings)).status).toBe(202);
     const first = sourceReads(counted.queries);
     expect((await admin("PATCH", `teams/${team.teamId}`, { plan: "scale" })).status).toBe(200);
@@ -98,8 +102,7 @@ describe("relay source cache", () => {
     setClock(T0);
     const { secret, source } = await signedSource();
     const other = await setupTeam();
-    const counted = countingDb();
-    const bindings = { ...(env as Env), DB: counted.db };
+    const { counted, bindings } = countedBindings();
     expect((await send(source.slug, secret, 1, bindings)).status).toBe(202);
     const first = sourceReads(counted.queries);
     expect((await admin("PATCH", `teams/${other.teamId}`, { plan: "scale" })).status).toBe(200);
