@@ -5,6 +5,7 @@ import { expect } from "vitest";
 import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { SCOPES } from "../../src/platform/scopes";
+import { trackRequest } from "./isolation";
 
 export const ORIGIN = "http://app.test";
 export const API = `${ORIGIN}/api/v1`;
@@ -51,7 +52,8 @@ export async function call(method: string, path: string, options: RequestOptions
   // The app's own fetch with the real bindings of the pool: going through the runtime entrypoint
   // (exports.default.fetch) grows slower with every request in this pool version (5 ms → 170 ms
   // within 600 requests), which no product behaviour depends on.
-  return app.fetch(new Request(url, { method, headers, body }), options.env ?? env, createExecutionContext());
+  // The context is tracked so that the end of the file waits for the request's waitUntil work.
+  return app.fetch(new Request(url, { method, headers, body }), options.env ?? env, trackRequest(createExecutionContext()));
 }
 
 /** Operator API call with the test ADMIN_TOKEN. */
