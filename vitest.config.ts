@@ -10,7 +10,13 @@ export default defineConfig(async () => {
   // tables against them.
   const wrangler = unstable_readConfig({ config: "./wrangler.toml" });
   const jobs = {
-    consumers: (wrangler.queues.consumers ?? []).map((c: { queue: string; max_retries?: number; dead_letter_queue?: string }) => ({ queue: c.queue, max_retries: c.max_retries ?? null, dead_letter_queue: c.dead_letter_queue ?? null })),
+    consumers: (wrangler.queues.consumers ?? []).map((c: { queue: string; max_retries?: number; dead_letter_queue?: string; max_batch_size?: number }) => ({
+      queue: c.queue,
+      max_retries: c.max_retries ?? null,
+      dead_letter_queue: c.dead_letter_queue ?? null,
+      // The batch size the played queues of test/helpers/queues.ts deliver in, as the runtime does.
+      max_batch_size: c.max_batch_size ?? null,
+    })),
     producers: (wrangler.queues.producers ?? []).map((p: { binding: string; queue: string }) => ({ binding: p.binding, queue: p.queue })),
     crons: wrangler.triggers.crons ?? [],
   };

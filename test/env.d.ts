@@ -6,7 +6,7 @@ declare global {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
       TEST_WRANGLER_JOBS: {
-        consumers: { queue: string; max_retries: number | null; dead_letter_queue: string | null }[];
+        consumers: { queue: string; max_retries: number | null; dead_letter_queue: string | null; max_batch_size: number | null }[];
         producers: { binding: string; queue: string }[];
         crons: string[];
       };
