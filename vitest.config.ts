@@ -55,6 +55,11 @@ export default defineConfig(async () => {
       // migrates, and keeps earlier files' queue messages and background work away.
       isolate: false,
       testTimeout: 30_000,
+      // Read by test/hardening/budget.ts: how many requests the fuzz sends (full in CI).
+      provide: {
+        ci: Boolean(process.env.CI) && process.env.CI !== "false",
+        hardeningFuzzRequests: process.env.HARDENING_FUZZ_REQUESTS ?? null,
+      },
     },
   };
 });

@@ -13,3 +13,11 @@ declare global {
     }
   }
 }
+
+declare module "vitest" {
+  // Provided by vitest.config.ts for test/hardening/budget.ts.
+  export interface ProvidedContext {
+    ci: boolean;
+    hardeningFuzzRequests: string | null;
+  }
+}
