@@ -8,7 +8,6 @@ import type { Env } from "../../src/env";
 import type { MailKeyPolicy } from "../../src/db/schema";
 import { PLANS, type Plan } from "../../src/platform/plans";
 import { SCOPES } from "../../src/platform/scopes";
-import { trackRequest } from "./isolation";
 import { seedTeam } from "./seed";
 
 export const ORIGIN = "http://app.test";
@@ -56,8 +55,7 @@ export async function call(method: string, path: string, options: RequestOptions
   // The app's own fetch with the real bindings of the pool: going through the runtime entrypoint
   // (exports.default.fetch) grows slower with every request in this pool version (5 ms → 170 ms
   // within 600 requests), which no product behaviour depends on.
-  // The context is tracked so that the end of the file waits for the request's waitUntil work.
-  return app.fetch(new Request(url, { method, headers, body }), options.env ?? env, trackRequest(createExecutionContext()));
+  return app.fetch(new Request(url, { method, headers, body }), options.env ?? env, createExecutionContext());
 }
 
 /** Operator API call with the test ADMIN_TOKEN. */
