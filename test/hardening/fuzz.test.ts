@@ -6,10 +6,11 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, anyIp, type RequestOptions } from "../helpers/api";
+import { FUZZ_REQUESTS } from "./budget";
 import { answerText, buildFixture, call, fillPath, loadOperations, paramKind, routeKey, secretFieldsIn, type Fixture, type Operation } from "./fixtures";
 
-/** Total generated requests across all operations (the extra fixed cases come on top). */
-const TARGET = 10_000;
+/** Total generated requests across all operations (the extra fixed cases come on top): budget.ts. */
+const TARGET = FUZZ_REQUESTS;
 
 let operations: Operation[];
 let A: Fixture;

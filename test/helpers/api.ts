@@ -1,10 +1,14 @@
 // Test helpers: requests through the Worker's Hono app (real D1, Durable Objects, R2,
-// Queues inside workerd), team and key set-up through the operator API, and one error assertion.
+// Queues inside workerd), team set-up (seeded into D1) and keys through the operator API, and one
+// error assertion.
 import { createExecutionContext, env } from "cloudflare:test";
 import { expect } from "vitest";
 import { app } from "../../src/app";
 import type { Env } from "../../src/env";
+import type { MailKeyPolicy } from "../../src/db/schema";
+import { PLANS, type Plan } from "../../src/platform/plans";
 import { SCOPES } from "../../src/platform/scopes";
+import { seedTeam } from "./seed";
 
 export const ORIGIN = "http://app.test";
 export const API = `${ORIGIN}/api/v1`;
@@ -68,23 +72,26 @@ export interface TestTeam {
 /** The sending domain every test team has verified unless `domains` says otherwise. */
 export const TEST_SENDER_DOMAIN = "acme.dev";
 
-/** A new team with one key; every scope unless `scopes` says otherwise. */
+/**
+ * A new team with one key; every scope unless `scopes` says otherwise. Written straight into D1
+ * (test/helpers/seed.ts): the tests that use it test something else than the operator API.
+ */
 export async function setupTeam(
-  options: { plan?: string; scopes?: string[]; ownerEmail?: string | null; mail?: Record<string, unknown>; domains?: string[] } = {},
+  options: { plan?: string; scopes?: string[]; ownerEmail?: string | null; mail?: Partial<MailKeyPolicy>; domains?: string[] } = {},
 ): Promise<TestTeam> {
-  const teamRes = await admin("POST", "teams", {
+  // What the operator API would have refused fails here too.
+  const plan = options.plan ?? "pro";
+  expect(PLANS).toContain(plan);
+  for (const scope of options.scopes ?? []) expect(SCOPES).toContain(scope);
+  return seedTeam({
     name: `team-${crypto.randomUUID().slice(0, 8)}`,
-    plan: options.plan ?? "pro",
-    owner_email: options.ownerEmail === undefined ? "owner@example.com" : options.ownerEmail,
+    plan: plan as Plan,
+    ownerEmail: options.ownerEmail === undefined ? "owner@example.com" : options.ownerEmail,
+    scopes: options.scopes ?? ALL_SCOPES,
+    mail: options.mail,
+    // Live keys send only from verified domains: the tests' sender domain is verified.
+    domains: options.domains ?? [TEST_SENDER_DOMAIN],
   });
-  expect(teamRes.status).toBe(201);
-  const team = ((await teamRes.json()) as { data: { id: string } }).data;
-  const key = await addKey(team.id, options.scopes ?? ALL_SCOPES, options.mail);
-  // Live keys send only from verified domains: the tests' sender domain is verified by the operator.
-  for (const name of options.domains ?? [TEST_SENDER_DOMAIN]) {
-    expect((await admin("POST", `teams/${team.id}/domains`, { name })).status).toBe(201);
-  }
-  return { teamId: team.id, key: key.key, keyId: key.id };
 }
 
 /** Another key for an existing team. */

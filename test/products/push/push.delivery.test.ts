@@ -1,8 +1,11 @@
-// Delivery through the real push-sends queue to a local push service: VAPID, RFC 8291 payload,
-// 404/410 removal, retries on 503, redelivery without duplicates, fan-out in chunks.
+// Delivery to a local push service: VAPID, RFC 8291 payload, 404/410 removal, retries on 503,
+// redelivery without duplicates, fan-out in chunks. The first test goes through the real
+// push-sends queue end to end; the others play the queue (test/helpers/queues.ts), delivering
+// what the app sent to the Worker's consumer at once instead of after the queue's batch timeout.
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { call, json, setupTeam } from "../../helpers/api";
+import { playedQueue } from "../../helpers/queues";
 import { backoffSeconds } from "../../../src/platform/backoff";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { deliveriesOf } from "../../../src/platform/jobs/queues";
@@ -15,7 +18,6 @@ import {
   pushService,
   subscribe,
   verifyJwt,
-  waitFor,
   waitForCompletion,
 } from "./push-helpers";
 
@@ -96,8 +98,10 @@ describe("push delivery", () => {
     await subscribe(team.key, app.id, alive);
     const service = pushService((req) => (req.url.endsWith("/gone") ? 410 : req.url.endsWith("/missing") ? 404 : 201));
     restore = service.restore;
+    const queue = playedQueue("push-sends");
 
-    const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" } }))).data;
+    const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" }, env: queue.env }))).data;
+    await queue.deliver();
     const done = await waitForCompletion(team.key, app.id, sent.id);
     expect(done.counts).toEqual({ queued: 0, delivered: 1, failed: 0, removed: 2 });
     expect(done.results.find((r: { subscriber_id: string }) => r.subscriber_id === goneId)).toMatchObject({ status: "removed", status_code: 410 });
@@ -117,14 +121,13 @@ describe("push delivery", () => {
     let status = 503;
     const service = pushService(() => status);
     restore = service.restore;
+    const queue = playedQueue("push-sends");
 
-    const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" } }))).data;
-    // The real queue made the first attempt and scheduled a retry.
-    const first = await waitFor(async () => {
-      const row = await deliveryRow(sent.id, subscriberId);
-      return row?.status === "retrying" ? row : null;
-    });
-    expect(first).toMatchObject({ attempts: 1, status_code: 503 });
+    const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" }, env: queue.env }))).data;
+    // The queue's first delivery (fan-out, then the send) made the first attempt and scheduled a retry.
+    await queue.deliver();
+    const first = await deliveryRow(sent.id, subscriberId);
+    expect(first).toMatchObject({ status: "retrying", attempts: 1, status_code: 503 });
     expect(service.requests).toHaveLength(1);
     const detail = (await json(await call("GET", `push/apps/${app.id}/notifications/${sent.id}`, { key: team.key }))).data;
     expect(detail).toMatchObject({ status: "sending", counts: { queued: 1, delivered: 0, failed: 0, removed: 0 } });
@@ -163,9 +166,11 @@ describe("push delivery", () => {
     const rejectedId = (await subscribe(team.key, app.id, rejected)).id;
     const service = pushService((req) => (req.url.endsWith("/flaky") ? 503 : 403));
     restore = service.restore;
+    const queue = playedQueue("push-sends");
 
-    const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" } }))).data;
-    await waitFor(async () => (await deliveryRow(sent.id, flakyId))?.status === "retrying");
+    const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" }, env: queue.env }))).data;
+    await queue.deliver();
+    expect((await deliveryRow(sent.id, flakyId))?.status).toBe("retrying");
     expect(await deliveryRow(sent.id, rejectedId)).toMatchObject({ status: "failed", status_code: 403, error: "push service answered 403: push service says no" });
 
     // Simulate the remaining queue attempts until the last one.
@@ -208,15 +213,15 @@ describe("push delivery", () => {
     await env.DB.batch(statements);
     const service = pushService();
     restore = service.restore;
+    const queue = playedQueue("push-sends");
 
-    const res = await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "Sale", body: "50% off", tags: ["bulk"] } });
+    const res = await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "Sale", body: "50% off", tags: ["bulk"] }, env: queue.env });
     expect(res.status).toBe(202);
     const sent = (await json(res)).data;
     expect(sent.recipients).toBe(total);
-    const done = await waitFor(async () => {
-      const body = await json(await call("GET", `push/apps/${app.id}/notifications/${sent.id}?limit=1`, { key: team.key }));
-      return body.data.status === "completed" ? body.data : null;
-    }, 60_000);
+    await queue.deliver();
+    const done = (await json(await call("GET", `push/apps/${app.id}/notifications/${sent.id}?limit=1`, { key: team.key }))).data;
+    expect(done.status).toBe("completed");
     expect(done.counts).toEqual({ queued: 0, delivered: total, failed: 0, removed: 0 });
     const urls = service.requests.map((r) => r.url);
     expect(urls).toHaveLength(total);
@@ -278,12 +283,15 @@ describe("push delivery", () => {
       .run();
     const service = pushService();
     restore = service.restore;
+    const queue = playedQueue("push-sends");
     const fanout = { kind: "fanout", notification_id: notificationId, after: null };
     const { batch, records } = fakeBatch([{ body: fanout }, { body: fanout, attempts: 2 }]);
-    await pushSendsConsumer.consume(batch, env);
+    await pushSendsConsumer.consume(batch, queue.env);
     expect(records.every((r) => r.acked)).toBe(true);
     const rows = await env.DB.prepare("SELECT count(*) AS n FROM push_deliveries WHERE notification_id = ?").bind(notificationId).first<{ n: number }>();
     expect(rows!.n).toBe(2);
+    // The send messages the fan-out queued.
+    await queue.deliver();
     const done = await waitForCompletion(team.key, app.id, notificationId);
     expect(done.counts).toEqual({ queued: 0, delivered: 2, failed: 0, removed: 0 });
     expect(service.requests.map((r) => r.url).sort()).toEqual(subs.map((s) => s.endpoint).sort());

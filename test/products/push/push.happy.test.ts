@@ -2,6 +2,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, json, setupTeam } from "../../helpers/api";
+import { playedQueue } from "../../helpers/queues";
 import { decryptSecret } from "../../../src/platform/crypto";
 import { generateVapidKeys } from "../../../src/products/push/vapid";
 import { browserSubscription, createApp, pushService, signJwt, subscribe, subscriptionJson, verifyJwt, waitForCompletion } from "./push-helpers";
@@ -161,9 +162,11 @@ describe("push subscribers", () => {
     const a = await subscribe(team.key, app.id, await browserSubscription());
     await subscribe(team.key, app.id, await browserSubscription());
     const service = pushService();
+    const queue = playedQueue("push-sends");
     const res = await call("POST", `push/apps/${app.id}/notifications`, {
       key: team.key,
       body: { title: "t", body: "b", subscriber_ids: [a.id, a.id] },
+      env: queue.env,
     });
     expect(res.status).toBe(202);
     const sent = (await json(res)).data;
@@ -172,6 +175,7 @@ describe("push subscribers", () => {
     expect(list.data).toHaveLength(1);
     expect(list.data[0]).toMatchObject({ id: sent.id, recipients: 1 });
     try {
+      await queue.deliver();
       const done = await waitForCompletion(team.key, app.id, sent.id);
       expect(done.results.map((r: { subscriber_id: string }) => r.subscriber_id)).toEqual([a.id]);
       expect(service.requests).toHaveLength(1);

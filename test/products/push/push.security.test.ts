@@ -2,6 +2,7 @@
 // route, and no response ever carries the VAPID private key or the FCM/APNs credentials.
 import { describe, expect, it } from "vitest";
 import { addKey, call, expectError, json, setupTeam } from "../../helpers/api";
+import { playedQueue } from "../../helpers/queues";
 import { generateVapidKeys } from "../../../src/products/push/vapid";
 import { browserSubscription, createApp, pushService, subscribe, subscriptionJson, waitForCompletion } from "./push-helpers";
 
@@ -115,8 +116,10 @@ describe("push security", () => {
     await record(await call("POST", `push/apps/${appId}/subscribers`, { key: team.key, body: subscriptionJson(sub) }));
     await record(await call("GET", `push/apps/${appId}/subscribers`, { key: team.key }));
     const service = pushService();
+    const queue = playedQueue("push-sends");
     try {
-      const sent = await record(await call("POST", `push/apps/${appId}/notifications`, { key: team.key, body: { title: "t", body: "b" } }));
+      const sent = await record(await call("POST", `push/apps/${appId}/notifications`, { key: team.key, body: { title: "t", body: "b" }, env: queue.env }));
+      await queue.deliver();
       bodies.push(JSON.stringify(await waitForCompletion(team.key, appId, sent.data.id)));
       await record(await call("GET", `push/apps/${appId}/notifications`, { key: team.key }));
       // The push service gets only the public key.

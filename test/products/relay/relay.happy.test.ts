@@ -6,6 +6,7 @@ import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { filterAdmits } from "../../../src/products/relay/relay.inbound";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { createDestination, createSource, deliverOnce, env, eventCount, getEvent, ingest, receiver, stripeHeaders, waitFor } from "./relay.helpers";
+import { playedQueue } from "../../helpers/queues";
 
 afterEach(() => setClock(null));
 
@@ -252,14 +253,17 @@ describe("ingest and forwarding", () => {
     const source = await createSource(team.key);
     const dest = await createDestination(team.key, source.id);
     const rx = receiver([dest.url], [200]);
+    // The ingest's queue message is held (test/helpers/queues.ts) and handed to the Worker's own
+    // consumer after the three claims, instead of waiting for the real queue's batch.
+    const queue = playedQueue("webhook-deliveries");
     try {
-      const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "x" })))).data;
+      const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "x" }), {}, { env: queue.env }))).data;
       const event = await getEvent(team.key, source.id, accepted.id);
       const id = event.deliveries[0].id;
       await Promise.all([deliverOnce(id), deliverOnce(id), deliverOnce(id)]);
       await waitFor(async () => (await getEvent(team.key, source.id, accepted.id)).deliveries[0].status === "delivered");
-      // Give the worker's own consumer time to see the message too.
-      await new Promise((r) => setTimeout(r, 1500));
+      // The worker's own consumer sees the message too.
+      expect(await queue.deliver()).toHaveLength(1);
       expect(rx.received).toHaveLength(1);
       expect((await getEvent(team.key, source.id, accepted.id)).deliveries[0].attempts).toHaveLength(1);
     } finally {

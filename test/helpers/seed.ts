@@ -1,0 +1,59 @@
+// Teams, keys and verified sending domains written straight into D1, in one batch, for the tests
+// whose subject is not the operator API: the rows are those the operator routes write
+// (src/platform/admin/admin.service.ts createTeam/createKey, domains.service.ts addDomain with
+// "verified"), built from the same constants, without three HTTP round trips per team. The
+// operator routes themselves are tested through HTTP in test/platform/admin.test.ts and
+// test/products/domains/domains.test.ts.
+import { env } from "cloudflare:test";
+import { getDb } from "../../src/db/client";
+import { apiKeys, sendingDomains, teams, type MailKeyPolicy } from "../../src/db/schema";
+import { DEFAULT_MAIL_POLICY, KEY_PREFIX } from "../../src/platform/admin/admin.service";
+import { nowIso } from "../../src/platform/clock";
+import { randomToken, sha256Hex } from "../../src/platform/crypto";
+import type { Plan } from "../../src/platform/plans";
+
+/** The visible part of a key createKey stores (admin.service.ts VISIBLE_PREFIX_LENGTH). */
+const VISIBLE_PREFIX_LENGTH = 12;
+
+export interface SeedTeamOptions {
+  name: string;
+  plan: Plan;
+  ownerEmail: string | null;
+  scopes: string[];
+  mail?: Partial<MailKeyPolicy>;
+  /** Sending domains the team has verified (lower-case names, as addDomain stores them). */
+  domains: string[];
+}
+
+/** Writes a team, one key and its verified domains in one D1 batch; returns the plaintext key. */
+export async function seedTeam(options: SeedTeamOptions): Promise<{ teamId: string; key: string; keyId: string }> {
+  const db = getDb(env.DB);
+  const at = nowIso();
+  const teamId = crypto.randomUUID();
+  const keyId = crypto.randomUUID();
+  const key = randomToken(32, KEY_PREFIX);
+  const domainRows = options.domains.map((name) => ({
+    id: crypto.randomUUID(),
+    teamId,
+    name,
+    status: "verified" as const,
+    token: randomToken(16),
+    createdAt: at,
+    verifiedAt: at,
+  }));
+  await db.batch([
+    db.insert(teams).values({ id: teamId, name: options.name, plan: options.plan, ownerEmail: options.ownerEmail, createdAt: at, updatedAt: at }),
+    db.insert(apiKeys).values({
+      id: keyId,
+      teamId,
+      name: "test key",
+      prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
+      keyHash: await sha256Hex(key),
+      scopes: [...new Set(options.scopes)],
+      mail: { ...DEFAULT_MAIL_POLICY, ...options.mail },
+      createdAt: at,
+    }),
+    ...(domainRows.length ? [db.insert(sendingDomains).values(domainRows)] : []),
+  ]);
+  return { teamId, key, keyId };
+}
