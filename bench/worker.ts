@@ -8,6 +8,9 @@
 //   GET  /__bench/bare/counted   a bare JSON answer after one call to the rate-limit Durable Object
 //                                (one counter, the call every exactly counted request makes): the
 //                                floor of an authenticated route, measured beside GET /health
+//   POST /__bench/bare/relay-counted  the bare relay route after one rate-limit Durable Object call
+//                                (the per-IP `public` bucket every /in/<slug> request is counted in):
+//                                the floor of an ingest that must count exactly
 //   POST /__bench/bare/ingest    parses an NDJSON body and inserts it with json_each, ~900 KB per
 //                                statement in one batch: log batch ingest's bare twin
 //   POST /__bench/seed/survey    (operator token) inserts completed responses for a survey in
@@ -57,10 +60,15 @@ async function bareRelay(request: Request, env: Env): Promise<Response> {
 /** The counter the bare counted route hits: one object, a limit no run reaches. */
 const BARE_COUNTER_KEY = "bench:bare-counted";
 
-async function bareCounted(env: Env): Promise<Response> {
+/** One request counted in the bench's counter object, as every exactly counted request is. */
+async function countOnce(env: Env): Promise<number> {
   const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(BARE_COUNTER_KEY));
   const [count] = await stub.hitAll(Math.floor(Date.now() / 60_000) * 60, [{ name: "", limit: Number.MAX_SAFE_INTEGER }]);
-  return json({ status: "ok", count });
+  return count!;
+}
+
+async function bareCounted(env: Env): Promise<Response> {
+  return json({ status: "ok", count: await countOnce(env) });
 }
 
 async function bareIngest(request: Request, env: Env): Promise<Response> {
@@ -138,6 +146,10 @@ export default {
     const { pathname } = new URL(request.url);
     if (request.method === "POST" && pathname === "/__bench/bare/relay") return bareRelay(request, env);
     if (request.method === "GET" && pathname === "/__bench/bare/counted") return bareCounted(env);
+    if (request.method === "POST" && pathname === "/__bench/bare/relay-counted") {
+      await countOnce(env);
+      return bareRelay(request, env);
+    }
     if (request.method === "POST" && pathname === "/__bench/bare/ingest") return bareIngest(request, env);
     if (request.method === "POST" && pathname === "/__bench/seed/survey") return seedSurvey(request, env);
     if (request.method === "GET" && pathname === "/__bench/key-cache") {

@@ -31,6 +31,7 @@ export default {
       const quiet = await api(url, "POST", "webhooks/sources", team.key, { name: "bench-no-destination", provider: "generic", signing_secret: signingSecret });
       const quietUrl = new URL(new URL(quiet.url).pathname, url).href;
       const bareUrl = `${url}/__bench/bare/relay`;
+      const countedUrl = `${url}/__bench/bare/relay-counted`;
 
       let next = 0;
       const accepted = new Set();
@@ -67,8 +68,10 @@ export default {
       const bare = [];
       const relay = [];
       const ingestOnly = [];
+      const countedBare = [];
       for (let i = 0; i < rounds; i++) {
         bare.push(await load({ title: "bare relay", url: bareUrl, duration, connections, requests: [signed(BARE_SECRET, false)] }));
+        countedBare.push(await load({ title: "bare relay + one counter call", url: countedUrl, duration, connections, requests: [signed(BARE_SECRET, false)] }));
         const run = await load({ title: "relay ingest", url: ingestUrl, duration, connections, requests: [signed(signingSecret, true)] });
         if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers at /in/<slug>`);
         relay.push(run);
@@ -119,6 +122,20 @@ export default {
           baseline: `${rps(bare).toFixed(0)} (HMAC + one D1 insert)`,
           ratio: `${(rps(ingestOnly) / rps(bare)).toFixed(2)}×`,
           note: "receiving alone: no delivery shares the CPU",
+        },
+        {
+          figure: "bare relay route + one rate-limit Durable Object call, requests/s",
+          value: rps(countedBare).toFixed(0),
+          baseline: `${rps(bare).toFixed(0)} (HMAC + one D1 insert)`,
+          ratio: `${(rps(countedBare) / rps(bare)).toFixed(2)}×`,
+          note: "the floor of an ingest counted in the per-IP public bucket",
+        },
+        {
+          figure: "relay ingest without destination against that floor, requests/s",
+          value: rps(ingestOnly).toFixed(0),
+          baseline: `${rps(countedBare).toFixed(0)} (bare + one counter call)`,
+          ratio: `${(rps(ingestOnly) / rps(countedBare)).toFixed(2)}×`,
+          note: "what the product adds: the quota and event batch, the queue send",
         },
         {
           figure: "ingest-to-delivery, one event alone, ms",
