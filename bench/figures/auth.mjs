@@ -25,7 +25,7 @@ export default {
     // The two keys must be held by the isolate's key cache (resolved once, not per request).
     const cache = await (await fetch(`${url}/__bench/key-cache`, { headers: { authorization: `Bearer ${adminToken}` } })).json();
     if (!(cache.known >= 2)) throw new Error(`the key cache holds ${JSON.stringify(cache)}: keys are resolved per request`);
-    const runs = { bare: [], counted: [], usage: [], authOnly: [], bare1: [], usage1: [] };
+    const runs = { bare: [], counted: [], usage: [], authOnly: [], bare1: [], counted1: [], usage1: [] };
     for (let i = 0; i < rounds; i++) {
       runs.bare.push(await load({ title: "bare", url: `${url}/health`, duration, connections }));
       runs.counted.push(await load({ title: "bare + one counter call", url: `${url}/__bench/bare/counted`, duration, connections }));
@@ -36,6 +36,7 @@ export default {
       if (authOnly.non2xx !== authOnly.total) throw new Error("the 403 probe answered 2xx");
       runs.authOnly.push(authOnly);
       runs.bare1.push(await load({ title: "bare, 1 connection", url: `${url}/health`, duration, connections: 1 }));
+      runs.counted1.push(await load({ title: "bare + one counter call, 1 connection", url: `${url}/__bench/bare/counted`, duration, connections: 1 }));
       runs.usage1.push(await load({ title: "usage, 1 connection", url: `${url}/api/v1/usage`, headers, duration, connections: 1 }));
     }
     const rps = (name) => median(runs[name].map((r) => r.requestsPerSecond));
@@ -83,6 +84,13 @@ export default {
         baseline: `${at("bare1", "p50")} / ${at("bare1", "p99")}`,
         ratio: `${added(at("usage1", "p50") - at("bare1", "p50"))} / ${added(at("usage1", "p99") - at("bare1", "p99"))}`,
         goal: "p99 ≤ +2 ms",
+      },
+      {
+        figure: "bare route + one rate-limit Durable Object call at 1 connection, p50 / p99 ms",
+        value: `${at("counted1", "p50")} / ${at("counted1", "p99")}`,
+        baseline: `${at("bare1", "p50")} / ${at("bare1", "p99")}`,
+        ratio: `${added(at("counted1", "p50") - at("bare1", "p50"))} / ${added(at("counted1", "p99") - at("bare1", "p99"))}`,
+        note: "what the one call alone adds here",
       },
     ];
   },
