@@ -7,10 +7,10 @@
 import { z } from "zod";
 import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import { claim, claimSpec, secondsLeft } from "../../platform/jobs/claim";
-import { eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { webhookDeliveries } from "../../db/schema";
+import { teams, webhookAttempts, webhookDeliveries, webhookDestinations, webhookEvents } from "../../db/schema";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { readCapped } from "../../platform/outbound";
@@ -66,105 +66,112 @@ export interface DeliveryOutcome {
   retryInSeconds: number | null;
 }
 
-interface ClaimedDelivery {
-  id: string;
-  team_id: string;
-  event_id: string;
-  attempts: number;
-  body: string;
-  content_type: string | null;
-  headers: string;
-  event_type: string | null;
-  url: string;
-  secret: string;
-  enabled: number;
-  destination_id: string;
-  source_id: string;
-  failing_since: string | null;
-  owner_email: string | null;
-}
-
 /** One attempt of one delivery; safe to call twice for the same delivery. */
 export async function attemptDelivery(env: Env, deliveryId: string): Promise<DeliveryOutcome> {
+  const db = getDb(env.DB);
+  const byId = eq(webhookDeliveries.id, deliveryId);
   // The claim and the read of what it claimed in one round trip (one transaction): the read runs
   // after the claim and sees the attempt it counted; a claim that lost reads who holds the row.
-  const claimQuery = claim(getDb(env.DB), webhookDeliveries, CLAIM, eq(webhookDeliveries.id, deliveryId), { updatedAt: nowIso() })
-    .returning({ id: webhookDeliveries.id })
-    .toSQL();
-  const [won, read] = await env.DB.batch([
-    env.DB.prepare(claimQuery.sql).bind(...claimQuery.params),
-    env.DB.prepare(
-      `SELECT d.status, d.lease_until, d.id, d.team_id, d.event_id, d.attempts, e.body, e.content_type, e.headers, e.event_type, t.url, t.secret,
-         t.enabled, t.id AS destination_id, t.source_id, t.failing_since, (SELECT owner_email FROM teams WHERE id = d.team_id) AS owner_email
-       FROM webhook_deliveries d LEFT JOIN webhook_events e ON e.id = d.event_id LEFT JOIN webhook_destinations t ON t.id = d.destination_id
-       WHERE d.id = ?`,
-    ).bind(deliveryId),
+  const [won, [row]] = await db.batch([
+    claim(db, webhookDeliveries, CLAIM, byId, { updatedAt: nowIso() }).returning({ id: webhookDeliveries.id }),
+    db
+      .select({
+        status: webhookDeliveries.status,
+        leaseUntil: webhookDeliveries.leaseUntil,
+        id: webhookDeliveries.id,
+        teamId: webhookDeliveries.teamId,
+        eventId: webhookDeliveries.eventId,
+        attempts: webhookDeliveries.attempts,
+        // Not the destination's own id column: D1's batch answers rows keyed by column name, and
+        // two columns named `id` would overwrite each other.
+        destinationId: webhookDeliveries.destinationId,
+        event: { body: webhookEvents.body, contentType: webhookEvents.contentType, headers: webhookEvents.headers, eventType: webhookEvents.eventType },
+        destination: {
+          sourceId: webhookDestinations.sourceId,
+          url: webhookDestinations.url,
+          secret: webhookDestinations.secret,
+          enabled: webhookDestinations.enabled,
+          failingSince: webhookDestinations.failingSince,
+        },
+        ownerEmail: teams.ownerEmail,
+      })
+      .from(webhookDeliveries)
+      .leftJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
+      .leftJoin(webhookDestinations, eq(webhookDestinations.id, webhookDeliveries.destinationId))
+      .leftJoin(teams, eq(teams.id, webhookDeliveries.teamId))
+      .where(byId)
+      .limit(1),
   ]);
-  const row = read!.results[0] as (ClaimedDelivery & { status: string; lease_until: number | null }) | undefined;
-  if (won!.results.length === 0) {
+  if (won.length === 0) {
     // Another consumer holds it: come back when its lease ends, in case that consumer died.
-    if (row?.status === "sending") return { result: "skipped", retryInSeconds: secondsLeft(row.lease_until) };
+    if (row?.status === "sending") return { result: "skipped", retryInSeconds: secondsLeft(row.leaseUntil) };
     // Gone (source, destination or event deleted) or already final: nothing to do.
     return { result: "skipped", retryInSeconds: null };
   }
   // Claimed, but its event or destination went meanwhile (the cascade takes the row with them).
-  if (!row || row.url === null || row.body === null) return { result: "skipped", retryInSeconds: null };
-  const delivery: ClaimedDelivery = row;
+  if (!row?.event || !row.destination) return { result: "skipped", retryInSeconds: null };
+  const { event, destination } = row;
+  const delivery: ClaimedDelivery = { id: row.id, teamId: row.teamId, eventId: row.eventId, attempts: row.attempts, event, destination };
 
-  if (!delivery.enabled) {
-    await env.DB.prepare(
-      "UPDATE webhook_deliveries SET status = 'failed', attempts = attempts - 1, lease_until = NULL, last_error = ?2, next_attempt_at = NULL, updated_at = ?3 WHERE id = ?1",
-    )
-      .bind(deliveryId, "destination disabled", nowIso())
-      .run();
+  if (!destination.enabled) {
+    await db
+      .update(webhookDeliveries)
+      .set({ status: "failed", attempts: sql`${webhookDeliveries.attempts} - 1`, leaseUntil: null, lastError: "destination disabled", nextAttemptAt: null, updatedAt: nowIso() })
+      .where(byId);
     return { result: "failed", retryInSeconds: null };
   }
 
   const attempt = await send(env, delivery);
   const success = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
   // This failure ends five days of failures: the destination is disabled, so nothing is retried.
-  const disable = !success && isFailingTooLong(delivery.failing_since, nowMs());
+  const disable = !success && isFailingTooLong(destination.failingSince, nowMs());
   const retryIn = success || attempt.permanent || disable ? null : retryDelaySeconds(delivery.attempts);
   const final = retryIn === null;
   const at = nowIso();
-  const status = success ? "delivered" : final ? "failed" : "pending";
-  const results = await env.DB.batch([
-    env.DB.prepare(
-      `INSERT INTO webhook_attempts (id, team_id, delivery_id, number, attempted_at, status_code, duration_ms, error, response_body, retry_in_seconds)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).bind(
-      crypto.randomUUID(),
-      delivery.team_id,
+  const [, , ...health] = await db.batch([
+    db.insert(webhookAttempts).values({
+      id: crypto.randomUUID(),
+      teamId: delivery.teamId,
       deliveryId,
-      delivery.attempts,
-      attempt.startedAt,
-      attempt.statusCode,
-      attempt.durationMs,
-      attempt.error,
-      attempt.responseBody,
-      retryIn,
-    ),
+      number: delivery.attempts,
+      attemptedAt: attempt.startedAt,
+      statusCode: attempt.statusCode,
+      durationMs: attempt.durationMs,
+      error: attempt.error,
+      responseBody: attempt.responseBody,
+      retryInSeconds: retryIn,
+    }),
     // Conditional on the claim, so a stale consumer never overwrites a newer result.
-    env.DB.prepare(
-      `UPDATE webhook_deliveries SET status = ?3, lease_until = NULL, last_status_code = ?4, last_error = ?5, next_attempt_at = ?6,
-       delivered_at = ?7, updated_at = ?8 WHERE id = ?1 AND status = 'sending' AND attempts = ?2`,
-    ).bind(
-      deliveryId,
-      delivery.attempts,
-      status,
-      attempt.statusCode,
-      attempt.error,
-      retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString(),
-      success ? at : null,
-      at,
-    ),
-    ...destinationHealthStatements(env.DB, delivery.destination_id, { success, disable, at }),
+    db
+      .update(webhookDeliveries)
+      .set({
+        status: success ? "delivered" : final ? "failed" : "pending",
+        leaseUntil: null,
+        lastStatusCode: attempt.statusCode,
+        lastError: attempt.error,
+        nextAttemptAt: retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString(),
+        deliveredAt: success ? at : null,
+        updatedAt: at,
+      })
+      .where(and(byId, eq(webhookDeliveries.status, "sending"), eq(webhookDeliveries.attempts, delivery.attempts))),
+    ...destinationHealthStatements(db, row.destinationId, { success, disable, at }),
   ]);
-  // The disabling statement is last and conditional on `enabled`: one notice, however many fail at once.
-  if (disable && results[results.length - 1]!.results.length > 0) {
-    await notifyDestinationDisabled(env, { teamId: delivery.team_id, ownerEmail: delivery.owner_email, sourceId: delivery.source_id, destinationId: delivery.destination_id, url: delivery.url, failingSince: delivery.failing_since! });
+  // The disabling statement is last and returns the destination only if it was still enabled: one notice, however many fail at once.
+  const disabled = health[health.length - 1];
+  if (disable && Array.isArray(disabled) && disabled.length > 0) {
+    await notifyDestinationDisabled(env, { teamId: delivery.teamId, ownerEmail: row.ownerEmail, sourceId: destination.sourceId, destinationId: row.destinationId, url: destination.url, failingSince: destination.failingSince! });
   }
   return { result: success ? "delivered" : final ? "failed" : "retry", retryInSeconds: retryIn };
+}
+
+/** What an attempt needs of the delivery it claimed, its event and its destination. */
+interface ClaimedDelivery {
+  id: string;
+  teamId: string;
+  eventId: string;
+  attempts: number;
+  event: { body: string; contentType: string | null; headers: Record<string, string>; eventType: string | null };
+  destination: { url: string; secret: string };
 }
 
 interface AttemptResult {
@@ -179,24 +186,25 @@ interface AttemptResult {
 
 /** Sends the stored body with Standard Webhooks headers signed by the destination secret. */
 async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult> {
-  const secret = await decryptSecret(env.ENCRYPTION_KEY, delivery.secret, env.ENCRYPTION_KEY_PREVIOUS);
+  const { event, destination } = delivery;
+  const secret = await decryptSecret(env.ENCRYPTION_KEY, destination.secret, env.ENCRYPTION_KEY_PREVIOUS);
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(JSON.parse(delivery.headers) as Record<string, string>)) {
+  for (const [name, value] of Object.entries(event.headers)) {
     if (!isInboundSignatureHeader(name)) headers[name] = value;
   }
-  headers["content-type"] = delivery.content_type ?? "application/octet-stream";
+  headers["content-type"] = event.contentType ?? "application/octet-stream";
   headers["user-agent"] = USER_AGENT;
-  headers["x-relay-event-id"] = delivery.event_id;
-  if (delivery.event_type) headers["x-relay-event-type"] = delivery.event_type;
-  Object.assign(headers, await standardWebhookHeaders(secret, delivery.id, nowSeconds(), delivery.body));
+  headers["x-relay-event-id"] = delivery.eventId;
+  if (event.eventType) headers["x-relay-event-type"] = event.eventType;
+  Object.assign(headers, await standardWebhookHeaders(secret, delivery.id, nowSeconds(), event.body));
 
   const startedAt = nowIso();
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
     const response = await safeFetch(
-      delivery.url,
-      { method: "POST", headers, body: delivery.body },
+      destination.url,
+      { method: "POST", headers, body: event.body },
       { ...ssrfOptions(env), timeoutMs: DELIVERY_TIMEOUT_MS },
     );
     const responseBody = response.body ? await readCapped(response, RESPONSE_BODY_BYTES) : null;

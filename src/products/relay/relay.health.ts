@@ -2,7 +2,10 @@
 // (the first failure of the current run of failures, cleared by any success); a failure when every
 // attempt has failed for five days disables the destination (`enabled` false, `disabled_reason`
 // 'failing') and emails the team's owner once, through the platform mail helper.
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Env } from "../../env";
+import type { Db } from "../../db/client";
+import { webhookDestinations } from "../../db/schema";
 import { queuePlatformMail } from "../../platform/platform-mail";
 import { DISABLE_AFTER_FAILING_MS } from "./relay.retry";
 
@@ -18,19 +21,19 @@ export function isFailingTooLong(failingSince: string | null, nowMs: number): bo
  * When `disable`, the last one disables it and RETURNS its id only if it was still enabled, so the
  * owner is told once even when several deliveries fail at the same moment.
  */
-export function destinationHealthStatements(db: D1Database, destinationId: string, outcome: { success: boolean; disable: boolean; at: string }): D1PreparedStatement[] {
-  if (outcome.success) {
-    return [db.prepare("UPDATE webhook_destinations SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL").bind(destinationId)];
-  }
-  const statements = [db.prepare("UPDATE webhook_destinations SET failing_since = ?2 WHERE id = ?1 AND failing_since IS NULL").bind(destinationId, outcome.at)];
-  if (outcome.disable) {
-    statements.push(
-      db
-        .prepare("UPDATE webhook_destinations SET enabled = 0, disabled_reason = 'failing', updated_at = ?2 WHERE id = ?1 AND enabled = 1 RETURNING id")
-        .bind(destinationId, outcome.at),
-    );
-  }
-  return statements;
+export function destinationHealthStatements(db: Db, destinationId: string, outcome: { success: boolean; disable: boolean; at: string }) {
+  const byId = eq(webhookDestinations.id, destinationId);
+  if (outcome.success) return [db.update(webhookDestinations).set({ failingSince: null }).where(and(byId, isNotNull(webhookDestinations.failingSince)))];
+  const statements = [db.update(webhookDestinations).set({ failingSince: outcome.at }).where(and(byId, isNull(webhookDestinations.failingSince)))];
+  if (!outcome.disable) return statements;
+  return [
+    ...statements,
+    db
+      .update(webhookDestinations)
+      .set({ enabled: false, disabledReason: "failing", updatedAt: outcome.at })
+      .where(and(byId, eq(webhookDestinations.enabled, true)))
+      .returning({ id: webhookDestinations.id }),
+  ];
 }
 
 export interface DisabledDestination {
