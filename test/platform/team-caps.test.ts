@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { MAX_PROJECTS_PER_TEAM } from "../../src/products/logs/logs.service";
 import { MAX_APPS_PER_TEAM } from "../../src/products/push/push-apps.service";
 import { MAX_SOURCES_PER_TEAM } from "../../src/products/relay/relay-sources.service";
+import { MAX_QUESTIONS_PER_SURVEY } from "../../src/products/surveys/survey-questions.service";
+import { MAX_SECTIONS_PER_SURVEY } from "../../src/products/surveys/survey-sections.service";
 import { MAX_SURVEYS_PER_TEAM } from "../../src/products/surveys/surveys.service";
 import { call, json, setupTeam } from "../helpers/api";
 
@@ -78,5 +80,49 @@ describe("per-team caps under parallel creates", () => {
     // A refused duplicate left no orphaned questions behind.
     const orphans = await env.DB.prepare("SELECT count(*) AS n FROM survey_questions q LEFT JOIN surveys s ON s.id = q.survey_id WHERE s.id IS NULL").first<{ n: number }>();
     expect(orphans!.n).toBe(0);
+  });
+});
+
+describe("per-survey caps under parallel creates", () => {
+  /** A survey of `team` already holding `count` rows of `table`, seeded in SQL. */
+  async function seededSurvey(team: { key: string; teamId: string }, table: "survey_questions" | "survey_sections", count: number) {
+    const survey = (await json(await call("POST", "surveys", { key: team.key, body: { name: "capped", slug: `cap-${crypto.randomUUID()}` } }))).data;
+    const insert =
+      table === "survey_questions"
+        ? `INSERT INTO survey_questions (id, team_id, survey_id, section_id, type, title, description, options, settings, position, branching, version, created_at, updated_at)
+           SELECT lower(hex(randomblob(16))), ?1, ?2, NULL, 'text', 'Seeded ' || i, NULL, '[]', '{}', i, '{"rules":[],"default":{"go_to_next":true}}', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' FROM n`
+        : `INSERT INTO survey_sections (id, team_id, survey_id, title, description, position, created_at)
+           SELECT lower(hex(randomblob(16))), ?1, ?2, 'Seeded ' || i, NULL, i, '2026-01-01T00:00:00.000Z' FROM n`;
+    await env.DB.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3) ${insert}`).bind(team.teamId, survey.id, count).run();
+    return survey as { id: string };
+  }
+  const countOf = async (table: string, surveyId: string) =>
+    (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE survey_id = ?`).bind(surveyId).first<{ n: number }>())!.n;
+
+  it(`questions: ${MAX_QUESTIONS_PER_SURVEY} per survey`, async () => {
+    const team = await setupTeam({ plan: "enterprise" });
+    const survey = await seededSurvey(team, "survey_questions", MAX_QUESTIONS_PER_SURVEY - 3);
+    const results = await createInParallel(team.key, `surveys/${survey.id}/questions`, 8, (i) => ({ type: "text", title: `Q${i}`, position: 1000 + i }));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(3);
+    for (const refused of results.filter((r) => r.status !== 201)) {
+      expect(refused.status).toBe(422);
+      expect(await json(refused)).toEqual({ error: "Validation failed", errors: { survey_id: [`a survey can have at most ${MAX_QUESTIONS_PER_SURVEY} questions`] } });
+    }
+    expect(await countOf("survey_questions", survey.id)).toBe(MAX_QUESTIONS_PER_SURVEY);
+    // Another survey of the same team keeps its own room.
+    const other = (await json(await call("POST", "surveys", { key: team.key, body: { name: "other", slug: `other-${crypto.randomUUID()}` } }))).data;
+    expect((await call("POST", `surveys/${other.id}/questions`, { key: team.key, body: { type: "text", title: "Mine", position: 1 } })).status).toBe(201);
+  });
+
+  it(`sections: ${MAX_SECTIONS_PER_SURVEY} per survey`, async () => {
+    const team = await setupTeam({ plan: "enterprise" });
+    const survey = await seededSurvey(team, "survey_sections", MAX_SECTIONS_PER_SURVEY - 2);
+    const results = await createInParallel(team.key, `surveys/${survey.id}/sections`, 6, (i) => ({ title: `S${i}`, position: 1000 + i }));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(2);
+    for (const refused of results.filter((r) => r.status !== 201)) {
+      expect(refused.status).toBe(422);
+      expect(await json(refused)).toEqual({ error: "Validation failed", errors: { survey_id: [`a survey can have at most ${MAX_SECTIONS_PER_SURVEY} sections`] } });
+    }
+    expect(await countOf("survey_sections", survey.id)).toBe(MAX_SECTIONS_PER_SURVEY);
   });
 });

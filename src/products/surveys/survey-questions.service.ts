@@ -2,6 +2,7 @@
 // section, branching conditions and targets), delete, and reorder. Every query filters on the
 // caller's team; a question of another survey or team answers the same 404 as a missing one.
 import { and, eq, inArray, sql } from "drizzle-orm";
+import { insertUnderCap } from "../../platform/caps";
 import { getDb, type Db } from "../../db/client";
 import { surveyQuestions, surveySections, surveySummaryState, type Branching, type JsonObject } from "../../db/schema/surveys";
 import type { Env } from "../../env";
@@ -89,9 +90,15 @@ export async function createQuestion(env: Env, teamId: string, surveyId: string,
     updatedAt: at,
   };
   await checkQuestion(db, survey, { ...row, type: input.type });
-  await db.insert(surveyQuestions).values(row);
+  // The cap is part of the insert, so parallel creates cannot pass it together.
+  if (!(await insertUnderCap(db, surveyQuestions, row, { column: surveyQuestions.surveyId, value: survey.id }, MAX_QUESTIONS_PER_SURVEY))) {
+    throw ApiError.validation({ survey_id: [`a survey can have at most ${MAX_QUESTIONS_PER_SURVEY} questions`] });
+  }
   return questionView(row);
 }
+
+/** Questions one survey may hold (a respondent answers them one by one; a copy carries them all). */
+export const MAX_QUESTIONS_PER_SURVEY = 200;
 
 export async function updateQuestion(env: Env, teamId: string, surveyId: string, questionId: string, patch: PatchQuestionInput) {
   const db = getDb(env.DB);

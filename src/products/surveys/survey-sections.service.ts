@@ -2,6 +2,8 @@
 // null). Every query filters on the caller's team; a section of another survey or team answers
 // the same 404 as a missing one.
 import { eq } from "drizzle-orm";
+import { insertUnderCap } from "../../platform/caps";
+import { ApiError } from "../../platform/errors";
 import { getDb } from "../../db/client";
 import { surveyQuestions, surveySections } from "../../db/schema/surveys";
 import type { Env } from "../../env";
@@ -38,9 +40,15 @@ export async function createSection(env: Env, teamId: string, surveyId: string, 
     position: input.position,
     createdAt: nowIso(),
   };
-  await db.insert(surveySections).values(row);
+  // The cap is part of the insert, so parallel creates cannot pass it together.
+  if (!(await insertUnderCap(db, surveySections, row, { column: surveySections.surveyId, value: survey.id }, MAX_SECTIONS_PER_SURVEY))) {
+    throw ApiError.validation({ survey_id: [`a survey can have at most ${MAX_SECTIONS_PER_SURVEY} sections`] });
+  }
   return sectionView(row);
 }
+
+/** Sections one survey may hold. */
+export const MAX_SECTIONS_PER_SURVEY = 50;
 
 export async function updateSection(env: Env, teamId: string, surveyId: string, sectionId: string, patch: PatchSectionInput) {
   const db = getDb(env.DB);
