@@ -24,12 +24,10 @@ export const CLAIM_LEASE_MS = CLAIMS["report-export"].leaseMs;
 /** A record waits `queued` and is claimed `exporting` (both API-visible). */
 const CLAIM = claimSpec("report-export", { from: ["queued"], inFlight: "exporting" });
 
-export type ExportOutcome = "exported" | "already_done" | "busy" | "missing" | "failed" | "invalid";
+export type ExportOutcome = "exported" | "already_done" | "busy" | "missing" | "failed";
 
-/** Processes one export message; the return value says what happened (for the ack decision and tests). */
-export async function processExport(env: Env, body: unknown): Promise<ExportOutcome> {
-  const message = body as Partial<ExportMessage> | null;
-  if (!message || typeof message.report_id !== "string" || typeof message.team_id !== "string") return "invalid";
+/** Processes one export message (read by the consumer's schema); the return value says what happened (for the ack decision and tests). */
+export async function processExport(env: Env, message: ExportMessage): Promise<ExportOutcome> {
   const db = getDb(env.DB);
   const where = and(eq(auditReports.id, message.report_id), eq(auditReports.teamId, message.team_id));
 
@@ -73,7 +71,7 @@ export const reportExportConsumer = defineConsumer({
     // A throw (the claim or the status write failed) is retried with backoff.
     const outcome: ExportOutcome = await processExport(env, body);
     if (outcome === "busy") return backoffSeconds(attempts);
-    if (outcome === "invalid" || outcome === "missing") console.error(JSON.stringify({ msg: `audit export message ${outcome}`, body }));
+    if (outcome === "missing") console.error(JSON.stringify({ msg: `audit export message ${outcome}`, body }));
     return null;
   },
 });

@@ -145,7 +145,7 @@ describe("audit export sweep", () => {
     await requeueStuckExports(recorder.env);
     expect(ofTeam(recorder.sent, team.teamId)).toEqual([row.id]);
     const counting = countingEnv();
-    expect(await processExport(counting.env, recorder.sent.find((m) => m.report_id === row.id))).toBe("exported");
+    expect(await processExport(counting.env, recorder.sent.find((m) => m.report_id === row.id)!)).toBe("exported");
     expect(await load(row.id)).toMatchObject({ status: "exported", attempts: 1, leaseUntil: null, updatedAt: isoSeconds(T0 + CLAIM_LEASE_MS + 1000) });
     expect(await processExport(counting.env, { report_id: row.id, team_id: team.teamId })).toBe("already_done");
     expect(counting.puts).toHaveLength(1);
