@@ -54,19 +54,22 @@ export const mailSendsConsumer = defineConsumer({
   schema: mailQueueMessage,
   perBatch: {
     start: (): EventRow[] => [],
-    finish: async (env, events) => {
-      try {
-        await fanOut(env, events);
-      } catch (error) {
-        console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
-      }
-    },
+    finish: fanOutEvents,
   },
   handle: async (body, delivery) => {
     const step = await handleMessage(body, delivery);
     return step.ack ? null : step.delaySeconds;
   },
 });
+
+/** Sends the status events recorded by a batch or a request to the team's mail webhooks, in one look-up; a failure is logged, never thrown. */
+async function fanOutEvents(env: Env, events: EventRow[]): Promise<void> {
+  try {
+    await fanOut(env, events);
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
+  }
+}
 
 /** Parallel first attempts of one request: under the 6 simultaneous outbound connections of an invocation. */
 const FIRST_ATTEMPT_CONCURRENCY = 5;
@@ -93,11 +96,7 @@ export async function sendFirstAttempts(env: Env, ids: string[]): Promise<void> 
     }
   };
   await Promise.all(Array.from({ length: Math.min(FIRST_ATTEMPT_CONCURRENCY, ids.length) }, worker));
-  try {
-    await fanOut(env, events);
-  } catch (error) {
-    console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
-  }
+  await fanOutEvents(env, events);
 }
 
 /** Handles one queue message; status events it records are appended to the batch's `shared` list. */
