@@ -35,6 +35,11 @@ export function windowOf(ms: number): { start: number; reset: number; retryAfter
   return { start, reset, retryAfter };
 }
 
+/** What a counter at `count` (0: nothing counted) means for a request under `limit` in `window`. */
+function resultOf(count: number, limit: number, window: ReturnType<typeof windowOf>): RateLimitResult {
+  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: window.reset, retryAfter: window.retryAfter };
+}
+
 /** A first counter this isolate saw refuse: its window and the count the object answered. */
 interface Refusal {
   windowStart: number;
@@ -68,43 +73,42 @@ export class DurableObjectLimiter implements Limiter {
   }
 
   remembered(key: string, counter: CounterSpec): RateLimitResult | null {
-    const window = windowOf(nowMs());
+    return this.rememberedIn(windowOf(nowMs()), key, counter);
+  }
+
+  private rememberedIn(window: ReturnType<typeof windowOf>, key: string, counter: CounterSpec): RateLimitResult | null {
     const refused = this.refusals.get(refusalKey(key, counter));
     if (!refused || refused.windowStart !== window.start || refused.count <= counter.limit) return null;
-    return { allowed: false, limit: counter.limit, remaining: 0, reset: window.reset, retryAfter: window.retryAfter };
+    return resultOf(refused.count, counter.limit, window);
   }
 
   async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
-    const first = counters[0]!;
-    const remembered = this.remembered(key, first);
-    if (remembered) return [remembered];
     const window = windowOf(nowMs());
+    const first = counters[0]!;
+    const remembered = this.rememberedIn(window, key, first);
+    if (remembered) return [remembered];
     let counts: number[];
     try {
       const stub = this.namespace.get(this.namespace.idFromName(key));
       counts = await stub.hitAll(window.start, counters);
     } catch (error) {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
-      return counters.map(({ limit }) => ({ allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter }));
+      return counters.map(({ limit }) => resultOf(0, limit, window));
     }
     if (counts[0]! > first.limit) this.refusals.set(refusalKey(key, first), { windowStart: window.start, count: counts[0]! }, this.refusals.mark());
-    return counts.map((count, i) => {
-      const { limit } = counters[i];
-      return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: window.reset, retryAfter: window.retryAfter };
-    });
+    return counts.map((count, i) => resultOf(count, counters[i]!.limit, window));
   }
 }
 
 /** RATE_LIMITS=off: nothing is counted and nothing is refused. */
 export class NoopLimiter implements Limiter {
   async hit(_key: string, limit: number): Promise<RateLimitResult> {
-    const window = windowOf(nowMs());
-    return { allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter };
+    return resultOf(0, limit, windowOf(nowMs()));
   }
 
   async hitAll(_key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
     const window = windowOf(nowMs());
-    return counters.map(({ limit }) => ({ allowed: true, limit, remaining: limit, reset: window.reset, retryAfter: window.retryAfter }));
+    return counters.map(({ limit }) => resultOf(0, limit, window));
   }
 
   remembered(): RateLimitResult | null {
