@@ -7,13 +7,10 @@
 import { env } from "cloudflare:test";
 import { getDb } from "../../src/db/client";
 import { apiKeys, sendingDomains, teams, type MailKeyPolicy } from "../../src/db/schema";
-import { DEFAULT_MAIL_POLICY, KEY_PREFIX } from "../../src/platform/admin/admin.service";
+import { newKey } from "../../src/platform/admin/admin.service";
 import { nowIso } from "../../src/platform/clock";
-import { randomToken, sha256Hex } from "../../src/platform/crypto";
+import { randomToken } from "../../src/platform/crypto";
 import type { Plan } from "../../src/platform/plans";
-
-/** The visible part of a key createKey stores (admin.service.ts VISIBLE_PREFIX_LENGTH). */
-const VISIBLE_PREFIX_LENGTH = 12;
 
 export interface SeedTeamOptions {
   name: string;
@@ -30,8 +27,7 @@ export async function seedTeam(options: SeedTeamOptions): Promise<{ teamId: stri
   const db = getDb(env.DB);
   const at = nowIso();
   const teamId = crypto.randomUUID();
-  const keyId = crypto.randomUUID();
-  const key = randomToken(32, KEY_PREFIX);
+  const { values: keyRow, key } = await newKey(teamId, { name: "test key", scopes: options.scopes, mail: options.mail });
   const domainRows = options.domains.map((name) => ({
     id: crypto.randomUUID(),
     teamId,
@@ -43,17 +39,8 @@ export async function seedTeam(options: SeedTeamOptions): Promise<{ teamId: stri
   }));
   await db.batch([
     db.insert(teams).values({ id: teamId, name: options.name, plan: options.plan, ownerEmail: options.ownerEmail, createdAt: at, updatedAt: at }),
-    db.insert(apiKeys).values({
-      id: keyId,
-      teamId,
-      name: "test key",
-      prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
-      keyHash: await sha256Hex(key),
-      scopes: [...new Set(options.scopes)],
-      mail: { ...DEFAULT_MAIL_POLICY, ...options.mail },
-      createdAt: at,
-    }),
+    db.insert(apiKeys).values(keyRow),
     ...(domainRows.length ? [db.insert(sendingDomains).values(domainRows)] : []),
   ]);
-  return { teamId, key, keyId };
+  return { teamId, key, keyId: keyRow.id };
 }

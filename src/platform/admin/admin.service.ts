@@ -68,6 +68,25 @@ export async function updateTeam(db: Db, id: string, input: { name?: string; pla
   return orNotFound(team, teamNotFound());
 }
 
+/** A new key of a team: the row to store (hash and visible prefix only) and the plaintext (shown once). */
+export async function newKey(
+  teamId: string,
+  input: { name?: string; scopes: string[]; mail?: Partial<MailKeyPolicy> },
+): Promise<{ values: typeof apiKeys.$inferInsert & { id: string }; key: string }> {
+  const key = randomToken(32, KEY_PREFIX);
+  const values = {
+    id: crypto.randomUUID(),
+    teamId,
+    name: input.name ?? null,
+    prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
+    keyHash: await sha256Hex(key),
+    scopes: [...new Set(input.scopes)],
+    mail: { ...DEFAULT_MAIL_POLICY, ...input.mail },
+    createdAt: nowIso(),
+  };
+  return { values, key };
+}
+
 /** Creates a key for a team; returns the row and the plaintext key (shown once). */
 export async function createKey(
   db: Db,
@@ -75,20 +94,8 @@ export async function createKey(
   input: { name?: string; scopes: string[]; mail?: Partial<MailKeyPolicy> },
 ): Promise<{ row: KeyRow; key: string }> {
   await getTeam(db, teamId);
-  const key = randomToken(32, KEY_PREFIX);
-  const [row] = await db
-    .insert(apiKeys)
-    .values({
-      id: crypto.randomUUID(),
-      teamId,
-      name: input.name ?? null,
-      prefix: key.slice(0, VISIBLE_PREFIX_LENGTH),
-      keyHash: await sha256Hex(key),
-      scopes: [...new Set(input.scopes)],
-      mail: { ...DEFAULT_MAIL_POLICY, ...input.mail },
-      createdAt: nowIso(),
-    })
-    .returning();
+  const { values, key } = await newKey(teamId, input);
+  const [row] = await db.insert(apiKeys).values(values).returning();
   forgetUnknownKeys();
   return { row, key };
 }
