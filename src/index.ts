@@ -4,6 +4,7 @@
 import { app } from "./app";
 import type { Env } from "./env";
 import { idempotencyRetentionCron } from "./platform/idempotency";
+import { usageDailyRetentionCron } from "./platform/usage/rollup";
 import { consumerTable, type Consumer } from "./platform/jobs/consume";
 import { cronTable, runScheduled, type CronJob } from "./platform/jobs/cron";
 import { deadLetterConsumer } from "./platform/jobs/dead-letters";
@@ -39,6 +40,7 @@ export const consumerDeclarations: readonly Consumer[] = [
 /** Every declared cron job. */
 export const cronDeclarations: readonly CronJob[] = [
   alertChecksCron,
+  usageDailyRetentionCron,
   logsRetentionCron,
   relayRetentionCron,
   relaySweepCron,

@@ -1,12 +1,15 @@
-// Monthly plan quotas: one counter per team, service and UTC calendar month, consumed atomically
-// in a single conditional upsert, so two concurrent requests can never both take the last unit.
-// Crossing 80 % or 95 % of a limit queues one warning email to the team owner per threshold,
-// service and month; warnings consume no quota.
+// Monthly plan quotas: one counter per team, service and UTC calendar month, kept by the team's
+// meter (the team's rate-limit Durable Object, rate-limit/durable-object.ts) and taken there in one
+// step, so two concurrent requests can never both take the last unit; D1 holds the meter's
+// periodic roll-up, not a write per request. Crossing 80 % or 95 % of a limit queues one warning
+// email to the team owner per threshold, service and month; warnings consume no quota.
 import type { Env } from "../env";
 import { nowMs } from "./clock";
 import { ApiError } from "./errors";
 import { planLimits, SERVICE_METRIC, type Service } from "./plans";
 import { queuePlatformMail } from "./platform-mail";
+import { getMeter } from "./rate-limit/limiter";
+import { teamObject } from "./rate-limit/middleware";
 
 export interface QuotaOwner {
   teamId: string;
@@ -29,41 +32,25 @@ export function monthOf(ms: number): { period: string; start: string; end: strin
 }
 
 /**
- * Consumes `amount` units of a service for the current month; throws the 429 monthly-quota error
- * (nothing consumed) when that would pass the plan's limit. Returns the new total.
+ * Consumes `amount` units of a service for the current month in the team's meter (checked and
+ * taken in one step, so two concurrent requests can never both take the last unit); throws the 429
+ * monthly-quota error (nothing consumed) when that would pass the plan's limit. Fails closed: when
+ * the meter cannot be reached or cannot load the month, the error propagates and nothing is taken.
+ * Returns the new total.
  */
 export async function consumeQuota(env: Env, owner: QuotaOwner, service: Service, amount = 1): Promise<number> {
-  const { period } = monthOf(nowMs());
   const limit = planLimits(owner.plan).monthly[service];
-  const row =
-    limit === null
-      ? await env.DB.prepare(
-          `INSERT INTO usage_counters (team_id, service, period, used) VALUES (?1, ?2, ?3, ?4)
-           ON CONFLICT (team_id, service, period) DO UPDATE SET used = used + excluded.used RETURNING used`,
-        )
-          .bind(owner.teamId, service, period, amount)
-          .first<{ used: number }>()
-      : await env.DB.prepare(
-          `INSERT INTO usage_counters (team_id, service, period, used) SELECT ?1, ?2, ?3, ?4 WHERE ?4 <= ?5
-           ON CONFLICT (team_id, service, period) DO UPDATE SET used = used + excluded.used
-           WHERE used + excluded.used <= ?5 RETURNING used`,
-        )
-          .bind(owner.teamId, service, period, amount, limit)
-          .first<{ used: number }>();
-  if (!row) throw ApiError.monthlyQuota();
-  if (limit !== null) await warnOnThresholds(env, owner, service, period, row.used - amount, row.used, limit);
-  return row.used;
+  const { at, answer } = await getMeter(env).ask(teamObject(owner.teamId), owner.teamId, { quota: { service, amount, limit } });
+  const taken = answer.quota!;
+  if (!taken.ok) throw ApiError.monthlyQuota();
+  if (limit !== null) await warnOnThresholds(env, owner, service, monthOf(at).period, taken.used - amount, taken.used, limit);
+  return taken.used;
 }
 
-/** Gives back units consumed for work that was then refused (e.g. a batch item that failed). */
+/** Gives back units consumed for work that was then refused (e.g. a batch item that failed); never below zero. */
 export async function releaseQuota(env: Env, teamId: string, service: Service, amount: number): Promise<void> {
   if (amount <= 0) return;
-  const { period } = monthOf(nowMs());
-  await env.DB.prepare(
-    "UPDATE usage_counters SET used = MAX(0, used - ?4) WHERE team_id = ?1 AND service = ?2 AND period = ?3",
-  )
-    .bind(teamId, service, period, amount)
-    .run();
+  await getMeter(env).ask(teamObject(teamId), teamId, { quota: { service, amount: -amount, limit: null } });
 }
 
 /**
@@ -103,15 +90,4 @@ export async function warnOnThresholds(
         `answer 429 until the 1st of next month. Upgrade your plan to raise the limit.`,
     });
   }
-}
-
-/** Current usage of each service for a team this month (a missing counter is 0). */
-export async function usageThisMonth(env: Env, teamId: string): Promise<{ period: string; start: string; end: string; used: Record<string, number> }> {
-  const month = monthOf(nowMs());
-  const { results } = await env.DB.prepare("SELECT service, used FROM usage_counters WHERE team_id = ? AND period = ?")
-    .bind(teamId, month.period)
-    .all<{ service: string; used: number }>();
-  const used: Record<string, number> = {};
-  for (const row of results) used[row.service] = row.used;
-  return { ...month, used };
 }

@@ -7,6 +7,7 @@ import { ApiError, renderError } from "../../src/platform/errors";
 import { PLAN_LIMITS, SERVICES, type Service } from "../../src/platform/plans";
 import { consumeQuota, monthOf, releaseQuota, type QuotaOwner } from "../../src/platform/quota";
 import { setupTeam } from "../helpers/api";
+import { usedOf } from "../helpers/usage";
 
 const JAN_31_2359 = Date.UTC(2032, 0, 31, 23, 59, 0);
 const FEB_1_0000 = Date.UTC(2032, 1, 1, 0, 0, 0);
@@ -44,12 +45,6 @@ async function warnings(teamId: string) {
   return results;
 }
 
-async function usedOf(teamId: string, service: Service, period: string): Promise<number | null> {
-  const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = ? AND period = ?")
-    .bind(teamId, service, period)
-    .first<{ used: number }>();
-  return row ? row.used : null;
-}
 
 describe("monthOf", () => {
   it("gives the UTC calendar month of an instant", () => {

@@ -1,4 +1,5 @@
-// Platform tables: teams, API keys, monthly usage counters, usage warnings, the platform mail
+// Platform tables: teams, API keys, monthly usage counters and their days (the roll-up of each
+// team's meter, src/platform/usage/rollup.ts), usage warnings, the platform mail
 // outbox (mail the platform itself sends: usage warnings, report shares, alert emails) and the
 // idempotency keys of retried POSTs (src/platform/idempotency.ts).
 import { sql } from "drizzle-orm";
@@ -50,6 +51,19 @@ export const usageCounters = sqliteTable(
     used: real("used").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.teamId, t.service, t.period] })],
+);
+
+/** Units per team, service and UTC day: the meter's roll-up (never a write per request), for the console's daily chart. */
+export const usageDaily = sqliteTable(
+  "usage_daily",
+  {
+    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    service: text("service").notNull(),
+    /** UTC day, `YYYY-MM-DD`. */
+    day: text("day").notNull(),
+    used: real("used").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.service, t.day] }), index("usage_daily_day_idx").on(t.day)],
 );
 
 export const usageWarnings = sqliteTable(

@@ -1,18 +1,64 @@
-// The rate-limit Durable Object: one object per bucket key, holding fixed-window counters in its
-// SQLite storage. The caller computes the window from the platform clock, so the object only
-// counts. An object holds its own bucket's counter (name "") and may hold named counters next to
-// it: a team's object keeps its strict families there, so a request that is counted in the
-// default bucket and a strict family is one RPC (`hitAll`). A key that stops being used (an IP
-// seen once) must not keep its rows forever: the first hit of a window sets an alarm two windows
-// later, and the alarm deletes the object's storage once no window is current (DESIGN.md
-// "Retention").
+// The rate-limit Durable Object, and for a team the team's meter: fixed-window counters in its
+// SQLite storage, and in a team's object (`default:team:<id>`) the team's monthly quota counters and
+// their per-day counts too. The caller passes the instant from the platform clock, so the object
+// only counts. An object holds its own bucket's counter (name "") and may hold named counters next
+// to it: a team's object keeps its strict families there.
+//
+// `meter(at, items)` answers a batch of requests in one call, in order, each exactly as if it had
+// come alone (the isolate coalesces concurrent requests per object, limiter.ts): counted in its
+// counters, its quota units reserved or given back, or the month's usage read.
+//
+// Quota counters are seeded from D1 (`usage_counters`, `usage_daily`) the first time an object
+// touches a month, and rolled up to D1 by an alarm at most ROLLUP_MS after they change: D1 is the
+// durable record, the object the exact and fast one. A lost object comes back from the last
+// roll-up (see docs/RATE-LIMITS.md). A key that stops being used (an IP seen once) must not keep
+// its rows forever: once no window is current for IDLE_MS and nothing is left to roll up, the
+// alarm deletes the object's storage (DESIGN.md "Retention").
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
+import { readRolledUp, rollUp, type DailyUsage } from "../usage/rollup";
 
 /** Two windows without a new one: whatever the object holds can no longer be current. */
 export const IDLE_MS = 2 * WINDOW_SECONDS * 1000;
+/** The longest a quota change waits before it is written to D1 (the most a lost meter forgets). */
+export const ROLLUP_MS = 10_000;
 
+/** One request of a batch: any of counting it, reserving or giving back units, reading usage. */
+export interface MeterItem {
+  /** Counts one request in these counters, in order; the first that refuses stops the rest (hitAll). */
+  counters?: CounterSpec[];
+  /**
+   * Takes `amount` units of `service` this month when they fit under `limit` (null: no ceiling),
+   * all or nothing; a negative amount gives units back (never below zero).
+   */
+  quota?: { service: string; amount: number; limit: number | null };
+  /** Answers the month's usage, its days and the own counter's count in the window. */
+  read?: boolean;
+}
+
+/** The month as the meter holds it. */
+export interface UsageSnapshot {
+  /** `YYYY-MM`. */
+  period: string;
+  /** Units used per service (a service never used is absent). */
+  used: Record<string, number>;
+  /** Units per day and service of the month, oldest first (days without use are absent). */
+  daily: DailyUsage[];
+  /** The own counter's count in the current window (the default bucket's, in a team's object). */
+  windowCount: number;
+}
+
+export interface MeterAnswer {
+  /** New counts of the counters reached (shorter than `counters` when one refused). */
+  counts?: number[];
+  /** Whether the units were taken, and the service's total after this item. */
+  quota?: { ok: boolean; used: number };
+  usage?: UsageSnapshot;
+}
+
+const monthOfMs = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+const dayOfMs = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -28,6 +74,11 @@ export class RateLimiter extends DurableObject<Env> {
       "CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, start INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (name, start))",
     );
     this.sql.exec("CREATE TABLE IF NOT EXISTS seen (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)");
+    // The meter: units per service and month, per day and service, each with a dirty mark until
+    // the roll-up wrote it; `months` lists the months seeded from D1, with the team they belong to.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS usage (service TEXT NOT NULL, period TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (service, period))");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS daily (day TEXT NOT NULL, service TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (day, service))");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS months (period TEXT PRIMARY KEY, team_id TEXT NOT NULL)");
     // Objects written before named counters kept one unnamed counter in `windows`: carry its
     // current count over once, so a deploy does not hand every team a fresh window.
     const legacy = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'windows'").toArray().length > 0;
@@ -52,10 +103,17 @@ export class RateLimiter extends DurableObject<Env> {
       // rollover), so drop them now rather than on every hit; note when (real time, not the
       // callers' clock, which tests move) and look again once the window can no longer be current.
       this.sql.exec("DELETE FROM counters WHERE start < ?", windowStart);
-      this.sql.exec("INSERT OR REPLACE INTO seen (id, at) VALUES (1, ?)", Date.now());
-      void this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
+      this.touch();
     }
     return row.count;
+  }
+
+  /** Notes real-time use and makes sure an alarm will come for retention. */
+  private touch(): void {
+    this.sql.exec("INSERT OR REPLACE INTO seen (id, at) VALUES (1, ?)", Date.now());
+    void this.ctx.storage.getAlarm().then((alarm) => {
+      if (alarm === null) return this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
+    });
   }
 
   /** Counts one request (or `cost`) in the window starting at `windowStart`; returns the new count. */
@@ -79,8 +137,122 @@ export class RateLimiter extends DurableObject<Env> {
     return counts;
   }
 
-  /** Retention: an object with no new window for IDLE_MS keeps nothing. */
+  /**
+   * Answers a batch of requests at the platform instant `at` (ms), in order, each as if alone.
+   * `teamId` names the team whose quota this object meters (needed by items with `quota` or `read`).
+   * Throws when a month must be seeded from D1 and D1 fails: the caller fails closed for quotas.
+   */
+  async meter(at: number, teamId: string | null, items: MeterItem[]): Promise<MeterAnswer[]> {
+    const period = monthOfMs(at);
+    if (items.some((item) => item.quota || item.read)) {
+      if (!teamId) throw new Error("meter: quota and usage need the team");
+      await this.seed(teamId, period);
+    }
+    const windowStart = Math.floor(at / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+    const day = dayOfMs(at);
+    let changed = false;
+    const answers = items.map((item): MeterAnswer => {
+      const answer: MeterAnswer = {};
+      if (item.counters) answer.counts = this.hitAll(windowStart, item.counters);
+      if (item.quota) {
+        answer.quota = this.take(period, day, item.quota);
+        changed ||= answer.quota.ok && item.quota.amount !== 0;
+      }
+      if (item.read) answer.usage = this.snapshot(period, windowStart);
+      return answer;
+    });
+    if (changed) this.scheduleRollUp();
+    return answers;
+  }
+
+  /** Loads a month from D1 the first time this object meets it (blocking other calls meanwhile). */
+  private async seed(teamId: string, period: string): Promise<void> {
+    if (this.seeded(period)) return;
+    await this.ctx.blockConcurrencyWhile(async () => {
+      if (this.seeded(period)) return;
+      const { used, daily } = await readRolledUp(this.env.DB, teamId, period);
+      // A seeded count never lowers one this object holds (it may hold the month from before a
+      // deleteAll it survived only in D1): the larger of the two wins.
+      for (const [service, value] of Object.entries(used)) {
+        this.sql.exec(
+          "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 0) ON CONFLICT DO UPDATE SET used = MAX(used, excluded.used)",
+          service,
+          period,
+          value,
+        );
+      }
+      for (const row of daily) {
+        this.sql.exec(
+          "INSERT INTO daily (day, service, used, dirty) VALUES (?, ?, ?, 0) ON CONFLICT DO UPDATE SET used = MAX(used, excluded.used)",
+          row.day,
+          row.service,
+          row.used,
+        );
+      }
+      // Months before the previous one are finished and rolled up: keep only what can be read.
+      this.sql.exec("DELETE FROM usage WHERE period < ? AND dirty = 0", previousMonth(period));
+      this.sql.exec("DELETE FROM daily WHERE day < ? AND dirty = 0", `${previousMonth(period)}-01`);
+      this.sql.exec("INSERT OR REPLACE INTO months (period, team_id) VALUES (?, ?)", period, teamId);
+      this.touch();
+    });
+  }
+
+  private seeded(period: string): boolean {
+    return this.sql.exec("SELECT 1 FROM months WHERE period = ?", period).toArray().length > 0;
+  }
+
+  /** Takes (or gives back) units in one step: checked and written together, as one request alone. */
+  private take(period: string, day: string, quota: NonNullable<MeterItem["quota"]>): { ok: boolean; used: number } {
+    const current = this.sql.exec<{ used: number }>("SELECT used FROM usage WHERE service = ? AND period = ?", quota.service, period).toArray()[0]?.used ?? 0;
+    const next = Math.max(0, current + quota.amount);
+    if (quota.amount > 0 && quota.limit !== null && next > quota.limit) return { ok: false, used: current };
+    if (next === current) return { ok: true, used: current };
+    this.sql.exec(
+      "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
+      quota.service,
+      period,
+      next,
+    );
+    // The day carries what the month gained or lost today (a give-back never below zero).
+    this.sql.exec(
+      "INSERT INTO daily (day, service, used, dirty) VALUES (?, ?, MAX(0, ?), 1) ON CONFLICT DO UPDATE SET used = MAX(0, used + ?), dirty = 1",
+      day,
+      quota.service,
+      next - current,
+      next - current,
+    );
+    return { ok: true, used: next };
+  }
+
+  private snapshot(period: string, windowStart: number): UsageSnapshot {
+    const used: Record<string, number> = {};
+    for (const row of this.sql.exec<{ service: string; used: number }>("SELECT service, used FROM usage WHERE period = ?", period)) used[row.service] = row.used;
+    const daily = this.sql
+      .exec<{ day: string; service: string; used: number }>("SELECT day, service, used FROM daily WHERE day >= ? AND day < ? AND used > 0 ORDER BY day, service", `${period}-01`, `${period}-32`)
+      .toArray()
+      .map((row) => ({ day: row.day, service: row.service, used: row.used }));
+    return { period, used, daily, windowCount: this.peek(windowStart) };
+  }
+
+  /** A quota change is written to D1 within ROLLUP_MS: the alarm is brought forward when it is later. */
+  private scheduleRollUp(): void {
+    this.touch();
+    void this.ctx.storage.getAlarm().then((alarm) => {
+      const due = Date.now() + ROLLUP_MS;
+      if (alarm === null || alarm > due) return this.ctx.storage.setAlarm(due);
+    });
+  }
+
+  /**
+   * Writes what changed to D1, then applies retention: an object with no new window for IDLE_MS
+   * and nothing left to write keeps nothing (its months come back from D1 when it is used again).
+   */
   override async alarm(): Promise<void> {
+    const pending = await this.rollUpNow();
+    if (pending) {
+      await this.ctx.storage.setAlarm(Date.now() + ROLLUP_MS);
+      return;
+    }
     const seen = this.sql.exec<{ at: number }>("SELECT at FROM seen WHERE id = 1").toArray()[0]?.at ?? 0;
     if (Date.now() - seen < IDLE_MS) {
       await this.ctx.storage.setAlarm(seen + IDLE_MS);
@@ -91,9 +263,38 @@ export class RateLimiter extends DurableObject<Env> {
     this.createTables();
   }
 
+  /**
+   * Writes the dirty quota rows to D1 in one batch (absolute values, so a repeat is harmless) and
+   * clears the marks of rows unchanged since. Returns whether something is still to be written.
+   */
+  async rollUpNow(): Promise<boolean> {
+    const months = this.sql.exec<{ service: string; period: string; used: number }>("SELECT service, period, used FROM usage WHERE dirty = 1").toArray();
+    const days = this.sql.exec<{ day: string; service: string; used: number }>("SELECT day, service, used FROM daily WHERE dirty = 1").toArray();
+    if (months.length === 0 && days.length === 0) return false;
+    const teams = new Map(this.sql.exec<{ period: string; team_id: string }>("SELECT period, team_id FROM months").toArray().map((m) => [m.period, m.team_id]));
+    const teamId = teams.values().next().value;
+    if (!teamId) return false;
+    try {
+      await rollUp(this.env.DB, teamId, months, days);
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "meter roll-up failed, retrying", teamId, error: String(error) }));
+      return true;
+    }
+    // Calls that ran during the write changed rows again: those stay dirty for the next roll-up.
+    for (const m of months) this.sql.exec("UPDATE usage SET dirty = 0 WHERE service = ? AND period = ? AND used = ?", m.service, m.period, m.used);
+    for (const d of days) this.sql.exec("UPDATE daily SET dirty = 0 WHERE day = ? AND service = ? AND used = ?", d.day, d.service, d.used);
+    return this.sql.exec("SELECT 1 FROM usage WHERE dirty = 1 UNION ALL SELECT 1 FROM daily WHERE dirty = 1 LIMIT 1").toArray().length > 0;
+  }
+
   /** The count of a window without counting a request (tests and diagnostics). */
   peek(windowStart: number, name: string = OWN_COUNTER): number {
     const rows = this.sql.exec<{ count: number }>("SELECT count FROM counters WHERE name = ? AND start = ?", name, windowStart).toArray();
     return rows[0]?.count ?? 0;
   }
+}
+
+/** `YYYY-MM` of the month before `period`. */
+function previousMonth(period: string): string {
+  const [year, month] = period.split("-").map(Number) as [number, number];
+  return new Date(Date.UTC(year, month - 2, 1)).toISOString().slice(0, 7);
 }

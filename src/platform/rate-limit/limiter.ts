@@ -1,9 +1,13 @@
-// The limiter behind an interface: the Durable Object one, and a no-op twin for RATE_LIMITS=off.
+// The limiter behind an interface: the Durable Object one, and a no-op twin for RATE_LIMITS=off;
+// and the meter client both the limiter and the quotas call through, which coalesces concurrent
+// requests for one object into one call (coalesce.ts).
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
 import { IsolateCache } from "../isolate-cache";
 import { WINDOW_SECONDS } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
+import { Coalescer } from "./coalesce";
+import type { MeterAnswer, MeterItem } from "./durable-object";
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -27,6 +31,55 @@ export interface Limiter {
   remembered(key: string, counter: CounterSpec): RateLimitResult | null;
 }
 
+/** A request to an object of the RATE_LIMITER namespace, with the team whose meter it is (null: a per-IP or token bucket). */
+interface MeterRequest {
+  teamId: string | null;
+  item: MeterItem;
+}
+
+/** An object's answer to one request, and the platform instant the call counted it at. */
+export interface MeterReply {
+  at: number;
+  answer: MeterAnswer;
+}
+
+/**
+ * Calls the objects of one RATE_LIMITER namespace, at most one call in flight per object and
+ * isolate: concurrent requests ride the next call together (exact: the object answers each in
+ * order). Both the rate limits and the quotas go through it, so a team's hits and reservations
+ * share its calls. Errors reach the caller: limits fail open, quotas closed.
+ */
+export class MeterClient {
+  readonly lines: Coalescer<MeterRequest, MeterReply>;
+
+  constructor(namespace: Env["RATE_LIMITER"]) {
+    this.lines = new Coalescer(async (key, requests) => {
+      const at = nowMs();
+      const teamId = requests.find((r) => r.teamId !== null)?.teamId ?? null;
+      const stub = namespace.get(namespace.idFromName(key));
+      const answers = await stub.meter(at, teamId, requests.map((r) => r.item));
+      return answers.map((answer) => ({ at, answer }));
+    });
+  }
+
+  /** The answer of object `key` to `item`; `teamId` when the item meters a team's quota or reads its usage. */
+  ask(key: string, teamId: string | null, item: MeterItem): Promise<MeterReply> {
+    return this.lines.run(key, { teamId, item });
+  }
+}
+
+const meters = new WeakMap<object, MeterClient>();
+
+/** The meter client of an environment's RATE_LIMITER namespace (whatever RATE_LIMITS says: quotas always count). */
+export function getMeter(env: Env): MeterClient {
+  let meter = meters.get(env.RATE_LIMITER);
+  if (!meter) {
+    meter = new MeterClient(env.RATE_LIMITER);
+    meters.set(env.RATE_LIMITER, meter);
+  }
+  return meter;
+}
+
 /** The window of an instant: floor(now / 60) × 60, in Unix seconds. */
 export function windowOf(ms: number): { start: number; reset: number; retryAfter: number } {
   const start = Math.floor(ms / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
@@ -36,7 +89,7 @@ export function windowOf(ms: number): { start: number; reset: number; retryAfter
 }
 
 /** What a counter at `count` (0: nothing counted) means for a request under `limit` in `window`. */
-function resultOf(count: number, limit: number, window: ReturnType<typeof windowOf>): RateLimitResult {
+export function resultOf(count: number, limit: number, window: ReturnType<typeof windowOf>): RateLimitResult {
   return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), reset: window.reset, retryAfter: window.retryAfter };
 }
 
@@ -65,7 +118,7 @@ export const REFUSALS_MAX = 10_000;
 export class DurableObjectLimiter implements Limiter {
   private readonly refusals = new IsolateCache<Refusal>({ ttlMs: WINDOW_SECONDS * 1000, max: REFUSALS_MAX });
 
-  constructor(private readonly namespace: Env["RATE_LIMITER"]) {}
+  constructor(private readonly meter: MeterClient) {}
 
   async hit(key: string, limit: number): Promise<RateLimitResult> {
     const [result] = await this.hitAll(key, [{ name: OWN_COUNTER, limit }]);
@@ -83,18 +136,21 @@ export class DurableObjectLimiter implements Limiter {
   }
 
   async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
-    const window = windowOf(nowMs());
+    const asked = windowOf(nowMs());
     const first = counters[0]!;
-    const remembered = this.rememberedIn(window, key, first);
+    const remembered = this.rememberedIn(asked, key, first);
     if (remembered) return [remembered];
-    let counts: number[];
+    let reply: MeterReply;
     try {
-      const stub = this.namespace.get(this.namespace.idFromName(key));
-      counts = await stub.hitAll(window.start, counters);
+      reply = await this.meter.ask(key, null, { counters });
     } catch (error) {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
-      return counters.map(({ limit }) => resultOf(0, limit, window));
+      return counters.map(({ limit }) => resultOf(0, limit, asked));
     }
+    // The window the call counted in (a request that waited in line across a rollover is counted,
+    // and answered, in the new window).
+    const window = windowOf(reply.at);
+    const counts = reply.answer.counts ?? [];
     if (counts[0]! > first.limit) this.refusals.set(refusalKey(key, first), { windowStart: window.start, count: counts[0]! }, this.refusals.mark());
     return counts.map((count, i) => resultOf(count, counters[i]!.limit, window));
   }
@@ -124,7 +180,7 @@ export function getLimiter(env: Env): Limiter {
   if (env.RATE_LIMITS === "off") return noop;
   let limiter = limiters.get(env.RATE_LIMITER);
   if (!limiter) {
-    limiter = new DurableObjectLimiter(env.RATE_LIMITER);
+    limiter = new DurableObjectLimiter(getMeter(env));
     limiters.set(env.RATE_LIMITER, limiter);
   }
   return limiter;

@@ -1,11 +1,12 @@
-// GET /usage: the monthly plan quota of each metered service, filtered by what the key may see.
+// GET /usage: the monthly plan quota of each metered service, filtered by what the key may see,
+// read from the team's meter (read-usage.ts).
 import { z } from "@hono/zod-openapi";
 import { auth, requireAnyScope } from "../auth";
-import { planLimits, SERVICE_METRIC, SERVICES, type Service } from "../plans";
-import { usageThisMonth } from "../quota";
+import { SERVICES, type Service } from "../plans";
 import { createRouter } from "../router";
 import { hasScope, type Scope } from "../scopes";
 import { dataResponse, productRoutes } from "../openapi";
+import { readUsage } from "./read-usage";
 
 const ServiceUsage = z
   .object({
@@ -59,20 +60,9 @@ usageRouter.openapi(
   }),
   async (c) => {
     const principal = c.get("principal");
-    const usage = await usageThisMonth(c.env, principal.teamId);
-    const limits = planLimits(principal.plan).monthly;
+    const { month } = await readUsage(c.env, principal.teamId, principal.plan);
     const services: Record<string, z.infer<typeof ServiceUsage>> = {};
-    for (const service of visibleServices(principal.scopes)) {
-      const used = usage.used[service] ?? 0;
-      const limit = limits[service];
-      services[service] = {
-        metric: SERVICE_METRIC[service],
-        used,
-        limit,
-        remaining: limit === null ? null : Math.max(0, limit - used),
-        unlimited: limit === null,
-      };
-    }
-    return c.json({ data: { period_start: usage.start, period_end: usage.end, plan: principal.plan, services } }, 200);
+    for (const service of visibleServices(principal.scopes)) services[service] = month.services[service];
+    return c.json({ data: { period_start: month.start, period_end: month.end, plan: principal.plan, services } }, 200);
   },
 );

@@ -1,0 +1,128 @@
+// Fewer Durable Object calls than requests, every count still exact: per isolate and object, at
+// most one call is in flight; requests arriving meanwhile wait in line, and the next call carries
+// all of them, answered by the object in order, each as if it had come alone.
+//
+// Two rules of the runtime shape it (PLATFORM-NOTES, "I/O started by one request dies with it"):
+// - A call belongs to the request that started it. So the request whose call returns never starts
+//   the next one (it answers and ends, and its call would be cancelled): it hands the lead to the
+//   first request waiting, which makes the next call from its own request.
+// - A request waiting on another request's promise with nothing of its own pending is cancelled
+//   as hung. So every waiter keeps a timer, which is also its way out: a waiter still in line when
+//   it fires leads a call itself (the request that should have led is gone); a waiter whose call
+//   never answered gets an error (its caller fails open or closed, as for any failed call).
+
+/** How long a request waits for another request's call before it acts on its own. */
+export const COALESCE_WAIT_MS = 5_000;
+/** Requests carried by one call at most; the rest wait for the next. */
+export const COALESCE_MAX_BATCH = 200;
+
+type Outcome<A> = { lead: true } | { answer: A } | { error: unknown };
+
+interface Waiter<I, A> {
+  item: I;
+  /** waiting: in line; leading: makes the call; sent: in another request's call; done: settled or given up. */
+  state: "waiting" | "leading" | "sent" | "done";
+  settle: (outcome: Outcome<A>) => void;
+}
+
+interface Line<I, A> {
+  /** A request is leading a call for this object. */
+  busy: boolean;
+  waiting: Waiter<I, A>[];
+}
+
+/** Calls carried and requests answered by one Coalescer, for tests and the bench. */
+export interface CoalesceStats {
+  calls: number;
+  items: number;
+}
+
+export class Coalescer<I, A> {
+  private readonly lines = new Map<string, Line<I, A>>();
+  readonly stats: CoalesceStats = { calls: 0, items: 0 };
+
+  /** `send(key, items)` makes one call for the object `key` and answers each item, in order. */
+  constructor(
+    private readonly send: (key: string, items: I[]) => Promise<A[]>,
+    private readonly waitMs = COALESCE_WAIT_MS,
+  ) {}
+
+  /** The answer to `item` from the object `key`, carried by the next call made for that object. */
+  async run(key: string, item: I): Promise<A> {
+    let line = this.lines.get(key);
+    if (!line) {
+      line = { busy: false, waiting: [] };
+      this.lines.set(key, line);
+    }
+    let settle!: (outcome: Outcome<A>) => void;
+    const signal = new Promise<Outcome<A>>((resolve) => (settle = resolve));
+    const me: Waiter<I, A> = { item, state: "waiting", settle };
+    line.waiting.push(me);
+    if (!line.busy) {
+      line.busy = true;
+      me.state = "leading";
+      return this.lead(key, line, me);
+    }
+    const timer = setTimeout(() => this.giveUp(key, me), this.waitMs);
+    let outcome: Outcome<A>;
+    try {
+      outcome = await signal;
+    } finally {
+      clearTimeout(timer);
+    }
+    if ("answer" in outcome) return outcome.answer;
+    if ("error" in outcome) throw outcome.error;
+    return this.lead(key, line, me);
+  }
+
+  /** Makes one call with everything in line (up to the cap), answers the others, hands over. */
+  private async lead(key: string, line: Line<I, A>, me: Waiter<I, A>): Promise<A> {
+    const mine = line.waiting.indexOf(me);
+    if (mine > 0) line.waiting.unshift(...line.waiting.splice(mine, 1));
+    const batch = line.waiting.splice(0, COALESCE_MAX_BATCH);
+    for (const waiter of batch) if (waiter !== me) waiter.state = "sent";
+    this.stats.calls++;
+    this.stats.items += batch.length;
+    let answers: A[] | null = null;
+    let failure: unknown = null;
+    try {
+      answers = await this.send(key, batch.map((w) => w.item));
+    } catch (error) {
+      failure = error;
+    }
+    me.state = "done";
+    this.handOver(key, line);
+    batch.forEach((waiter, i) => {
+      if (waiter.state !== "sent") return;
+      waiter.state = "done";
+      waiter.settle(answers ? { answer: answers[i]! } : { error: failure });
+    });
+    if (!answers) throw failure;
+    return answers[0]!;
+  }
+
+  /** The first request in line leads the next call from its own request; an empty line is dropped. */
+  private handOver(key: string, line: Line<I, A>): void {
+    const next = line.waiting[0];
+    if (!next) {
+      line.busy = false;
+      if (this.lines.get(key) === line) this.lines.delete(key);
+      return;
+    }
+    next.state = "leading";
+    next.settle({ lead: true });
+  }
+
+  /** A waiter's timer fired: lead if still in line (the line's leader is gone), else stop waiting. */
+  private giveUp(key: string, me: Waiter<I, A>): void {
+    if (me.state === "waiting") {
+      me.state = "leading";
+      me.settle({ lead: true });
+      return;
+    }
+    if (me.state === "sent") {
+      me.state = "done";
+      me.settle({ error: new Error(`no answer from ${key} within ${this.waitMs} ms`) });
+    }
+  }
+}
