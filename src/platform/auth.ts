@@ -146,10 +146,12 @@ export function keyCacheSizes(d1: D1Database): { known: number; unknown: number 
 
 /**
  * Team API key authentication plus the `default` bucket of the caller's team, counted in the same
- * Durable Object call as the strict family the route reaches, if any.
+ * Durable Object call as the strict family the route reaches, if any. `readsUsage` (GET /usage):
+ * the team's usage is read in that call too, for the route to take from `c.get("usageRead")`.
  * Missing or invalid key: the per-IP fallback bucket (100/60 s) is counted, then 401.
  */
-export function auth(): MiddlewareHandler<AppEnv> {
+export function auth(options: { readsUsage?: boolean } = {}): MiddlewareHandler<AppEnv> {
+  const readsUsage = options.readsUsage === true;
   const middleware: MiddlewareHandler<AppEnv> = async function authMiddleware(c, next) {
     // Mounted routers may both name auth(): the first one authenticates and counts the request.
     if (c.get("principal")) return next();
@@ -162,7 +164,7 @@ export function auth(): MiddlewareHandler<AppEnv> {
     c.set("principal", principal);
     const families = strictFamiliesAhead(c);
     if (families.length > 0 || !SAFE_METHODS.has(c.req.method)) {
-      await enforceTeamBuckets(c, principal.teamId, principal.plan, families);
+      await enforceTeamBuckets(c, principal.teamId, principal.plan, families, readsUsage);
       await next();
       return;
     }
@@ -173,7 +175,7 @@ export function auth(): MiddlewareHandler<AppEnv> {
     // limiter refuses from memory before anything runs (DurableObjectLimiter), so a flood over
     // the limit does no route work.
     refuseRememberedTeam(c, principal.teamId, principal.plan);
-    const counting = enforceTeamBuckets(c, principal.teamId, principal.plan, families).then(
+    const counting = enforceTeamBuckets(c, principal.teamId, principal.plan, families, readsUsage).then(
       () => null,
       (error: unknown) => error,
     );

@@ -9,7 +9,7 @@ import { ApiError } from "./errors";
 import { planLimits, SERVICE_METRIC, type Service } from "./plans";
 import { queuePlatformMail } from "./platform-mail";
 import { getMeter } from "./rate-limit/limiter";
-import { teamObject } from "./rate-limit/middleware";
+import { teamObject } from "./rate-limit/buckets";
 
 export interface QuotaOwner {
   teamId: string;

@@ -362,7 +362,7 @@ describe("rate limiter Durable Object unavailable", () => {
     return { ...(env as Env), RATE_LIMITER: broken };
   }
 
-  it("fails open: authenticated, public and anonymous requests are let through and the outage is logged", async () => {
+  it("rate limits fail open: authenticated, public and anonymous requests are let through and the outage is logged; quota reservations fail closed", async () => {
     const team = await setupTeam({ plan: "free" });
     const down = limiterDown();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -372,7 +372,12 @@ describe("rate limiter Durable Object unavailable", () => {
     expect(usage.headers.get("x-ratelimit-limit")).toBe("600");
     expect(usage.headers.get("x-ratelimit-remaining")).toBe("600");
     const source = (await json(await call("POST", "webhooks/sources", { key: team.key, env: down, body: { name: "s", provider: "generic" } }))).data;
-    expect((await call("POST", `/in/${source.slug}`, { raw: "{}", headers: { "content-type": "application/json" }, env: down })).status).toBe(202);
+    // Ingest is let through the per-IP bucket, but its `webhooks` units cannot be reserved: the
+    // relay's documented 503 (retry later), and nothing is stored.
+    const ingest = await call("POST", `/in/${source.slug}`, { raw: "{}", headers: { "content-type": "application/json" }, env: down });
+    expect(ingest.status).toBe(503);
+    expect(await json(ingest)).toEqual({ error: "Event could not be stored; retry later" });
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_events WHERE source_id = ?").bind(source.id).first("n")).toBe(0);
     // Unauthenticated: still 401 (auth is not skipped), counted in no bucket.
     const anonymous = await call("GET", "usage", { env: down });
     expect(anonymous.status).toBe(401);

@@ -12,7 +12,7 @@ export const meterOf = (teamId: string) => env.RATE_LIMITER.get(env.RATE_LIMITER
 
 /** Writes what the team's meter changed to D1 now (what its alarm does within ROLLUP_MS). */
 export async function rollUpMeter(teamId: string): Promise<void> {
-  await runInDurableObject(meterOf(teamId), (meter: RateLimiter) => meter.rollUpNow());
+  await runInDurableObject(meterOf(teamId), (meter) => (meter as RateLimiter).rollUpNow());
 }
 
 /** The units of a service in D1's `usage_counters` after a roll-up of the team's meter; null when no row. */
@@ -27,8 +27,8 @@ export async function usedOf(teamId: string, service: Service | string, period: 
 /** Sets the units a team used of a service in the current month, in its meter (seeding the month first). */
 export async function setUsed(teamId: string, service: Service | string, used: number): Promise<void> {
   const at = nowMs();
-  await runInDurableObject(meterOf(teamId), async (meter: RateLimiter, state) => {
-    await meter.meter(at, teamId, [{ read: true }]);
+  await runInDurableObject(meterOf(teamId), async (meter, state) => {
+    await (meter as RateLimiter).meter(at, teamId, [{ read: true }]);
     state.storage.sql.exec(
       "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
       service,

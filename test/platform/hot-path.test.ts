@@ -71,17 +71,17 @@ describe("key format", () => {
 });
 
 describe("key cache", () => {
-  it("a warm authenticated GET /usage reads D1 once (the usage) and calls one Durable Object", async () => {
+  it("a warm authenticated GET /usage reads D1 once (the key) and calls one Durable Object (count and usage in one call)", async () => {
     setClock(T0 + 1_000);
     const team = await setupTeam({ scopes: ["billing:read"] });
     const { db, statements } = countingDb();
     const { namespace, calls } = countingLimiter();
     const bindings = { ...env, DB: db, RATE_LIMITER: namespace } as Env;
     expect((await call("GET", "usage", { key: team.key, env: bindings })).status).toBe(200);
-    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 2, calls: 1 });
+    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 1, calls: 1 });
     for (let i = 0; i < 5; i++) expect((await call("GET", "usage", { key: team.key, env: bindings })).status).toBe(200);
-    // Five more requests: five usage reads, no key look-up; five counter calls.
-    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 7, calls: 6 });
+    // Five more requests: no key look-up, no D1 usage read (the meter answers it); five meter calls.
+    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 1, calls: 6 });
     expect(await teamStub(team.teamId).peek(T0_S)).toBe(6);
   });
 
@@ -416,9 +416,9 @@ describe("a read runs its route beside the counter call", () => {
     const namespace = {
       idFromName: (name: string) => real.idFromName(name),
       get: (id: DurableObjectId) => ({
-        hitAll: async (windowStart: number, counters: Parameters<RateLimiter["hitAll"]>[1]) => {
+        meter: async (...args: Parameters<RateLimiter["meter"]>) => {
           sawRoute = await Promise.race([started.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2_000))]);
-          return real.get(id).hitAll(windowStart, counters);
+          return real.get(id).meter(...args);
         },
       }),
     } as unknown as Env["RATE_LIMITER"];

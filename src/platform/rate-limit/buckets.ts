@@ -23,6 +23,11 @@ export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags
  */
 export type StrictFamily = "survey_start" | "push_subscribers" | "audit_share";
 
+/** The object of a team (its default bucket, strict families and meter): named after its default bucket's key, the name it has always had. */
+export function teamObject(teamId: string): string {
+  return `default:team:${teamId}`;
+}
+
 /** Fixed limits per 60-second window; `default` and `flags_client` follow the plan. */
 export const BUCKET_LIMITS: Record<Exclude<BucketName, "default" | "flags_client">, number> = {
   strict: 30,

@@ -7,7 +7,8 @@ import { IsolateCache } from "../isolate-cache";
 import { WINDOW_SECONDS } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
 import { Coalescer } from "./coalesce";
-import type { MeterAnswer, MeterItem } from "./durable-object";
+import { teamObject } from "./buckets";
+import type { MeterAnswer, MeterItem, UsageSnapshot } from "./durable-object";
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -27,6 +28,12 @@ export interface Limiter {
    * counter that refuses stops the others (they are not counted). One result per counter reached.
    */
   hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]>;
+  /**
+   * hitAll in a team's object, and the team's usage read in the same call (for GET /usage, which
+   * then needs no call of its own). `usage` is null when nothing was read: refused from memory,
+   * limits off, or the object unreachable (the counts then fail open).
+   */
+  hitAllReading(teamId: string, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }>;
   /** The refusal of `counter` in `key` this isolate remembers for the current window, without a call; else null. */
   remembered(key: string, counter: CounterSpec): RateLimitResult | null;
 }
@@ -35,6 +42,12 @@ export interface Limiter {
 interface MeterRequest {
   teamId: string | null;
   item: MeterItem;
+}
+
+/** A team's usage as its meter answered it, and the platform instant of the answer. */
+export interface ReadUsageReply {
+  at: number;
+  snapshot: UsageSnapshot;
 }
 
 /** An object's answer to one request, and the platform instant the call counted it at. */
@@ -136,23 +149,33 @@ export class DurableObjectLimiter implements Limiter {
   }
 
   async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
+    return (await this.count(key, null, counters)).results;
+  }
+
+  hitAllReading(teamId: string, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
+    return this.count(teamObject(teamId), teamId, counters);
+  }
+
+  /** Counts in `key`'s counters (and reads the team's usage when `readFor` names it) with one call. */
+  private async count(key: string, readFor: string | null, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
     const asked = windowOf(nowMs());
     const first = counters[0]!;
     const remembered = this.rememberedIn(asked, key, first);
-    if (remembered) return [remembered];
+    if (remembered) return { results: [remembered], usage: null };
     let reply: MeterReply;
     try {
-      reply = await this.meter.ask(key, null, { counters });
+      reply = await this.meter.ask(key, readFor, readFor ? { counters, read: true } : { counters });
     } catch (error) {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
-      return counters.map(({ limit }) => resultOf(0, limit, asked));
+      return { results: counters.map(({ limit }) => resultOf(0, limit, asked)), usage: null };
     }
     // The window the call counted in (a request that waited in line across a rollover is counted,
     // and answered, in the new window).
     const window = windowOf(reply.at);
     const counts = reply.answer.counts ?? [];
     if (counts[0]! > first.limit) this.refusals.set(refusalKey(key, first), { windowStart: window.start, count: counts[0]! }, this.refusals.mark());
-    return counts.map((count, i) => resultOf(count, counters[i]!.limit, window));
+    const usage = reply.answer.usage ? { at: reply.at, snapshot: reply.answer.usage } : null;
+    return { results: counts.map((count, i) => resultOf(count, counters[i]!.limit, window)), usage };
   }
 }
 
@@ -165,6 +188,10 @@ export class NoopLimiter implements Limiter {
   async hitAll(_key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
     const window = windowOf(nowMs());
     return counters.map(({ limit }) => resultOf(0, limit, window));
+  }
+
+  async hitAllReading(teamId: string, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
+    return { results: await this.hitAll(teamId, counters), usage: null };
   }
 
   remembered(): RateLimitResult | null {

@@ -11,15 +11,17 @@ import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
-import { BUCKET_LIMITS, bucketLimit, type BucketName, type StrictFamily } from "./buckets";
+import { BUCKET_LIMITS, bucketLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
-import { getLimiter, type RateLimitResult } from "./limiter";
+import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
 
 declare module "hono" {
   interface ContextVariableMap {
     rateLimit?: RateLimitResult;
     /** Results counted ahead by auth() for strict middleware further down, by counter address. */
     rateLimitCounted?: Map<string, RateLimitResult>;
+    /** The team's usage, read by auth({ readsUsage: true }) in the same meter call as its count; null when not read. */
+    usageRead?: Promise<ReadUsageReply | null>;
   }
 }
 
@@ -39,10 +41,7 @@ export function strictKey(teamId: string, family: StrictFamily): StrictKey {
   return { teamId, family };
 }
 
-/** The object of a team: named after its default bucket's key, the name it has always had. */
-export function teamObject(teamId: string): string {
-  return `default:team:${teamId}`;
-}
+export { teamObject };
 
 /** The counter name of a strict family inside its team's object. */
 export function strictCounter(family: StrictFamily): string {
@@ -82,16 +81,29 @@ export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key:
 
 /**
  * Counts an authenticated request in its team's default bucket and, with the same RPC, in the
- * strict families `families` (counted ahead for the strict middleware the route will reach).
+ * strict families `families` (counted ahead for the strict middleware the route will reach), and
+ * with `readsUsage` reads the team's usage in that call too (`usageRead` on the context).
  * Throws the 429 when the default bucket is full; strict refusals are thrown by their middleware.
  */
-export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, plan: string, families: StrictFamily[]): Promise<void> {
+export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, plan: string, families: StrictFamily[], readsUsage = false): Promise<void> {
   const defaultLimit = bucketLimit("default", plan);
   const counters: CounterSpec[] = [];
   if (defaultLimit !== null) counters.push({ name: OWN_COUNTER, limit: defaultLimit });
   for (const family of families) counters.push({ name: strictCounter(family), limit: BUCKET_LIMITS.strict });
   if (counters.length === 0) return;
-  const results = await getLimiter(c.env).hitAll(teamObject(teamId), counters);
+  let results: RateLimitResult[];
+  if (readsUsage) {
+    let readUsage!: (reply: ReadUsageReply | null) => void;
+    c.set("usageRead", new Promise<ReadUsageReply | null>((resolve) => (readUsage = resolve)));
+    const counted = await getLimiter(c.env).hitAllReading(teamId, counters).catch((error: unknown) => {
+      readUsage(null);
+      throw error;
+    });
+    readUsage(counted.usage);
+    results = counted.results;
+  } else {
+    results = await getLimiter(c.env).hitAll(teamObject(teamId), counters);
+  }
   let i = 0;
   if (defaultLimit !== null) {
     const result = results[i++];

@@ -7,10 +7,9 @@ import type { Env } from "../../env";
 import { nowMs } from "../clock";
 import { planLimits, SERVICE_METRIC, SERVICES, type Service } from "../plans";
 import { monthOf } from "../quota";
-import { bucketLimit } from "../rate-limit/buckets";
+import { bucketLimit, teamObject } from "../rate-limit/buckets";
 import type { UsageSnapshot } from "../rate-limit/durable-object";
 import { getMeter, windowOf } from "../rate-limit/limiter";
-import { teamObject } from "../rate-limit/middleware";
 import { readRolledUp } from "./rollup";
 
 /** One metered service this month, as GET /usage reports it. */

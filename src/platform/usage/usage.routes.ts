@@ -6,7 +6,7 @@ import { SERVICES, type Service } from "../plans";
 import { createRouter } from "../router";
 import { hasScope, type Scope } from "../scopes";
 import { dataResponse, productRoutes } from "../openapi";
-import { readUsage } from "./read-usage";
+import { readUsage, usageFrom } from "./read-usage";
 
 const ServiceUsage = z
   .object({
@@ -46,7 +46,8 @@ export function visibleServices(scopes: readonly string[]): Service[] {
 const route = productRoutes({ tags: ["Usage"], security: "bearer" });
 
 export const usageRouter = createRouter();
-usageRouter.use("*", auth(), requireAnyScope("mail:send", "mail:read", "billing:read"));
+// The usage is read in the same meter call that counts the request (auth's readsUsage).
+usageRouter.use("*", auth({ readsUsage: true }), requireAnyScope("mail:send", "mail:read", "billing:read"));
 
 usageRouter.openapi(
   route({
@@ -60,7 +61,8 @@ usageRouter.openapi(
   }),
   async (c) => {
     const principal = c.get("principal");
-    const { month } = await readUsage(c.env, principal.teamId, principal.plan);
+    const read = await c.get("usageRead");
+    const { month } = read ? usageFrom(read.snapshot, read.at, principal.plan) : await readUsage(c.env, principal.teamId, principal.plan);
     const services: Record<string, z.infer<typeof ServiceUsage>> = {};
     for (const service of visibleServices(principal.scopes)) services[service] = month.services[service];
     return c.json({ data: { period_start: month.start, period_end: month.end, plan: principal.plan, services } }, 200);

@@ -1,6 +1,6 @@
-// Receiving a webhook at a source's ingest address: the source look-up, the signature, the event
-// with its deliveries and quota units in one D1 batch, the queue, and the first delivery attempt in
-// the background of the request. No Hono context here.
+// Receiving a webhook at a source's ingest address: the source look-up, the signature, the quota
+// units in the team's meter, the event with its deliveries in one D1 batch, the queue, and the
+// first delivery attempt in the background of the request. No Hono context here.
 import { isUniqueViolation } from "../../platform/db-errors";
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -9,15 +9,14 @@ import { teams, webhookDestinations, webhookEvents, webhookSources } from "../..
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { planLimits } from "../../platform/plans";
-import { monthOf, releaseQuota, warnOnThresholds } from "../../platform/quota";
+import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
 import { attemptNow } from "./relay.consumer";
 import { eventIdentity, filterAdmits, signedGenericIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
 import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
-import { countEventUnits, insertDeliveriesForEvent, insertEventWithinQuota } from "./relay.queries";
+import { insertDeliveriesForEvent, insertEvent } from "./relay.queries";
 
 type SourceRow = typeof webhookSources.$inferSelect;
 
@@ -94,8 +93,8 @@ async function readIngestSource(env: Env, slug: string): Promise<IngestSource | 
 }
 
 /**
- * Receives one webhook at a source (found by loadIngestSource): signature, then the event, its
- * deliveries and its quota units in one D1 batch, then the queue, then the first delivery attempt
+ * Receives one webhook at a source (found by loadIngestSource): signature, then its quota units in
+ * the team's meter, then the event and its deliveries in one D1 batch, then the queue, then the first delivery attempt
  * in the background (`background.waitUntil`), so a healthy destination gets the event right away
  * instead of after the queue's batch wait. The queue messages are the safety net: they come back
  * when the first retry is due and find the delivery already delivered (acknowledged, nothing sent),
@@ -117,62 +116,59 @@ export async function receiveWebhook(env: Env, found: IngestSource, inbound: Inb
       ? await signedGenericIdentity(inbound.body, inbound.contentType)
       : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
   const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
-  const quota = { period: monthOf(nowMs()).period, units: eventUnits(sizeBytes), limit: planLimits(plan).monthly.webhooks };
+  const units = eventUnits(sizeBytes);
   const eventId = crypto.randomUUID();
   const at = nowIso();
   const deliveries = destinations.filter((d) => filterAdmits(d.eventFilter, identity.type)).map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
 
-  // Event, deliveries and quota units in one transaction: the event only if its units fit, the
-  // deliveries and the units only if the event was written. A duplicate provider event id fails the
-  // unique index and rolls all of it back, so the common case pays no look-up and a duplicate no unit.
-  const statements = [
-    insertEventWithinQuota(
-      env.DB,
-      {
-        eventId,
-        teamId: source.teamId,
-        sourceId: source.id,
-        eventType: identity.type,
-        providerEventId: identity.providerEventId,
-        contentType: inbound.contentType,
-        headers: storedHeaders(inbound.headers),
-        body: inbound.body,
-        sizeBytes,
-        receivedAt: at,
-      },
-      quota,
-    ),
-    ...(deliveries.length > 0 ? [insertDeliveriesForEvent(env.DB, eventId, deliveries, "ingest", at)] : []),
-    countEventUnits(env.DB, source.teamId, eventId, quota),
-  ];
-  let results: D1Result[];
+  // The units first, in the team's meter (checked and taken in one step there); given back when
+  // the event is not stored. A copy of a stored event costs nothing and answers 202 duplicate,
+  // even with the quota used up.
+  const owner = { teamId: source.teamId, plan, ownerEmail };
   try {
-    results = await env.DB.batch(statements);
+    await consumeQuota(env, owner, "webhooks", units);
   } catch (error) {
+    if (!(error instanceof ApiError)) {
+      // The meter cannot be reached: nothing is stored without its units (quotas fail closed).
+      console.error(JSON.stringify({ msg: "relay: usage meter unavailable", teamId: source.teamId, error: String(error) }));
+      throw new ApiError("unavailable", "Event could not be stored; retry later");
+    }
+    const duplicate = identity.providerEventId ? await findDuplicate(getDb(env.DB), source.id, identity.providerEventId) : undefined;
+    if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
+    throw error;
+  }
+  const giveBack = () =>
+    releaseQuota(env, source.teamId, "webhooks", units).catch((error) =>
+      console.error(JSON.stringify({ msg: "relay: giving back units failed", teamId: source.teamId, error: String(error) })),
+    );
+
+  // Event and deliveries in one transaction. A duplicate provider event id fails the unique index
+  // and rolls both back, so the common case pays no look-up.
+  const statements = [
+    insertEvent(env.DB, {
+      eventId,
+      teamId: source.teamId,
+      sourceId: source.id,
+      eventType: identity.type,
+      providerEventId: identity.providerEventId,
+      contentType: inbound.contentType,
+      headers: storedHeaders(inbound.headers),
+      body: inbound.body,
+      sizeBytes,
+      receivedAt: at,
+    }),
+    ...(deliveries.length > 0 ? [insertDeliveriesForEvent(env.DB, eventId, deliveries, "ingest", at)] : []),
+  ];
+  try {
+    await env.DB.batch(statements);
+  } catch (error) {
+    await giveBack();
     // A copy of a provider event already stored: the unique index kept the first one.
     if (identity.providerEventId && isUniqueViolation(error)) {
       const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
       if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
     }
     throw error;
-  }
-  if (results[0]!.results.length === 0) {
-    // The quota is used up. A copy of a stored event still costs nothing and answers 202 duplicate.
-    if (identity.providerEventId) {
-      const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
-      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-    }
-    throw ApiError.monthlyQuota();
-  }
-  const used = (results[results.length - 1]!.results[0] as { used: number } | undefined)?.used;
-  if (quota.limit !== null && used !== undefined) {
-    // The owner's 80 % / 95 % warnings need not hold up the sender's answer.
-    const owner = { teamId: source.teamId, plan, ownerEmail };
-    background.waitUntil(
-      warnOnThresholds(env, owner, "webhooks", quota.period, used - quota.units, used, quota.limit).catch((error) =>
-        console.error(JSON.stringify({ msg: "relay: usage warning failed", teamId: source.teamId, error: String(error) })),
-      ),
-    );
   }
 
   const ids = deliveries.map((d) => d.id);
@@ -181,7 +177,7 @@ export async function receiveWebhook(env: Env, found: IngestSource, inbound: Inb
   } catch (error) {
     console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(error) }));
     await getDb(env.DB).delete(webhookEvents).where(eq(webhookEvents.id, eventId));
-    await releaseQuota(env, source.teamId, "webhooks", quota.units);
+    await giveBack();
     throw new ApiError("unavailable", "Event could not be queued; retry later");
   }
   // Only now that the safety net holds: an attempt started before could send an event that the

@@ -1,9 +1,7 @@
-// The relay's raw SQL, because Drizzle cannot say it. The ingest write: an INSERT ... SELECT
-// guarded by the team's quota, delivery rows expanded from one JSON parameter with json_each, and
-// the quota upsert guarded by the event's existence. Together, in one D1 batch (one transaction),
-// they store the event, its deliveries and its quota units all or nothing, in one round trip: the
-// quota is checked and taken in the same transaction as the event is written, so parallel requests
-// cannot pass the limit together. The event reads: the delivery roll-up of an event is correlated
+// The relay's raw SQL, because Drizzle cannot say it. The ingest write: the event, and its delivery
+// rows expanded from one JSON parameter with json_each, together in one D1 batch (one transaction),
+// all or nothing, in one round trip (the quota units are taken before, in the team's meter). The
+// event reads: the delivery roll-up of an event is correlated
 // EXISTS subqueries over the latest delivery per destination, filtered on in an outer SELECT.
 import { sql } from "drizzle-orm";
 import type { EVENT_DELIVERY_STATUSES } from "./relay.schemas";
@@ -24,26 +22,12 @@ export interface IngestRow {
   receivedAt: string;
 }
 
-export interface QuotaGuard {
-  /** `YYYY-MM` of the current month (platform/quota.ts monthOf). */
-  period: string;
-  units: number;
-  /** The plan's monthly `webhooks` limit; null when the plan has none. */
-  limit: number | null;
-}
-
-/**
- * The event, stored only when `units` more still fit under the month's limit. RETURNING id: no row
- * means the quota is short (a duplicate provider id fails the unique index instead, rolling the
- * whole batch back).
- */
-export function insertEventWithinQuota(db: D1Database, row: IngestRow, quota: QuotaGuard): D1PreparedStatement {
+/** The event row (a duplicate provider id fails the unique index, rolling the whole batch back). */
+export function insertEvent(db: D1Database, row: IngestRow): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO webhook_events (id, team_id, source_id, event_type, provider_event_id, content_type, headers, body, size_bytes, received_at)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
-       WHERE ?13 IS NULL OR COALESCE((SELECT used FROM usage_counters WHERE team_id = ?2 AND service = 'webhooks' AND period = ?11), 0) + ?12 <= ?13
-       RETURNING id`,
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`,
     )
     .bind(
       row.eventId,
@@ -56,9 +40,6 @@ export function insertEventWithinQuota(db: D1Database, row: IngestRow, quota: Qu
       row.body,
       row.sizeBytes,
       row.receivedAt,
-      quota.period,
-      quota.units,
-      quota.limit,
     );
 }
 
@@ -78,20 +59,6 @@ export function insertDeliveriesForEvent(
        FROM webhook_events e, json_each(?2) j WHERE e.id = ?1`,
     )
     .bind(eventId, rows, trigger, at);
-}
-
-/**
- * Counts the event's units in the team's `webhooks` counter, only if the event was written (the
- * same upsert as platform/quota.ts consumeQuota). RETURNING used: the new total, for the warnings.
- */
-export function countEventUnits(db: D1Database, teamId: string, eventId: string, quota: QuotaGuard): D1PreparedStatement {
-  return db
-    .prepare(
-      `INSERT INTO usage_counters (team_id, service, period, used)
-       SELECT ?1, 'webhooks', ?2, ?3 WHERE EXISTS (SELECT 1 FROM webhook_events WHERE id = ?4)
-       ON CONFLICT (team_id, service, period) DO UPDATE SET used = used + excluded.used RETURNING used`,
-    )
-    .bind(teamId, quota.period, quota.units, eventId);
 }
 
 /** A source's destination count, as a column of a Drizzle select of webhook_sources. */

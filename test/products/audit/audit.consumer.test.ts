@@ -7,6 +7,7 @@ import { nowMs, setClock } from "../../../src/platform/clock";
 import { CLAIM_LEASE_MS, reportExportConsumer, processExport } from "../../../src/products/audit/audit.consumer";
 import type { Env } from "../../../src/env";
 import { setupTeam } from "../../helpers/api";
+import { usedOf } from "../../helpers/usage";
 import { insertReport as insertReportAt, loadReport } from "./audit-helpers";
 
 afterEach(() => {
@@ -119,7 +120,7 @@ describe("export enqueue failure", () => {
     expect(error.status).toBe(503);
     const rows = await getDb(env.DB).select().from(auditReports).where(eq(auditReports.teamId, team.teamId));
     expect(rows.map((r) => r.status)).toEqual(["failed"]);
-    const usage = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'ai'").bind(team.teamId).first<{ used: number }>();
+    const usage = { used: await usedOf(team.teamId, "ai") };
     expect(usage?.used).toBe(0);
     expect(errors).toHaveBeenCalled();
   });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { monthOf } from "../../../src/platform/quota";
 import { call, expectError, json } from "../../helpers/api";
+import { setUsed } from "../../helpers/usage";
 import { createFinding, newTeam } from "./audit-helpers";
 
 afterEach(() => setClock(null));
@@ -108,7 +109,7 @@ describe("quota_exceeded (429)", () => {
   it("export when the AI quota of the month is used up: nothing recorded", async () => {
     const team = await newTeam({ plan: "free" });
     const { period } = monthOf(Date.now());
-    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'ai', ?, 9)").bind(team.teamId, period).run();
+    await setUsed(team.teamId, "ai", 9);
     expect((await call("POST", `${team.base}/reports/export`, { key: team.key, body: {} })).status).toBe(202);
     const res = await call("POST", `${team.base}/reports/export`, { key: team.key, body: {} });
     const body = await expectAuditError(res, 429, "quota_exceeded");

@@ -8,6 +8,7 @@ import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
 import { monthOf } from "../../../src/platform/quota";
 import { call, expectError, json } from "../../helpers/api";
+import { setUsed, usedOf } from "../../helpers/usage";
 import { exportReport, newTeam } from "./audit-helpers";
 
 afterEach(() => {
@@ -178,13 +179,13 @@ describe("share by email", () => {
     const { team, report } = await exportedTeam();
     const period = monthOf(T0).period;
     const used = async () =>
-      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'mail' AND period = ?").bind(team.teamId, period).first<{ used: number }>())?.used ?? 0;
+      ((await usedOf(team.teamId, "mail")) ?? 0);
     const ok = await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["a@example.com", "b@example.com", "bad"] });
     expect(ok.status).toBe(200);
     expect(await used()).toBe(2);
     // One unit left of the plan's mails (pro: 250,000), two recipients asked for.
     const limit = planLimits("pro").monthly.mail as number;
-    await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'mail' AND period = ?").bind(limit - 1, team.teamId, period).run();
+    await setUsed(team.teamId, "mail", limit - 1);
     const refused = await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["c@example.com", "d@example.com"] });
     expect(refused.status).toBe(429);
     expect((await json(refused)).error.code).toBe("quota_exceeded");
@@ -264,8 +265,7 @@ describe("default report and placeholder", () => {
     expect(file.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect((await file.json<{ report: { id: string } }>()).report.id).toBe(data.id);
     // No AI quota was used for it.
-    const usage = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'ai'").bind(team.teamId).first();
-    expect(usage).toBeNull();
+    expect(await usedOf(team.teamId, "ai")).toBeNull();
     // A second share reuses it.
     expect((await json(await share(team.key, team.base, { channel: "link" }))).data.id).toBe(data.id);
   });

@@ -9,6 +9,7 @@ import { alertChecksConsumer, alertNotificationsConsumer, type AlertCheck, type 
 import { checkProjects, scheduleAlertChecks, type AlertRunOptions } from "../../../src/products/logs/log-alerts.cron";
 import { logStore } from "../../../src/products/logs/logs.store";
 import { call, json } from "../../helpers/api";
+import { setUsed, usedOf } from "../../helpers/usage";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
 
 const T0 = Date.parse("2026-06-01T12:00:00.000Z");
@@ -320,11 +321,11 @@ describe("alert notifications consumer", () => {
     const alert = await createAlert(f, {});
     const period = monthOf(T0).period;
     const used = async () =>
-      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'mail' AND period = ?").bind(f.teamId, period).first<{ used: number }>())?.used ?? 0;
+      ((await usedOf(f.teamId, "mail")) ?? 0);
     await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);
     expect(await used()).toBe(1);
     const limit = planLimits("pro").monthly.mail as number;
-    await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'mail' AND period = ?").bind(limit, f.teamId, period).run();
+    await setUsed(f.teamId, "mail", limit);
     const note = await firedNote(f, alert.id, "email");
     const batch = fakeBatch([note]);
     await alertNotificationsConsumer.consume(batch, env);

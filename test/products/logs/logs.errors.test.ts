@@ -2,8 +2,11 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { sha256Hex } from "../../../src/platform/crypto";
+import type { Env } from "../../../src/env";
+import type { RateLimiter } from "../../../src/platform/rate-limit/durable-object";
 import { getLimiter } from "../../../src/platform/rate-limit/limiter";
 import { call, expectError, json } from "../../helpers/api";
+import { setUsed } from "../../helpers/usage";
 import { allEntries, entryCount, ingest, ingestBatch, ndjson, setupProject, withStoreTrigger, type LogsFixture } from "./helpers";
 
 const LEVEL = "level must be one of: debug, info, warn, error, fatal";
@@ -146,16 +149,20 @@ describe("daily limit", () => {
     const f = await setupProject({ daily_limit_mb: 1 });
     expect((await ingest(f.token, { message: "first" })).status).toBe(202);
     // Stands in for a concurrent request that fills the day between this one's pre-check and its
-    // write: the fill happens when this request takes its quota, after the pre-check.
-    await env.DB.prepare(
-      `CREATE TRIGGER concurrent_fill AFTER UPDATE ON usage_counters WHEN NEW.team_id = '${f.teamId}' AND NEW.service = 'logs'
-       BEGIN UPDATE log_daily_usage SET bytes = limit_bytes WHERE project_id = '${f.projectId}'; END`,
-    ).run();
-    try {
-      await expectError(await ingest(f.token, { message: "racing" }), 429, { error: "Daily log ingestion limit exceeded" });
-    } finally {
-      await env.DB.prepare("DROP TRIGGER concurrent_fill").run();
-    }
+    // write: the fill happens while this request takes its quota in the team's meter, after the
+    // pre-check (the meter namespace is wrapped to fill the day first).
+    const real = env.RATE_LIMITER;
+    const racing = {
+      idFromName: (name: string) => real.idFromName(name),
+      get: (id: DurableObjectId) => ({
+        meter: async (...args: Parameters<RateLimiter["meter"]>) => {
+          await env.DB.prepare("UPDATE log_daily_usage SET bytes = limit_bytes WHERE project_id = ?").bind(f.projectId).run();
+          return real.get(id).meter(...args);
+        },
+      }),
+    } as unknown as Env["RATE_LIMITER"];
+    const res = await call("POST", "logs/ingest", { key: f.token, body: { message: "racing" }, env: { ...env, RATE_LIMITER: racing } as Env });
+    await expectError(res, 429, { error: "Daily log ingestion limit exceeded" });
     expect(await entryCount(f)).toBe(1);
     const usage = await env.DB.prepare("SELECT bytes, limit_bytes FROM log_daily_usage WHERE project_id = ?").bind(f.projectId).first<{ bytes: number; limit_bytes: number }>();
     // The racing write left the day full; this request added nothing to it.
@@ -187,7 +194,7 @@ describe("rate limit and quota", () => {
   it("answers the monthly quota 429 when the logs quota is used up, storing nothing", async () => {
     const f = await setupProject({ plan: "free" });
     const period = new Date().toISOString().slice(0, 7);
-    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'logs', ?, 1024)").bind(f.teamId, period).run();
+    await setUsed(f.teamId, "logs", 1024);
     await expectError(await ingest(f.token, { message: "m" }), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     await expectError(await ingestBatch(f.token, '{"message":"m"}'), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     expect(await entryCount(f)).toBe(0);
@@ -197,6 +204,8 @@ describe("rate limit and quota", () => {
 describe("storage failure", () => {
   it("answers 503 when the store insert fails, stores nothing and gives the quota back", async () => {
     const f = await setupProject();
+    // The team's meter has met this month already (it reads D1 once per month, in a batch).
+    expect((await call("GET", "usage", { key: f.key })).status).toBe(200);
     const batch = vi.spyOn(env.DB, "batch").mockRejectedValue(new Error("D1_ERROR: storage unavailable"));
     await expectError(await ingest(f.token, { message: "m", stream: "s" }), 503, { error: "Log storage temporarily unavailable" });
     await expectError(await ingestBatch(f.token, ndjson([{ message: "a" }, { message: "b" }])), 503, { error: "Log storage temporarily unavailable" });

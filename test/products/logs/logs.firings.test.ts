@@ -10,6 +10,7 @@ import { monthOf } from "../../../src/platform/quota";
 import { alertNotificationsConsumer, type AlertNotification } from "../../../src/products/logs/logs.consumer";
 import { checkAlerts } from "../../../src/products/logs/log-alerts.cron";
 import { call, expectError, json } from "../../helpers/api";
+import { setUsed, usedOf } from "../../helpers/usage";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
 
 const T0 = Date.parse("2026-06-01T12:00:00.000Z");
@@ -254,15 +255,13 @@ describe("resolve notifications", () => {
     const alert = await createAlert(f);
     const period = monthOf(T0).period;
     const used = async () =>
-      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'mail' AND period = ?").bind(f.teamId, period).first<{ used: number }>())?.used ?? 0;
+      ((await usedOf(f.teamId, "mail")) ?? 0);
     await alertNotificationsConsumer.consume(fakeBatch([resolvedNote(f, alert.id, "email")]), env);
     expect(await used()).toBe(1);
     const row = await env.DB.prepare("SELECT subject, text FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ subject: string; text: string }>();
     expect(row!.subject).toBe("[Log alert resolved] errors: 1 error entries in the last 5 minute(s) (threshold 3)");
 
-    await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'mail' AND period = ?")
-      .bind(planLimits("pro").monthly.mail as number, f.teamId, period)
-      .run();
+    await setUsed(f.teamId, "mail", planLimits("pro").monthly.mail as number);
     const note = resolvedNote(f, alert.id, "email");
     const batch = fakeBatch([note]);
     await alertNotificationsConsumer.consume(batch, env);

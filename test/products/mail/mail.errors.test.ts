@@ -6,6 +6,7 @@ import { setClock } from "../../../src/platform/clock";
 import { monthOf } from "../../../src/platform/quota";
 import { windowOf } from "../../../src/platform/rate-limit/limiter";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
+import { setUsed } from "../../helpers/usage";
 import { LIVE, SANDBOX, SANDBOX_MAIL, sandboxTeam, send, sendBatch } from "./mail-helpers";
 
 afterEach(() => setClock(null));
@@ -238,9 +239,9 @@ describe("POST /emails: the 12 policy codes", () => {
   it("a send refused by the monthly quota after its caps were reserved gives the reservation back", async () => {
     const team = await sandboxTeam({ hourly_cap: 1 });
     const period = monthOf(Date.now()).period;
-    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'mail', ?, 250000)").bind(team.teamId, period).run();
+    await setUsed(team.teamId, "mail", 250000);
     expect((await send(team.key, SANDBOX_MAIL)).status).toBe(429);
-    await env.DB.prepare("UPDATE usage_counters SET used = 0 WHERE team_id = ? AND service = 'mail' AND period = ?").bind(team.teamId, period).run();
+    await setUsed(team.teamId, "mail", 0);
     expect((await send(team.key, SANDBOX_MAIL)).status).toBe(201);
   });
 
@@ -410,7 +411,7 @@ describe("429", () => {
   it("monthly mail quota: one unit per email, nothing stored when refused", async () => {
     const team = await setupTeam({ plan: "free" });
     const { period } = monthOf(Date.now());
-    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'mail', ?, 2999)").bind(team.teamId, period).run();
+    await setUsed(team.teamId, "mail", 2999);
     await expectError(await sendBatch(team.key, [LIVE, LIVE]), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     expect(await countEmails(team.teamId)).toBe(0);
     expect((await send(team.key, LIVE)).status).toBe(201);

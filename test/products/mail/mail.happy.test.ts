@@ -15,6 +15,7 @@ import { sweepMail } from "../../../src/products/mail/mail.cron";
 import { validateEmail } from "../../../src/products/mail/mail.policy";
 import { createEmails } from "../../../src/products/mail/mail.service";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
+import { setUsed } from "../../helpers/usage";
 import { created, fakeBatch, LIVE, postSettled, recordingEnv, SANDBOX, SANDBOX_MAIL, sandboxTeam, send, waitForStatus } from "./mail-helpers";
 
 afterEach(() => {
@@ -299,7 +300,7 @@ describe("platform mail", () => {
   it("a usage warning is delivered by the queue consumer and consumes no quota", async () => {
     const team = await setupTeam({ plan: "free", ownerEmail: "owner@acme.dev" });
     const { period } = monthOf(Date.now());
-    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'mail', ?, 2399)").bind(team.teamId, period).run();
+    await setUsed(team.teamId, "mail", 2399);
     expect((await send(team.key, LIVE)).status).toBe(201);
     let row: { status: string; to: string } | null = null;
     for (let i = 0; i < 80; i++) {

@@ -3,6 +3,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
+import { setUsed, usedOf } from "../../helpers/usage";
 import { monthOf } from "../../../src/platform/quota";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { registerSubscriber } from "../../../src/products/push/push-subscribers.service";
@@ -240,16 +241,14 @@ describe("push notification validation and quota", () => {
     await subscribe(team.key, app.id, await browserSubscription());
     await subscribe(team.key, app.id, await browserSubscription());
     // Free plan: 10,000 push messages a month; 9,999 are used, two recipients do not fit.
-    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'push', ?, 9999)")
-      .bind(team.teamId, monthOf(nowMs()).period)
-      .run();
+    await setUsed(team.teamId, "push", 9999);
     await expectError(
       await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" } }),
       429,
       { error: "Monthly usage limit exceeded. Upgrade your plan." },
     );
     expect(await json(await call("GET", `push/apps/${app.id}/notifications`, { key: team.key }))).toEqual({ data: [] });
-    const usage = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'push'").bind(team.teamId).first<{ used: number }>();
+    const usage = { used: await usedOf(team.teamId, "push") };
     expect(usage!.used).toBe(9999);
   });
 });

@@ -5,6 +5,7 @@ import { monthOf } from "../../../src/platform/quota";
 import { nowMs, nowSeconds, setClock } from "../../../src/platform/clock";
 import { loadIngestSource, receiveWebhook } from "../../../src/products/relay/relay.ingest";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
+import { setUsed, usedOf } from "../../helpers/usage";
 import {
   createDestination,
   createSource,
@@ -143,11 +144,9 @@ describe("ingest errors", () => {
     const team = await setupTeam({ plan: "free" });
     const source = await createSource(team.key);
     expect((await ingest(source.slug, "{}")).status).toBe(202);
-    const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks'").bind(team.teamId).first<{ used: number }>();
+    const used = { used: await usedOf(team.teamId, "webhooks") };
     expect(used!.used).toBe(1);
-    await env.DB.prepare("UPDATE usage_counters SET used = 10000 WHERE team_id = ? AND service = 'webhooks' AND period = ?")
-      .bind(team.teamId, monthOf(nowMs()).period)
-      .run();
+    await setUsed(team.teamId, "webhooks", 10000);
     await expectError(await ingest(source.slug, "{}"), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     expect(await eventCount(source.id)).toBe(1);
     // Upgrading lifts it.
@@ -161,16 +160,14 @@ describe("ingest errors", () => {
     const body = JSON.stringify({ id: "evt_kept", type: "invoice.paid" });
     const first = (await json(await ingest(source.slug, body))).data;
     const period = monthOf(nowMs()).period;
-    await env.DB.prepare("UPDATE usage_counters SET used = 10000 WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(team.teamId, period).run();
+    await setUsed(team.teamId, "webhooks", 10000);
     const again = await ingest(source.slug, body);
     expect(again.status).toBe(202);
     expect((await json(again)).data).toEqual({ id: first.id, event_type: "invoice.paid", duplicate: true, deliveries: 0 });
     const fresh = JSON.stringify({ id: "evt_new", type: "invoice.paid" });
     await expectError(await ingest(source.slug, fresh), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     expect(await eventCount(source.id)).toBe(1);
-    const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks' AND period = ?")
-      .bind(team.teamId, period)
-      .first<{ used: number }>();
+    const used = { used: await usedOf(team.teamId, "webhooks") };
     expect(used!.used).toBe(10000);
   });
 
@@ -179,7 +176,7 @@ describe("ingest errors", () => {
     const source = await createSource(team.key);
     const destination = await createDestination(team.key, source.id);
     const brokenQueue = { sendBatch: vi.fn(async () => Promise.reject(new Error("queue down"))) };
-    const brokenEnv = { DB: env.DB, ENCRYPTION_KEY: env.ENCRYPTION_KEY, APP_URL: env.APP_URL, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
+    const brokenEnv = { DB: env.DB, RATE_LIMITER: env.RATE_LIMITER, ENCRYPTION_KEY: env.ENCRYPTION_KEY, APP_URL: env.APP_URL, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
     const background: Promise<unknown>[] = [];
     const rx = receiver([destination.url]);
     try {
@@ -195,7 +192,7 @@ describe("ingest errors", () => {
     }
     expect(brokenQueue.sendBatch).toHaveBeenCalled();
     expect(await eventCount(source.id)).toBe(0);
-    const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks'").bind(team.teamId).first<{ used: number }>();
+    const used = { used: await usedOf(team.teamId, "webhooks") };
     expect(used!.used).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import { monthOf } from "../../../src/platform/quota";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { filterAdmits } from "../../../src/products/relay/relay.inbound";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
+import { setUsed, usedOf } from "../../helpers/usage";
 import { createDestination, createSource, deliverOnce, env, eventCount, getEvent, ingest, receiver, stripeHeaders, waitFor } from "./relay.helpers";
 import { playedQueue } from "../../helpers/queues";
 
@@ -305,7 +306,7 @@ describe("replay metering", () => {
     const source = await createSource(team.key);
     const period = monthOf(nowMs()).period;
     const used = async () =>
-      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(team.teamId, period).first<{ used: number }>())?.used ?? 0;
+      ((await usedOf(team.teamId, "webhooks")) ?? 0);
     const big = JSON.stringify({ type: "bulk.export", id: "evt_big", data: "x".repeat(200 * 1024) });
     expect((await ingest(source.slug, big, { "x-event-id": "evt_big" })).status).toBe(202);
     expect(await used()).toBe(Math.ceil(new TextEncoder().encode(big).byteLength / (64 * 1024)));
@@ -325,14 +326,14 @@ describe("replay metering", () => {
     await createDestination(team.key, source.id);
     const period = monthOf(nowMs()).period;
     const used = async () =>
-      (await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(team.teamId, period).first<{ used: number }>())?.used ?? 0;
+      ((await usedOf(team.teamId, "webhooks")) ?? 0);
     const before = await used();
     const res = await call("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key });
     expect((await json(res)).data.count).toBe(2);
     expect(await used()).toBe(before + 2);
     // One unit left of the plan's limit, two deliveries asked for.
     const limit = planLimits("pro").monthly.webhooks as number;
-    await env.DB.prepare("UPDATE usage_counters SET used = ? WHERE team_id = ? AND service = 'webhooks' AND period = ?").bind(limit - 1, team.teamId, period).run();
+    await setUsed(team.teamId, "webhooks", limit - 1);
     const refused = await call("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key });
     await expectError(refused, 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     const event = await getEvent(team.key, source.id, accepted.id);

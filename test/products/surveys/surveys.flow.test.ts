@@ -5,6 +5,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
+import { setUsed, usedOf } from "../../helpers/usage";
 import { activeSurvey, addQuestion, answer, complete, createSurvey, start, startOk } from "./helpers";
 
 /** One active survey per type, a fresh team each (the strict bucket is per team). */
@@ -311,10 +312,10 @@ describe("response flow", () => {
     const { team, survey } = await activeSurvey([{ type: "text", title: "Q" }]);
     await admin("PATCH", `teams/${team.teamId}`, { plan: "free" });
     const period = new Date().toISOString().slice(0, 7);
-    await env.DB.prepare("INSERT INTO usage_counters (team_id, service, period, used) VALUES (?, 'surveys', ?, 999)").bind(team.teamId, period).run();
+    await setUsed(team.teamId, "surveys", 999);
     expect((await start(survey.slug)).status).toBe(201);
     await expectError(await start(survey.slug), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
-    const used = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'surveys'").bind(team.teamId).first<{ used: number }>();
+    const used = { used: await usedOf(team.teamId, "surveys") };
     expect(used?.used).toBe(1000);
   });
 });
