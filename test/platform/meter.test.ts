@@ -9,7 +9,7 @@ import type { Env } from "../../src/env";
 import { setClock } from "../../src/platform/clock";
 import { ApiError } from "../../src/platform/errors";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../src/platform/quota";
-import { Coalescer } from "../../src/platform/rate-limit/coalesce";
+import { Coalescer } from "../../src/platform/coalesce";
 import type { RateLimiter } from "../../src/platform/rate-limit/durable-object";
 import { getMeter } from "../../src/platform/rate-limit/limiter";
 import { readUsage } from "../../src/platform/usage/read-usage";

@@ -3,6 +3,7 @@
 // take their attempt caps from here, and a test holds this table against wrangler.toml, so a
 // changed max_retries cannot silently disagree with the consumer that counts on it.
 import type { Env } from "../../env";
+import { Coalescer } from "../coalesce";
 
 type QueueBinding = { [K in keyof Env]: Env[K] extends Queue ? K : never }[keyof Env];
 
@@ -60,4 +61,26 @@ export async function sendAll<Body>(queue: Queue<Body>, bodies: Body[], options?
     bytes += size;
   }
   if (batch.length > 0) await queue.sendBatch(batch);
+}
+
+/** The queue-send lines of this isolate, per queue binding and send options. */
+const sendLines = new WeakMap<object, Coalescer<{ bodies: unknown[]; options?: QueueSendOptions }, null>>();
+
+/**
+ * sendAll, with the sends of concurrent requests of this isolate to the same queue carried by
+ * shared `sendBatch` calls (at most one in flight per queue; those arriving meanwhile go together
+ * in the next). Resolves once this request's bodies are sent; a failed call fails every request it
+ * carried (each then undoes its own work, as after its own failed send).
+ */
+export function sendTogether<Body>(queue: Queue<Body>, bodies: Body[], options?: QueueSendOptions): Promise<void> {
+  if (bodies.length === 0) return Promise.resolve();
+  let lines = sendLines.get(queue);
+  if (!lines) {
+    lines = new Coalescer(async (_key, requests) => {
+      await sendAll(queue as Queue<unknown>, requests.flatMap((r) => r.bodies), requests[0]!.options);
+      return requests.map(() => null);
+    });
+    sendLines.set(queue, lines);
+  }
+  return lines.run(JSON.stringify(options ?? {}), { bodies, options }).then(() => undefined);
 }

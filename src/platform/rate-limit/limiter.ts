@@ -6,7 +6,7 @@ import { nowMs } from "../clock";
 import { IsolateCache } from "../isolate-cache";
 import { WINDOW_SECONDS } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
-import { Coalescer } from "./coalesce";
+import { Coalescer } from "../coalesce";
 import { teamObject } from "./buckets";
 import type { MeterAnswer, MeterItem, UsageSnapshot } from "./durable-object";
 

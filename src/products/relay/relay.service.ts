@@ -7,7 +7,7 @@ import type { Env } from "../../env";
 import type { Db } from "../../db/client";
 import { webhookDeliveries } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
-import { sendAll } from "../../platform/jobs/queues";
+import { sendTogether } from "../../platform/jobs/queues";
 import type { DeliveryMessage } from "./relay.consumer";
 import { retryDelaySeconds } from "./relay.retry";
 
@@ -39,14 +39,15 @@ export function deliveryInserts(db: Db, rows: DeliveryInsert[]): BatchItem<"sqli
 }
 
 /**
- * Queues one message per delivery, in batches of at most 100 (the Queues limit). The messages are
+ * Queues one message per delivery, in batches of at most 100 (the Queues limit), shared with the
+ * concurrent ingests of this isolate (sendTogether: one sendBatch carries many events). The messages are
  * the safety net of the first attempt, which starts at once in the background: they are delayed
  * until the first retry is due, so they retry a failed first attempt on schedule, and attempt a
  * delivery whose background attempt never ran (the isolate was evicted) at that time.
  */
 export async function enqueueDeliveries(env: Env, deliveryIds: string[]): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await sendAll(
+  await sendTogether(
     env.WEBHOOK_QUEUE,
     deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })),
     { delaySeconds: retryDelaySeconds(1) ?? 0, contentType: "json" },

@@ -182,3 +182,70 @@ describe("the ingest write", () => {
     await expectError(limited, 429, { error: "Rate limit exceeded", retry_after: 55 });
   });
 });
+
+describe("queue sends shared by concurrent ingests", () => {
+  /** A queue that records each sendBatch call, holding the first until released, failing when told. */
+  function heldQueue() {
+    const calls: string[][] = [];
+    let release!: () => void;
+    const first = new Promise<void>((resolve) => (release = resolve));
+    let fail = false;
+    const queue = {
+      send: async () => {
+        throw new Error("ingest sends in batches");
+      },
+      sendBatch: async (messages: Array<{ body: { delivery_id: string } }>) => {
+        calls.push(messages.map((m) => m.body.delivery_id));
+        if (calls.length === 1) await first;
+        if (fail) throw new Error("queue down");
+      },
+    } as unknown as Queue;
+    return { env: { ...env, WEBHOOK_QUEUE: queue } as typeof env, calls, release, failNext: () => (fail = true) };
+  }
+
+  it("60 events arriving together: every delivery queued exactly once, in far fewer sendBatch calls than events", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    await createDestination(team.key, source.id, { url: "http://127.0.0.1:9/never" });
+    const queue = heldQueue();
+    const pending = Array.from({ length: 60 }, (_, i) =>
+      callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "x", n: i }), headers: { "content-type": "application/json" }, env: queue.env }),
+    );
+    // The first send holds while the other ingests get in line behind it.
+    for (let i = 0; i < 500 && queue.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    queue.release();
+    const results = await Promise.all(pending);
+    expect(results.map((r) => r.status)).toEqual(Array(60).fill(202));
+    const sent = queue.calls.flat();
+    expect(sent).toHaveLength(60);
+    expect(new Set(sent).size).toBe(60);
+    const { results: rows } = await env.DB.prepare(
+      "SELECT d.id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.source_id = ?",
+    )
+      .bind(source.id)
+      .all<{ id: string }>();
+    expect(new Set(rows.map((r) => r.id))).toEqual(new Set(sent));
+    expect(queue.calls.length).toBeLessThan(30);
+  });
+
+  it("a shared sendBatch that fails fails every ingest it carried: each answers 503, keeps nothing and gives its unit back", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    await createDestination(team.key, source.id, { url: "http://127.0.0.1:9/never" });
+    const queue = heldQueue();
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const first = callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "first" }), headers: { "content-type": "application/json" }, env: queue.env });
+    for (let i = 0; i < 500 && queue.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    const behind = Array.from({ length: 5 }, (_, i) =>
+      callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "behind", n: i }), headers: { "content-type": "application/json" }, env: queue.env }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    queue.failNext();
+    queue.release();
+    const results = await Promise.all([first, ...behind]);
+    for (const res of results) await expectError(res, 503, { error: "Event could not be queued; retry later" });
+    expect(await eventCount(source.id)).toBe(0);
+    expect(await usedOf(team.teamId, "webhooks")).toBe(0);
+  });
+});

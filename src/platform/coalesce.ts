@@ -1,6 +1,7 @@
-// Fewer Durable Object calls than requests, every count still exact: per isolate and object, at
-// most one call is in flight; requests arriving meanwhile wait in line, and the next call carries
-// all of them, answered by the object in order, each as if it had come alone.
+// Fewer binding calls than requests, every count still exact: per isolate and key (a Durable
+// Object, a queue), at most one call is in flight; requests arriving meanwhile wait in line, and the
+// next call carries all of them, answered in order, each as if it had come alone. The meter
+// (rate-limit/limiter.ts) and the relay's queue sends (jobs/queues.ts sendTogether) use it.
 //
 // Two rules of the runtime shape it (PLATFORM-NOTES, "I/O started by one request dies with it"):
 // - A call belongs to the request that started it. So the request whose call returns never starts
