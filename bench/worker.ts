@@ -5,6 +5,9 @@
 //
 //   POST /__bench/bare/relay     verifies a hex HMAC-SHA256 of the body (x-signature, the relay's
 //                                `generic` scheme) and inserts one D1 row: the relay's bare twin
+//   GET  /__bench/bare/read?team=<id>  a bare JSON answer after one D1 read (a team's usage rows
+//                                of the month, the read GET /usage made before the meter): the
+//                                yardstick of the auth figure
 //   GET  /__bench/bare/counted   a bare JSON answer after one call to the rate-limit Durable Object
 //                                (one counter, the call every exactly counted request makes): the
 //                                floor of an authenticated route, measured beside GET /health
@@ -69,6 +72,15 @@ async function countOnce(env: Env): Promise<number> {
 
 async function bareCounted(env: Env): Promise<Response> {
   return json({ status: "ok", count: await countOnce(env) });
+}
+
+/** One D1 read, the month's usage rows of a team: what GET /usage read before the meter held them. */
+async function bareRead(request: Request, env: Env): Promise<Response> {
+  const team = new URL(request.url).searchParams.get("team") ?? "";
+  const { results } = await env.DB.prepare("SELECT service, used FROM usage_counters WHERE team_id = ? AND period = ?")
+    .bind(team, new Date().toISOString().slice(0, 7))
+    .all();
+  return json({ data: results });
 }
 
 async function bareIngest(request: Request, env: Env): Promise<Response> {
@@ -145,6 +157,7 @@ export default {
   async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
     if (request.method === "POST" && pathname === "/__bench/bare/relay") return bareRelay(request, env);
+    if (request.method === "GET" && pathname === "/__bench/bare/read") return bareRead(request, env);
     if (request.method === "GET" && pathname === "/__bench/bare/counted") return bareCounted(env);
     if (request.method === "POST" && pathname === "/__bench/bare/relay-counted") {
       await countOnce(env);

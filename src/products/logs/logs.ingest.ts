@@ -237,7 +237,11 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
   if (project.usedTodayBytes + bytes > limitBytes) throw dailyLimitError();
 
   const mb = bytes / MB;
-  await consumeQuota(env, { teamId: project.teamId, plan: project.plan, ownerEmail: project.ownerEmail }, "logs", mb);
+  // The units first; a meter that cannot be reached refuses the write (quotas fail closed) with the
+  // ingest's documented 503, safe to retry.
+  await consumeQuota(env, { teamId: project.teamId, plan: project.plan, ownerEmail: project.ownerEmail }, "logs", mb).catch((error: unknown) => {
+    throw error instanceof ApiError ? error : storeFailed(project, accepted.length, error);
+  });
   const giveQuotaBack = () => releaseQuota(env, project.teamId, "logs", mb).catch(() => {});
 
   const statements: D1PreparedStatement[] = [];

@@ -216,6 +216,23 @@ describe("storage failure", () => {
     expect(usage.data.services.logs.used).toBe(0);
   });
 
+  it("answers 503 when the usage meter cannot be reached: the quota fails closed, the rate limit open, nothing is stored", async () => {
+    const f = await setupProject();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const broken = {
+      idFromName: () => {
+        throw new Error("Durable Object namespace unavailable");
+      },
+      get: () => {
+        throw new Error("Durable Object namespace unavailable");
+      },
+    } as unknown as Env["RATE_LIMITER"];
+    const res = await call("POST", "logs/ingest", { key: f.token, body: { message: "m" }, env: { ...env, RATE_LIMITER: broken } as Env });
+    await expectError(res, 503, { error: "Log storage temporarily unavailable" });
+    expect(await entryCount(f)).toBe(0);
+    expect(errors.mock.calls.some(([line]) => String(line).includes("rate limiter unavailable, failing open"))).toBe(true);
+  });
+
   it("answers 503 when a real insert fails inside the store, and the batch leaves nothing behind", async () => {
     const f = await setupProject();
     await withStoreTrigger(
