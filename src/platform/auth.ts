@@ -3,8 +3,9 @@
 // counted in the per-IP fallback bucket before they are refused.
 //
 // The hot path: an isolate resolves a key once and keeps the principal for KEY_CACHE_TTL_MS
-// (bounded in entries), so an authenticated request costs one Durable Object call (its rate-limit
-// buckets, all in one RPC) before the route, and no D1 read. Changes made through this isolate
+// (bounded in entries), so an authenticated request costs one call to its team's meter (its
+// rate-limit buckets, all in one RPC, shared with the team's other requests in flight on this
+// isolate) before the route, and no D1 read. Changes made through this isolate
 // (key revoked or edited, team plan changed, key suspended) drop the entries at once
 // (`forgetKey`, `forgetTeam`); other isolates see them within KEY_CACHE_TTL_MS.
 import type { Context, MiddlewareHandler } from "hono";

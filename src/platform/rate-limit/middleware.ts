@@ -6,7 +6,9 @@
 // One RPC per request: a team's strict families live in the team's own object next to its default
 // counter, and auth() looks ahead along the matched handlers (`strictFamiliesAhead`) to count the
 // default bucket and the strict family the route will reach in one `hitAll`. The strict middleware
-// then finds its result on the context instead of calling the object again.
+// then finds its result on the context instead of calling the object again. That one item rides a
+// call shared with the object's other requests in flight on this isolate (limiter.ts MeterClient);
+// GET /usage reads the team's usage in the same item (auth's readsUsage).
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../../env";
