@@ -258,6 +258,20 @@ describe("the durable record: roll-up, loss and retention", () => {
     expect(await usedOf(o.teamId, "mail")).toBe(3);
   });
 
+  it("D1 failing while a month is seeded: the reservation fails closed, nothing is taken, and the next one seeds", async () => {
+    setClock(T0);
+    const o = await owner("free");
+    const batch = vi.spyOn(env.DB, "batch").mockRejectedValue(new Error("D1_ERROR: unavailable"));
+    const outcome = await consumeQuota(env, o, "ai", 2).then(
+      () => "taken",
+      (error: unknown) => (error instanceof ApiError ? error.code : "failed"),
+    );
+    batch.mockRestore();
+    expect(outcome).toBe("failed");
+    // The object was not reset and holds nothing for the month: the next reservation seeds it.
+    expect(await consumeQuota(env, o, "ai", 2)).toBe(2);
+  });
+
   it("readUsage: the month per service, its days and the current window in one read", async () => {
     const o = await owner("free");
     setClock(Date.UTC(2031, 6, 3, 9));

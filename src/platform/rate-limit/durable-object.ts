@@ -146,7 +146,9 @@ export class RateLimiter extends DurableObject<Env> {
     const period = monthOfMs(at);
     if (items.some((item) => item.quota || item.read)) {
       if (!teamId) throw new Error("meter: quota and usage need the team");
-      await this.seed(teamId, period);
+      // Only a month not met yet waits (for D1); otherwise the batch runs without yielding, so no
+      // other call can come between its items.
+      if (!this.seeded(period)) await this.seed(teamId, period);
     }
     const windowStart = Math.floor(at / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
     const day = dayOfMs(at);
@@ -167,10 +169,16 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** Loads a month from D1 the first time this object meets it (blocking other calls meanwhile). */
   private async seed(teamId: string, period: string): Promise<void> {
-    if (this.seeded(period)) return;
-    await this.ctx.blockConcurrencyWhile(async () => {
-      if (this.seeded(period)) return;
-      const { used, daily } = await readRolledUp(this.env.DB, teamId, period);
+    // A callback that throws would reset the object: a D1 failure is carried out and thrown here.
+    const failure = await this.ctx.blockConcurrencyWhile(async () => {
+      if (this.seeded(period)) return null;
+      let rolled: Awaited<ReturnType<typeof readRolledUp>>;
+      try {
+        rolled = await readRolledUp(this.env.DB, teamId, period);
+      } catch (error) {
+        return error;
+      }
+      const { used, daily } = rolled;
       // A seeded count never lowers one this object holds (it may hold the month from before a
       // deleteAll it survived only in D1): the larger of the two wins.
       for (const [service, value] of Object.entries(used)) {
@@ -194,7 +202,9 @@ export class RateLimiter extends DurableObject<Env> {
       this.sql.exec("DELETE FROM daily WHERE day < ? AND dirty = 0", `${previousMonth(period)}-01`);
       this.sql.exec("INSERT OR REPLACE INTO months (period, team_id) VALUES (?, ?)", period, teamId);
       this.touch();
+      return null;
     });
+    if (failure !== null) throw failure;
   }
 
   private seeded(period: string): boolean {
