@@ -123,6 +123,19 @@ export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, pla
 }
 
 /**
+ * Throws the 429 of a per-key bucket (`public`, `anonymous`, …) when this isolate remembers its
+ * window full, with no call: lets a route start its work beside the count only when no refusal is
+ * known (relay ingest).
+ */
+export function refuseRemembered(c: Context<AppEnv>, bucket: Exclude<BucketName, "default" | "strict" | "flags_client">, key: string): void {
+  const where = address(bucket, key);
+  const result = getLimiter(c.env).remembered(where.object, { name: where.counter, limit: BUCKET_LIMITS[bucket] });
+  if (!result) return;
+  c.set("rateLimit", result);
+  throw ApiError.rateLimited(result.retryAfter);
+}
+
+/**
  * Throws the 429 of a team's default bucket when this isolate remembers its window full, with no
  * call: lets a read start its route beside the counter call only when no refusal is known.
  */

@@ -4,7 +4,7 @@ import { publicRoute, relayErrorFormat } from "./relay.openapi";
 import { readBodyCapped } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
-import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { clientIp, enforceBucket, refuseRemembered } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ingest";
 import { IngestAcceptedSchema, MAX_BODY_BYTES, RelayErrorSchema, SlugParam } from "./relay.schemas";
@@ -33,16 +33,20 @@ ingestRouter.openapi(
     },
   }),
   async (c) => {
-    // The `public` bucket, the body and the source are independent I/O: all three at once, then
-    // refused in the order a sender expects (429, then 413/415, then 404).
-    const [limited, body, found] = await Promise.allSettled([
-      enforceBucket(c, "public", `ip:${clientIp(c)}`),
-      readBody(c.req.raw),
-      loadIngestSource(c.env, c.req.valid("param").slug),
-    ]);
-    for (const outcome of [limited, body, found]) if (outcome.status === "rejected") throw outcome.reason;
+    // The `public` bucket, the body and the source are independent I/O: all at once. The bucket's
+    // count goes on beside the signature check and the quota units (receiveWebhook), and its
+    // refusal still comes first: the order a sender expects is 429, then 413/415, then 404, then
+    // the event's own answers. A refusal this isolate remembers answers before anything runs.
+    const key = `ip:${clientIp(c)}`;
+    refuseRemembered(c, "public", key);
+    const admitted = enforceBucket(c, "public", key).then(
+      () => null,
+      (refusal: unknown) => refusal,
+    );
+    const [body, found] = await Promise.allSettled([readBody(c.req.raw), loadIngestSource(c.env, c.req.valid("param").slug)]);
+    for (const outcome of [body, found]) if (outcome.status === "rejected") throw (await admitted) ?? outcome.reason;
     const inbound = { headers: c.req.raw.headers, body: (body as PromiseFulfilledResult<string>).value, contentType: c.req.header("content-type") ?? null };
-    const result = await receiveWebhook(c.env, (found as PromiseFulfilledResult<IngestSource>).value, inbound, c.executionCtx);
+    const result = await receiveWebhook(c.env, (found as PromiseFulfilledResult<IngestSource>).value, inbound, c.executionCtx, admitted);
     return c.json({ data: result }, 202);
   },
 );

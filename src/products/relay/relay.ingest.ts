@@ -94,56 +94,47 @@ async function readIngestSource(env: Env, slug: string): Promise<IngestSource | 
 
 /**
  * Receives one webhook at a source (found by loadIngestSource): signature, then its quota units in
- * the team's meter, then the event and its deliveries in one D1 batch, then the queue, then the first delivery attempt
- * in the background (`background.waitUntil`), so a healthy destination gets the event right away
+ * the team's meter (beside the per-IP bucket's count, `admitted`: the refusal it answered, or
+ * null), then the event and its deliveries in one D1 batch while the queue messages are sent, then
+ * the first delivery attempt in the background (`background.waitUntil`), so a healthy destination gets the event right away
  * instead of after the queue's batch wait. The queue messages are the safety net: they come back
  * when the first retry is due and find the delivery already delivered (acknowledged, nothing sent),
  * still being sent (back after the lease) or waiting for its retry. When the queue refuses, the
  * stored event is removed again and its units given back (503), before anything was sent.
  */
-export async function receiveWebhook(env: Env, found: IngestSource, inbound: InboundWebhook, background: Background): Promise<IngestResult> {
-  const { source, secret, plan, ownerEmail, destinations } = found;
-  if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled");
-
-  const provider = source.provider as Provider;
-  if (secret !== null) {
-    const valid = await verifySignature(provider, secret, { headers: inbound.headers, body: inbound.body }, nowSeconds());
-    if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
+export async function receiveWebhook(
+  env: Env,
+  found: IngestSource,
+  inbound: InboundWebhook,
+  background: Background,
+  admitted: Promise<unknown> = Promise.resolve(null),
+): Promise<IngestResult> {
+  const { source } = found;
+  // Everything up to the units runs beside the per-IP bucket's count (`admitted`): whatever this
+  // request is refused for, or answered with, a rate-limit refusal comes first, as if the bucket
+  // had been asked before anything else.
+  let taken: Taken;
+  try {
+    taken = await verifyAndTake(env, found, inbound);
+  } catch (error) {
+    throw (await admitted) ?? error;
   }
-
-  const identity =
-    provider === "generic" && secret !== null
-      ? await signedGenericIdentity(inbound.body, inbound.contentType)
-      : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
-  const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
-  const units = eventUnits(sizeBytes);
+  const refused = await admitted;
+  if (refused) {
+    if (!("duplicate" in taken)) await giveBack(env, source.teamId, taken.units);
+    throw refused;
+  }
+  if ("duplicate" in taken) return taken;
+  const { identity, sizeBytes, units } = taken;
   const eventId = crypto.randomUUID();
   const at = nowIso();
-  const deliveries = destinations.filter((d) => filterAdmits(d.eventFilter, identity.type)).map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
+  const deliveries = found.destinations.filter((d) => filterAdmits(d.eventFilter, identity.type)).map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
 
-  // The units first, in the team's meter (checked and taken in one step there); given back when
-  // the event is not stored. A copy of a stored event costs nothing and answers 202 duplicate,
-  // even with the quota used up.
-  const owner = { teamId: source.teamId, plan, ownerEmail };
-  try {
-    await consumeQuota(env, owner, "webhooks", units);
-  } catch (error) {
-    if (!(error instanceof ApiError)) {
-      // The meter cannot be reached: nothing is stored without its units (quotas fail closed).
-      console.error(JSON.stringify({ msg: "relay: usage meter unavailable", teamId: source.teamId, error: String(error) }));
-      throw new ApiError("unavailable", "Event could not be stored; retry later");
-    }
-    const duplicate = identity.providerEventId ? await findDuplicate(getDb(env.DB), source.id, identity.providerEventId) : undefined;
-    if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-    throw error;
-  }
-  const giveBack = () =>
-    releaseQuota(env, source.teamId, "webhooks", units).catch((error) =>
-      console.error(JSON.stringify({ msg: "relay: giving back units failed", teamId: source.teamId, error: String(error) })),
-    );
-
-  // Event and deliveries in one transaction. A duplicate provider event id fails the unique index
-  // and rolls both back, so the common case pays no look-up.
+  // Event and deliveries in one transaction (a duplicate provider event id fails the unique index
+  // and rolls both back, so the common case pays no look-up), and the queue messages at the same
+  // time: they are the retries' safety net, delayed until the first retry is due (5 s), so they
+  // never arrive before the write has committed, and a message whose delivery was not stored finds
+  // nothing and is acknowledged.
   const statements = [
     insertEvent(env.DB, {
       eventId,
@@ -159,31 +150,72 @@ export async function receiveWebhook(env: Env, found: IngestSource, inbound: Inb
     }),
     ...(deliveries.length > 0 ? [insertDeliveriesForEvent(env.DB, eventId, deliveries, "ingest", at)] : []),
   ];
-  try {
-    await env.DB.batch(statements);
-  } catch (error) {
-    await giveBack();
+  const ids = deliveries.map((d) => d.id);
+  const [stored, queued] = await Promise.allSettled([env.DB.batch(statements), enqueueDeliveries(env, ids)]);
+  if (stored.status === "rejected") {
+    await giveBack(env, source.teamId, units);
     // A copy of a provider event already stored: the unique index kept the first one.
-    if (identity.providerEventId && isUniqueViolation(error)) {
+    if (identity.providerEventId && isUniqueViolation(stored.reason)) {
       const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
       if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
     }
-    throw error;
+    throw stored.reason;
   }
-
-  const ids = deliveries.map((d) => d.id);
-  try {
-    await enqueueDeliveries(env, ids);
-  } catch (error) {
-    console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(error) }));
+  if (queued.status === "rejected") {
+    console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(queued.reason) }));
     await getDb(env.DB).delete(webhookEvents).where(eq(webhookEvents.id, eventId));
-    await giveBack();
+    await giveBack(env, source.teamId, units);
     throw new ApiError("unavailable", "Event could not be queued; retry later");
   }
   // Only now that the safety net holds: an attempt started before could send an event that the
   // 503 above then tells the sender to send again.
   if (ids.length > 0) background.waitUntil(attemptNow(env, ids));
   return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
+}
+
+type Identity = Awaited<ReturnType<typeof signedGenericIdentity>> | ReturnType<typeof eventIdentity>;
+/** Units taken for an event, or the answer for a copy of a stored one (no units taken). */
+type Taken = { identity: Identity; sizeBytes: number; units: number } | IngestResult;
+
+/**
+ * The checks of an event and its units: source enabled, signature, identity, then the units in the
+ * team's meter (checked and taken in one step there). A copy of a stored event costs nothing and
+ * answers 202 duplicate, even with the quota used up.
+ */
+async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebhook): Promise<Taken> {
+  const { source, secret, plan, ownerEmail } = found;
+  if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled");
+  const provider = source.provider as Provider;
+  if (secret !== null) {
+    const valid = await verifySignature(provider, secret, { headers: inbound.headers, body: inbound.body }, nowSeconds());
+    if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
+  }
+  const identity: Identity =
+    provider === "generic" && secret !== null
+      ? await signedGenericIdentity(inbound.body, inbound.contentType)
+      : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
+  const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
+  const units = eventUnits(sizeBytes);
+  try {
+    await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", units);
+  } catch (error) {
+    if (!(error instanceof ApiError)) {
+      // The meter cannot be reached: nothing is stored without its units (quotas fail closed).
+      console.error(JSON.stringify({ msg: "relay: usage meter unavailable", teamId: source.teamId, error: String(error) }));
+      throw new ApiError("unavailable", "Event could not be stored; retry later");
+    }
+    const duplicate = identity.providerEventId ? await findDuplicate(getDb(env.DB), source.id, identity.providerEventId) : undefined;
+    if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
+    throw error;
+  }
+  return { identity, sizeBytes, units };
+}
+
+/** Gives back the units of an event that was not stored (logged, never thrown: the answer is already an error). */
+function giveBack(env: Env, teamId: string, units: number): Promise<void> {
+  return releaseQuota(env, teamId, "webhooks", units).catch((error) =>
+    console.error(JSON.stringify({ msg: "relay: giving back units failed", teamId, error: String(error) })),
+  );
 }
 
 async function findDuplicate(db: Db, sourceId: string, providerEventId: string) {

@@ -249,3 +249,29 @@ describe("queue sends shared by concurrent ingests", () => {
     expect(await usedOf(team.teamId, "webhooks")).toBe(0);
   });
 });
+
+describe("the per-IP bucket counted beside the event's checks", () => {
+  it("a refusal still comes first: 429 over a bad signature, over a duplicate, and the units taken meanwhile are given back", async () => {
+    const at = Date.parse("2031-06-01T12:00:05.000Z");
+    setClock(at);
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "stripe" });
+    const body = JSON.stringify({ id: "evt_first", type: "invoice.paid" });
+    const ip = "198.51.100.177";
+    expect((await ingestSettled(source.slug, body, {}, { ip })).status).toBe(202);
+    expect(await usedOf(team.teamId, "webhooks")).toBe(1);
+    // The window of this IP is full (the 200 of the public bucket; this is not yet remembered as refused here).
+    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`public:ip:${ip}`)).hit(Math.floor(at / 60_000) * 60, 199);
+    const fresh = await ingestSettled(source.slug, JSON.stringify({ id: "evt_second", type: "invoice.paid" }), {}, { ip });
+    await expectError(fresh, 429, { error: "Rate limit exceeded", retry_after: 55 });
+    const duplicate = await ingestSettled(source.slug, body, {}, { ip });
+    await expectError(duplicate, 429, { error: "Rate limit exceeded", retry_after: 55 });
+    expect(await eventCount(source.id)).toBe(1);
+    expect(await usedOf(team.teamId, "webhooks")).toBe(1);
+    // A bad signature from a full IP (not yet remembered): 429, not 401.
+    const signed = await createSource(team.key, { provider: "generic", signing_secret: "bench-secret" });
+    const other = "198.51.100.178";
+    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`public:ip:${other}`)).hit(Math.floor(at / 60_000) * 60, 200);
+    await expectError(await ingestSettled(signed.slug, "{}", { "x-signature": "00" }, { ip: other }), 429, { error: "Rate limit exceeded", retry_after: 55 });
+  });
+});
