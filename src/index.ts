@@ -3,6 +3,7 @@
 // holds them against wrangler.toml). The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
+import { consoleRetentionCron } from "./console/console.cron";
 import { idempotencyRetentionCron } from "./platform/idempotency";
 import { usageDailyRetentionCron } from "./platform/usage/rollup";
 import { consumerTable, type Consumer } from "./platform/jobs/consume";
@@ -53,6 +54,7 @@ export const cronDeclarations: readonly CronJob[] = [
   auditExportSweepCron,
   auditRiskSeriesCron,
   idempotencyRetentionCron,
+  consoleRetentionCron,
 ];
 
 /** The consumer of each queue, by queue name. */

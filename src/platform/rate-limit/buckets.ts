@@ -11,6 +11,8 @@ export interface CounterSpec {
   /** OWN_COUNTER, or a named counter kept in the same object (e.g. `strict:push_subscribers`). */
   name: string;
   limit: number;
+  /** Length of the counter's fixed windows, a multiple of WINDOW_SECONDS (its default); the console's sign-in links per address count per hour. */
+  windowSeconds?: number;
 }
 
 export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags_client_ip" | "flags_client" | "anonymous";

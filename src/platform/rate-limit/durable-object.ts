@@ -88,8 +88,11 @@ export class RateLimiter extends DurableObject<Env> {
     }
   }
 
-  /** Adds `cost` to one counter in the window starting at `windowStart` (Unix seconds); returns the new count. */
-  private add(name: string, windowStart: number, cost: number): number {
+  /**
+   * Adds `cost` to one counter in the window starting at `windowStart` (Unix seconds); returns the
+   * new count. `idleMs` is how long the window keeps the object alive (two windows).
+   */
+  private add(name: string, windowStart: number, cost: number, idleMs: number = IDLE_MS): number {
     const row = this.sql
       .exec<{ count: number }>(
         "INSERT INTO counters (name, start, count) VALUES (?, ?, ?) ON CONFLICT(name, start) DO UPDATE SET count = count + excluded.count RETURNING count",
@@ -99,18 +102,22 @@ export class RateLimiter extends DurableObject<Env> {
       )
       .one();
     if (row.count === cost) {
-      // The first hit of a window: older windows are dead weight (the counter resets to zero at
-      // rollover), so drop them now rather than on every hit; note when (real time, not the
+      // The first hit of a window: the counter's older windows are dead weight (it resets to zero
+      // at rollover), so drop them now rather than on every hit; note when (real time, not the
       // callers' clock, which tests move) and look again once the window can no longer be current.
-      this.sql.exec("DELETE FROM counters WHERE start < ?", windowStart);
-      this.touch();
+      this.sql.exec("DELETE FROM counters WHERE name = ? AND start < ?", name, windowStart);
+      this.touch(idleMs);
     }
     return row.count;
   }
 
-  /** Notes real-time use and makes sure an alarm will come for retention. */
-  private touch(): void {
+  /**
+   * Notes real-time use and makes sure an alarm will come for retention; row 2 of `seen` keeps an
+   * idle time longer than IDLE_MS once a counter with longer windows was counted here.
+   */
+  private touch(idleMs: number = IDLE_MS): void {
     this.sql.exec("INSERT OR REPLACE INTO seen (id, at) VALUES (1, ?)", Date.now());
+    if (idleMs > IDLE_MS) this.sql.exec("INSERT INTO seen (id, at) VALUES (2, ?) ON CONFLICT DO UPDATE SET at = MAX(at, excluded.at)", idleMs);
     void this.ctx.storage.getAlarm().then((alarm) => {
       if (alarm === null) return this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
     });
@@ -130,7 +137,9 @@ export class RateLimiter extends DurableObject<Env> {
   hitAll(windowStart: number, counters: CounterSpec[]): number[] {
     const counts: number[] = [];
     for (const counter of counters) {
-      const count = this.add(counter.name, windowStart, 1);
+      // A longer window (a multiple of WINDOW_SECONDS) is the one holding this 60-second window.
+      const seconds = counter.windowSeconds ?? WINDOW_SECONDS;
+      const count = this.add(counter.name, Math.floor(windowStart / seconds) * seconds, 1, 2 * seconds * 1000);
       counts.push(count);
       if (count > counter.limit) break;
     }
@@ -263,9 +272,11 @@ export class RateLimiter extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now() + ROLLUP_MS);
       return;
     }
-    const seen = this.sql.exec<{ at: number }>("SELECT at FROM seen WHERE id = 1").toArray()[0]?.at ?? 0;
-    if (Date.now() - seen < IDLE_MS) {
-      await this.ctx.storage.setAlarm(seen + IDLE_MS);
+    const rows = this.sql.exec<{ id: number; at: number }>("SELECT id, at FROM seen").toArray();
+    const seen = rows.find((row) => row.id === 1)?.at ?? 0;
+    const idleMs = rows.find((row) => row.id === 2)?.at ?? IDLE_MS;
+    if (Date.now() - seen < idleMs) {
+      await this.ctx.storage.setAlarm(seen + idleMs);
       return;
     }
     await this.ctx.storage.deleteAll();

@@ -93,10 +93,10 @@ export function getMeter(env: Env): MeterClient {
   return meter;
 }
 
-/** The window of an instant: floor(now / 60) × 60, in Unix seconds. */
-export function windowOf(ms: number): { start: number; reset: number; retryAfter: number } {
-  const start = Math.floor(ms / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
-  const reset = start + WINDOW_SECONDS;
+/** The window of an instant: floor(now / 60) × 60, in Unix seconds (or windows of `seconds`). */
+export function windowOf(ms: number, seconds: number = WINDOW_SECONDS): { start: number; reset: number; retryAfter: number } {
+  const start = Math.floor(ms / 1000 / seconds) * seconds;
+  const reset = start + seconds;
   const retryAfter = Math.max(1, Math.ceil((reset * 1000 - ms) / 1000));
   return { start, reset, retryAfter };
 }
@@ -139,7 +139,7 @@ export class DurableObjectLimiter implements Limiter {
   }
 
   remembered(key: string, counter: CounterSpec): RateLimitResult | null {
-    return this.rememberedIn(windowOf(nowMs()), key, counter);
+    return this.rememberedIn(windowOf(nowMs(), counter.windowSeconds), key, counter);
   }
 
   private rememberedIn(window: ReturnType<typeof windowOf>, key: string, counter: CounterSpec): RateLimitResult | null {
@@ -158,8 +158,8 @@ export class DurableObjectLimiter implements Limiter {
 
   /** Counts in `key`'s counters (and reads the team's usage when `readFor` names it) with one call. */
   private async count(key: string, readFor: string | null, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
-    const asked = windowOf(nowMs());
     const first = counters[0]!;
+    const asked = windowOf(nowMs(), first.windowSeconds);
     const remembered = this.rememberedIn(asked, key, first);
     if (remembered) return { results: [remembered], usage: null };
     let reply: MeterReply;
@@ -167,15 +167,15 @@ export class DurableObjectLimiter implements Limiter {
       reply = await this.meter.ask(key, readFor, readFor ? { counters, read: true } : { counters });
     } catch (error) {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
-      return { results: counters.map(({ limit }) => resultOf(0, limit, asked)), usage: null };
+      return { results: counters.map(({ limit, windowSeconds }) => resultOf(0, limit, windowOf(nowMs(), windowSeconds))), usage: null };
     }
-    // The window the call counted in (a request that waited in line across a rollover is counted,
+    // The windows the call counted in (a request that waited in line across a rollover is counted,
     // and answered, in the new window).
-    const window = windowOf(reply.at);
+    const windows = counters.map((counter) => windowOf(reply.at, counter.windowSeconds));
     const counts = reply.answer.counts ?? [];
-    if (counts[0]! > first.limit) this.refusals.set(refusalKey(key, first), { windowStart: window.start, count: counts[0]! }, this.refusals.mark());
+    if (counts[0]! > first.limit) this.refusals.set(refusalKey(key, first), { windowStart: windows[0]!.start, count: counts[0]! }, this.refusals.mark());
     const usage = reply.answer.usage ? { at: reply.at, snapshot: reply.answer.usage } : null;
-    return { results: counts.map((count, i) => resultOf(count, counters[i]!.limit, window)), usage };
+    return { results: counts.map((count, i) => resultOf(count, counters[i]!.limit, windows[i]!)), usage };
   }
 }
 
@@ -186,8 +186,7 @@ export class NoopLimiter implements Limiter {
   }
 
   async hitAll(_key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
-    const window = windowOf(nowMs());
-    return counters.map(({ limit }) => resultOf(0, limit, window));
+    return counters.map(({ limit, windowSeconds }) => resultOf(0, limit, windowOf(nowMs(), windowSeconds)));
   }
 
   async hitAllReading(teamId: string, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
