@@ -8,7 +8,7 @@ import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
-import { createRouter, productContext, type Mounts } from "./platform/router";
+import { createRouter, productContext, servedMethods, type Mounts } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
 import { auditRouter } from "./products/audit/audit.routes";
@@ -113,8 +113,15 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // The script is served from the Worker's own assets, so the page works offline.
   app.get(`${API_PREFIX}/docs`, Scalar({ url: `${API_PREFIX}/openapi.json`, cdn: "/standalone.js", pageTitle: "Edge Platform API" }));
 
-  // Returned, not thrown: a thrown 404 would bypass the root middleware's headers.
-  app.notFound((c) => handleError(ApiError.notFound(), c));
+  // Returned, not thrown: a thrown 404 would bypass the root middleware's headers. A known path
+  // asked with another method answers 405 with the methods it serves (mail keeps its 404).
+  const methodsOf = servedMethods(app);
+  app.notFound((c) => {
+    const allowed = c.get("wrongMethodIsNotFound") ? [] : methodsOf(c.req.path);
+    if (allowed.length === 0) return handleError(ApiError.notFound(), c);
+    const allow = allowed.join(", ");
+    return handleError(new ApiError("method_not_allowed", `Method ${c.req.method} is not allowed here; use ${allow}`, { headers: { allow } }), c);
+  });
   app.onError(handleError);
   return app;
 }

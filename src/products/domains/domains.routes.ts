@@ -10,7 +10,7 @@ import { mailErrorFormat } from "../mail/mail.errors";
 import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
 
 const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
-const DomainBody = z.object({ name: z.string().max(253).openapi({ example: "acme.dev" }) }).openapi("AddDomain");
+const DomainBody = z.strictObject({ name: z.string().max(253).openapi({ example: "acme.dev" }) }).openapi("AddDomain");
 export const DomainSchema = z
   .object({
     id: z.string(),
@@ -29,7 +29,7 @@ const errors = { 404: jsonResponse("Not found (or another team's)", ErrorBody), 
 
 const domainId = (id: string) => uuidOr404(id, domainNotFound);
 
-export const domainsRouter = createRouter({ errorFormat: mailErrorFormat });
+export const domainsRouter = createRouter({ errorFormat: mailErrorFormat, wrongMethodIsNotFound: true });
 
 domainsRouter.openapi(
   route({

@@ -3,7 +3,7 @@
 import { readBodyCapped } from "../../platform/body";
 import { z } from "@hono/zod-openapi";
 import { nowMs } from "../../platform/clock";
-import { ApiError } from "../../platform/errors";
+import { ApiError, MALFORMED_JSON } from "../../platform/errors";
 import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { INGEST_MESSAGES, MAX_BATCH_BYTES, MAX_SINGLE_BYTES, judgeEntry, parseNdjson, storeEntries } from "./logs.ingest";
@@ -58,7 +58,7 @@ logsIngestRouter.openapi(
     try {
       value = JSON.parse(new TextDecoder().decode(body));
     } catch {
-      throw ApiError.badRequest("Malformed JSON in request body");
+      throw ApiError.badRequest(MALFORMED_JSON);
     }
     const receivedAt = nowMs();
     const judged = judgeEntry(value, receivedAt);

@@ -12,7 +12,7 @@ import { CreatedMailWebhookSchema, CreateWebhookBody, ErrorBody, GatewayErrorBod
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook, webhookNotFound, webhookView } from "./mail-webhooks.service";
 import { webhookRoute } from "./mail.openapi";
 
-export const mailWebhooksRouter = createRouter({ errorFormat: mailErrorFormat });
+export const mailWebhooksRouter = createRouter({ errorFormat: mailErrorFormat, wrongMethodIsNotFound: true });
 const webhookErrors = { 404: jsonResponse("Not found", ErrorBody), 422: jsonResponse("Validation failed", ValidationErrorBody) };
 
 mailWebhooksRouter.openapi(
