@@ -1,7 +1,6 @@
 // Builds the Hono app: request context, error rendering and 404, the operator API, usage, every
 // product under /api/v1, the generated OpenAPI document and the interactive reference.
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
 import { ApiError } from "./platform/errors";
@@ -23,6 +22,7 @@ import { surveysRouter } from "./products/surveys/surveys.routes";
 import { surveyPageRouter } from "./products/survey-page/survey-page.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { documentIdempotency, IDEMPOTENT_ROUTES, idempotent } from "./platform/idempotency";
+import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
 
 export const API_PREFIX = "/api/v1";
 
@@ -105,13 +105,13 @@ export function createApp(): OpenAPIHono<AppEnv> {
               "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. See the README for the error shapes, rate limits, quotas and idempotent retries.",
           },
           servers: [{ url: new URL(c.req.url).origin }],
+          tags: [...DOCUMENT_TAGS],
         }),
         API_PREFIX,
       ),
     ),
   );
-  // The script is served from the Worker's own assets, so the page works offline.
-  app.get(`${API_PREFIX}/docs`, Scalar({ url: `${API_PREFIX}/openapi.json`, cdn: "/standalone.js", pageTitle: "Edge Platform API" }));
+  app.get(`${API_PREFIX}/docs`, referencePage(`${API_PREFIX}/openapi.json`));
 
   // Returned, not thrown: a thrown 404 would bypass the root middleware's headers. A known path
   // asked with another method answers 405 with the methods it serves (mail keeps its 404).
