@@ -32,6 +32,8 @@ adminRouter.openapi(
     path: "/teams",
     operationId: "createTeam",
     summary: "Create a team",
+    description:
+      "Operator token only (`Authorization: Bearer <ADMIN_TOKEN>`), not a team key. Creates a team on `plan` (default `free`); `owner_email` receives the usage warnings. Then create its first key with `createApiKey`.",
     request: { body: jsonBody(CreateTeamBody) },
     responses: { 201: dataResponse("The team", TeamSchema) },
   }),
@@ -47,6 +49,8 @@ adminRouter.openapi(
     path: "/teams/{id}",
     operationId: "getTeam",
     summary: "Get a team",
+    description:
+      "Operator token only. The team with its plan and owner; an unknown id answers 404.",
     request: { params: IdParam },
     responses: { 200: dataResponse("The team", TeamSchema) },
   }),
@@ -59,6 +63,8 @@ adminRouter.openapi(
     path: "/teams/{id}",
     operationId: "updateTeam",
     summary: "Change a team's plan, name or owner",
+    description:
+      "Operator token only. Changes the plan (limits and quotas follow at once), the name or the owner's address; only the fields sent change.",
     request: { params: IdParam, body: jsonBody(PatchTeamBody) },
     responses: { 200: dataResponse("The team", TeamSchema) },
   }),
@@ -74,6 +80,8 @@ adminRouter.openapi(
     path: "/teams/{id}/keys",
     operationId: "createApiKey",
     summary: "Create an API key (the plaintext is shown only here)",
+    description:
+      "Operator token only. A key for the team with the listed `scopes` (the specification's scopes plus `keys:read` / `keys:write`) and an optional mail policy (sandbox, allowed streams and recipients, caps). The plaintext `key` is in this answer only; only its SHA-256 hash is stored.",
     request: { params: IdParam, body: jsonBody(CreateKeyBody) },
     responses: { 201: dataResponse("The key with its plaintext", CreatedKeySchema) },
   }),
@@ -89,6 +97,8 @@ adminRouter.openapi(
     path: "/keys/{id}",
     operationId: "updateApiKey",
     summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
+    description:
+      "Operator token only. Renames a key or changes its mail policy, including setting or lifting a sandbox suspension. The plaintext is never returned again.",
     request: { params: IdParam, body: jsonBody(PatchKeyBody) },
     responses: { 200: dataResponse("The key, without plaintext", KeySchema) },
   }),
@@ -104,6 +114,8 @@ adminRouter.openapi(
     path: "/keys/{id}",
     operationId: "revokeApiKey",
     summary: "Revoke a key",
+    description:
+      "Operator token only. The key answers 401 from then on: at once on the isolate that revoked it, within 10 s everywhere else.",
     request: { params: IdParam },
     responses: { 204: { description: "Revoked; the key answers 401 from now on" } },
   }),

@@ -65,6 +65,8 @@ auditFindingsRouter.openapi(
     path: `${BASE}/findings/{id}`,
     operationId: "getAuditFinding",
     summary: "Get a finding with its status history and verifications",
+    description:
+      "Requires `audit:read`. The finding with its status history (which the burn-down and the regression rate are computed from) and its verifications. Another team's or project's finding answers 404 `not_found` in the audit envelope.",
     middleware: read,
     request: { params: FindingParams },
     responses: { 200: jsonResponse("The finding", envelope(FindingDetail)) },

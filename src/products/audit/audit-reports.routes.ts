@@ -79,6 +79,8 @@ auditReportsRouter.openapi(
     path: `${BASE}/reports/{id}`,
     operationId: "getAuditReport",
     summary: "Get a report export record",
+    description:
+      "Requires `audit:read`. An export record: its status (`queued`, `exporting`, `exported`, `shared`, `failed`), format, period and the summary snapshot taken at export time. Download the artefact with `downloadAuditReport` once it is `exported`.",
     middleware: read,
     request: { params: ReportParams },
     responses: { 200: jsonResponse("The report", envelope(Report)) },

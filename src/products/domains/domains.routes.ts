@@ -65,6 +65,8 @@ domainsRouter.openapi(
     path: "/{id}",
     operationId: "getDomain",
     summary: "Get a sending domain",
+    description:
+      "Requires `mail:send` or `mail:read`. The domain, its status (`pending` or `verified`) and the TXT record to publish; another team's domain answers 404.",
     middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
     request: { params: IdParam },
     responses: { 200: dataResponse("The domain", DomainSchema), ...errors },

@@ -15,6 +15,8 @@ logAlertsRouter.openapi(
     path: "/projects/{id}/alerts",
     operationId: "listLogAlerts",
     summary: "List a project's alerts",
+    description:
+      "Requires `logs:read`. The project's alert rules, oldest first, each with `last_triggered_at`; another team's project answers 404.",
     middleware: read,
     request: { params: IdParam },
     responses: { 200: dataResponse("Alerts", z.array(AlertSchema)), ...notFound("Project") },
@@ -68,6 +70,8 @@ logAlertsRouter.openapi(
     path: "/alerts/{id}",
     operationId: "deleteLogAlert",
     summary: "Delete an alert",
+    description:
+      "Requires `logs:write`. Deletes the rule and its firing history; another team's alert answers 404.",
     middleware: write,
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...notFound("Alert") },

@@ -34,6 +34,8 @@ logProjectsRouter.openapi(
     path: "/projects",
     operationId: "listLogProjects",
     summary: "List log projects",
+    description:
+      "Requires `logs:read`. The team's log projects with their daily limits and retention; ingest tokens are never listed (rotate one to see a new token).",
     middleware: read,
     responses: { 200: dataResponse("The team's projects, oldest first", z.array(ProjectSchema)) },
   }),
@@ -46,6 +48,8 @@ logProjectsRouter.openapi(
     path: "/projects/{id}",
     operationId: "getLogProject",
     summary: "Get a log project",
+    description:
+      "Requires `logs:read`. One project without its ingest token; another team's project answers 404.",
     middleware: read,
     request: { params: IdParam },
     responses: { 200: dataResponse("The project (never its token)", ProjectSchema), ...notFound("Project") },

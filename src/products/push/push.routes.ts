@@ -80,6 +80,8 @@ pushRouter.openapi(
     operationId: "getPushApp",
     middleware: [requireScope("push:read")] as const,
     summary: "Get a push app",
+    description:
+      "Requires `push:read`. The app with its VAPID public key and subscriber count; the private key and the FCM and APNs credentials are never returned.",
     request: { params: AppIdParam },
     responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App") },
   }),
@@ -175,6 +177,8 @@ pushRouter.openapi(
     operationId: "deletePushSubscriber",
     middleware: [requireScope("push:write")] as const,
     summary: "Delete a subscriber",
+    description:
+      "Requires `push:write`. Removes one subscriber of the app; later notifications skip it. Another team's app or subscriber answers 404.",
     request: { params: SubscriberParams },
     responses: { 204: { description: "Deleted" }, ...notFound("App or subscriber") },
   }),

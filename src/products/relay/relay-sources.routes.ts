@@ -42,6 +42,8 @@ relaySourcesRouter.openapi(
     path: "/{source_id}",
     operationId: "getWebhookSource",
     summary: "Get a source",
+    description:
+      "Requires `webhooks:read`. The source with its public ingest `url`, `retention_days` and destination count; the signing secret is never returned (`signature_verification` says whether one is set).",
     middleware: [read],
     request: { params: SourceParam },
     responses: { 200: dataResponse("The source", SourceSchema) },

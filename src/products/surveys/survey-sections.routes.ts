@@ -28,6 +28,8 @@ surveySectionsRouter.openapi(
     path: "/{survey_id}/sections",
     operationId: "createSurveySection",
     summary: "Create a section",
+    description:
+      "Requires `surveys:write`. `position` (1-based) is required; `title` and `description` are optional. At most 50 sections per survey (422 past it).",
     middleware: write,
     request: { params: SurveyIdParam2, body: jsonBody(CreateSectionBody) },
     responses: { 201: dataResponse("The section", SectionSchema) },
@@ -41,6 +43,8 @@ surveySectionsRouter.openapi(
     path: "/{survey_id}/sections/{section_id}",
     operationId: "updateSurveySection",
     summary: "Update a section",
+    description:
+      "Requires `surveys:write`. Changes `title`, `description` or `position`; only the fields sent change.",
     middleware: write,
     request: { params: SectionParams, body: jsonBody(PatchSectionBody) },
     responses: { 200: dataResponse("The section", SectionSchema) },

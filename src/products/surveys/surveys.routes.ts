@@ -67,6 +67,8 @@ surveysRouter.openapi(
     path: "/templates",
     operationId: "listSurveyTemplates",
     summary: "Built-in survey templates",
+    description:
+      "Requires `surveys:read`. The built-in catalog (NPS, CSAT, CES, Product Feedback, Onboarding, Employee Engagement) as `{id, name, description}`; there is no endpoint to instantiate one.",
     middleware: read,
     responses: { 200: dataResponse("The catalog", z.array(TemplateSchema)) },
   }),
@@ -79,6 +81,8 @@ surveysRouter.openapi(
     path: "/{id}",
     operationId: "getSurvey",
     summary: "Get a survey with its sections and questions",
+    description:
+      "Requires `surveys:read`. The survey with its `sections` and `questions` in position order; another team's survey answers 404.",
     middleware: read,
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The survey", SurveyDetailSchema) },
