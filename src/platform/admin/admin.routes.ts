@@ -34,7 +34,7 @@ adminRouter.openapi(
     summary: "Create a team",
     description:
       "Operator token only (`Authorization: Bearer <ADMIN_TOKEN>`), not a team key. Creates a team on `plan` (default `free`); `owner_email` receives the usage warnings. Then create its first key with `createApiKey`.",
-    request: { body: jsonBody(CreateTeamBody) },
+    request: { body: jsonBody(CreateTeamBody, {"name": "Acme", "plan": "free", "owner_email": "ops@acme.test"}) },
     responses: { 201: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
@@ -65,7 +65,7 @@ adminRouter.openapi(
     summary: "Change a team's plan, name or owner",
     description:
       "Operator token only. Changes the plan (limits and quotas follow at once), the name or the owner's address; only the fields sent change.",
-    request: { params: IdParam, body: jsonBody(PatchTeamBody) },
+    request: { params: IdParam, body: jsonBody(PatchTeamBody, {"plan": "starter"}) },
     responses: { 200: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
@@ -82,7 +82,7 @@ adminRouter.openapi(
     summary: "Create an API key (the plaintext is shown only here)",
     description:
       "Operator token only. A key for the team with the listed `scopes` (the specification's scopes plus `keys:read` / `keys:write`) and an optional mail policy (sandbox, allowed streams and recipients, caps). The plaintext `key` is in this answer only; only its SHA-256 hash is stored.",
-    request: { params: IdParam, body: jsonBody(CreateKeyBody) },
+    request: { params: IdParam, body: jsonBody(CreateKeyBody, {"name": "CI", "scopes": ["logs:read", "logs:write"]}) },
     responses: { 201: dataResponse("The key with its plaintext", CreatedKeySchema) },
   }),
   async (c) => {
@@ -99,7 +99,7 @@ adminRouter.openapi(
     summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
     description:
       "Operator token only. Renames a key or changes its mail policy, including setting or lifting a sandbox suspension. The plaintext is never returned again.",
-    request: { params: IdParam, body: jsonBody(PatchKeyBody) },
+    request: { params: IdParam, body: jsonBody(PatchKeyBody, {"name": "CI (rotated)"}) },
     responses: { 200: dataResponse("The key, without plaintext", KeySchema) },
   }),
   async (c) => {
@@ -133,7 +133,7 @@ adminRouter.openapi(
     summary: "Verify a sending domain for a team directly",
     description:
       "Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
-    request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain")) },
+    request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain"), {"name": "mail.acme.test"}) },
     responses: { 201: dataResponse("The verified domain", DomainSchema) },
   }),
   async (c) => {
@@ -155,6 +155,7 @@ adminRouter.openapi(
     request: {
       body: jsonBody(
         z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"),
+        { limit: 1000 },
       ),
     },
     responses: {

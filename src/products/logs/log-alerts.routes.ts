@@ -38,7 +38,7 @@ logAlertsRouter.openapi(
       "channels include `email`, `notify_webhook` when they include `webhook` (an https URL that passes the SSRF guard). " +
       "The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.",
     middleware: write,
-    request: { params: IdParam, body: jsonBody(CreateAlertBody) },
+    request: { params: IdParam, body: jsonBody(CreateAlertBody, {"name": "Errors spike", "level": "error", "threshold": 50, "window_minutes": 5, "channels": ["webhook"], "notify_webhook": "https://hooks.example.com/alerts"}) },
     responses: { 201: dataResponse("The alert", AlertSchema), ...notFound("Project"), ...validation },
   }),
   async (c) => {
@@ -55,7 +55,7 @@ logAlertsRouter.openapi(
     summary: "Update an alert",
     description: "Any subset of the create fields; only the fields given change. The result must still meet the create rules.",
     middleware: write,
-    request: { params: IdParam, body: jsonBody(UpdateAlertBody) },
+    request: { params: IdParam, body: jsonBody(UpdateAlertBody, {"threshold": 100, "enabled": false}) },
     responses: { 200: dataResponse("The alert", AlertSchema), ...notFound("Alert"), ...validation },
   }),
   async (c) => {

@@ -43,7 +43,7 @@ logsIngestRouter.openapi(
       "a field-type message such as `stream must be a string`, or a `timestamp` outside 7 days before to 1 hour after receipt " +
       "(`timestamp must not be more than 7 days before the time of receipt`). Body up to 1 MB; malformed JSON answers 400.",
     middleware: [ingestAuth()],
-    request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" } } } } },
+    request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" }, example: { message: "payment failed", level: "error", service: "checkout", metadata: { order_id: "o_123" } } } } } },
     responses: {
       202: jsonResponse("Stored", IngestOk),
       400: jsonResponse("Malformed JSON in request body", IngestError),

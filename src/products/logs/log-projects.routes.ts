@@ -19,7 +19,7 @@ logProjectsRouter.openapi(
     summary: "Create a log project",
     description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
     middleware: write,
-    request: { body: jsonBody(CreateProjectBody) },
+    request: { body: jsonBody(CreateProjectBody, {"name": "api", "daily_limit_mb": 100, "retention_days": 7}) },
     responses: { 201: dataResponse("The project and its ingest token", ProjectWithToken), ...validation },
   }),
   async (c) => {

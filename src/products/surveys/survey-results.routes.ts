@@ -53,7 +53,7 @@ surveyResultsRouter.openapi(
     description:
       "Receives `response.completed` events through the survey-webhooks queue, signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The `secret` is shown only in this answer.",
     middleware: write,
-    request: { params: SurveyIdParam, body: jsonBody(CreateWebhookBody) },
+    request: { params: SurveyIdParam, body: jsonBody(CreateWebhookBody, {"url": "https://hooks.example.com/surveys", "events": ["response.completed"]}) },
     responses: { 201: dataResponse("The webhook with its secret", CreatedWebhookSchema) },
   }),
   async (c) => c.json({ data: await createWebhook(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("json")) }, 201),
