@@ -67,7 +67,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
     return defaultLimit(c, next);
   });
 
-  // Idempotency-Key on the POSTs that create work (README "Idempotent retries"): mounted before the
+  // Idempotency-Key on the POSTs that create work (docs/API.md "Idempotent retries"): mounted before the
   // products' routers, so the key is claimed before their handlers run.
   const idempotency = idempotent();
   for (const path of IDEMPOTENT_ROUTES) app.use(`${API_PREFIX}${path}`, idempotency);
@@ -102,7 +102,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
             title: "Edge Platform API",
             version: "1.0.0-beta",
             description:
-              "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. See the README for the error shapes, rate limits, quotas and idempotent retries.",
+              "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. Error shapes and idempotent retries: docs/API.md; rate limits, quotas and retention: docs/OPERATIONS.md (in the repository).",
           },
           servers: [{ url: new URL(c.req.url).origin }],
           tags: [...DOCUMENT_TAGS],
