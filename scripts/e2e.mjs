@@ -14,6 +14,7 @@ import { platformChecks } from "./e2e/platform.mjs";
 import { pushChecks } from "./e2e/push.mjs";
 import { startDohResolver } from "./e2e/dns.mjs";
 import { createTlsMaterial } from "./e2e/receiver.mjs";
+import { referencePageChecks } from "./e2e/reference-page.mjs";
 import { relayChecks } from "./e2e/relay.mjs";
 import { surveyPageChecks } from "./e2e/survey-page.mjs";
 import { surveysChecks } from "./e2e/surveys.mjs";
@@ -26,7 +27,7 @@ async function clientPackageChecks(ctx) {
   return typedClientChecks(ctx);
 }
 
-const suites = [platformChecks, clientPackageChecks, surveysChecks, surveyPageChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+const suites = [platformChecks, referencePageChecks, clientPackageChecks, surveysChecks, surveyPageChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
 
 const dir = mkdtempSync(join(tmpdir(), "edge-e2e-"));
 const envFile = join(dir, "dev.vars");
