@@ -103,7 +103,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a sending domain for a team directly
-         * @description Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.
+         * @description Operator token only. Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.
          */
         post: operations["addTeamDomain"];
         delete?: never;
@@ -123,7 +123,7 @@ export interface paths {
         put?: never;
         /**
          * Move log entries from D1 into the per-project stores (one step)
-         * @description One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of projects that no longer exist (deleted, not moved).
+         * @description Operator token only. One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of projects that no longer exist (deleted, not moved).
          */
         post: operations["adminMigrateLogEntries"];
         delete?: never;
@@ -415,7 +415,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest an NDJSON batch
-         * @description One JSON log entry per line (`\n`, `\r\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. `count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; `count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).
+         * @description Authenticated with the project's ingest token only. One JSON log entry per line (`\n`, `\r\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. `count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; `count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).
          */
         post: operations["ingestLogBatch"];
         delete?: never;

@@ -116,6 +116,19 @@ describe("the reference, configured for us", () => {
     }
     expect(bare).toEqual([]);
   });
+
+  it("says which credential an operation takes when it is not a team key", async () => {
+    const doc = await json(await call("GET", "openapi.json", { ip: freshIp() }));
+    const silent: string[] = [];
+    for (const item of Object.values<Record<string, { description: string; operationId: string; security?: Array<Record<string, string[]>> }>>(doc.paths)) {
+      for (const op of Object.values(item)) {
+        const scheme = Object.keys(op.security?.[0] ?? {})[0];
+        if (scheme === "adminToken" && !op.description.startsWith("Operator token only")) silent.push(op.operationId);
+        if (scheme === "ingestToken" && !op.description.includes("ingest token")) silent.push(op.operationId);
+      }
+    }
+    expect(silent).toEqual([]);
+  });
 });
 
 describe("404 and error rendering", () => {

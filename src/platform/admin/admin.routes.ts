@@ -132,7 +132,7 @@ adminRouter.openapi(
     operationId: "addTeamDomain",
     summary: "Verify a sending domain for a team directly",
     description:
-      "Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
+      "Operator token only. Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
     request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain"), {"name": "mail.acme.test"}) },
     responses: { 201: dataResponse("The verified domain", DomainSchema) },
   }),
@@ -149,7 +149,7 @@ adminRouter.openapi(
     operationId: "adminMigrateLogEntries",
     summary: "Move log entries from D1 into the per-project stores (one step)",
     description:
-      "One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
+      "Operator token only. One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
       "projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. " +
       "`dropped` counts rows of projects that no longer exist (deleted, not moved).",
     request: {

@@ -75,7 +75,7 @@ logsIngestRouter.openapi(
     operationId: "ingestLogBatch",
     summary: "Ingest an NDJSON batch",
     description:
-      "One JSON log entry per line (`\\n`, `\\r\\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. " +
+      "Authenticated with the project's ingest token only. One JSON log entry per line (`\\n`, `\\r\\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. " +
       "`count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; " +
       "`count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the " +
       "stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).",
