@@ -2,7 +2,9 @@
 // ApiError, and which carries the product's error body shape. The app mounts each product router
 // from one table (src/app.ts) and puts the router's shape into the request context before any
 // middleware can fail, so the root error handler renders every error in the right shape: no path
-// strings in the products, no registry filled by side effects of imports.
+// strings in the products, no registry filled by side effects of imports. It also answers which
+// methods a path is served with (servedMethods), for the root's 405, and installs zod's messages
+// for people (zod-messages.ts) before any schema parses.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Hono, MiddlewareHandler } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
