@@ -15,13 +15,20 @@ import { platformChecks } from "./e2e/platform.mjs";
 import { pushChecks } from "./e2e/push.mjs";
 import { startDohResolver } from "./e2e/dns.mjs";
 import { createTlsMaterial } from "./e2e/receiver.mjs";
+import { referencePageChecks } from "./e2e/reference-page.mjs";
 import { relayChecks } from "./e2e/relay.mjs";
 import { surveyPageChecks } from "./e2e/survey-page.mjs";
 import { surveysChecks } from "./e2e/surveys.mjs";
 import { typedClientChecks } from "./e2e/typed-client.mjs";
+import { buildTypedClient } from "./lib/typed-client.mjs";
 
-// typedClientChecks first type-checks its own calls against types generated from the live document.
-const allSuites = [platformChecks, typedClientChecks, surveysChecks, surveyPageChecks, consoleChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+/** The client package's checks, once the live document is the committed one and they compile against it. */
+async function clientPackageChecks(ctx) {
+  await buildTypedClient(ctx.url);
+  return typedClientChecks(ctx);
+}
+
+const allSuites = [platformChecks, referencePageChecks, clientPackageChecks, surveysChecks, surveyPageChecks, consoleChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
 // E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());
 const suites = only ? allSuites.filter((suite) => only.includes(suite.name)) : allSuites;

@@ -2,14 +2,13 @@
 // team's keys, every product under /api/v1, the generated OpenAPI document and the interactive
 // reference, the console under /console and the landing page at /.
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
 import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
-import { createRouter, productContext, type Mounts } from "./platform/router";
+import { createRouter, productContext, servedMethods, type Mounts } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
 import { auditRouter } from "./products/audit/audit.routes";
@@ -26,6 +25,7 @@ import { consoleRouter, landingRouter } from "./console/console.routes";
 import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { documentIdempotency, IDEMPOTENT_ROUTES, idempotent } from "./platform/idempotency";
+import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
 
 export const API_PREFIX = "/api/v1";
 
@@ -74,7 +74,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
     return defaultLimit(c, next);
   });
 
-  // Idempotency-Key on the POSTs that create work (README "Idempotent retries"): mounted before the
+  // Idempotency-Key on the POSTs that create work (docs/API.md "Idempotent retries"): mounted before the
   // products' routers, so the key is claimed before their handlers run.
   const idempotency = idempotent();
   for (const path of IDEMPOTENT_ROUTES) app.use(`${API_PREFIX}${path}`, idempotency);
@@ -109,19 +109,26 @@ export function createApp(): OpenAPIHono<AppEnv> {
             title: "Edge Platform API",
             version: "1.0.0-beta",
             description:
-              "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. See the README for the error shapes, rate limits, quotas and idempotent retries.",
+              "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. Error shapes and idempotent retries: docs/API.md; rate limits, quotas and retention: docs/OPERATIONS.md (in the repository).",
           },
           servers: [{ url: new URL(c.req.url).origin }],
+          tags: [...DOCUMENT_TAGS],
         }),
         API_PREFIX,
       ),
     ),
   );
-  // The script is served from the Worker's own assets, so the page works offline.
-  app.get(`${API_PREFIX}/docs`, Scalar({ url: `${API_PREFIX}/openapi.json`, cdn: "/standalone.js", pageTitle: "Edge Platform API" }));
+  app.get(`${API_PREFIX}/docs`, referencePage(`${API_PREFIX}/openapi.json`));
 
-  // Returned, not thrown: a thrown 404 would bypass the root middleware's headers.
-  app.notFound((c) => handleError(ApiError.notFound(), c));
+  // Returned, not thrown: a thrown 404 would bypass the root middleware's headers. A known path
+  // asked with another method answers 405 with the methods it serves (mail keeps its 404).
+  const methodsOf = servedMethods(app);
+  app.notFound((c) => {
+    const allowed = c.get("wrongMethodIsNotFound") ? [] : methodsOf(c.req.path);
+    if (allowed.length === 0) return handleError(ApiError.notFound(), c);
+    const allow = allowed.join(", ");
+    return handleError(new ApiError("method_not_allowed", `Method ${c.req.method} is not allowed here; use ${allow}`, { headers: { allow } }), c);
+  });
   app.onError(handleError);
   return app;
 }

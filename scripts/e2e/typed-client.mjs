@@ -1,19 +1,14 @@
 // @ts-check
-// Part of the end-to-end run driven through a typed client: openapi-fetch over the types that
-// openapi-typescript generates from the running server's own /api/v1/openapi.json
-// (clients/typescript/schema.d.ts, made in the suite's set-up by scripts/lib/typed-client.mjs).
-// This file is type-checked against those types (clients/typescript/tsconfig.json) before any
-// check runs: a change of the document that breaks a path, a parameter, a body or a field used
-// here fails the e2e run, and so CI, even when the server still answers.
-import createClient from "openapi-fetch";
+// Part of the end-to-end run driven through the client package (clients/typescript,
+// `@edge-platform/client`) against the live server: its createClient (key, Idempotency-Key,
+// retries), orThrow and EdgePlatformError, over the types generated from the committed document.
+// Before it runs, scripts/e2e.mjs checks that the server serves exactly the committed document and
+// type-checks this file against its types (scripts/lib/typed-client.mjs): a change of the document
+// that breaks a path, a parameter, a body or a field used here fails the e2e run, and so CI.
+import { createClient, EdgePlatformError, orThrow } from "../../clients/typescript/index.js";
 import { assert } from "./http.mjs";
-import { buildTypedClient } from "../lib/typed-client.mjs";
 
-/** @typedef {import("../../clients/typescript/schema").paths} paths */
-/** @typedef {import("../../clients/typescript/schema").components["schemas"]} schemas */
-
-// openapi-fetch's factory bound to this API's paths (a JSDoc instantiation expression).
-const createApiClient = /** @type {typeof createClient<paths>} */ (createClient);
+/** @typedef {import("../../clients/typescript/index").Schemas} schemas */
 
 /**
  * @template T
@@ -28,16 +23,19 @@ function expectData(result, status, what) {
   return result.data;
 }
 
+/** The Idempotency-Key of a request the client hands to its fetch (always a Request). */
+function keyOf(/** @type {RequestInfo | URL} */ input) {
+  return input instanceof Request ? (input.headers.get("idempotency-key") ?? "") : "";
+}
+
 /**
  * @param {{ url: string, createTeamWithKey: (opts?: { name?: string }) => Promise<{ key: string }> }} ctx
  * @returns {Promise<Record<string, () => Promise<void>>>}
  */
 export async function typedClientChecks({ url, createTeamWithKey }) {
-  // Generates the types from the live document and type-checks this file; throws on any error.
-  await buildTypedClient(url);
   const { key } = await createTeamWithKey({ name: "Typed client e2e" });
-  const api = createApiClient({ baseUrl: url, headers: { authorization: `Bearer ${key}` } });
-  const publicApi = createApiClient({ baseUrl: url });
+  const api = createClient(url, key);
+  const publicApi = createClient(url, null);
   const marker = `typed-${Date.now()}`;
 
   return {
@@ -103,6 +101,61 @@ export async function typedClientChecks({ url, createTeamWithKey }) {
       assert.deepEqual(list.data.map((r) => r.id), [started.id]);
       assert.equal(list.data[0].answers[question.id]?.value, true);
       assert.equal(list.pagination.total, 1);
+    },
+
+    "typed client: a POST carries an Idempotency-Key, so the same key replays instead of creating twice": async () => {
+      const idempotencyKey = `${marker}-retry`;
+      const body = { name: `${marker} idempotent` };
+      const first = await api.POST("/api/v1/logs/projects", { body, headers: { "idempotency-key": idempotencyKey } });
+      const again = await api.POST("/api/v1/logs/projects", { body, headers: { "idempotency-key": idempotencyKey } });
+      assert.equal(first.response.status, 201);
+      assert.equal(again.response.headers.get("idempotent-replayed"), "true");
+      assert.equal(again.data?.data.id, first.data?.data.id);
+      // Without a key of the caller's own, the client sends one of its own on every POST.
+      /** @type {string[]} */
+      const sent = [];
+      const recording = createClient(url, key, { fetch: async (input) => (sent.push(keyOf(input)), fetch(input)) });
+      await orThrow(recording.POST("/api/v1/logs/projects", { body: { name: `${marker} keyed` } }));
+      assert.match(sent[0], /^[0-9a-f-]{36}$/);
+    },
+
+    "typed client: a 5xx is retried with the same Idempotency-Key; a 4xx is not retried": async () => {
+      /** @type {string[]} */
+      const keys = [];
+      let calls = 0;
+      // The first answer is a 503 made here; the retry reaches the live server.
+      const flaky = createClient(url, key, {
+        baseDelayMs: 10,
+        fetch: async (input) => {
+          calls += 1;
+          keys.push(keyOf(input));
+          if (calls === 1) return new Response(JSON.stringify({ error: "Log storage temporarily unavailable" }), { status: 503 });
+          return fetch(input);
+        },
+      });
+      const created = await orThrow(flaky.POST("/api/v1/logs/projects", { body: { name: `${marker} retried` } }));
+      assert.equal(calls, 2);
+      assert.equal(keys[0], keys[1]);
+      assert.equal(created.data.name, `${marker} retried`);
+
+      let refused = 0;
+      const strict = createClient(url, key, { baseDelayMs: 10, fetch: async (input) => ((refused += 1), fetch(input)) });
+      const invalid = await strict.POST("/api/v1/logs/projects", { body: { name: "" } });
+      assert.equal(invalid.response.status, 422);
+      assert.equal(refused, 1);
+      assert.deepEqual(invalid.error, { error: "Validation failed", details: { name: ["can't be blank"] } });
+    },
+
+    "typed client: orThrow raises EdgePlatformError with the status and the product's error body": async () => {
+      try {
+        await orThrow(api.GET("/api/v1/surveys/{id}", { params: { path: { id: crypto.randomUUID() } } }));
+        assert.fail("expected a 404");
+      } catch (error) {
+        if (!(error instanceof EdgePlatformError)) throw error;
+        assert.equal(error.status, 404);
+        assert.deepEqual(error.body, { error: "Survey not found" });
+        assert.match(error.requestId ?? "", /^[0-9a-f-]{36}$/);
+      }
     },
 
     "typed client: error bodies are typed too": async () => {

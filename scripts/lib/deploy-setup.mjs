@@ -1,10 +1,14 @@
-// Going live on a Cloudflare account (`npm run deploy:setup`, scripts/deploy-setup.mjs): creates the
-// D1 database, the R2 bucket and every queue named in wrangler.toml with wrangler, writes their
-// ids into an `[env.production]` section of wrangler.toml (wrangler does not inherit bindings or
-// vars into an environment, so each is repeated there), applies the D1 migrations remotely and
-// lists the secrets to put. Safe to run again: existing resources are found, not duplicated, and
-// the generated section is replaced in place.
+// Going live on a Cloudflare account (`npm run deploy:setup`, scripts/deploy-setup.mjs): makes sure
+// wrangler is logged in (a person at a terminal gets wrangler's login), creates the D1 database,
+// the R2 bucket and every queue named in wrangler.toml, writes their ids into an `[env.production]`
+// section of wrangler.toml (wrangler does not inherit bindings or vars into an environment, so each
+// is repeated there), with the mail provider (or MAIL_TRANSPORT "off", said loudly: the outbox
+// never runs in production), applies the D1 migrations remotely and puts the secrets that are
+// missing, generated (ADMIN_TOKEN is printed once). Safe to run again: existing resources and
+// secrets are found, not duplicated or rotated, and the generated section is replaced in place.
+// With `dryRun`, nothing is called or written: every command it would run is printed instead.
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -14,14 +18,17 @@ export const ENV_NAME = "production";
 export const BLOCK_START = "# >>> deploy:setup";
 export const BLOCK_END = "# <<< deploy:setup";
 
-/** Secrets the Worker reads in production, with how to make a value (README "Deploy"). */
+/** Secrets the Worker reads in production; the set-up generates each one that is missing (32 random bytes, base64). */
 export const SECRETS = [
-  { name: "ADMIN_TOKEN", make: "openssl rand -base64 32", why: "bearer token of the operator API" },
-  { name: "ENCRYPTION_KEY", make: "openssl rand -base64 32", why: "AES-256-GCM key (base64 of 32 bytes) for secrets at rest" },
-  { name: "SIGNING_KEY", make: "openssl rand -base64 32", why: "HMAC key for share tokens and download links" },
+  { name: "ADMIN_TOKEN", why: "bearer token of the operator API", show: true },
+  { name: "ENCRYPTION_KEY", why: "AES-256-GCM key (base64 of 32 bytes) for secrets at rest", show: false },
+  { name: "SIGNING_KEY", why: "HMAC key for share tokens and download links", show: false },
 ];
-/** Only needed with MAIL_TRANSPORT=http. */
-export const MAIL_SECRET = { name: "MAIL_HTTP_TOKEN", make: "your mail provider's API token", why: "token of the JSON HTTP mail provider" };
+/** Only with MAIL_TRANSPORT=http: the provider's token, which only the operator knows. */
+export const MAIL_SECRET = { name: "MAIL_HTTP_TOKEN", why: "token of the JSON HTTP mail provider" };
+
+/** What production mail goes through when no provider URL is given: nothing (never the local outbox). */
+export const MAIL_OFF = "off";
 
 /** wrangler's own reading of a config file (the top level, as written). */
 export function readConfig(configPath) {
@@ -34,12 +41,22 @@ export function readConfig(configPath) {
  * would read them). WRANGLER_BIN names another executable (the tests' fake); by default the
  * project's wrangler under the running Node.
  */
-export function runWrangler(args, { cwd = ROOT, env = process.env } = {}) {
+export function runWrangler(args, { cwd = ROOT, env = process.env, input, terminal = false } = {}) {
   const bin = env.WRANGLER_BIN;
   const [command, argv] = bin ? [bin, args] : [process.execPath, [join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), ...args]];
-  const result = spawnSync(command, argv, { cwd, env: { ...env, CI: "true", WRANGLER_SEND_METRICS: "false" }, encoding: "utf8" });
+  // `terminal`: wrangler talks to the person directly (its login opens a browser and waits); the
+  // other calls are read by the set-up, so they run without prompts, reading `input` from stdin.
+  const options = terminal
+    ? { cwd, env: { ...env, WRANGLER_SEND_METRICS: "false" }, stdio: "inherit" }
+    : { cwd, env: { ...env, CI: "true", WRANGLER_SEND_METRICS: "false" }, encoding: "utf8", input };
+  const result = spawnSync(command, argv, options);
   if (result.error) throw result.error;
   return { status: result.status ?? 1, output: `${result.stdout ?? ""}${result.stderr ?? ""}` };
+}
+
+/** The command line a person would type for `args` (for --dry-run and messages). */
+export function commandLine(args) {
+  return ["npx", "wrangler", ...args].map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`)).join(" ");
 }
 
 /** "already exists" as wrangler prints it for D1 and R2 (and "already taken" for a queue name). */
@@ -105,10 +122,20 @@ const tomlValue = (value) => {
 };
 const tomlTable = (header, object) => [header, ...Object.entries(object).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} = ${tomlValue(v)}`), ""];
 
+/** A var of an earlier run (APP_URL, MAIL_HTTP_URL, ...), read back from its generated section. */
+export function previousVar(text, name) {
+  const block = generatedBlock(text);
+  return block ? new RegExp(`^${name}\\s*=\\s*"([^"]*)"`, "m").exec(block)?.[1] || null : null;
+}
+
 /** The APP_URL of an earlier run, read back from its generated section. */
 export function previousAppUrl(text) {
-  const block = generatedBlock(text);
-  return block ? /^APP_URL\s*=\s*"([^"]*)"/m.exec(block)?.[1] ?? null : null;
+  return previousVar(text, "APP_URL");
+}
+
+/** True when wrangler.toml holds the section the set-up writes (what `npm run deploy` deploys). */
+export function hasProductionSection(text) {
+  return generatedBlock(text) !== null;
 }
 
 function generatedBlock(text) {
@@ -121,7 +148,7 @@ function generatedBlock(text) {
  * The `[env.production]` section for `config` (top level as read by wrangler) with the created
  * resources' ids. Vars are copied with APP_URL replaced; ALLOW_PRIVATE_TARGETS is forced "false".
  */
-export function productionSection(config, { databaseId, appUrl }) {
+export function productionSection(config, { databaseId, appUrl, mailUrl = null }) {
   const env = `env.${ENV_NAME}`;
   const lines = [
     BLOCK_START,
@@ -130,7 +157,14 @@ export function productionSection(config, { databaseId, appUrl }) {
     "# Edit the top level, then run the set-up again; changes inside this block are overwritten.",
     `[${env}]`,
     "",
-    ...tomlTable(`[${env}.vars]`, { ...config.vars, APP_URL: appUrl, ALLOW_PRIVATE_TARGETS: "false" }),
+    ...tomlTable(`[${env}.vars]`, {
+      ...config.vars,
+      APP_URL: appUrl,
+      ALLOW_PRIVATE_TARGETS: "false",
+      // Never the outbox, which marks mail delivered without sending it.
+      MAIL_TRANSPORT: mailUrl ? "http" : MAIL_OFF,
+      MAIL_HTTP_URL: mailUrl ?? "",
+    }),
   ];
   for (const db of config.d1_databases ?? []) lines.push(...tomlTable(`[[${env}.d1_databases]]`, { ...db, database_id: databaseId }));
   for (const binding of config.durable_objects?.bindings ?? []) lines.push(...tomlTable(`[[${env}.durable_objects.bindings]]`, binding));
@@ -151,40 +185,157 @@ export function withSection(text, section) {
   return `${text.trimEnd()}\n\n${section}`;
 }
 
-/**
- * The whole set-up. Options: configPath, appUrl (else the one of an earlier run), wrangler (the
- * runner, for tests), log. Returns { databaseId, appUrl, queues, secrets }.
- */
-export function deploySetup({ configPath = join(ROOT, "wrangler.toml"), appUrl, wrangler = runWrangler, log = console.log } = {}) {
-  const text = readFileSync(configPath, "utf8");
-  appUrl ??= previousAppUrl(text);
-  if (!appUrl) throw new SetupError("APP_URL is required on the first run: npm run deploy:setup -- --app-url https://api.example.com");
+/** A URL given by the operator: https (http only for a loopback address), its origin kept for APP_URL. */
+function httpsUrl(what, value) {
   let parsed;
   try {
-    parsed = new URL(appUrl);
+    parsed = new URL(value);
   } catch {
-    throw new SetupError(`APP_URL is not a URL: ${appUrl}`);
+    throw new SetupError(`${what} is not a URL: ${value}`);
   }
-  if (parsed.protocol !== "https:") throw new SetupError(`APP_URL must be https in production: ${appUrl}`);
-  appUrl = parsed.origin;
+  if (parsed.protocol !== "https:") throw new SetupError(`${what} must be https in production: ${value}`);
+  return parsed;
+}
+
+/** Wrangler's secret names for the production Worker; none when the Worker does not exist yet. */
+function existingSecrets(configPath, wrangler) {
+  const list = wrangler(["secret", "list", "--env", ENV_NAME, "--config", configPath, "--format", "json"]);
+  if (list.status !== 0) {
+    if (/does not exist|not found|10007/i.test(list.output)) return new Set();
+    throw failed("wrangler secret list", list);
+  }
+  const start = list.output.indexOf("[");
+  try {
+    return new Set(JSON.parse(list.output.slice(start, list.output.lastIndexOf("]") + 1)).map((secret) => secret.name));
+  } catch {
+    throw new SetupError(`wrangler secret list --format json printed no JSON list:\n${list.output.trim()}`);
+  }
+}
+
+/**
+ * The whole set-up. Options: configPath; appUrl (else the one of an earlier run, else asked);
+ * mailUrl (the JSON HTTP mail provider; else the earlier run's, else asked; none: mail is off);
+ * mailToken (MAIL_HTTP_TOKEN to put when it is missing; else asked); dryRun; ask (a question to the
+ * person at the terminal, async, or null when nobody is there); wrangler (the runner, for tests);
+ * log; warn. Returns { databaseId, appUrl, mailUrl, queues, secrets: [{name, created}], adminToken }.
+ */
+export async function deploySetup({
+  configPath = join(ROOT, "wrangler.toml"),
+  appUrl,
+  mailUrl,
+  mailToken,
+  dryRun = false,
+  ask = null,
+  wrangler = runWrangler,
+  log = console.log,
+  warn = console.error,
+} = {}) {
+  const text = readFileSync(configPath, "utf8");
+  appUrl ??= previousAppUrl(text);
+  if (!appUrl && ask) appUrl = (await ask("Public https address of the API (APP_URL), e.g. https://api.example.com: ")).trim() || null;
+  if (!appUrl) throw new SetupError("APP_URL is required on the first run: npm run deploy:setup -- --app-url https://api.example.com");
+  appUrl = httpsUrl("APP_URL", appUrl).origin;
+
+  mailUrl ??= previousVar(text, "MAIL_HTTP_URL");
+  if (!mailUrl && ask) mailUrl = (await ask("Mail provider URL (a JSON HTTP API; leave empty and no mail will leave): ")).trim() || null;
+  if (mailUrl) mailUrl = httpsUrl("The mail provider URL", mailUrl).href;
+
+  // A dry run calls nothing: it prints each command, and the ids it cannot know are placeholders.
+  const planned = [];
+  const run = (args, options) => {
+    if (!dryRun) return wrangler(args, options);
+    planned.push(commandLine(args));
+    log(`would run: ${commandLine(args)}`);
+    return { status: 0, output: "" };
+  };
+
+  if (!dryRun) {
+    const who = wrangler(["whoami"]);
+    if (who.status !== 0 || /not authenticated|not logged in/i.test(who.output)) {
+      if (!ask) {
+        throw new SetupError("wrangler is not logged in: run `npx wrangler login` at a terminal, or set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID");
+      }
+      log("wrangler is not logged in: starting `wrangler login`...");
+      const login = wrangler(["login"], { terminal: true });
+      if (login.status !== 0) throw new SetupError("wrangler login did not complete");
+    }
+  } else {
+    log(`would run: ${commandLine(["whoami"])}   (and \`wrangler login\` at a terminal when it is not logged in)`);
+  }
 
   const config = readConfig(configPath);
   const db = config.d1_databases?.[0];
   if (!db?.database_name) throw new SetupError("wrangler.toml declares no D1 database");
-  const databaseId = ensureDatabase(db.database_name, wrangler, log);
-  for (const bucket of config.r2_buckets ?? []) ensureNamed(`R2 bucket ${bucket.bucket_name}`, ["r2", "bucket", "create", bucket.bucket_name], wrangler, log);
+  const databaseId = dryRun ? (run(["d1", "list", "--json"]), run(["d1", "create", db.database_name]), `<id of ${db.database_name}>`) : ensureDatabase(db.database_name, wrangler, log);
+  for (const bucket of config.r2_buckets ?? []) {
+    const args = ["r2", "bucket", "create", bucket.bucket_name];
+    dryRun ? run(args) : ensureNamed(`R2 bucket ${bucket.bucket_name}`, args, wrangler, log);
+  }
   const queues = queueNames(config);
-  for (const queue of queues) ensureNamed(`queue ${queue}`, ["queues", "create", queue], wrangler, log);
+  for (const queue of queues) {
+    const args = ["queues", "create", queue];
+    dryRun ? run(args) : ensureNamed(`queue ${queue}`, args, wrangler, log);
+  }
 
-  writeFileSync(configPath, withSection(text, productionSection(config, { databaseId, appUrl })));
-  log(`wrote [env.${ENV_NAME}] to ${configPath}`);
+  const section = productionSection(config, { databaseId, appUrl, mailUrl });
+  if (dryRun) {
+    log(`would write [env.${ENV_NAME}] to ${configPath}:\n${section}`);
+  } else {
+    writeFileSync(configPath, withSection(text, section));
+    log(`wrote [env.${ENV_NAME}] to ${configPath}`);
+  }
 
-  const migrate = wrangler(["d1", "migrations", "apply", db.binding, "--remote", "--env", ENV_NAME, "--config", configPath]);
+  const migrate = run(["d1", "migrations", "apply", db.binding, "--remote", "--env", ENV_NAME, "--config", configPath]);
   if (migrate.status !== 0) throw failed("wrangler d1 migrations apply --remote", migrate);
-  log(`D1 migrations applied to ${db.database_name} (remote)`);
+  if (!dryRun) log(`D1 migrations applied to ${db.database_name} (remote)`);
 
-  const secrets = config.vars?.MAIL_TRANSPORT === "http" ? [...SECRETS, MAIL_SECRET] : SECRETS;
-  return { databaseId, appUrl, queues, secrets };
+  // Secrets: each missing one is generated and put; one already set is never rotated.
+  const existing = dryRun ? (run(["secret", "list", "--env", ENV_NAME, "--config", configPath, "--format", "json"]), new Set()) : existingSecrets(configPath, wrangler);
+  const secrets = [];
+  let adminToken = null;
+  const put = (name, value) => {
+    const result = run(["secret", "put", name, "--env", ENV_NAME, "--config", configPath], { input: `${value}\n` });
+    if (result.status !== 0) throw failed(`wrangler secret put ${name}`, result);
+  };
+  for (const secret of SECRETS) {
+    if (existing.has(secret.name)) {
+      secrets.push({ name: secret.name, created: false });
+      log(`secret ${secret.name}: already set (kept)`);
+      continue;
+    }
+    const value = randomBytes(32).toString("base64");
+    put(secret.name, value);
+    secrets.push({ name: secret.name, created: true });
+    if (secret.show && !dryRun) adminToken = value;
+    if (!dryRun) log(`secret ${secret.name}: generated and put (${secret.why})`);
+  }
+  if (mailUrl) {
+    if (existing.has(MAIL_SECRET.name)) {
+      secrets.push({ name: MAIL_SECRET.name, created: false });
+      log(`secret ${MAIL_SECRET.name}: already set (kept)`);
+    } else {
+      if (!mailToken && ask && !dryRun) mailToken = (await ask(`${MAIL_SECRET.name} (your mail provider's API token): `)).trim() || undefined;
+      if (mailToken || dryRun) {
+        put(MAIL_SECRET.name, mailToken ?? "<your provider's token>");
+        secrets.push({ name: MAIL_SECRET.name, created: true });
+      } else {
+        secrets.push({ name: MAIL_SECRET.name, created: false, missing: true });
+        warn(`secret ${MAIL_SECRET.name} is not set: put it with \`${commandLine(["secret", "put", MAIL_SECRET.name, "--env", ENV_NAME])}\` (mail fails until then)`);
+      }
+    }
+  } else {
+    warn(
+      [
+        "",
+        "!!! NO MAIL WILL LEAVE THIS DEPLOYMENT !!!",
+        `No mail provider was given, so production runs with MAIL_TRANSPORT = "${MAIL_OFF}": every email, share and alert`,
+        "mail fails with that reason (never marked delivered). Run the set-up again with",
+        "--mail-url https://<your provider's JSON API> to send mail.",
+        "",
+      ].join("\n"),
+    );
+  }
+  return { databaseId, appUrl, mailUrl, queues, secrets, adminToken, planned };
 }
 
 export { SetupError };

@@ -1,9 +1,11 @@
 // `npm run deploy:setup` against a fake wrangler (scripts/test/fixtures/fake-wrangler.mjs): what
-// it creates, what it writes into wrangler.toml, that a second run changes nothing, that failures
-// stop it, and that the real wrangler accepts the written [env.production] for a deploy; and the
+// it creates, what it writes into wrangler.toml, the secrets it generates and puts (ADMIN_TOKEN
+// printed once), mail never left on the outbox, that a second run changes nothing, that failures
+// stop it, --dry-run, the login and questions at a real terminal (a pty from `script`), that the
+// real wrangler accepts the written [env.production] for a deploy, and `npm run deploy`; and the
 // bundle budget check of CI (scripts/check-bundle.mjs) failing over its budget.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +36,10 @@ function setup(args = ["--app-url", APP_URL], env = {}) {
   });
   return { status: result.status, output: result.stdout + result.stderr };
 }
+const SECRET_CALLS = (cfg) => [
+  `secret list --env production --config ${cfg} --format json`,
+  ...["ADMIN_TOKEN", "ENCRYPTION_KEY", "SIGNING_KEY"].map((name) => `secret put ${name} --env production --config ${cfg}`),
+];
 const calls = () => {
   try {
     return readFileSync(join(work, "fake", "calls.jsonl"), "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).join(" "));
@@ -50,11 +56,13 @@ describe("a first run on an empty account", () => {
     const run = setup();
     assert.equal(run.status, 0, run.output);
     assert.deepEqual(calls(), [
+      "whoami",
       "d1 list --json",
       "d1 create edge-platform",
       "r2 bucket create edge-platform-reports",
       ...QUEUES.map((q) => `queues create ${q}`),
       `d1 migrations apply DB --remote --env production --config ${config}`,
+      ...SECRET_CALLS(config),
     ]);
     const { d1, r2, queues } = account();
     assert.deepEqual([d1.map((db) => db.name), r2, queues], [["edge-platform"], ["edge-platform-reports"], QUEUES]);
@@ -74,8 +82,108 @@ describe("a first run on an empty account", () => {
     assert.equal(env.match(/\[\[env\.production\.queues\.consumers\]\]/g).length, 8);
     assert.match(env, /queue = "webhook-deliveries"\nmax_batch_size = 25\nmax_batch_timeout = 1\nmax_retries = 10\ndead_letter_queue = "platform-dlq"/);
 
-    for (const secret of ["ADMIN_TOKEN", "ENCRYPTION_KEY", "SIGNING_KEY"]) assert.match(run.output, new RegExp(`wrangler secret put ${secret} --env production`));
-    assert.doesNotMatch(run.output, /MAIL_HTTP_TOKEN/, "only with MAIL_TRANSPORT=http");
+    // Secrets: generated, put, and only ADMIN_TOKEN printed (once, the value that was put).
+    const put = account().secrets.production;
+    assert.deepEqual(Object.keys(put), ["ADMIN_TOKEN", "ENCRYPTION_KEY", "SIGNING_KEY"]);
+    for (const value of Object.values(put)) assert.equal(Buffer.from(value, "base64").length, 32);
+    assert.equal(new Set(Object.values(put)).size, 3);
+    assert.match(run.output, new RegExp(`ADMIN_TOKEN \\(the operator API's credential; shown this once[^\\n]*\\n\\n  ${put.ADMIN_TOKEN.replace(/[+/]/g, "\\$&")}\\n`));
+    assert.ok(!run.output.includes(put.ENCRYPTION_KEY) && !run.output.includes(put.SIGNING_KEY));
+    assert.match(run.output, /npm run deploy/);
+    assert.doesNotMatch(run.output, /MAIL_HTTP_TOKEN/, "only with a mail provider");
+
+    // No provider given: production mail is off, never the outbox, and the run says so loudly.
+    assert.match(env, /MAIL_TRANSPORT = "off"\nMAIL_HTTP_URL = ""/);
+    assert.doesNotMatch(env, /MAIL_TRANSPORT = "outbox"/);
+    assert.match(run.output, /!!! NO MAIL WILL LEAVE THIS DEPLOYMENT !!!/);
+  });
+
+  test("--mail-url sends production mail through the provider and puts MAIL_HTTP_TOKEN from the environment", () => {
+    const run = setup(["--app-url", APP_URL, "--mail-url", "https://mail.example.net/v1/send"], { MAIL_HTTP_TOKEN: "provider-token-1" });
+    assert.equal(run.status, 0, run.output);
+    const env = section(readFileSync(config, "utf8"));
+    assert.match(env, /MAIL_TRANSPORT = "http"\nMAIL_HTTP_URL = "https:\/\/mail\.example\.net\/v1\/send"/);
+    assert.equal(account().secrets.production.MAIL_HTTP_TOKEN, "provider-token-1");
+    assert.doesNotMatch(run.output, /NO MAIL WILL LEAVE/);
+    assert.ok(!run.output.includes("provider-token-1"));
+    // A later run keeps the provider without being told again.
+    assert.equal(setup([]).status, 0);
+    assert.match(section(readFileSync(config, "utf8")), /MAIL_TRANSPORT = "http"\nMAIL_HTTP_URL = "https:\/\/mail\.example\.net\/v1\/send"/);
+  });
+
+  test("a provider without a token in the environment (and nobody to ask) is configured, and the missing token is named", () => {
+    const run = setup(["--app-url", APP_URL, "--mail-url", "https://mail.example.net/v1/send"], { MAIL_HTTP_TOKEN: "" });
+    assert.equal(run.status, 0, run.output);
+    assert.equal(account().secrets.production.MAIL_HTTP_TOKEN, undefined);
+    assert.match(run.output, /secret MAIL_HTTP_TOKEN is not set: put it with `npx wrangler secret put MAIL_HTTP_TOKEN --env production`/);
+  });
+
+  test("an http mail provider URL is refused", () => {
+    const run = setup(["--app-url", APP_URL, "--mail-url", "http://mail.example.net/send"]);
+    assert.equal(run.status, 1);
+    assert.match(run.output, /mail provider URL must be https/);
+    assert.deepEqual(calls(), []);
+  });
+});
+
+describe("--dry-run", () => {
+  test("calls nothing, writes nothing, puts nothing, and prints every command it would run", () => {
+    const before = readFileSync(config, "utf8");
+    const run = setup(["--app-url", APP_URL, "--dry-run"]);
+    assert.equal(run.status, 0, run.output);
+    assert.deepEqual(calls(), []);
+    assert.equal(readFileSync(config, "utf8"), before);
+    const printed = [...run.output.matchAll(/^would run: npx wrangler (.*?)(?:   \(.*)?$/gm)].map((m) => m[1]);
+    assert.deepEqual(printed, [
+      "whoami",
+      "d1 list --json",
+      "d1 create edge-platform",
+      "r2 bucket create edge-platform-reports",
+      ...QUEUES.map((q) => `queues create ${q}`),
+      `d1 migrations apply DB --remote --env production --config ${config}`,
+      ...SECRET_CALLS(config),
+    ]);
+    assert.match(run.output, /would write \[env\.production\] to .*:\n# >>> deploy:setup/);
+    assert.match(run.output, /database_id = "<id of edge-platform>"/);
+    assert.doesNotMatch(run.output, /ADMIN_TOKEN \(the operator API's credential/);
+    assert.match(run.output, /Dry run: nothing was created, written or put/);
+  });
+});
+
+describe("login and questions", () => {
+  test("logged out without a terminal: stops before anything, saying how to log in", () => {
+    const run = setup(undefined, { FAKE_WRANGLER_LOGGED_OUT: "1" });
+    assert.equal(run.status, 1);
+    assert.match(run.output, /wrangler is not logged in: run `npx wrangler login` at a terminal, or set CLOUDFLARE_API_TOKEN/);
+    assert.deepEqual(calls(), ["whoami"]);
+  });
+
+  test("at a terminal: runs wrangler's login, asks for APP_URL, the mail provider and its token", { timeout: 60_000 }, async () => {
+    const command = [process.execPath, join(ROOT, "scripts", "deploy-setup.mjs"), "--config", config].map((a) => `'${a}'`).join(" ");
+    const env = { ...process.env, WRANGLER_BIN: FAKE, FAKE_WRANGLER_DIR: join(work, "fake"), FAKE_WRANGLER_LOGGED_OUT: "1", MAIL_HTTP_TOKEN: "" };
+    delete env.CI;
+    // `script` gives the set-up a real terminal (a pty); answers are typed when each question shows.
+    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env });
+    const answers = [
+      [/APP_URL\), e\.g\./, "https://api.example.net"],
+      [/Mail provider URL/, "https://mail.example.net/v1/send"],
+      [/MAIL_HTTP_TOKEN \(your mail provider's API token\)/, "typed-token"],
+    ];
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+      while (answers.length && answers[0][0].test(output)) child.stdin.write(`${answers.shift()[1]}\n`);
+    });
+    const status = await new Promise((done) => child.on("close", done));
+    assert.equal(status, 0, output);
+    assert.equal(answers.length, 0, `unanswered: ${answers.map((a) => a[0]).join(", ")}\n${output}`);
+    assert.deepEqual(calls().slice(0, 2), ["whoami", "login"]);
+    assert.equal(account().loggedIn, true);
+    const text = readFileSync(config, "utf8");
+    assert.match(section(text), /APP_URL = "https:\/\/api\.example\.net"/);
+    assert.match(section(text), /MAIL_TRANSPORT = "http"/);
+    assert.equal(account().secrets.production.MAIL_HTTP_TOKEN, "typed-token");
+    assert.ok(output.includes(account().secrets.production.ADMIN_TOKEN));
   });
 });
 
@@ -98,6 +206,10 @@ describe("idempotency", () => {
     assert.equal(account().d1.length, 1);
     assert.equal(readFileSync(config, "utf8"), first);
     assert.equal(account().d1[0].uuid, uuid);
+    // Secrets already set are kept, never rotated, and ADMIN_TOKEN is not shown again.
+    assert.ok(!calls().some((c) => c.startsWith("secret put")), calls().join("\n"));
+    assert.match(again.output, /secret ADMIN_TOKEN: already set \(kept\)/);
+    assert.doesNotMatch(again.output, /shown this once/);
   });
 
   test("a database that already exists on the account is used, not created", () => {
@@ -175,6 +287,37 @@ test("the real wrangler accepts the written [env.production]: a dry-run deploy o
   for (const expected of ["env.DB (edge-platform)", "env.REPORTS (edge-platform-reports)", "env.RATE_LIMITER (RateLimiter)", "env.WEBHOOK_QUEUE (webhook-deliveries)", 'env.APP_URL ("https://api.example.net")', 'env.ALLOW_PRIVATE_TARGETS ("false")']) {
     assert.ok(output.includes(expected), `dry-run output lacks ${expected}:\n${output}`);
   }
+});
+
+describe("npm run deploy", () => {
+  const deploy = (env = {}) => {
+    const result = spawnSync(process.execPath, [join(ROOT, "scripts", "deploy.mjs"), "--config", config, "--dry-run"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, WRANGLER_BIN: FAKE, FAKE_WRANGLER_DIR: join(work, "fake"), ...env },
+    });
+    return { status: result.status, output: result.stdout + result.stderr };
+  };
+
+  test("refuses to deploy the top-level config before the set-up wrote [env.production]", () => {
+    const run = deploy();
+    assert.equal(run.status, 1);
+    assert.match(run.output, /has no \[env\.production\] yet: run `npm run deploy:setup/);
+    assert.deepEqual(calls(), []);
+  });
+
+  test("deploys the production environment once it exists, passing other options through", () => {
+    assert.equal(setup().status, 0);
+    writeFileSync(join(work, "fake", "calls.jsonl"), "");
+    const run = deploy();
+    assert.equal(run.status, 0, run.output);
+    assert.deepEqual(calls(), [`deploy --env production --config ${config} --dry-run`]);
+  });
+
+  test("is what package.json's deploy script runs", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    assert.equal(pkg.scripts.deploy, "node scripts/deploy.mjs");
+  });
 });
 
 test("the bundle budget check measures the real build and fails over its budget", { timeout: 120_000 }, () => {

@@ -37,6 +37,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -123,12 +124,26 @@ export class ApiError extends Error {
   }
 }
 
-/** Turns a zod failure into field messages keyed by dotted path (`to`, `emails.0.from`, `_body`). */
+/** The one wording of a body that is not JSON, in every shape that has a message (mail, platform, logs). */
+export const MALFORMED_JSON = "Malformed JSON in request body";
+
+/** The 415 of a JSON route sent another content type: it says what to send. */
+export const UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type: send the body as JSON with Content-Type: application/json";
+
+/**
+ * Turns a zod failure into field messages keyed by dotted path (`to`, `emails.0.from`, `_body`).
+ * The messages are zod-messages.ts's; an unknown field is named as its own key
+ * (`{retention: ["is not a known field"]}`), never folded into its parent.
+ */
 export function zodDetails(error: ZodError): FieldErrors {
   const details: FieldErrors = {};
+  const add = (path: readonly PropertyKey[], message: string) => {
+    const key = path.length ? path.map(String).join(".") : "_body";
+    (details[key] ??= []).push(message);
+  };
   for (const issue of error.issues) {
-    const key = issue.path.length ? issue.path.map(String).join(".") : "_body";
-    (details[key] ??= []).push(issue.message);
+    if (issue.code === "unrecognized_keys") for (const key of issue.keys) add([...issue.path, key], issue.message);
+    else add(issue.path, issue.message);
   }
   return details;
 }

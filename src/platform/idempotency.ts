@@ -1,4 +1,4 @@
-// Idempotent retries (README "Idempotent retries"): the `Idempotency-Key` header on the POSTs that
+// Idempotent retries (docs/API.md "Idempotent retries"): the `Idempotency-Key` header on the POSTs that
 // create work. The first request with a key claims it for its team in one atomic statement before
 // its handler runs; its answer is stored (status, content type, gzip-compressed body) and replayed
 // to every retry with the same key and the same request for 24 hours, marked

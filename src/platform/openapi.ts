@@ -7,9 +7,12 @@ export function jsonContent<T extends z.ZodType>(schema: T) {
   return { "application/json": { schema } };
 }
 
-/** A required JSON request body. */
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { required: true, content: jsonContent(schema) };
+/**
+ * A required JSON request body; `example` is the body the reference shows and sends, which must
+ * succeed as sent with `npm start`'s demo key (test/platform/request-examples.test.ts sends each).
+ */
+export function jsonBody<T extends z.ZodType>(schema: T, example?: z.input<T>) {
+  return { required: true, content: { "application/json": example === undefined ? { schema } : { schema, example } } };
 }
 
 /** The `{data: ...}` envelope of a schema. */

@@ -2,11 +2,15 @@
 // ApiError, and which carries the product's error body shape. The app mounts each product router
 // from one table (src/app.ts) and puts the router's shape into the request context before any
 // middleware can fail, so the root error handler renders every error in the right shape: no path
-// strings in the products, no registry filled by side effects of imports.
+// strings in the products, no registry filled by side effects of imports. It also answers which
+// methods a path is served with (servedMethods), for the root's 405, and installs zod's messages
+// for people (zod-messages.ts) before any schema parses.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Hono, MiddlewareHandler } from "hono";
+import { TrieRouter } from "hono/router/trie-router";
 import type { AppEnv } from "../env";
 import { ApiError, zodDetails, type ErrorFormatter } from "./errors";
+import "./zod-messages";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -14,6 +18,8 @@ declare module "hono" {
     errorFormat?: ErrorFormatter;
     /** True when the serving router reads its bodies with a capped reader of its own (platform/body.ts). */
     readsOwnBody?: boolean;
+    /** True when a known path asked with another method answers 404, not 405 (mail's statuses). */
+    wrongMethodIsNotFound?: boolean;
   }
 }
 
@@ -21,6 +27,11 @@ declare module "hono" {
 interface RouterTraits {
   errorFormat?: ErrorFormatter;
   readsOwnBody?: boolean;
+  /**
+   * A known path asked with a method it does not serve answers 404 instead of 405 with `Allow`:
+   * for mail, whose specified statuses do not include 405.
+   */
+  wrongMethodIsNotFound?: boolean;
 }
 
 const traits = new WeakMap<Hono<AppEnv>, RouterTraits>();
@@ -37,7 +48,7 @@ export function createRouter(options: RouterTraits = {}): OpenAPIHono<AppEnv> {
       if (!result.success) throw ApiError.validation(zodDetails(result.error));
     },
   });
-  if (options.errorFormat || options.readsOwnBody) traits.set(router, options);
+  if (options.errorFormat || options.readsOwnBody || options.wrongMethodIsNotFound) traits.set(router, options);
   return router;
 }
 
@@ -60,6 +71,32 @@ export function productContext(mounts: Mounts): MiddlewareHandler<AppEnv> {
     const match = declared.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
     if (match?.traits.errorFormat) c.set("errorFormat", match.traits.errorFormat);
     if (match?.traits.readsOwnBody) c.set("readsOwnBody", true);
+    if (match?.traits.wrongMethodIsNotFound) c.set("wrongMethodIsNotFound", true);
     await next();
+  };
+}
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/**
+ * The methods an app serves on a path, from its route table (middleware, registered for every
+ * method, does not count): `["GET", "HEAD", "POST"]`, or none for an unknown path. Built once, on
+ * the first call, when every router is mounted. The root's 404 handler asks it, so a known path
+ * with a wrong method answers 405 with `Allow` instead of "Not found".
+ */
+export function servedMethods(app: Hono<AppEnv>): (path: string) => string[] {
+  let router: TrieRouter<string> | undefined;
+  return (path) => {
+    if (!router) {
+      router = new TrieRouter<string>();
+      for (const { method, path: pattern } of app.routes) if (method !== "ALL") router.add(method, pattern, method);
+    }
+    const served: string[] = [];
+    for (const method of METHODS) {
+      if (router.match(method, path)[0].length === 0) continue;
+      served.push(method);
+      if (method === "GET") served.push("HEAD");
+    }
+    return served;
   };
 }

@@ -81,6 +81,56 @@ describe("GET /api/v1/docs", () => {
   });
 });
 
+describe("the reference, configured for us", () => {
+  it("has no AI agent, MCP or developer-tools (Deploy) buttons, no web fonts, no telemetry, and our title and logo", async () => {
+    const html = await (await call("GET", "docs", { ip: freshIp() })).text();
+    const config = JSON.parse(html.match(/createApiReference\('#app', (\{[\s\S]*?\})\)\s*<\/script>/)![1]);
+    expect(config).toMatchObject({
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: "never",
+      withDefaultFonts: false,
+      telemetry: false,
+    });
+    expect(html).toContain("<title>Edge Platform API reference</title>");
+    expect(config.favicon).toMatch(/^data:image\/svg\+xml;base64,/);
+    expect(atob(config.favicon.split(",")[1])).toContain("<svg");
+    expect(config.customCss).toContain("--scalar-font: system-ui");
+  });
+
+  it("lists every tag in reading order with a description, Operator last", async () => {
+    const doc = await json(await call("GET", "openapi.json", { ip: freshIp() }));
+    const used = new Set<string>();
+    for (const item of Object.values<Record<string, { tags?: string[] }>>(doc.paths)) for (const op of Object.values(item)) for (const tag of op.tags ?? []) used.add(tag);
+    const names = doc.tags.map((tag: { name: string }) => tag.name);
+    expect(new Set(names)).toEqual(used);
+    expect(names.at(-1)).toBe("Operator");
+    for (const tag of doc.tags) expect(tag.description, tag.name).toMatch(/\S{3,}/);
+  });
+
+  it("describes every operation", async () => {
+    const doc = await json(await call("GET", "openapi.json", { ip: freshIp() }));
+    const bare: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, { description?: string; operationId: string }>>(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) if (!op.description || op.description.trim().length < 20) bare.push(`${method} ${path} ${op.operationId}`);
+    }
+    expect(bare).toEqual([]);
+  });
+
+  it("says which credential an operation takes when it is not a team key", async () => {
+    const doc = await json(await call("GET", "openapi.json", { ip: freshIp() }));
+    const silent: string[] = [];
+    for (const item of Object.values<Record<string, { description: string; operationId: string; security?: Array<Record<string, string[]>> }>>(doc.paths)) {
+      for (const op of Object.values(item)) {
+        const scheme = Object.keys(op.security?.[0] ?? {})[0];
+        if (scheme === "adminToken" && !op.description.startsWith("Operator token only")) silent.push(op.operationId);
+        if (scheme === "ingestToken" && !op.description.includes("ingest token")) silent.push(op.operationId);
+      }
+    }
+    expect(silent).toEqual([]);
+  });
+});
+
 describe("404 and error rendering", () => {
   // `/` is the landing page (test/console/shell.test.ts).
   it.each(["no-such-thing", "surveys-typo/1", "/nowhere", "/api/v2/usage"])("an unknown path (%s) answers 404 {error: 'Not found'}", async (path) => {

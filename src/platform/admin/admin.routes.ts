@@ -35,7 +35,9 @@ adminRouter.openapi(
     path: "/teams",
     operationId: "createTeam",
     summary: "Create a team",
-    request: { body: jsonBody(CreateTeamBody) },
+    description:
+      "Operator token only (`Authorization: Bearer <ADMIN_TOKEN>`), not a team key. Creates a team on `plan` (default `free`); `owner_email` receives the usage warnings. Then create its first key with `createApiKey`.",
+    request: { body: jsonBody(CreateTeamBody, {"name": "Acme", "plan": "free", "owner_email": "ops@acme.test"}) },
     responses: { 201: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
@@ -50,6 +52,8 @@ adminRouter.openapi(
     path: "/teams/{id}",
     operationId: "getTeam",
     summary: "Get a team",
+    description:
+      "Operator token only. The team with its plan and owner; an unknown id answers 404.",
     request: { params: IdParam },
     responses: { 200: dataResponse("The team", TeamSchema) },
   }),
@@ -62,7 +66,9 @@ adminRouter.openapi(
     path: "/teams/{id}",
     operationId: "updateTeam",
     summary: "Change a team's plan, name or owner",
-    request: { params: IdParam, body: jsonBody(PatchTeamBody) },
+    description:
+      "Operator token only. Changes the plan (limits and quotas follow at once), the name or the owner's address; only the fields sent change.",
+    request: { params: IdParam, body: jsonBody(PatchTeamBody, {"plan": "starter"}) },
     responses: { 200: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
@@ -77,7 +83,9 @@ adminRouter.openapi(
     path: "/teams/{id}/keys",
     operationId: "createApiKey",
     summary: "Create an API key (the plaintext is shown only here)",
-    request: { params: IdParam, body: jsonBody(CreateKeyBody) },
+    description:
+      "Operator token only. A key for the team with the listed `scopes` (the specification's scopes plus `keys:read` / `keys:write`) and an optional mail policy (sandbox, allowed streams and recipients, caps). The plaintext `key` is in this answer only; only its SHA-256 hash is stored.",
+    request: { params: IdParam, body: jsonBody(CreateKeyBody, {"name": "CI", "scopes": ["logs:read", "logs:write"]}) },
     responses: { 201: dataResponse("The key with its plaintext", CreatedKeySchema) },
   }),
   async (c) => {
@@ -92,7 +100,9 @@ adminRouter.openapi(
     path: "/keys/{id}",
     operationId: "updateApiKey",
     summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
-    request: { params: IdParam, body: jsonBody(PatchKeyBody) },
+    description:
+      "Operator token only. Renames a key or changes its mail policy, including setting or lifting a sandbox suspension. The plaintext is never returned again.",
+    request: { params: IdParam, body: jsonBody(PatchKeyBody, {"name": "CI (rotated)"}) },
     responses: { 200: dataResponse("The key, without plaintext", KeySchema) },
   }),
   async (c) => {
@@ -107,6 +117,8 @@ adminRouter.openapi(
     path: "/keys/{id}",
     operationId: "revokeApiKey",
     summary: "Revoke a key",
+    description:
+      "Operator token only. The key answers 401 from then on: at once on the isolate that revoked it, within 10 s everywhere else.",
     request: { params: IdParam },
     responses: { 204: { description: "Revoked; the key answers 401 from now on" } },
   }),
@@ -123,8 +135,8 @@ adminRouter.openapi(
     operationId: "addTeamDomain",
     summary: "Verify a sending domain for a team directly",
     description:
-      "Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
-    request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain")) },
+      "Operator token only. Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
+    request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain"), {"name": "mail.acme.test"}) },
     responses: { 201: dataResponse("The verified domain", DomainSchema) },
   }),
   async (c) => {
@@ -140,12 +152,13 @@ adminRouter.openapi(
     operationId: "adminMigrateLogEntries",
     summary: "Move log entries from D1 into the per-project stores (one step)",
     description:
-      "One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
+      "Operator token only. One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
       "projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. " +
       "`dropped` counts rows of projects that no longer exist (deleted, not moved).",
     request: {
       body: jsonBody(
         z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"),
+        { limit: 1000 },
       ),
     },
     responses: {

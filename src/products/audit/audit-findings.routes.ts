@@ -29,7 +29,7 @@ auditFindingsRouter.openapi(
     summary: "Create a finding",
     description: "A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.",
     middleware: write,
-    request: { params: ProjectParams, body: jsonBody(CreateFindingBody) },
+    request: { params: ProjectParams, body: jsonBody(CreateFindingBody, {"title": "XSS in search", "priority_score": 7}) },
     responses: { 201: jsonResponse("The finding", envelope(Finding)) },
   }),
   async (c) => {
@@ -65,6 +65,8 @@ auditFindingsRouter.openapi(
     path: `${BASE}/findings/{id}`,
     operationId: "getAuditFinding",
     summary: "Get a finding with its status history and verifications",
+    description:
+      "Requires `audit:read`. The finding with its status history (which the burn-down and the regression rate are computed from) and its verifications. Another team's or project's finding answers 404 `not_found` in the audit envelope.",
     middleware: read,
     request: { params: FindingParams },
     responses: { 200: jsonResponse("The finding", envelope(FindingDetail)) },
@@ -84,7 +86,7 @@ auditFindingsRouter.openapi(
     description:
       "Each change of `status` or `priority_score` appends to the status history, which the burn-down reads. Moving from `resolved` or `dismissed` back to a non-terminal status makes the finding a regression while it stays non-terminal. A concurrent change of the same finding answers 409 `conflict`.",
     middleware: write,
-    request: { params: FindingParams, body: jsonBody(PatchFindingBody) },
+    request: { params: FindingParams, body: jsonBody(PatchFindingBody, {"status": "triaged"}) },
     responses: {
       200: jsonResponse("The finding", envelope(FindingDetail)),
       409: jsonResponse("`conflict`: changed concurrently", AuditErrorSchema),
@@ -104,7 +106,7 @@ auditFindingsRouter.openapi(
     summary: "Record a verification of a finding",
     description: "`result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.",
     middleware: write,
-    request: { params: FindingParams, body: jsonBody(CreateVerificationBody) },
+    request: { params: FindingParams, body: jsonBody(CreateVerificationBody, {"result": "passed", "note": "Fixed in release 2.4"}) },
     responses: { 201: jsonResponse("The verification", envelope(Verification)) },
   }),
   async (c) => {

@@ -38,7 +38,7 @@ auditReportsRouter.openapi(
     description:
       "Consumes one AI quota unit (429 `quota_exceeded` when exhausted), records the live summary as the snapshot and answers 202 with the record in `queued`. The export worker moves it to `exporting`, writes the artefact to storage and sets `exported` and `exported_at` (or `failed`). `pdf` yields a self-contained HTML page (`text/html`). Dates are `YYYY-MM-DD`; `period_start` defaults to 6 days ago, `period_end` to today; start must not be after end. The period is recorded on the report; the snapshot is always the live summary.",
     middleware: write,
-    request: { params: ProjectParams, body: { required: false, content: { "application/json": { schema: ExportBody } } } },
+    request: { params: ProjectParams, body: { required: false, content: { "application/json": { schema: ExportBody, example: { format: "json" } } } } },
     responses: {
       202: jsonResponse("The report record, `queued`", envelope(Report)),
       429: jsonResponse("`quota_exceeded` (enveloped), or the platform rate-limit body", z.union([AuditErrorSchema, authResponses[429].content["application/json"].schema])),
@@ -79,6 +79,8 @@ auditReportsRouter.openapi(
     path: `${BASE}/reports/{id}`,
     operationId: "getAuditReport",
     summary: "Get a report export record",
+    description:
+      "Requires `audit:read`. An export record: its status (`queued`, `exporting`, `exported`, `shared`, `failed`), format, period and the summary snapshot taken at export time. Download the artefact with `downloadAuditReport` once it is `exported`.",
     middleware: read,
     request: { params: ReportParams },
     responses: { 200: jsonResponse("The report", envelope(Report)) },

@@ -19,7 +19,7 @@ auditShareRouter.openapi(
     description:
       "Runs under the `strict` bucket as well as `default` (its 429 is the platform rate-limit body). `channel` other than `email`, `chat`, `link` (or missing) → 422 `invalid_channel`. `email` needs 1 to 10 `recipients` (else 422 `invalid_params`); malformed addresses land in `rejected`, the rest are queued as platform mail carrying `share_url`. `chat` posts to `webhook_url` (SSRF-checked, 10 s timeout; delivery failures are logged only). `report_id` defaults to the most recent report (`created_at`, then id); a project with no report gets an empty placeholder JSON report first. Only an `exported` or `shared` report can be shared, else 422 `request_failed`. `share_url` is valid 48 hours and only while the report stays shared.",
     middleware: [requireScope("audit:write"), rateLimit({ bucket: "strict", family: "audit_share" })],
-    request: { params: ProjectParams, body: jsonBody(ShareBody) },
+    request: { params: ProjectParams, body: jsonBody(ShareBody, {"channel": "link"}) },
     responses: {
       200: jsonResponse("The share result", envelope(ShareResult)),
       422: jsonResponse("`invalid_channel`, `invalid_params` or `request_failed`", AuditErrorSchema),

@@ -10,7 +10,7 @@ import { mailErrorFormat } from "../mail/mail.errors";
 import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
 
 const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
-const DomainBody = z.object({ name: z.string().max(253).openapi({ example: "acme.dev" }) }).openapi("AddDomain");
+const DomainBody = z.strictObject({ name: z.string().max(253).openapi({ example: "acme.dev" }) }).openapi("AddDomain");
 export const DomainSchema = z
   .object({
     id: z.string(),
@@ -29,7 +29,7 @@ const errors = { 404: jsonResponse("Not found (or another team's)", ErrorBody), 
 
 const domainId = (id: string) => uuidOr404(id, domainNotFound);
 
-export const domainsRouter = createRouter({ errorFormat: mailErrorFormat });
+export const domainsRouter = createRouter({ errorFormat: mailErrorFormat, wrongMethodIsNotFound: true });
 
 domainsRouter.openapi(
   route({
@@ -40,7 +40,7 @@ domainsRouter.openapi(
     description:
       "Adds a domain the team wants to send from, `pending` until verified. Publish the returned TXT record (`_edge-platform.<name>` = `edp-verify=<token>`) and call verify. A live key may send only from a verified domain of its team (403 `domain_not_verified`). The platform's own sender domain and the sandbox domain cannot be added (422); at most 50 domains per team. Requires `mail:send`.",
     middleware: [auth(), requireScope("mail:send")] as const,
-    request: { body: jsonBody(DomainBody) },
+    request: { body: jsonBody(DomainBody, {"name": "mail.yourcompany.com"}) },
     responses: { 201: dataResponse("The domain, pending, with the record to publish", DomainSchema), ...errors },
   }),
   async (c) => c.json({ data: domainView(await addDomain(c.env, c.get("principal").teamId, c.req.valid("json").name)) }, 201),
@@ -65,6 +65,8 @@ domainsRouter.openapi(
     path: "/{id}",
     operationId: "getDomain",
     summary: "Get a sending domain",
+    description:
+      "Requires `mail:send` or `mail:read`. The domain, its status (`pending` or `verified`) and the TXT record to publish; another team's domain answers 404.",
     middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
     request: { params: IdParam },
     responses: { 200: dataResponse("The domain", DomainSchema), ...errors },

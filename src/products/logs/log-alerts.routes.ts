@@ -15,6 +15,8 @@ logAlertsRouter.openapi(
     path: "/projects/{id}/alerts",
     operationId: "listLogAlerts",
     summary: "List a project's alerts",
+    description:
+      "Requires `logs:read`. The project's alert rules, oldest first, each with `last_triggered_at`; another team's project answers 404.",
     middleware: read,
     request: { params: IdParam },
     responses: { 200: dataResponse("Alerts", z.array(AlertSchema)), ...notFound("Project") },
@@ -36,7 +38,7 @@ logAlertsRouter.openapi(
       "channels include `email`, `notify_webhook` when they include `webhook` (an https URL that passes the SSRF guard). " +
       "The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.",
     middleware: write,
-    request: { params: IdParam, body: jsonBody(CreateAlertBody) },
+    request: { params: IdParam, body: jsonBody(CreateAlertBody, {"name": "Errors spike", "level": "error", "threshold": 50, "window_minutes": 5, "channels": ["webhook"], "notify_webhook": "https://hooks.example.com/alerts"}) },
     responses: { 201: dataResponse("The alert", AlertSchema), ...notFound("Project"), ...validation },
   }),
   async (c) => {
@@ -53,7 +55,7 @@ logAlertsRouter.openapi(
     summary: "Update an alert",
     description: "Any subset of the create fields; only the fields given change. The result must still meet the create rules.",
     middleware: write,
-    request: { params: IdParam, body: jsonBody(UpdateAlertBody) },
+    request: { params: IdParam, body: jsonBody(UpdateAlertBody, {"threshold": 100, "enabled": false}) },
     responses: { 200: dataResponse("The alert", AlertSchema), ...notFound("Alert"), ...validation },
   }),
   async (c) => {
@@ -68,6 +70,8 @@ logAlertsRouter.openapi(
     path: "/alerts/{id}",
     operationId: "deleteLogAlert",
     summary: "Delete an alert",
+    description:
+      "Requires `logs:write`. Deletes the rule and its firing history; another team's alert answers 404.",
     middleware: write,
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...notFound("Alert") },

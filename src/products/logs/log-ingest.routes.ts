@@ -3,7 +3,7 @@
 import { readBodyCapped } from "../../platform/body";
 import { z } from "@hono/zod-openapi";
 import { nowMs } from "../../platform/clock";
-import { ApiError } from "../../platform/errors";
+import { ApiError, MALFORMED_JSON } from "../../platform/errors";
 import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { INGEST_MESSAGES, MAX_BATCH_BYTES, MAX_SINGLE_BYTES, judgeEntry, parseNdjson, storeEntries } from "./logs.ingest";
@@ -43,7 +43,7 @@ logsIngestRouter.openapi(
       "a field-type message such as `stream must be a string`, or a `timestamp` outside 7 days before to 1 hour after receipt " +
       "(`timestamp must not be more than 7 days before the time of receipt`). Body up to 1 MB; malformed JSON answers 400.",
     middleware: [ingestAuth()],
-    request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" } } } } },
+    request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" }, example: { message: "payment failed", level: "error", service: "checkout", metadata: { order_id: "o_123" } } } } } },
     responses: {
       202: jsonResponse("Stored", IngestOk),
       400: jsonResponse("Malformed JSON in request body", IngestError),
@@ -58,7 +58,7 @@ logsIngestRouter.openapi(
     try {
       value = JSON.parse(new TextDecoder().decode(body));
     } catch {
-      throw ApiError.badRequest("Malformed JSON in request body");
+      throw ApiError.badRequest(MALFORMED_JSON);
     }
     const receivedAt = nowMs();
     const judged = judgeEntry(value, receivedAt);
@@ -75,7 +75,7 @@ logsIngestRouter.openapi(
     operationId: "ingestLogBatch",
     summary: "Ingest an NDJSON batch",
     description:
-      "One JSON log entry per line (`\\n`, `\\r\\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. " +
+      "Authenticated with the project's ingest token only. One JSON log entry per line (`\\n`, `\\r\\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. " +
       "`count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; " +
       "`count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the " +
       "stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).",

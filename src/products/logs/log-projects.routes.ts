@@ -19,7 +19,7 @@ logProjectsRouter.openapi(
     summary: "Create a log project",
     description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
     middleware: write,
-    request: { body: jsonBody(CreateProjectBody) },
+    request: { body: jsonBody(CreateProjectBody, {"name": "api", "daily_limit_mb": 100, "retention_days": 7}) },
     responses: { 201: dataResponse("The project and its ingest token", ProjectWithToken), ...validation },
   }),
   async (c) => {
@@ -34,6 +34,8 @@ logProjectsRouter.openapi(
     path: "/projects",
     operationId: "listLogProjects",
     summary: "List log projects",
+    description:
+      "Requires `logs:read`. The team's log projects with their daily limits and retention; ingest tokens are never listed (rotate one to see a new token).",
     middleware: read,
     responses: { 200: dataResponse("The team's projects, oldest first", z.array(ProjectSchema)) },
   }),
@@ -46,6 +48,8 @@ logProjectsRouter.openapi(
     path: "/projects/{id}",
     operationId: "getLogProject",
     summary: "Get a log project",
+    description:
+      "Requires `logs:read`. One project without its ingest token; another team's project answers 404.",
     middleware: read,
     request: { params: IdParam },
     responses: { 200: dataResponse("The project (never its token)", ProjectSchema), ...notFound("Project") },

@@ -103,7 +103,7 @@ export const DEFAULT_DAILY_LIMIT_MB = 100;
 export const DEFAULT_RETENTION_DAYS = 7;
 
 export const CreateProjectBody = z
-  .object({
+  .strictObject({
     name: z.string().trim().min(1).max(200),
     daily_limit_mb: z.number().int().min(1).max(1_048_576).default(DEFAULT_DAILY_LIMIT_MB).openapi({ description: `Default ${DEFAULT_DAILY_LIMIT_MB}` }),
     retention_days: z.number().int().min(1).max(365).default(DEFAULT_RETENTION_DAYS).openapi({ description: `Default ${DEFAULT_RETENTION_DAYS}` }),
@@ -205,7 +205,7 @@ const alertFields = {
 };
 
 export const CreateAlertBody = z
-  .object({
+  .strictObject({
     ...alertFields,
     channels: alertFields.channels.optional(),
     notify_email: alertFields.notify_email.optional(),
@@ -216,7 +216,7 @@ export const CreateAlertBody = z
 export type CreateAlertBody = z.infer<typeof CreateAlertBody>;
 
 export const UpdateAlertBody = z
-  .object({
+  .strictObject({
     name: alertFields.name.optional(),
     level: alertFields.level.optional(),
     threshold: alertFields.threshold.optional(),

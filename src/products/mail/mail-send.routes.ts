@@ -66,8 +66,14 @@ export const mailSendRouter = createRouter();
  * most 10 MiB as it arrives, which the automatic validator cannot do. mail.document.test.ts holds
  * the registered schema and the hand validator together.
  */
+/** The bodies the reference shows and sends: they succeed as sent with `npm start`'s demo key (example.com is verified for its team). */
+const EXAMPLES = {
+  SendEmail: {"from": "Acme <app@example.com>", "to": "ada@example.com", "subject": "Welcome to Acme", "text": "Hello Ada, your account is ready.", "stream": "transactional"},
+  SendEmailBatch: {"emails": [{"from": "Acme <app@example.com>", "to": "ada@example.com", "subject": "Welcome to Acme", "text": "Hello Ada, your account is ready.", "stream": "transactional"}, {"from": "app@example.com", "to": ["grace@example.com"], "subject": "Your receipt", "html": "<p>Thanks for your order.</p>", "stream": "transactional"}]},
+};
+
 function documentedBody(name: "SendEmail" | "SendEmailBatch") {
-  return { required: true, content: { "application/json": { schema: { $ref: `#/components/schemas/${name}` } } } };
+  return { required: true, content: { "application/json": { schema: { $ref: `#/components/schemas/${name}` }, example: EXAMPLES[name] } } };
 }
 mailSendRouter.openAPIRegistry.register("SendEmail", SendEmailBody);
 mailSendRouter.openAPIRegistry.register("SendEmailBatch", SendBatchBody);

@@ -12,7 +12,7 @@ import { CreatedMailWebhookSchema, CreateWebhookBody, ErrorBody, GatewayErrorBod
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook, webhookNotFound, webhookView } from "./mail-webhooks.service";
 import { webhookRoute } from "./mail.openapi";
 
-export const mailWebhooksRouter = createRouter({ errorFormat: mailErrorFormat });
+export const mailWebhooksRouter = createRouter({ errorFormat: mailErrorFormat, wrongMethodIsNotFound: true });
 const webhookErrors = { 404: jsonResponse("Not found", ErrorBody), 422: jsonResponse("Validation failed", ValidationErrorBody) };
 
 mailWebhooksRouter.openapi(
@@ -24,7 +24,7 @@ mailWebhooksRouter.openapi(
     description:
       "Events: `email.sent`, `email.delivered`, `email.bounced`, `email.complained`, `email.failed`. Deliveries are signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) using the returned `secret`, shown only here. At most 10 per team. Requires `mail:send`.",
     middleware: [auth(), requireScope("mail:send")] as const,
-    request: { body: jsonBody(CreateWebhookBody) },
+    request: { body: jsonBody(CreateWebhookBody, {"url": "https://hooks.example.com/mail", "events": ["email.delivered", "email.bounced"]}) },
     responses: { 201: dataResponse("The webhook with its signing secret", CreatedMailWebhookSchema), 400: jsonResponse("Malformed JSON", ErrorBody), ...webhookErrors },
   }),
   async (c) => {

@@ -5,7 +5,7 @@ import { isPlainObject } from "../../platform/sizes";
 import { parseOneAddress, type ParsedMailbox } from "email-addresses";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
-import { MAIL_POLICY_STATUS, ApiError, type FieldErrors } from "../../platform/errors";
+import { MAIL_POLICY_STATUS, ApiError, MALFORMED_JSON, type FieldErrors } from "../../platform/errors";
 import { STREAMS, type Stream } from "./mail.schemas";
 
 /** Body keys naming per-message values the platform sets itself (override_forbidden). */
@@ -156,7 +156,7 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   try {
     body = JSON.parse(text);
   } catch {
-    throw ApiError.badRequest("Malformed JSON body");
+    throw ApiError.badRequest(MALFORMED_JSON);
   }
   if (!isPlainObject(body)) throw ApiError.badRequest("Request body must be a JSON object");
   return body;

@@ -80,7 +80,7 @@ export const PaginationSchema = z
 export const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, format: "uuid" }) });
 
 export const CreateWebhookBody = z
-  .object({
+  .strictObject({
     url: z.string().max(2048),
     events: z.array(z.enum(MAIL_WEBHOOK_EVENTS)).min(1).max(MAIL_WEBHOOK_EVENTS.length),
   })

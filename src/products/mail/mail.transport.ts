@@ -1,6 +1,8 @@
 // The transports a message leaves through (MAIL_TRANSPORT): `outbox` records it as delivered
 // locally (the sandbox simulator addresses produce bounces and complaints), `http` posts it as JSON
-// to the mail provider at MAIL_HTTP_URL with MAIL_HTTP_TOKEN.
+// to the mail provider at MAIL_HTTP_URL with MAIL_HTTP_TOKEN. Any other value (`off`, which
+// `npm run deploy:setup` writes for production when no provider is given, or a typo) sends nothing
+// and fails each message for good, saying why: production mail is never marked delivered unsent.
 import { readCapped } from "../../platform/outbound";
 import type { Env } from "../../env";
 import { domainOf, parseAddress, SIMULATOR } from "./mail.policy";
@@ -31,7 +33,9 @@ export type DeliveryOutcome =
 export const PROVIDER_TIMEOUT_MS = 15_000;
 
 export async function deliver(env: Env, mail: OutgoingMail): Promise<DeliveryOutcome> {
-  return env.MAIL_TRANSPORT === "http" ? deliverHttp(env, mail) : deliverOutbox(env, mail);
+  if (env.MAIL_TRANSPORT === "http") return deliverHttp(env, mail);
+  if (env.MAIL_TRANSPORT === "outbox") return deliverOutbox(env, mail);
+  return { ok: false, retry: false, error: `no mail transport: MAIL_TRANSPORT is "${env.MAIL_TRANSPORT}" (set "http" with MAIL_HTTP_URL: npm run deploy:setup -- --mail-url <provider URL>)` };
 }
 
 /** Outbox: nothing leaves the platform; the message is delivered unless it targets a simulator. */

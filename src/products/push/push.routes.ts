@@ -67,7 +67,7 @@ pushRouter.openapi(
     summary: "Create a push app",
     description:
       "Creates an app with a VAPID key pair (ECDSA P-256). A key is generated for each of `vapid_public_key` / `vapid_private_key` that is absent: with neither, a new pair; with only the private key, the public key is derived from it; a public key alone is refused (no private key can be generated for it). Supplied keys must be base64url: the public key the raw 65-byte uncompressed point, the private key the 32-byte `d`, and they must belong together. The private key, `fcm_credentials` and `apns_credentials` are stored AES-256-GCM-encrypted and never returned.",
-    request: { body: jsonBody(CreateAppSchema) },
+    request: { body: jsonBody(CreateAppSchema, {"name": "Web app", "settings": {"default_icon": "https://example.com/icon.png", "default_url": "https://example.com"}}) },
     responses: { 201: dataResponse("The app", PushAppSchema), ...invalid },
   }),
   async (c) => c.json({ data: await createApp(c.env, c.get("principal").teamId, c.req.valid("json")) }, 201),
@@ -80,6 +80,8 @@ pushRouter.openapi(
     operationId: "getPushApp",
     middleware: [requireScope("push:read")] as const,
     summary: "Get a push app",
+    description:
+      "Requires `push:read`. The app with its VAPID public key and subscriber count; the private key and the FCM and APNs credentials are never returned.",
     request: { params: AppIdParam },
     responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App") },
   }),
@@ -95,7 +97,7 @@ pushRouter.openapi(
     summary: "Update a push app",
     description:
       "Only the given fields change. `settings` replaces the stored settings object. `fcm_credentials` / `apns_credentials` may be replaced (or cleared with null); VAPID keys cannot be changed.",
-    request: { params: AppIdParam, body: jsonBody(UpdateAppSchema) },
+    request: { params: AppIdParam, body: jsonBody(UpdateAppSchema, {"name": "Web app (production)"}) },
     responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App"), ...invalid },
   }),
   async (c) =>
@@ -130,7 +132,7 @@ pushRouter.openapi(
     summary: "Register a subscriber",
     description:
       "Takes a browser `PushSubscription` as `subscription.toJSON()` gives it (`endpoint`, `keys.p256dh`, `keys.auth`, optional `expirationTime`) plus optional `tags` and `external_id`. The endpoint must be https and pass the SSRF guard. Registering an endpoint already known to the app updates that subscriber (201 when new, 200 when updated); omitted `tags` / `external_id` keep their stored values. Strict bucket (30 requests per 60 s per team).",
-    request: { params: AppIdParam, body: jsonBody(SubscribeSchema) },
+    request: { params: AppIdParam, body: jsonBody(SubscribeSchema, {"endpoint": "https://push.example.com/send/abc123", "keys": {"p256dh": "BOHq2f1hbbox-ZLG10bOLf9IN6wIhXIG07NEFRx3PtbO_y9C8VrEQvOdV_Lt7F1BCukVCjiPVXHuF8u9tGHCFro", "auth": "o3DwdUsf-_NAFRFI5xJmZQ"}, "tags": ["beta"]}) },
     responses: {
       201: dataResponse("New subscriber", SubscriberSchema),
       200: dataResponse("Existing subscriber updated", SubscriberSchema),
@@ -175,6 +177,8 @@ pushRouter.openapi(
     operationId: "deletePushSubscriber",
     middleware: [requireScope("push:write")] as const,
     summary: "Delete a subscriber",
+    description:
+      "Requires `push:write`. Removes one subscriber of the app; later notifications skip it. Another team's app or subscriber answers 404.",
     request: { params: SubscriberParams },
     responses: { 204: { description: "Deleted" }, ...notFound("App or subscriber") },
   }),
@@ -196,7 +200,7 @@ pushRouter.openapi(
     summary: "Send a notification",
     description:
       "Answers 202 at once; fan-out and sending run on a queue. Target: every subscriber (default), `subscriber_ids`, or `tags` (subscribers with any of them). `icon`, `url`, `ttl` and `urgency` default to the app's `default_icon`, `default_url`, `default_ttl` (86400) and `default_urgency` (`normal`). Each recipient consumes one unit of the `push` monthly quota when the notification is accepted (429 when the quota cannot cover them all). The payload the service worker receives is the JSON in `payload`, at most 3993 bytes.",
-    request: { params: AppIdParam, body: jsonBody(SendSchema) },
+    request: { params: AppIdParam, body: jsonBody(SendSchema, {"title": "Your order shipped", "body": "It arrives on Thursday.", "url": "https://example.com/orders/42"}) },
     responses: {
       202: dataResponse("Accepted", NotificationSchema),
       ...notFound("App"),

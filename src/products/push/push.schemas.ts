@@ -46,7 +46,7 @@ export const SettingsSchema = z
 const Credentials = z.union([z.string().min(1).max(16_384), z.record(z.string(), z.unknown())]);
 
 export const CreateAppSchema = z
-  .object({
+  .strictObject({
     name: z.string().trim().min(1, "can't be blank").max(200, "must be at most 200 characters"),
     settings: SettingsSchema.optional(),
     vapid_public_key: z.string().optional().openapi({ description: "base64url raw 65-byte uncompressed P-256 point" }),
@@ -64,7 +64,7 @@ const keysAreFixed = z
   .openapi({ description: "Not accepted: VAPID keys cannot be changed (422)." });
 
 export const UpdateAppSchema = z
-  .object({
+  .strictObject({
     name: z.string().trim().min(1, "can't be blank").max(200, "must be at most 200 characters").optional(),
     settings: SettingsSchema.optional(),
     fcm_credentials: Credentials.nullable().optional(),

@@ -17,7 +17,7 @@ relayDestinationsRouter.openapi(
     description:
       "The `url` must pass the SSRF guard (https, no private or internal address). `event_filter` lists event types to forward; an entry ending in `*` admits a prefix (`invoice.*`); empty or absent admits every event. At most 20 destinations per source. The `secret` (`whsec_...`) that signs deliveries is returned only here.",
     middleware: [write],
-    request: { params: SourceParam, body: jsonBody(CreateDestinationBody) },
+    request: { params: SourceParam, body: jsonBody(CreateDestinationBody, {"url": "https://hooks.example.com/orders", "event_filter": ["order.*"]}) },
     responses: { 201: dataResponse("The destination with its secret", CreatedDestinationSchema) },
   }),
   async (c) => {
@@ -49,7 +49,7 @@ relayDestinationsRouter.openapi(
     description:
       "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled` (any change of it clears `failing_since` and `disabled_reason`: re-enabling a destination the relay disabled after 5 days of failures starts afresh). Queued deliveries to a destination disabled meanwhile end as `failed`.",
     middleware: [write],
-    request: { params: DestinationParam, body: jsonBody(PatchDestinationBody) },
+    request: { params: DestinationParam, body: jsonBody(PatchDestinationBody, {"enabled": false}) },
     responses: { 200: dataResponse("The destination", DestinationSchema) },
   }),
   async (c) => {

@@ -3,7 +3,7 @@
 import type { MiddlewareHandler } from "hono";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { dataResponse, jsonContent, jsonResponse } from "../../platform/openapi";
+import { dataResponse, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { read, route, write } from "./relay.openapi";
 import { EventDetailSchema, EventParam, EventsQuery, EventSummarySchema, PaginationSchema, ReplayBody, ReplaySchema, SourceParam } from "./relay.schemas";
@@ -72,7 +72,7 @@ relayEventsRouter.openapi(
     description:
       "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
     middleware: [write, emptyBodyIsNone],
-    request: { params: EventParam, body: { required: false, content: jsonContent(ReplayBody) } },
+    request: { params: EventParam, body: { required: false, content: { "application/json": { schema: ReplayBody, example: {} } } } },
     responses: { 202: dataResponse("Deliveries queued", ReplaySchema) },
   }),
   async (c) => {

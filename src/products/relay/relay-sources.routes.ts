@@ -17,7 +17,7 @@ relaySourcesRouter.openapi(
     description:
       "Answers the source with its ingest `url` (`{APP_URL}/in/<slug>`, the slug being 24 random URL-safe characters). `provider` is one of `stripe`, `github`, `standard`, `generic`; it decides how inbound signatures are verified when `signing_secret` is set. `retention_days`: 1 to 90, default 7. The secret is stored encrypted and never returned.",
     middleware: [write],
-    request: { body: jsonBody(CreateSourceBody) },
+    request: { body: jsonBody(CreateSourceBody, {"name": "Shop", "provider": "generic", "signing_secret": "whsec_example_secret", "retention_days": 7}) },
     responses: { 201: dataResponse("The source", SourceSchema) },
   }),
   async (c) => c.json({ data: await createSource(c.env, c.get("principal").teamId, c.req.valid("json")) }, 201),
@@ -42,6 +42,8 @@ relaySourcesRouter.openapi(
     path: "/{source_id}",
     operationId: "getWebhookSource",
     summary: "Get a source",
+    description:
+      "Requires `webhooks:read`. The source with its public ingest `url`, `retention_days` and destination count; the signing secret is never returned (`signature_verification` says whether one is set).",
     middleware: [read],
     request: { params: SourceParam },
     responses: { 200: dataResponse("The source", SourceSchema) },
@@ -57,7 +59,7 @@ relaySourcesRouter.openapi(
     summary: "Change a source",
     description: "`name`, `enabled`, `retention_days` (1 to 90; the next hourly clean-up applies it) and `signing_secret` (null stops verification). A disabled source answers 410 at its ingest address.",
     middleware: [write],
-    request: { params: SourceParam, body: jsonBody(PatchSourceBody) },
+    request: { params: SourceParam, body: jsonBody(PatchSourceBody, {"name": "Shop (live)", "retention_days": 14}) },
     responses: { 200: dataResponse("The source", SourceSchema) },
   }),
   async (c) => c.json({ data: await patchSource(c.env, c.get("principal").teamId, c.req.valid("param").source_id, c.req.valid("json")) }, 200),

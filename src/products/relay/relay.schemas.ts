@@ -20,7 +20,7 @@ const signingSecret = z.string().min(1).max(512);
 const retentionDays = z.number().int().min(1).max(RETENTION_MAX_DAYS);
 
 export const CreateSourceBody = z
-  .object({
+  .strictObject({
     name,
     provider: z.enum(PROVIDERS).openapi({
       description:
@@ -35,7 +35,7 @@ export const CreateSourceBody = z
   .openapi("CreateWebhookSource");
 
 export const PatchSourceBody = z
-  .object({
+  .strictObject({
     name: name.optional(),
     enabled: z.boolean().optional(),
     retention_days: retentionDays.optional(),
@@ -69,7 +69,7 @@ const filterEntry = z
 const eventFilter = z.array(filterEntry).max(MAX_FILTER_ENTRIES);
 
 export const CreateDestinationBody = z
-  .object({
+  .strictObject({
     url: z.string().max(2048),
     event_filter: eventFilter.nullable().optional().openapi({ description: "Event types to forward; entries may end in `*` to admit a prefix. Empty or absent: every event." }),
     enabled: z.boolean().default(true),
@@ -77,7 +77,7 @@ export const CreateDestinationBody = z
   .openapi("CreateWebhookDestination");
 
 export const PatchDestinationBody = z
-  .object({
+  .strictObject({
     url: z.string().max(2048).optional(),
     event_filter: eventFilter.nullable().optional(),
     enabled: z.boolean().optional(),

@@ -28,8 +28,10 @@ surveySectionsRouter.openapi(
     path: "/{survey_id}/sections",
     operationId: "createSurveySection",
     summary: "Create a section",
+    description:
+      "Requires `surveys:write`. `position` (1-based) is required; `title` and `description` are optional. At most 50 sections per survey (422 past it).",
     middleware: write,
-    request: { params: SurveyIdParam2, body: jsonBody(CreateSectionBody) },
+    request: { params: SurveyIdParam2, body: jsonBody(CreateSectionBody, {"title": "About you", "position": 1}) },
     responses: { 201: dataResponse("The section", SectionSchema) },
   }),
   async (c) => c.json({ data: await createSection(c.env, c.get("principal").teamId, c.req.valid("param").survey_id, c.req.valid("json")) }, 201),
@@ -41,8 +43,10 @@ surveySectionsRouter.openapi(
     path: "/{survey_id}/sections/{section_id}",
     operationId: "updateSurveySection",
     summary: "Update a section",
+    description:
+      "Requires `surveys:write`. Changes `title`, `description` or `position`; only the fields sent change.",
     middleware: write,
-    request: { params: SectionParams, body: jsonBody(PatchSectionBody) },
+    request: { params: SectionParams, body: jsonBody(PatchSectionBody, {"title": "About your team"}) },
     responses: { 200: dataResponse("The section", SectionSchema) },
   }),
   async (c) => {

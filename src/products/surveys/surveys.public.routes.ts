@@ -83,7 +83,7 @@ surveysPublicRouter.openapi(
       "Only `active` surveys start responses (a closed survey answers 409). Consumes one unit of the team's `surveys` monthly quota. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.",
     request: {
       params: pathParamAs("survey", "slug", "The survey's public slug."),
-      body: { required: false, content: { "application/json": { schema: StartResponseBody } } },
+      body: { required: false, content: { "application/json": { schema: StartResponseBody, example: {} } } },
     },
     responses: { 201: dataResponse("The started response", ResponseStateSchema), ...flowErrors },
   }),
@@ -121,7 +121,7 @@ surveysPublicRouter.openapi(
     summary: "Answer the next question",
     description:
       "Body `{question_id, value}`. Only the expected next question may be answered: any other answers 409 with `expected_question_id`. The value is checked against the question type (422 `errors.value`). Branching (manual mode) or the generator (AI mode) picks the next question, returned in full, or `finished: true`. Works on closed surveys for responses already in progress.",
-    request: { params: ResponseParams, body: jsonBody(AnswerBody) },
+    request: { params: ResponseParams, body: jsonBody(AnswerBody, {"question_id": "QUESTION_ID", "value": 9}) },
     responses: { 200: dataResponse("The response state with the next question", ResponseStateSchema), ...flowErrors },
   }),
   async (c) => {
@@ -140,7 +140,7 @@ surveysPublicRouter.openapi(
     summary: "Go back to an earlier question",
     description:
       "Body optional: `{question_id}`, an earlier question of the response's path (omitted: the last answered one). The path is cut before that question and the answers after it are discarded; the question becomes `next_question` again with its earlier answer in `previous_answer`, and answering it walks the branching from there. A completed response cannot go back (409 `Response is already completed`); nothing answered yet, or a question not on the path (or since deleted), answers 409.",
-    request: { params: ResponseParams, body: { required: false, content: { "application/json": { schema: BackBody } } } },
+    request: { params: ResponseParams, body: { required: false, content: { "application/json": { schema: BackBody, example: {} } } } },
     responses: { 200: dataResponse("The response state, back at that question", ResponseStateSchema), ...flowErrors },
   }),
   async (c) => {

@@ -51,7 +51,7 @@ surveysRouter.openapi(
     description:
       "Created as `draft`. `slug` is URL-safe and globally unique (so unique per team and resolvable from the public URL alone); a taken slug answers 422 `errors.slug: ['has already been taken']`. Mode `ai` requires `ai_config.goal`; manual surveys keep `ai_config` `{}`.",
     middleware: write,
-    request: { body: jsonBody(CreateSurveyBody) },
+    request: { body: jsonBody(CreateSurveyBody, {"name": "Customer pulse", "slug": "customer-pulse", "mode": "manual"}) },
     responses: { 201: dataResponse("The survey", SurveySchema) },
   }),
   async (c) => {
@@ -67,6 +67,8 @@ surveysRouter.openapi(
     path: "/templates",
     operationId: "listSurveyTemplates",
     summary: "Built-in survey templates",
+    description:
+      "Requires `surveys:read`. The built-in catalog (NPS, CSAT, CES, Product Feedback, Onboarding, Employee Engagement) as `{id, name, description}`; there is no endpoint to instantiate one.",
     middleware: read,
     responses: { 200: dataResponse("The catalog", z.array(TemplateSchema)) },
   }),
@@ -79,6 +81,8 @@ surveysRouter.openapi(
     path: "/{id}",
     operationId: "getSurvey",
     summary: "Get a survey with its sections and questions",
+    description:
+      "Requires `surveys:read`. The survey with its `sections` and `questions` in position order; another team's survey answers 404.",
     middleware: read,
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The survey", SurveyDetailSchema) },
@@ -95,7 +99,7 @@ surveysRouter.openapi(
     description:
       "Any of `name`, `slug`, `mode`, `status`, `settings`, `ai_config`. `status` follows the action endpoints' rules. Changing `slug` invalidates existing embed configurations and invitation URLs.",
     middleware: write,
-    request: { params: SurveyIdParam, body: jsonBody(PatchSurveyBody) },
+    request: { params: SurveyIdParam, body: jsonBody(PatchSurveyBody, {"name": "Customer pulse (Q3)"}) },
     responses: { 200: dataResponse("The updated survey", SurveySchema) },
   }),
   async (c) => {

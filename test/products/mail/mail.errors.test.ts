@@ -20,7 +20,7 @@ describe("POST /emails: 400", () => {
   it("answers 400 to malformed JSON", async () => {
     const team = await setupTeam();
     const res = await call("POST", "emails", { key: team.key, raw: "{not json", headers: { "content-type": "application/json" } });
-    await expectError(res, 400, { error: "Malformed JSON body" });
+    await expectError(res, 400, { error: "Malformed JSON in request body" });
   });
 
   it("answers 400 to a JSON body that is not an object", async () => {
@@ -340,7 +340,7 @@ describe("POST /emails/batch", () => {
     const team = await setupTeam();
     await expectError(await call("POST", "emails/batch", { key: team.key, body: {} }), 400, { error: "Missing required field: emails" });
     await expectError(await call("POST", "emails/batch", { key: team.key, body: { emails: LIVE } }), 400, { error: "emails must be an array" });
-    await expectError(await call("POST", "emails/batch", { key: team.key, raw: "[", headers: { "content-type": "application/json" } }), 400, { error: "Malformed JSON body" });
+    await expectError(await call("POST", "emails/batch", { key: team.key, raw: "[", headers: { "content-type": "application/json" } }), 400, { error: "Malformed JSON in request body" });
   });
 
   it("answers 422 naming the 0-indexed position of an item missing a required field; nothing stored", async () => {

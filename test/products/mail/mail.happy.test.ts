@@ -216,6 +216,23 @@ describe("delivery", () => {
     expect(await getEmail(team.key, rows[0].id)).toMatchObject({ status: "failed", last_error: 'provider answered HTTP 422: {"error":"bad sender"}' });
   });
 
+  it("off (production without a provider): nothing is sent or marked delivered; the message fails saying why", async () => {
+    const team = await setupTeam();
+    const { rows, recorder } = await storeEmails(team.key, [LIVE]);
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    const { batch, messages } = fakeBatch(recorder.sent);
+    await mailSendsConsumer.consume(batch, { ...recorder.env, MAIL_TRANSPORT: "off" } as Env);
+    expect(fetchSpy).not.toHaveBeenCalled();
+    expect(messages[0].ack).toHaveBeenCalled();
+    expect(messages[0].retry).not.toHaveBeenCalled();
+    const email = await getEmail(team.key, rows[0].id);
+    expect(email).toMatchObject({
+      status: "failed",
+      last_error: 'no mail transport: MAIL_TRANSPORT is "off" (set "http" with MAIL_HTTP_URL: npm run deploy:setup -- --mail-url <provider URL>)',
+    });
+    expect(email.history.map((h: { status: string }) => h.status)).not.toContain("delivered");
+  });
+
   it("a message held by another consumer (lease) is not sent twice", async () => {
     const team = await setupTeam();
     const { rows, recorder } = await storeEmails(team.key, [LIVE]);

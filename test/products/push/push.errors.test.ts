@@ -79,7 +79,7 @@ describe("push app validation", () => {
     await expectError(
       await call("POST", "push/apps", { key: team.key, raw: "[1]", headers: { "content-type": "application/json" } }),
       422,
-      validation({ _body: ["Invalid input: expected object, received array"] }),
+      validation({ _body: ["must be an object"] }),
     );
   });
 

@@ -207,7 +207,7 @@ describe("validation", () => {
     expect(Object.keys(body.details).sort()).toEqual(["name", "provider", "retention_days"]);
     await expectError(await call("POST", "webhooks/sources", { key: team.key, body: { name: "x", provider: "github", retention_days: 0 } }), 422, {
       error: "Validation failed",
-      details: { retention_days: ["Too small: expected number to be >=1"] },
+      details: { retention_days: ["must be at least 1"] },
     });
     const notJson = await call("POST", "webhooks/sources", { key: team.key, raw: "{", headers: { "content-type": "application/json" } });
     expect(notJson.status).toBeGreaterThanOrEqual(400);

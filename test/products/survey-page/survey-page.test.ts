@@ -122,7 +122,7 @@ describe("settings schema", () => {
     const team = await setupTeam();
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ theme: { primary_color: "red" } }, "settings.theme.primary_color"],
-      [{ theme: { accent: "#fff" } }, "settings.theme"],
+      [{ theme: { accent: "#fff" } }, "settings.theme.accent"],
       [{ theme: "neon" }, "settings.theme"],
       [{ button_labels: { next: "x".repeat(41) } }, "settings.button_labels.next"],
       [{ show_progress: "yes" }, "settings.show_progress"],
