@@ -10,7 +10,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppEnv, Env } from "../env";
 import { getDb } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
-import { auth } from "./auth";
+import { auth, scopesAheadPass } from "./auth";
 import { readBodyCapped } from "./body";
 import { nowMs } from "./clock";
 import { defineCron } from "./jobs/cron";
@@ -90,7 +90,8 @@ interface StoredRow {
 /**
  * Makes a POST idempotent under the `Idempotency-Key` header; without the header the request runs
  * as before. The key is scoped to the caller's team, so the middleware authenticates first (the
- * route's own `auth()` then finds the principal set and does not count the request twice).
+ * route's own `auth()` then finds the principal set and does not count the request twice), and
+ * it claims or replays only for a caller holding the route's scope (`scopesAheadPass`).
  * - A new key is claimed atomically, the handler runs, and its answer is stored; a 5xx (or a
  *   thrown error) and the statuses of `NOT_STORED` release the claim instead.
  * - The same key with the same method, path and body replays the stored answer.
@@ -102,6 +103,10 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
     const key = c.req.header(IDEMPOTENCY_HEADER);
     if (key === undefined || c.req.method !== "POST") return next();
     await authenticate(c, async () => {
+      // A caller the route would refuse (scope) never reaches a claim or a replay: the route's own
+      // check answers it, so no stored answer (a plaintext token, a `whsec_` secret) and no 422
+      // saying the key is in use ever goes to it.
+      if (!scopesAheadPass(c)) return next();
       if (!KEY_PATTERN.test(key)) {
         throw ApiError.badRequest(`${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters`);
       }
