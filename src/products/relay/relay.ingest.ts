@@ -14,7 +14,7 @@ import { monthOf, releaseQuota, warnOnThresholds } from "../../platform/quota";
 import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
 import { attemptNow } from "./relay.consumer";
-import { eventIdentity, filterAdmits, signedGenericIdentity, storedHeaders, verifySignature } from "./relay.inbound";
+import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
 import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
 import { countEventUnits, insertDeliveriesForEvent, insertEventWithinQuota } from "./relay.queries";
@@ -112,9 +112,10 @@ export async function receiveWebhook(env: Env, found: IngestSource, inbound: Inb
     if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
   }
 
+  // Signed: only what the signature covers names the event (one signed body is accepted once).
   const identity =
-    provider === "generic" && secret !== null
-      ? await signedGenericIdentity(inbound.body, inbound.contentType)
+    secret !== null
+      ? await signedIdentity(provider, inbound.headers, inbound.body, inbound.contentType)
       : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
   const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
   const quota = { period: monthOf(nowMs()).period, units: eventUnits(sizeBytes), limit: planLimits(plan).monthly.webhooks };
