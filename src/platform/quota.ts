@@ -55,6 +55,19 @@ export async function consumeQuota(env: Env, owner: QuotaOwner, service: Service
   return row.used;
 }
 
+/**
+ * Throws the 429 monthly-quota error when the team has no unit of `service` left this month;
+ * consumes nothing. For work whose unit is spent later (a survey response, when it completes).
+ */
+export async function requireQuotaLeft(env: Env, owner: { teamId: string; plan: string }, service: Service): Promise<void> {
+  const limit = planLimits(owner.plan).monthly[service];
+  if (limit === null) return;
+  const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = ? AND period = ?")
+    .bind(owner.teamId, service, monthOf(nowMs()).period)
+    .first<{ used: number }>();
+  if ((row?.used ?? 0) >= limit) throw ApiError.monthlyQuota();
+}
+
 /** Gives back units consumed for work that was then refused (e.g. a batch item that failed). */
 export async function releaseQuota(env: Env, teamId: string, service: Service, amount: number): Promise<void> {
   if (amount <= 0) return;

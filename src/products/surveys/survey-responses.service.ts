@@ -10,7 +10,9 @@ import { surveyResponses, surveys, surveySummaryState, surveyWebhooks, type Resp
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota } from "../../platform/quota";
+import { nowMs } from "../../platform/clock";
+import { planLimits } from "../../platform/plans";
+import { monthOf, requireQuotaLeft, warnOnThresholds } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { effectiveAiConfig } from "./survey-generator";
 import {
@@ -66,7 +68,11 @@ export async function publicDefinition(db: Db, survey: PublicSurvey) {
   };
 }
 
-/** Starts a response on an active survey; one unit of the team's `surveys` quota per start. */
+/**
+ * Starts a response on an active survey. The team's `surveys` unit is spent when the response
+ * completes (DESIGN.md "Survey starts"), so anonymous starts cannot burn the quota; a start is
+ * refused with the monthly-quota 429 once no unit is left.
+ */
 export async function startResponse(env: Env, survey: PublicSurvey, input: StartResponseInput) {
   if (survey.status !== "active") throw new ApiError("survey_closed", "Survey is not accepting responses");
   const respondent: Respondent = input.respondent ?? {};
@@ -75,40 +81,35 @@ export async function startResponse(env: Env, survey: PublicSurvey, input: Start
   }
   const db = getDb(env.DB);
   const ordered = await listQuestionRows(db, survey);
-  await consumeQuota(env, { teamId: survey.teamId, plan: survey.plan, ownerEmail: survey.ownerEmail }, "surveys", 1);
-  try {
-    const state: FlowState = { answers: {}, path: [], generated: [] };
-    const next = await nextQuestionId(env, survey, ordered, state, null);
-    const at = nowIso();
-    const row: ResponseRow = {
-      id: crypto.randomUUID(),
-      teamId: survey.teamId,
-      surveyId: survey.id,
-      status: "in_progress",
-      respondent,
-      answers: {},
-      path: [],
-      nextQuestionId: next,
-      generatedQuestions: state.generated,
-      completionId: null,
-      startedAt: at,
-      updatedAt: at,
-      completedAt: null,
-    };
-    // The summary's in-progress count moves in the same batch (survey-summary.queries.ts).
-    // (A no-op while the counters are not built: the rebuild counts this response then.)
-    await db.batch([
-      db.insert(surveyResponses).values(row),
-      db
-        .update(surveySummaryState)
-        .set({ inProgress: sql`${surveySummaryState.inProgress} + 1` })
-        .where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, survey.teamId))),
-    ]);
-    return stateView(survey, row, nextQuestion(ordered, state, next));
-  } catch (error) {
-    await releaseQuota(env, survey.teamId, "surveys", 1);
-    throw error;
-  }
+  await requireQuotaLeft(env, { teamId: survey.teamId, plan: survey.plan }, "surveys");
+  const state: FlowState = { answers: {}, path: [], generated: [] };
+  const next = await nextQuestionId(env, survey, ordered, state, null);
+  const at = nowIso();
+  const row: ResponseRow = {
+    id: crypto.randomUUID(),
+    teamId: survey.teamId,
+    surveyId: survey.id,
+    status: "in_progress",
+    respondent,
+    answers: {},
+    path: [],
+    nextQuestionId: next,
+    generatedQuestions: state.generated,
+    completionId: null,
+    startedAt: at,
+    updatedAt: at,
+    completedAt: null,
+  };
+  // The summary's in-progress count moves in the same batch (survey-summary.queries.ts).
+  // (A no-op while the counters are not built: the rebuild counts this response then.)
+  await db.batch([
+    db.insert(surveyResponses).values(row),
+    db
+      .update(surveySummaryState)
+      .set({ inProgress: sql`${surveySummaryState.inProgress} + 1` })
+      .where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, survey.teamId))),
+  ]);
+  return stateView(survey, row, nextQuestion(ordered, state, next));
 }
 
 async function loadResponse(db: Db, survey: SurveyRow, responseId: string): Promise<ResponseRow> {
@@ -241,7 +242,7 @@ export async function goBack(env: Env, survey: SurveyRow, responseId: string, in
  * counter increment and the webhook delivery rows are conditioned on that winner's completion id
  * inside the same batch, so repeated or concurrent calls count once and notify once.
  */
-export async function completeResponse(env: Env, survey: SurveyRow, responseId: string) {
+export async function completeResponse(env: Env, survey: PublicSurvey, responseId: string) {
   const db = getDb(env.DB);
   const row = await loadResponse(db, survey, responseId);
   if (row.status === "completed") return stateView(survey, row, null);
@@ -257,9 +258,16 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
     .from(surveyWebhooks)
     .where(and(eq(surveyWebhooks.surveyId, survey.id), eq(surveyWebhooks.teamId, survey.teamId)));
   const deliveries = hooks.filter((h) => h.events.includes("response.completed")).map((h) => ({ id: crypto.randomUUID(), webhookId: h.id }));
+  const period = monthOf(nowMs()).period;
   const results = await env.DB.batch(
-    completionBatch(env.DB, { surveyId: survey.id, teamId: survey.teamId, responseId: row.id, completionId, at, deliveries }),
+    completionBatch(env.DB, { surveyId: survey.id, teamId: survey.teamId, responseId: row.id, completionId, at, period, deliveries }),
   );
+  // The winner spent the team's `surveys` unit in that batch: the owner's 80 % / 95 % warnings.
+  const used = (results[2].results[0] as { used: number } | undefined)?.used;
+  const limit = planLimits(survey.plan).monthly.surveys;
+  if (used !== undefined && limit !== null) {
+    await warnOnThresholds(env, { teamId: survey.teamId, plan: survey.plan, ownerEmail: survey.ownerEmail }, "surveys", period, used - 1, used, limit);
+  }
   if (results[0].meta.changes === 1 && deliveries.length) {
     try {
       await sendAll(env.SURVEY_QUEUE, deliveries.map((d) => ({ delivery_id: d.id })));

@@ -21,6 +21,8 @@ export interface Completion {
   responseId: string;
   completionId: string;
   at: string;
+  /** The UTC month (`YYYY-MM`) whose `surveys` unit the completion spends. */
+  period: string;
   /** One delivery row per webhook subscribed to `response.completed`. */
   deliveries: Array<{ id: string; webhookId: string }>;
 }
@@ -28,7 +30,8 @@ export interface Completion {
 /**
  * The completion's batch. The first statement is the conditional UPDATE that only one call wins
  * (it writes the completion id); every later statement is conditioned on that id, so the
- * response_count, the summary counters and the delivery rows follow only the winner.
+ * response_count, the team's `surveys` unit (the third statement, returning the month's total),
+ * the summary counters and the delivery rows follow only the winner.
  */
 export function completionBatch(d1: D1Database, c: Completion): D1PreparedStatement[] {
   const won = "EXISTS (SELECT 1 FROM survey_responses WHERE id = ?1 AND completion_id = ?2)";
@@ -40,6 +43,14 @@ export function completionBatch(d1: D1Database, c: Completion): D1PreparedStatem
       )
       .bind(c.responseId, c.completionId, c.at),
     d1.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND ${won}`).bind(c.responseId, c.completionId, c.surveyId),
+    // The team's `surveys` unit (responses) is spent here, by the winner only, and never refused:
+    // a start was refused while no unit was left, so at most the responses in flight go over.
+    d1
+      .prepare(
+        `INSERT INTO usage_counters (team_id, service, period, used) SELECT ?3, 'surveys', ?4, 1 WHERE ${won}
+       ON CONFLICT (team_id, service, period) DO UPDATE SET used = used + 1 RETURNING used`,
+      )
+      .bind(c.responseId, c.completionId, c.teamId, c.period),
     // The summary counters take the completed answers in this same transaction, only for the winner.
     ...completionStatements(d1, c.surveyId, c.teamId, c.responseId, c.completionId),
     ...c.deliveries.map((d) =>
