@@ -12,7 +12,7 @@ import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, teams, type MailKeyPolicy } from "../db/schema";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { forgetTeamEverywhere, IsolateCache } from "./isolate-cache";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
@@ -230,6 +230,19 @@ export function scopesAheadPass(c: Context<AppEnv>): boolean {
 
 /** Methods that read only (RFC 9110 safe methods): their route may run while the request is counted. */
 const SAFE_METHODS = new Set(["GET", "HEAD"]);
+
+/**
+ * Which of `keyIds` are unrevoked keys holding `scope`, read from D1 (never from an isolate's
+ * cache): for what stays open past its request and must end with its credential (a live tail).
+ */
+export async function keysHoldingScope(d1: D1Database, keyIds: string[], scope: Scope): Promise<Set<string>> {
+  if (keyIds.length === 0) return new Set();
+  const rows = await getDb(d1)
+    .select({ id: apiKeys.id, scopes: apiKeys.scopes })
+    .from(apiKeys)
+    .where(and(inArray(apiKeys.id, keyIds), isNull(apiKeys.revokedAt)));
+  return new Set(rows.filter((row) => hasScope(row.scopes, scope)).map((row) => row.id));
+}
 
 /** Operator API authentication: `Authorization: Bearer <ADMIN_TOKEN>`. */
 export function adminAuth(): MiddlewareHandler<AppEnv> {
