@@ -6,6 +6,7 @@ import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { setClock } from "../../src/platform/clock";
+import { decryptBytes } from "../../src/platform/crypto";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENT_ROUTES, idempotencyRetention, STORED_BODY_CAP } from "../../src/platform/idempotency";
 import { RETENTION_CHUNK } from "../../src/platform/retention";
 import worker from "../../src/index";
@@ -363,6 +364,21 @@ describe("replays never outrank authority (issue 23, finding 2)", () => {
     // The owner of the scope still gets the replay.
     const again = await call("POST", "logs/projects", { key: team.key, body, headers: withKey("create-project") });
     expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await json(again)).data.ingest_token).toBe(token);
+  });
+
+  it("the stored answer, which carries a secret shown once, is encrypted at rest (ENCRYPTION_KEY)", async () => {
+    const team = await setupTeam();
+    const first = await call("POST", "logs/projects", { key: team.key, body: { name: "sealed" }, headers: withKey("sealed") });
+    const token = (await json(first)).data.ingest_token as string;
+    const row = await env.DB.prepare("SELECT response_body FROM idempotency_keys WHERE team_id = ? AND key = 'sealed'").bind(team.teamId).first<{ response_body: ArrayBuffer }>();
+    const stored = new Uint8Array(row!.response_body);
+    const gunzipText = async (bytes: Uint8Array) => new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    // Not a readable gzip stream: only the key opens it.
+    expect([stored[0], stored[1]]).not.toEqual([0x1f, 0x8b]);
+    await expect(gunzipText(stored)).rejects.toThrow();
+    expect(await gunzipText(await decryptBytes((env as Env).ENCRYPTION_KEY, stored))).toContain(token);
+    const again = await call("POST", "logs/projects", { key: team.key, body: { name: "sealed" }, headers: withKey("sealed") });
     expect((await json(again)).data.ingest_token).toBe(token);
   });
 
