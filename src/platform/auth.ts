@@ -9,10 +9,11 @@
 // (key revoked or edited, team plan changed, key suspended) drop the entries at once
 // (`forgetKey`, `forgetTeam`); other isolates see them within KEY_CACHE_TTL_MS.
 import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, teams, type MailKeyPolicy } from "../db/schema";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { forgetTeamEverywhere, IsolateCache } from "./isolate-cache";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
@@ -207,11 +208,44 @@ export function requireAnyScope(...scopes: Scope[]): MiddlewareHandler<AppEnv> {
     if (!principalHolds(c, scopes)) throw ApiError.forbidden();
     await next();
   };
-  return lookAheadGuard(middleware, (c) => principalHolds(c, scopes));
+  const passes = (c: Context<AppEnv>) => principalHolds(c, scopes);
+  scopeChecks.set(middleware, passes);
+  return lookAheadGuard(middleware, passes);
+}
+
+/** Every scope check by its middleware, so a layer before the route can ask it ahead of time. */
+const scopeChecks = new WeakMap<object, (c: Context<AppEnv>) => boolean>();
+
+/**
+ * True when the authenticated caller passes every scope check among the handlers matched after
+ * the running middleware (the route's `requireScope`). For a layer that runs before the route and
+ * could answer on its own (an idempotent replay): it acts only for a caller the route would serve
+ * (DESIGN.md "Replays never outrank authority"). Needs the principal set; no I/O.
+ */
+export function scopesAheadPass(c: Context<AppEnv>): boolean {
+  const routes = matchedRoutes(c);
+  for (let i = c.req.routeIndex + 1; i < routes.length; i++) {
+    const passes = scopeChecks.get(routes[i].handler);
+    if (passes && !passes(c)) return false;
+  }
+  return true;
 }
 
 /** Methods that read only (RFC 9110 safe methods): their route may run while the request is counted. */
 const SAFE_METHODS = new Set(["GET", "HEAD"]);
+
+/**
+ * Which of `keyIds` are unrevoked keys holding `scope`, read from D1 (never from an isolate's
+ * cache): for what stays open past its request and must end with its credential (a live tail).
+ */
+export async function keysHoldingScope(d1: D1Database, keyIds: string[], scope: Scope): Promise<Set<string>> {
+  if (keyIds.length === 0) return new Set();
+  const rows = await getDb(d1)
+    .select({ id: apiKeys.id, scopes: apiKeys.scopes })
+    .from(apiKeys)
+    .where(and(inArray(apiKeys.id, keyIds), isNull(apiKeys.revokedAt)));
+  return new Set(rows.filter((row) => hasScope(row.scopes, scope)).map((row) => row.id));
+}
 
 /** Operator API authentication: `Authorization: Bearer <ADMIN_TOKEN>`. */
 export function adminAuth(): MiddlewareHandler<AppEnv> {

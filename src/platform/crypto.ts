@@ -122,6 +122,41 @@ export async function decryptSecret(encryptionKey: string, sealed: string, previ
   }
 }
 
+/** The first byte of bytes sealed by encryptBytes (never 0x1f, the first byte of a gzip stream). */
+const SEALED_BYTES_V1 = 0x01;
+
+/**
+ * Encrypts bytes for storage with AES-256-GCM under ENCRYPTION_KEY: `0x01 || iv (12) ||
+ * ciphertext+tag`. For stored blobs that may hold secrets (idempotent answers).
+ */
+export async function encryptBytes(encryptionKey: string, plain: Uint8Array): Promise<Uint8Array> {
+  const iv = randomBytes(12);
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await aesKey(encryptionKey), plain));
+  const out = new Uint8Array(1 + iv.byteLength + sealed.byteLength);
+  out[0] = SEALED_BYTES_V1;
+  out.set(iv, 1);
+  out.set(sealed, 1 + iv.byteLength);
+  return out;
+}
+
+/** True when `bytes` were produced by encryptBytes. */
+export function isSealedBytes(bytes: Uint8Array): boolean {
+  return bytes.byteLength > 13 && bytes[0] === SEALED_BYTES_V1;
+}
+
+/** Decrypts bytes sealed by encryptBytes, with the previous key during a rotation (as decryptSecret). */
+export async function decryptBytes(encryptionKey: string, sealed: Uint8Array, previousKey?: string): Promise<Uint8Array> {
+  if (!isSealedBytes(sealed)) throw new Error("Unsupported sealed format");
+  const iv = sealed.subarray(1, 13);
+  const data = sealed.subarray(13);
+  try {
+    return new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv }, await aesKey(encryptionKey), data));
+  } catch (error) {
+    if (!previousKey || previousKey === encryptionKey) throw error;
+    return new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv }, await aesKey(previousKey), data));
+  }
+}
+
 /**
  * Signs a JSON payload into a compact URL-safe token `<payload b64url>.<hmac b64url>` with SIGNING_KEY.
  * Used for share links and short-lived download links.

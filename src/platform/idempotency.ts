@@ -1,6 +1,7 @@
 // Idempotent retries (docs/API.md "Idempotent retries"): the `Idempotency-Key` header on the POSTs that
 // create work. The first request with a key claims it for its team in one atomic statement before
-// its handler runs; its answer is stored (status, content type, gzip-compressed body) and replayed
+// its handler runs; its answer is stored (status, content type, gzip-compressed body encrypted
+// with ENCRYPTION_KEY, since create answers carry secrets shown once) and replayed
 // to every retry with the same key and the same request for 24 hours, marked
 // `Idempotent-Replayed: true`. This file owns the middleware, the list of routes it is mounted on
 // (app.ts mounts it from that list and the OpenAPI document names the header from it), the
@@ -10,11 +11,11 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppEnv, Env } from "../env";
 import { getDb } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
-import { auth } from "./auth";
+import { auth, scopesAheadPass } from "./auth";
 import { readBodyCapped } from "./body";
 import { nowMs } from "./clock";
 import { defineCron } from "./jobs/cron";
-import { toHex } from "./crypto";
+import { decryptBytes, encryptBytes, isSealedBytes, toHex } from "./crypto";
 import { ApiError } from "./errors";
 import { cutoffIso, deleteInSteps } from "./retention";
 
@@ -90,7 +91,8 @@ interface StoredRow {
 /**
  * Makes a POST idempotent under the `Idempotency-Key` header; without the header the request runs
  * as before. The key is scoped to the caller's team, so the middleware authenticates first (the
- * route's own `auth()` then finds the principal set and does not count the request twice).
+ * route's own `auth()` then finds the principal set and does not count the request twice), and
+ * it claims or replays only for a caller holding the route's scope (`scopesAheadPass`).
  * - A new key is claimed atomically, the handler runs, and its answer is stored; a 5xx (or a
  *   thrown error) and the statuses of `NOT_STORED` release the claim instead.
  * - The same key with the same method, path and body replays the stored answer.
@@ -102,6 +104,10 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
     const key = c.req.header(IDEMPOTENCY_HEADER);
     if (key === undefined || c.req.method !== "POST") return next();
     await authenticate(c, async () => {
+      // A caller the route would refuse (scope) never reaches a claim or a replay: the route's own
+      // check answers it, so no stored answer (a plaintext token, a `whsec_` secret) and no 422
+      // saying the key is in use ever goes to it.
+      if (!scopesAheadPass(c)) return next();
       if (!KEY_PATTERN.test(key)) {
         throw ApiError.badRequest(`${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters`);
       }
@@ -119,7 +125,7 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
 
       const outcome = await claim(c.env, teamId, key, requestHash);
       if (outcome.kind === "replay") {
-        c.res = await replay(outcome.row);
+        c.res = await replay(c.env, outcome.row);
         return;
       }
       const lockId = outcome.lockId;
@@ -217,7 +223,7 @@ async function claim(env: Env, teamId: string, key: string, requestHash: string)
 }
 
 /** The stored answer, marked as replayed. */
-async function replay(row: StoredRow): Promise<Response> {
+async function replay(env: Env, row: StoredRow): Promise<Response> {
   if (row.responseBody === null) {
     // Over STORED_BODY_CAP: the work is done and must not run again, but its answer is gone.
     throw new ApiError(
@@ -230,7 +236,19 @@ async function replay(row: StoredRow): Promise<Response> {
   if (row.responseType) headers.set("content-type", row.responseType);
   const status = row.responseStatus as number;
   // 204 and 304 carry no body.
-  const body = status === 204 || status === 304 ? null : await gunzip(row.responseBody);
+  let body: ArrayBuffer | null = null;
+  if (status !== 204 && status !== 304) {
+    try {
+      body = await gunzip(await unseal(env, new Uint8Array(row.responseBody)));
+    } catch (error) {
+      // Sealed under a key that is gone (ENCRYPTION_KEY rotated without its previous value): the
+      // work is done and must not run again, and its answer cannot be read.
+      console.error(JSON.stringify({ msg: "idempotent answer unreadable", error: String(error) }));
+      throw new ApiError("conflict", `A request with this ${IDEMPOTENCY_HEADER} already completed with status ${status}; its stored response can no longer be read, and the work was not repeated`, {
+        headers: { [REPLAYED_HEADER]: "true" },
+      });
+    }
+  }
   return new Response(body, { status, headers });
 }
 
@@ -238,7 +256,9 @@ async function replay(row: StoredRow): Promise<Response> {
 async function store(env: Env, teamId: string, key: string, lockId: string, response: Response): Promise<void> {
   try {
     const raw = new Uint8Array(await response.arrayBuffer());
-    const packed = await gzip(raw);
+    // Create answers carry secrets shown once (an ingest token, a `whsec_` secret): the stored
+    // copy is encrypted like every other secret at rest.
+    const packed = await encryptBytes(env.ENCRYPTION_KEY, await gzip(raw));
     await getDb(env.DB)
       .update(idempotencyKeys)
       .set({
@@ -269,6 +289,11 @@ async function release(env: Env, teamId: string, key: string, lockId: string): P
   } catch (error) {
     console.error(JSON.stringify({ msg: "idempotency key not released", teamId, error: String(error) }));
   }
+}
+
+/** A stored answer's gzip bytes: decrypted, or as stored by a version that did not encrypt them. */
+async function unseal(env: Env, stored: Uint8Array): Promise<Uint8Array> {
+  return isSealedBytes(stored) ? decryptBytes(env.ENCRYPTION_KEY, stored, env.ENCRYPTION_KEY_PREVIOUS) : stored;
 }
 
 async function gzip(bytes: Uint8Array): Promise<Uint8Array> {

@@ -4,7 +4,8 @@
 // (report shares, alert emails) consumes that team's `mail` quota before it is queued; only usage
 // warnings are free. Subjects and recipients often carry caller-chosen strings (an alert's name, a
 // project id), so every control character is stripped here, once, before anything is stored: no
-// caller can add a header line (`\r\nBcc: ...`) to the platform's mail.
+// caller can add a header line (`\r\nBcc: ...`) to the platform's mail. Tenant text in a subject
+// or body goes through `tenantText` (one line, 100 characters, never a link).
 import type { Env } from "../env";
 import { nowIso } from "./clock";
 
@@ -23,6 +24,28 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 /** A caller-controlled string made safe for a subject or header: control characters become spaces. */
 export function headerSafe(value: string, maxLength = 998): string {
   return value.replace(CONTROL, " ").trim().slice(0, maxLength);
+}
+
+/** The longest tenant text in platform mail, in characters (the names themselves keep their limits). */
+export const TENANT_TEXT_MAX = 100;
+
+/**
+ * A string a tenant chose (an alert, project or report name, a destination URL) as platform mail
+ * shows it (DESIGN.md "Platform mail goes only to people who asked for it"): one plain line,
+ * control characters stripped, never a link, cut to TENANT_TEXT_MAX characters with an ellipsis.
+ * Mail clients make links of `https://…`, `www.…`, bare domain names and addresses, so the
+ * text is defanged as security notices do: `://` becomes `[:]//`, a dot between a letter or digit
+ * and a letter (any of the dots IDNA reads as one) becomes `[.]`, `@` becomes `[at]`. Nothing that
+ * reads as an address is left to click, in the text part or in an html part that escapes it.
+ */
+export function tenantText(value: string): string {
+  const line = value.replace(CONTROL, " ").replace(/\s+/g, " ").trim();
+  const defanged = line
+    .replace(/:\/\//g, "[:]//")
+    .replace(/([\p{L}\p{N}])[.\u3002\uff0e\uff61](?=\p{L})/gu, "$1[.]")
+    .replace(/@/g, "[at]");
+  const chars = [...defanged];
+  return chars.length <= TENANT_TEXT_MAX ? defanged : `${chars.slice(0, TENANT_TEXT_MAX - 1).join("").trimEnd()}…`;
 }
 
 /** Stores one platform mail message; returns its id. */

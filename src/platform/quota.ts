@@ -47,6 +47,31 @@ export async function consumeQuota(env: Env, owner: QuotaOwner, service: Service
   return taken.used;
 }
 
+/**
+ * Throws the 429 monthly-quota error when the team has no unit of `service` left this month;
+ * consumes nothing. For work whose unit is spent later (a survey response, when it completes: see
+ * spendQuota). Fails closed like consumeQuota when the meter cannot answer.
+ */
+export async function requireQuotaLeft(env: Env, owner: { teamId: string; plan: string }, service: Service): Promise<void> {
+  const limit = planLimits(owner.plan).monthly[service];
+  if (limit === null) return;
+  const { answer } = await getMeter(env).ask(teamObject(owner.teamId), owner.teamId, { quota: { service, amount: 0, limit } });
+  if (answer.quota!.used >= limit) throw ApiError.monthlyQuota();
+}
+
+/**
+ * Spends `amount` units of work already done (a completed survey response): never refused, so the
+ * total may pass the limit by the work that was in flight; warns at the thresholds as consumeQuota
+ * does. Returns the new total.
+ */
+export async function spendQuota(env: Env, owner: QuotaOwner, service: Service, amount = 1): Promise<number> {
+  const { at, answer } = await getMeter(env).ask(teamObject(owner.teamId), owner.teamId, { quota: { service, amount, limit: null } });
+  const used = answer.quota!.used;
+  const limit = planLimits(owner.plan).monthly[service];
+  if (limit !== null) await warnOnThresholds(env, owner, service, monthOf(at).period, used - amount, used, limit);
+  return used;
+}
+
 /** Gives back units consumed for work that was then refused (e.g. a batch item that failed); never below zero. */
 export async function releaseQuota(env: Env, teamId: string, service: Service, amount: number): Promise<void> {
   if (amount <= 0) return;

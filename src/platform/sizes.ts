@@ -2,6 +2,13 @@
 // (DESIGN.md "Sizes"), counted in UTF-8 bytes of its JSON, never in characters.
 import { z } from "@hono/zod-openapi";
 
+/**
+ * The byte cap of every free-form JSON value a caller stores, unless its product documents another
+ * (DESIGN.md "Stored free-form JSON has a byte cap"): survey and question settings and options,
+ * ai_config, branching, push credentials and notification data, mail headers taken together.
+ */
+export const FREE_FORM_JSON_BYTES = 16 * 1024;
+
 /** UTF-8 byte length of a string without encoding it. */
 export function utf8Length(text: string): number {
   let bytes = 0;

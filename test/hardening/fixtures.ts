@@ -149,7 +149,7 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
     await ok(
       await call("POST", `logs/projects/${project.id}/alerts`, {
         key,
-        body: { name: "errors", level: "error", threshold: 5, window_minutes: 5, notify_email: "ops@example.com" },
+        body: { name: "errors", level: "error", threshold: 5, window_minutes: 5, notify_email: "owner@example.com" },
       }),
     )
   ).id;

@@ -149,7 +149,7 @@ function validBody(key: string): unknown {
     "POST /api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/share": { channel: "link" },
     "POST /api/v1/logs/ingest": { message: "hello" },
     "POST /api/v1/logs/projects": { name: "other" },
-    "POST /api/v1/logs/projects/{id}/alerts": { name: "a", level: "fatal", threshold: 1, window_minutes: 2, notify_email: "x@example.com" },
+    "POST /api/v1/logs/projects/{id}/alerts": { name: "a", level: "fatal", threshold: 1, window_minutes: 2, notify_email: "owner@example.com" },
     "PUT /api/v1/logs/alerts/{id}": { threshold: 9 },
     "POST /api/v1/webhooks/sources": { name: "s", provider: "generic" },
     "PATCH /api/v1/webhooks/sources/{source_id}": { name: "renamed", signing_secret: "new-secret-value" },

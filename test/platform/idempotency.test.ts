@@ -6,6 +6,7 @@ import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { setClock } from "../../src/platform/clock";
+import { decryptBytes } from "../../src/platform/crypto";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENT_ROUTES, idempotencyRetention, STORED_BODY_CAP } from "../../src/platform/idempotency";
 import { RETENTION_CHUNK } from "../../src/platform/retention";
 import worker from "../../src/index";
@@ -322,6 +323,74 @@ describe("scope and syntax of keys", () => {
   it("a missing or invalid API key is 401 whatever the header says, and claims nothing", async () => {
     await expectError(await call("POST", "emails", { key: "edp_nope", body: LIVE, headers: withKey("k") }), 401, { error: "Invalid or missing API key" });
     await expectError(await call("POST", "emails", { body: LIVE, headers: withKey("x".repeat(300)) }), 401, { error: "Invalid or missing API key" });
+  });
+});
+
+describe("replays never outrank authority (issue 23, finding 2)", () => {
+  it("a key without the route's scope retrying another key's request gets 403, never the stored answer and its secret", async () => {
+    const team = await setupTeam();
+    const { addKey } = await import("../helpers/api");
+    const reader = await addKey(team.teamId, ["surveys:read"]);
+    const webhooksReader = await addKey(team.teamId, ["webhooks:read"]);
+
+    // A log project's plaintext ingest token.
+    const body = { name: "payments" };
+    const first = await call("POST", "logs/projects", { key: team.key, body, headers: withKey("create-project") });
+    expect(first.status).toBe(201);
+    const token = (await json(first)).data.ingest_token as string;
+    expect(token).toMatch(/^lgt_/);
+    const stolen = await call("POST", "logs/projects", { key: reader.key, body, headers: withKey("create-project") });
+    expect(stolen.headers.get("idempotent-replayed")).toBeNull();
+    const stolenText = await stolen.text();
+    expect({ status: stolen.status, body: JSON.parse(stolenText) }).toEqual({ status: 403, body: { error: "Insufficient scope" } });
+    expect(stolenText).not.toContain(token);
+
+    // A destination's whsec_ secret, to a key that may only read the relay.
+    const source = await createSource(team.key);
+    const destinationBody = { url: "https://hooks.example.com/d" };
+    const path = `webhooks/sources/${source.id}/destinations`;
+    const created = await call("POST", path, { key: team.key, body: destinationBody, headers: withKey("create-destination") });
+    expect(created.status).toBe(201);
+    const secret = (await json(created)).data.secret as string;
+    const retried = await call("POST", path, { key: webhooksReader.key, body: destinationBody, headers: withKey("create-destination") });
+    const retriedText = await retried.text();
+    expect(retried.status).toBe(403);
+    expect(retriedText).not.toContain(secret);
+
+    // Another body under a used key: 403 too, not the 422 that would say the key is in use.
+    await expectError(await call("POST", "logs/projects", { key: reader.key, body: { name: "other" }, headers: withKey("create-project") }), 403, {
+      error: "Insufficient scope",
+    });
+    // The owner of the scope still gets the replay.
+    const again = await call("POST", "logs/projects", { key: team.key, body, headers: withKey("create-project") });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await json(again)).data.ingest_token).toBe(token);
+  });
+
+  it("the stored answer, which carries a secret shown once, is encrypted at rest (ENCRYPTION_KEY)", async () => {
+    const team = await setupTeam();
+    const first = await call("POST", "logs/projects", { key: team.key, body: { name: "sealed" }, headers: withKey("sealed") });
+    const token = (await json(first)).data.ingest_token as string;
+    const row = await env.DB.prepare("SELECT response_body FROM idempotency_keys WHERE team_id = ? AND key = 'sealed'").bind(team.teamId).first<{ response_body: ArrayBuffer }>();
+    const stored = new Uint8Array(row!.response_body);
+    const gunzipText = async (bytes: Uint8Array) => new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    // Not a readable gzip stream: only the key opens it.
+    expect([stored[0], stored[1]]).not.toEqual([0x1f, 0x8b]);
+    await expect(gunzipText(stored)).rejects.toThrow();
+    expect(await gunzipText(await decryptBytes((env as Env).ENCRYPTION_KEY, stored))).toContain(token);
+    const again = await call("POST", "logs/projects", { key: team.key, body: { name: "sealed" }, headers: withKey("sealed") });
+    expect((await json(again)).data.ingest_token).toBe(token);
+  });
+
+  it("on every idempotent route a key without its scope is refused by the route before any key is claimed", async () => {
+    const team = await setupTeam({ scopes: ["billing:read"] });
+    for (const route of IDEMPOTENT_ROUTES) {
+      const path = route.slice(1).replace(":org_id", team.teamId).replace(/:\w+/g, crypto.randomUUID());
+      const res = await call("POST", path, { key: team.key, body: {}, headers: withKey(`k${route}`) });
+      expect(res.status, route).toBe(403);
+      expect(res.headers.get("idempotent-replayed"), route).toBeNull();
+    }
+    expect(await count("SELECT COUNT(*) AS n FROM idempotency_keys WHERE team_id = ?", team.teamId)).toBe(0);
   });
 });
 

@@ -15,7 +15,7 @@ export interface CounterSpec {
   windowSeconds?: number;
 }
 
-export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags_client_ip" | "flags_client" | "anonymous";
+export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags_client_ip" | "flags_client" | "anonymous" | "survey_start_ip";
 
 /**
  * The endpoint families of the `strict` bucket (DESIGN.md, "Strict bucket per endpoint family"):
@@ -37,6 +37,12 @@ export const BUCKET_LIMITS: Record<Exclude<BucketName, "default" | "flags_client
   log_ingest: 300,
   flags_client_ip: 120,
   anonymous: 100,
+  /**
+   * Survey starts of one team from one client network (DESIGN.md "Survey starts"): at most 10 of
+   * the team's 30 `survey_start` per window, so one machine cannot lock the team's surveys. An
+   * extension of the specification's buckets, counted before the team's strict family.
+   */
+  survey_start_ip: 10,
 };
 
 /** Limit of a bucket for a plan; null when the plan is not rate limited (enterprise). */

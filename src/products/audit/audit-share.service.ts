@@ -9,7 +9,7 @@ import { auditReports, type AuditReport } from "../../db/schema/audit";
 import { isoSeconds, nowSeconds } from "../../platform/clock";
 import { signToken, verifyToken } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { queuePlatformMail } from "../../platform/platform-mail";
+import { queuePlatformMail, tenantText } from "../../platform/platform-mail";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
 import { checkUrl, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { orNotFound } from "../../platform/tenancy";
@@ -218,9 +218,11 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
 
   const accepted: string[] = [];
   if (channel === "email") {
-    const subject = `Audit report for project ${row.projectId}`;
+    // The project id is tenant text: one plain line of at most 100 characters, never a link.
+    const project = tenantText(row.projectId);
+    const subject = `Audit report for project ${project}`;
     const text =
-      `An audit report for project ${row.projectId} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
+      `An audit report for project ${project} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
       `View it here (the link is valid for 48 hours): ${url}\n`;
     const results = await Promise.allSettled(
       valid.map((to) => queuePlatformMail(env, { teamId: row.teamId, kind: "report_share", to, subject, text })),

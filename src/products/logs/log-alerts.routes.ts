@@ -36,6 +36,7 @@ logAlertsRouter.openapi(
     description:
       "`enabled` defaults to true. Omitted `channels` are derived from the `notify_*` fields that are set. `notify_email` is required when " +
       "channels include `email`, `notify_webhook` when they include `webhook` (an https URL that passes the SSRF guard). " +
+      "`notify_email` must be an accepted member of the team (until the console: its owner), 422 otherwise. " +
       "The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.",
     middleware: write,
     request: { params: IdParam, body: jsonBody(CreateAlertBody, {"name": "Errors spike", "level": "error", "threshold": 50, "window_minutes": 5, "channels": ["webhook"], "notify_webhook": "https://hooks.example.com/alerts"}) },

@@ -9,6 +9,7 @@ import { logAlertFirings, logAlerts, type AlertChannel } from "../../db/schema/l
 import { nowIso, nowMs } from "../../platform/clock";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { checkUrl, ssrfOptions, type SsrfOptions } from "../../platform/ssrf";
+import { isTeamMailRecipient } from "../../platform/team-members";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
 import type { CreateAlertBody, UpdateAlertBody } from "./logs.schemas";
 import { decodeCursor, encodeCursor } from "./log-cursor";
@@ -52,6 +53,16 @@ function checkAlert(alert: { channels: AlertChannel[]; notifyEmail: string | nul
   if (Object.keys(details).length > 0) throw ApiError.validation(details);
 }
 
+/** Refused notify_email (DESIGN.md "Platform mail goes only to people who asked for it"). */
+export const NOT_A_MEMBER = "must be the address of a member of the team who has accepted";
+
+/** Alert email goes only to an accepted member of the team: 422 on notify_email otherwise. */
+async function checkRecipient(env: Env, teamId: string, notifyEmail: string | null): Promise<void> {
+  if (notifyEmail !== null && !(await isTeamMailRecipient(env.DB, teamId, notifyEmail))) {
+    throw ApiError.validation({ notify_email: [NOT_A_MEMBER] });
+  }
+}
+
 export async function listAlerts(env: Env, teamId: string, projectId: string): Promise<AlertRow[]> {
   const db = getDb(env.DB);
   await loadProject(db, teamId, projectId);
@@ -70,6 +81,7 @@ export async function createAlert(env: Env, teamId: string, projectId: string, i
   // Omitted channels follow the addresses that are set (spec: Log alerts rules).
   const channels: AlertChannel[] = input.channels ?? [...(notifyEmail ? ["email" as const] : []), ...(notifyWebhook ? ["webhook" as const] : [])];
   checkAlert({ channels, notifyEmail, notifyWebhook }, ssrfOptions(env));
+  await checkRecipient(env, teamId, notifyEmail);
   const at = nowIso();
   const row: AlertRow = {
       id: crypto.randomUUID(),
@@ -117,6 +129,7 @@ export async function updateAlert(env: Env, teamId: string, id: string, input: U
   if (input.enabled !== undefined) changes.enabled = input.enabled;
   const merged = { ...current, ...changes };
   checkAlert(merged, ssrfOptions(env));
+  if (changes.notifyEmail !== undefined) await checkRecipient(env, teamId, changes.notifyEmail);
   if (Object.keys(changes).length === 0) return current;
   const update = db
     .update(logAlerts)

@@ -5,7 +5,7 @@ import { createRouter } from "../../platform/router";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { CreateProjectBody, EntriesPage, EntriesQuery, IdParam, LogsError, ProjectSchema, ProjectWithToken, StreamSchema, StreamsQuery, TailQuery } from "./logs.schemas";
 import { notFound, read, route, validation, write } from "./logs.openapi";
-import { KEEP_ALIVE_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "./store/log-tails";
+import { CREDENTIAL_CHECK_MS, KEEP_ALIVE_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "./store/log-tails";
 import { openTail, queryEntries } from "./log-entries.service";
 import { createProject, deleteProject, getProject, listProjects, listStreams, projectView, rotateToken } from "./logs.service";
 
@@ -138,7 +138,7 @@ logProjectsRouter.openapi(
       "Streams the entries ingested from now on that match the filters (`level`, `stream`, `service`, `trace_id` exact; `q` a " +
       "case-insensitive substring of `message`) as Server-Sent Events: one `data: <entry JSON>` event per entry, the same JSON as an " +
       `entry of the entries endpoint. A comment line every ${KEEP_ALIVE_MS / 1000} s keeps the stream alive. The stream ends after ` +
-      `${MAX_TAIL_MS / 60_000} minutes with \`event: end\` (reconnect to go on). A reader that falls ${MAX_TAIL_BUFFER_BYTES / 1024 / 1024} MB behind misses ` +
+      `${MAX_TAIL_MS / 60_000} minutes with \`event: end\` (reconnect to go on), and within ${CREDENTIAL_CHECK_MS / 1000} s of its key's revocation (\`event: end\` with \`{"reason":"credential_revoked"}\`). A reader that falls ${MAX_TAIL_BUFFER_BYTES / 1024 / 1024} MB behind misses ` +
       "entries; an `event: skipped` with `{skipped: N}` says how many. At most " +
       `${MAX_TAILS} tails per project are open at once: one more answers 429.`,
     middleware: read,
@@ -151,7 +151,8 @@ logProjectsRouter.openapi(
     },
   }),
   async (c) => {
-    const stream = await openTail(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query"));
+    const principal = c.get("principal");
+    const stream = await openTail(c.env, principal.teamId, principal.keyId, c.req.valid("param").id, c.req.valid("query"));
     return new Response(stream, {
       status: 200,
       headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", "x-accel-buffering": "no" },

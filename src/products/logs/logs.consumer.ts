@@ -15,7 +15,8 @@ import { ALERT_CHANNELS, logAlertDeliveries, logAlerts, logProjects } from "../.
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { queuePlatformMail } from "../../platform/platform-mail";
+import { queuePlatformMail, tenantText } from "../../platform/platform-mail";
+import { isTeamMailRecipient } from "../../platform/team-members";
 import { consumeQuota } from "../../platform/quota";
 import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
@@ -137,6 +138,12 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
   if (!claim) return;
 
   if (note.channel === "email") {
+    // Only to an accepted member of the team, checked again at send: the address was one when the
+    // alert was saved, but the member may have left since (no unit is spent then).
+    if (!(await isTeamMailRecipient(env.DB, note.team_id, address))) {
+      await recordDelivery(env, note, "failed", "notify_email is no longer a member of the team");
+      return;
+    }
     // An alert email goes to an address the team chose: one unit of its monthly mail quota. Without
     // one the email is not sent (recorded as failed, not retried); the webhook channel still goes.
     try {
@@ -165,7 +172,9 @@ function summary(note: AlertNotification, alert: AlertRecord): string {
   return `${note.count} ${alert.level} entries in the last ${alert.window_minutes} minute(s) (threshold ${alert.threshold})`;
 }
 
-async function sendEmail(env: Env, note: AlertNotification, alert: AlertRecord, to: string): Promise<void> {
+async function sendEmail(env: Env, note: AlertNotification, record: AlertRecord, to: string): Promise<void> {
+  // The names are tenant text: one plain line of at most 100 characters, never a link.
+  const alert = { ...record, name: tenantText(record.name), project_name: tenantText(record.project_name) };
   if (note.kind === "resolved") {
     await queuePlatformMail(env, {
       teamId: note.team_id,

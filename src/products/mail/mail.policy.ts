@@ -1,7 +1,7 @@
 // What a send request must satisfy before anything is stored, as pure functions: the 400 checks
 // (object body, required fields), field validation (422 `Validation failed`) and the policy rules
 // of the specification's table, evaluated in one fixed order (README: "Evaluation order").
-import { isPlainObject } from "../../platform/sizes";
+import { isPlainObject, jsonCapMessage, jsonFits } from "../../platform/sizes";
 import { parseOneAddress, type ParsedMailbox } from "email-addresses";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
@@ -33,13 +33,31 @@ export const PROTECTED_KEYS = [
 export const ALLOWED_HEADERS = ["list-unsubscribe", "list-unsubscribe-post", "in-reply-to", "references"] as const;
 /** Any `X-*` header is allowed except the platform's own prefix (`x-edp-team`, ...). */
 export const RESERVED_HEADER_PREFIX = "x-edp-";
+/**
+ * `X-*` names that mail providers read as instructions rather than pass on (DESIGN.md "Custom
+ * mail headers"): SendGrid's `X-SMTPAPI` can add recipients, Postmark's `X-PM-*`, Amazon SES's
+ * `X-SES-*`, Mailgun's `X-Mailgun-*`, Mandrill's `X-MC-*` and SparkPost's `X-MSYS-*` change
+ * tracking, routing or the sending configuration. Refused as `forbidden_header`.
+ */
+export const PROVIDER_CONTROL_HEADERS = ["x-smtpapi"] as const;
+export const PROVIDER_CONTROL_PREFIXES = ["x-pm-", "x-ses-", "x-mailgun-", "x-mc-", "x-msys-"] as const;
 
 /** True when a caller may set this header. */
 export function isAllowedHeader(name: string): boolean {
   const lower = name.toLowerCase();
   if (lower.startsWith(RESERVED_HEADER_PREFIX)) return false;
+  if ((PROVIDER_CONTROL_HEADERS as readonly string[]).includes(lower) || PROVIDER_CONTROL_PREFIXES.some((prefix) => lower.startsWith(prefix))) {
+    return false;
+  }
   return /^x-[a-z0-9-]+$/.test(lower) || (ALLOWED_HEADERS as readonly string[]).includes(lower);
 }
+
+/**
+ * What a header value may not hold besides CR and LF (refused earlier as a validation error):
+ * other C0 controls but tab, DEL, the C1 controls (U+0085 NEL among them) and the Unicode line and
+ * paragraph separators, which some parsers and providers read as line breaks.
+ */
+const UNPRINTABLE_HEADER_VALUE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** Local parts of the sandbox domain's simulator addresses and the outcome each one produces. */
 export const SIMULATOR = { delivered: "delivered", bounced: "bounced", complained: "complained" } as const;
@@ -55,6 +73,8 @@ export const LIMITS = {
   body: 256 * 1024,
   headers: 50,
   headerValue: 998,
+  /** `headers` taken together, in UTF-8 bytes of JSON (DESIGN.md "Stored free-form JSON"). */
+  headersBytes: 16 * 1024,
   tags: 10,
 } as const;
 
@@ -144,8 +164,19 @@ export function domainOf(address: string): string {
 /** Largest request body of the send endpoints (a full batch of 100 emails). */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
-/** Reads a request body, refusing one over MAX_REQUEST_BYTES bytes (422 on `_body`) before parsing it. */
+/** `application/json` or a `+json` type, with any parameters. */
+const JSON_CONTENT_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Reads a request body, refusing one over MAX_REQUEST_BYTES bytes (422 on `_body`) before parsing
+ * it. A body not labelled JSON (curl's default `application/x-www-form-urlencoded`, `text/plain`,
+ * none) answers 400 in mail's own shape before it is read: the specification lists mail's statuses
+ * (400 for a body that is not a JSON object) and 415 is not among them.
+ */
 export async function readBody(request: Request): Promise<string> {
+  if (!JSON_CONTENT_TYPE.test(request.headers.get("content-type") ?? "")) {
+    throw ApiError.badRequest("Content-Type must be application/json");
+  }
   const tooLarge = () => ApiError.validation({ _body: [`must be at most ${MAX_REQUEST_BYTES / 1024 / 1024} MiB`] });
   return new TextDecoder().decode(await readBodyCapped(request, MAX_REQUEST_BYTES, tooLarge));
 }
@@ -230,6 +261,7 @@ export function validateEmail(body: Record<string, unknown>): { email: EmailInpu
           fail("headers", `value of ${name} must be one line of at most ${LIMITS.headerValue} characters`);
         }
       }
+      if (!jsonFits(headers, LIMITS.headersBytes)) fail("headers", jsonCapMessage(LIMITS.headersBytes));
     }
   }
 
@@ -276,6 +308,9 @@ export function evaluatePolicy(body: Record<string, unknown>, email: EmailInput,
       throw policyError("forbidden_header", `The header '${name}' is reserved and cannot be set`);
     }
     if (typeof value !== "string") throw policyError("forbidden_header", `The header '${name}' must have a string value`);
+    if (UNPRINTABLE_HEADER_VALUE.test(value)) {
+      throw policyError("forbidden_header", `The header '${name}' must be printable text (no control characters, line or paragraph separators)`);
+    }
   }
 
   // 3-5. Streams.

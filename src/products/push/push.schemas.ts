@@ -1,5 +1,5 @@
 // Request and response schemas of the push product (zod, documented in the OpenAPI document).
-import { jsonCapMessage, jsonFits } from "../../platform/sizes";
+import { cappedJsonObject, FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits, utf8Length } from "../../platform/sizes";
 import { z } from "@hono/zod-openapi";
 
 export const AppIdParam = z.object({ app_id: z.string().openapi({ param: { name: "app_id", in: "path" } }) });
@@ -42,8 +42,14 @@ export const SettingsSchema = z
       "Default notification settings: `default_icon`, `default_url`, `default_ttl` (seconds, 1 to 2419200), `default_urgency` (`low`, `normal`, `high`), `vapid_subject` (`mailto:` or `https:` contact sent in the VAPID JWT). Other keys are stored as given.",
   });
 
-/** FCM / APNs credentials: any JSON object or string; stored encrypted, never returned. */
-const Credentials = z.union([z.string().min(1).max(16_384), z.record(z.string(), z.unknown())]);
+/** FCM / APNs credentials: any JSON object or string, at most 16 KB; stored encrypted, never returned. */
+const Credentials = z.union([
+  z
+    .string()
+    .min(1)
+    .refine((value) => utf8Length(value) <= FREE_FORM_JSON_BYTES, `must be at most ${FREE_FORM_JSON_BYTES / 1024} KB`),
+  cappedJsonObject(FREE_FORM_JSON_BYTES),
+]);
 
 export const CreateAppSchema = z
   .strictObject({
@@ -141,7 +147,7 @@ export const SendSchema = z
     body: z.string().max(1000, "must be at most 1000 characters"),
     icon: linkString.optional(),
     url: linkString.optional(),
-    data: z.record(z.string(), z.unknown()).optional(),
+    data: cappedJsonObject(FREE_FORM_JSON_BYTES).optional(),
     ttl: z.number().int().min(1).max(MAX_TTL).optional(),
     urgency: z.enum(URGENCIES).optional(),
     topic: z

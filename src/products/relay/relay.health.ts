@@ -6,7 +6,7 @@ import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Env } from "../../env";
 import type { Db } from "../../db/client";
 import { webhookDestinations } from "../../db/schema";
-import { queuePlatformMail } from "../../platform/platform-mail";
+import { queuePlatformMail, tenantText } from "../../platform/platform-mail";
 import { DISABLE_AFTER_FAILING_MS } from "./relay.retry";
 
 /** True when a destination failing since `failingSince` has failed for five days or more. */
@@ -49,15 +49,17 @@ export interface DisabledDestination {
 export async function notifyDestinationDisabled(env: Env, disabled: DisabledDestination): Promise<void> {
   if (!disabled.ownerEmail) return;
   const api = `${env.APP_URL.replace(/\/+$/, "")}/api/v1/webhooks/sources/${disabled.sourceId}`;
+  // The destination URL is tenant text: shown defanged on one line, never a link in our mail.
+  const url = tenantText(disabled.url);
   try {
     // An operational notice to the owner, like the usage warnings: it consumes no mail quota.
     await queuePlatformMail(env, {
       teamId: disabled.teamId,
       kind: "relay_destination_disabled",
       to: disabled.ownerEmail,
-      subject: `Webhook destination disabled after 5 days of failures: ${disabled.url}`,
+      subject: `Webhook destination disabled after 5 days of failures: ${url}`,
       text:
-        `Every delivery attempt to the webhook destination ${disabled.url} (id ${disabled.destinationId}, ` +
+        `Every delivery attempt to the webhook destination ${url} (id ${disabled.destinationId}, ` +
         `source ${disabled.sourceId}) has failed since ${disabled.failingSince}, so the relay has disabled it. ` +
         `Events received meanwhile are stored but not forwarded to it.\n\n` +
         `When the endpoint works again, enable it (PATCH ${api}/destinations/${disabled.destinationId} ` +

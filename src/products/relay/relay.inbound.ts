@@ -70,7 +70,10 @@ export interface EventIdentity {
 
 const MAX_IDENTITY_LENGTH = 200;
 
-/** The event type and the provider's event id, each from where the provider puts it. */
+/**
+ * The event type and the provider's event id of an event on an *unsigned* source, each from where
+ * the provider puts it (anyone may send anything there: headers are as good as the body).
+ */
 export function eventIdentity(provider: Provider, headers: Headers, body: string, contentType: string | null): EventIdentity {
   const json = contentType?.toLowerCase().includes("json") || looksLikeJson(body) ? parseObject(body) : null;
   const field = (name: string) => (json && typeof json[name] === "string" ? (json[name] as string) : null);
@@ -99,18 +102,32 @@ export function eventIdentity(provider: Provider, headers: Headers, body: string
 }
 
 /**
- * The identity of an event on a *signed* `generic` source. The generic signature covers the body
- * only, so anything in the headers could be changed by whoever captured a signed request: the type
- * and id come from the signed body alone (`type` and `id` fields), and an event without a body id
- * is identified by the SHA-256 of its body. A captured event sent again is therefore a duplicate,
- * whatever headers it carries; a sender that means to send the same content twice puts an `id` (or
- * a timestamp) in the body.
+ * The identity of an event on a *signed* source (DESIGN.md "A signed body is accepted once per
+ * source"): only what the provider's signature covers decides it, so a captured request sent again
+ * with other headers is a duplicate while the first is retained.
+ * - `stripe`: the signature covers `<t>.<body>`: the body's `id`, else the body's SHA-256.
+ * - `standard`: the signature covers `<id>.<timestamp>.<body>`: the signed message id.
+ * - `github`: the signature covers the body only; `x-github-delivery` is unsigned, so the id is the
+ *   body's SHA-256. The type still comes from `x-github-event` (GitHub puts it nowhere else), which
+ *   is unsigned: it is trusted only because the identity is the body, so a captured body re-sent
+ *   with another event name is a duplicate and never reaches a filter a second time. A body that
+ *   was never received cannot be signed by anyone but GitHub.
+ * - `generic`: the signature covers the body only: `type` and `id` from the body, else the body's
+ *   SHA-256 (a sender that means to send the same content twice puts an `id` in it).
  */
-export async function signedGenericIdentity(body: string, contentType: string | null): Promise<EventIdentity> {
+export async function signedIdentity(provider: Provider, headers: Headers, body: string, contentType: string | null): Promise<EventIdentity> {
   const json = contentType?.toLowerCase().includes("json") || looksLikeJson(body) ? parseObject(body) : null;
   const field = (name: string) => (json && typeof json[name] === "string" ? (json[name] as string) : null);
-  const id = clip(field("id")) ?? `sha256:${await sha256Hex(body)}`;
-  return { type: clip(field("type")), providerEventId: id };
+  const bodyHash = async () => `sha256:${await sha256Hex(body)}`;
+  switch (provider) {
+    case "stripe":
+    case "generic":
+      return { type: clip(field("type")), providerEventId: clip(field("id")) ?? (await bodyHash()) };
+    case "standard":
+      return { type: clip(field("type")), providerEventId: clip(readStandardWebhookHeaders(headers).id) ?? (await bodyHash()) };
+    case "github":
+      return { type: clip(headers.get("x-github-event")), providerEventId: await bodyHash() };
+  }
 }
 
 function clip(value: string | null): string | null {

@@ -13,7 +13,7 @@ import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
 import { attemptNow } from "./relay.consumer";
-import { eventIdentity, filterAdmits, signedGenericIdentity, storedHeaders, verifySignature } from "./relay.inbound";
+import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
 import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
 import { insertDeliveriesForEvent, insertEvent } from "./relay.queries";
@@ -173,7 +173,7 @@ export async function receiveWebhook(
   return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
 }
 
-type Identity = Awaited<ReturnType<typeof signedGenericIdentity>> | ReturnType<typeof eventIdentity>;
+type Identity = Awaited<ReturnType<typeof signedIdentity>> | ReturnType<typeof eventIdentity>;
 /** Units taken for an event, or the answer for a copy of a stored one (no units taken). */
 type Taken = { identity: Identity; sizeBytes: number; units: number } | IngestResult;
 
@@ -190,9 +190,10 @@ async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebh
     const valid = await verifySignature(provider, secret, { headers: inbound.headers, body: inbound.body }, nowSeconds());
     if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
   }
+  // Signed: only what the signature covers names the event (one signed body is accepted once).
   const identity: Identity =
-    provider === "generic" && secret !== null
-      ? await signedGenericIdentity(inbound.body, inbound.contentType)
+    secret !== null
+      ? await signedIdentity(provider, inbound.headers, inbound.body, inbound.contentType)
       : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
   const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
   const units = eventUnits(sizeBytes);

@@ -4,6 +4,7 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/errors";
 import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
+import { FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../platform/sizes";
 
 /** Named themes; an object theme may start from one (`base`) and override its colours. */
 export const THEME_NAMES = ["light", "dark"] as const;
@@ -41,9 +42,10 @@ export const SurveySettingsSchema = z
     redirect_url: z.string().max(2000).optional().openapi({ description: "https URL opened after completion; must pass the SSRF rules" }),
     redirect_delay_seconds: z.number().int().min(0).max(30).optional(),
   })
+  .refine((value) => jsonFits(value, FREE_FORM_JSON_BYTES), jsonCapMessage(FREE_FORM_JSON_BYTES))
   .openapi("SurveySettings", {
     description:
-      "Display settings of the hosted page and embed: `theme` (`light` or `dark`, or an object with an optional `base` of those and `primary_color`, `background_color`, `text_color` as hex), `button_labels` (`start`, `next`, `back`, `submit`, up to 40 characters), `show_progress` (default true), `thank_you_message`, `redirect_url` (https, no private or internal address) and `redirect_delay_seconds` (0..30, default 3). Other keys are stored as given.",
+      "Display settings of the hosted page and embed: `theme` (`light` or `dark`, or an object with an optional `base` of those and `primary_color`, `background_color`, `text_color` as hex), `button_labels` (`start`, `next`, `back`, `submit`, up to 40 characters), `show_progress` (default true), `thank_you_message`, `redirect_url` (https, no private or internal address) and `redirect_delay_seconds` (0..30, default 3). Other keys are stored as given; at most 16 KB of JSON in all.",
   });
 
 export type SurveySettings = z.infer<typeof SurveySettingsSchema>;

@@ -10,7 +10,7 @@ import { surveyResponses, surveys, surveySummaryState, surveyWebhooks, type Resp
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota } from "../../platform/quota";
+import { requireQuotaLeft, spendQuota } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { effectiveAiConfig } from "./survey-generator";
 import {
@@ -66,7 +66,11 @@ export async function publicDefinition(db: Db, survey: PublicSurvey) {
   };
 }
 
-/** Starts a response on an active survey; one unit of the team's `surveys` quota per start. */
+/**
+ * Starts a response on an active survey. The team's `surveys` unit is spent when the response
+ * completes (DESIGN.md "Survey starts"), so anonymous starts cannot burn the quota; a start is
+ * refused with the monthly-quota 429 once no unit is left.
+ */
 export async function startResponse(env: Env, survey: PublicSurvey, input: StartResponseInput) {
   if (survey.status !== "active") throw new ApiError("survey_closed", "Survey is not accepting responses");
   const respondent: Respondent = input.respondent ?? {};
@@ -75,40 +79,35 @@ export async function startResponse(env: Env, survey: PublicSurvey, input: Start
   }
   const db = getDb(env.DB);
   const ordered = await listQuestionRows(db, survey);
-  await consumeQuota(env, { teamId: survey.teamId, plan: survey.plan, ownerEmail: survey.ownerEmail }, "surveys", 1);
-  try {
-    const state: FlowState = { answers: {}, path: [], generated: [] };
-    const next = await nextQuestionId(env, survey, ordered, state, null);
-    const at = nowIso();
-    const row: ResponseRow = {
-      id: crypto.randomUUID(),
-      teamId: survey.teamId,
-      surveyId: survey.id,
-      status: "in_progress",
-      respondent,
-      answers: {},
-      path: [],
-      nextQuestionId: next,
-      generatedQuestions: state.generated,
-      completionId: null,
-      startedAt: at,
-      updatedAt: at,
-      completedAt: null,
-    };
-    // The summary's in-progress count moves in the same batch (survey-summary.queries.ts).
-    // (A no-op while the counters are not built: the rebuild counts this response then.)
-    await db.batch([
-      db.insert(surveyResponses).values(row),
-      db
-        .update(surveySummaryState)
-        .set({ inProgress: sql`${surveySummaryState.inProgress} + 1` })
-        .where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, survey.teamId))),
-    ]);
-    return stateView(survey, row, nextQuestion(ordered, state, next));
-  } catch (error) {
-    await releaseQuota(env, survey.teamId, "surveys", 1);
-    throw error;
-  }
+  await requireQuotaLeft(env, { teamId: survey.teamId, plan: survey.plan }, "surveys");
+  const state: FlowState = { answers: {}, path: [], generated: [] };
+  const next = await nextQuestionId(env, survey, ordered, state, null);
+  const at = nowIso();
+  const row: ResponseRow = {
+    id: crypto.randomUUID(),
+    teamId: survey.teamId,
+    surveyId: survey.id,
+    status: "in_progress",
+    respondent,
+    answers: {},
+    path: [],
+    nextQuestionId: next,
+    generatedQuestions: state.generated,
+    completionId: null,
+    startedAt: at,
+    updatedAt: at,
+    completedAt: null,
+  };
+  // The summary's in-progress count moves in the same batch (survey-summary.queries.ts).
+  // (A no-op while the counters are not built: the rebuild counts this response then.)
+  await db.batch([
+    db.insert(surveyResponses).values(row),
+    db
+      .update(surveySummaryState)
+      .set({ inProgress: sql`${surveySummaryState.inProgress} + 1` })
+      .where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, survey.teamId))),
+  ]);
+  return stateView(survey, row, nextQuestion(ordered, state, next));
 }
 
 async function loadResponse(db: Db, survey: SurveyRow, responseId: string): Promise<ResponseRow> {
@@ -241,7 +240,7 @@ export async function goBack(env: Env, survey: SurveyRow, responseId: string, in
  * counter increment and the webhook delivery rows are conditioned on that winner's completion id
  * inside the same batch, so repeated or concurrent calls count once and notify once.
  */
-export async function completeResponse(env: Env, survey: SurveyRow, responseId: string) {
+export async function completeResponse(env: Env, survey: PublicSurvey, responseId: string) {
   const db = getDb(env.DB);
   const row = await loadResponse(db, survey, responseId);
   if (row.status === "completed") return stateView(survey, row, null);
@@ -260,7 +259,18 @@ export async function completeResponse(env: Env, survey: SurveyRow, responseId: 
   const results = await env.DB.batch(
     completionBatch(env.DB, { surveyId: survey.id, teamId: survey.teamId, responseId: row.id, completionId, at, deliveries }),
   );
-  if (results[0].meta.changes === 1 && deliveries.length) {
+  const won = results[0].meta.changes === 1;
+  if (won) {
+    // The winner spends the team's `surveys` unit, never refused: a start was refused while no
+    // unit was left, so at most the responses in flight go over. The completion is committed: a
+    // meter that cannot be reached costs the team nothing rather than failing the respondent.
+    try {
+      await spendQuota(env, { teamId: survey.teamId, plan: survey.plan, ownerEmail: survey.ownerEmail }, "surveys", 1);
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "survey completion: usage meter unavailable, unit not counted", response_id: row.id, error: String(error) }));
+    }
+  }
+  if (won && deliveries.length) {
     try {
       await sendAll(env.SURVEY_QUEUE, deliveries.map((d) => ({ delivery_id: d.id })));
     } catch (error) {

@@ -1,8 +1,8 @@
 // Public (unauthenticated) Surveys routes: the survey definition for the hosted page, and the
 // response flow (start, resume, answer, go back, complete). No auth() here. Every route counts in
 // the per-IP `public` bucket before the slug is looked up (unknown slugs too); starting a response
-// also counts in the `survey_start` family of the survey team's `strict` bucket (spec: public
-// surveys, 30 per 60 s). The definition, resume, answers, back and complete are not in the team's
+// also counts per team and client network (at most 10 of a window's starts) and in the
+// `survey_start` family of the survey team's `strict` bucket (spec: public surveys, 30 per 60 s). The definition, resume, answers, back and complete are not in the team's
 // strict bucket, so respondents already answering are never cut off by traffic that the team does
 // not control.
 import { surveysErrorFormat } from "./surveys.openapi";
@@ -10,7 +10,8 @@ import type { Context } from "hono";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { dataResponse, jsonBody, jsonResponse, pathParamAs, productRoutes, RateLimitErrorSchema } from "../../platform/openapi";
-import { enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/middleware";
+import { clientIp, enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/middleware";
+import ipaddr from "ipaddr.js";
 import { createRouter } from "../../platform/router";
 import { AnswerBody, BackBody, PublicSurveySchema, ResponseParams, ResponseStateSchema, SlugParam, StartResponseBody } from "./survey-responses.schemas";
 import { SurveyErrorSchema } from "./surveys.schemas";
@@ -30,7 +31,7 @@ const route = productRoutes({
   security: "public",
   errors: {
     404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
-    429: jsonResponse("Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota", RateLimitErrorSchema),
+    429: jsonResponse("Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota", RateLimitErrorSchema),
   },
 });
 /** Every public route counts per client IP before its body is validated or its slug looked up. */
@@ -42,13 +43,32 @@ const flowErrors = {
 };
 
 /**
- * The survey of a public slug; a start also counts in the team's `survey_start` strict family
- * (two buckets on one route: the strict one's headers are shown).
+ * The survey of a public slug. A start is also counted per team and client network
+ * (`survey_start_ip`, 10 a window) and then in the team's `survey_start` strict family (30): a
+ * network past its 10 is refused before it takes a place in the team's 30, so one machine cannot
+ * lock the team's surveys (DESIGN.md "Survey starts"). The strict family's headers are shown.
  */
 async function publicSurvey(c: Context<AppEnv>, slug: string, { start = false } = {}): Promise<PublicSurvey> {
   const survey = await findPublicSurvey(getDb(c.env.DB), slug);
-  if (start) await enforceBucket(c, "strict", strictKey(survey.teamId, "survey_start"));
+  if (start) {
+    await enforceBucket(c, "survey_start_ip", `team:${survey.teamId}:net:${clientNetwork(clientIp(c))}`);
+    await enforceBucket(c, "strict", strictKey(survey.teamId, "survey_start"));
+  }
   return survey;
+}
+
+/**
+ * The network a client IP counts for: the address itself for IPv4, its /64 for IPv6 (one
+ * machine or subscriber usually holds a whole /64, so counting single IPv6 addresses would give it
+ * billions of starts).
+ */
+export function clientNetwork(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.parse(ip);
+  if (address.kind() === "ipv4") return address.toString();
+  const v6 = address as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts.slice(0, 4).map((part) => part.toString(16)).join(":")}::/64`;
 }
 
 export const surveysPublicRouter = createRouter({ errorFormat: surveysErrorFormat });
@@ -80,7 +100,7 @@ surveysPublicRouter.openapi(
     middleware,
     summary: "Start a response",
     description:
-      "Only `active` surveys start responses (a closed survey answers 409). Consumes one unit of the team's `surveys` monthly quota. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.",
+      "Only `active` surveys start responses (a closed survey answers 409). The team's `surveys` monthly unit is spent when the response completes; a start answers the monthly-quota 429 when no unit is left. At most 10 of the team's 30 starts a minute may come from one client IP (IPv6: one /64); past it 429. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.",
     request: {
       params: pathParamAs("survey", "slug", "The survey's public slug."),
       body: { required: false, content: { "application/json": { schema: StartResponseBody, example: {} } } },

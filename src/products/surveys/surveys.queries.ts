@@ -28,7 +28,8 @@ export interface Completion {
 /**
  * The completion's batch. The first statement is the conditional UPDATE that only one call wins
  * (it writes the completion id); every later statement is conditioned on that id, so the
- * response_count, the summary counters and the delivery rows follow only the winner.
+ * response_count, the summary counters and the delivery rows follow only the winner (who then
+ * spends the team's `surveys` unit in its meter: survey-responses.service.ts).
  */
 export function completionBatch(d1: D1Database, c: Completion): D1PreparedStatement[] {
   const won = "EXISTS (SELECT 1 FROM survey_responses WHERE id = ?1 AND completion_id = ?2)";

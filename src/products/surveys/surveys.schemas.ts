@@ -5,6 +5,11 @@
 // live in the services, which see the stored survey; these schemas check shapes only.
 import { z } from "@hono/zod-openapi";
 import { SurveySettingsSchema } from "../survey-page/survey-settings";
+import { cappedJsonObject, FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../platform/sizes";
+
+/** The byte cap of every stored free-form value of a survey (DESIGN.md "Stored free-form JSON"). */
+const fits = (value: unknown) => jsonFits(value, FREE_FORM_JSON_BYTES);
+const capMessage = jsonCapMessage(FREE_FORM_JSON_BYTES);
 
 export const QUESTION_TYPES = [
   "text",
@@ -42,8 +47,9 @@ export const AiConfigSchema = z
     target_questions: z.number().int().min(1).max(20).optional(),
     tone: z.string().trim().min(1).max(50).optional(),
   })
+  .refine(fits, capMessage)
   .openapi("SurveyAiConfig", {
-    description: "AI mode configuration: `goal` (required in AI mode), `target_questions` (1..20, default 5), `tone` (e.g. neutral, friendly, formal).",
+    description: "AI mode configuration: `goal` (required in AI mode), `target_questions` (1..20, default 5), `tone` (e.g. neutral, friendly, formal). At most 16 KB of JSON.",
   });
 
 export const SurveySchema = z
@@ -110,9 +116,10 @@ export const BranchingSchema = z
       .default([]),
     default: z.union([z.strictObject({ go_to_next: z.literal(true) }), BranchTarget]).default({ go_to_next: true }),
   })
+  .refine(fits, capMessage)
   .openapi("SurveyBranching", {
     description:
-      "`rules` are tried in order; the first whose `if` condition holds for the answer decides (`equals`: deep equality; `less_than` / `less_than_or_equal` / `greater_than` / `greater_than_or_equal`: numeric answers; `includes`: a multi_choice answer containing the option). `then` is `{go_to_question_id}` or `{skip_to_end: true}`; `default` (`{go_to_next: true}` when omitted) applies when no rule matches.",
+      "At most 16 KB of JSON. `rules` are tried in order; the first whose `if` condition holds for the answer decides (`equals`: deep equality; `less_than` / `less_than_or_equal` / `greater_than` / `greater_than_or_equal`: numeric answers; `includes`: a multi_choice answer containing the option). `then` is `{go_to_question_id}` or `{skip_to_end: true}`; `default` (`{go_to_next: true}` when omitted) applies when no rule matches.",
   });
 
 export const QuestionSchema = z
@@ -216,8 +223,8 @@ const QuestionFields = {
   position: Position,
   section_id: z.string().nullable().optional(),
   description: z.string().max(5000).nullable().optional(),
-  options: z.array(z.string().trim().min(1, "can't be blank").max(500)).max(100).optional(),
-  settings: JsonObject.optional(),
+  options: z.array(z.string().trim().min(1, "can't be blank").max(500)).max(100).refine(fits, capMessage).optional(),
+  settings: cappedJsonObject(FREE_FORM_JSON_BYTES).optional(),
   branching: BranchingSchema.optional(),
 };
 

@@ -19,10 +19,11 @@ import {
 } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
-import { ApiError } from "../../platform/errors";
+import { ApiError, type FieldErrors } from "../../platform/errors";
+import { FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../platform/sizes";
 import { ownedBy, ownedRow } from "../../platform/tenancy";
-import { questionView } from "./survey-questions.service";
-import { sectionView } from "./survey-sections.service";
+import { MAX_QUESTIONS_PER_SURVEY, questionView } from "./survey-questions.service";
+import { MAX_SECTIONS_PER_SURVEY, sectionView } from "./survey-sections.service";
 import type { CreateSurveyInput, PatchSurveyInput, SurveyStatus } from "./surveys.schemas";
 import {
   chunk,
@@ -214,6 +215,10 @@ export async function duplicateSurvey(env: Env, teamId: string, id: string) {
     createdAt: at,
     updatedAt: at,
   };
+  // A duplicate is a create (DESIGN.md "Stored free-form JSON"): refused before anything is written
+  // when a copy would pass a cap a create is held to (rows stored before a cap existed).
+  const overCaps = duplicateCapErrors(source, sections.length, questions);
+  if (overCaps) throw ApiError.validation(overCaps);
   const sectionIds = new Map(sections.map((s) => [s.id, crypto.randomUUID()]));
   const questionIds = new Map(questions.map((q) => [q.id, crypto.randomUUID()]));
   const remap = (target: { go_to_question_id: string } | { skip_to_end: true } | { go_to_next: true }) =>
@@ -249,4 +254,25 @@ export async function duplicateSurvey(env: Env, teamId: string, id: string) {
     throw error;
   }
   return { ...surveyView(copy), sections: sectionCopies.map(sectionView), questions: questionCopies.map(questionView) };
+}
+
+/**
+ * The caps a duplicate's copies would pass, by field (`questions.<i>.settings`, ...), or null: the
+ * count caps of sections and questions and the byte cap of every copied free-form value.
+ */
+function duplicateCapErrors(source: SurveyRow, sectionCount: number, questions: QuestionRow[]): FieldErrors | null {
+  const errors: FieldErrors = {};
+  if (sectionCount > MAX_SECTIONS_PER_SURVEY) errors.sections = [`a survey can have at most ${MAX_SECTIONS_PER_SURVEY} sections`];
+  if (questions.length > MAX_QUESTIONS_PER_SURVEY) errors.questions = [`a survey can have at most ${MAX_QUESTIONS_PER_SURVEY} questions`];
+  const check = (field: string, value: unknown) => {
+    if (!jsonFits(value, FREE_FORM_JSON_BYTES)) errors[field] = [jsonCapMessage(FREE_FORM_JSON_BYTES)];
+  };
+  check("settings", source.settings);
+  check("ai_config", source.aiConfig);
+  questions.forEach((q, i) => {
+    check(`questions.${i}.settings`, q.settings);
+    check(`questions.${i}.options`, q.options);
+    check(`questions.${i}.branching`, q.branching);
+  });
+  return Object.keys(errors).length > 0 ? errors : null;
 }

@@ -9,7 +9,7 @@ import { planLimits } from "../../../src/platform/plans";
 import { monthOf } from "../../../src/platform/quota";
 import { call, expectError, json } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
-import { exportReport, newTeam } from "./audit-helpers";
+import { exportReport, insertReport, newTeam } from "./audit-helpers";
 
 afterEach(() => {
   setClock(null);
@@ -38,6 +38,20 @@ async function exportedTeam(format = "json") {
   const report = await exportReport(team.key, team.base, team.teamId, { format });
   return { team, report };
 }
+
+describe("tenant text in share mail (issue 23, finding 4)", () => {
+  it("the project id a tenant chose is one plain line in the mail, never a link", async () => {
+    setClock(T0);
+    const team = await newTeam();
+    const project = "www.evil.test-verify-your-account";
+    const report = await insertReport(team.teamId, T0, { projectId: project, status: "exported", objectKey: "k", exportedAt: "2026-06-01T09:00:00Z" });
+    const res = await share(team.key, `orgs/${team.teamId}/projects/${project}/audit`, { channel: "email", report_id: report.id, recipients: ["reader@example.com"] });
+    expect(res.status).toBe(200);
+    const [mail] = await getDb(env.DB).select().from(platformOutbox).where(and(eq(platformOutbox.teamId, team.teamId), eq(platformOutbox.kind, "report_share")));
+    expect(mail.subject).toBe("Audit report for project www[.]evil[.]test-verify-your-account");
+    expect(mail.text).not.toContain(project);
+  });
+});
 
 describe("share by link", () => {
   it("shares, serves the viewer page and a 5-minute download of the artefact", async () => {

@@ -45,7 +45,7 @@ async function fireDueAlerts(options?: AlertRunOptions): Promise<string[]> {
 async function createAlert(f: LogsFixture, body: Record<string, unknown>) {
   const res = await call("POST", `logs/projects/${f.projectId}/alerts`, {
     key: f.key,
-    body: { name: "errors", level: "error", threshold: 3, window_minutes: 5, notify_email: "ops@example.com", ...body },
+    body: { name: "errors", level: "error", threshold: 3, window_minutes: 5, notify_email: "owner@example.com", ...body },
   });
   expect(res.status).toBe(201);
   return (await json(res)).data;
@@ -266,7 +266,7 @@ describe("alert check", () => {
 describe("alerts per project", () => {
   it("regression: 25 parallel creates store exactly 20 alerts on a project, another project keeps its own room", async () => {
     const f = await setupProject();
-    const body = { name: "errors", level: "error", threshold: 3, window_minutes: 5, notify_email: "ops@example.com" };
+    const body = { name: "errors", level: "error", threshold: 3, window_minutes: 5, notify_email: "owner@example.com" };
     const results = await Promise.all(Array.from({ length: 25 }, () => call("POST", `logs/projects/${f.projectId}/alerts`, { key: f.key, body })));
     expect(results.filter((r) => r.status === 201)).toHaveLength(20);
     const refused = results.find((r) => r.status !== 201)!;
@@ -275,6 +275,26 @@ describe("alerts per project", () => {
     expect((await json(await call("GET", `logs/projects/${f.projectId}/alerts`, { key: f.key }))).data).toHaveLength(20);
     const other = await setupProject();
     await createAlert(other, {});
+  });
+});
+
+describe("alert recipients (issue 23, finding 4)", () => {
+  it("regression: notify_email must be an accepted member of the team (until the console, its owner): 422 on create and on change, nothing stored", async () => {
+    const f = await setupProject();
+    const base = { name: "errors", level: "error", threshold: 3, window_minutes: 5 };
+    const refused = { error: "Validation failed", details: { notify_email: ["must be the address of a member of the team who has accepted"] } };
+    const path = `logs/projects/${f.projectId}/alerts`;
+    for (const stranger of ["victim@example.org", "owner@example.com.evil.test", "other@example.com"]) {
+      const res = await call("POST", path, { key: f.key, body: { ...base, notify_email: stranger } });
+      expect({ status: res.status, body: await json(res) }).toEqual({ status: 422, body: refused });
+    }
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM log_alerts WHERE team_id = ?").bind(f.teamId).first<{ n: number }>();
+    expect(count!.n).toBe(0);
+    const alert = await createAlert(f, { notify_email: "Owner@Example.com" });
+    const changed = await call("PUT", `logs/alerts/${alert.id}`, { key: f.key, body: { notify_email: "victim@example.org" } });
+    expect({ status: changed.status, body: await json(changed) }).toEqual({ status: 422, body: refused });
+    const stored = await env.DB.prepare("SELECT notify_email FROM log_alerts WHERE id = ?").bind(alert.id).first<{ notify_email: string }>();
+    expect(stored!.notify_email).toBe("Owner@Example.com");
   });
 });
 
@@ -301,7 +321,7 @@ describe("alert notifications consumer", () => {
     await alertNotificationsConsumer.consume(fakeBatch([note], 2), env);
     const { results } = await env.DB.prepare("SELECT * FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).all<Record<string, string>>();
     expect(results).toHaveLength(1);
-    expect(results[0].to).toBe("ops@example.com");
+    expect(results[0].to).toBe("owner@example.com");
     expect(results[0].subject).toContain("errors");
     expect(results[0].subject).toContain("7 error entries");
   });
@@ -312,7 +332,38 @@ describe("alert notifications consumer", () => {
     await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);
     const row = await env.DB.prepare("SELECT subject FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ subject: string }>();
     expect(row!.subject).not.toMatch(/[\r\n]/);
-    expect(row!.subject.startsWith("[Log alert] x Bcc: attacker@evil.test body")).toBe(true);
+    expect(row!.subject.startsWith("[Log alert] x Bcc: attacker[at]evil[.]test body")).toBe(true);
+  });
+
+  it("regression (issue 23, finding 4): tenant names in alert mail are one plain line of at most 100 characters and never a link", async () => {
+    const f = await setupProject();
+    const lure = "Your account is locked, verify at https://evil.test/login or www.evil.test or mail help@evil.test " + "x".repeat(100);
+    const alert = await createAlert(f, { name: lure });
+    await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);
+    const row = await env.DB.prepare("SELECT subject, text, html FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<Record<string, string | null>>();
+    for (const part of [row!.subject!, row!.text!]) {
+      expect(part).not.toMatch(/https?:\/\/evil|evil\.test|www\.evil|help@/);
+      expect(part).toContain("https[:]//evil[.]test/login");
+    }
+    expect(row!.html).toBeNull();
+    const shown = /^\[Log alert\] (.*): 7 error entries/.exec(row!.subject!)![1];
+    expect([...shown]).toHaveLength(100);
+    expect(shown.endsWith("…")).toBe(true);
+    expect(row!.text).toContain(`"${shown}"`);
+  });
+
+  it("regression (issue 23, finding 4): an alert whose notify_email left the team sends nothing and spends no unit", async () => {
+    setClock(T0);
+    const f = await setupProject();
+    const alert = await createAlert(f, {});
+    await env.DB.prepare("UPDATE teams SET owner_email = 'new-owner@example.com' WHERE id = ?").bind(f.teamId).run();
+    const note = await firedNote(f, alert.id, "email");
+    await alertNotificationsConsumer.consume(fakeBatch([note]), env);
+    const outbox = await env.DB.prepare("SELECT COUNT(*) AS n FROM platform_outbox WHERE team_id = ?").bind(f.teamId).first<{ n: number }>();
+    expect(outbox!.n).toBe(0);
+    expect(await usedOf(f.teamId, "mail")).toBeNull();
+    const delivery = await env.DB.prepare("SELECT status, last_error FROM log_alert_deliveries WHERE firing_id = ?").bind(note.firing_id).first();
+    expect(delivery).toEqual({ status: "failed", last_error: "notify_email is no longer a member of the team" });
   });
 
   it("meters each alert email as one unit of the team's mail quota; with none left the email is skipped, not retried", async () => {

@@ -290,7 +290,7 @@ describe("management validation and 404", () => {
       error: "Validation failed",
       details: { notify_email: ["is required when channels includes email"] },
     });
-    await expectError(await call("POST", path, { key: f.key, body: { ...base, channels: ["email", "webhook"], notify_email: "a@example.com" } }), 422, {
+    await expectError(await call("POST", path, { key: f.key, body: { ...base, channels: ["email", "webhook"], notify_email: "owner@example.com" } }), 422, {
       error: "Validation failed",
       details: { notify_webhook: ["is required when channels includes webhook"] },
     });
@@ -306,12 +306,12 @@ describe("management validation and 404", () => {
       error: "Validation failed",
       details: { threshold: [expect.any(String)], window_minutes: [expect.any(String)], "channels.0": [expect.any(String)], notify_email: [expect.any(String)] },
     });
-    await expectError(await call("POST", path, { key: f.key, body: { ...base, channels: ["email", "email"], notify_email: "a@example.com" } }), 422, {
+    await expectError(await call("POST", path, { key: f.key, body: { ...base, channels: ["email", "email"], notify_email: "owner@example.com" } }), 422, {
       error: "Validation failed",
       details: { channels: ["must not repeat a channel"] },
     });
 
-    const alert = (await json(await call("POST", path, { key: f.key, body: { ...base, notify_email: "a@example.com" } }))).data;
+    const alert = (await json(await call("POST", path, { key: f.key, body: { ...base, notify_email: "owner@example.com" } }))).data;
     await expectError(await call("PUT", `logs/alerts/${alert.id}`, { key: f.key, body: { notify_email: null } }), 422, {
       error: "Validation failed",
       details: { notify_email: ["is required when channels includes email"] },
@@ -341,7 +341,7 @@ describe("management validation and 404", () => {
       await expectError(await call(method, `logs/projects/${missing}${suffix}`, { key: f.key }), 404, { error: "Project not found" });
     }
     await expectError(
-      await call("POST", `logs/projects/not-a-uuid/alerts`, { key: f.key, body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "a@example.com" } }),
+      await call("POST", `logs/projects/not-a-uuid/alerts`, { key: f.key, body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "owner@example.com" } }),
       404,
       { error: "Project not found" },
     );

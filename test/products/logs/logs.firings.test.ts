@@ -25,7 +25,7 @@ afterEach(() => {
 async function createAlert(f: LogsFixture, body: Record<string, unknown> = {}) {
   const res = await call("POST", `logs/projects/${f.projectId}/alerts`, {
     key: f.key,
-    body: { name: "errors", level: "error", threshold: 3, window_minutes: 5, notify_email: "ops@example.com", ...body },
+    body: { name: "errors", level: "error", threshold: 3, window_minutes: 5, notify_email: "owner@example.com", ...body },
   });
   expect(res.status).toBe(201);
   return (await json(res)).data;

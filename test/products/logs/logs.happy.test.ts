@@ -172,7 +172,7 @@ describe("alerts CRUD", () => {
     const f = await setupProject();
     const created = await call("POST", `logs/projects/${f.projectId}/alerts`, {
       key: f.key,
-      body: { name: "errors", level: "error", threshold: 5, window_minutes: 5, notify_email: "ops@example.com" },
+      body: { name: "errors", level: "error", threshold: 5, window_minutes: 5, notify_email: "owner@example.com" },
     });
     expect(created.status).toBe(201);
     const alert = (await json(created)).data;
@@ -183,7 +183,7 @@ describe("alerts CRUD", () => {
       threshold: 5,
       window_minutes: 5,
       channels: ["email"],
-      notify_email: "ops@example.com",
+      notify_email: "owner@example.com",
       notify_webhook: null,
       enabled: true,
       last_triggered_at: null,
@@ -192,7 +192,7 @@ describe("alerts CRUD", () => {
 
     const both = await json(await call("POST", `logs/projects/${f.projectId}/alerts`, {
       key: f.key,
-      body: { name: "b", level: "fatal", threshold: 1, window_minutes: 1, notify_email: "a@example.com", notify_webhook: "https://hooks.example.com/x", enabled: false },
+      body: { name: "b", level: "fatal", threshold: 1, window_minutes: 1, notify_email: "owner@example.com", notify_webhook: "https://hooks.example.com/x", enabled: false },
     }));
     expect(both.data).toMatchObject({ channels: ["email", "webhook"], enabled: false });
 

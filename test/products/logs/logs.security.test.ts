@@ -40,7 +40,7 @@ describe("tenancy", () => {
       await json(
         await call("POST", `logs/projects/${owner.projectId}/alerts`, {
           key: owner.key,
-          body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "a@example.com" },
+          body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "owner@example.com" },
         }),
       )
     ).data;
@@ -55,7 +55,7 @@ describe("tenancy", () => {
     await expectError(
       await call("POST", `logs/projects/${owner.projectId}/alerts`, {
         key: other.key,
-        body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "a@example.com" },
+        body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "owner@example.com" },
       }),
       404,
       notFound,
@@ -79,7 +79,7 @@ describe("scopes", () => {
       await json(
         await call("POST", `logs/projects/${f.projectId}/alerts`, {
           key: f.key,
-          body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "a@example.com" },
+          body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "owner@example.com" },
         }),
       )
     ).data;
@@ -107,7 +107,7 @@ describe("scopes", () => {
     const writes: [string, string, unknown][] = [
       ["POST", "logs/projects", { name: "x" }],
       ["POST", `logs/projects/${f.projectId}/rotate-token`, undefined],
-      ["POST", `logs/projects/${f.projectId}/alerts`, { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "a@example.com" }],
+      ["POST", `logs/projects/${f.projectId}/alerts`, { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "owner@example.com" }],
       ["PUT", `logs/alerts/${alert.id}`, { threshold: 2 }],
       ["DELETE", `logs/alerts/${alert.id}`, undefined],
     ];

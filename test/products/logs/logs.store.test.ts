@@ -129,7 +129,7 @@ describe("deleting a project", () => {
   it("deletes the project, its token, alerts and every stored entry", async () => {
     const f = await setupProject();
     await ingestBatch(f.token, ndjson([{ message: "one", stream: "s" }, { message: "two" }]));
-    await call("POST", `logs/projects/${f.projectId}/alerts`, { key: f.key, body: { name: "a", level: "error", threshold: 1, window_minutes: 5, notify_email: "ops@example.com" } });
+    await call("POST", `logs/projects/${f.projectId}/alerts`, { key: f.key, body: { name: "a", level: "error", threshold: 1, window_minutes: 5, notify_email: "owner@example.com" } });
     const res = await call("DELETE", `logs/projects/${f.projectId}`, { key: f.key });
     expect(res.status).toBe(204);
     await expectError(await call("GET", `logs/projects/${f.projectId}`, { key: f.key }), 404, { error: "Project not found" });

@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { logStore } from "../../../src/products/logs/logs.store";
 import type { LogStore } from "../../../src/products/logs/store/log-store";
-import { MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "../../../src/products/logs/store/log-tails";
-import { call, expectError, json } from "../../helpers/api";
+import { CREDENTIAL_CHECK_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "../../../src/products/logs/store/log-tails";
+import { addKey, admin, call, expectError, json } from "../../helpers/api";
 import { allEntries, ingest, ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
 
 afterEach(() => {
@@ -155,6 +155,38 @@ describe("live tail", () => {
     expect(await tail.next()).toBe('event: end\ndata: {"reason":"max_duration"}');
     expect(await tail.next()).toBeNull();
     expect(await tailCount(f)).toBe(0);
+  });
+
+  it("regression (issue 23, finding 6): a revoked key's open tail ends at the next credential check; other keys' tails go on", async () => {
+    const f = await setupProject();
+    const other = await addKey(f.teamId, ["logs:read"]);
+    const revokedTail = new Tail(await call("GET", `logs/projects/${f.projectId}/tail`, { key: other.key }));
+    expect(await revokedTail.next()).toMatch(/^retry: 1000/);
+    const keptTail = await openTail(f);
+    expect((await admin("DELETE", `keys/${other.id}`)).status).toBe(204);
+    const ended = await runInDurableObject(logStore(env, f.projectId), (store) => (store as unknown as LogStore).checkTailCredentials());
+    expect(ended).toBe(1);
+    expect(await revokedTail.next()).toBe('event: end\ndata: {"reason":"credential_revoked"}');
+    expect(await revokedTail.next()).toBeNull();
+    expect(await tailCount(f)).toBe(1);
+    await ingest(f.token, { message: "still here" });
+    expect((await keptTail.nextData()).message).toBe("still here");
+    await keptTail.cancel();
+  });
+
+  it(`the store's own interval ends a revoked key's tail within ${CREDENTIAL_CHECK_MS / 1000} s, on the real stream`, async () => {
+    expect(CREDENTIAL_CHECK_MS).toBeLessThanOrEqual(10_000);
+    const f = await setupProject();
+    const other = await addKey(f.teamId, ["logs:read"]);
+    const tail = new Tail(await call("GET", `logs/projects/${f.projectId}/tail`, { key: other.key }));
+    expect(await tail.next()).toMatch(/^retry: 1000/);
+    expect((await admin("DELETE", `keys/${other.id}`)).status).toBe(204);
+    // Nothing calls the check here: the stream ends by itself.
+    let block: string | null;
+    do block = await tail.next();
+    while (block !== null && block.startsWith(":"));
+    expect(block).toBe('event: end\ndata: {"reason":"credential_revoked"}');
+    expect(await tail.next()).toBeNull();
   });
 
   it("skips entries for a reader that falls behind, bounded in bytes, and says how many", async () => {

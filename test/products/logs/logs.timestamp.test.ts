@@ -116,7 +116,7 @@ describe("entry time", () => {
     const f = await setupProject();
     const res = await call("POST", `logs/projects/${f.projectId}/alerts`, {
       key: f.key,
-      body: { name: "errors", level: "error", threshold: 2, window_minutes: 5, notify_email: "ops@example.com" },
+      body: { name: "errors", level: "error", threshold: 2, window_minutes: 5, notify_email: "owner@example.com" },
     });
     const alert = (await json(res)).data;
     vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);

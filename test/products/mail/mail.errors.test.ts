@@ -23,6 +23,22 @@ describe("POST /emails: 400", () => {
     await expectError(res, 400, { error: "Malformed JSON in request body" });
   });
 
+  it("regression (issue 23, finding 8): a JSON body labelled form-encoded, text or nothing answers 400 in mail's shape and sends nothing", async () => {
+    const team = await setupTeam();
+    const raw = JSON.stringify(LIVE);
+    for (const type of ["application/x-www-form-urlencoded", "text/plain;charset=UTF-8", "multipart/form-data; boundary=x", "application/jsonx", null]) {
+      const headers: Record<string, string> = type === null ? {} : { "content-type": type };
+      for (const path of ["emails", "emails/batch"]) {
+        const body = path === "emails" ? raw : JSON.stringify({ emails: [LIVE] });
+        await expectError(await call("POST", path, { key: team.key, raw: body, headers }), 400, { error: "Content-Type must be application/json" });
+      }
+    }
+    expect(await countEmails(team.teamId)).toBe(0);
+    for (const type of ["application/json; charset=utf-8", "Application/JSON", "application/vnd.api+json"]) {
+      expect((await call("POST", "emails", { key: team.key, raw, headers: { "content-type": type } })).status, type).toBe(201);
+    }
+  });
+
   it("answers 400 to a JSON body that is not an object", async () => {
     const team = await setupTeam();
     await expectError(await send(team.key, [LIVE]), 400, { error: "Request body must be a JSON object" });
@@ -142,6 +158,33 @@ describe("POST /emails: the 12 policy codes", () => {
       headers: { "List-Unsubscribe": "<https://example.com/u>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click", "In-Reply-To": "<a@b>", References: "<a@b>", "X-Campaign": "spring" },
     });
     expect(ok.status).toBe(201);
+  });
+
+  it("regression (issue 23, finding 7): provider control headers and unprintable values are forbidden_header; nothing is stored", async () => {
+    const team = await setupTeam();
+    for (const name of ["X-SMTPAPI", "x-smtpapi", "X-PM-Message-Stream", "X-PM-Tag", "X-SES-CONFIGURATION-SET", "X-Ses-Message-Tags", "X-Mailgun-Variables", "X-Mailgun-Tag", "X-MC-Tags", "X-MSYS-API"]) {
+      await expectError(await send(team.key, { ...LIVE, headers: { [name]: '{"to":["victim@external.test"]}' } }), 422, {
+        error: `The header '${name}' is reserved and cannot be set`,
+        code: "forbidden_header",
+      });
+    }
+    for (const value of ["a\u0000b", "a\u2028b", "a\u2029b", "a\u0085b", "a\u0007b", "a\u007fb", "a\u000bb"]) {
+      await expectError(await send(team.key, { ...LIVE, headers: { "X-Campaign": value } }), 422, {
+        error: "The header 'X-Campaign' must be printable text (no control characters, line or paragraph separators)",
+        code: "forbidden_header",
+      });
+    }
+    expect(await countEmails(team.teamId)).toBe(0);
+    // Lookalikes that are not provider headers, tabs and non-ASCII text pass.
+    const ok = await send(team.key, { ...LIVE, headers: { "X-PMX": "1", "X-Sessions": "2", "X-Campaign": "spring\tété ✓" } });
+    expect(ok.status).toBe(201);
+  });
+
+  it("headers taken together are capped at 16 KB of JSON (422 on headers)", async () => {
+    const team = await setupTeam();
+    const headers = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`X-H${i}`, "é".repeat(450)]));
+    await expectError(await send(team.key, { ...LIVE, headers }), 422, { error: "Validation failed", details: { headers: ["must be at most 16 KB of JSON"] } });
+    expect(await countEmails(team.teamId)).toBe(0);
   });
 
   it("invalid_stream (422)", async () => {

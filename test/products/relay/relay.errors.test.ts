@@ -106,6 +106,48 @@ describe("inbound signatures", () => {
     expect(await eventCount(source.id)).toBe(2);
   });
 
+  it("regression (issue 23, finding 3): a captured signed GitHub body re-sent with a new delivery id or re-typed is a duplicate and reaches no filter", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "github", signing_secret: "gh-secret" });
+    const releases = await createDestination(team.key, source.id, { event_filter: ["release"] });
+    const everything = await createDestination(team.key, source.id);
+    const body = JSON.stringify({ action: "opened", number: 7 });
+    const first = await json(await ingest(source.slug, body, await githubHeaders("gh-secret", body, "pull_request", "d-1")));
+    expect(first.data).toMatchObject({ event_type: "pull_request", duplicate: false, deliveries: 1 });
+    for (const [event, delivery] of [["pull_request", "d-2"], ["release", "d-3"], ["release", "d-1"]]) {
+      const again = await json(await ingest(source.slug, body, await githubHeaders("gh-secret", body, event, delivery)));
+      expect(again.data, `${event} ${delivery}`).toEqual({ id: first.data.id, event_type: "pull_request", duplicate: true, deliveries: 0 });
+    }
+    expect(await eventCount(source.id)).toBe(1);
+    const deliveries = async (destinationId: string) =>
+      (await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE destination_id = ?").bind(destinationId).first<{ n: number }>())!.n;
+    expect([await deliveries(releases.id), await deliveries(everything.id)]).toEqual([0, 1]);
+    // Another signed body is another event.
+    const other = JSON.stringify({ action: "published" });
+    expect((await json(await ingest(source.slug, other, await githubHeaders("gh-secret", other, "release", "d-1")))).data).toMatchObject({ duplicate: false, deliveries: 2 });
+  });
+
+  it("regression (issue 23, finding 3): a signed Stripe event without an id is accepted once, whatever timestamp it is signed with", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "stripe", signing_secret: "whsec_stripe" });
+    const body = JSON.stringify({ type: "invoice.paid", amount: 10 });
+    const first = await json(await ingest(source.slug, body, await stripeHeaders("whsec_stripe", body)));
+    expect(first.data).toMatchObject({ event_type: "invoice.paid", duplicate: false });
+    const again = await json(await ingest(source.slug, body, await stripeHeaders("whsec_stripe", body, nowSeconds() - 60)));
+    expect(again.data).toMatchObject({ id: first.data.id, duplicate: true, deliveries: 0 });
+    expect(await eventCount(source.id)).toBe(1);
+  });
+
+  it("a signed Standard Webhooks message is named by its signed id: the same body under another signed id is another message", async () => {
+    const team = await setupTeam();
+    const secret = "whsec_" + btoa("standard-secret-32-bytes-long!!!");
+    const source = await createSource(team.key, { provider: "standard", signing_secret: secret });
+    const body = JSON.stringify({ type: "user.created" });
+    const first = await json(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_1")));
+    expect((await json(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_1")))).data).toMatchObject({ id: first.data.id, duplicate: true });
+    expect((await json(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_2")))).data.duplicate).toBe(false);
+  });
+
   it("a source without a signing secret accepts unsigned events", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key, { provider: "stripe" });

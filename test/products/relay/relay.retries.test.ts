@@ -2,6 +2,7 @@
 // day, held against wrangler.toml; a destination failing every attempt for 5 days is disabled and
 // its team's owner emailed once; replay to chosen destinations only. Time moves with the test clock.
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { tenantText } from "../../../src/platform/platform-mail";
 import { QUEUES } from "../../../src/platform/jobs/queues";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { MAX_ATTEMPTS, QUEUE_MAX_RETRIES, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "../../../src/products/relay/relay.retry";
@@ -126,7 +127,9 @@ describe("a destination that keeps failing", () => {
     expect(delivery).toMatchObject({ status: "failed", attempts_count: 1, next_attempt_at: null });
     const mails = await outbox(team.teamId);
     expect(mails).toHaveLength(1);
-    expect(mails[0]).toMatchObject({ to: "owner@acme.dev", subject: `Webhook destination disabled after 5 days of failures: ${failing.url}` });
+    expect(mails[0]).toMatchObject({ to: "owner@acme.dev", subject: `Webhook destination disabled after 5 days of failures: ${tenantText(failing.url)}` });
+    // Our mail never carries a tenant's URL as a link.
+    expect(mails[0]!.text).not.toContain(failing.url);
     expect(mails[0]!.text).toContain(failing.id);
     expect(mails[0]!.text).toContain('"destination_ids"');
 

@@ -308,15 +308,30 @@ describe("response flow", () => {
     expect(list[0].answers[q[0].id]).toMatchObject({ value: "z", version: 2 });
   });
 
-  it("consumes one surveys quota unit per started response and answers 429 when exhausted", async () => {
-    const { team, survey } = await activeSurvey([{ type: "text", title: "Q" }]);
+  it("regression (issue 23, finding 5): the surveys unit is spent on completion; a start is refused when none is left, a completion never", async () => {
+    const { team, survey, questions } = await activeSurvey([{ type: "text", title: "Q" }]);
     await admin("PATCH", `teams/${team.teamId}`, { plan: "free" });
-    const period = new Date().toISOString().slice(0, 7);
     await setUsed(team.teamId, "surveys", 999);
-    expect((await start(survey.slug)).status).toBe(201);
+    const used = () => usedOf(team.teamId, "surveys");
+    // Anonymous starts spend nothing, however many.
+    const started = [];
+    for (let i = 0; i < 3; i++) started.push(await startOk(survey.slug));
+    expect(await used()).toBe(999);
+    // The first completion spends the last unit (once, however often it is called).
+    const finish = async (id: string) => {
+      expect((await answer(survey.slug, id, questions[0].id, "a")).status).toBe(200);
+      expect((await complete(survey.slug, id)).status).toBe(200);
+    };
+    await finish(started[0].id);
+    expect((await complete(survey.slug, started[0].id)).status).toBe(200);
+    expect(await used()).toBe(1000);
+    // No unit left: a start answers the monthly-quota 429 ...
     await expectError(await start(survey.slug), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
-    const used = { used: await usedOf(team.teamId, "surveys") };
-    expect(used?.used).toBe(1000);
+    // ... and the responses already in flight still complete (they go over, and only they).
+    await finish(started[1].id);
+    await finish(started[2].id);
+    expect(await used()).toBe(1002);
+    await expectError(await start(survey.slug), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
   });
 });
 

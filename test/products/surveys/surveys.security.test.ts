@@ -156,6 +156,35 @@ describe("survey security", () => {
     }
   });
 
+  it("regression (issue 23, finding 5): one client IP takes at most 10 of a window's 30 starts and cannot lock the team's surveys", async () => {
+    const { survey } = await activeSurvey([{ type: "text", title: "Q" }]);
+    const second = await activeSurvey([{ type: "text", title: "Q" }]);
+    setClock(Date.parse("2032-03-05T12:00:10Z"));
+    try {
+      const attacker = "203.0.113.250";
+      for (let i = 0; i < 10; i++) expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: attacker })).status).toBe(201);
+      // The 11th and every later start from that IP is refused, on any survey of the team ...
+      for (let i = 0; i < 25; i++) {
+        const refused = await call("POST", `surveys/${survey.slug}/responses`, { ip: attacker });
+        expect(refused.status).toBe(429);
+        expect(refused.headers.get("x-ratelimit-limit")).toBe("10");
+        expect(await json(refused)).toEqual({ error: "Rate limit exceeded", retry_after: 50 });
+      }
+      // ... without taking the team's places: 20 other respondents still start.
+      for (let i = 0; i < 20; i++) expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: `198.51.100.${i}` })).status).toBe(201);
+      expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: "198.51.100.99" })).status).toBe(429);
+      // Another team is not concerned, even from the same IP.
+      expect((await call("POST", `surveys/${second.survey.slug}/responses`, { ip: attacker })).status).toBe(201);
+      // One IPv6 /64 is one client: a machine cannot rotate through its own addresses.
+      setClock(Date.parse("2032-03-05T12:01:10Z"));
+      for (let i = 0; i < 10; i++) expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: `2001:db8:1:2::${i + 1}` })).status).toBe(201);
+      expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: "2001:db8:1:2:ffff::1" })).status).toBe(429);
+      expect((await call("POST", `surveys/${survey.slug}/responses`, { ip: "2001:db8:1:3::1" })).status).toBe(201);
+    } finally {
+      setClock(null);
+    }
+  });
+
   it("regression: definitions fetched from many IPs and a full start family never cut off respondents already answering", async () => {
     const { survey, questions } = await activeSurvey([{ type: "text", title: "Q1" }, { type: "text", title: "Q2" }]);
     setClock(Date.parse("2032-03-04T12:00:05Z"));

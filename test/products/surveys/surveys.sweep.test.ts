@@ -94,7 +94,7 @@ describe("survey delivery sweep", () => {
 
     // The completion commits, its queue send fails: the respondent still sees it completed.
     const broken = queueEnv(true);
-    const state = await completeResponse(broken.env, await loadSurvey(getDb(env.DB), team.teamId, survey.id), r.id);
+    const state = await completeResponse(broken.env, { ...(await loadSurvey(getDb(env.DB), team.teamId, survey.id)), plan: "pro", ownerEmail: null }, r.id);
     expect(state.status).toBe("completed");
     expect(broken.queue.sendBatch).toHaveBeenCalledTimes(1);
     const { id } = (await env.DB.prepare("SELECT id FROM survey_webhook_deliveries WHERE webhook_id = ?").bind(hook.id).first<{ id: string }>())!;

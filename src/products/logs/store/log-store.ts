@@ -16,6 +16,7 @@ import * as schema from "./log-store.schema";
 import { APPEND_ROWS, ENTRY_COLUMNS, entryWhere, type EntryFilter } from "./log-store.queries";
 import { rowChunks, type StoreRow } from "../logs.store";
 import { MAX_TAILS, TailSet, type TailFilter } from "./log-tails";
+import { keysHoldingScope } from "../../../platform/auth";
 
 const DAY_MS = 86_400_000;
 /** Retention deletes at most this many entries per statement, and this many statements per run. */
@@ -57,7 +58,7 @@ export class LogStore extends DurableObject<Env> {
   private indexScheduled = false;
   private deleted = false;
   /** Open live tails (in memory: a restarted object has none, and their clients reconnect). */
-  private readonly tails = new TailSet();
+  private readonly tails = new TailSet((keyIds) => keysHoldingScope(this.env.DB, keyIds, "logs:read"));
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -100,9 +101,9 @@ export class LogStore extends DurableObject<Env> {
    * Opens a live tail of the entries appended from now on that match `filter`: a Server-Sent Events
    * stream (see log-tails.ts), or null when the project already has its maximum of open tails.
    */
-  async openTail(projectId: string, filter: TailFilter): Promise<ReadableStream<Uint8Array> | null> {
+  async openTail(projectId: string, keyId: string, filter: TailFilter): Promise<ReadableStream<Uint8Array> | null> {
     this.assertLive();
-    const stream = this.tails.open(projectId, filter, Date.now());
+    const stream = this.tails.open(projectId, keyId, filter, Date.now());
     if (stream || this.tails.size < MAX_TAILS) return stream;
     // At the cap: some of the open tails may be clients that already went away. Two pings a moment
     // apart make their streams fail (see TailSet.ping), then the cap is judged again. Bounded: only
@@ -111,7 +112,12 @@ export class LogStore extends DurableObject<Env> {
       this.tails.ping();
       await new Promise((resolve) => setTimeout(resolve, PROBE_MS / 2));
     }
-    return this.tails.open(projectId, filter, Date.now());
+    return this.tails.open(projectId, keyId, filter, Date.now());
+  }
+
+  /** The credential check of the tails (the interval runs it every CREDENTIAL_CHECK_MS; tests call it). */
+  async checkTailCredentials(): Promise<number> {
+    return this.tails.checkCredentials();
   }
 
   /** Open tails (tests, operators). */

@@ -5,6 +5,8 @@
 // comment every KEEP_ALIVE_MS keeps proxies from closing an idle stream and finds a vanished client,
 // and a reader too slow to take what it is sent has at most MAX_TAIL_BUFFER_BYTES waiting: past
 // that entries are skipped and counted, and an `event: skipped` says how many once there is room.
+// A tail follows the key that opened it: every CREDENTIAL_CHECK_MS the keys are read again, and a
+// revoked key's tails end with `event: end` (`credential_revoked`).
 import { entryView } from "../logs.store";
 import type { EntryRecord } from "./log-store";
 
@@ -16,6 +18,14 @@ export const MAX_TAIL_MS = 10 * 60_000;
 export const KEEP_ALIVE_MS = 15_000;
 /** Bytes written to a tail and not yet taken by its reader, past which entries are skipped. */
 export const MAX_TAIL_BUFFER_BYTES = 1024 * 1024;
+/**
+ * How often the credentials of the open tails are checked: a tail ends within this long of its
+ * key's revocation (DESIGN.md "Open streams follow their credential": within 10 s).
+ */
+export const CREDENTIAL_CHECK_MS = 5_000;
+
+/** Which of the given API key ids may still read the project's entries (unrevoked, `logs:read`). */
+export type CredentialCheck = (keyIds: string[]) => Promise<Set<string>>;
 
 /** The entry query's filters a tail applies (no time bounds: a tail is about what arrives now). */
 export interface TailFilter {
@@ -29,6 +39,8 @@ export interface TailFilter {
 
 interface Tail {
   projectId: string;
+  /** The API key that opened the tail: the stream lives only as long as the key may read. */
+  keyId: string;
   filter: TailFilter;
   /** `filter.q` lower-cased once. */
   needle: string | null;
@@ -44,13 +56,17 @@ const encoder = new TextEncoder();
 export class TailSet {
   private readonly tails = new Set<Tail>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  private credentialTimer: ReturnType<typeof setInterval> | null = null;
+
+  /** `credentialsLive` answers which keys of the open tails may still read (one D1 read per check). */
+  constructor(private readonly credentialsLive: CredentialCheck) {}
 
   get size(): number {
     return this.tails.size;
   }
 
   /** Opens a tail: its event stream, or null when the project already has MAX_TAILS open. */
-  open(projectId: string, filter: TailFilter, now: number): ReadableStream<Uint8Array> | null {
+  open(projectId: string, keyId: string, filter: TailFilter, now: number): ReadableStream<Uint8Array> | null {
     if (this.tails.size >= MAX_TAILS) return null;
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     const readable = new ReadableStream<Uint8Array>(
@@ -66,6 +82,7 @@ export class TailSet {
     );
     const tail: Tail = {
       projectId,
+      keyId,
       filter,
       needle: filter.q ? filter.q.toLowerCase() : null,
       controller,
@@ -78,7 +95,34 @@ export class TailSet {
     // answer's headers and first bytes leave at once.
     this.write(tail, `retry: 1000\n: tail of project ${projectId}\n\n`);
     this.timer ??= setInterval(() => this.sweep(Date.now()), KEEP_ALIVE_MS);
+    this.credentialTimer ??= setInterval(() => void this.checkCredentials(), CREDENTIAL_CHECK_MS);
     return readable;
+  }
+
+  /**
+   * Ends, with `event: end` and reason `credential_revoked`, every tail whose key was revoked (or
+   * no longer holds `logs:read`) since it opened; returns how many. The interval calls it every
+   * CREDENTIAL_CHECK_MS; tests call it directly. When the check itself fails (D1 unreachable) the
+   * tails stay open until the next check: failing closed would cut every tail on a D1 hiccup,
+   * while a revoked key cannot open a new one meanwhile (auth reads D1 too).
+   */
+  async checkCredentials(): Promise<number> {
+    const keyIds = [...new Set([...this.tails].map((tail) => tail.keyId))];
+    if (keyIds.length === 0) return 0;
+    let live: Set<string>;
+    try {
+      live = await this.credentialsLive(keyIds);
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "log tails: credential check failed", error: String(error) }));
+      return 0;
+    }
+    let ended = 0;
+    for (const tail of this.tails) {
+      if (live.has(tail.keyId)) continue;
+      this.end(tail, "credential_revoked");
+      ended++;
+    }
+    return ended;
   }
 
   /** Writes every row that matches each tail's filters, as the entry query would answer it. */
@@ -176,10 +220,11 @@ export class TailSet {
   }
 
   private stopWhenIdle(): void {
-    if (this.tails.size === 0 && this.timer !== null) {
-      clearInterval(this.timer);
-      this.timer = null;
-    }
+    if (this.tails.size > 0) return;
+    if (this.timer !== null) clearInterval(this.timer);
+    if (this.credentialTimer !== null) clearInterval(this.credentialTimer);
+    this.timer = null;
+    this.credentialTimer = null;
   }
 }
 
