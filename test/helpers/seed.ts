@@ -1,4 +1,4 @@
-// Teams, keys and verified sending domains written straight into D1, in one batch, for the tests
+// Teams (with their owner's membership), keys and verified sending domains written straight into D1, in one batch, for the tests
 // whose subject is not the operator API: the rows are those the operator routes write
 // (src/platform/admin/admin.service.ts createTeam/createKey, domains.service.ts addDomain with
 // "verified"), built from the same constants, without three HTTP round trips per team. The
@@ -7,7 +7,7 @@
 import { env } from "cloudflare:test";
 import { getDb } from "../../src/db/client";
 import { apiKeys, sendingDomains, teams, type MailKeyPolicy } from "../../src/db/schema";
-import { newKey } from "../../src/platform/admin/admin.service";
+import { newKey, ownerStatements } from "../../src/platform/admin/admin.service";
 import { nowIso } from "../../src/platform/clock";
 import { randomToken } from "../../src/platform/crypto";
 import type { Plan } from "../../src/platform/plans";
@@ -40,6 +40,7 @@ export async function seedTeam(options: SeedTeamOptions): Promise<{ teamId: stri
   await db.batch([
     db.insert(teams).values({ id: teamId, name: options.name, plan: options.plan, ownerEmail: options.ownerEmail, createdAt: at, updatedAt: at }),
     db.insert(apiKeys).values(keyRow),
+    ...(options.ownerEmail ? ownerStatements(db, teamId, options.ownerEmail, at) : []),
     ...(domainRows.length ? [db.insert(sendingDomains).values(domainRows)] : []),
   ]);
   return { teamId, key, keyId: keyRow.id };

@@ -56,7 +56,7 @@ export async function createTeam(db: Db, input: { name: string; plan: Plan; owne
 }
 
 /** The writes that make `email` a user and an owner of the team. */
-function ownerStatements(db: Db, teamId: string, email: string, at: string) {
+export function ownerStatements(db: Db, teamId: string, email: string, at: string) {
   const address = email.trim().toLowerCase();
   return [
     db.insert(users).values({ id: crypto.randomUUID(), email: address, createdAt: at }).onConflictDoNothing(),

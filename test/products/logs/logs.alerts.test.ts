@@ -8,7 +8,9 @@ import { deliveriesOf } from "../../../src/platform/jobs/queues";
 import { alertChecksConsumer, alertNotificationsConsumer, type AlertCheck, type AlertNotification } from "../../../src/products/logs/logs.consumer";
 import { checkProjects, scheduleAlertChecks, type AlertRunOptions } from "../../../src/products/logs/log-alerts.cron";
 import { logStore } from "../../../src/products/logs/logs.store";
-import { call, json } from "../../helpers/api";
+import { admin, call, json } from "../../helpers/api";
+import { createLink } from "../../../src/console/sign-in.service";
+import { getDb } from "../../../src/db/client";
 import { setUsed, usedOf } from "../../helpers/usage";
 import { ingestBatch, ndjson, setupProject, type LogsFixture } from "./helpers";
 
@@ -279,7 +281,7 @@ describe("alerts per project", () => {
 });
 
 describe("alert recipients (issue 23, finding 4)", () => {
-  it("regression: notify_email must be an accepted member of the team (until the console, its owner): 422 on create and on change, nothing stored", async () => {
+  it("regression: notify_email must be an accepted member of the team: 422 on create and on change, nothing stored", async () => {
     const f = await setupProject();
     const base = { name: "errors", level: "error", threshold: 3, window_minutes: 5 };
     const refused = { error: "Validation failed", details: { notify_email: ["must be the address of a member of the team who has accepted"] } };
@@ -295,6 +297,16 @@ describe("alert recipients (issue 23, finding 4)", () => {
     expect({ status: changed.status, body: await json(changed) }).toEqual({ status: 422, body: refused });
     const stored = await env.DB.prepare("SELECT notify_email FROM log_alerts WHERE id = ?").bind(alert.id).first<{ notify_email: string }>();
     expect(stored!.notify_email).toBe("Owner@Example.com");
+  });
+
+  it("a member who has accepted may receive alert emails; an invitee whose link is unused may not", async () => {
+    const f = await setupProject();
+    const base = { name: "errors", level: "error", threshold: 3, window_minutes: 5 };
+    expect((await admin("POST", `teams/${f.teamId}/members`, { email: "Dev@Example.com", role: "viewer" })).status).toBe(201);
+    expect((await call("POST", `logs/projects/${f.projectId}/alerts`, { key: f.key, body: { ...base, notify_email: "dev@example.com" } })).status).toBe(201);
+    await createLink(getDb(env.DB), { kind: "invite", email: "invitee@example.com", teamId: f.teamId, role: "developer", teamName: "T", invitedBy: null });
+    const pending = await call("POST", `logs/projects/${f.projectId}/alerts`, { key: f.key, body: { ...base, notify_email: "invitee@example.com" } });
+    expect(pending.status).toBe(422);
   });
 });
 
@@ -356,7 +368,7 @@ describe("alert notifications consumer", () => {
     setClock(T0);
     const f = await setupProject();
     const alert = await createAlert(f, {});
-    await env.DB.prepare("UPDATE teams SET owner_email = 'new-owner@example.com' WHERE id = ?").bind(f.teamId).run();
+    await env.DB.prepare("DELETE FROM memberships WHERE team_id = ?").bind(f.teamId).run();
     const note = await firedNote(f, alert.id, "email");
     await alertNotificationsConsumer.consume(fakeBatch([note]), env);
     const outbox = await env.DB.prepare("SELECT COUNT(*) AS n FROM platform_outbox WHERE team_id = ?").bind(f.teamId).first<{ n: number }>();
