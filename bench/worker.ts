@@ -22,7 +22,7 @@ import type { Env } from "../src/env";
 import { keyCacheSizes } from "../src/platform/auth";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 
-export { LogStore, RateLimiter } from "../src/index";
+export { LogStore, RateLimiter, RequestLogStore } from "../src/index";
 
 /** The secret of the bare relay route; bench/figures/relay.mjs signs with it (a Worker module may export handlers only). */
 const BARE_RELAY_SECRET = "bench-bare-relay-secret";

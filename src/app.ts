@@ -8,6 +8,7 @@ import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
+import { requestLog } from "./platform/request-log/request-log";
 import { createRouter, productContext, type Mounts } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
@@ -57,6 +58,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.get("/health", (c) => c.json({ ok: true }));
 
   app.use("*", requestContext());
+  // Requests made with a team API key go to the team's request log after they answer.
+  app.use("*", requestLog());
   // The error shape and body handling of the product serving the request, before anything below can fail.
   app.use("*", productContext(MOUNTS));
   // Every body is limited before anything parses it: 1 MB unless the route reads its body itself

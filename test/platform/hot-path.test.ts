@@ -78,10 +78,11 @@ describe("key cache", () => {
     const { namespace, calls } = countingLimiter();
     const bindings = { ...env, DB: db, RATE_LIMITER: namespace } as Env;
     expect((await call("GET", "usage", { key: team.key, env: bindings })).status).toBe(200);
-    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 2, calls: 1 });
+    // The key look-up, the usage read, and (after the answer) the key's "last used".
+    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 3, calls: 1 });
     for (let i = 0; i < 5; i++) expect((await call("GET", "usage", { key: team.key, env: bindings })).status).toBe(200);
-    // Five more requests: five usage reads, no key look-up; five counter calls.
-    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 7, calls: 6 });
+    // Five more requests: five usage reads, no key look-up, no "last used" within the minute; five counter calls.
+    expect({ statements: statements(), calls: calls() }).toEqual({ statements: 8, calls: 6 });
     expect(await teamStub(team.teamId).peek(T0_S)).toBe(6);
   });
 
