@@ -1,5 +1,6 @@
-// Builds the Hono app: request context, error rendering and 404, the operator API, usage, every
-// product under /api/v1, the generated OpenAPI document and the interactive reference.
+// Builds the Hono app: request context, the request log, error rendering and 404, the operator
+// API, usage and the request log's reads, every product under /api/v1, the generated OpenAPI
+// document and the interactive reference.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { MiddlewareHandler } from "hono";
@@ -9,6 +10,7 @@ import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
 import { requestLog } from "./platform/request-log/request-log";
+import { requestLogRouter } from "./platform/request-log/request-log.routes";
 import { createRouter, productContext, type Mounts } from "./platform/router";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
@@ -35,6 +37,7 @@ export const API_PREFIX = "/api/v1";
 const MOUNTS: Mounts = [
   [`${API_PREFIX}/admin`, adminRouter],
   [`${API_PREFIX}/usage`, usageRouter],
+  [`${API_PREFIX}/requests`, requestLogRouter],
   [`${API_PREFIX}/orgs`, auditRouter],
   ["/insights/audit/reports", auditViewerRouter],
   [`${API_PREFIX}/logs/ingest`, logsIngestRouter],

@@ -12,7 +12,7 @@ import { lastUsedSettled, LAST_USED_EVERY_MS } from "../../src/platform/request-
 import { ERROR_BODY_MAX, readCapped, requestLogSettled, requestLogStore } from "../../src/platform/request-log/request-log";
 import { REQUEST_LOG_MAX_ROWS, type RequestLogRow } from "../../src/platform/request-log/request-log-store";
 import { listRequests } from "../../src/platform/request-log/request-log.service";
-import { admin, call, setupTeam } from "../helpers/api";
+import { admin, call, expectError, json, setupTeam } from "../helpers/api";
 import { countingDb } from "../helpers/counting";
 import { ingest, setupProject } from "../products/logs/helpers";
 
@@ -137,7 +137,7 @@ describe("reading the log", () => {
     await store.append(statuses.map((status, i) => row(now - 1000 + i, status, `/api/v1/r${i}`)), now);
     const all = await listRequests(env, team.teamId, {});
     expect(all.data.map((r) => r.status)).toEqual([...statuses].reverse());
-    expect(all.next_cursor).toBeNull();
+    expect(all.pagination.next_cursor).toBeNull();
     expect((await listRequests(env, team.teamId, { status: "4xx" })).data.map((r) => r.status)).toEqual([403, 422, 404]);
     expect((await listRequests(env, team.teamId, { status: "5xx" })).data.map((r) => r.status)).toEqual([500]);
     expect((await listRequests(env, team.teamId, { status: "3xx" })).data.map((r) => r.status)).toEqual([301]);
@@ -146,8 +146,8 @@ describe("reading the log", () => {
     for (let i = 0; i < 10; i++) {
       const page = await listRequests(env, team.teamId, { limit: 3, cursor });
       seen.push(...page.data.map((r) => r.path));
-      if (!page.next_cursor) break;
-      cursor = page.next_cursor;
+      if (!page.pagination.next_cursor) break;
+      cursor = page.pagination.next_cursor;
     }
     expect(seen).toEqual(statuses.map((_, i) => `/api/v1/r${i}`).reverse());
   });
@@ -157,9 +157,9 @@ describe("reading the log", () => {
     const now = Date.now();
     await requestLogStore(env, team.teamId).append(Array.from({ length: 7 }, (_, i) => row(now, 200, `/p${i}`)), now);
     const first = await listRequests(env, team.teamId, { limit: 4 });
-    const second = await listRequests(env, team.teamId, { limit: 4, cursor: first.next_cursor! });
+    const second = await listRequests(env, team.teamId, { limit: 4, cursor: first.pagination.next_cursor! });
     expect([...first.data, ...second.data].map((r) => r.path)).toEqual(["/p6", "/p5", "/p4", "/p3", "/p2", "/p1", "/p0"]);
-    expect(second.next_cursor).toBeNull();
+    expect(second.pagination.next_cursor).toBeNull();
   });
 
   it("a cursor that does not decode is a 422, not a 500", async () => {
@@ -363,5 +363,47 @@ describe("a key's last used", () => {
     await call("GET", "usage", { key: team.key });
     await settled();
     expect(await lastUsedAt(team.keyId)).toBe(other);
+  });
+});
+
+describe("GET /api/v1/requests", () => {
+  it("lists the team's requests, newest first, filtered and paged", async () => {
+    const team = await setupTeam({ scopes: ["billing:read", "push:read"] });
+    await call("GET", "usage", { key: team.key });
+    await call("GET", "push/apps/00000000-0000-4000-8000-000000000000", { key: team.key });
+    await settled();
+    const res = await call("GET", "requests?limit=1", { key: team.key });
+    expect(res.status).toBe(200);
+    const page = await json(res);
+    expect(page.data.map((r: { path: string; status: number }) => `${r.status} ${r.path}`)).toEqual(["404 /api/v1/push/apps/00000000-0000-4000-8000-000000000000"]);
+    expect(page.pagination.limit).toBe(1);
+    const next = await json(await call("GET", `requests?limit=1&cursor=${page.pagination.next_cursor}`, { key: team.key }));
+    expect(next.data.map((r: { path: string }) => r.path)).toEqual(["/api/v1/usage"]);
+    const errors = await json(await call("GET", "requests?status=4xx", { key: team.key }));
+    expect(errors.data.map((r: { status: number }) => r.status)).toEqual([404]);
+    expect(JSON.parse(errors.data[0].error)).toEqual({ error: "App not found" });
+  });
+
+  it("needs billing:read; bad filters answer 422 in the validation shape", async () => {
+    const team = await setupTeam({ scopes: ["push:read"] });
+    await expectError(await call("GET", "requests", { key: team.key }), 403, { error: "Insufficient scope" });
+    await expectError(await call("GET", "requests"), 401, { error: "Invalid or missing API key" });
+    const reader = await setupTeam({ scopes: ["billing:read"] });
+    for (const query of ["status=6xx", "status=200", "limit=0", "limit=101", "limit=x", `cursor=${"a".repeat(201)}`]) {
+      const res = await call("GET", `requests?${query}`, { key: reader.key });
+      expect(res.status, query).toBe(422);
+      expect(Object.keys((await json(res)).details).length, query).toBeGreaterThan(0);
+    }
+    await expectError(await call("GET", "requests?cursor=bm9wZQ", { key: reader.key }), 422, { error: "Validation failed", details: { cursor: ["is invalid"] } });
+  });
+
+  it("never shows another team's requests", async () => {
+    const a = await setupTeam({ scopes: ["billing:read"] });
+    const b = await setupTeam({ scopes: ["billing:read"] });
+    await call("GET", "usage", { key: a.key });
+    await settled();
+    const seen = await json(await call("GET", "requests", { key: b.key }));
+    expect(seen.data.every((r: { key_id: string }) => r.key_id === b.keyId)).toBe(true);
+    expect(seen.data.some((r: { key_id: string }) => r.key_id === a.keyId)).toBe(false);
   });
 });

@@ -38,7 +38,7 @@ const DAY_MS = 86_400_000;
 const CURSOR_FORM = /^(\d{1,16})\.(\d{1,16})$/;
 
 /** One page of a team's request log. A cursor that does not decode answers 422 `cursor: ['is invalid']`. */
-export async function listRequests(env: Env, teamId: string, query: RequestsQuery): Promise<{ data: LoggedRequest[]; next_cursor: string | null }> {
+export async function listRequests(env: Env, teamId: string, query: RequestsQuery): Promise<{ data: LoggedRequest[]; pagination: { limit: number; next_cursor: string | null } }> {
   let after: { at: number; seq: number } | undefined;
   if (query.cursor) {
     const match = decodeCursor(query.cursor, CURSOR_FORM);
@@ -54,7 +54,7 @@ export async function listRequests(env: Env, teamId: string, query: RequestsQuer
   const last = page.rows.at(-1);
   return {
     data: page.rows.map(view),
-    next_cursor: page.more && last ? encodeCursor(`${last.at}.${last.seq}`) : null,
+    pagination: { limit, next_cursor: page.more && last ? encodeCursor(`${last.at}.${last.seq}`) : null },
   };
 }
 
