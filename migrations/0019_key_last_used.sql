@@ -1,1 +1,0 @@
-ALTER TABLE `api_keys` ADD `last_used_at` text;
