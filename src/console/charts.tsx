@@ -100,7 +100,11 @@ export function DailyChart(props: { id: string; caption: string; unit: string; d
           <text class="tick" x={CHART.width} y={CHART.top - 1} text-anchor="end">
             {`max ${formatNumber(peak)}`}
           </text>
-        ) : null}
+        ) : (
+          <text class="empty-note" x={CHART.width / 2} y={CHART.top + plot / 2} text-anchor="middle">
+            No use this month yet
+          </text>
+        )}
       </svg>
       <table class="skip">
         <caption>{props.caption}</caption>
