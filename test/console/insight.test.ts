@@ -9,7 +9,7 @@ import { setClock } from "../../src/platform/clock";
 import { planLimits, SERVICES } from "../../src/platform/plans";
 import { teamObject } from "../../src/platform/rate-limit/middleware";
 import { requestLogSettled, requestLogStore } from "../../src/platform/request-log/request-log";
-import type { RequestLogRow } from "../../src/platform/request-log/request-log-store";
+import type { RequestLogRow } from "../../src/platform/request-log/request-log.types";
 import { call, setupTeam } from "../helpers/api";
 import { consoleTeam, memberOf, page } from "../helpers/console";
 

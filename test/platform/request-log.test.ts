@@ -10,7 +10,7 @@ import { teamObject } from "../../src/platform/rate-limit/middleware";
 import { BATCH_STALE_MS, IsolateBatch } from "../../src/platform/isolate-batch";
 import { lastUsedSettled, LAST_USED_EVERY_MS } from "../../src/platform/request-log/last-used";
 import { ERROR_BODY_MAX, readCapped, requestLogSettled, requestLogStore } from "../../src/platform/request-log/request-log";
-import { REQUEST_LOG_MAX_ROWS, type RequestLogRow } from "../../src/platform/request-log/request-log-store";
+import { REQUEST_LOG_MAX_ROWS, type RequestLogRow } from "../../src/platform/request-log/request-log.types";
 import { listRequests } from "../../src/platform/request-log/request-log.service";
 import { admin, call, expectError, json, setupTeam } from "../helpers/api";
 import { countingDb } from "../helpers/counting";

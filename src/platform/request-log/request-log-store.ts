@@ -11,44 +11,11 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../env";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./request-log.schema";
+import { REQUEST_LOG_DAYS, REQUEST_LOG_MAX_ROWS, type RequestLogRow, type RequestQuery, type RequestRecord } from "./request-log.types";
 
-/** How long a request is kept. */
-export const REQUEST_LOG_DAYS = 7;
-/** Rows kept per team: the newest. */
-export const REQUEST_LOG_MAX_ROWS = 10_000;
 const DAY_MS = 86_400_000;
 /** How often the retention alarm looks at an object that holds rows. */
 const PURGE_EVERY_MS = 3_600_000;
-
-/**
- * One request as the Worker sends it, a JSON array:
- * [at ms, method, path, status, latency ms, key id, key prefix, request id, error body or null].
- */
-export type RequestLogRow = [number, string, string, number, number, string, string, string, string | null];
-
-/** A stored request. */
-export interface RequestRecord {
-  seq: number;
-  at: number;
-  method: string;
-  path: string;
-  status: number;
-  latency_ms: number;
-  key_id: string;
-  key_prefix: string;
-  request_id: string;
-  error_body: string | null;
-}
-
-/** What a read asks for: newest first, from `since` on (ms), optionally one status class, after a cursor. */
-export interface RequestQuery {
-  since: number;
-  /** 2 for 2xx ... 5 for 5xx. */
-  statusClass?: 2 | 3 | 4 | 5;
-  /** Continue after this (at, seq). */
-  after?: { at: number; seq: number };
-  limit: number;
-}
 
 // Raw SQL where Drizzle cannot say it: the append expands one JSON array with json_each (one bound
 // value carries a whole batch; a statement takes at most 100 bound parameters), and the bound

@@ -4,7 +4,7 @@
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
 import { decodeCursor, encodeCursor } from "../cursor";
-import { REQUEST_LOG_DAYS, type RequestRecord } from "./request-log-store";
+import { REQUEST_LOG_DAYS, type RequestRecord } from "./request-log.types";
 import { requestLogStore } from "./request-log";
 
 export const STATUS_CLASSES = ["2xx", "3xx", "4xx", "5xx"] as const;

@@ -11,7 +11,7 @@ import { nowMs } from "../clock";
 import { IsolateBatch } from "../isolate-batch";
 import { waitUntilOf } from "../request-context";
 import { touchKey } from "./last-used";
-import type { RequestLogRow } from "./request-log-store";
+import type { RequestLogRow } from "./request-log.types";
 
 /** Bytes of an error body kept. */
 export const ERROR_BODY_MAX = 4096;
