@@ -20,12 +20,17 @@
 //                                SQL, far faster than the public flow could
 //   GET  /__bench/key-cache      (operator token) entries of the isolate's key cache, so the auth
 //                                figure can check that keys are resolved once, not per request
+//   *    /__bench/unlogged/<path>  the production Worker's <path> with REQUEST_LOG=off: the twin of
+//                                an authenticated route without the request log and "last used"
+//   GET  /__bench/request-log?team=<id>  (operator token) rows held in a team's request log, so the
+//                                request-log figure can check the logged run was written
 import worker from "../src/index";
 import type { Env } from "../src/env";
 import { keyCacheSizes } from "../src/platform/auth";
+import { requestLogSettled, requestLogStore } from "../src/platform/request-log/request-log";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 
-export { LogStore, RateLimiter } from "../src/index";
+export { LogStore, RateLimiter, RequestLogStore } from "../src/index";
 
 /** The secret of the bare relay route; bench/figures/relay.mjs signs with it (a Worker module may export handlers only). */
 const BARE_RELAY_SECRET = "bench-bare-relay-secret";
@@ -168,6 +173,16 @@ export default {
     if (request.method === "GET" && pathname === "/__bench/key-cache") {
       if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
       return json(keyCacheSizes(env.DB));
+    }
+    if (pathname.startsWith("/__bench/unlogged/")) {
+      const url = new URL(request.url);
+      url.pathname = pathname.slice("/__bench/unlogged".length);
+      return worker.fetch(new Request(url, request), { ...env, REQUEST_LOG: "off" }, ctx);
+    }
+    if (request.method === "GET" && pathname === "/__bench/request-log") {
+      if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
+      await requestLogSettled(env);
+      return json({ held: await requestLogStore(env, new URL(request.url).searchParams.get("team") ?? "").count() });
     }
     return worker.fetch(request, env, ctx);
   },

@@ -1,6 +1,7 @@
-// Builds the Hono app: request context, error rendering and 404, the operator API, usage, the
-// team's keys, every product under /api/v1, the generated OpenAPI document and the interactive
-// reference, the console under /console and the landing page at /.
+// Builds the Hono app: request context, the request log, error rendering and 404, the operator
+// API, usage, the request log's reads, the team's keys, every product under /api/v1, the generated
+// OpenAPI document and the interactive reference, the console under /console and the landing page
+// at /.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
@@ -9,6 +10,8 @@ import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
 import { createRouter, productContext, servedMethods, type Mounts } from "./platform/router";
+import { requestLog } from "./platform/request-log/request-log";
+import { requestLogRouter } from "./platform/request-log/request-log.routes";
 import { adminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
 import { auditRouter } from "./products/audit/audit.routes";
@@ -37,6 +40,7 @@ export const API_PREFIX = "/api/v1";
 const MOUNTS: Mounts = [
   [`${API_PREFIX}/admin`, adminRouter],
   [`${API_PREFIX}/usage`, usageRouter],
+  [`${API_PREFIX}/requests`, requestLogRouter],
   [`${API_PREFIX}/keys`, keysRouter],
   [`${API_PREFIX}/orgs`, auditRouter],
   ["/insights/audit/reports", auditViewerRouter],
@@ -64,6 +68,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.get("/health", (c) => c.json({ ok: true }));
 
   app.use("*", requestContext());
+  // Requests made with a team API key go to the team's request log after they answer.
+  app.use("*", requestLog());
   // The error shape and body handling of the product serving the request, before anything below can fail.
   app.use("*", productContext(MOUNTS));
   // Every body is limited before anything parses it: 1 MB unless the route reads its body itself

@@ -29,6 +29,9 @@ export interface Env extends WranglerEnv {
   /** `workers-ai` to ask Workers AI for survey questions (default: the built-in generator). */
   SURVEY_AI_PROVIDER?: string;
 
+  /** `off`: requests are not written to the request log nor to their key's last use (the bench's twin of a route). */
+  REQUEST_LOG?: string;
+
   ADMIN_TOKEN: string;
   ENCRYPTION_KEY: string;
   SIGNING_KEY: string;

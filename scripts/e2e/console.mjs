@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { ROOT } from "../lib/dev-server.mjs";
+import { consoleInsightChecks } from "./console-insight.mjs";
 import { assert, eventually, request } from "./http.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -22,7 +23,8 @@ function loggedLink(output, email, kind) {
   return last ? /"url":"([^"]+)"/.exec(last)?.[1] : undefined;
 }
 
-export async function consoleChecks({ url, adminToken, output, defer }) {
+export async function consoleChecks(ctx) {
+  const { url, adminToken, output, defer } = ctx;
   const port = new URL(url).port;
   // The browser uses APP_URL's origin: the Origin rule refuses forms posted from any other.
   const app = `http://localhost:${port}`;
@@ -63,7 +65,7 @@ export async function consoleChecks({ url, adminToken, output, defer }) {
   const state = {};
   let owner;
 
-  return {
+  const checks = {
     "console: the landing page links the console, the sign-up and the API reference": async () => {
       const page = await newPage();
       await page.goto(`${app}/`);
@@ -146,7 +148,7 @@ export async function consoleChecks({ url, adminToken, output, defer }) {
     },
 
     "console: a page to come, then sign out; the old session opens nothing": async () => {
-      await owner.goto(`${app}/console/teams/${state.teamId}/usage`);
+      await owner.goto(`${app}/console/teams/${state.teamId}/audit`);
       await check(owner, "coming-soon");
       await owner.click("button:has-text('Sign out everywhere')");
       await owner.waitForURL(/\/console\/sign-in$/);
@@ -167,4 +169,6 @@ export async function consoleChecks({ url, adminToken, output, defer }) {
       assert.ok(audited.length >= 12, `pages audited: ${audited.join(", ")}`);
     },
   };
+  // The usage and requests pages (scripts/e2e/console-insight.mjs).
+  return { ...checks, ...(await consoleInsightChecks(ctx)) };
 }

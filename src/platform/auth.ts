@@ -24,6 +24,8 @@ import { clientIp, enforceBucket, enforceTeamBuckets, lookAheadGuard, refuseReme
 export interface Principal {
   teamId: string;
   keyId: string;
+  /** The key's visible prefix (the request log shows it). */
+  keyPrefix: string;
   plan: string;
   ownerEmail: string | null;
   scopes: string[];
@@ -66,6 +68,7 @@ export async function loadPrincipal(d1: D1Database, key: string): Promise<Princi
   const rows = await getDb(d1)
     .select({
       keyId: apiKeys.id,
+      keyPrefix: apiKeys.prefix,
       teamId: apiKeys.teamId,
       scopes: apiKeys.scopes,
       mail: apiKeys.mail,

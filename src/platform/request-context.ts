@@ -1,6 +1,7 @@
 // Root middleware: a request id for every request, and on the way out the x-request-id and
-// x-ratelimit-* headers of the last bucket evaluated, whatever produced the response.
-import type { MiddlewareHandler } from "hono";
+// x-ratelimit-* headers of the last bucket evaluated, whatever produced the response. Also the
+// request's waitUntil, for the work that runs after the answer.
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { rateLimitHeaders } from "./rate-limit/middleware";
 
@@ -22,4 +23,17 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
       for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
     }
   };
+}
+
+/**
+ * The request's waitUntil, or null when the runtime gave it no ExecutionContext (Hono's getter
+ * throws then, e.g. under `app.request()`).
+ */
+export function waitUntilOf(c: Context<AppEnv>): ((work: Promise<unknown>) => void) | null {
+  try {
+    const ctx = c.executionCtx;
+    return (work) => ctx.waitUntil(work);
+  } catch {
+    return null;
+  }
 }

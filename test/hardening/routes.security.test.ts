@@ -2,6 +2,7 @@
 // refuses a missing key (401) and a key without its scope (403), answers another team's ids
 // exactly like unknown ids (404), and no body ever carries a secret. A route that appears in the
 // document without an entry in SCOPE_TABLE fails the suite.
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SCOPES, hasScope, type Scope } from "../../src/platform/scopes";
 import { ADMIN_TOKEN, anyIp, type RequestOptions } from "../helpers/api";
@@ -38,6 +39,7 @@ const SCOPE_TABLE: Record<string, Access> = {
   "POST /api/v1/keys": ["keys:write"],
   "DELETE /api/v1/keys/{id}": ["keys:write"],
   "GET /api/v1/usage": ["mail:send", "mail:read", "billing:read"],
+  "GET /api/v1/requests": ["billing:read"],
   "POST /api/v1/orgs/{org_id}/projects/{project_id}/audit/findings": ["audit:write"],
   "GET /api/v1/orgs/{org_id}/projects/{project_id}/audit/findings": ["audit:read"],
   "GET /api/v1/orgs/{org_id}/projects/{project_id}/audit/findings/{id}": ["audit:read"],
@@ -383,6 +385,14 @@ describe("another team's ids answer exactly like unknown ids", () => {
     await inPool(lists, 1, async (op) => {
       const res = await send(op, ownPath(op, B), { key: B.team.key });
       expect(res.status, `${routeKey(op)}: ${res.text}`).toBeLessThan(500);
+      // B's request log holds the paths B itself asked for, A's ids among them (this suite sent
+      // them): it echoes what B sent, and holds only B's own keys' requests.
+      if (routeKey(op) === "GET /api/v1/requests") {
+        const keyIds = [...new Set((JSON.parse(res.text) as { data: { key_id: string }[] }).data.map((row) => row.key_id))];
+        const owners = await env.DB.prepare("SELECT DISTINCT team_id FROM api_keys WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(keyIds)).all<{ team_id: string }>();
+        expect(owners.results.map((r) => r.team_id)).toEqual(keyIds.length ? [B.team.teamId] : []);
+        return;
+      }
       const text = res.text;
       for (const kind of ["survey", "section", "question", "finding", "report", "logProject", "alert", "source", "destination", "event", "pushApp", "subscriber", "notification", "email", "mailWebhook", "surveyWebhook"]) {
         expect(text.includes(A.ids[kind]), `${routeKey(op)} shows A's ${kind}`).toBe(false);

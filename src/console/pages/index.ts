@@ -5,8 +5,12 @@ import type { Hono } from "hono";
 import type { ConsoleEnv } from "../session";
 import { keysPages } from "./keys";
 import { membersPages } from "./members";
+import { requestsPages } from "./requests";
+import { usagePages } from "./usage";
 
 export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   keysPages,
   membersPages,
+  usagePages,
+  requestsPages,
 ];

@@ -12,7 +12,7 @@ import { checkUrl, ssrfOptions, type SsrfOptions } from "../../platform/ssrf";
 import { isTeamMailRecipient } from "../../platform/team-members";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
 import type { CreateAlertBody, UpdateAlertBody } from "./logs.schemas";
-import { decodeCursor, encodeCursor } from "./log-cursor";
+import { decodeCursor, encodeCursor } from "../../platform/cursor";
 import { loadProject } from "./logs.service";
 
 export type AlertRow = typeof logAlerts.$inferSelect;

@@ -7,7 +7,7 @@ import type { EntriesQuery, TailQuery } from "./logs.schemas";
 import { MAX_TAILS } from "./store/log-tails";
 import { entryView, logStore } from "./logs.store";
 import type { EntryRecord } from "./store/log-store";
-import { decodeCursor, encodeCursor } from "./log-cursor";
+import { decodeCursor, encodeCursor } from "../../platform/cursor";
 import { loadProject } from "./logs.service";
 
 /** Opaque cursor: the (ts, seq) of the last entry of a page. */

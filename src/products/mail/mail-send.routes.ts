@@ -11,6 +11,7 @@ import { auth, requireScope, type Principal } from "../../platform/auth";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
+import { waitUntilOf } from "../../platform/request-context";
 import { firstUnverifiedSender } from "../domains/domains.service";
 import { sendFirstAttempts } from "./mail.consumer";
 import { evaluatePolicy, forItem, missingFields, missingMessage, parseJsonObject, policyError, readBody, validateEmail } from "./mail.policy";
@@ -28,19 +29,6 @@ async function requireVerifiedSenders(env: Env, principal: Principal, senders: s
   if (position < 0) return;
   const error = policyError("domain_not_verified", "The sender's domain is not verified for this team; add it under /api/v1/domains and verify it");
   throw itemOf ? forItem(error, itemOf(position)) : error;
-}
-
-/**
- * The request's waitUntil, or null when the runtime gave it no ExecutionContext (Hono's getter
- * throws then): without one the emails wait for the queue, undelayed, as before.
- */
-function waitUntilOf(c: Context<AppEnv>): ((work: Promise<unknown>) => void) | null {
-  try {
-    const ctx = c.executionCtx;
-    return (work) => ctx.waitUntil(work);
-  } catch {
-    return null;
-  }
 }
 
 function sandboxDomain(c: Context<AppEnv>): string {

@@ -1,7 +1,7 @@
-// The opaque page cursors of the Logs API (entries, alert firings): a short text position,
-// base64url-encoded; anything that does not decode to the expected form is the same 422.
-import { fromBase64Url, toBase64Url } from "../../platform/crypto";
-import { ApiError } from "../../platform/errors";
+// The opaque page cursors of the cursor-paged lists (log entries, alert firings, the request log):
+// a short text position, base64url-encoded; anything that does not decode to the expected form is the same 422.
+import { fromBase64Url, toBase64Url } from "./crypto";
+import { ApiError } from "./errors";
 
 export function encodeCursor(position: string): string {
   return toBase64Url(new TextEncoder().encode(position));

@@ -1,0 +1,65 @@
+// A key's "last used": written after the answer, at most once a minute per key, never a D1 write
+// per request. An isolate queues a key at most once a minute (a gate per key), and the queued keys
+// of many requests go to D1 in one statement (isolate-batch.ts). The statement itself only moves a
+// key whose stored time is a minute old or more, so however many isolates use a key, its row
+// changes at most once a minute.
+import type { Env } from "../../env";
+import { IsolateBatch } from "../isolate-batch";
+import { IsolateCache } from "../isolate-cache";
+
+/** The resolution of "last used", and the least time between two writes of a key. */
+export const LAST_USED_EVERY_MS = 60_000;
+
+interface KeyUse {
+  keyId: string;
+  at: number;
+}
+
+// Raw SQL where Drizzle cannot say it: an UPDATE … FROM json_each (one bound value carries the
+// whole batch), guarded so a key's row changes at most once a minute whatever other isolates do.
+const TOUCH_KEYS = `UPDATE api_keys SET last_used_at = j.value->>1
+  FROM json_each(?1) AS j
+  WHERE api_keys.id = j.value->>0 AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at <= j.value->>2)`;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Keys this isolate queued in the last minute: not queued again before it is over. */
+const gate = new IsolateCache<true>({ ttlMs: LAST_USED_EVERY_MS, max: 10_000 });
+
+const batches = new WeakMap<D1Database, IsolateBatch<KeyUse>>();
+
+/** The batch of an environment's D1 (tests may pass other bindings; production has one). */
+function batchFor(env: Env): IsolateBatch<KeyUse> {
+  let batch = batches.get(env.DB);
+  if (!batch) {
+    const d1 = env.DB;
+    batch = new IsolateBatch<KeyUse>({
+      name: "last used",
+      batchMax: 500,
+      pendingMax: 10_000,
+      send: async (uses) => {
+        const rows = uses.map((use) => [use.keyId, iso(use.at), iso(use.at - LAST_USED_EVERY_MS)]);
+        await d1.prepare(TOUCH_KEYS).bind(JSON.stringify(rows)).run();
+      },
+    });
+    batches.set(env.DB, batch);
+  }
+  return batch;
+}
+
+/**
+ * Notes that `keyId` was used at `at` (ms): queued unless this isolate queued it less than a minute
+ * ago. Returns the batch to drain from the request's waitUntil, or null when nothing was queued.
+ */
+export function touchKey(env: Env, keyId: string, at: number): IsolateBatch<KeyUse> | null {
+  if (gate.get(keyId)) return null;
+  gate.set(keyId, true, gate.mark());
+  const batch = batchFor(env);
+  batch.add({ keyId, at });
+  return batch;
+}
+
+/** Waits until every queued key use is written (tests). */
+export function lastUsedSettled(env: Env): Promise<void> {
+  return batchFor(env).drain();
+}
