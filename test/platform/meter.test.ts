@@ -89,6 +89,18 @@ describe("coalescing: fewer calls than requests, every position given once", () 
     expect(stats.calls - before.calls).toBeLessThan(650);
   });
 
+  it("a per-IP bucket the same way: 250 concurrent unauthenticated requests from one IP, exactly 100 counted in, positions once", async () => {
+    setClock(T0 + 5_000);
+    const ip = "203.0.113.250";
+    const responses = await Promise.all(Array.from({ length: 250 }, () => call("GET", "usage", { ip })));
+    const passed = responses.filter((r) => r.status === 401);
+    const refused = responses.filter((r) => r.status === 429);
+    expect(passed.length + refused.length).toBe(250);
+    // The anonymous fallback (100 per 60 s): the first 100 reach the 401, each with its own position.
+    expect(passed.map((r) => 100 - Number(r.headers.get("x-ratelimit-remaining"))).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    for (const r of refused) expect(r.headers.get("retry-after")).toBe("55");
+  });
+
   it("quota reservations under concurrency: 40 parallel requests for 10 units take exactly 10, each total given once", async () => {
     setClock(T0);
     const o = await owner("free");
