@@ -62,6 +62,8 @@ export async function load(options) {
     total: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
+    /** Answers per status code, to say which non-2xx a failed check saw. */
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count])),
   };
 }
 

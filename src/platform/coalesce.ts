@@ -10,10 +10,14 @@
 // - A request waiting on another request's promise with nothing of its own pending is cancelled
 //   as hung. So every waiter keeps a timer, which is also its way out: a waiter still in line when
 //   it fires leads a call itself (the request that should have led is gone); a waiter whose call
-//   never answered gets an error (its caller fails open or closed, as for any failed call).
+//   is out keeps waiting (a slow call still answers, and giving up would leave its effects, a
+//   reservation or a sent message, without anyone to undo them) until COALESCE_GIVE_UP_MS, then
+//   gets an error (its caller fails open or closed, as for any failed call).
 
-/** How long a request waits for another request's call before it acts on its own. */
+/** How long a request waits in line for another request to make the call before it makes it itself. */
 export const COALESCE_WAIT_MS = 5_000;
+/** How long a request waits for the answer of a call another request made before it gives up. */
+export const COALESCE_GIVE_UP_MS = 30_000;
 /** Requests carried by one call at most; the rest wait for the next. */
 export const COALESCE_MAX_BATCH = 200;
 
@@ -46,6 +50,7 @@ export class Coalescer<I, A> {
   constructor(
     private readonly send: (key: string, items: I[]) => Promise<A[]>,
     private readonly waitMs = COALESCE_WAIT_MS,
+    private readonly giveUpMs = COALESCE_GIVE_UP_MS,
   ) {}
 
   /** The answer to `item` from the object `key`, carried by the next call made for that object. */
@@ -64,7 +69,14 @@ export class Coalescer<I, A> {
       me.state = "leading";
       return this.lead(key, line, me);
     }
-    const timer = setTimeout(() => this.giveUp(key, me), this.waitMs);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let waited = 0;
+    const tick = () => {
+      waited += this.waitMs;
+      if (this.giveUp(key, me, waited)) return;
+      timer = setTimeout(tick, this.waitMs);
+    };
+    timer = setTimeout(tick, this.waitMs);
     let outcome: Outcome<A>;
     try {
       outcome = await signal;
@@ -114,16 +126,21 @@ export class Coalescer<I, A> {
     next.settle({ lead: true });
   }
 
-  /** A waiter's timer fired: lead if still in line (the line's leader is gone), else stop waiting. */
-  private giveUp(key: string, me: Waiter<I, A>): void {
+  /**
+   * A waiter's timer fired after `waited` ms: lead if still in line (the line's leader is gone);
+   * in a call that is out, give up only past the give-up bound. Returns whether the wait is over.
+   */
+  private giveUp(key: string, me: Waiter<I, A>, waited: number): boolean {
     if (me.state === "waiting") {
       me.state = "leading";
       me.settle({ lead: true });
-      return;
+      return true;
     }
-    if (me.state === "sent") {
+    if (me.state === "sent" && waited >= this.giveUpMs) {
       me.state = "done";
-      me.settle({ error: new Error(`no answer from ${key} within ${this.waitMs} ms`) });
+      me.settle({ error: new Error(`no answer from ${key} within ${waited} ms`) });
+      return true;
     }
+    return me.state !== "sent";
   }
 }

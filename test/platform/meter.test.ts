@@ -167,17 +167,47 @@ describe("the coalescer's hand-over", () => {
     const lines = new Coalescer<number, number>(
       (_key, items) => {
         calls++;
-        // The first call never answers (its request was cancelled): the requests it carried and the
-        // ones waiting behind it must not hang.
+        // The first call never answers (its request was cancelled): the requests waiting behind it
+        // must not hang.
         if (calls === 1) return new Promise<number[]>(() => {});
+        // The second carries 2 and 3 and never answers either: they give up, with an error.
+        if (calls === 2) return new Promise<number[]>(() => {});
         return Promise.resolve(items.map((n) => n + 100));
       },
-      50,
+      20,
+      100,
     );
     void lines.run("k", 1);
-    const behind = lines.run("k", 2);
-    expect(await behind).toBe(102);
+    // 2 and 3 wait in line; the first leader never hands over, so after the wait in line 2 leads
+    // a call itself, carrying 3; that call never answers either (its leader hangs with it), and 3,
+    // a rider, gives up with an error after the give-up bound.
+    void lines.run("k", 2);
+    const rider = lines.run("k", 3).then(
+      () => "answered",
+      (error: unknown) => String(error),
+    );
+    expect(await rider).toContain("no answer from k");
     expect(calls).toBe(2);
+  });
+
+  it("a slow call is waited for past the wait in line: its riders get its answer, not an error", async () => {
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const lines = new Coalescer<number, number>(
+      async (_key, items) => {
+        if (items.includes(2)) await slow;
+        return items.map((n) => n * 2);
+      },
+      20,
+      10_000,
+    );
+    const first = lines.run("k", 1);
+    const riders = [lines.run("k", 2), lines.run("k", 3)];
+    expect(await first).toBe(2);
+    // The call carrying 2 and 3 is out; several wait periods pass before it answers.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    expect(await Promise.all(riders)).toEqual([4, 6]);
   });
 });
 
