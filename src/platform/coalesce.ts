@@ -23,8 +23,12 @@ export const COALESCE_MAX_BATCH = 200;
 
 type Outcome<A> = { lead: true } | { answer: A } | { error: unknown };
 
+/** Keeps a promise's I/O alive past its request's answer or cancellation (ExecutionContext.waitUntil). */
+export type KeepAlive = (promise: Promise<unknown>) => void;
+
 interface Waiter<I, A> {
   item: I;
+  keepAlive?: KeepAlive;
   /** waiting: in line; leading: makes the call; sent: in another request's call; done: settled or given up. */
   state: "waiting" | "leading" | "sent" | "done";
   settle: (outcome: Outcome<A>) => void;
@@ -53,8 +57,13 @@ export class Coalescer<I, A> {
     private readonly giveUpMs = COALESCE_GIVE_UP_MS,
   ) {}
 
-  /** The answer to `item` from the object `key`, carried by the next call made for that object. */
-  async run(key: string, item: I): Promise<A> {
+  /**
+   * The answer to `item` from the object `key`, carried by the next call made for that object.
+   * `keepAlive` (the request's waitUntil) keeps a call this request leads, and the hand-over and
+   * answers that follow it, alive if the request is cancelled meanwhile (its client went away):
+   * the requests riding that call and waiting behind it then do not wait for their timers.
+   */
+  async run(key: string, item: I, keepAlive?: KeepAlive): Promise<A> {
     let line = this.lines.get(key);
     if (!line) {
       line = { busy: false, waiting: [] };
@@ -62,7 +71,7 @@ export class Coalescer<I, A> {
     }
     let settle!: (outcome: Outcome<A>) => void;
     const signal = new Promise<Outcome<A>>((resolve) => (settle = resolve));
-    const me: Waiter<I, A> = { item, state: "waiting", settle };
+    const me: Waiter<I, A> = { item, keepAlive, state: "waiting", settle };
     line.waiting.push(me);
     if (!line.busy) {
       line.busy = true;
@@ -96,22 +105,34 @@ export class Coalescer<I, A> {
     for (const waiter of batch) if (waiter !== me) waiter.state = "sent";
     this.stats.calls++;
     this.stats.items += batch.length;
-    let answers: A[] | null = null;
-    let failure: unknown = null;
-    try {
-      answers = await this.send(key, batch.map((w) => w.item));
-    } catch (error) {
-      failure = error;
-    }
+    // The call, the hand-over and the others' answers in one promise, kept alive with the request.
+    const done = this.send(key, batch.map((w) => w.item)).then(
+      (answers) => this.finish(key, line, me, batch, answers, null),
+      (error: unknown) => this.finish(key, line, me, batch, null, error),
+    );
+    me.keepAlive?.(done);
+    const outcome = await done;
+    if (!outcome.answers) throw outcome.failure;
+    return outcome.answers[0]!;
+  }
+
+  /** After a call: hand over the line, answer the riders; the leader's own outcome is returned. */
+  private finish(
+    key: string,
+    line: Line<I, A>,
+    me: Waiter<I, A>,
+    batch: Waiter<I, A>[],
+    answers: A[] | null,
+    failure: unknown,
+  ): { answers: A[] | null; failure: unknown } {
     me.state = "done";
     this.handOver(key, line);
     batch.forEach((waiter, i) => {
-      if (waiter.state !== "sent") return;
+      if (waiter === me || waiter.state !== "sent") return;
       waiter.state = "done";
       waiter.settle(answers ? { answer: answers[i]! } : { error: failure });
     });
-    if (!answers) throw failure;
-    return answers[0]!;
+    return { answers, failure };
   }
 
   /** The first request in line leads the next call from its own request; an empty line is dropped. */

@@ -190,6 +190,17 @@ describe("the coalescer's hand-over", () => {
     expect(calls).toBe(2);
   });
 
+  it("the leader's call, hand-over and answers are kept alive with its request (waitUntil), riders keep nothing alive", async () => {
+    const kept: Array<Promise<unknown>> = [];
+    const lines = new Coalescer<number, number>(async (_key, items) => items.map((n) => n + 1));
+    const keepAlive = vi.fn((promise: Promise<unknown>) => void kept.push(promise));
+    const answers = await Promise.all([lines.run("k", 1, keepAlive), lines.run("k", 2, keepAlive), lines.run("k", 3, keepAlive)]);
+    expect(answers).toEqual([2, 3, 4]);
+    // Two calls (1 alone, then 2 and 3): two leaders, each kept its call alive.
+    expect(keepAlive).toHaveBeenCalledTimes(2);
+    await Promise.all(kept);
+  });
+
   it("a slow call is waited for past the wait in line: its riders get its answer, not an error", async () => {
     let release!: () => void;
     const slow = new Promise<void>((resolve) => (release = resolve));
