@@ -8,9 +8,11 @@
 //   the next one (it answers and ends, and its call would be cancelled): it hands the lead to the
 //   first request waiting, which makes the next call from its own request.
 // - A request waiting on another request's promise with nothing of its own pending is cancelled
-//   as hung. So every waiter keeps a timer, which is also its way out: a waiter still in line when
-//   it fires leads a call itself (the request that should have led is gone); a waiter whose call
-//   is out keeps waiting (a slow call still answers, and giving up would leave its effects, a
+//   as hung, and code resuming from another request's settlement may run in that request's
+//   context. So no waiter awaits another request's promise: each polls its own timer (1 ms) and
+//   reads what the leader wrote down (its answer, or its turn to lead). The timer is also its way
+//   out: a waiter still in line after COALESCE_WAIT_MS leads a call itself (the request that
+//   should have led is gone); a waiter whose call is out keeps waiting (a slow call still answers, and giving up would leave its effects, a
 //   reservation or a sent message, without anyone to undo them) until COALESCE_GIVE_UP_MS, then
 //   gets an error (its caller fails open or closed, as for any failed call).
 
@@ -18,10 +20,12 @@
 export const COALESCE_WAIT_MS = 5_000;
 /** How long a request waits for the answer of a call another request made before it gives up. */
 export const COALESCE_GIVE_UP_MS = 30_000;
+/** How often a waiting request looks whether its answer or its turn has come. */
+export const COALESCE_POLL_MS = 1;
 /** Requests carried by one call at most; the rest wait for the next. */
 export const COALESCE_MAX_BATCH = 200;
 
-type Outcome<A> = { lead: true } | { answer: A } | { error: unknown };
+type Outcome<A> = { answer: A } | { error: unknown };
 
 /** Keeps a promise's I/O alive past its request's answer or cancellation (ExecutionContext.waitUntil). */
 export type KeepAlive = (promise: Promise<unknown>) => void;
@@ -31,7 +35,8 @@ interface Waiter<I, A> {
   keepAlive?: KeepAlive;
   /** waiting: in line; leading: makes the call; sent: in another request's call; done: settled or given up. */
   state: "waiting" | "leading" | "sent" | "done";
-  settle: (outcome: Outcome<A>) => void;
+  /** Written by the request whose call carried this one. */
+  outcome: Outcome<A> | null;
 }
 
 interface Line<I, A> {
@@ -69,32 +74,37 @@ export class Coalescer<I, A> {
       line = { busy: false, waiting: [] };
       this.lines.set(key, line);
     }
-    let settle!: (outcome: Outcome<A>) => void;
-    const signal = new Promise<Outcome<A>>((resolve) => (settle = resolve));
-    const me: Waiter<I, A> = { item, keepAlive, state: "waiting", settle };
+    const me: Waiter<I, A> = { item, keepAlive, state: "waiting", outcome: null };
     line.waiting.push(me);
     if (!line.busy) {
       line.busy = true;
       me.state = "leading";
       return this.lead(key, line, me);
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Waiting is polling this request's own timer, never awaiting a promise another request
+    // settles: code that resumes from another request's settlement can run in that request's
+    // context, and a call made from there is not this request's ("Cannot perform I/O on behalf of
+    // a different request"). Each tick resumes in this request, which then reads what the other
+    // request wrote down: its answer, or that it is this request's turn to lead.
     let waited = 0;
-    const tick = () => {
-      waited += this.waitMs;
-      if (this.giveUp(key, me, waited)) return;
-      timer = setTimeout(tick, this.waitMs);
-    };
-    timer = setTimeout(tick, this.waitMs);
-    let outcome: Outcome<A>;
-    try {
-      outcome = await signal;
-    } finally {
-      clearTimeout(timer);
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, COALESCE_POLL_MS));
+      waited += COALESCE_POLL_MS;
+      if (me.outcome) break;
+      if (me.state === "leading") return this.lead(key, line, me);
+      if (waited >= this.waitMs && me.state === "waiting") {
+        // Still in line: the request that should have led is gone; lead from here.
+        me.state = "leading";
+        return this.lead(key, line, me);
+      }
+      if (waited >= this.giveUpMs && me.state === "sent") {
+        me.state = "done";
+        me.outcome = { error: new Error(`no answer from ${key} within ${waited} ms`) };
+      }
     }
+    const outcome: Outcome<A> = me.outcome;
     if ("answer" in outcome) return outcome.answer;
-    if ("error" in outcome) throw outcome.error;
-    return this.lead(key, line, me);
+    throw outcome.error;
   }
 
   /** Makes one call with everything in line (up to the cap), answers the others, hands over. */
@@ -130,7 +140,7 @@ export class Coalescer<I, A> {
     batch.forEach((waiter, i) => {
       if (waiter === me || waiter.state !== "sent") return;
       waiter.state = "done";
-      waiter.settle(answers ? { answer: answers[i]! } : { error: failure });
+      waiter.outcome = answers ? { answer: answers[i]! } : { error: failure };
     });
     return { answers, failure };
   }
@@ -144,24 +154,5 @@ export class Coalescer<I, A> {
       return;
     }
     next.state = "leading";
-    next.settle({ lead: true });
-  }
-
-  /**
-   * A waiter's timer fired after `waited` ms: lead if still in line (the line's leader is gone);
-   * in a call that is out, give up only past the give-up bound. Returns whether the wait is over.
-   */
-  private giveUp(key: string, me: Waiter<I, A>, waited: number): boolean {
-    if (me.state === "waiting") {
-      me.state = "leading";
-      me.settle({ lead: true });
-      return true;
-    }
-    if (me.state === "sent" && waited >= this.giveUpMs) {
-      me.state = "done";
-      me.settle({ error: new Error(`no answer from ${key} within ${waited} ms`) });
-      return true;
-    }
-    return me.state !== "sent";
   }
 }
