@@ -41,6 +41,14 @@ export async function withServer(fn, { vars, logLevel } = {}) {
       url: server.url,
       adminToken: secrets.ADMIN_TOKEN,
       createTeamWithKey: (opts) => createTeamWithKey(server.url, secrets.ADMIN_TOKEN, opts),
+      /** The server's error lines so far (the last ones), for a figure that saw failed answers. */
+      serverErrors: () =>
+        server
+          .output()
+          .split("\n")
+          .filter((line) => /error|exception|uncaught|\b5\d\d\b/i.test(line))
+          .slice(-15)
+          .join("\n"),
     });
   } finally {
     await server?.stop();
@@ -62,6 +70,8 @@ export async function load(options) {
     total: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
+    /** Answers per status code, to say which non-2xx a failed check saw. */
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count])),
   };
 }
 

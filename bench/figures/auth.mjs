@@ -12,7 +12,7 @@ const connectionSets = (process.env.CONNECTION_SETS ?? "16,64").split(",").map(N
 
 export default {
   name: "auth",
-  async run({ url, adminToken, createTeamWithKey, load, median, rounds, duration }) {
+  async run({ url, adminToken, createTeamWithKey, load, median, rounds, duration, serverErrors }) {
     const counted = await createTeamWithKey({ plan: "scale", scopes: ["billing:read"] });
     const uncounted = await createTeamWithKey({ plan: "enterprise", scopes: ["billing:read"] });
     const usageUrl = `${url}/api/v1/usage`;
@@ -32,7 +32,7 @@ export default {
 
     const checked = async (options) => {
       const run = await load(options);
-      if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers in the run "${options.title}"`);
+      if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers in the run "${options.title}": ${JSON.stringify(run.statuses)}\n${serverErrors?.() ?? ""}`);
       return run;
     };
     const rows = [];

@@ -78,10 +78,10 @@ export default {
         for (let i = 0; i < rounds; i++) {
           runs.bare.push(await load({ title: `bare relay, ${connections}`, url: bareUrl, duration, connections, requests: [signed(BARE_SECRET, false)] }));
           const run = await load({ title: `relay ingest, ${connections}`, url: ingestUrl, duration, connections, requests: [signed(signingSecret, true)] });
-          if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers at /in/<slug>`);
+          if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers at /in/<slug>: ${JSON.stringify(run.statuses)}`);
           runs.relay.push(run);
           const alone = await load({ title: `relay ingest, no destination, ${connections}`, url: quietUrl, duration, connections, requests: [signed(signingSecret, false)] });
-          if (alone.non2xx > 0) throw new Error(`${alone.non2xx} non-2xx answers at /in/<slug> without destination`);
+          if (alone.non2xx > 0) throw new Error(`${alone.non2xx} non-2xx answers at /in/<slug> without destination: ${JSON.stringify(alone.statuses)}`);
           runs.ingestOnly.push(alone);
         }
         bySet.set(connections, runs);

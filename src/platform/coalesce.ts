@@ -8,22 +8,35 @@
 //   the next one (it answers and ends, and its call would be cancelled): it hands the lead to the
 //   first request waiting, which makes the next call from its own request.
 // - A request waiting on another request's promise with nothing of its own pending is cancelled
-//   as hung. So every waiter keeps a timer, which is also its way out: a waiter still in line when
-//   it fires leads a call itself (the request that should have led is gone); a waiter whose call
-//   never answered gets an error (its caller fails open or closed, as for any failed call).
+//   as hung, and code resuming from another request's settlement may run in that request's
+//   context. So no waiter awaits another request's promise: each polls its own timer (1 ms) and
+//   reads what the leader wrote down (its answer, or its turn to lead). The timer is also its way
+//   out: a waiter still in line after COALESCE_WAIT_MS leads a call itself (the request that
+//   should have led is gone); a waiter whose call is out keeps waiting (a slow call still answers, and giving up would leave its effects, a
+//   reservation or a sent message, without anyone to undo them) until COALESCE_GIVE_UP_MS, then
+//   gets an error (its caller fails open or closed, as for any failed call).
 
-/** How long a request waits for another request's call before it acts on its own. */
+/** How long a request waits in line for another request to make the call before it makes it itself. */
 export const COALESCE_WAIT_MS = 5_000;
+/** How long a request waits for the answer of a call another request made before it gives up. */
+export const COALESCE_GIVE_UP_MS = 30_000;
+/** How often a waiting request looks whether its answer or its turn has come. */
+export const COALESCE_POLL_MS = 1;
 /** Requests carried by one call at most; the rest wait for the next. */
 export const COALESCE_MAX_BATCH = 200;
 
-type Outcome<A> = { lead: true } | { answer: A } | { error: unknown };
+type Outcome<A> = { answer: A } | { error: unknown };
+
+/** Keeps a promise's I/O alive past its request's answer or cancellation (ExecutionContext.waitUntil). */
+export type KeepAlive = (promise: Promise<unknown>) => void;
 
 interface Waiter<I, A> {
   item: I;
+  keepAlive?: KeepAlive;
   /** waiting: in line; leading: makes the call; sent: in another request's call; done: settled or given up. */
   state: "waiting" | "leading" | "sent" | "done";
-  settle: (outcome: Outcome<A>) => void;
+  /** Written by the request whose call carried this one. */
+  outcome: Outcome<A> | null;
 }
 
 interface Line<I, A> {
@@ -46,34 +59,52 @@ export class Coalescer<I, A> {
   constructor(
     private readonly send: (key: string, items: I[]) => Promise<A[]>,
     private readonly waitMs = COALESCE_WAIT_MS,
+    private readonly giveUpMs = COALESCE_GIVE_UP_MS,
   ) {}
 
-  /** The answer to `item` from the object `key`, carried by the next call made for that object. */
-  async run(key: string, item: I): Promise<A> {
+  /**
+   * The answer to `item` from the object `key`, carried by the next call made for that object.
+   * `keepAlive` (the request's waitUntil) keeps a call this request leads, and the hand-over and
+   * answers that follow it, alive if the request is cancelled meanwhile (its client went away):
+   * the requests riding that call and waiting behind it then do not wait for their timers.
+   */
+  async run(key: string, item: I, keepAlive?: KeepAlive): Promise<A> {
     let line = this.lines.get(key);
     if (!line) {
       line = { busy: false, waiting: [] };
       this.lines.set(key, line);
     }
-    let settle!: (outcome: Outcome<A>) => void;
-    const signal = new Promise<Outcome<A>>((resolve) => (settle = resolve));
-    const me: Waiter<I, A> = { item, state: "waiting", settle };
+    const me: Waiter<I, A> = { item, keepAlive, state: "waiting", outcome: null };
     line.waiting.push(me);
     if (!line.busy) {
       line.busy = true;
       me.state = "leading";
       return this.lead(key, line, me);
     }
-    const timer = setTimeout(() => this.giveUp(key, me), this.waitMs);
-    let outcome: Outcome<A>;
-    try {
-      outcome = await signal;
-    } finally {
-      clearTimeout(timer);
+    // Waiting is polling this request's own timer, never awaiting a promise another request
+    // settles: code that resumes from another request's settlement can run in that request's
+    // context, and a call made from there is not this request's ("Cannot perform I/O on behalf of
+    // a different request"). Each tick resumes in this request, which then reads what the other
+    // request wrote down: its answer, or that it is this request's turn to lead.
+    let waited = 0;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, COALESCE_POLL_MS));
+      waited += COALESCE_POLL_MS;
+      if (me.outcome) break;
+      if (me.state === "leading") return this.lead(key, line, me);
+      if (waited >= this.waitMs && me.state === "waiting") {
+        // Still in line: the request that should have led is gone; lead from here.
+        me.state = "leading";
+        return this.lead(key, line, me);
+      }
+      if (waited >= this.giveUpMs && me.state === "sent") {
+        me.state = "done";
+        me.outcome = { error: new Error(`no answer from ${key} within ${waited} ms`) };
+      }
     }
+    const outcome: Outcome<A> = me.outcome;
     if ("answer" in outcome) return outcome.answer;
-    if ("error" in outcome) throw outcome.error;
-    return this.lead(key, line, me);
+    throw outcome.error;
   }
 
   /** Makes one call with everything in line (up to the cap), answers the others, hands over. */
@@ -84,22 +115,34 @@ export class Coalescer<I, A> {
     for (const waiter of batch) if (waiter !== me) waiter.state = "sent";
     this.stats.calls++;
     this.stats.items += batch.length;
-    let answers: A[] | null = null;
-    let failure: unknown = null;
-    try {
-      answers = await this.send(key, batch.map((w) => w.item));
-    } catch (error) {
-      failure = error;
-    }
+    // The call, the hand-over and the others' answers in one promise, kept alive with the request.
+    const done = this.send(key, batch.map((w) => w.item)).then(
+      (answers) => this.finish(key, line, me, batch, answers, null),
+      (error: unknown) => this.finish(key, line, me, batch, null, error),
+    );
+    me.keepAlive?.(done);
+    const outcome = await done;
+    if (!outcome.answers) throw outcome.failure;
+    return outcome.answers[0]!;
+  }
+
+  /** After a call: hand over the line, answer the riders; the leader's own outcome is returned. */
+  private finish(
+    key: string,
+    line: Line<I, A>,
+    me: Waiter<I, A>,
+    batch: Waiter<I, A>[],
+    answers: A[] | null,
+    failure: unknown,
+  ): { answers: A[] | null; failure: unknown } {
     me.state = "done";
     this.handOver(key, line);
     batch.forEach((waiter, i) => {
-      if (waiter.state !== "sent") return;
+      if (waiter === me || waiter.state !== "sent") return;
       waiter.state = "done";
-      waiter.settle(answers ? { answer: answers[i]! } : { error: failure });
+      waiter.outcome = answers ? { answer: answers[i]! } : { error: failure };
     });
-    if (!answers) throw failure;
-    return answers[0]!;
+    return { answers, failure };
   }
 
   /** The first request in line leads the next call from its own request; an empty line is dropped. */
@@ -111,19 +154,5 @@ export class Coalescer<I, A> {
       return;
     }
     next.state = "leading";
-    next.settle({ lead: true });
-  }
-
-  /** A waiter's timer fired: lead if still in line (the line's leader is gone), else stop waiting. */
-  private giveUp(key: string, me: Waiter<I, A>): void {
-    if (me.state === "waiting") {
-      me.state = "leading";
-      me.settle({ lead: true });
-      return;
-    }
-    if (me.state === "sent") {
-      me.state = "done";
-      me.settle({ error: new Error(`no answer from ${key} within ${this.waitMs} ms`) });
-    }
   }
 }

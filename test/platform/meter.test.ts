@@ -89,6 +89,18 @@ describe("coalescing: fewer calls than requests, every position given once", () 
     expect(stats.calls - before.calls).toBeLessThan(650);
   });
 
+  it("a per-IP bucket the same way: 250 concurrent unauthenticated requests from one IP, exactly 100 counted in, positions once", async () => {
+    setClock(T0 + 5_000);
+    const ip = "203.0.113.250";
+    const responses = await Promise.all(Array.from({ length: 250 }, () => call("GET", "usage", { ip })));
+    const passed = responses.filter((r) => r.status === 401);
+    const refused = responses.filter((r) => r.status === 429);
+    expect(passed.length + refused.length).toBe(250);
+    // The anonymous fallback (100 per 60 s): the first 100 reach the 401, each with its own position.
+    expect(passed.map((r) => 100 - Number(r.headers.get("x-ratelimit-remaining"))).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    for (const r of refused) expect(r.headers.get("retry-after")).toBe("55");
+  });
+
   it("quota reservations under concurrency: 40 parallel requests for 10 units take exactly 10, each total given once", async () => {
     setClock(T0);
     const o = await owner("free");
@@ -155,17 +167,58 @@ describe("the coalescer's hand-over", () => {
     const lines = new Coalescer<number, number>(
       (_key, items) => {
         calls++;
-        // The first call never answers (its request was cancelled): the requests it carried and the
-        // ones waiting behind it must not hang.
+        // The first call never answers (its request was cancelled): the requests waiting behind it
+        // must not hang.
         if (calls === 1) return new Promise<number[]>(() => {});
+        // The second carries 2 and 3 and never answers either: they give up, with an error.
+        if (calls === 2) return new Promise<number[]>(() => {});
         return Promise.resolve(items.map((n) => n + 100));
       },
-      50,
+      20,
+      100,
     );
     void lines.run("k", 1);
-    const behind = lines.run("k", 2);
-    expect(await behind).toBe(102);
+    // 2 and 3 wait in line; the first leader never hands over, so after the wait in line 2 leads
+    // a call itself, carrying 3; that call never answers either (its leader hangs with it), and 3,
+    // a rider, gives up with an error after the give-up bound.
+    void lines.run("k", 2);
+    const rider = lines.run("k", 3).then(
+      () => "answered",
+      (error: unknown) => String(error),
+    );
+    expect(await rider).toContain("no answer from k");
     expect(calls).toBe(2);
+  });
+
+  it("the leader's call, hand-over and answers are kept alive with its request (waitUntil), riders keep nothing alive", async () => {
+    const kept: Array<Promise<unknown>> = [];
+    const lines = new Coalescer<number, number>(async (_key, items) => items.map((n) => n + 1));
+    const keepAlive = vi.fn((promise: Promise<unknown>) => void kept.push(promise));
+    const answers = await Promise.all([lines.run("k", 1, keepAlive), lines.run("k", 2, keepAlive), lines.run("k", 3, keepAlive)]);
+    expect(answers).toEqual([2, 3, 4]);
+    // Two calls (1 alone, then 2 and 3): two leaders, each kept its call alive.
+    expect(keepAlive).toHaveBeenCalledTimes(2);
+    await Promise.all(kept);
+  });
+
+  it("a slow call is waited for past the wait in line: its riders get its answer, not an error", async () => {
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const lines = new Coalescer<number, number>(
+      async (_key, items) => {
+        if (items.includes(2)) await slow;
+        return items.map((n) => n * 2);
+      },
+      20,
+      10_000,
+    );
+    const first = lines.run("k", 1);
+    const riders = [lines.run("k", 2), lines.run("k", 3)];
+    expect(await first).toBe(2);
+    // The call carrying 2 and 3 is out; several wait periods pass before it answers.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    expect(await Promise.all(riders)).toEqual([4, 6]);
   });
 });
 

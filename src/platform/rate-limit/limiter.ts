@@ -6,7 +6,7 @@ import { nowMs } from "../clock";
 import { IsolateCache } from "../isolate-cache";
 import { WINDOW_SECONDS } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
-import { Coalescer } from "../coalesce";
+import { Coalescer, type KeepAlive } from "../coalesce";
 import { teamObject } from "./buckets";
 import type { MeterAnswer, MeterItem, UsageSnapshot } from "./durable-object";
 
@@ -27,13 +27,13 @@ export interface Limiter {
    * Counts one request in several counters of the object `key` with one call, in order; the first
    * counter that refuses stops the others (they are not counted). One result per counter reached.
    */
-  hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]>;
+  hitAll(key: string, counters: CounterSpec[], keepAlive?: KeepAlive): Promise<RateLimitResult[]>;
   /**
    * hitAll in a team's object, and the team's usage read in the same call (for GET /usage, which
    * then needs no call of its own). `usage` is null when nothing was read: refused from memory,
    * limits off, or the object unreachable (the counts then fail open).
    */
-  hitAllReading(teamId: string, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }>;
+  hitAllReading(teamId: string, counters: CounterSpec[], keepAlive?: KeepAlive): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }>;
   /** The refusal of `counter` in `key` this isolate remembers for the current window, without a call; else null. */
   remembered(key: string, counter: CounterSpec): RateLimitResult | null;
 }
@@ -76,8 +76,8 @@ export class MeterClient {
   }
 
   /** The answer of object `key` to `item`; `teamId` when the item meters a team's quota or reads its usage. */
-  ask(key: string, teamId: string | null, item: MeterItem): Promise<MeterReply> {
-    return this.lines.run(key, { teamId, item });
+  ask(key: string, teamId: string | null, item: MeterItem, keepAlive?: KeepAlive): Promise<MeterReply> {
+    return this.lines.run(key, { teamId, item }, keepAlive);
   }
 }
 
@@ -148,23 +148,28 @@ export class DurableObjectLimiter implements Limiter {
     return resultOf(refused.count, counter.limit, window);
   }
 
-  async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
-    return (await this.count(key, null, counters)).results;
+  async hitAll(key: string, counters: CounterSpec[], keepAlive?: KeepAlive): Promise<RateLimitResult[]> {
+    return (await this.count(key, null, counters, keepAlive)).results;
   }
 
-  hitAllReading(teamId: string, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
-    return this.count(teamObject(teamId), teamId, counters);
+  hitAllReading(teamId: string, counters: CounterSpec[], keepAlive?: KeepAlive): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
+    return this.count(teamObject(teamId), teamId, counters, keepAlive);
   }
 
   /** Counts in `key`'s counters (and reads the team's usage when `readFor` names it) with one call. */
-  private async count(key: string, readFor: string | null, counters: CounterSpec[]): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
+  private async count(
+    key: string,
+    readFor: string | null,
+    counters: CounterSpec[],
+    keepAlive?: KeepAlive,
+  ): Promise<{ results: RateLimitResult[]; usage: ReadUsageReply | null }> {
     const first = counters[0]!;
     const asked = windowOf(nowMs(), first.windowSeconds);
     const remembered = this.rememberedIn(asked, key, first);
     if (remembered) return { results: [remembered], usage: null };
     let reply: MeterReply;
     try {
-      reply = await this.meter.ask(key, readFor, readFor ? { counters, read: true } : { counters });
+      reply = await this.meter.ask(key, readFor, readFor ? { counters, read: true } : { counters }, keepAlive);
     } catch (error) {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
       return { results: counters.map(({ limit, windowSeconds }) => resultOf(0, limit, windowOf(nowMs(), windowSeconds))), usage: null };

@@ -15,6 +15,7 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { BUCKET_LIMITS, bucketLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
+import type { KeepAlive } from "../coalesce";
 import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
 
 declare module "hono" {
@@ -24,6 +25,16 @@ declare module "hono" {
     rateLimitCounted?: Map<string, RateLimitResult>;
     /** The team's usage, read by auth({ readsUsage: true }) in the same meter call as its count; null when not read. */
     usageRead?: Promise<ReadUsageReply | null>;
+  }
+}
+
+/** The request's waitUntil, which keeps a shared counter call alive if this request ends first; none outside a request. */
+function keepAliveOf(c: Context<AppEnv>): KeepAlive | undefined {
+  try {
+    const ctx = c.executionCtx;
+    return (promise) => ctx.waitUntil(promise);
+  } catch {
+    return undefined;
   }
 }
 
@@ -75,7 +86,7 @@ export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key:
     counted!.delete(addressKey(where));
     result = ahead;
   } else {
-    [result] = await getLimiter(c.env).hitAll(where.object, [{ name: where.counter, limit }]);
+    [result] = await getLimiter(c.env).hitAll(where.object, [{ name: where.counter, limit }], keepAliveOf(c));
   }
   c.set("rateLimit", result);
   if (!result.allowed) throw ApiError.rateLimited(result.retryAfter);
@@ -97,14 +108,14 @@ export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, pla
   if (readsUsage) {
     let readUsage!: (reply: ReadUsageReply | null) => void;
     c.set("usageRead", new Promise<ReadUsageReply | null>((resolve) => (readUsage = resolve)));
-    const counted = await getLimiter(c.env).hitAllReading(teamId, counters).catch((error: unknown) => {
+    const counted = await getLimiter(c.env).hitAllReading(teamId, counters, keepAliveOf(c)).catch((error: unknown) => {
       readUsage(null);
       throw error;
     });
     readUsage(counted.usage);
     results = counted.results;
   } else {
-    results = await getLimiter(c.env).hitAll(teamObject(teamId), counters);
+    results = await getLimiter(c.env).hitAll(teamObject(teamId), counters, keepAliveOf(c));
   }
   let i = 0;
   if (defaultLimit !== null) {

@@ -29,7 +29,7 @@ ingestRouter.openapi(
       413: jsonResponse("Payload too large (max 1 MB)", RelayErrorSchema),
       415: jsonResponse("Body is not UTF-8 text", RelayErrorSchema),
       429: jsonResponse("Rate limit exceeded, or monthly quota", RelayErrorSchema),
-      503: jsonResponse("Could not queue; retry", RelayErrorSchema),
+      503: jsonResponse("Could not store (usage meter unreachable) or queue; retry", RelayErrorSchema),
     },
   }),
   async (c) => {
