@@ -265,6 +265,21 @@ describe("self-service keys against escalation", () => {
 });
 
 describe("roles", () => {
+  it("no role ever sees a key's secret or hash on a page; a viewer sees no form to make one", async () => {
+    const team = await consoleTeam("owner");
+    const hash = await sha256Hex(team.key);
+    for (const role of ["viewer", "developer", "admin"] as const) {
+      const member = await memberOf(team.teamId, role);
+      for (const path of ["keys", "members", "usage"]) {
+        const html = await (await page("GET", `/console/teams/${team.teamId}/${path}`, { cookie: member.cookie })).text();
+        expect(html, `${role} ${path}`).not.toContain(team.key);
+        expect(html, `${role} ${path}`).not.toContain(team.key.slice(12));
+        expect(html, `${role} ${path}`).not.toContain(hash);
+        if (role === "viewer") expect(html).not.toContain('data-testid="create-key"');
+      }
+    }
+  });
+
   it("an admin can neither take nor give ownership, nor remove or demote an owner; a developer manages no one", async () => {
     const team = await consoleTeam("owner");
     const adminUser = await memberOf(team.teamId, "admin");
