@@ -1,5 +1,6 @@
 // People of a team: memberships and their roles, pending invitations, and the record of console
-// actions. The last owner can be neither removed nor demoted: checked in the statement that writes.
+// actions. The last owner can be neither removed nor demoted, and pending invitations stop at their
+// cap: each checked in the statement that writes. Removing a member withdraws their invitations.
 import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb, type Db } from "../db/client";
@@ -7,7 +8,8 @@ import { consoleActions, consoleLinks, memberships, teams, users, type Role } fr
 import { nowIso } from "../platform/clock";
 import { ApiError } from "../platform/errors";
 import type { Plan } from "../platform/plans";
-import { allowLinkFor, createLink, linkUrl, mailLink, normalizeEmail } from "./sign-in.service";
+import { insertUnderCap } from "../platform/caps";
+import { allowLinkFor, linkUrl, mailLink, newLink, normalizeEmail } from "./sign-in.service";
 
 export interface TeamChoice {
   id: string;
@@ -77,7 +79,8 @@ function checkOwnership(actor: Actor, ...roles: (Role | null)[]): void {
 
 /**
  * Invites an address with a role: a 7-day single-use link by mail; the membership exists only when
- * the link is used. Counted in the address's hourly link limit (past it, 429).
+ * the link is used. Counted in the address's hourly link limit (past it, 429); at most
+ * MAX_PENDING_INVITATIONS pending per team, counted in the insert (422 past it).
  */
 export async function invite(env: Env, teamId: string, teamName: string, actor: Actor, input: { email: string; role: Role }): Promise<void> {
   checkOwnership(actor, input.role);
@@ -89,10 +92,13 @@ export async function invite(env: Env, teamId: string, teamName: string, actor: 
     .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.teamId, teamId)))
     .where(eq(users.email, email));
   if (member) throw ApiError.validation({ email: ["is already a member of this team"] });
-  const pending = await listInvitations(db, teamId);
-  if (pending.length >= MAX_PENDING_INVITATIONS) throw ApiError.validation({ email: [`at most ${MAX_PENDING_INVITATIONS} invitations may be pending`] });
   if (!(await allowLinkFor(env, email))) throw ApiError.rateLimited(3600);
-  const { token } = await createLink(db, { kind: "invite", email, teamId, role: input.role, teamName, invitedBy: actor.userId ?? null });
+  const { values, token } = await newLink({ kind: "invite", email, teamId, role: input.role, teamName, invitedBy: actor.userId ?? null });
+  // The pending count and the insert are one statement: parallel invitations stop at the cap.
+  const pending = sql`${consoleLinks.kind} = 'invite' AND ${consoleLinks.usedAt} IS NULL AND ${consoleLinks.expiresAt} > ${values.createdAt}`;
+  if (!(await insertUnderCap(db, consoleLinks, values, { column: consoleLinks.teamId, value: teamId, where: pending }, MAX_PENDING_INVITATIONS))) {
+    throw ApiError.validation({ email: [`at most ${MAX_PENDING_INVITATIONS} invitations may be pending`] });
+  }
   await recordAction(db, teamId, actor, "member_invited", `${email} (${input.role})`);
   await mailLink(env, { kind: "invite", email, url: linkUrl(env.APP_URL, token), teamName, teamId });
 }
@@ -138,15 +144,30 @@ export async function changeRole(db: Db, teamId: string, actor: Actor, userId: s
   await recordAction(db, teamId, actor, "member_role_changed", `${member.email}: ${member.role} → ${role}`);
 }
 
-/** Removes a member: their access to the team ends at their next request. The last owner stays (409). */
+/**
+ * Removes a member: their access to the team ends at their next request, and their pending
+ * invitations to it are withdrawn. The last owner stays (409).
+ */
 export async function removeMember(db: Db, teamId: string, actor: Actor, userId: string): Promise<void> {
   const member = await memberOr404(db, teamId, userId);
   checkOwnership(actor, member.role);
   const guard = member.role === "owner" ? otherOwners(teamId, userId) : sql`1`;
-  const removed = await db
-    .delete(memberships)
-    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard))
-    .returning({ userId: memberships.userId });
+  // One transaction: the membership goes, and with it every pending invitation of the address to
+  // this team (another link in their mailbox must not bring a removed member back).
+  const [removed] = await db.batch([
+    db.delete(memberships).where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard)).returning({ userId: memberships.userId }),
+    db
+      .delete(consoleLinks)
+      .where(
+        and(
+          eq(consoleLinks.teamId, teamId),
+          eq(consoleLinks.kind, "invite"),
+          eq(consoleLinks.email, member.email),
+          isNull(consoleLinks.usedAt),
+          sql`NOT EXISTS (SELECT 1 FROM ${memberships} m3 WHERE m3.team_id = ${teamId} AND m3.user_id = ${userId})`,
+        ),
+      ),
+  ]);
   if (removed.length === 0) throw lastOwner();
   await recordAction(db, teamId, actor, "member_removed", member.email);
 }

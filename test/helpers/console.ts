@@ -1,12 +1,13 @@
 // Console test helpers: form requests to /console with a session cookie and the app's Origin, a
 // signed-in member of a team (through a real one-time link and its POST), and reading the sign-in
-// links the platform mailed.
+// links the platform mailed; the console routes of the app's route table.
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { getDb } from "../../src/db/client";
 import type { Role } from "../../src/db/schema";
 import { addMember } from "../../src/console/members.service";
 import { createLink } from "../../src/console/sign-in.service";
+import { app } from "../../src/app";
 import { call, ORIGIN, setupTeam, type TestTeam } from "./api";
 
 export interface ConsoleRequest {
@@ -81,4 +82,22 @@ export async function memberOf(teamId: string, role: Role): Promise<{ email: str
 export async function mailedLinks(email: string): Promise<string[]> {
   const { results } = await env.DB.prepare("SELECT text FROM platform_outbox WHERE \"to\" = ? AND kind LIKE 'console_%' ORDER BY created_at DESC").bind(email).all<{ text: string }>();
   return results.map((row) => /\/console\/auth\/([A-Za-z0-9_-]{43})/.exec(row.text)?.[1]).filter((t): t is string => Boolean(t));
+}
+
+/**
+ * The console's routes of a method (`POST`, `GET`...) as the app registered them (`/console/...`
+ * with their `:params`), read from the app's route table: a route added later is in the list
+ * without anyone editing a test. Middleware (`ALL`) and the catch-all are left out.
+ */
+export function consoleRoutes(method: string): string[] {
+  const paths = app.routes.filter((r) => r.method === method && r.path.startsWith("/console") && !r.path.includes("*")).map((r) => r.path);
+  return [...new Set(paths)];
+}
+
+/** `path` with each `:name` replaced by `params[name]` (a missing name throws: every parameter needs a real id). */
+export function fillPath(path: string, params: Record<string, string>): string {
+  return path.replace(/:([A-Za-z_]+)/g, (_, name: string) => {
+    if (!(name in params)) throw new Error(`no value for :${name} in ${path}`);
+    return params[name];
+  });
 }
