@@ -150,6 +150,26 @@ export class LogStore extends DurableObject<Env> {
     return { rows, more: false };
   }
 
+  /**
+   * Entries per bucket and level in the filter's range: one grouped query over the time index (the
+   * level index when a level is asked). `bucket` is the index of the bucket in the plan; buckets
+   * and levels without entries are not returned.
+   */
+  async histogram(filter: EntryFilter, plan: { start: number; width: number; count: number }): Promise<{ bucket: number; level: string; n: number }[]> {
+    this.assertLive();
+    if (filter.q !== undefined) this.indexPending();
+    const { where, params } = entryWhere({ ...filter, after: undefined });
+    return this.ctx.storage.sql
+      .exec<{ bucket: number; level: string; n: number }>(
+        `SELECT CAST((ts - ?) / ? AS INTEGER) AS bucket, level, count(*) AS n FROM entries ${where} GROUP BY bucket, level HAVING bucket >= 0 AND bucket < ?`,
+        plan.start,
+        plan.width,
+        ...params,
+        plan.count,
+      )
+      .toArray();
+  }
+
   /** The alert check's counts, one per window asked (index-only over (level, ts)). */
   async countLevels(windows: LevelWindow[]): Promise<number[]> {
     this.assertLive();
