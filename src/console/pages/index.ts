@@ -4,9 +4,13 @@
 import type { Hono } from "hono";
 import type { ConsoleEnv } from "../session";
 import { keysPages } from "./keys";
+import { logsPages } from "./logs";
+import { relayPages } from "./relay";
 import { membersPages } from "./members";
 
 export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   keysPages,
   membersPages,
+  logsPages,
+  relayPages,
 ];
