@@ -182,9 +182,12 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
   const statuses = await eventDestinationStatuses(c.env, team.id, events.data.map((e) => e.id));
   const canWrite = roleAtLeast(team.role, "developer");
   const base = teamPath(c, `relay/sources/${sourceId}`);
+  // A destination as a chip names it: host and path, cut short.
   const hostOf = (url: string) => {
     try {
-      return new URL(url).host;
+      const u = new URL(url);
+      const name = `${u.host}${u.pathname === "/" ? "" : u.pathname}`;
+      return name.length > 40 ? `${name.slice(0, 39)}…` : name;
     } catch {
       return url;
     }
@@ -459,7 +462,7 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
                   <tbody>
                     {d.attempts.map((a) => {
                       const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
-                      const answer = (a.error ?? a.response_body ?? "").slice(0, ANSWER_EXCERPT);
+                      const answer = (a.response_body || a.error || "").slice(0, ANSWER_EXCERPT);
                       return (
                         <tr data-testid="attempt-row" data-status-code={a.status_code ?? ""}>
                           <td>{a.number}</td>
