@@ -71,7 +71,7 @@ describe("logs: projects", () => {
     expect(project).not.toContain('data-testid="rotate-token"');
     expect(project).not.toContain(owner.token);
     expect((await page("POST", `/console/teams/${owner.teamId}/logs`, { cookie: viewer.cookie, form: { name: "x" } })).status).toBe(403);
-    for (const form of [{}, { confirm: "yes" }]) {
+    for (const form of [{}, { confirm: "yes" }] as Record<string, string>[]) {
       expect((await page("POST", `/console/teams/${owner.teamId}/logs/${owner.projectId}/rotate-token`, { cookie: viewer.cookie, form })).status).toBe(403);
     }
     // The token still works: nothing was rotated.

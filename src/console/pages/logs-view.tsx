@@ -121,7 +121,7 @@ export function HistogramChart(props: { histogram: Histogram; since: string; unt
             </span>
           ))}
           <span class="muted">
-            · {histogram.total.toLocaleString("en-US")} entries, one bar per {per}
+            · {histogram.total.toLocaleString("en-US")} {histogram.total === 1 ? "entry" : "entries"}, one bar per {per}
           </span>
         </span>
         <span class="muted small">

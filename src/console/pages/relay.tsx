@@ -33,6 +33,9 @@ const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
   generic: "Any other sender (HMAC header or none)",
 };
 
+/** Who a source's address is given to, in a sentence. */
+const SENDER_NAMES: Record<(typeof PROVIDERS)[number], string> = { stripe: "Stripe", github: "GitHub", standard: "the sender", generic: "the sender" };
+
 const STATUS_LABELS: Record<string, string> = { delivered: "delivered", failed: "failed", pending: "pending", sending: "sending", none: "no destination" };
 
 function StatusBadge(props: { status: string }) {
@@ -201,7 +204,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
       </p>
       <section class="section">
         <h2>Ingest address</h2>
-        <p class="muted small">Give this address to {PROVIDER_LABELS[source.provider].split(" (")[0]} as its webhook URL. Anyone who has it can send events{source.signature_verification ? " signed with your secret" : ""}.</p>
+        <p class="muted small">Give this address to {SENDER_NAMES[source.provider]} as its webhook URL. Anyone who has it can send events{source.signature_verification ? " signed with your secret" : ""}.</p>
         <div class="secret">
           <code id="ingest-url" data-testid="ingest-url">
             {source.url}
@@ -270,7 +273,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
           </div>
         )}
         {canWrite ? (
-          <form method="post" action={`${base}/destinations`} data-testid="create-destination">
+          <form method="post" action={`${base}/destinations`} data-testid="create-destination" class="subform">
             <h3>Add a destination</h3>
             <Errors errors={extra.errors} />
             <div class="inline-form">
