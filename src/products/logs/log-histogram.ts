@@ -1,5 +1,6 @@
 // The histogram of a project's entries over a time range: entries per bucket by level, counted by
-// the project's store in one grouped query (store/log-store.ts `histogram`). The bucket is a
+// the project's store (store/log-store.ts `histogram`: from its per-minute roll-up, or one grouped
+// query over the entries when a text, stream, service or trace filter applies). The bucket is a
 // minute for ranges up to MAX_BUCKETS minutes and widens to the next round width beyond, so a
 // histogram never has more than MAX_BUCKETS bars whatever range is asked.
 import { getDb } from "../../db/client";

@@ -3,10 +3,11 @@
 // ranges so a histogram never passes MAX_BUCKETS bars; the filters of the entry query apply; another
 // team's project is not found.
 import { afterEach, describe, expect, it } from "vitest";
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { setClock } from "../../../src/platform/clock";
 import { ApiError } from "../../../src/platform/errors";
 import { bucketPlan, entryHistogram, MAX_BUCKETS } from "../../../src/products/logs/log-histogram";
+import { logStore } from "../../../src/products/logs/logs.store";
 import { ingestBatch, ndjson, setupProject } from "./helpers";
 
 const MIN = 60_000;
@@ -112,5 +113,68 @@ describe("entryHistogram", () => {
       expect(error).toBeInstanceOf(ApiError);
       expect((error as ApiError).code).toBe("not_found");
     }
+  });
+});
+
+/** The roll-up of a project's store beside the same counts grouped from its entries. */
+async function rollUp(projectId: string) {
+  return runInDurableObject(logStore(env, projectId), (_store, state) => {
+    const sql = state.storage.sql;
+    const held = sql.exec("SELECT minute, level, n FROM entry_counts ORDER BY minute, level").toArray();
+    const truth = sql.exec("SELECT ts / 60000 AS minute, level, count(*) AS n FROM entries GROUP BY 1, 2 ORDER BY 1, 2").toArray();
+    return { held, truth };
+  });
+}
+
+describe("the per-minute roll-up", () => {
+  it("counts whole minutes from the roll-up and the partial minutes at the range's ends from the entries", async () => {
+    const f = await setupProject();
+    setClock(NOW);
+    const at = (ms: number, level = "info") => ({ message: `m${ms}`, level, timestamp: iso(ms) });
+    await ingestBatch(
+      f.token,
+      ndjson([
+        at(NOW - HOUR + 10_000), // before the range's start (same minute)
+        at(NOW - HOUR + 40_000, "warn"), // in the range's first, partial minute
+        at(NOW - 10 * MIN, "error"),
+        at(NOW - 10 * MIN + 5_000, "error"),
+        at(NOW - 40_000), // in the last, partial minute
+        at(NOW - 20_000), // after the range's end (same minute)
+      ]),
+    );
+    const range = { since: NOW - HOUR + 30_000, until: NOW - 30_000 };
+    const h = await entryHistogram(env, f.teamId, f.projectId, range);
+    expect(h.total).toBe(4);
+    const nonEmpty = h.buckets.filter((b) => b.total > 0).map((b) => [b.at, b.counts.info, b.counts.warn, b.counts.error]);
+    expect(nonEmpty).toEqual([
+      [iso(NOW - HOUR), 0, 1, 0],
+      [iso(NOW - 10 * MIN), 0, 0, 2],
+      [iso(NOW - MIN), 1, 0, 0],
+    ]);
+    // The level filter reads the roll-up too.
+    expect((await entryHistogram(env, f.teamId, f.projectId, range, { level: "error" })).total).toBe(2);
+    expect((await entryHistogram(env, f.teamId, f.projectId, range, { level: "warn" })).total).toBe(1);
+    // A range inside one minute is counted from the entries alone.
+    expect((await entryHistogram(env, f.teamId, f.projectId, { since: NOW - 50_000, until: NOW - 30_000 })).total).toBe(1);
+  });
+
+  it("stays equal to the entries through appends and retention steps", async () => {
+    const f = await setupProject({ retention_days: 1 });
+    setClock(NOW);
+    const lines = Array.from({ length: 300 }, (_, i) => ({ message: `l${i}`, level: ["info", "warn", "error"][i % 3], timestamp: iso(NOW - 3 * DAY + i * 7_000) }));
+    await ingestBatch(f.token, ndjson(lines.slice(0, 150)));
+    await ingestBatch(f.token, ndjson(lines.slice(150)));
+    await ingestBatch(f.token, ndjson([{ message: "now", level: "fatal" }]));
+    let { held, truth } = await rollUp(f.projectId);
+    expect(held).toEqual(truth);
+    expect(held.reduce((n, r) => n + Number(r.n), 0)).toBe(301);
+    // Retention: a cut inside a minute, so one minute keeps part of its entries.
+    const cutoff = NOW - 3 * DAY + 150 * 7_000 + 3_000;
+    expect(await logStore(env, f.projectId).purgeExpired(cutoff + DAY)).toEqual({ deleted: 151, more: false });
+    ({ held, truth } = await rollUp(f.projectId));
+    expect(held).toEqual(truth);
+    expect(held.reduce((n, r) => n + Number(r.n), 0)).toBe(150);
+    const h = await entryHistogram(env, f.teamId, f.projectId, { since: NOW - 4 * DAY, until: NOW + 1 });
+    expect(h.total).toBe(150);
   });
 });
