@@ -174,7 +174,8 @@ function validBody(key: string): unknown {
     "POST /api/v1/surveys/{survey_id}/questions/reorder": { question_ids: [crypto.randomUUID()] },
     "PATCH /api/v1/surveys/{survey_id}/questions/{question_id}": { title: "renamed" },
     "POST /api/v1/surveys/{id}/webhooks": { url: "http://127.0.0.1:9/s2" },
-    "POST /api/v1/keys": { name: "k", scopes: ["logs:read"] },
+    // keys:read, which keys:write implies: the only scope a key holding keys:write alone may grant.
+    "POST /api/v1/keys": { name: "k", scopes: ["keys:read"] },
   };
   return bodies[key];
 }
