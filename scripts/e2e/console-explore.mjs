@@ -52,6 +52,11 @@ export async function consoleExploreChecks({ url, adminToken, createTeamWithKey,
   });
   defer(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // Anything the page's CSP refuses (an inline script or style, another origin) is logged by Chromium.
+  const cspViolations = [];
+  context.on("page", (page) => page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) cspViolations.push(`${page.url()}: ${message.text()}`);
+  }));
   const origin = await signIn(context, url, adminToken, email);
   const base = `${origin}/console/teams/${teamId}`;
   const state = {};
@@ -184,6 +189,10 @@ export async function consoleExploreChecks({ url, adminToken, createTeamWithKey,
       await page.goto(`${base}/relay`);
       await shoot(page, "relay");
       await page.close();
+    },
+
+    "console logs and relay: no Content-Security-Policy violation on any page": async () => {
+      assert.deepEqual(cspViolations, []);
     },
   };
 }
