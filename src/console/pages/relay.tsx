@@ -29,8 +29,8 @@ const ANSWER_EXCERPT = 160;
 const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
   stripe: "Stripe",
   github: "GitHub",
-  standard: "Standard Webhooks / Svix (Clerk, Resend, …)",
-  generic: "Any other sender (HMAC header or none)",
+  standard: "Standard Webhooks, Svix",
+  generic: "Other (HMAC or none)",
 };
 
 /** Who a source's address is given to, in a sentence. */
