@@ -1,5 +1,7 @@
 // Browser code of the console, bundled by scripts/build-assets.mjs into /assets/console.js. Pages
-// work without it; it adds the copy buttons. Each feature finds its elements by data attribute.
+// work without it; it adds the copy buttons, the scope presets and the log explorer's live tail.
+// Each feature finds its elements by data attribute.
+import { logTail } from "./logs-tail";
 
 /** `<button data-copy="#id">`: copies the text of the element `#id` and says so for a moment. */
 function copyButtons(root: ParentNode): void {
@@ -40,3 +42,4 @@ function scopePresets(root: ParentNode): void {
 
 copyButtons(document);
 scopePresets(document);
+logTail(document);

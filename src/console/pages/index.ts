@@ -4,6 +4,8 @@
 import type { Hono } from "hono";
 import type { ConsoleEnv } from "../session";
 import { keysPages } from "./keys";
+import { logsPages } from "./logs";
+import { relayPages } from "./relay";
 import { membersPages } from "./members";
 import { requestsPages } from "./requests";
 import { usagePages } from "./usage";
@@ -13,4 +15,6 @@ export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   membersPages,
   usagePages,
   requestsPages,
+  logsPages,
+  relayPages,
 ];

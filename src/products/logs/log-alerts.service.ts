@@ -2,7 +2,7 @@
 // history of their firings. Every query filters on the caller's team; another team's alert or
 // project is "not found". Services take `(env, teamId, ...)` and open the database themselves.
 import { insertUnderCap } from "../../platform/caps";
-import { and, asc, desc, eq, isNull, lt, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, lt, type SQL } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import type { Env } from "../../env";
 import { logAlertFirings, logAlerts, type AlertChannel } from "../../db/schema/logs";
@@ -187,6 +187,26 @@ export async function listFirings(env: Env, teamId: string, alertId: string, pag
     data: shown.map(firingView),
     pagination: { limit: page.limit, next_cursor: more ? firingCursor(shown[shown.length - 1]) : null },
   };
+}
+
+/**
+ * The latest firings of all of a project's alerts, newest first (the console's alerts panel): one
+ * query, each alert's rows read through the (alert_id, fired_at) index.
+ */
+export async function projectFirings(env: Env, teamId: string, projectId: string, limit: number) {
+  const db = getDb(env.DB);
+  const rows = await db
+    .select()
+    .from(logAlertFirings)
+    .where(
+      and(
+        eq(logAlertFirings.teamId, teamId),
+        inArray(logAlertFirings.alertId, db.select({ id: logAlerts.id }).from(logAlerts).where(and(ownedBy(logAlerts, teamId), eq(logAlerts.projectId, projectId)))),
+      ),
+    )
+    .orderBy(desc(logAlertFirings.firedAt))
+    .limit(limit);
+  return rows.map(firingView);
 }
 
 export async function deleteAlert(env: Env, teamId: string, id: string): Promise<void> {

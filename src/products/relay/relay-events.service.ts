@@ -1,7 +1,8 @@
 // Webhook relay events over the database: the cursor-paginated list of a source's events with their
 // delivery roll-up, and one event with its deliveries and their attempts (the SQL of both reads is in
-// relay.queries.ts). Every query filters on the team; no Hono context here.
-import { and, asc, eq, inArray } from "drizzle-orm";
+// relay.queries.ts), and the latest status per destination of a page of events. Every query filters
+// on the team; no Hono context here.
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { webhookAttempts, webhookDeliveries } from "../../db/schema";
@@ -50,6 +51,32 @@ export async function listEvents(
     data: page,
     pagination: { next_cursor: hasMore && last ? encodeCursor({ receivedAt: last.received_at, id: last.id }) : null, has_more: hasMore, limit: query.limit },
   };
+}
+
+/** Events a page asks destination statuses for at once (one bound parameter each). */
+export const MAX_STATUS_EVENTS = 90;
+
+/**
+ * Each destination's status for each of the listed events of a team: the status of the latest
+ * delivery per (event, destination), as the events list's roll-up reads them. One query for the
+ * whole page; events of another team give nothing.
+ */
+export async function eventDestinationStatuses(env: Env, teamId: string, eventIds: string[]): Promise<Map<string, Map<string, string>>> {
+  const byEvent = new Map<string, Map<string, string>>();
+  if (eventIds.length === 0) return byEvent;
+  if (eventIds.length > MAX_STATUS_EVENTS) throw new Error(`at most ${MAX_STATUS_EVENTS} events per call`);
+  const rows = await getDb(env.DB)
+    .select({ eventId: webhookDeliveries.eventId, destinationId: webhookDeliveries.destinationId, status: webhookDeliveries.status })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.teamId, teamId), inArray(webhookDeliveries.eventId, eventIds)))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id));
+  for (const row of rows) {
+    const statuses = byEvent.get(row.eventId) ?? new Map<string, string>();
+    // Newest first: the first row of a destination is its latest delivery.
+    if (!statuses.has(row.destinationId)) statuses.set(row.destinationId, row.status);
+    byEvent.set(row.eventId, statuses);
+  }
+  return byEvent;
 }
 
 export async function getEvent(env: Env, teamId: string, sourceId: string, eventId: string) {

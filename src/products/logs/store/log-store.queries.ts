@@ -1,7 +1,7 @@
 // The raw SQL of the log store (not named *.sql.ts: wrangler bundles an import ending in .sql as
 // text), each where Drizzle cannot say it: appends expand JSON arrays with
 // json_each (one bound value carries thousands of rows; a Durable Object statement takes at most 100
-// bound parameters), and the entry query walks a cursor to a byte budget and searches the FTS5
+// bound parameters), the per-minute roll-up is kept with grouped upserts, and the entry query walks a cursor to a byte budget and searches the FTS5
 // trigram index (`entries_fts MATCH`), which Drizzle has no builder for.
 
 /**
@@ -12,6 +12,28 @@
 export const APPEND_ROWS = `INSERT INTO entries (id, stream, level, message, service, trace_id, span_id, metadata, ts, created_at)
   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, coalesce(value->>9, ?2)
   FROM json_each(?1)`;
+
+/** Milliseconds of one minute of the histogram's roll-up (`entry_counts.minute` is ts / MINUTE_MS). */
+export const MINUTE_MS = 60_000;
+
+/**
+ * Adds the entries with seq > ?1 (the rows an append or import just wrote) to the per-minute
+ * roll-up. INSERT … SELECT … ON CONFLICT needs the SELECT's WHERE to parse as an upsert.
+ */
+export const COUNT_APPENDED = `INSERT INTO entry_counts (minute, level, n)
+  SELECT ts / ${MINUTE_MS}, level, count(*) FROM entries WHERE seq > ?1 GROUP BY 1, 2
+  ON CONFLICT (minute, level) DO UPDATE SET n = n + excluded.n`;
+
+/** The oldest entries before ?1, at most ?2 of them, in one order: what one retention step deletes. */
+const EXPIRED = "SELECT seq, ts, level FROM entries WHERE ts < ?1 ORDER BY ts, seq LIMIT ?2";
+
+/** Takes the entries the retention step is about to delete out of the roll-up (then rows at zero go). */
+export const UNCOUNT_EXPIRED = `INSERT INTO entry_counts (minute, level, n)
+  SELECT ts / ${MINUTE_MS}, level, -count(*) FROM (${EXPIRED}) WHERE true GROUP BY 1, 2
+  ON CONFLICT (minute, level) DO UPDATE SET n = n + excluded.n`;
+
+/** One retention step: the same rows UNCOUNT_EXPIRED took out of the roll-up. */
+export const DELETE_EXPIRED = `DELETE FROM entries WHERE seq IN (SELECT seq FROM (${EXPIRED}))`;
 
 export const ENTRY_COLUMNS = "seq, id, stream, level, message, service, trace_id, span_id, metadata, ts, created_at";
 

@@ -13,7 +13,7 @@ import type { Env } from "../../../env";
 import { utf8Length } from "../../../platform/sizes";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./log-store.schema";
-import { APPEND_ROWS, ENTRY_COLUMNS, entryWhere, type EntryFilter } from "./log-store.queries";
+import { APPEND_ROWS, COUNT_APPENDED, DELETE_EXPIRED, ENTRY_COLUMNS, entryWhere, MINUTE_MS, UNCOUNT_EXPIRED, type EntryFilter } from "./log-store.queries";
 import { rowChunks, type StoreRow } from "../logs.store";
 import { MAX_TAILS, TailSet, type TailFilter } from "./log-tails";
 import { keysHoldingScope } from "../../../platform/auth";
@@ -77,6 +77,7 @@ export class LogStore extends DurableObject<Env> {
     const range = this.ctx.storage.transactionSync(() => {
       const before = this.maxSeq();
       for (const chunk of chunks) this.ctx.storage.sql.exec(APPEND_ROWS, chunk, settings.receivedAt);
+      this.ctx.storage.sql.exec(COUNT_APPENDED, before);
       this.setMeta("retention_days", settings.retentionDays);
       const last = this.maxSeq();
       return { first: before + 1, last, count: last - before };
@@ -156,6 +157,62 @@ export class LogStore extends DurableObject<Env> {
     return { rows, more: false };
   }
 
+  /**
+   * Entries per bucket and level in the filter's range, as rows `{bucket, level, n}` (`bucket` the
+   * index of the bucket in the plan; empty buckets and levels are not returned). Without a text,
+   * stream, service or trace filter, the whole minutes of the range are read from the per-minute
+   * roll-up (one row per minute and level) and only the partial minutes at its two ends from the
+   * entries; otherwise one grouped query over the entries of the range.
+   */
+  async histogram(filter: EntryFilter, plan: { start: number; width: number; count: number }): Promise<{ bucket: number; level: string; n: number }[]> {
+    this.assertLive();
+    if (filter.q !== undefined) this.indexPending();
+    const { since, until } = filter;
+    const rolledUp = filter.q === undefined && filter.stream === undefined && filter.service === undefined && filter.trace_id === undefined;
+    const first = since === undefined ? 0 : Math.ceil(since / MINUTE_MS);
+    const last = until === undefined ? 0 : Math.floor(until / MINUTE_MS);
+    if (!rolledUp || since === undefined || until === undefined || last <= first) return this.histogramOfEntries(filter, plan);
+    const sums = new Map<string, { bucket: number; level: string; n: number }>();
+    const add = (rows: Iterable<{ bucket: number; level: string; n: number }>) => {
+      for (const row of rows) {
+        const key = `${row.bucket}|${row.level}`;
+        const sum = sums.get(key);
+        if (sum) sum.n += row.n;
+        else sums.set(key, { ...row });
+      }
+    };
+    const level = filter.level === undefined ? "" : "AND level = ?";
+    add(
+      this.ctx.storage.sql.exec<{ bucket: number; level: string; n: number }>(
+        `SELECT CAST((minute * ${MINUTE_MS} - ?) / ? AS INTEGER) AS bucket, level, sum(n) AS n FROM entry_counts
+         WHERE minute >= ? AND minute < ? ${level} GROUP BY bucket, level HAVING bucket >= 0 AND bucket < ?`,
+        plan.start,
+        plan.width,
+        first,
+        last,
+        ...(filter.level === undefined ? [] : [filter.level]),
+        plan.count,
+      ),
+    );
+    add(this.histogramOfEntries({ ...filter, until: first * MINUTE_MS }, plan));
+    add(this.histogramOfEntries({ ...filter, since: last * MINUTE_MS }, plan));
+    return [...sums.values()];
+  }
+
+  /** The histogram counted from the entries themselves: one grouped query over the filter's range. */
+  private histogramOfEntries(filter: EntryFilter, plan: { start: number; width: number; count: number }): { bucket: number; level: string; n: number }[] {
+    const { where, params } = entryWhere({ ...filter, after: undefined });
+    return this.ctx.storage.sql
+      .exec<{ bucket: number; level: string; n: number }>(
+        `SELECT CAST((ts - ?) / ? AS INTEGER) AS bucket, level, count(*) AS n FROM entries ${where} GROUP BY bucket, level HAVING bucket >= 0 AND bucket < ?`,
+        plan.start,
+        plan.width,
+        ...params,
+        plan.count,
+      )
+      .toArray();
+  }
+
   /** The alert check's counts, one per window asked (index-only over (level, ts)). */
   async countLevels(windows: LevelWindow[]): Promise<number[]> {
     this.assertLive();
@@ -187,7 +244,9 @@ export class LogStore extends DurableObject<Env> {
     let deleted = 0;
     for (let i = 0; i < PURGE_MAX_CHUNKS; i++) {
       const rows = this.ctx.storage.transactionSync(() => {
-        this.ctx.storage.sql.exec("DELETE FROM entries WHERE seq IN (SELECT seq FROM entries WHERE ts < ? ORDER BY ts LIMIT ?)", cutoff, PURGE_CHUNK);
+        this.ctx.storage.sql.exec(UNCOUNT_EXPIRED, cutoff, PURGE_CHUNK);
+        this.ctx.storage.sql.exec("DELETE FROM entry_counts WHERE n <= 0");
+        this.ctx.storage.sql.exec(DELETE_EXPIRED, cutoff, PURGE_CHUNK);
         // changes() counts the rows of the DELETE itself, not the index rows its trigger removed.
         const n = this.ctx.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
         this.clampIndexMark();
@@ -217,7 +276,9 @@ export class LogStore extends DurableObject<Env> {
       );
       const fresh = rows.filter((r) => !seen.has(r[0]));
       if (fresh.length === 0) return 0;
+      const before = this.maxSeq();
       for (const chunk of rowChunks(fresh)) this.ctx.storage.sql.exec(APPEND_ROWS, chunk, null);
+      this.ctx.storage.sql.exec(COUNT_APPENDED, before);
       this.ctx.storage.sql.exec("INSERT INTO legacy_ids (id) SELECT value FROM json_each(?)", JSON.stringify(fresh.map((r) => r[0])));
       this.setMeta("retention_days", settings.retentionDays);
       return fresh.length;

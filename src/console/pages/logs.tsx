@@ -1,0 +1,410 @@
+/** @jsxImportSource hono/jsx */
+// The Logs pages: the team's projects at `logs` (create one, its ingest token shown once), and a
+// project's explorer at `logs/:project_id`: search (q, level, stream, time range) with cursor
+// paging, the histogram of the range, rows that open to their metadata, the live tail (served
+// here with the session, ending within seconds of sign-out or of the end of the membership),
+// token rotation shown once, and the alerts with their firings. Every read and write goes through
+// the services of /api/v1/logs, under the same tenancy.
+import { Hono, type Context } from "hono";
+import { getCookie } from "hono/cookie";
+import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { nowMs } from "../../platform/clock";
+import { ApiError, zodDetails } from "../../platform/errors";
+import { followCredential } from "../../platform/follow-credential";
+import { listAlerts, projectFirings } from "../../products/logs/log-alerts.service";
+import { openTail, queryEntries } from "../../products/logs/log-entries.service";
+import { entryHistogram } from "../../products/logs/log-histogram";
+import { CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery } from "../../products/logs/logs.schemas";
+import { createProject, getProject, listProjects, listStreams, projectView, rotateToken } from "../../products/logs/logs.service";
+import { Time } from "../layout";
+import { formText } from "../forms";
+import { page, teamPath } from "../render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
+import { teamsOf } from "../members.service";
+import { loadSession, SESSION_COOKIE } from "../sign-in.service";
+import { DEFAULT_RANGE, HistogramChart, IngestCommand, LogRow, RANGES, SearchForm, type EntryView, type RangeName, type SearchState } from "./logs-view";
+
+export const logsPages = new Hono<ConsoleEnv>();
+
+/** Entries per explorer page. */
+const PAGE_SIZE = 50;
+/** Streams offered in the stream filter. */
+const STREAMS_SHOWN = 200;
+/** Firings shown on a project page. */
+const FIRINGS_SHOWN = 20;
+
+/** Query parameters with empty values dropped (an empty select or search field means "any"). */
+function filled(values: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== ""));
+}
+
+function queryString(values: Record<string, string | undefined>): string {
+  const params = new URLSearchParams(filled(values)).toString();
+  return params ? `?${params}` : "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Projects
+
+type CreatedProject = { id: string; name: string; token: string; prefix: string };
+
+async function projectsPage(c: Context<ConsoleEnv>, extra: { created?: CreatedProject; errors?: Record<string, string[]>; name?: string } = {}, status: 200 | 422 = 200) {
+  const team = c.get("consoleTeam");
+  const projects = (await listProjects(c.env, team.id)).map(projectView);
+  const canWrite = roleAtLeast(team.role, "developer");
+  const base = teamPath(c, "logs");
+  return page(
+    c,
+    { title: "Logs", active: "logs", status },
+    <>
+      {extra.created ? (
+        <section class="section" aria-labelledby="new-token-title">
+          <h2 id="new-token-title">Project {extra.created.name} is ready</h2>
+          <p class="warning">Copy the ingest token now. It is shown only this once: we store only a hash of it.</p>
+          <div class="secret">
+            <code id="new-token" data-testid="new-token">
+              {extra.created.token}
+            </code>
+            <button type="button" class="secondary small" data-copy="#new-token" hidden>
+              Copy
+            </button>
+          </div>
+          <p>Send the first entry:</p>
+          <IngestCommand appUrl={c.env.APP_URL} token={extra.created.token} tokenPrefix={extra.created.prefix} id="first-entry" />
+          <p>
+            <a href={`${base}/${extra.created.id}`}>Open the project</a>
+          </p>
+        </section>
+      ) : null}
+      <section class="section">
+        <h2>Projects</h2>
+        {projects.length === 0 ? (
+          <div class="empty-state">
+            <p>No log projects yet. A project holds the entries of one app or service and has its own ingest token.</p>
+            {canWrite ? <p>Create the first one below, then send it a line with curl.</p> : <p class="muted">A developer, admin or owner of the team creates projects.</p>}
+          </div>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <caption class="skip">Log projects of the team</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Ingest token</th>
+                  <th scope="col">Streams</th>
+                  <th scope="col">Kept</th>
+                  <th scope="col">Daily limit</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {projects.map((p) => (
+                  <tr data-testid="project-row">
+                    <td>
+                      <a href={`${base}/${p.id}`}>{p.name}</a>
+                    </td>
+                    <td>
+                      <code>{p.ingest_token_prefix}…</code>
+                    </td>
+                    <td>{p.stream_count}</td>
+                    <td>{p.retention_days} days</td>
+                    <td>{p.daily_limit_mb} MB</td>
+                    <td>
+                      <Time iso={p.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      {canWrite ? (
+        <form method="post" action={base} class="section" data-testid="create-project">
+          <h2>Create a project</h2>
+          {extra.errors ? (
+            <ul class="errors">
+              {Object.entries(extra.errors).map(([field, messages]) => (
+                <li>
+                  {field}: {messages.join(", ")}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+          <div class="inline-form">
+            <div class="field">
+              <label for="project-name">Name</label>
+              <input id="project-name" type="text" name="name" required maxlength={200} value={extra.name ?? ""} placeholder="api-production" />
+            </div>
+            <div class="field narrow">
+              <label for="project-limit">Daily limit (MB)</label>
+              <input id="project-limit" type="number" name="daily_limit_mb" min={1} max={1_048_576} value={String(DEFAULT_DAILY_LIMIT_MB)} />
+            </div>
+            <div class="field">
+              <button type="submit">Create project</button>
+            </div>
+          </div>
+        </form>
+      ) : null}
+    </>,
+  );
+}
+
+logsPages.get("/logs", (c) => projectsPage(c));
+
+logsPages.post("/logs", async (c) => {
+  requireRole(c, "developer");
+  const name = await formText(c, "name");
+  const limit = await formText(c, "daily_limit_mb");
+  const parsed = CreateProjectBody.safeParse({ name, ...(limit ? { daily_limit_mb: Number(limit) } : {}) });
+  if (!parsed.success) return projectsPage(c, { errors: zodDetails(parsed.error), name }, 422);
+  const { row, token } = await createProject(c.env, c.get("consoleTeam").id, parsed.data);
+  return projectsPage(c, { created: { id: row.id, name: row.name, token, prefix: row.tokenPrefix } });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A project: the explorer
+
+const NOTICES = {};
+
+async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
+  const team = c.get("consoleTeam");
+  const projectId = c.req.param("project_id") ?? "";
+  const params = c.req.query();
+  const range: RangeName = Object.hasOwn(RANGES, params.range ?? "") ? (params.range as RangeName) : DEFAULT_RANGE;
+  // The end of the range is pinned by the first page and carried by the paging links, so the pages
+  // of one search never shift as new entries arrive.
+  const untilMs = params.until ? Date.parse(params.until) : nowMs() + 1;
+  if (!Number.isFinite(untilMs)) throw ApiError.validation({ until: ["must be an ISO 8601 date-time"] });
+  const since = new Date(untilMs - RANGES[range].ms).toISOString();
+  const until = new Date(untilMs).toISOString();
+  const state: SearchState = { q: params.q ?? "", level: params.level ?? "", stream: params.stream ?? "", range };
+  const parsed = EntriesQuery.safeParse(filled({ q: state.q, level: state.level, stream: state.stream, since, until, cursor: params.cursor, limit: String(PAGE_SIZE) }));
+  if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+  const query = parsed.data;
+  const filter = { q: query.q, level: query.level, stream: query.stream };
+
+  const [project, entries, histogram, streams, alerts, firings] = await Promise.all([
+    getProject(c.env, team.id, projectId),
+    queryEntries(c.env, team.id, projectId, query),
+    entryHistogram(c.env, team.id, projectId, { since: Date.parse(since), until: untilMs }, filter),
+    listStreams(c.env, team.id, projectId, { limit: STREAMS_SHOWN }),
+    listAlerts(c.env, team.id, projectId),
+    projectFirings(c.env, team.id, projectId, FIRINGS_SHOWN),
+  ]);
+  // Nothing matched: is the project empty altogether (then teach the first command)?
+  const searching = Boolean(query.q || query.level || query.stream || query.cursor);
+  const empty = entries.data.length === 0 && (searching ? false : (await queryEntries(c.env, team.id, projectId, EntriesQuery.parse({ limit: "1" }))).data.length === 0);
+
+  const base = teamPath(c, `logs/${projectId}`);
+  const canWrite = roleAtLeast(team.role, "developer");
+  const search = { q: state.q, level: state.level, stream: state.stream, range: range === DEFAULT_RANGE ? undefined : range };
+  const older = entries.pagination.next_cursor ? `${base}${queryString({ ...search, until, cursor: entries.pagination.next_cursor })}` : null;
+  const tailUrl = `${base}/tail${queryString({ q: state.q, level: state.level, stream: state.stream })}`;
+  const alertNames = new Map(alerts.map((a) => [a.id, a.name]));
+  const view = projectView(project);
+
+  return page(
+    c,
+    { title: view.name, active: "logs", notices: NOTICES },
+    <>
+      <p class="breadcrumbs small">
+        <a href={teamPath(c, "logs")}>Logs</a> / {view.name}
+      </p>
+      {rotated ? (
+        <section class="section" aria-labelledby="rotated-title">
+          <h2 id="rotated-title">New ingest token</h2>
+          <p class="warning">The old token stopped working just now. Copy the new one: it is shown only this once.</p>
+          <div class="secret">
+            <code id="new-token" data-testid="new-token">
+              {rotated}
+            </code>
+            <button type="button" class="secondary small" data-copy="#new-token" hidden>
+              Copy
+            </button>
+          </div>
+        </section>
+      ) : null}
+      <section class="section explorer">
+        <SearchForm action={base} state={state} streams={streams.map((s) => s.name)} />
+        <HistogramChart histogram={histogram} since={since} until={until} />
+        <div class="tail-bar">
+          <button type="button" class="secondary small" data-testid="tail-toggle" data-tail-url={tailUrl} aria-pressed="false" hidden>
+            Live tail
+          </button>
+          <button type="button" class="secondary small" data-tail-pause aria-pressed="false" hidden>
+            Pause
+          </button>
+          <p id="tail-status" class="muted small" role="status" aria-live="polite"></p>
+        </div>
+        {empty ? (
+          <div class="empty-state" data-testid="logs-empty">
+            <h2>No entries yet</h2>
+            <p>Send this project its first line:</p>
+            <IngestCommand appUrl={c.env.APP_URL} tokenPrefix={view.ingest_token_prefix} />
+          </div>
+        ) : entries.data.length === 0 ? (
+          <p class="empty">No entries match in this time range. Widen the range or change the search.</p>
+        ) : null}
+        <div id="log-rows" class="log-rows" aria-label="Log entries, newest first">
+          {entries.data.map((entry) => (
+            <LogRow entry={entry as EntryView} />
+          ))}
+        </div>
+        <nav class="pager" aria-label="Pages">
+          {query.cursor ? <a href={`${base}${queryString(search)}`}>Newest</a> : null}
+          {older ? (
+            <a href={older} rel="next" data-testid="older">
+              Older entries
+            </a>
+          ) : null}
+        </nav>
+      </section>
+
+      <section class="section" aria-labelledby="alerts-title">
+        <h2 id="alerts-title">Alerts</h2>
+        {alerts.length === 0 ? (
+          <p class="muted">
+            No alerts. An alert fires when a level passes a count within a window, e.g. more than 10 errors in 5 minutes; create one with <code>POST /api/v1/logs/projects/{view.id}/alerts</code>.
+          </p>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <caption class="skip">Alerts of the project</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Rule</th>
+                  <th scope="col">Notifies</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Last fired</th>
+                </tr>
+              </thead>
+              <tbody>
+                {alerts.map((a) => {
+                  const open = firings.find((f) => f.alert_id === a.id && f.resolved_at === null);
+                  return (
+                    <tr data-testid="alert-row">
+                      <td>{a.name}</td>
+                      <td>
+                        {a.threshold} or more <span class={`level level-${a.level}`}>{a.level}</span> in {a.windowMinutes} min
+                      </td>
+                      <td>{a.channels.join(", ")}</td>
+                      <td>{!a.enabled ? <span class="badge gray">off</span> : open ? <span class="badge danger">firing</span> : <span class="badge ok">ok</span>}</td>
+                      <td>
+                        <Time iso={a.lastTriggeredAt === null ? null : new Date(a.lastTriggeredAt).toISOString()} />
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {firings.length > 0 ? (
+          <>
+            <h3>Recent firings</h3>
+            <div class="table-wrap">
+              <table>
+                <caption class="skip">Latest firings of the project's alerts, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Alert</th>
+                    <th scope="col">Fired</th>
+                    <th scope="col">Entries counted</th>
+                    <th scope="col">Resolved</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {firings.map((f) => (
+                    <tr data-testid="firing-row">
+                      <td>{alertNames.get(f.alert_id) ?? "deleted alert"}</td>
+                      <td>
+                        <Time iso={f.fired_at} />
+                      </td>
+                      <td>{f.count}</td>
+                      <td>{f.resolved_at ? <Time iso={f.resolved_at} /> : <span class="badge danger">still firing</span>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
+        ) : null}
+      </section>
+
+      <section class="section" aria-labelledby="ingest-title">
+        <h2 id="ingest-title">Ingest</h2>
+        <p>
+          Token <code>{view.ingest_token_prefix}…</code> · entries kept {view.retention_days} days · up to {view.daily_limit_mb} MB a day · project id <code>{view.id}</code>
+        </p>
+        {empty ? null : <IngestCommand appUrl={c.env.APP_URL} tokenPrefix={view.ingest_token_prefix} />}
+        {canWrite ? (
+          <form method="post" action={`${base}/rotate-token`} data-testid="rotate-token">
+            <button type="submit" class="danger small">
+              Rotate token
+            </button>
+          </form>
+        ) : null}
+      </section>
+    </>,
+  );
+}
+
+logsPages.get("/logs/:project_id", (c) => projectPage(c));
+
+logsPages.post("/logs/:project_id/rotate-token", async (c) => {
+  requireRole(c, "developer");
+  const teamId = c.get("consoleTeam").id;
+  const projectId = c.req.param("project_id");
+  if ((await formText(c, "confirm")) !== "yes") {
+    const project = await getProject(c.env, teamId, projectId);
+    return page(
+      c,
+      { title: "Rotate the ingest token?", active: "logs" },
+      <form method="post" class="section">
+        <p>
+          Rotate the ingest token of <strong>{project.name}</strong> (<code>{project.tokenPrefix}…</code>)? The current token stops working at once: every sender must switch to the new one.
+        </p>
+        <input type="hidden" name="confirm" value="yes" />
+        <p class="presets">
+          <button type="submit" class="danger solid" data-testid="confirm-rotate">
+            Rotate token
+          </button>
+          <a class="button secondary" href={teamPath(c, `logs/${projectId}`)}>
+            Cancel
+          </a>
+        </p>
+      </form>,
+    );
+  }
+  const { token } = await rotateToken(c.env, teamId, projectId);
+  return projectPage(c, token);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The live tail
+
+/**
+ * Why a console tail must end now, or null while its viewer may go on: the session of the cookie
+ * that opened it still valid, and its user still a member of the team.
+ */
+async function tailCredential(env: Env, token: string | undefined, teamId: string): Promise<string | null> {
+  const db = getDb(env.DB);
+  const user = await loadSession(db, token);
+  if (!user) return "signed_out";
+  return (await teamsOf(db, user.userId)).some((t) => t.id === teamId) ? null : "membership_ended";
+}
+
+logsPages.get("/logs/:project_id/tail", async (c) => {
+  const teamId = c.get("consoleTeam").id;
+  const parsed = TailQuery.safeParse(filled(c.req.query()));
+  if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+  const source = await openTail(c.env, teamId, c.req.param("project_id"), parsed.data);
+  const token = getCookie(c, SESSION_COOKIE);
+  return new Response(
+    followCredential(source, () => tailCredential(c.env, token, teamId)),
+    { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", "x-accel-buffering": "no" } },
+  );
+});

@@ -1,0 +1,558 @@
+/** @jsxImportSource hono/jsx */
+// The Webhook relay pages: the team's sources at `relay` (create one), a source at
+// `relay/sources/:source_id` (its ingest address with a copy button, destinations with their
+// health and filter, events newest first with each destination's status), and an event at
+// `relay/sources/:source_id/events/:event_id` (every attempt: time, status, code, latency, the
+// answer's start; the payload; replay to all or to chosen destinations). Every read and write
+// goes through the services of /api/v1/webhooks, under the same tenancy, caps and quota.
+import { Hono, type Context } from "hono";
+import { getDb } from "../../db/client";
+import { getTeam } from "../../platform/admin/admin.service";
+import { ApiError, zodDetails, type FieldErrors } from "../../platform/errors";
+import { createDestination, listDestinations } from "../../products/relay/relay-destinations.service";
+import { eventDestinationStatuses, getEvent, listEvents } from "../../products/relay/relay-events.service";
+import { replayEvent } from "../../products/relay/relay-replay.service";
+import { createSource, getSource, listSources } from "../../products/relay/relay-sources.service";
+import { CreateDestinationBody, CreateSourceBody, PROVIDERS, ReplayBody } from "../../products/relay/relay.schemas";
+import { Time } from "../layout";
+import { formList, formText } from "../forms";
+import { page, redirectTo, teamPath } from "../render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
+
+export const relayPages = new Hono<ConsoleEnv>();
+
+/** Events per page of a source. */
+const EVENTS_PAGE = 50;
+/** Characters of an attempt's answer shown in its row (the whole stored excerpt is 1 KB). */
+const ANSWER_EXCERPT = 160;
+
+const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
+  stripe: "Stripe",
+  github: "GitHub",
+  standard: "Standard Webhooks, Svix",
+  generic: "Other (HMAC or none)",
+};
+
+/** Who a source's address is given to, in a sentence. */
+const SENDER_NAMES: Record<(typeof PROVIDERS)[number], string> = { stripe: "Stripe", github: "GitHub", standard: "the sender", generic: "the sender" };
+
+const STATUS_LABELS: Record<string, string> = { delivered: "delivered", failed: "failed", pending: "pending", sending: "sending", none: "no destination" };
+
+function StatusBadge(props: { status: string }) {
+  const tone = props.status === "delivered" ? "ok" : props.status === "failed" ? "danger" : props.status === "none" ? "gray" : "warn";
+  return <span class={`badge ${tone}`}>{STATUS_LABELS[props.status] ?? props.status}</span>;
+}
+
+function Errors(props: { errors?: FieldErrors }) {
+  if (!props.errors) return null;
+  return (
+    <ul class="errors">
+      {Object.entries(props.errors).map(([field, messages]) => (
+        <li>
+          {field.replace(/_/g, " ")}: {messages.join(", ")}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+
+async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; name?: string } = {}, status: 200 | 422 = 200) {
+  const team = c.get("consoleTeam");
+  const sources = await listSources(c.env, team.id);
+  const canWrite = roleAtLeast(team.role, "developer");
+  const base = teamPath(c, "relay/sources");
+  return page(
+    c,
+    { title: "Webhook relay", active: "relay", status },
+    <>
+      <section class="section">
+        <h2>Sources</h2>
+        {sources.length === 0 ? (
+          <div class="empty-state">
+            <p>No sources yet. A source is a public address you give a sender (Stripe, GitHub, your own app); every event it receives is stored and forwarded, signed, to your destinations.</p>
+            {canWrite ? <p>Create the first one below.</p> : <p class="muted">A developer, admin or owner of the team creates sources.</p>}
+          </div>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <caption class="skip">Webhook sources of the team</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Sender</th>
+                  <th scope="col">Destinations</th>
+                  <th scope="col">Signatures</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sources.map((s) => (
+                  <tr data-testid="source-row">
+                    <td>
+                      <a href={`${base}/${s.id}`}>{s.name}</a>
+                    </td>
+                    <td>{s.provider}</td>
+                    <td>{s.destinations_count}</td>
+                    <td>{s.signature_verification ? "verified" : <span class="muted">not checked</span>}</td>
+                    <td>{s.enabled ? <span class="badge ok">receiving</span> : <span class="badge gray">paused</span>}</td>
+                    <td>
+                      <Time iso={s.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      {canWrite ? (
+        <form method="post" action={teamPath(c, "relay")} class="section" data-testid="create-source">
+          <h2>Create a source</h2>
+          <Errors errors={extra.errors} />
+          <div class="inline-form">
+            <div class="field">
+              <label for="source-name">Name</label>
+              <input id="source-name" type="text" name="name" required maxlength={200} value={extra.name ?? ""} placeholder="Stripe payments" />
+            </div>
+            <div class="field">
+              <label for="source-provider">Sender</label>
+              <select id="source-provider" name="provider">
+                {PROVIDERS.map((p) => (
+                  <option value={p} selected={p === "generic"}>
+                    {PROVIDER_LABELS[p]}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for="source-secret">Signing secret (optional)</label>
+              <input id="source-secret" type="password" name="signing_secret" autocomplete="off" maxlength={1024} />
+            </div>
+            <div class="field">
+              <button type="submit">Create source</button>
+            </div>
+          </div>
+          <p class="hint muted small">With the sender's signing secret, events whose signature does not match are refused. The secret is stored encrypted and never shown again.</p>
+        </form>
+      ) : null}
+    </>,
+  );
+}
+
+relayPages.get("/relay", (c) => sourcesPage(c));
+
+relayPages.post("/relay", async (c) => {
+  requireRole(c, "developer");
+  const name = await formText(c, "name");
+  const secret = await formText(c, "signing_secret");
+  const parsed = CreateSourceBody.safeParse({ name, provider: await formText(c, "provider"), ...(secret ? { signing_secret: secret } : {}) });
+  if (!parsed.success) return sourcesPage(c, { errors: zodDetails(parsed.error), name }, 422);
+  const source = await createSource(c.env, c.get("consoleTeam").id, parsed.data);
+  return redirectTo(c, `relay/sources/${source.id}`, "created");
+});
+
+// ---------------------------------------------------------------------------------------------
+// A source
+
+const SOURCE_NOTICES = { created: "Source created. Give its address to the sender, then add a destination." };
+
+function Health(props: { d: { enabled: boolean; disabled_reason: string | null; failing_since: string | null } }) {
+  const { d } = props;
+  if (!d.enabled) return <span class="badge gray">{d.disabled_reason === "failing" ? "disabled: failing for 5 days" : "disabled"}</span>;
+  if (d.failing_since) {
+    return (
+      <span class="badge danger">
+        failing since <Time iso={d.failing_since} />
+      </span>
+    );
+  }
+  return <span class="badge ok">healthy</span>;
+}
+
+async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: string; secret: string }; errors?: FieldErrors; url?: string; filter?: string } = {}, status: 200 | 422 = 200) {
+  const team = c.get("consoleTeam");
+  const sourceId = c.req.param("source_id") ?? "";
+  const cursor = c.req.query("cursor") || undefined;
+  const [source, destinations, events] = await Promise.all([
+    getSource(c.env, team.id, sourceId),
+    listDestinations(c.env, team.id, sourceId),
+    listEvents(c.env, team.id, sourceId, { limit: EVENTS_PAGE, cursor }),
+  ]);
+  const statuses = await eventDestinationStatuses(c.env, team.id, events.data.map((e) => e.id));
+  const canWrite = roleAtLeast(team.role, "developer");
+  const base = teamPath(c, `relay/sources/${sourceId}`);
+  // A destination as a chip names it: host and path, cut short.
+  const hostOf = (url: string) => {
+    try {
+      const u = new URL(url);
+      const name = `${u.host}${u.pathname === "/" ? "" : u.pathname}`;
+      return name.length > 40 ? `${name.slice(0, 39)}…` : name;
+    } catch {
+      return url;
+    }
+  };
+  return page(
+    c,
+    { title: source.name, active: "relay", status, notices: SOURCE_NOTICES },
+    <>
+      <p class="breadcrumbs small">
+        <a href={teamPath(c, "relay")}>Webhook relay</a> / {source.name}
+      </p>
+      <section class="section">
+        <h2>Ingest address</h2>
+        <p class="muted small">Give this address to {SENDER_NAMES[source.provider]} as its webhook URL. Anyone who has it can send events{source.signature_verification ? " signed with your secret" : ""}.</p>
+        <div class="secret">
+          <code id="ingest-url" data-testid="ingest-url">
+            {source.url}
+          </code>
+          <button type="button" class="secondary small" data-copy="#ingest-url" hidden>
+            Copy
+          </button>
+        </div>
+        <p class="small muted">
+          {source.signature_verification ? "Signatures are verified." : "Signatures are not checked (no signing secret)."} Events are kept {source.retention_days} days.
+          {source.enabled ? "" : " This source is paused: it answers 404 to senders."}
+        </p>
+      </section>
+
+      {extra.created ? (
+        <section class="section" aria-labelledby="new-secret-title">
+          <h2 id="new-secret-title">Destination added</h2>
+          <p>
+            Events are forwarded to <code>{extra.created.url}</code>, signed with this secret (Standard Webhooks headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>).
+          </p>
+          <p class="warning">Copy the signing secret now. It is shown only this once.</p>
+          <div class="secret">
+            <code id="new-secret" data-testid="new-secret">
+              {extra.created.secret}
+            </code>
+            <button type="button" class="secondary small" data-copy="#new-secret" hidden>
+              Copy
+            </button>
+          </div>
+        </section>
+      ) : null}
+
+      <section class="section" aria-labelledby="destinations-title">
+        <h2 id="destinations-title">Destinations</h2>
+        {destinations.length === 0 ? (
+          <p class="muted">No destinations yet: events are stored but go nowhere. Add the URL that should receive them.</p>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <caption class="skip">Destinations of the source</caption>
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Events</th>
+                  <th scope="col">Health</th>
+                  <th scope="col">Added</th>
+                </tr>
+              </thead>
+              <tbody>
+                {destinations.map((d) => (
+                  <tr data-testid="destination-row">
+                    <td>
+                      <code class="wrap">{d.url}</code>
+                    </td>
+                    <td>{d.event_filter.length === 0 ? <span class="muted">all</span> : d.event_filter.map((f) => <span class="badge gray">{f}</span>)}</td>
+                    <td>
+                      <Health d={d} />
+                    </td>
+                    <td>
+                      <Time iso={d.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {canWrite ? (
+          <form method="post" action={`${base}/destinations`} data-testid="create-destination" class="subform">
+            <h3>Add a destination</h3>
+            <Errors errors={extra.errors} />
+            <div class="inline-form">
+              <div class="field grow">
+                <label for="destination-url">URL</label>
+                <input id="destination-url" type="url" name="url" required maxlength={2048} value={extra.url ?? ""} placeholder="https://example.com/webhooks" />
+              </div>
+              <div class="field">
+                <label for="destination-filter">Only these event types (optional)</label>
+                <input id="destination-filter" type="text" name="event_filter" value={extra.filter ?? ""} placeholder="invoice.paid, customer.*" />
+              </div>
+              <div class="field">
+                <button type="submit">Add destination</button>
+              </div>
+            </div>
+          </form>
+        ) : null}
+      </section>
+
+      <section class="section" aria-labelledby="events-title">
+        <h2 id="events-title">Events</h2>
+        {events.data.length === 0 && !cursor ? (
+          <div class="empty-state" data-testid="events-empty">
+            <p>No events yet. Send a test event to the ingest address:</p>
+            <div class="secret">
+              <pre class="code-sample" id="test-event">{`curl -X POST ${source.url} \\\n  -H "Content-Type: application/json" \\\n  -d '{"type": "test.ping", "id": "evt_1", "data": {"hello": "world"}}'`}</pre>
+              <button type="button" class="secondary small" data-copy="#test-event" hidden>
+                Copy
+              </button>
+            </div>
+          </div>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <caption class="skip">Events of the source, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Received</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Destinations</th>
+                </tr>
+              </thead>
+              <tbody>
+                {events.data.map((e) => {
+                  const perDestination = statuses.get(e.id) ?? new Map<string, string>();
+                  return (
+                    <tr data-testid="event-row" data-status={e.delivery_status}>
+                      <td>
+                        <a href={`${base}/events/${e.id}`}>
+                          <Time iso={e.received_at} />
+                        </a>
+                      </td>
+                      <td>
+                        <code>{e.event_type ?? "(no type)"}</code>
+                      </td>
+                      <td>
+                        <StatusBadge status={e.delivery_status} />
+                      </td>
+                      <td>
+                        <ul class="chips">
+                          {destinations
+                            .filter((d) => perDestination.has(d.id))
+                            .map((d) => (
+                              <li>
+                                <span class="muted small">{hostOf(d.url)}</span> <StatusBadge status={perDestination.get(d.id)!} />
+                              </li>
+                            ))}
+                        </ul>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <nav class="pager" aria-label="Pages">
+          {cursor ? <a href={base}>Newest</a> : null}
+          {events.pagination.next_cursor ? (
+            <a href={`${base}?cursor=${encodeURIComponent(events.pagination.next_cursor)}`} rel="next">
+              Older events
+            </a>
+          ) : null}
+        </nav>
+      </section>
+    </>,
+  );
+}
+
+relayPages.get("/relay/sources/:source_id", (c) => sourcePage(c));
+
+relayPages.post("/relay/sources/:source_id/destinations", async (c) => {
+  requireRole(c, "developer");
+  const url = await formText(c, "url");
+  const filter = await formText(c, "event_filter");
+  const types = filter.split(/[\s,]+/).filter(Boolean);
+  const parsed = CreateDestinationBody.safeParse({ url, ...(types.length ? { event_filter: types } : {}) });
+  if (!parsed.success) return sourcePage(c, { errors: zodDetails(parsed.error), url, filter }, 422);
+  try {
+    const created = await createDestination(c.env, c.get("consoleTeam").id, c.req.param("source_id"), parsed.data);
+    return sourcePage(c, { created: { url: created.url, secret: created.secret } });
+  } catch (error) {
+    // A refused URL (SSRF guard) or the cap: the form again with what the service said.
+    if (error instanceof ApiError && error.code === "validation") return sourcePage(c, { errors: error.details, url, filter }, 422);
+    throw error;
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// An event
+
+const EVENT_NOTICES = { replayed: "Replay queued. New attempts appear below as they happen; reload to see them.", nothing: "No destination admits this event now: nothing was queued." };
+
+/** The payload as stored, indented when it is JSON. */
+function payloadText(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}
+
+async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors } = {}, status: 200 | 422 = 200) {
+  const team = c.get("consoleTeam");
+  const sourceId = c.req.param("source_id") ?? "";
+  const eventId = c.req.param("event_id") ?? "";
+  const [source, destinations, event] = await Promise.all([getSource(c.env, team.id, sourceId), listDestinations(c.env, team.id, sourceId), getEvent(c.env, team.id, sourceId, eventId)]);
+  const canWrite = roleAtLeast(team.role, "developer");
+  const base = teamPath(c, `relay/sources/${sourceId}`);
+  const urlOf = new Map(destinations.map((d) => [d.id, d.url]));
+  // Newest delivery first: a replay's attempts above the first delivery's.
+  const deliveries = [...event.deliveries].reverse();
+  return page(
+    c,
+    { title: event.event_type ?? "Event", active: "relay", status, notices: EVENT_NOTICES },
+    <>
+      <p class="breadcrumbs small">
+        <a href={teamPath(c, "relay")}>Webhook relay</a> / <a href={base}>{source.name}</a> / event
+      </p>
+      <section class="section">
+        <dl class="facts">
+          <dt>Received</dt>
+          <dd>
+            <Time iso={event.received_at} />
+          </dd>
+          <dt>Type</dt>
+          <dd>
+            <code>{event.event_type ?? "(none)"}</code>
+          </dd>
+          <dt>Status</dt>
+          <dd>
+            <StatusBadge status={event.delivery_status} />
+          </dd>
+          <dt>Size</dt>
+          <dd>{event.size_bytes.toLocaleString("en-US")} bytes</dd>
+          <dt>Event id</dt>
+          <dd>
+            <code>{event.id}</code>
+          </dd>
+        </dl>
+      </section>
+
+      <section class="section" aria-labelledby="attempts-title">
+        <h2 id="attempts-title">Deliveries</h2>
+        {deliveries.length === 0 ? <p class="muted">This event was not sent anywhere: no destination admitted it when it arrived.</p> : null}
+        {deliveries.map((d) => (
+          <div class="delivery" data-testid="delivery">
+            <h3>
+              <code class="wrap">{urlOf.get(d.destination_id) ?? "removed destination"}</code> <StatusBadge status={d.status} />{" "}
+              <span class="muted small">{d.trigger === "replay" ? "replay" : "on arrival"}</span>
+            </h3>
+            {d.attempts.length === 0 ? (
+              <p class="muted small">No attempt yet{d.next_attempt_at ? "; the next is planned" : ""}.</p>
+            ) : (
+              <div class="table-wrap">
+                <table>
+                  <caption class="skip">Attempts of this delivery</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">#</th>
+                      <th scope="col">Time</th>
+                      <th scope="col">Result</th>
+                      <th scope="col">Code</th>
+                      <th scope="col">Latency</th>
+                      <th scope="col">Answer</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.attempts.map((a) => {
+                      const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
+                      const answer = (a.response_body || a.error || "").slice(0, ANSWER_EXCERPT);
+                      return (
+                        <tr data-testid="attempt-row" data-status-code={a.status_code ?? ""}>
+                          <td>{a.number}</td>
+                          <td>
+                            <Time iso={a.attempted_at} />
+                          </td>
+                          <td>{ok ? <span class="badge ok">ok</span> : <span class="badge danger">failed</span>}</td>
+                          <td>{a.status_code ?? "—"}</td>
+                          <td>{a.duration_ms === null ? "—" : `${a.duration_ms} ms`}</td>
+                          <td>
+                            <code class="wrap small">{answer || "(empty)"}</code>
+                            {a.retry_in_seconds !== null ? <span class="muted small"> · retry in {a.retry_in_seconds} s</span> : null}
+                          </td>
+                        </tr>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </div>
+        ))}
+        {canWrite ? (
+          <form method="post" action={`${base}/events/${eventId}/replay`} data-testid="replay" class="replay">
+            <h3>Replay</h3>
+            <Errors errors={extra.errors} />
+            {destinations.length === 0 ? (
+              <p class="muted">Add a destination to the source first.</p>
+            ) : (
+              <>
+                <fieldset>
+                  <legend>Send this event again to</legend>
+                  {destinations.map((d) => (
+                    <label class="check">
+                      <input type="checkbox" name="destination_ids" value={d.id} disabled={!d.enabled} /> <code class="wrap">{d.url}</code>
+                      {d.enabled ? null : <span class="muted small"> (disabled)</span>}
+                    </label>
+                  ))}
+                </fieldset>
+                <p class="hint muted small">Tick none to send it to every enabled destination whose filter admits it. Each delivery counts against the month's webhooks quota.</p>
+                <button type="submit">Replay</button>
+              </>
+            )}
+          </form>
+        ) : null}
+      </section>
+
+      <section class="section" aria-labelledby="payload-title">
+        <h2 id="payload-title">Payload</h2>
+        <p class="muted small">{event.content_type ?? "no content type"}</p>
+        <pre class="code-sample payload" data-testid="payload">{payloadText(event.body)}</pre>
+        <details>
+          <summary>Headers</summary>
+          <dl class="facts">
+            {Object.entries(event.headers).map(([name, value]) => (
+              <>
+                <dt>
+                  <code>{name}</code>
+                </dt>
+                <dd>
+                  <code class="wrap">{value}</code>
+                </dd>
+              </>
+            ))}
+          </dl>
+        </details>
+      </section>
+    </>,
+  );
+}
+
+relayPages.get("/relay/sources/:source_id/events/:event_id", (c) => eventPage(c));
+
+relayPages.post("/relay/sources/:source_id/events/:event_id/replay", async (c) => {
+  requireRole(c, "developer");
+  const teamId = c.get("consoleTeam").id;
+  const chosen = await formList(c, "destination_ids");
+  const parsed = ReplayBody.safeParse(chosen.length ? { destination_ids: chosen } : {});
+  if (!parsed.success) return eventPage(c, { errors: zodDetails(parsed.error) }, 422);
+  const team = await getTeam(getDb(c.env.DB), teamId);
+  const sourceId = c.req.param("source_id");
+  const eventId = c.req.param("event_id");
+  try {
+    const result = await replayEvent(c.env, { teamId, plan: team.plan, ownerEmail: team.ownerEmail }, sourceId, eventId, c.executionCtx, parsed.data.destination_ids);
+    return redirectTo(c, `relay/sources/${sourceId}/events/${eventId}`, result.count > 0 ? "replayed" : "nothing");
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "validation") return eventPage(c, { errors: error.details }, 422);
+    throw error;
+  }
+});
