@@ -1,5 +1,6 @@
-// Builds the Hono app: request context, error rendering and 404, the operator API, usage, every
-// product under /api/v1, the generated OpenAPI document and the interactive reference.
+// Builds the Hono app: request context, error rendering and 404, the operator API, usage, the
+// team's keys, every product under /api/v1, the generated OpenAPI document and the interactive
+// reference, the console under /console and the landing page at /.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { MiddlewareHandler } from "hono";
@@ -21,6 +22,8 @@ import { pushRouter } from "./products/push/push.routes";
 import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
 import { surveysRouter } from "./products/surveys/surveys.routes";
 import { surveyPageRouter } from "./products/survey-page/survey-page.routes";
+import { consoleRouter, landingRouter } from "./console/console.routes";
+import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { documentIdempotency, IDEMPOTENT_ROUTES, idempotent } from "./platform/idempotency";
 
@@ -34,6 +37,7 @@ export const API_PREFIX = "/api/v1";
 const MOUNTS: Mounts = [
   [`${API_PREFIX}/admin`, adminRouter],
   [`${API_PREFIX}/usage`, usageRouter],
+  [`${API_PREFIX}/keys`, keysRouter],
   [`${API_PREFIX}/orgs`, auditRouter],
   ["/insights/audit/reports", auditViewerRouter],
   [`${API_PREFIX}/logs/ingest`, logsIngestRouter],
@@ -48,6 +52,9 @@ const MOUNTS: Mounts = [
   [`${API_PREFIX}/surveys`, surveysRouter],
   [`${API_PREFIX}/surveys`, surveysPublicRouter],
   ["", surveyPageRouter],
+  // The console renders its own error pages (src/console/console.routes.tsx).
+  ["/console", consoleRouter],
+  ["", landingRouter],
 ];
 
 export function createApp(): OpenAPIHono<AppEnv> {

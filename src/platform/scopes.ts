@@ -1,5 +1,7 @@
-// The scopes of the specification (Authentication 2) and what each implies.
+// The scopes of the specification (Authentication 2), the platform's extension scopes, and what
+// each implies.
 
+/** The specification's scopes: what the demo key and every default key hold at most. */
 export const SCOPES = [
   "surveys:read",
   "surveys:write",
@@ -16,11 +18,21 @@ export const SCOPES = [
   "billing:read",
 ] as const;
 
-export type Scope = (typeof SCOPES)[number];
+/**
+ * Extension scopes (DESIGN.md "Keys over the API"): managing a team's keys with a key. Never in
+ * the demo key or any default key; a key or a person chooses them explicitly.
+ */
+export const EXTENSION_SCOPES = ["keys:read", "keys:write"] as const;
+
+/** Every scope a key may hold. */
+export const KEY_SCOPES = [...SCOPES, ...EXTENSION_SCOPES] as const;
+
+export type Scope = (typeof KEY_SCOPES)[number];
 
 /** Scopes granted implicitly by another scope: `webhooks:write` includes `webhooks:read`. */
 const IMPLIED: Partial<Record<Scope, Scope[]>> = {
   "webhooks:write": ["webhooks:read"],
+  "keys:write": ["keys:read"],
 };
 
 /** True when a key holding `held` may use an endpoint that requires `required`. */

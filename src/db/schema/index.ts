@@ -6,3 +6,4 @@ export * from "./relay";
 export * from "./mail";
 export * from "./push";
 export * from "./surveys";
+export * from "./console";

@@ -27,6 +27,8 @@ export const apiKeys = sqliteTable(
     mail: text("mail", { mode: "json" }).$type<MailKeyPolicy>().notNull(),
     createdAt: text("created_at").notNull(),
     revokedAt: text("revoked_at"),
+    /** Last authenticated use, written at most once a minute per key (the request log's work). */
+    lastUsedAt: text("last_used_at"),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_team_idx").on(t.teamId)],
 );

@@ -1,7 +1,7 @@
 // Request and response schemas of the operator API (DESIGN.md, fixed contract).
 import { z } from "@hono/zod-openapi";
 import { PLANS } from "../plans";
-import { SCOPES } from "../scopes";
+import { KEY_SCOPES } from "../scopes";
 
 export const TeamSchema = z
   .object({
@@ -51,7 +51,7 @@ export const MailPolicySchema = z
 
 export const CreateKeyBody = z.object({
   name: z.string().trim().min(1).max(200).optional(),
-  scopes: z.array(z.enum(SCOPES)).min(1),
+  scopes: z.array(z.enum(KEY_SCOPES)).min(1),
   mail: MailPolicyInput.omit({ suspended: true }).optional(),
 });
 

@@ -1,8 +1,9 @@
-// Teams and API keys, as the operator API manages them. Keys are stored as a SHA-256 hash with a
+// Teams (and the owner membership of their owner_email) and API keys, as the operator API manages them. Keys are stored as a SHA-256 hash with a
 // short visible prefix; the plaintext exists only in the create response.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { apiKeys, teams, type MailKeyPolicy } from "../../db/schema";
+import { apiKeys, teams, users, type MailKeyPolicy } from "../../db/schema";
+import type { BatchItem } from "drizzle-orm/batch";
 import { forgetKey, forgetTeam, forgetUnknownKeys } from "../auth";
 import { nowIso } from "../clock";
 import { randomToken, sha256Hex } from "../crypto";
@@ -44,13 +45,26 @@ export function keyView(key: KeyRow) {
 const teamNotFound = () => new ApiError("not_found", "Team not found");
 const keyNotFound = () => new ApiError("not_found", "Key not found");
 
+/** Creates a team; its `owner_email` becomes a user and the team's owner (DESIGN.md "People"). */
 export async function createTeam(db: Db, input: { name: string; plan: Plan; owner_email?: string | null }): Promise<TeamRow> {
   const at = nowIso();
-  const [team] = await db
-    .insert(teams)
-    .values({ id: crypto.randomUUID(), name: input.name, plan: input.plan, ownerEmail: input.owner_email ?? null, createdAt: at, updatedAt: at })
-    .returning();
+  const id = crypto.randomUUID();
+  const [[team]] = await db.batch([
+    db.insert(teams).values({ id, name: input.name, plan: input.plan, ownerEmail: input.owner_email ?? null, createdAt: at, updatedAt: at }).returning(),
+    ...ownerStatements(db, id, input.owner_email, at),
+  ]);
   return team;
+}
+
+/** The writes that make `email` a user and an owner of the team (none without an address). */
+function ownerStatements(db: Db, teamId: string, email: string | null | undefined, at: string) {
+  if (!email) return [];
+  const address = email.trim().toLowerCase();
+  return [
+    db.insert(users).values({ id: crypto.randomUUID(), email: address, createdAt: at }).onConflictDoNothing(),
+    db.run(sql`INSERT INTO memberships (team_id, user_id, role, created_at) SELECT ${teamId}, id, 'owner', ${at} FROM users WHERE email = ${address}
+      ON CONFLICT (team_id, user_id) DO UPDATE SET role = 'owner'`),
+  ] as const;
 }
 
 export async function getTeam(db: Db, id: string): Promise<TeamRow> {
@@ -65,7 +79,10 @@ export async function updateTeam(db: Db, id: string, input: { name?: string; pla
   const [team] = await db.update(teams).set(changes).where(eq(teams.id, id)).returning();
   // The plan drives rate limits and quotas: this isolate's cached keys of the team go now.
   forgetTeam(id);
-  return orNotFound(team, teamNotFound());
+  const found = orNotFound(team, teamNotFound());
+  // A new owner address is an owner too (the previous owners stay: removing one is the console's).
+  if (input.owner_email) await db.batch(ownerStatements(db, id, input.owner_email, changes.updatedAt!) as unknown as [BatchItem<"sqlite">]);
+  return found;
 }
 
 /** A new key of a team: the row to store (hash and visible prefix only) and the plaintext (shown once). */
@@ -87,17 +104,36 @@ export async function newKey(
   return { values, key };
 }
 
-/** Creates a key for a team; returns the row and the plaintext key (shown once). */
+/**
+ * Creates a key for a team; returns the row and the plaintext key (shown once). With `maxKeys`
+ * (self-service), the team's count of keys that are not revoked is checked in the insert itself
+ * (422 past it), so parallel requests cannot pass the cap.
+ */
 export async function createKey(
   db: Db,
   teamId: string,
   input: { name?: string; scopes: string[]; mail?: Partial<MailKeyPolicy> },
+  options: { maxKeys?: number } = {},
 ): Promise<{ row: KeyRow; key: string }> {
   await getTeam(db, teamId);
   const { values, key } = await newKey(teamId, input);
-  const [row] = await db.insert(apiKeys).values(values).returning();
+  if (options.maxKeys === undefined) {
+    const [row] = await db.insert(apiKeys).values(values).returning();
+    forgetUnknownKeys();
+    return { row, key };
+  }
+  const inserted = await insertKeyUnderCap(db, values, options.maxKeys);
+  if (!inserted) throw ApiError.validation({ scopes: [`a team may hold at most ${options.maxKeys} keys; revoke one first`] });
   forgetUnknownKeys();
-  return { row, key };
+  return { row: inserted, key };
+}
+
+/** `INSERT … SELECT … WHERE (count of the team's live keys) < max`, raw because Drizzle cannot guard an insert. */
+async function insertKeyUnderCap(db: Db, values: typeof apiKeys.$inferInsert & { id: string }, max: number): Promise<KeyRow | null> {
+  await db.run(sql`INSERT INTO api_keys (id, team_id, name, prefix, key_hash, scopes, mail, created_at)
+    SELECT ${values.id}, ${values.teamId}, ${values.name ?? null}, ${values.prefix}, ${values.keyHash}, ${JSON.stringify(values.scopes)}, ${JSON.stringify(values.mail)}, ${values.createdAt}
+    WHERE (SELECT count(*) FROM api_keys WHERE team_id = ${values.teamId} AND revoked_at IS NULL) < ${max}`);
+  return (await db.query.apiKeys.findFirst({ where: eq(apiKeys.id, values.id) })) ?? null;
 }
 
 export async function updateKey(db: Db, id: string, input: { name?: string; mail?: Partial<MailKeyPolicy> }): Promise<KeyRow> {
@@ -114,13 +150,13 @@ export async function updateKey(db: Db, id: string, input: { name?: string; mail
   return row;
 }
 
-/** Revokes a key: it answers 401 from then on. */
-export async function revokeKey(db: Db, id: string): Promise<void> {
+/** Revokes a key (of `teamId` when given: another team's key is not found); it answers 401 from then on. */
+export async function revokeKey(db: Db, id: string, teamId?: string): Promise<KeyRow> {
   const revoked = await db
     .update(apiKeys)
     .set({ revokedAt: nowIso() })
-    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id });
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt), teamId === undefined ? undefined : eq(apiKeys.teamId, teamId)))
+    .returning();
   forgetKey(id);
-  orNotFound(revoked[0], keyNotFound());
+  return orNotFound(revoked[0], keyNotFound());
 }

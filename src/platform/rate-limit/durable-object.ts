@@ -5,7 +5,8 @@
 // default bucket and a strict family is one RPC (`hitAll`). A key that stops being used (an IP
 // seen once) must not keep its rows forever: the first hit of a window sets an alarm two windows
 // later, and the alarm deletes the object's storage once no window is current (DESIGN.md
-// "Retention").
+// "Retention"). Windows are 60 s unless the caller counts in longer ones (the console's sign-in
+// links per address and hour): the object remembers the length it was last counted in.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
@@ -38,7 +39,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /** Adds `cost` to one counter in the window starting at `windowStart` (Unix seconds); returns the new count. */
-  private add(name: string, windowStart: number, cost: number): number {
+  private add(name: string, windowStart: number, cost: number, idleMs: number = IDLE_MS): number {
     const row = this.sql
       .exec<{ count: number }>(
         "INSERT INTO counters (name, start, count) VALUES (?, ?, ?) ON CONFLICT(name, start) DO UPDATE SET count = count + excluded.count RETURNING count",
@@ -53,7 +54,9 @@ export class RateLimiter extends DurableObject<Env> {
       // callers' clock, which tests move) and look again once the window can no longer be current.
       this.sql.exec("DELETE FROM counters WHERE start < ?", windowStart);
       this.sql.exec("INSERT OR REPLACE INTO seen (id, at) VALUES (1, ?)", Date.now());
-      void this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
+      // Row 2 holds how long this object's windows keep it alive, when longer than the default.
+      if (idleMs !== IDLE_MS) this.sql.exec("INSERT OR REPLACE INTO seen (id, at) VALUES (2, ?)", idleMs);
+      void this.ctx.storage.setAlarm(Date.now() + idleMs);
     }
     return row.count;
   }
@@ -69,21 +72,24 @@ export class RateLimiter extends DurableObject<Env> {
    * after it are not counted (spec Limits rule 2: the request fails when either is exceeded).
    * Returns the new count of each counter reached; the array is shorter when one refused.
    */
-  hitAll(windowStart: number, counters: CounterSpec[]): number[] {
+  hitAll(windowStart: number, counters: CounterSpec[], windowSeconds: number = WINDOW_SECONDS): number[] {
     const counts: number[] = [];
+    const idleMs = 2 * windowSeconds * 1000;
     for (const counter of counters) {
-      const count = this.add(counter.name, windowStart, 1);
+      const count = this.add(counter.name, windowStart, 1, idleMs);
       counts.push(count);
       if (count > counter.limit) break;
     }
     return counts;
   }
 
-  /** Retention: an object with no new window for IDLE_MS keeps nothing. */
+  /** Retention: an object with no new window for two of its windows (IDLE_MS by default) keeps nothing. */
   override async alarm(): Promise<void> {
-    const seen = this.sql.exec<{ at: number }>("SELECT at FROM seen WHERE id = 1").toArray()[0]?.at ?? 0;
-    if (Date.now() - seen < IDLE_MS) {
-      await this.ctx.storage.setAlarm(seen + IDLE_MS);
+    const rows = this.sql.exec<{ id: number; at: number }>("SELECT id, at FROM seen").toArray();
+    const seen = rows.find((row) => row.id === 1)?.at ?? 0;
+    const idleMs = rows.find((row) => row.id === 2)?.at ?? IDLE_MS;
+    if (Date.now() - seen < idleMs) {
+      await this.ctx.storage.setAlarm(seen + idleMs);
       return;
     }
     await this.ctx.storage.deleteAll();

@@ -22,15 +22,15 @@ export interface Limiter {
    * Counts one request in several counters of the object `key` with one call, in order; the first
    * counter that refuses stops the others (they are not counted). One result per counter reached.
    */
-  hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]>;
+  hitAll(key: string, counters: CounterSpec[], windowSeconds?: number): Promise<RateLimitResult[]>;
   /** The refusal of `counter` in `key` this isolate remembers for the current window, without a call; else null. */
   remembered(key: string, counter: CounterSpec): RateLimitResult | null;
 }
 
-/** The window of an instant: floor(now / 60) × 60, in Unix seconds. */
-export function windowOf(ms: number): { start: number; reset: number; retryAfter: number } {
-  const start = Math.floor(ms / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
-  const reset = start + WINDOW_SECONDS;
+/** The window of an instant: floor(now / 60) × 60, in Unix seconds (or windows of `seconds`). */
+export function windowOf(ms: number, seconds: number = WINDOW_SECONDS): { start: number; reset: number; retryAfter: number } {
+  const start = Math.floor(ms / 1000 / seconds) * seconds;
+  const reset = start + seconds;
   const retryAfter = Math.max(1, Math.ceil((reset * 1000 - ms) / 1000));
   return { start, reset, retryAfter };
 }
@@ -82,15 +82,15 @@ export class DurableObjectLimiter implements Limiter {
     return resultOf(refused.count, counter.limit, window);
   }
 
-  async hitAll(key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
-    const window = windowOf(nowMs());
+  async hitAll(key: string, counters: CounterSpec[], windowSeconds: number = WINDOW_SECONDS): Promise<RateLimitResult[]> {
+    const window = windowOf(nowMs(), windowSeconds);
     const first = counters[0]!;
     const remembered = this.rememberedIn(window, key, first);
     if (remembered) return [remembered];
     let counts: number[];
     try {
       const stub = this.namespace.get(this.namespace.idFromName(key));
-      counts = await stub.hitAll(window.start, counters);
+      counts = await stub.hitAll(window.start, counters, windowSeconds);
     } catch (error) {
       console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
       return counters.map(({ limit }) => resultOf(0, limit, window));
@@ -106,8 +106,8 @@ export class NoopLimiter implements Limiter {
     return resultOf(0, limit, windowOf(nowMs()));
   }
 
-  async hitAll(_key: string, counters: CounterSpec[]): Promise<RateLimitResult[]> {
-    const window = windowOf(nowMs());
+  async hitAll(_key: string, counters: CounterSpec[], windowSeconds: number = WINDOW_SECONDS): Promise<RateLimitResult[]> {
+    const window = windowOf(nowMs(), windowSeconds);
     return counters.map(({ limit }) => resultOf(0, limit, window));
   }
 

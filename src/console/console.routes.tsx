@@ -1,0 +1,62 @@
+/** @jsxImportSource hono/jsx */
+// The console under /console and the landing page at /: security headers on every page, the
+// Origin rule for every state-changing request, the public pages (sign-in and its links), then
+// every page group of pages/index.ts behind the session and the team's membership. Errors render
+// as pages, not JSON.
+import { Hono, type Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../env";
+import { toApiError } from "../platform/handle-error";
+import { MessagePage } from "./layout";
+import { LandingPage } from "./pages/landing";
+import { PAGE_GROUPS } from "./pages/index";
+import { publicPages } from "./pages/public";
+import { NAV } from "./nav";
+import { page } from "./render";
+import { pageHeaders, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
+
+/** Errors of a console request as a page with the error's status. */
+function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise<Response> {
+  const apiError = toApiError(error);
+  if (!apiError) {
+    console.error(JSON.stringify({ msg: "unhandled console error", requestId: c.get("requestId"), path: c.req.path, error: String(error), stack: (error as Error)?.stack }));
+  }
+  const status = (apiError?.status ?? 500) as ContentfulStatusCode;
+  const titles: Partial<Record<number, string>> = { 403: "Not allowed", 404: "Page not found", 409: "Not possible", 422: "Check what you entered", 429: "Too many requests" };
+  const message = apiError && status < 500 ? (apiError.details ? Object.entries(apiError.details).map(([field, errors]) => `${field} ${errors.join(", ")}`).join("; ") : apiError.message) : "Something went wrong on our side. Try again.";
+  for (const [name, value] of Object.entries(apiError?.headers ?? {})) c.header(name, value);
+  return c.html(<MessagePage title={titles[status] ?? "Something went wrong"} message={message} />, status);
+}
+
+export const consoleRouter = new Hono<ConsoleEnv>();
+consoleRouter.use("*", pageHeaders());
+consoleRouter.use("*", sameOrigin());
+consoleRouter.onError(renderError);
+
+consoleRouter.route("/", publicPages);
+
+// Signed in: the first team's keys, or a page saying there is no team.
+consoleRouter.get("/", requireSession(), (c) => {
+  const [first] = c.get("consoleTeams");
+  if (first) return c.redirect(`/console/teams/${first.id}/keys`, 303);
+  return c.html(<MessagePage title="No team yet" message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page." />);
+});
+
+consoleRouter.use("/teams/:team_id", requireSession(), teamAccess());
+consoleRouter.use("/teams/:team_id/*", requireSession(), teamAccess());
+consoleRouter.get("/teams/:team_id", (c) => c.redirect(`/console/teams/${c.req.param("team_id")}/keys`, 303));
+for (const group of PAGE_GROUPS) consoleRouter.route("/teams/:team_id", group);
+
+// A navigation entry whose page group is not built yet.
+consoleRouter.get("/teams/:team_id/:page", (c, next) => {
+  const entry = NAV.find((e) => e.path === c.req.param("page"));
+  if (!entry) return next();
+  return page(c, { title: entry.label, active: entry.path }, <p class="section muted">This page is coming soon. Everything it will show is available through the API today (<a href="/api/v1/docs">API reference</a>).</p>);
+});
+
+consoleRouter.all("*", (c) => c.html(<MessagePage title="Page not found" message="There is no console page at this address." />, 404));
+
+/** The landing page at `/`. */
+export const landingRouter = new Hono<AppEnv>();
+landingRouter.use("/", pageHeaders());
+landingRouter.get("/", (c) => c.html(<LandingPage />));

@@ -1,0 +1,170 @@
+// People of a team: memberships and their roles, pending invitations, and the record of console
+// actions. The last owner can be neither removed nor demoted: checked in the statement that writes.
+import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
+import type { Env } from "../env";
+import { getDb, type Db } from "../db/client";
+import { consoleActions, consoleLinks, memberships, teams, users, type Role } from "../db/schema";
+import { nowIso } from "../platform/clock";
+import { ApiError } from "../platform/errors";
+import type { Plan } from "../platform/plans";
+import { allowLinkFor, createLink, linkUrl, mailLink, normalizeEmail } from "./sign-in.service";
+
+export interface TeamChoice {
+  id: string;
+  name: string;
+  plan: Plan;
+  role: Role;
+}
+
+/** Pending invitations a team may hold at once. */
+export const MAX_PENDING_INVITATIONS = 50;
+/** Actions shown on the members page. */
+export const ACTIONS_SHOWN = 100;
+
+/** Every team of a user with the user's role, by name. */
+export async function teamsOf(db: Db, userId: string): Promise<TeamChoice[]> {
+  return db
+    .select({ id: teams.id, name: teams.name, plan: teams.plan, role: memberships.role })
+    .from(memberships)
+    .innerJoin(teams, eq(teams.id, memberships.teamId))
+    .where(eq(memberships.userId, userId))
+    .orderBy(teams.name, teams.id);
+}
+
+export async function listMembers(db: Db, teamId: string) {
+  return db
+    .select({ userId: users.id, email: users.email, role: memberships.role, createdAt: memberships.createdAt })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(eq(memberships.teamId, teamId))
+    .orderBy(users.email);
+}
+
+export async function listInvitations(db: Db, teamId: string) {
+  return db
+    .select({ id: consoleLinks.id, email: consoleLinks.email, role: consoleLinks.role, createdAt: consoleLinks.createdAt, expiresAt: consoleLinks.expiresAt })
+    .from(consoleLinks)
+    .where(and(eq(consoleLinks.teamId, teamId), eq(consoleLinks.kind, "invite"), isNull(consoleLinks.usedAt), gt(consoleLinks.expiresAt, nowIso())))
+    .orderBy(desc(consoleLinks.createdAt));
+}
+
+/** Who acts: a signed-in user and their role, or the operator. */
+export interface Actor {
+  email: string;
+  role: Role | "operator";
+  userId?: string;
+}
+
+/** Records a console action of a team. */
+export function actionRow(teamId: string, actor: Actor, action: string, target: string | null) {
+  return { id: crypto.randomUUID(), teamId, actor: actor.role === "operator" ? "operator" : actor.email, action, target, createdAt: nowIso() };
+}
+
+export async function recordAction(db: Db, teamId: string, actor: Actor, action: string, target: string | null = null): Promise<void> {
+  await db.insert(consoleActions).values(actionRow(teamId, actor, action, target));
+}
+
+export async function listActions(db: Db, teamId: string) {
+  return db.select().from(consoleActions).where(eq(consoleActions.teamId, teamId)).orderBy(desc(consoleActions.createdAt)).limit(ACTIONS_SHOWN);
+}
+
+/** Only an owner hands out or takes away ownership. */
+function checkOwnership(actor: Actor, ...roles: (Role | null)[]): void {
+  if (actor.role !== "owner" && actor.role !== "operator" && roles.includes("owner")) {
+    throw new ApiError("forbidden", "Only an owner can change ownership");
+  }
+}
+
+/**
+ * Invites an address with a role: a 7-day single-use link by mail; the membership exists only when
+ * the link is used. Counted in the address's hourly link limit (past it, 429).
+ */
+export async function invite(env: Env, teamId: string, teamName: string, actor: Actor, input: { email: string; role: Role }): Promise<void> {
+  checkOwnership(actor, input.role);
+  const db = getDb(env.DB);
+  const email = normalizeEmail(input.email);
+  const [member] = await db
+    .select({ id: users.id })
+    .from(users)
+    .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.teamId, teamId)))
+    .where(eq(users.email, email));
+  if (member) throw ApiError.validation({ email: ["is already a member of this team"] });
+  const pending = await listInvitations(db, teamId);
+  if (pending.length >= MAX_PENDING_INVITATIONS) throw ApiError.validation({ email: [`at most ${MAX_PENDING_INVITATIONS} invitations may be pending`] });
+  if (!(await allowLinkFor(env, email))) throw ApiError.rateLimited(3600);
+  const { token } = await createLink(db, { kind: "invite", email, teamId, role: input.role, teamName, invitedBy: actor.userId ?? null });
+  await recordAction(db, teamId, actor, "member_invited", `${email} (${input.role})`);
+  await mailLink(env, { kind: "invite", email, url: linkUrl(env.APP_URL, token), teamName, teamId });
+}
+
+/** Withdraws a pending invitation (its link stops working). */
+export async function withdrawInvitation(db: Db, teamId: string, actor: Actor, id: string): Promise<void> {
+  const [gone] = await db
+    .delete(consoleLinks)
+    .where(and(eq(consoleLinks.id, id), eq(consoleLinks.teamId, teamId), eq(consoleLinks.kind, "invite"), isNull(consoleLinks.usedAt)))
+    .returning({ email: consoleLinks.email });
+  if (!gone) throw ApiError.notFound("Invitation not found");
+  await recordAction(db, teamId, actor, "invitation_withdrawn", gone.email);
+}
+
+/** `role = 'owner'` members of the team other than `userId`: the guard of the last-owner rule. */
+const otherOwners = (teamId: string, userId: string) =>
+  sql`(SELECT count(*) FROM ${memberships} m2 WHERE m2.team_id = ${teamId} AND m2.role = 'owner' AND m2.user_id != ${userId}) > 0`;
+
+async function memberOr404(db: Db, teamId: string, userId: string) {
+  const [row] = await db
+    .select({ role: memberships.role, email: users.email })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId)));
+  if (!row) throw ApiError.notFound("Member not found");
+  return row;
+}
+
+const lastOwner = () => new ApiError("conflict", "The last owner of a team can be neither removed nor demoted");
+
+/** Changes a member's role; the last owner keeps theirs (409). */
+export async function changeRole(db: Db, teamId: string, actor: Actor, userId: string, role: Role): Promise<void> {
+  const member = await memberOr404(db, teamId, userId);
+  checkOwnership(actor, member.role, role);
+  if (member.role === role) return;
+  const guard = member.role === "owner" ? otherOwners(teamId, userId) : sql`1`;
+  const changed = await db
+    .update(memberships)
+    .set({ role })
+    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard))
+    .returning({ userId: memberships.userId });
+  if (changed.length === 0) throw lastOwner();
+  await recordAction(db, teamId, actor, "member_role_changed", `${member.email}: ${member.role} → ${role}`);
+}
+
+/** Removes a member: their access to the team ends at their next request. The last owner stays (409). */
+export async function removeMember(db: Db, teamId: string, actor: Actor, userId: string): Promise<void> {
+  const member = await memberOr404(db, teamId, userId);
+  checkOwnership(actor, member.role);
+  const guard = member.role === "owner" ? otherOwners(teamId, userId) : sql`1`;
+  const removed = await db
+    .delete(memberships)
+    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard))
+    .returning({ userId: memberships.userId });
+  if (removed.length === 0) throw lastOwner();
+  await recordAction(db, teamId, actor, "member_removed", member.email);
+}
+
+/**
+ * Operator: makes an address a member with a role now (no link), creating the user when new; an
+ * existing member gets the role. Returns the membership.
+ */
+export async function addMember(db: Db, teamId: string, input: { email: string; role: Role }) {
+  const email = normalizeEmail(input.email);
+  const at = nowIso();
+  await db.insert(users).values({ id: crypto.randomUUID(), email, createdAt: at }).onConflictDoNothing();
+  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, email));
+  const operator: Actor = { email: "operator", role: "operator" };
+  const inserted = await db.insert(memberships).values({ teamId, userId: user.id, role: input.role, createdAt: at }).onConflictDoNothing().returning();
+  // Already a member: a role change, under the last-owner rule.
+  if (inserted.length === 0) await changeRole(db, teamId, operator, user.id, input.role);
+  else await recordAction(db, teamId, operator, "member_added", `${email} (${input.role})`);
+  const [row] = await db.select().from(memberships).where(and(eq(memberships.teamId, teamId), eq(memberships.userId, user.id)));
+  return { team_id: teamId, user_id: user.id, email, role: row.role, created_at: row.createdAt };
+}

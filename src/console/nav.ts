@@ -1,0 +1,25 @@
+// The console's navigation: one entry per page group, in the order the sidebar shows them. A page
+// group adds its entry here (one line) and its routes to src/console/pages/index.ts. An entry
+// whose page is not built yet shows a short "coming soon" page (console.routes.tsx).
+import type { Role } from "../db/schema";
+
+export interface NavEntry {
+  /** The path under /console/teams/:team_id/ (its first segment marks the entry active). */
+  path: string;
+  label: string;
+  /** Shown only to these roles and above (default: every member). */
+  least?: Role;
+}
+
+export const NAV: readonly NavEntry[] = [
+  { path: "keys", label: "API keys" },
+  { path: "usage", label: "Usage" },
+  { path: "requests", label: "Requests" },
+  { path: "logs", label: "Logs" },
+  { path: "relay", label: "Webhook relay" },
+  { path: "surveys", label: "Surveys" },
+  { path: "mail", label: "Mail" },
+  { path: "push", label: "Push" },
+  { path: "audit", label: "Audit" },
+  { path: "members", label: "Members" },
+];

@@ -1,0 +1,12 @@
+// The page groups of the console, each a Hono router mounted at /console/teams/:team_id behind the
+// session and team-access middleware (console.routes.tsx). A new group is one file in this folder,
+// one line here and one entry in ../nav.ts; it never edits another group's lines.
+import type { Hono } from "hono";
+import type { ConsoleEnv } from "../session";
+import { keysPages } from "./keys";
+import { membersPages } from "./members";
+
+export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
+  keysPages,
+  membersPages,
+];

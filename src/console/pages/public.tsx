@@ -1,0 +1,179 @@
+/** @jsxImportSource hono/jsx */
+// The pages without a session: sign-in, sign-up, the one-time link's confirm page and its use,
+// sign-out. Asking for a link answers the same page whoever asks (no account enumeration).
+import { Hono } from "hono";
+import { getCookie } from "hono/cookie";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { MessagePage, PublicLayout } from "../layout";
+import { clearSessionCookie, requireSession, setSessionCookie, type ConsoleEnv } from "../session";
+import { consumeLink, endAllSessions, endSession, findUsableLink, loadSession, requestSignIn, requestSignUp, SESSION_COOKIE } from "../sign-in.service";
+import { formText } from "../forms";
+
+export const publicPages = new Hono<ConsoleEnv>();
+
+const Email = z.string().trim().email().max(320);
+const TeamName = z.string().trim().min(1).max(200);
+
+/** Public console traffic is counted per client IP in the `public` bucket. */
+const perIp = async (c: Parameters<typeof enforceBucket>[0]) => enforceBucket(c, "public", `ip:${clientIp(c)}`);
+
+function SignInForm(props: { email?: string; error?: string }) {
+  return (
+    <form method="post" action="/console/sign-in" class="card" data-testid="sign-in">
+      <h1>Sign in</h1>
+      <p class="muted">We email you a link that signs you in. No password to remember.</p>
+      {props.error ? <p class="errors">{props.error}</p> : null}
+      <div class="field">
+        <label for="email">Email address</label>
+        <input id="email" type="email" name="email" autocomplete="email" required value={props.email ?? ""} />
+      </div>
+      <button type="submit">Email me a sign-in link</button>
+      <p class="small muted">
+        New here? <a href="/console/sign-up">Create a team</a>
+      </p>
+    </form>
+  );
+}
+
+function CheckMail(props: { email: string; what: string }) {
+  return (
+    <PublicLayout title="Check your email">
+      <section class="card" data-testid="check-email">
+        <h1>Check your email</h1>
+        <p>
+          If <strong>{props.email}</strong> {props.what}, a link is on its way. It works once, for 15 minutes.
+        </p>
+        <p class="small muted">Nothing arrived? Check the spam folder, or ask again in a few minutes.</p>
+      </section>
+    </PublicLayout>
+  );
+}
+
+publicPages.get("/sign-in", async (c) => {
+  // A valid session goes straight in.
+  if (await loadSession(getDb(c.env.DB), getCookie(c, SESSION_COOKIE))) return c.redirect("/console", 303);
+  return c.html(
+    <PublicLayout title="Sign in">
+      <SignInForm />
+    </PublicLayout>,
+  );
+});
+
+publicPages.post("/sign-in", async (c) => {
+  await perIp(c);
+  const email = Email.safeParse(await formText(c, "email"));
+  if (!email.success) {
+    return c.html(
+      <PublicLayout title="Sign in">
+        <SignInForm error="Enter a valid email address." />
+      </PublicLayout>,
+      422,
+    );
+  }
+  await requestSignIn(c.env, email.data);
+  return c.html(<CheckMail email={email.data} what="belongs to a member of a team" />);
+});
+
+function SignUpForm(props: { email?: string; teamName?: string; error?: string }) {
+  return (
+    <form method="post" action="/console/sign-up" class="card" data-testid="sign-up">
+      <h1>Create your team</h1>
+      <p class="muted">Start on the free plan. We email you a link to confirm; nothing is created before you use it.</p>
+      {props.error ? <p class="errors">{props.error}</p> : null}
+      <div class="field">
+        <label for="email">Your email address</label>
+        <input id="email" type="email" name="email" autocomplete="email" required value={props.email ?? ""} />
+      </div>
+      <div class="field">
+        <label for="team_name">Team name</label>
+        <input id="team_name" type="text" name="team_name" required maxlength={200} value={props.teamName ?? ""} />
+      </div>
+      <button type="submit">Email me a link</button>
+      <p class="small muted">
+        Already have an account? <a href="/console/sign-in">Sign in</a>
+      </p>
+    </form>
+  );
+}
+
+publicPages.get("/sign-up", (c) =>
+  c.html(
+    <PublicLayout title="Sign up">
+      <SignUpForm />
+    </PublicLayout>,
+  ),
+);
+
+publicPages.post("/sign-up", async (c) => {
+  await perIp(c);
+  const raw = { email: await formText(c, "email"), teamName: await formText(c, "team_name") };
+  const email = Email.safeParse(raw.email);
+  const teamName = TeamName.safeParse(raw.teamName);
+  if (!email.success || !teamName.success) {
+    return c.html(
+      <PublicLayout title="Sign up">
+        <SignUpForm email={raw.email} teamName={raw.teamName} error={!email.success ? "Enter a valid email address." : "Enter a team name (at most 200 characters)."} />
+      </PublicLayout>,
+      422,
+    );
+  }
+  await requestSignUp(c.env, email.data, teamName.data);
+  return c.html(<CheckMail email={email.data} what="is yours" />);
+});
+
+const LINK_TITLES = { sign_in: "Sign in", sign_up: "Create your team", invite: "Join the team" } as const;
+
+// The link only shows a button: mail scanners that fetch it sign nobody in.
+publicPages.get("/auth/:token", async (c) => {
+  await perIp(c);
+  const link = await findUsableLink(getDb(c.env.DB), c.req.param("token"));
+  if (!link) return c.html(<MessagePage title="This link has expired" message="Sign-in links work once, for 15 minutes (invitations for 7 days). Ask for a new one." signedIn={false} />, 410);
+  return c.html(
+    <PublicLayout title={LINK_TITLES[link.kind]}>
+      <form method="post" class="card">
+        <h1>{LINK_TITLES[link.kind]}</h1>
+        <p>
+          {link.kind === "sign_up" ? (
+            <>
+              Create the team <strong>{link.teamName}</strong> as <strong>{link.email}</strong>.
+            </>
+          ) : link.kind === "invite" ? (
+            <>
+              Join the team as <strong>{link.email}</strong> ({link.role}).
+            </>
+          ) : (
+            <>
+              Continue as <strong>{link.email}</strong>.
+            </>
+          )}
+        </p>
+        <button type="submit" data-testid="confirm-sign-in">
+          {link.kind === "sign_up" ? "Create team and sign in" : "Sign in"}
+        </button>
+      </form>
+    </PublicLayout>,
+  );
+});
+
+publicPages.post("/auth/:token", async (c) => {
+  await perIp(c);
+  const used = await consumeLink(c.env, c.req.param("token"));
+  if (!used) return c.html(<MessagePage title="This link has expired" message="This link was already used or has expired. Ask for a new one." signedIn={false} />, 410);
+  setSessionCookie(c, used.sessionToken);
+  return c.redirect(used.teamId ? `/console/teams/${used.teamId}/keys` : "/console", 303);
+});
+
+publicPages.post("/sign-out", async (c) => {
+  const session = await loadSession(getDb(c.env.DB), getCookie(c, SESSION_COOKIE));
+  if (session) await endSession(getDb(c.env.DB), session.sessionId);
+  clearSessionCookie(c);
+  return c.redirect("/console/sign-in", 303);
+});
+
+publicPages.post("/sign-out-everywhere", requireSession(), async (c) => {
+  await endAllSessions(getDb(c.env.DB), c.get("consoleUser").userId);
+  clearSessionCookie(c);
+  return c.redirect("/console/sign-in", 303);
+});

@@ -1,0 +1,116 @@
+// The console's middleware: the security headers of every page (strict CSP, no framing), the
+// Origin rule of state-changing requests, the session cookie, and team access. Nothing is cached
+// between requests: each team page reads the session and the user's memberships from D1, so a
+// sign-out or a removed membership ends access at the next request.
+import type { Context, MiddlewareHandler } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { AppEnv } from "../env";
+import { getDb } from "../db/client";
+import type { Role } from "../db/schema";
+import { ApiError } from "../platform/errors";
+import { loadSession, SESSION_COOKIE, SESSION_MAX_MS, type SessionUser } from "./sign-in.service";
+import { teamsOf, type TeamChoice } from "./members.service";
+
+declare module "hono" {
+  /** What a console page knows about its viewer, set by requireSession() and teamAccess(). */
+  interface ContextVariableMap {
+    consoleUser: SessionUser;
+    /** Every team of the user (the team switcher). */
+    consoleTeams: TeamChoice[];
+    /** The team of a /console/teams/:team_id page, with the user's role in it. */
+    consoleTeam: TeamChoice;
+  }
+}
+
+/** The environment of console routers: the app's (the console's variables are in ContextVariableMap). */
+export type ConsoleEnv = AppEnv;
+
+/**
+ * Headers of every console and landing page: scripts and styles only from this origin (the
+ * bundled files of client/), no inline script or style, no framing, no caching of pages that may
+ * hold a secret shown once.
+ */
+export const PAGE_HEADERS: Record<string, string> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-frame-options": "DENY",
+  // same-origin, not no-referrer: a browser sends `Origin: null` on a form POST under no-referrer.
+  "referrer-policy": "same-origin",
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-store",
+  "cross-origin-opener-policy": "same-origin",
+};
+
+export function pageHeaders(): MiddlewareHandler {
+  return async function pageHeadersMiddleware(c, next) {
+    await next();
+    for (const [name, value] of Object.entries(PAGE_HEADERS)) c.res.headers.set(name, value);
+  };
+}
+
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The origin of APP_URL: the only origin a state-changing console request may come from. */
+export function appOrigin(appUrl: string): string {
+  return new URL(appUrl).origin;
+}
+
+/** Refuses (403) every state-changing request whose Origin is missing or is not APP_URL's. */
+export function sameOrigin(): MiddlewareHandler<AppEnv> {
+  return async function sameOriginMiddleware(c, next) {
+    if (!SAFE.has(c.req.method) && c.req.header("origin") !== appOrigin(c.env.APP_URL)) {
+      throw new ApiError("forbidden", "This request did not come from the console");
+    }
+    await next();
+  };
+}
+
+/** Sets the session cookie: HttpOnly, SameSite=Lax, Path=/console, Secure when APP_URL is https. */
+export function setSessionCookie(c: Context<AppEnv>, token: string): void {
+  setCookie(c, SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: "Lax",
+    path: "/console",
+    secure: c.env.APP_URL.startsWith("https:"),
+    maxAge: SESSION_MAX_MS / 1000,
+  });
+}
+
+export function clearSessionCookie(c: Context<AppEnv>): void {
+  deleteCookie(c, SESSION_COOKIE, { path: "/console", secure: c.env.APP_URL.startsWith("https:") });
+}
+
+/** The session's user, or a redirect (303) to the sign-in page. */
+export function requireSession(): MiddlewareHandler<ConsoleEnv> {
+  return async function requireSessionMiddleware(c, next) {
+    const db = getDb(c.env.DB);
+    const user = await loadSession(db, getCookie(c, SESSION_COOKIE));
+    if (!user) return c.redirect("/console/sign-in", 303);
+    c.set("consoleUser", user);
+    c.set("consoleTeams", await teamsOf(db, user.userId));
+    await next();
+  };
+}
+
+/** The team of `:team_id` among the user's teams; any other id (another team's, unknown) is a 404. */
+export function teamAccess(): MiddlewareHandler<ConsoleEnv> {
+  return async function teamAccessMiddleware(c, next) {
+    const team = c.get("consoleTeams").find((t) => t.id === c.req.param("team_id"));
+    if (!team) throw ApiError.notFound("Page not found");
+    c.set("consoleTeam", team);
+    await next();
+  };
+}
+
+/** What each role may do (DESIGN.md "People"). */
+const RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
+
+/** True when `role` is at least `least`. */
+export function roleAtLeast(role: Role, least: Role): boolean {
+  return RANK[role] >= RANK[least];
+}
+
+/** Refuses (403) unless the viewer's role in the team is at least `least`. */
+export function requireRole(c: Context<ConsoleEnv>, least: Role): void {
+  if (!roleAtLeast(c.get("consoleTeam").role, least)) throw new ApiError("forbidden", "Your role in this team does not allow this");
+}

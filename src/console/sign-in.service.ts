@@ -1,0 +1,224 @@
+// One-time links and sessions of the console (DESIGN.md "Signing in"): links for sign-in,
+// sign-up and invitations, stored as a SHA-256 hash and mailed by platform mail; their use (one
+// guarded batch, sign-in.queries.ts); sessions stored hashed with a 30-day idle and a 90-day
+// absolute expiry; sign-out and sign-out everywhere. No account enumeration: asking for a link
+// answers the same whoever asks, and the per-address limit counts every address.
+import { and, eq, gt, isNull } from "drizzle-orm";
+import type { Env } from "../env";
+import { getDb, type Db } from "../db/client";
+import { consoleLinks, memberships, sessions, users, type LinkKind, type Role } from "../db/schema";
+import { nowIso, nowMs } from "../platform/clock";
+import { randomToken, sha256Hex } from "../platform/crypto";
+import { headerSafe, queuePlatformMail } from "../platform/platform-mail";
+import { getLimiter } from "../platform/rate-limit/limiter";
+import { OWN_COUNTER } from "../platform/rate-limit/buckets";
+import { consumeStatements } from "./sign-in.queries";
+
+/** A sign-in or sign-up link lives 15 minutes. */
+export const LINK_TTL_MS = 15 * 60_000;
+/** An invitation (its link) lives 7 days. */
+export const INVITE_TTL_MS = 7 * 86_400_000;
+/** A session ends 30 days after its last use... */
+export const SESSION_IDLE_MS = 30 * 86_400_000;
+/** ...and never later than 90 days after sign-in. */
+export const SESSION_MAX_MS = 90 * 86_400_000;
+/** Its last use is written at most once an hour: a page view is not a D1 write. */
+export const SESSION_TOUCH_MS = 3_600_000;
+/** Links mailed per address and hour, whoever asks and whether or not the address is a member. */
+export const LINKS_PER_ADDRESS_PER_HOUR = 5;
+
+export const SESSION_COOKIE = "edp_session";
+
+/** The identity of an address: trimmed and lower-cased. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** `{app_url}/console/auth/<token>` */
+export function linkUrl(appUrl: string, token: string): string {
+  return `${appUrl.replace(/\/+$/, "")}/console/auth/${token}`;
+}
+
+export interface NewLink {
+  kind: LinkKind;
+  email: string;
+  teamId?: string | null;
+  role?: Role | null;
+  teamName?: string | null;
+  invitedBy?: string | null;
+}
+
+/** The row of a new link and its token (which exists only in the mail and this return). */
+export async function newLink(input: NewLink): Promise<{ values: typeof consoleLinks.$inferInsert; token: string; expiresAt: string }> {
+  const token = randomToken(32);
+  const at = nowMs();
+  const expiresAt = new Date(at + (input.kind === "invite" ? INVITE_TTL_MS : LINK_TTL_MS)).toISOString();
+  const values = {
+    id: crypto.randomUUID(),
+    tokenHash: await sha256Hex(token),
+    kind: input.kind,
+    email: normalizeEmail(input.email),
+    teamId: input.teamId ?? null,
+    role: input.role ?? null,
+    teamName: input.teamName ?? null,
+    invitedBy: input.invitedBy ?? null,
+    createdAt: new Date(at).toISOString(),
+    expiresAt,
+  };
+  return { values, token, expiresAt };
+}
+
+/** Stores a link; returns its token and expiry. */
+export async function createLink(db: Db, input: NewLink): Promise<{ token: string; expiresAt: string }> {
+  const { values, token, expiresAt } = await newLink(input);
+  await db.insert(consoleLinks).values(values);
+  return { token, expiresAt };
+}
+
+/**
+ * Counts a link for `email` in its hourly bucket (keyed on a hash of the address, so no address
+ * names a Durable Object); false past LINKS_PER_ADDRESS_PER_HOUR.
+ */
+export async function allowLinkFor(env: Env, email: string): Promise<boolean> {
+  const key = `console_links:${await sha256Hex(normalizeEmail(email))}`;
+  const [result] = await getLimiter(env).hitAll(key, [{ name: OWN_COUNTER, limit: LINKS_PER_ADDRESS_PER_HOUR }], 3600);
+  return result.allowed;
+}
+
+const SUBJECTS: Record<LinkKind, string> = {
+  sign_in: "Your sign-in link",
+  sign_up: "Confirm your new team",
+  invite: "You are invited to a team",
+};
+
+/**
+ * Mails a link by platform mail (free: the person asked for it). With the `outbox` transport
+ * nothing leaves the machine, so the link is also printed to the Worker's log (wrangler dev's
+ * terminal): how a local developer, and the end-to-end run, follow it. Never with a real transport.
+ */
+export async function mailLink(env: Env, input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null }): Promise<void> {
+  const team = input.teamName ? headerSafe(input.teamName, 100) : null;
+  const lines: Record<LinkKind, string> = {
+    sign_in: "Use this link to sign in to the Edge Platform console. It works once, for 15 minutes.",
+    sign_up: `Use this link to create your team${team ? ` "${team}"` : ""} on the Edge Platform. It works once, for 15 minutes.`,
+    invite: `You are invited to join${team ? ` the team "${team}"` : " a team"} on the Edge Platform. The link works once, for 7 days.`,
+  };
+  await queuePlatformMail(env, {
+    teamId: input.kind === "invite" ? (input.teamId ?? null) : null,
+    kind: `console_${input.kind}`,
+    to: input.email,
+    subject: SUBJECTS[input.kind],
+    text: `${lines[input.kind]}\n\n${input.url}\n\nIf you did not ask for it, ignore this message.`,
+  });
+  if ((env.MAIL_TRANSPORT ?? "outbox") === "outbox") {
+    console.log(JSON.stringify({ msg: "console link (outbox transport: local only)", kind: input.kind, to: input.email, url: input.url }));
+  }
+}
+
+/** Whether the address belongs to a user who is a member of at least one team. */
+async function isMember(db: Db, email: string): Promise<boolean> {
+  const rows = await db
+    .select({ userId: users.id })
+    .from(users)
+    .innerJoin(memberships, eq(memberships.userId, users.id))
+    .where(eq(users.email, normalizeEmail(email)))
+    .limit(1);
+  return rows.length > 0;
+}
+
+/** `POST /console/sign-in`: a link when the address is a member's and its hourly limit allows. Same outcome to the caller either way. */
+export async function requestSignIn(env: Env, email: string): Promise<void> {
+  if (!(await allowLinkFor(env, email))) return;
+  const db = getDb(env.DB);
+  if (!(await isMember(db, email))) return;
+  const { token } = await createLink(db, { kind: "sign_in", email });
+  await mailLink(env, { kind: "sign_in", email: normalizeEmail(email), url: linkUrl(env.APP_URL, token) });
+}
+
+/** `POST /console/sign-up`: a link whose use creates the user, the team and the owner membership. */
+export async function requestSignUp(env: Env, email: string, teamName: string): Promise<void> {
+  if (!(await allowLinkFor(env, email))) return;
+  const { token } = await createLink(getDb(env.DB), { kind: "sign_up", email, teamName });
+  await mailLink(env, { kind: "sign_up", email: normalizeEmail(email), url: linkUrl(env.APP_URL, token), teamName });
+}
+
+/** A link that can still be used (for the confirm page), or null. */
+export async function findUsableLink(db: Db, token: string) {
+  if (!isTokenShaped(token)) return null;
+  const row = await db.query.consoleLinks.findFirst({
+    where: and(eq(consoleLinks.tokenHash, await sha256Hex(token)), isNull(consoleLinks.usedAt), gt(consoleLinks.expiresAt, nowIso())),
+  });
+  return row ?? null;
+}
+
+const TOKEN_FORMAT = /^[A-Za-z0-9_-]{43}$/;
+const isTokenShaped = (token: string) => TOKEN_FORMAT.test(token);
+
+/**
+ * Uses a link: creates what it stands for and a session, in one transaction that does nothing
+ * unless this request is the one that marked the link used. Returns the session's token and the
+ * team to land in (the new or joined team), or null when the link is unknown, used or expired.
+ */
+export async function consumeLink(env: Env, token: string): Promise<{ sessionToken: string; teamId: string | null } | null> {
+  const db = getDb(env.DB);
+  const link = await findUsableLink(db, token);
+  if (!link) return null;
+  const sessionToken = randomToken(32);
+  const at = nowMs();
+  const teamId = link.kind === "sign_up" ? crypto.randomUUID() : link.teamId;
+  const statements = consumeStatements(env.DB, {
+    linkId: link.id,
+    kind: link.kind,
+    email: link.email,
+    teamId,
+    teamName: link.teamName,
+    role: link.role,
+    userId: crypto.randomUUID(),
+    sessionId: crypto.randomUUID(),
+    sessionHash: await sha256Hex(sessionToken),
+    now: new Date(at).toISOString(),
+    sessionExpiresAt: new Date(at + SESSION_MAX_MS).toISOString(),
+  });
+  const [consumed] = await env.DB.batch(statements);
+  if (consumed.meta.changes !== 1) return null;
+  return { sessionToken, teamId };
+}
+
+export interface SessionUser {
+  sessionId: string;
+  userId: string;
+  email: string;
+}
+
+/** The user of a session cookie, or null when unknown or expired (idle or absolute). Moves its last use forward at most hourly. */
+export async function loadSession(db: Db, token: string | undefined): Promise<SessionUser | null> {
+  if (!token || !isTokenShaped(token)) return null;
+  const at = nowMs();
+  const [row] = await db
+    .select({ sessionId: sessions.id, userId: users.id, email: users.email, lastUsedAt: sessions.lastUsedAt })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(
+      and(
+        eq(sessions.tokenHash, await sha256Hex(token)),
+        gt(sessions.expiresAt, new Date(at).toISOString()),
+        gt(sessions.lastUsedAt, new Date(at - SESSION_IDLE_MS).toISOString()),
+      ),
+    )
+    .limit(1);
+  if (!row) return null;
+  if (Date.parse(row.lastUsedAt) < at - SESSION_TOUCH_MS) {
+    await db.update(sessions).set({ lastUsedAt: new Date(at).toISOString() }).where(eq(sessions.id, row.sessionId));
+  }
+  return { sessionId: row.sessionId, userId: row.userId, email: row.email };
+}
+
+/** Sign-out: the session is deleted on the server. */
+export async function endSession(db: Db, sessionId: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.id, sessionId));
+}
+
+/** Sign-out everywhere: every session of the user is deleted. */
+export async function endAllSessions(db: Db, userId: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.userId, userId));
+}

@@ -1,0 +1,76 @@
+// The console shell: landing page, sign-in redirects, the layout, security headers and CSP, the
+// Origin rule, another team's ids, and the "coming soon" pages of navigation entries.
+import { describe, expect, it } from "vitest";
+import { consoleTeam, page } from "../helpers/console";
+import { setupTeam } from "../helpers/api";
+
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+describe("console shell", () => {
+  it("serves a landing page at / linking the console, sign-up and the API reference", async () => {
+    const res = await page("GET", "/");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    expect(html.startsWith("<!doctype html>")).toBe(true);
+    for (const href of ["/console/sign-in", "/console/sign-up", "/api/v1/docs", "/assets/console.css"]) expect(html).toContain(`href="${href}"`);
+    expect(res.headers.get("content-security-policy")).toBe(CSP);
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+  });
+
+  it("redirects every console page to the sign-in page without a session", async () => {
+    for (const path of ["/console", "/console/teams/00000000-0000-4000-8000-000000000000/keys", "/console/teams/x/members"]) {
+      const res = await page("GET", path);
+      expect(res.status, path).toBe(303);
+      expect(res.headers.get("location")).toBe("/console/sign-in");
+    }
+    const bad = await page("GET", "/console/teams/x/keys", { cookie: "edp_session=not-a-real-session-token-at-all-0000000000000" });
+    expect(bad.status).toBe(303);
+  });
+
+  it("renders the layout with the team switcher, the navigation and no inline script or style", async () => {
+    const team = await consoleTeam("owner");
+    const res = await page("GET", `/console/teams/${team.teamId}/keys`, { cookie: team.cookie });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('<script src="/assets/console.js" defer="">');
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=/);
+    expect(html).not.toMatch(/<style/);
+    expect(html).toContain(`/console/teams/${team.teamId}/members`);
+    expect(html).toContain('aria-current="page"');
+    for (const [name, value] of Object.entries({ "content-security-policy": CSP, "x-frame-options": "DENY", "cache-control": "no-store" })) {
+      expect(res.headers.get(name)).toBe(value);
+    }
+  });
+
+  it("answers 404 for another team's id and for unknown ids", async () => {
+    const team = await consoleTeam("owner");
+    const other = await setupTeam();
+    for (const id of [other.teamId, "00000000-0000-4000-8000-000000000000", "nope"]) {
+      const res = await page("GET", `/console/teams/${id}/keys`, { cookie: team.cookie });
+      expect(res.status, id).toBe(404);
+      expect(await res.text()).toContain("Page not found");
+    }
+  });
+
+  it("refuses a state-changing request without the app's Origin (403), before anything runs", async () => {
+    const team = await consoleTeam("owner");
+    for (const origin of [null, "http://evil.test", "null"]) {
+      const res = await page("POST", `/console/teams/${team.teamId}/keys`, { cookie: team.cookie, origin, form: { name: "x", scopes: "logs:read" } });
+      expect(res.status, String(origin)).toBe(403);
+    }
+    for (const path of ["/console/sign-in", "/console/sign-up", "/console/sign-out"]) {
+      expect((await page("POST", path, { origin: "http://evil.test", form: { email: "a@b.co" } })).status).toBe(403);
+    }
+  });
+
+  it("shows a coming-soon page for a navigation entry without its page, and 404 for anything else", async () => {
+    const team = await consoleTeam("viewer");
+    const soon = await page("GET", `/console/teams/${team.teamId}/audit`, { cookie: team.cookie });
+    expect(soon.status).toBe(200);
+    expect(await soon.text()).toContain("coming soon");
+    expect((await page("GET", `/console/teams/${team.teamId}/nothing-here`, { cookie: team.cookie })).status).toBe(404);
+    expect((await page("GET", `/console/nothing-here`, { cookie: team.cookie })).status).toBe(404);
+  });
+});
