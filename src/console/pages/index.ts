@@ -5,8 +5,10 @@ import type { Hono } from "hono";
 import type { ConsoleEnv } from "../session";
 import { keysPages } from "./keys";
 import { membersPages } from "./members";
+import { surveysPages } from "./surveys";
 
 export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   keysPages,
   membersPages,
+  surveysPages,
 ];
