@@ -4,6 +4,7 @@
 import type { Hono } from "hono";
 import type { ConsoleEnv } from "../session";
 import { keysPages } from "./keys";
+import { mailPages } from "./mail";
 import { membersPages } from "./members";
 import { surveysPages } from "./surveys";
 
@@ -11,4 +12,5 @@ export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   keysPages,
   membersPages,
   surveysPages,
+  mailPages,
 ];
