@@ -3,9 +3,11 @@
 // one line here and one entry in ../nav.ts; it never edits another group's lines.
 import type { Hono } from "hono";
 import type { ConsoleEnv } from "../session";
+import { auditPages } from "./audit";
 import { keysPages } from "./keys";
 import { mailPages } from "./mail";
 import { membersPages } from "./members";
+import { pushPages } from "./push";
 import { surveysPages } from "./surveys";
 
 export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
@@ -13,4 +15,6 @@ export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   membersPages,
   surveysPages,
   mailPages,
+  pushPages,
+  auditPages,
 ];

@@ -1,7 +1,11 @@
 /** @jsxImportSource hono/jsx */
-// Small pieces the product pages share: a snippet with its copy button, a status badge, and
-// numbered paging (`?page=`) for lists that page by number.
+// Small pieces the product pages share: a snippet with its copy button, a status badge, numbered
+// paging (`?page=`) for lists that page by number, and the team as the quota sees it.
 import type { Context } from "hono";
+import { getDb } from "../../db/client";
+import { getTeam } from "../../platform/admin/admin.service";
+import type { QuotaOwner } from "../../platform/quota";
+import type { ConsoleEnv } from "../session";
 
 /** A block of text to copy (a link, a snippet, a curl command); the button appears with JavaScript. */
 export function CopyBlock(props: { id: string; text: string; label?: string }) {
@@ -40,4 +44,10 @@ export function Pager(props: { base: string; page: number; pages: number; name?:
       {props.page < props.pages ? <a href={href(props.page + 1)} rel="next">Older →</a> : null}
     </nav>
   );
+}
+
+/** The team as the quota sees it (plan, and the owner its usage warnings go to), for metered actions. */
+export async function quotaOwnerOf(c: Context<ConsoleEnv>): Promise<QuotaOwner> {
+  const team = await getTeam(getDb(c.env.DB), c.get("consoleTeam").id);
+  return { teamId: team.id, plan: team.plan, ownerEmail: team.ownerEmail };
 }
