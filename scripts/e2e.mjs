@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "./lib/dev-server.mjs";
 import { auditChecks } from "./e2e/audit.mjs";
+import { consoleChecks } from "./e2e/console.mjs";
 import { logsChecks } from "./e2e/logs.mjs";
 import { mailChecks } from "./e2e/mail.mjs";
 import { platformChecks } from "./e2e/platform.mjs";
@@ -20,7 +21,10 @@ import { surveysChecks } from "./e2e/surveys.mjs";
 import { typedClientChecks } from "./e2e/typed-client.mjs";
 
 // typedClientChecks first type-checks its own calls against types generated from the live document.
-const suites = [platformChecks, typedClientChecks, surveysChecks, surveyPageChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+const allSuites = [platformChecks, typedClientChecks, surveysChecks, surveyPageChecks, consoleChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+// E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
+const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());
+const suites = only ? allSuites.filter((suite) => only.includes(suite.name)) : allSuites;
 
 const dir = mkdtempSync(join(tmpdir(), "edge-e2e-"));
 const envFile = join(dir, "dev.vars");
@@ -47,6 +51,8 @@ try {
     url: server.url,
     dns,
     adminToken: secrets.ADMIN_TOKEN,
+    // What wrangler dev printed (the Worker's log): the console's links with the outbox transport.
+    output: () => server.output(),
     createTeamWithKey: (opts) => createTeamWithKey(server.url, secrets.ADMIN_TOKEN, opts),
     tls,
     defer: (fn) => cleanups.push(fn),

@@ -1,11 +1,12 @@
 // `npm start`: local secrets in .dev.vars (created once), local D1 migrations, `wrangler dev` on
-// PORT (default 8787) with APP_URL following the port, and a demo team with an every-scope key.
+// PORT (default 8787) with APP_URL following the port, a demo team with an every-scope key, and a
+// console sign-in link for the demo team's owner.
 // ADMIN_TOKEN and PORT from the environment take precedence over .dev.vars and the default.
 // Each run writes its secrets to its own file keyed by the port (.wrangler/dev.vars.<port>.effective)
 // and removes it on exit, so a second server on another port never changes the first one's token.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyMigrations, createTeamWithKey, ensureDevVars, ROOT, startDevServer, writeEffectiveVars } from "./lib/dev-server.mjs";
+import { adminCall, applyMigrations, createTeamWithKey, ensureDevVars, ROOT, startDevServer, writeEffectiveVars } from "./lib/dev-server.mjs";
 
 const port = Number(process.env.PORT ?? 8787);
 const vars = ensureDevVars();
@@ -59,6 +60,13 @@ if (!demo) {
   });
 }
 
+// One click from the console: the demo team's owner (a member whatever state the team is from)
+// and a one-time sign-in link for them (15 minutes; `npm start` again prints a fresh one).
+const DEMO_OWNER = "owner@example.com";
+await adminCall(server.url, vars.ADMIN_TOKEN, "POST", `teams/${demo.teamId}/members`, { email: DEMO_OWNER, role: "owner" });
+const link = await adminCall(server.url, vars.ADMIN_TOKEN, "POST", "sign-in-links", { email: DEMO_OWNER });
+const signInLink = link.status === 201 ? link.body.data.url : `(no link: ${link.status})`;
+
 const base = `http://localhost:${port}`;
 console.log(`
   Edge Platform is running at ${base}
@@ -66,6 +74,10 @@ console.log(`
   API reference   ${base}/api/v1/docs
   Demo team       ${demo.teamId} (plan pro)
   Demo API key    ${demo.key}
+  Console         ${base}/console  (sign in as ${DEMO_OWNER} with the link below)
+  Sign-in link    ${signInLink}
+                  (works once, for 15 minutes; later links print in this log when you
+                   ask for one on ${base}/console/sign-in: the outbox transport sends nothing)
   Sending domain  ${DEMO_DOMAIN} (verified for the demo team)
   Operator token  ADMIN_TOKEN from .dev.vars (or the environment)
 

@@ -3,6 +3,7 @@
 // holds them against wrangler.toml). The Durable Object classes are exported here.
 import { app } from "./app";
 import type { Env } from "./env";
+import { consoleRetentionCron } from "./console/console.cron";
 import { idempotencyRetentionCron } from "./platform/idempotency";
 import { consumerTable, type Consumer } from "./platform/jobs/consume";
 import { cronTable, runScheduled, type CronJob } from "./platform/jobs/cron";
@@ -51,6 +52,7 @@ export const cronDeclarations: readonly CronJob[] = [
   auditExportSweepCron,
   auditRiskSeriesCron,
   idempotencyRetentionCron,
+  consoleRetentionCron,
 ];
 
 /** The consumer of each queue, by queue name. */

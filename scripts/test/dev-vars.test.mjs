@@ -34,3 +34,9 @@ test("a restart on the same port replaces that port's file with the new run's se
   assert.equal(parseVars(readFileSync(again.path, "utf8")).ADMIN_TOKEN, "new");
   again.remove();
 });
+
+test("the demo key holds every scope of the specification and no extension scope (keys:read, keys:write)", async () => {
+  const { ALL_SCOPES } = await import("../lib/dev-server.mjs");
+  assert.equal(ALL_SCOPES.length, 13);
+  assert.ok(!ALL_SCOPES.some((scope) => scope.startsWith("keys:")));
+});

@@ -9,6 +9,7 @@ import { getDb, type Db } from "../db/client";
 import { consoleLinks, memberships, sessions, users, type LinkKind, type Role } from "../db/schema";
 import { nowIso, nowMs } from "../platform/clock";
 import { randomToken, sha256Hex } from "../platform/crypto";
+import { ApiError } from "../platform/errors";
 import { headerSafe, queuePlatformMail } from "../platform/platform-mail";
 import { getLimiter } from "../platform/rate-limit/limiter";
 import { OWN_COUNTER } from "../platform/rate-limit/buckets";
@@ -140,6 +141,20 @@ export async function requestSignUp(env: Env, email: string, teamName: string): 
   if (!(await allowLinkFor(env, email))) return;
   const { token } = await createLink(getDb(env.DB), { kind: "sign_up", email, teamName });
   await mailLink(env, { kind: "sign_up", email: normalizeEmail(email), url: linkUrl(env.APP_URL, token), teamName });
+}
+
+/**
+ * Operator: a sign-in link for an existing user, answered rather than mailed (support, local
+ * development; `npm start` prints one). Logged without the token. 404 when the address is no user.
+ */
+export async function operatorSignInLink(env: Env, email: string): Promise<{ url: string; expires_at: string }> {
+  const db = getDb(env.DB);
+  const address = normalizeEmail(email);
+  const user = await db.query.users.findFirst({ where: eq(users.email, address) });
+  if (!user) throw new ApiError("not_found", "No user with this address");
+  const { token, expiresAt } = await createLink(db, { kind: "sign_in", email: address });
+  console.log(JSON.stringify({ msg: "operator minted a console sign-in link", user_id: user.id, expires_at: expiresAt }));
+  return { url: linkUrl(env.APP_URL, token), expires_at: expiresAt };
 }
 
 /** A link that can still be used (for the confirm page), or null. */

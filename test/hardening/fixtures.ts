@@ -5,7 +5,8 @@ import { expect } from "vitest";
 import { nowSeconds } from "../../src/platform/clock";
 import { decryptSecret } from "../../src/platform/crypto";
 import { standardWebhookHeaders } from "../../src/platform/webhook-signature";
-import { API, anyIp, call, json, setupTeam, type TestTeam } from "../helpers/api";
+import { addKey, API, anyIp, call, json, setupTeam, type TestTeam } from "../helpers/api";
+import { KEY_SCOPES } from "../../src/platform/scopes";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 
 // The shared helpers already call the app's fetch with the pool's real bindings.
@@ -118,10 +119,15 @@ export interface Fixture {
 
 /** A team on `plan` with one real resource of every kind, created through the API. */
 export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
-  const team = await setupTeam({ plan });
+  // The extension scopes too, so the keys routes are reached (and crossed) like every other route.
+  const team = await setupTeam({ plan, scopes: [...KEY_SCOPES] });
   const key = team.key;
   const secrets: string[] = [key];
   const ids: Record<string, string> = { org: team.teamId, auditProject: "hardening-project" };
+  // A second key of the team: the resource of /api/v1/keys/{id} (never the key the suite uses).
+  const second = await addKey(team.teamId, ["logs:read"]);
+  ids.key = second.id;
+  secrets.push(second.key);
   const ok = async (res: Response, status: number[] = [200, 201, 202]) => {
     const text = await res.text();
     if (!status.includes(res.status)) throw new Error(`fixture call answered ${res.status}: ${text}`);

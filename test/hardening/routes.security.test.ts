@@ -32,6 +32,11 @@ const SCOPE_TABLE: Record<string, Access> = {
   "DELETE /api/v1/admin/keys/{id}": "admin",
   "POST /api/v1/admin/teams/{id}/domains": "admin",
   "POST /api/v1/admin/logs/migrate-entries": "admin",
+  "POST /api/v1/admin/teams/{id}/members": "admin",
+  "POST /api/v1/admin/sign-in-links": "admin",
+  "GET /api/v1/keys": ["keys:read", "keys:write"],
+  "POST /api/v1/keys": ["keys:write"],
+  "DELETE /api/v1/keys/{id}": ["keys:write"],
   "GET /api/v1/usage": ["mail:send", "mail:read", "billing:read"],
   "POST /api/v1/orgs/{org_id}/projects/{project_id}/audit/findings": ["audit:write"],
   "GET /api/v1/orgs/{org_id}/projects/{project_id}/audit/findings": ["audit:read"],
@@ -170,6 +175,8 @@ function validBody(key: string): unknown {
     "POST /api/v1/surveys/{survey_id}/questions/reorder": { question_ids: [crypto.randomUUID()] },
     "PATCH /api/v1/surveys/{survey_id}/questions/{question_id}": { title: "renamed" },
     "POST /api/v1/surveys/{id}/webhooks": { url: "http://127.0.0.1:9/s2" },
+    // keys:read, which keys:write implies: the only scope a key holding keys:write alone may grant.
+    "POST /api/v1/keys": { name: "k", scopes: ["keys:read"] },
   };
   return bodies[key];
 }
@@ -189,6 +196,7 @@ const SHOWN_ONCE: Record<string, string> = {
   "POST /api/v1/webhooks/sources/{source_id}/destinations": "$.data.secret",
   "POST /api/v1/webhooks": "$.data.secret",
   "POST /api/v1/surveys/{id}/webhooks": "$.data.secret",
+  "POST /api/v1/keys": "$.data.key",
 };
 
 /** Sends a request and scans its answer for secrets; returns status, text and parsed body. */

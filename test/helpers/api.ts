@@ -7,7 +7,7 @@ import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import type { MailKeyPolicy } from "../../src/db/schema";
 import { PLANS, type Plan } from "../../src/platform/plans";
-import { SCOPES } from "../../src/platform/scopes";
+import { KEY_SCOPES, SCOPES } from "../../src/platform/scopes";
 import { seedTeam } from "./seed";
 
 export const ORIGIN = "http://app.test";
@@ -82,7 +82,7 @@ export async function setupTeam(
   // What the operator API would have refused fails here too.
   const plan = options.plan ?? "pro";
   expect(PLANS).toContain(plan);
-  for (const scope of options.scopes ?? []) expect(SCOPES).toContain(scope);
+  for (const scope of options.scopes ?? []) expect(KEY_SCOPES).toContain(scope);
   return seedTeam({
     name: `team-${crypto.randomUUID().slice(0, 8)}`,
     plan: plan as Plan,

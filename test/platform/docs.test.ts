@@ -82,7 +82,8 @@ describe("GET /api/v1/docs", () => {
 });
 
 describe("404 and error rendering", () => {
-  it.each(["no-such-thing", "surveys-typo/1", "/", "/nowhere", "/api/v2/usage"])("an unknown path (%s) answers 404 {error: 'Not found'}", async (path) => {
+  // `/` is the landing page (test/console/shell.test.ts).
+  it.each(["no-such-thing", "surveys-typo/1", "/nowhere", "/api/v2/usage"])("an unknown path (%s) answers 404 {error: 'Not found'}", async (path) => {
     await expectError(await call("GET", path, { ip: freshIp() }), 404, { error: "Not found" });
   });
 

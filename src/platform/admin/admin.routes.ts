@@ -9,6 +9,9 @@ import { createRouter } from "../router";
 import { dataResponse, jsonBody, jsonResponse, productRoutes, RateLimitErrorSchema } from "../openapi";
 import { AdminError, CreatedKeySchema, CreateKeyBody, CreateTeamBody, IdParam, KeySchema, PatchKeyBody, PatchTeamBody, TeamSchema } from "./admin.schemas";
 import { createKey, createTeam, getTeam, keyView, revokeKey, teamView, updateKey, updateTeam } from "./admin.service";
+import { addMember } from "../../console/members.service";
+import { operatorSignInLink } from "../../console/sign-in.service";
+import { ROLES } from "../../db/schema";
 
 /** `createRoute` of the operator API: the operator's token, and the errors every route can answer. */
 const route = productRoutes({
@@ -153,4 +156,41 @@ adminRouter.openapi(
     },
   }),
   async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),
+);
+
+const MemberSchema = z
+  .object({ team_id: z.string(), user_id: z.string(), email: z.string(), role: z.enum(ROLES), created_at: z.string() })
+  .openapi("TeamMember");
+
+adminRouter.openapi(
+  route({
+    method: "post",
+    path: "/teams/{id}/members",
+    operationId: "addTeamMember",
+    summary: "Make an address a member of a team with a role",
+    description:
+      "Creates the user when the address is new. An existing member gets the role; the last owner cannot be demoted (409). The member signs in with a one-time link (POST /admin/sign-in-links, or the console's sign-in page).",
+    request: {
+      params: IdParam,
+      body: jsonBody(z.object({ email: z.string().trim().email().max(320), role: z.enum(ROLES) }).openapi("AdminAddMember")),
+    },
+    responses: { 201: dataResponse("The membership", MemberSchema), 409: jsonResponse("The last owner cannot be demoted", AdminError) },
+  }),
+  async (c) => {
+    const team = await getTeam(getDb(c.env.DB), c.req.valid("param").id);
+    return c.json({ data: await addMember(getDb(c.env.DB), team.id, c.req.valid("json")) }, 201);
+  },
+);
+
+adminRouter.openapi(
+  route({
+    method: "post",
+    path: "/sign-in-links",
+    operationId: "createSignInLink",
+    summary: "Mint a one-time console sign-in link for a user (support, local development)",
+    description: "The link works once, for 15 minutes. It is logged (who, when; never the token). An address that is no user answers 404.",
+    request: { body: jsonBody(z.object({ email: z.string().trim().email().max(320) }).openapi("AdminSignInLink")) },
+    responses: { 201: dataResponse("The link", z.object({ url: z.string(), expires_at: z.string() }).openapi("SignInLink")) },
+  }),
+  async (c) => c.json({ data: await operatorSignInLink(c.env, c.req.valid("json").email) }, 201),
 );

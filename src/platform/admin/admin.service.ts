@@ -2,8 +2,7 @@
 // short visible prefix; the plaintext exists only in the create response.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { apiKeys, teams, users, type MailKeyPolicy } from "../../db/schema";
-import type { BatchItem } from "drizzle-orm/batch";
+import { apiKeys, memberships, teams, users, type MailKeyPolicy } from "../../db/schema";
 import { forgetKey, forgetTeam, forgetUnknownKeys } from "../auth";
 import { nowIso } from "../clock";
 import { randomToken, sha256Hex } from "../crypto";
@@ -51,19 +50,20 @@ export async function createTeam(db: Db, input: { name: string; plan: Plan; owne
   const id = crypto.randomUUID();
   const [[team]] = await db.batch([
     db.insert(teams).values({ id, name: input.name, plan: input.plan, ownerEmail: input.owner_email ?? null, createdAt: at, updatedAt: at }).returning(),
-    ...ownerStatements(db, id, input.owner_email, at),
+    ...(input.owner_email ? ownerStatements(db, id, input.owner_email, at) : []),
   ]);
   return team;
 }
 
-/** The writes that make `email` a user and an owner of the team (none without an address). */
-function ownerStatements(db: Db, teamId: string, email: string | null | undefined, at: string) {
-  if (!email) return [];
+/** The writes that make `email` a user and an owner of the team. */
+function ownerStatements(db: Db, teamId: string, email: string, at: string) {
   const address = email.trim().toLowerCase();
   return [
     db.insert(users).values({ id: crypto.randomUUID(), email: address, createdAt: at }).onConflictDoNothing(),
-    db.run(sql`INSERT INTO memberships (team_id, user_id, role, created_at) SELECT ${teamId}, id, 'owner', ${at} FROM users WHERE email = ${address}
-      ON CONFLICT (team_id, user_id) DO UPDATE SET role = 'owner'`),
+    db
+      .insert(memberships)
+      .values({ teamId, userId: sql`(SELECT id FROM users WHERE email = ${address})`, role: "owner", createdAt: at })
+      .onConflictDoUpdate({ target: [memberships.teamId, memberships.userId], set: { role: "owner" } }),
   ] as const;
 }
 
@@ -81,7 +81,7 @@ export async function updateTeam(db: Db, id: string, input: { name?: string; pla
   forgetTeam(id);
   const found = orNotFound(team, teamNotFound());
   // A new owner address is an owner too (the previous owners stay: removing one is the console's).
-  if (input.owner_email) await db.batch(ownerStatements(db, id, input.owner_email, changes.updatedAt!) as unknown as [BatchItem<"sqlite">]);
+  if (input.owner_email) await db.batch(ownerStatements(db, id, input.owner_email, changes.updatedAt!));
   return found;
 }
 
