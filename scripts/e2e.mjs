@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "./lib/dev-server.mjs";
 import { auditChecks } from "./e2e/audit.mjs";
 import { consoleChecks } from "./e2e/console.mjs";
+import { consoleProductsChecks } from "./e2e/console-products.mjs";
 import { logsChecks } from "./e2e/logs.mjs";
 import { mailChecks } from "./e2e/mail.mjs";
 import { platformChecks } from "./e2e/platform.mjs";
@@ -21,7 +22,7 @@ import { surveysChecks } from "./e2e/surveys.mjs";
 import { typedClientChecks } from "./e2e/typed-client.mjs";
 
 // typedClientChecks first type-checks its own calls against types generated from the live document.
-const allSuites = [platformChecks, typedClientChecks, surveysChecks, surveyPageChecks, consoleChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+const allSuites = [platformChecks, typedClientChecks, surveysChecks, surveyPageChecks, consoleChecks, consoleProductsChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
 // E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());
 const suites = only ? allSuites.filter((suite) => only.includes(suite.name)) : allSuites;

@@ -16,7 +16,7 @@ import { formText } from "../forms";
 import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, Pager, pageNumber, quotaOwnerOf, StatusBadge } from "./parts";
+import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
 
 export const auditPages = new Hono<ConsoleEnv>();
 
@@ -133,7 +133,7 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
           <p class="empty">No report yet.{writer ? " Export one above." : ""}</p>
         ) : (
           <>
-            <div class="table-wrap">
+            <TableWrap label="Reports, newest first">
               <table>
                 <caption class="skip">Reports, newest first</caption>
                 <thead>
@@ -190,7 +190,7 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
             <Pager base={base} page={query.page} pages={Math.ceil(reports.total / query.per_page)} />
           </>
         )}

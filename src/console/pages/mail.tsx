@@ -15,7 +15,7 @@ import { formList, formText } from "../forms";
 import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { PAGE_HEADERS, requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, Pager, pageNumber, StatusBadge } from "./parts";
+import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "./parts";
 
 export const mailPages = new Hono<ConsoleEnv>();
 
@@ -80,7 +80,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                     </span>
                   ) : null}
                 </p>
-                <div class="table-wrap">
+                <TableWrap label={`DNS record to publish for ${d.name}`}>
                   <table>
                     <caption class="skip">{`DNS record to publish for ${d.name}`}</caption>
                     <thead>
@@ -108,7 +108,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                       </tr>
                     </tbody>
                   </table>
-                </div>
+                </TableWrap>
                 {verify ? (
                   <div class="dns-answer" role="status" data-testid="dns-answer">
                     <strong>{verify.ok ? "Verified: DNS holds the record." : "Not verified yet. What DNS answered:"}</strong>
@@ -162,7 +162,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
           </>
         ) : (
           <>
-            <div class="table-wrap">
+            <TableWrap label="Emails, newest first">
               <table>
                 <caption class="skip">Emails, newest first</caption>
                 <thead>
@@ -193,7 +193,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
             <Pager base={base} page={emails.pagination.page} pages={emails.pagination.total_pages} />
           </>
         )}
@@ -211,7 +211,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
         {webhooks.length === 0 ? (
           <p class="empty">No webhook yet.</p>
         ) : (
-          <div class="table-wrap">
+          <TableWrap label="Mail webhooks">
             <table>
               <caption class="skip">Mail webhooks</caption>
               <thead>
@@ -270,7 +270,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                 })}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
         {writer ? (
           <form method="post" action={`${base}/webhooks`} data-testid="create-webhook">

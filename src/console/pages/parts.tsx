@@ -2,6 +2,7 @@
 // Small pieces the product pages share: a snippet with its copy button, a status badge, numbered
 // paging (`?page=`) for lists that page by number, and the team as the quota sees it.
 import type { Context } from "hono";
+import type { Child } from "hono/jsx";
 import { getDb } from "../../db/client";
 import { getTeam } from "../../platform/admin/admin.service";
 import type { QuotaOwner } from "../../platform/quota";
@@ -50,4 +51,16 @@ export function Pager(props: { base: string; page: number; pages: number; name?:
 export async function quotaOwnerOf(c: Context<ConsoleEnv>): Promise<QuotaOwner> {
   const team = await getTeam(getDb(c.env.DB), c.get("consoleTeam").id);
   return { teamId: team.id, plan: team.plan, ownerEmail: team.ownerEmail };
+}
+
+/**
+ * A table's horizontal scroll area: a labelled region that keyboard users can focus and scroll
+ * (axe: scrollable-region-focusable), around a table wider than the page.
+ */
+export function TableWrap(props: { label: string; children: Child }) {
+  return (
+    <div class="table-wrap" role="region" aria-label={props.label} tabindex={0}>
+      {props.children}
+    </div>
+  );
 }

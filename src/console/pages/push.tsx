@@ -12,7 +12,7 @@ import { formText } from "../forms";
 import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, quotaOwnerOf, StatusBadge } from "./parts";
+import { CopyBlock, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
 
 export const pushPages = new Hono<ConsoleEnv>();
 
@@ -38,7 +38,7 @@ pushPages.get("/push", async (c) => {
         </section>
       ) : (
         <section class="section">
-          <div class="table-wrap">
+          <TableWrap label="Push apps of the team">
             <table>
               <caption class="skip">Push apps of the team</caption>
               <thead>
@@ -64,7 +64,7 @@ pushPages.get("/push", async (c) => {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
         </section>
       )}
@@ -143,7 +143,7 @@ pushPages.get("/push/apps/:app_id", async (c) => {
         {notifications.length === 0 ? (
           <p class="empty">Nothing sent yet.</p>
         ) : (
-          <div class="table-wrap">
+          <TableWrap label="Recent notifications, newest first">
             <table>
               <caption class="skip">Recent notifications, newest first</caption>
               <thead>
@@ -175,7 +175,7 @@ pushPages.get("/push/apps/:app_id", async (c) => {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </section>
     </>,

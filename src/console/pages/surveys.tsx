@@ -15,7 +15,7 @@ import { formText } from "../forms";
 import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, Pager, pageNumber, StatusBadge } from "./parts";
+import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "./parts";
 
 export const surveysPages = new Hono<ConsoleEnv>();
 
@@ -49,7 +49,7 @@ surveysPages.get("/surveys", async (c) => {
         </section>
       ) : (
         <section class="section">
-          <div class="table-wrap">
+          <TableWrap label="Surveys of the team">
             <table>
               <caption class="skip">Surveys of the team</caption>
               <thead>
@@ -79,7 +79,7 @@ surveysPages.get("/surveys", async (c) => {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager base={teamPath(c, "surveys")} page={list.pagination.page} pages={list.pagination.total_pages} />
           {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
         </section>
@@ -183,7 +183,7 @@ function QuestionChart(props: { q: QuestionSummary }) {
       const counts = (q.counts ?? {}) as Record<string, Record<string, number>>;
       const columns = Object.keys(Object.values(counts)[0] ?? {});
       return (
-        <div class="table-wrap">
+        <TableWrap label={`Answers to “${q.title}” per row`}>
           <table>
             <caption class="skip">{`Answers to “${q.title}” per row`}</caption>
             <thead>
@@ -205,7 +205,7 @@ function QuestionChart(props: { q: QuestionSummary }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       );
     }
     default:
@@ -334,7 +334,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
           <p class="empty">{survey.status === "active" ? `No responses yet. Share ${hosted} to collect some.` : "No responses yet."}</p>
         ) : (
           <>
-            <div class="table-wrap">
+            <TableWrap label="Responses, newest first">
               <table class="records">
                 <caption class="skip">Responses, newest first</caption>
                 <thead>
@@ -366,7 +366,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
             <Pager base={base} page={responses.pagination.page} pages={responses.pagination.total_pages} />
           </>
         )}
