@@ -59,4 +59,4 @@ consoleRouter.all("*", (c) => c.html(<MessagePage title="Page not found" message
 /** The landing page at `/`. */
 export const landingRouter = new Hono<AppEnv>();
 landingRouter.use("/", pageHeaders());
-landingRouter.get("/", (c) => c.html(<LandingPage />));
+landingRouter.get("/", (c) => c.html(<LandingPage appUrl={c.env.APP_URL} />));

@@ -98,7 +98,9 @@ const SUBJECTS: Record<LinkKind, string> = {
  * terminal): how a local developer, and the end-to-end run, follow it. Never with a real transport.
  */
 export async function mailLink(env: Env, input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null }): Promise<void> {
-  const team = input.teamName ? headerSafe(input.teamName, 100) : null;
+  // Tenant text in platform mail: plain text on one line, at most 100 characters (DESIGN.md).
+  const oneLine = input.teamName ? headerSafe(input.teamName, 1000) : null;
+  const team = oneLine && oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
   const lines: Record<LinkKind, string> = {
     sign_in: "Use this link to sign in to the Edge Platform console. It works once, for 15 minutes.",
     sign_up: `Use this link to create your team${team ? ` "${team}"` : ""} on the Edge Platform. It works once, for 15 minutes.`,

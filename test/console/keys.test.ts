@@ -45,7 +45,8 @@ describe("the keys page", () => {
   it("answers 422 with the form and what to fix, and creates nothing", async () => {
     const team = await consoleTeam("owner");
     const path = `/console/teams/${team.teamId}/keys`;
-    for (const form of [{ name: "", scopes: "logs:read" }, { name: "x" }, { name: "x", scopes: "root:all" }, { name: "x", scopes: "logs:read", allowed_recipients: "not-an-address" }]) {
+    const forms: Record<string, string>[] = [{ name: "", scopes: "logs:read" }, { name: "x" }, { name: "x", scopes: "root:all" }, { name: "x", scopes: "logs:read", allowed_recipients: "not-an-address" }];
+    for (const form of forms) {
       const res = await page("POST", path, { cookie: team.cookie, form: { allowed_streams: "transactional", ...form } });
       expect(res.status, JSON.stringify(form)).toBe(422);
       expect(await res.text()).toContain('class="errors"');

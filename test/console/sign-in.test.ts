@@ -146,6 +146,19 @@ describe("signing up", () => {
     expect(keys.status).toBe(200);
   });
 
+  it("puts the team name in the mail as one line of at most 100 characters", async () => {
+    const email = address("founder");
+    expect((await page("POST", "/console/sign-up", { form: { email, team_name: "Evil\r\nBcc: victim@example.com" } })).status).toBe(422);
+    const name = `Acme ${"x".repeat(190)}`;
+    expect((await page("POST", "/console/sign-up", { form: { email, team_name: name } })).status).toBe(200);
+    const mail = await env.DB.prepare("SELECT subject, text FROM platform_outbox WHERE \"to\" = ?").bind(email).first<{ subject: string; text: string }>();
+    const quoted = /team "([^"]*)"/.exec(mail!.text)![1];
+    expect(quoted).toHaveLength(100);
+    expect(quoted.endsWith("…")).toBe(true);
+    expect(quoted).not.toMatch(/[\r\n]/);
+    expect(mail!.subject).toBe("Confirm your new team");
+  });
+
   it("answers 422 without a team name, and the per-address limit applies", async () => {
     const email = address("founder");
     expect((await page("POST", "/console/sign-up", { form: { email, team_name: "  " } })).status).toBe(422);

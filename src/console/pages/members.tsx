@@ -81,7 +81,9 @@ membersPages.get("/members", async (c) => {
             </thead>
             <tbody>
               {members.map((member) => {
-                const editable = manage && (isOwner || member.role !== "owner");
+                // The last owner keeps the role: no control that could only answer 409.
+                const lastOwner = member.role === "owner" && members.filter((m) => m.role === "owner").length === 1;
+                const editable = manage && !lastOwner && (isOwner || member.role !== "owner");
                 return (
                   <tr data-testid="member-row" data-role={member.role}>
                     <td>
@@ -100,7 +102,10 @@ membersPages.get("/members", async (c) => {
                           </button>
                         </form>
                       ) : (
-                        <span class="badge">{ROLE_LABELS[member.role]}</span>
+                        <>
+                          <span class="badge">{ROLE_LABELS[member.role]}</span>
+                          {lastOwner ? <span class="muted small"> the last owner</span> : null}
+                        </>
                       )}
                     </td>
                     <td>

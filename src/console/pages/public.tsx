@@ -14,7 +14,8 @@ import { formText } from "../forms";
 export const publicPages = new Hono<ConsoleEnv>();
 
 const Email = z.string().trim().email().max(320);
-const TeamName = z.string().trim().min(1).max(200);
+/** One line of text: no control characters (a team name shows in mail and pages). */
+const TeamName = z.string().trim().min(1).max(200).regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/);
 
 /** Public console traffic is counted per client IP in the `public` bucket. */
 const perIp = async (c: Parameters<typeof enforceBucket>[0]) => enforceBucket(c, "public", `ip:${clientIp(c)}`);
@@ -114,7 +115,7 @@ publicPages.post("/sign-up", async (c) => {
   if (!email.success || !teamName.success) {
     return c.html(
       <PublicLayout title="Sign up">
-        <SignUpForm email={raw.email} teamName={raw.teamName} error={!email.success ? "Enter a valid email address." : "Enter a team name (at most 200 characters)."} />
+        <SignUpForm email={raw.email} teamName={raw.teamName} error={!email.success ? "Enter a valid email address." : "Enter a team name: one line, at most 200 characters."} />
       </PublicLayout>,
       422,
     );
