@@ -12,7 +12,7 @@ export interface Datum {
   tone?: string;
 }
 
-const WIDTH = 400;
+const WIDTH = 320;
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const percent = (value: number, total: number) => (total ? `${Math.round((value / total) * 100)}%` : "0%");
 
@@ -65,7 +65,7 @@ export function BarChart(props: { id: string; title: string; data: Datum[] }) {
         return (
           <g>
             <text x="0" y={y + 12}>
-              {clip(d.label, 52)}
+              {clip(d.label, 44)}
             </text>
             <text x={WIDTH} y={y + 12} text-anchor="end" class="axis">
               {`${d.value} · ${percent(d.value, total)}`}

@@ -83,9 +83,9 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
       notices: { "export-queued": "Export queued. The report is ready to download in a few seconds: reload this page.", revoked: "Every share link of this project is revoked." },
     },
     <>
-      <p class="actions">
+      <div class="row-actions">
         <a href={teamPath(c, "audit")}>← Projects</a>
-      </p>
+      </div>
       <div class="stats">
         <div class="stat">
           <span class="label">Open findings</span>
@@ -114,7 +114,7 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
       <section class="section" aria-labelledby="reports-title">
         <h2 id="reports-title">Reports</h2>
         {writer ? (
-          <form method="post" action={`${base}/export`} class="actions" data-testid="export-report">
+          <form method="post" action={`${base}/export`} class="row-actions" data-testid="export-report">
             <span>Export the summary as</span>
             {REPORT_FORMATS.map((format) => (
               <button type="submit" name="format" value={format} class="secondary small">
@@ -169,7 +169,7 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
                           ) : null}
                         </td>
                         <td>
-                          <div class="actions">
+                          <div class="row-actions">
                             {ready ? (
                               <a class="button secondary small" href={`${base}/reports/${r.id}/download`} data-testid="download-report" download>
                                 Download
@@ -195,7 +195,7 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
           </>
         )}
         {anyShared && writer ? (
-          <form method="post" action={`${base}/share/revoke`} class="actions">
+          <form method="post" action={`${base}/share/revoke`} class="row-actions">
             <button type="submit" class="danger small" data-testid="revoke-shares">
               Revoke every share link
             </button>

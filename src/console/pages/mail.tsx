@@ -71,7 +71,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
             const verify = outcome.verify?.domainId === d.id ? outcome.verify : null;
             return (
               <article class="question-card" data-testid="domain-row" data-status={d.status} data-domain={d.name}>
-                <p class="actions">
+                <div class="row-actions">
                   <strong>{d.name}</strong>
                   <StatusBadge status={d.status} tone={d.status === "verified" ? "ok" : "warn"} />
                   {d.verified_at ? (
@@ -79,7 +79,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                       verified <Time iso={d.verified_at} />
                     </span>
                   ) : null}
-                </p>
+                </div>
                 <TableWrap label={`DNS record to publish for ${d.name}`}>
                   <table>
                     <caption class="skip">{`DNS record to publish for ${d.name}`}</caption>
@@ -120,7 +120,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                   </div>
                 ) : null}
                 {writer ? (
-                  <p class="actions">
+                  <div class="row-actions">
                     {d.status !== "verified" ? (
                       <form method="post" action={`${base}/domains/${d.id}/verify`} data-testid="verify-domain">
                         <button type="submit" class="small">
@@ -133,7 +133,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                         Remove
                       </button>
                     </form>
-                  </p>
+                  </div>
                 ) : null}
               </article>
             );
@@ -231,8 +231,8 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                   const test = outcome.test?.webhookId === w.id ? outcome.test : null;
                   return (
                     <tr data-testid="webhook-row">
-                      <td class="mono">
-                        {w.url}
+                      <td>
+                        <code>{w.url}</code>
                         {test ? (
                           <p class={test.ok ? "notice" : "warning"} role="status" data-testid="webhook-test-result">
                             {test.text}
@@ -251,7 +251,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                       </td>
                       {writer ? (
                         <td>
-                          <div class="actions">
+                          <div class="row-actions">
                             <form method="post" action={`${base}/webhooks/${w.id}/test`} data-testid="test-webhook">
                               <button type="submit" class="secondary small">
                                 Send test
@@ -276,7 +276,7 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
           <form method="post" action={`${base}/webhooks`} data-testid="create-webhook">
             <div class="field">
               <label for="webhook-url">Endpoint URL</label>
-              <input id="webhook-url" type="url" name="url" required maxlength={2048} placeholder="https://example.com/hooks/mail" />
+              <input id="webhook-url" type="text" inputmode="url" name="url" required maxlength={2048} placeholder="https://example.com/hooks/mail" />
             </div>
             <fieldset>
               <legend>Events</legend>
@@ -368,13 +368,13 @@ mailPages.get("/mail/emails/:email_id", async (c) => {
     c,
     { title: e.subject || "(no subject)", active: "mail" },
     <>
-      <p class="actions">
+      <div class="row-actions">
         <a href={base}>← Mail</a>
         <StatusBadge status={e.status} tone={MAIL_TONE[e.status] ?? "gray"} />
         <span class="muted small">{e.stream}</span>
-      </p>
+      </div>
       <section class="section">
-        <dl class="records">
+        <dl class="meta-list">
           <dt>From</dt>
           <dd>{e.from}</dd>
           <dt>To</dt>

@@ -103,9 +103,9 @@ pushPages.get("/push/apps/:app_id", async (c) => {
     c,
     { title: app.name, active: "push", notices: { created: "App created with a new VAPID key pair.", sent: "Test notification queued for every subscriber." } },
     <>
-      <p class="actions">
+      <div class="row-actions">
         <a href={teamPath(c, "push")}>← Push apps</a>
-      </p>
+      </div>
       <div class="stats">
         <div class="stat">
           <span class="label">Subscribers</span>
@@ -119,7 +119,27 @@ pushPages.get("/push/apps/:app_id", async (c) => {
         <p class="muted">Pass it as <code>applicationServerKey</code> to <code>pushManager.subscribe()</code> in the browser. The private key never leaves the platform.</p>
         <CopyBlock id="vapid-public-key" text={app.vapid_public_key} />
       </section>
-      {canWrite(c) ? (
+      {app.subscriber_count === 0 ? (
+        <section class="section" aria-labelledby="subscribe-title">
+          <h2 id="subscribe-title">Subscribe the first browser</h2>
+          <p>In your site's code, with its service worker registered, subscribe and send the subscription to your server, which registers it with a key that has <code>push:write</code>:</p>
+          <CopyBlock
+            id="subscribe-snippet"
+            text={`// in the browser
+const subscription = await registration.pushManager.subscribe({
+  userVisibleOnly: true,
+  applicationServerKey: "${app.vapid_public_key}",
+});
+
+// on your server
+curl -X POST ${new URL(c.env.APP_URL).origin}/api/v1/push/apps/${app.id}/subscribers \\
+  -H "Authorization: Bearer $EDP_API_KEY" \\
+  -H "Content-Type: application/json" \\
+  -d '<the subscription as JSON>'`}
+          />
+          <p class="muted small">The test notification button appears here once a browser has subscribed.</p>
+        </section>
+      ) : canWrite(c) ? (
         <section class="section" aria-labelledby="test-title">
           <h2 id="test-title">Send a test notification</h2>
           <form method="post" action={`${base}/test`} data-testid="test-notification">
@@ -131,10 +151,9 @@ pushPages.get("/push/apps/:app_id", async (c) => {
               <label for="push-body">Message</label>
               <input id="push-body" type="text" name="body" maxlength={1000} value="It works!" />
             </div>
-            <button type="submit" disabled={app.subscriber_count === 0}>
+            <button type="submit">
               Send to {app.subscriber_count} {app.subscriber_count === 1 ? "subscriber" : "subscribers"}
             </button>
-            {app.subscriber_count === 0 ? <p class="hint">No subscriber yet: subscribe a browser first.</p> : null}
           </form>
         </section>
       ) : null}

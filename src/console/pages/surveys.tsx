@@ -126,7 +126,7 @@ type Summary = Awaited<ReturnType<typeof surveySummary>>;
 type QuestionSummary = Record<string, unknown> & { question_id: string; type: string; title: string; answered: number };
 
 /** The chart (or words) that summarise one question's answers. */
-function QuestionChart(props: { q: QuestionSummary }) {
+function QuestionChart(props: { q: QuestionSummary; recent: string[] }) {
   const { q } = props;
   const id = `q-${q.question_id}`;
   if (q.answered === 0) return <p class="muted">No answers yet.</p>;
@@ -209,8 +209,22 @@ function QuestionChart(props: { q: QuestionSummary }) {
       );
     }
     default:
-      return <p class="muted">Free-text answers: read them in the responses below or in the CSV export.</p>;
+      return (
+        <>
+          <p class="muted small">Latest answers (all of them are in the CSV export):</p>
+          <ul class="text-answers">
+            {props.recent.map((text) => (
+              <li>{text.length > 280 ? `${text.slice(0, 279)}…` : text}</li>
+            ))}
+          </ul>
+        </>
+      );
   }
+}
+
+/** The latest answers to a question among the responses shown (newest first), at most five. */
+function recentAnswers(rows: Array<{ answers: Record<string, { value: unknown }> }>, questionId: string): string[] {
+  return rows.map((r) => answerText(r.answers[questionId]?.value)).filter(Boolean).slice(0, 5);
 }
 
 /** An answer as one short line of the responses table. */
@@ -235,7 +249,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
   const hosted = `${origin}/s/${survey.slug}`;
   const embed = `<script src="${origin}/embed.js" data-survey="${survey.slug}" async></script>`;
   const base = teamPath(c, `surveys/${survey.id}`);
-  const shown = survey.questions.slice(0, 3);
+  const shown = survey.questions.slice(0, 2);
   const { completed, in_progress, total } = summary.responses;
   const questions = summary.questions as QuestionSummary[];
   return page(
@@ -246,7 +260,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
       notices: { created: "Survey created. Add questions over the API, then activate it.", activated: "The survey is active and accepts responses.", closed: "The survey is closed: new responses cannot start." },
     },
     <>
-      <p class="actions">
+      <div class="row-actions">
         <StatusBadge status={survey.status} tone={STATUS_TONE[survey.status]} />
         <span class="muted small">
           {survey.mode === "ai" ? "AI mode · " : ""}
@@ -266,7 +280,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
             </button>
           </form>
         ) : null}
-      </p>
+      </div>
       <div class="stats">
         <div class="stat">
           <span class="label">Completed responses</span>
@@ -315,7 +329,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
                 <p class="meta">
                   {q.type.replace("_", " ")} · {q.answered} {q.answered === 1 ? "answer" : "answers"}
                 </p>
-                <QuestionChart q={q} />
+                <QuestionChart q={q} recent={recentAnswers(responses.data, q.question_id)} />
               </article>
             ))}
           </div>
@@ -324,12 +338,12 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
 
       <section class="section" aria-labelledby="responses-title">
         <h2 id="responses-title">Responses</h2>
-        <p class="actions">
+        <div class="row-actions">
           <a class="button secondary small" href={`${base}/responses.csv`} data-testid="export-csv" download>
             Export completed responses (CSV)
           </a>
           <span class="muted small">One row per completed response, one column per question.</span>
-        </p>
+        </div>
         {responses.data.length === 0 ? (
           <p class="empty">{survey.status === "active" ? `No responses yet. Share ${hosted} to collect some.` : "No responses yet."}</p>
         ) : (
