@@ -7,9 +7,11 @@ import { Hono, type Context } from "hono";
 import { ApiError, zodDetails } from "../../platform/errors";
 import { csvAttachment } from "../../platform/csv";
 import { exportResponsesCsv } from "../../products/surveys/survey-export.service";
-import { listResponses, surveySummary } from "../../products/surveys/survey-results.service";
+import { responsesPage, summaryOf } from "../../products/surveys/survey-results.service";
+import { listQuestionRows, loadSurvey } from "../../products/surveys/surveys.repository";
+import { getDb } from "../../db/client";
 import { CreateSurveyBody } from "../../products/surveys/surveys.schemas";
-import { createSurvey, listSurveys, setStatus, surveyDetail } from "../../products/surveys/surveys.service";
+import { createSurvey, listSurveys, setStatus, surveyView } from "../../products/surveys/surveys.service";
 import { BarChart, ColumnChart, SplitBar, type Datum } from "../charts";
 import { formText } from "../forms";
 import { Time } from "../layout";
@@ -122,7 +124,7 @@ surveysPages.get("/surveys/:survey_id/responses.csv", async (c) => {
   return csvAttachment(csv.filename, csv.body);
 });
 
-type Summary = Awaited<ReturnType<typeof surveySummary>>;
+type Summary = Awaited<ReturnType<typeof summaryOf>>;
 type QuestionSummary = Record<string, unknown> & { question_id: string; type: string; title: string; answered: number };
 
 /** The chart (or words) that summarise one question's answers. */
@@ -239,12 +241,14 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
   const teamId = c.get("consoleTeam").id;
   const id = c.req.param("survey_id");
   const query = { page: pageNumber(c), per_page: 20 };
-  // The survey first: its 404 before anything else is read.
-  const survey = await surveyDetail(c.env, teamId, id);
-  const [summary, responses]: [Summary, Awaited<ReturnType<typeof listResponses>>] = await Promise.all([
-    surveySummary(c.env, teamId, id),
-    listResponses(c.env, teamId, id, query),
-  ]);
+  // The survey once (another team's answers 404), then its questions, summary and a page of
+  // responses together: the reads of the API's summary and response list, without reading the
+  // survey and its questions again for each.
+  const db = getDb(c.env.DB);
+  const row = await loadSurvey(db, teamId, id);
+  const questionRows = listQuestionRows(db, row);
+  const [questionList, summary, responses] = await Promise.all([questionRows, summaryOf(c.env, row, questionRows), responsesPage(c.env, row, query)]);
+  const survey = { ...surveyView(row), questions: questionList };
   const origin = new URL(c.env.APP_URL).origin;
   const hosted = `${origin}/s/${survey.slug}`;
   const embed = `<script src="${origin}/embed.js" data-survey="${survey.slug}" async></script>`;

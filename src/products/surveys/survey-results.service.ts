@@ -8,7 +8,7 @@ import { surveyResponses } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { readStatements, rebuildStatements, type ElementRow, type StateRow, type ValueRow } from "./survey-summary.queries";
-import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow } from "./surveys.repository";
+import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow, type SurveyRow } from "./surveys.repository";
 
 type ResponseRow = typeof surveyResponses.$inferSelect;
 
@@ -27,14 +27,27 @@ export function responseRecordView(row: ResponseRow) {
   };
 }
 
+export interface ResponsesQuery {
+  page: number;
+  per_page: number;
+  status?: "in_progress" | "completed";
+  since?: string;
+  until?: string;
+}
+
 export async function listResponses(
   env: Env,
   teamId: string,
   surveyId: string,
-  q: { page: number; per_page: number; status?: "in_progress" | "completed"; since?: string; until?: string },
+  q: ResponsesQuery,
 ) {
+  return responsesPage(env, await loadSurvey(getDb(env.DB), teamId, surveyId), q);
+}
+
+/** A page of the responses of a survey already loaded for its team (listResponses, the console's survey page). */
+export async function responsesPage(env: Env, survey: SurveyRow, q: ResponsesQuery) {
   const db = getDb(env.DB);
-  const survey = await loadSurvey(db, teamId, surveyId);
+  const teamId = survey.teamId;
   const filters: SQL[] = [eq(surveyResponses.surveyId, survey.id)];
   if (q.status) filters.push(eq(surveyResponses.status, q.status));
   if (q.since) filters.push(gte(surveyResponses.startedAt, new Date(q.since).toISOString()));
@@ -172,7 +185,17 @@ function aggregate(q: QuestionRow, { values, elements }: Groups): Record<string,
 export async function surveySummary(env: Env, teamId: string, surveyId: string) {
   const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
-  const [questions, counters] = await Promise.all([listQuestionRows(db, survey), readCounters(env.DB, survey.id, teamId)]);
+  return summaryOf(env, survey, listQuestionRows(db, survey));
+}
+
+/**
+ * The summary of a survey already loaded for its team, over its current questions (read by the
+ * caller, possibly still on their way): surveySummary, and the console's survey page, which shows
+ * the same questions.
+ */
+export async function summaryOf(env: Env, survey: SurveyRow, currentQuestions: QuestionRow[] | Promise<QuestionRow[]>) {
+  const teamId = survey.teamId;
+  const [questions, counters] = await Promise.all([currentQuestions, readCounters(env.DB, survey.id, teamId)]);
   const { state, values, elements } = counters;
   const groups = new Map<string, Groups>(questions.map((q) => [q.id, { values: [], elements: [] }]));
   for (const g of values) {
