@@ -162,7 +162,7 @@ test("the real wrangler accepts the written [env.production]: a dry-run deploy o
   // A root that sees the project's sources through links, with the written config.
   const root = join(work, "project");
   mkdirSync(root);
-  for (const name of ["src", "node_modules", "migrations", "package.json", "tsconfig.json"]) symlinkSync(join(ROOT, name), join(root, name));
+  for (const name of ["src", "node_modules", "migrations", "dist", "package.json", "tsconfig.json"]) symlinkSync(join(ROOT, name), join(root, name));
   copyFileSync(config, join(root, "wrangler.toml"));
   const dry = spawnSync(process.execPath, [join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "deploy", "--dry-run", "--env", "production", "--outdir", join(work, "out")], {
     cwd: root,
