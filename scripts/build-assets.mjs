@@ -1,6 +1,6 @@
 // `npm run build:assets`: the static files the Worker serves (wrangler.toml [assets]) in one
 // gitignored folder, dist/assets: the console's browser code (client/*.ts, typed TypeScript
-// bundled by esbuild), its stylesheet, and the API reference's script (Scalar's standalone.js,
+// bundled by esbuild), its stylesheets (the shell's and the product pages'), and the API reference's script (Scalar's standalone.js,
 // so /api/v1/docs works offline). `npm start`, `npm test`, `npm run e2e`, `check:bundle` and
 // `deploy` run it first.
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
@@ -22,6 +22,6 @@ await build({
   sourcemap: false,
   logLevel: "warning",
 });
-copyFileSync(join(ROOT, "client", "console.css"), join(ASSETS_DIR, "assets", "console.css"));
+for (const sheet of ["console.css", "products.css"]) copyFileSync(join(ROOT, "client", sheet), join(ASSETS_DIR, "assets", sheet));
 copyFileSync(join(ROOT, "node_modules", "@scalar", "api-reference", "dist", "browser", "standalone.js"), join(ASSETS_DIR, "standalone.js"));
 console.log(`built static assets into ${ASSETS_DIR}`);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "./lib/dev-server.mjs";
 import { auditChecks } from "./e2e/audit.mjs";
 import { consoleChecks } from "./e2e/console.mjs";
-import { consoleExploreChecks } from "./e2e/console-explore.mjs";
+import { consoleProductsChecks } from "./e2e/console-products.mjs";
 import { logsChecks } from "./e2e/logs.mjs";
 import { mailChecks } from "./e2e/mail.mjs";
 import { platformChecks } from "./e2e/platform.mjs";
@@ -29,7 +29,7 @@ async function clientPackageChecks(ctx) {
   return typedClientChecks(ctx);
 }
 
-const allSuites = [platformChecks, referencePageChecks, clientPackageChecks, surveysChecks, surveyPageChecks, consoleChecks, consoleExploreChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+const allSuites = [platformChecks, referencePageChecks, clientPackageChecks, surveysChecks, surveyPageChecks, consoleChecks, consoleExploreChecks, consoleProductsChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
 // E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());
 const suites = only ? allSuites.filter((suite) => only.includes(suite.name)) : allSuites;

@@ -11,7 +11,7 @@ import { NAV } from "./nav";
 import { roleAtLeast } from "./session";
 
 /** The static files built from client/ (scripts/build-assets.mjs). */
-export const ASSETS = { css: "/assets/console.css", js: "/assets/console.js" } as const;
+export const ASSETS = { css: "/assets/console.css", productsCss: "/assets/products.css", js: "/assets/console.js" } as const;
 
 function Document(props: { title: string; bodyClass?: string; children: Child }) {
   return (
@@ -24,6 +24,7 @@ function Document(props: { title: string; bodyClass?: string; children: Child })
           <meta name="robots" content="noindex" />
           <title>{`${props.title} · Edge Platform`}</title>
           <link rel="stylesheet" href={ASSETS.css} />
+          <link rel="stylesheet" href={ASSETS.productsCss} />
           <script src={ASSETS.js} defer></script>
         </head>
         <body class={props.bodyClass}>{props.children}</body>

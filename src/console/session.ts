@@ -41,12 +41,22 @@ export const PAGE_HEADERS: Record<string, string> = {
   "cross-origin-opener-policy": "same-origin",
 };
 
+/**
+ * Sets PAGE_HEADERS on every answer. A route may set its own `content-security-policy` and
+ * `x-frame-options` instead (the email preview, framed by the console, and the page that frames
+ * it): those two are kept when the route set them.
+ */
 export function pageHeaders(): MiddlewareHandler {
   return async function pageHeadersMiddleware(c, next) {
     await next();
-    for (const [name, value] of Object.entries(PAGE_HEADERS)) c.res.headers.set(name, value);
+    for (const [name, value] of Object.entries(PAGE_HEADERS)) {
+      if (ROUTE_OWNED.has(name) && c.res.headers.has(name)) continue;
+      c.res.headers.set(name, value);
+    }
   };
 }
+
+const ROUTE_OWNED = new Set(["content-security-policy", "x-frame-options"]);
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 

@@ -67,7 +67,7 @@ describe("console shell", () => {
 
   it("shows a coming-soon page for a navigation entry without its page, and 404 for anything else", async () => {
     const team = await consoleTeam("viewer");
-    const soon = await page("GET", `/console/teams/${team.teamId}/audit`, { cookie: team.cookie });
+    const soon = await page("GET", `/console/teams/${team.teamId}/relay`, { cookie: team.cookie });
     expect(soon.status).toBe(200);
     expect(await soon.text()).toContain("coming soon");
     expect((await page("GET", `/console/teams/${team.teamId}/nothing-here`, { cookie: team.cookie })).status).toBe(404);

@@ -122,6 +122,7 @@ const SCOPE_TABLE: Record<string, Access> = {
   "PATCH /api/v1/surveys/{survey_id}/questions/{question_id}": ["surveys:write"],
   "DELETE /api/v1/surveys/{survey_id}/questions/{question_id}": ["surveys:write"],
   "GET /api/v1/surveys/{survey}/responses": ["surveys:read"],
+  "GET /api/v1/surveys/{id}/responses/export": ["surveys:read"],
   "GET /api/v1/surveys/{id}/summary": ["surveys:read"],
   "POST /api/v1/surveys/{id}/webhooks": ["surveys:write"],
   "GET /api/v1/surveys/{id}/webhooks": ["surveys:read"],

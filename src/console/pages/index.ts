@@ -3,12 +3,16 @@
 // one line here and one entry in ../nav.ts; it never edits another group's lines.
 import type { Hono } from "hono";
 import type { ConsoleEnv } from "../session";
+import { auditPages } from "./audit";
 import { keysPages } from "./keys";
 import { logsPages } from "./logs";
 import { relayPages } from "./relay";
 import { membersPages } from "./members";
 import { requestsPages } from "./requests";
 import { usagePages } from "./usage";
+import { mailPages } from "./mail";
+import { pushPages } from "./push";
+import { surveysPages } from "./surveys";
 
 export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   keysPages,
@@ -17,4 +21,8 @@ export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   requestsPages,
   logsPages,
   relayPages,
+  surveysPages,
+  mailPages,
+  pushPages,
+  auditPages,
 ];

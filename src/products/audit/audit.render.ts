@@ -1,6 +1,7 @@
 // Renders a report record and its snapshot into the three artefact formats. Pure functions: the
 // same record always gives the same bytes, so a re-render after a crash writes the same object.
 import type { ReportFormat, ReportStatus, ReportSummary } from "../../db/schema/audit";
+import { csvRow } from "../../platform/csv";
 import { escapeHtml, htmlPage } from "../../platform/html";
 
 /** The record fields an artefact carries (the API view of a report). */
@@ -42,17 +43,9 @@ export const CSV_HEADER = "report_id,project_id,period_start,period_end,date,ope
 export function renderCsv(report: ReportView): string {
   const s = report.snapshot;
   const rows = s.risk_burn_down.map((day) =>
-    [report.id, report.project_id, report.period_start, report.period_end, day.date, day.open_risk_score, s.verification_pass_rate, s.regression_rate, s.open_findings]
-      .map((v) => csvCell(String(v)))
-      .join(","),
+    csvRow([report.id, report.project_id, report.period_start, report.period_end, day.date, day.open_risk_score, s.verification_pass_rate, s.regression_rate, s.open_findings]),
   );
-  return [CSV_HEADER, ...rows].join("\r\n") + "\r\n";
-}
-
-function csvCell(value: string): string {
-  // Neutralise spreadsheet formulas and quote what needs quoting.
-  const safe = /^[=+\-@\t\r]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return `${CSV_HEADER}\r\n${rows.join("")}`;
 }
 
 function percent(rate: number): string {

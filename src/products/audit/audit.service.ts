@@ -1,12 +1,13 @@
-// Audit reports over the database, R2 and the export queue: the export records (list, read,
-// start an export with its quota unit and queue message) and their artefacts in R2. Findings are
+// Audit reports over the database, R2 and the export queue: the team's projects, the export
+// records (list, read, start an export with its quota unit and queue message) and their
+// artefacts in R2. Findings are
 // audit-findings.service.ts', sharing and the signed links audit-share.service.ts', the summary
 // audit-summary.service.ts'. The export consumer and the hourly sweep import from here.
 // Never sees Hono's context: routes pass the env, the scope and parsed inputs.
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { auditReports, type AuditReport, type ReportFormat, type ReportStatus } from "../../db/schema/audit";
+import { auditReports, auditSummaryCounters, type AuditReport, type ReportFormat, type ReportStatus } from "../../db/schema/audit";
 import { isoSeconds } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
@@ -31,6 +32,21 @@ export function reportView(row: AuditReport): ReportView {
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
+}
+
+/** Projects listed at most (the console's project list). */
+export const MAX_LISTED_PROJECTS = 200;
+
+/**
+ * The team's audit projects: every project id with findings (its summary counters row) or
+ * reports, in name order. A project exists once something is written under its id.
+ */
+export async function listProjects(env: Env, teamId: string): Promise<string[]> {
+  const db = getDb(env.DB);
+  const withFindings = db.select({ projectId: auditSummaryCounters.projectId }).from(auditSummaryCounters).where(eq(auditSummaryCounters.teamId, teamId));
+  const withReports = db.selectDistinct({ projectId: auditReports.projectId }).from(auditReports).where(eq(auditReports.teamId, teamId));
+  const rows = await withFindings.union(withReports).orderBy(asc(auditSummaryCounters.projectId)).limit(MAX_LISTED_PROJECTS);
+  return rows.map((r) => r.projectId);
 }
 
 export async function getReport(env: Env, scope: Scope, id: string): Promise<AuditReport> {

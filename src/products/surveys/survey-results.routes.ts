@@ -1,8 +1,10 @@
-// Authenticated routes of a survey's results: the response list, the per-question summary, and
-// the webhooks that receive completed responses.
+// Authenticated routes of a survey's results: the response list, the CSV export of completed
+// responses, the per-question summary, and the webhooks that receive completed responses.
 import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody, jsonResponse, pathParamAs } from "../../platform/openapi";
+import { csvAttachment } from "../../platform/csv";
 import { createRouter } from "../../platform/router";
+import { exportResponsesCsv } from "./survey-export.service";
 import { listResponses, surveySummary } from "./survey-results.service";
 import { CreatedWebhookSchema, CreateWebhookBody, ListResponsesQuery, ResponseRecordSchema, SummarySchema, WebhookSchema } from "./survey-results.schemas";
 import { createWebhook, deleteWebhook, listWebhooks } from "./survey-webhooks.service";
@@ -27,6 +29,26 @@ surveyResultsRouter.openapi(
     },
   }),
   async (c) => c.json(await listResponses(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("query")), 200),
+);
+
+surveyResultsRouter.openapi(
+  route({
+    method: "get",
+    // Before the public GET /{slug}/responses/{response_id} (this router is mounted first), which
+    // could otherwise take `export` for a response id; response ids are UUIDs, never `export`.
+    path: "/{id}/responses/export",
+    operationId: "exportSurveyResponses",
+    summary: "Export completed responses as CSV",
+    description:
+      "Streamed `text/csv` (RFC 4180, CRLF line ends, UTF-8) as an attachment: a header row, then one row per completed response in the order they were started. Columns: `response_id`, `started_at`, `completed_at`, then one per current question of the survey in position order, headed by its title (answers of deleted questions are not exported); an AI-mode survey adds `generated_questions` (each generated question as a `title: answer` line). Numbers are written as numbers, booleans as `true`/`false`, lists joined with `; `, matrix answers as `row: column; ...`, unanswered cells empty. Text cells that start with `=`, `+`, `-`, `@`, a tab or a carriage return are prefixed with a single quote, so spreadsheets show them as text instead of running them as formulas.",
+    middleware: read,
+    request: { params: SurveyIdParam },
+    responses: { 200: { description: "The CSV file", content: { "text/csv": { schema: z.string() } } } },
+  }),
+  async (c) => {
+    const csv = await exportResponsesCsv(c.env, c.get("principal").teamId, c.req.valid("param").id);
+    return csvAttachment(csv.filename, csv.body);
+  },
 );
 
 surveyResultsRouter.openapi(

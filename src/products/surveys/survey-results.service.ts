@@ -2,13 +2,13 @@
 // responses. The summary is read from grouped counters kept by every completion (see
 // survey-summary.queries.ts), so a read costs the same whatever the number of responses; this file
 // turns those few grouped rows into the body (averages, NPS, rates).
-import { and, asc, count, desc, eq, gte, lt, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveyResponses } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { readStatements, rebuildStatements, type ElementRow, type StateRow, type ValueRow } from "./survey-summary.queries";
-import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow } from "./surveys.repository";
+import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow, type SurveyRow } from "./surveys.repository";
 
 type ResponseRow = typeof surveyResponses.$inferSelect;
 
@@ -27,22 +27,46 @@ export function responseRecordView(row: ResponseRow) {
   };
 }
 
+export interface ResponsesQuery {
+  page: number;
+  per_page: number;
+  status?: "in_progress" | "completed";
+  since?: string;
+  until?: string;
+}
+
 export async function listResponses(
   env: Env,
   teamId: string,
   surveyId: string,
-  q: { page: number; per_page: number; status?: "in_progress" | "completed"; since?: string; until?: string },
+  q: ResponsesQuery,
 ) {
+  return responsesPage(env, await loadSurvey(getDb(env.DB), teamId, surveyId), q);
+}
+
+/** A page of the responses of a survey already loaded for its team (listResponses, the console's survey page). */
+export async function responsesPage(env: Env, survey: SurveyRow, q: ResponsesQuery) {
   const db = getDb(env.DB);
-  const survey = await loadSurvey(db, teamId, surveyId);
-  const filters: SQL[] = [eq(surveyResponses.surveyId, survey.id), eq(surveyResponses.teamId, teamId)];
+  const teamId = survey.teamId;
+  const filters: SQL[] = [eq(surveyResponses.surveyId, survey.id)];
   if (q.status) filters.push(eq(surveyResponses.status, q.status));
   if (q.since) filters.push(gte(surveyResponses.startedAt, new Date(q.since).toISOString()));
   if (q.until) filters.push(lt(surveyResponses.startedAt, new Date(q.until).toISOString()));
   const where = and(...filters);
   const { limit, offset } = pageWindow(q);
+  // Newest first, ties in insertion order (rowid): both come from the (survey_id, started_at)
+  // index, so a page never sorts the survey's responses (a tie-break on `id` sorted 100,000 rows
+  // per page, ~150 ms). The survey is the team's (loadSurvey above) and its responses carry its
+  // team id; the rows still filter on it, while the count reads the index alone (team_id is not
+  // in it: filtering on it read every row, ~100 ms at 100,000 responses).
   const [rows, [{ total }]] = await Promise.all([
-    db.select().from(surveyResponses).where(where).orderBy(desc(surveyResponses.startedAt), asc(surveyResponses.id)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(surveyResponses)
+      .where(and(where, eq(surveyResponses.teamId, teamId)))
+      .orderBy(desc(surveyResponses.startedAt), desc(sql`${surveyResponses}.rowid`))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(surveyResponses).where(where),
   ]);
   return paginated(rows.map(responseRecordView), total, q);
@@ -161,7 +185,17 @@ function aggregate(q: QuestionRow, { values, elements }: Groups): Record<string,
 export async function surveySummary(env: Env, teamId: string, surveyId: string) {
   const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
-  const [questions, counters] = await Promise.all([listQuestionRows(db, survey), readCounters(env.DB, survey.id, teamId)]);
+  return summaryOf(env, survey, listQuestionRows(db, survey));
+}
+
+/**
+ * The summary of a survey already loaded for its team, over its current questions (read by the
+ * caller, possibly still on their way): surveySummary, and the console's survey page, which shows
+ * the same questions.
+ */
+export async function summaryOf(env: Env, survey: SurveyRow, currentQuestions: QuestionRow[] | Promise<QuestionRow[]>) {
+  const teamId = survey.teamId;
+  const [questions, counters] = await Promise.all([currentQuestions, readCounters(env.DB, survey.id, teamId)]);
   const { state, values, elements } = counters;
   const groups = new Map<string, Groups>(questions.map((q) => [q.id, { values: [], elements: [] }]));
   for (const g of values) {

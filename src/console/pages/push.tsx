@@ -1,0 +1,210 @@
+/** @jsxImportSource hono/jsx */
+// The push pages: the team's push apps (public key to copy, subscriber count; the first app's
+// create button or curl), and one app with its recent notifications (status and per-status
+// counts) and a test notification to every subscriber. The same services as /api/v1/push; the
+// VAPID private key and credentials never reach a page (the services' app shape has none).
+import { Hono, type Context } from "hono";
+import { ApiError, zodDetails } from "../../platform/errors";
+import { createApp, getApp, listApps } from "../../products/push/push-apps.service";
+import { listNotifications, sendNotification } from "../../products/push/push-notifications.service";
+import { CreateAppSchema, SendSchema } from "../../products/push/push.schemas";
+import { formText } from "../forms";
+import { Time } from "../layout";
+import { page, redirectTo, teamPath } from "../render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
+import { CopyBlock, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
+
+export const pushPages = new Hono<ConsoleEnv>();
+
+const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
+
+pushPages.get("/push", async (c) => {
+  const apps = await listApps(c.env, c.get("consoleTeam").id);
+  const api = `${new URL(c.env.APP_URL).origin}/api/v1`;
+  return page(
+    c,
+    { title: "Push", active: "push" },
+    <>
+      {apps.length === 0 ? (
+        <section class="section">
+          <h2>Create your first push app</h2>
+          <p>An app holds its own VAPID key pair: browsers subscribe with its public key, and you send to its subscribers.</p>
+          {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
+          <p class="muted">Or over the API with a key that has <code>push:write</code>:</p>
+          <CopyBlock
+            id="create-app-curl"
+            text={`curl -X POST ${api}/push/apps \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"name": "My web app"}'`}
+          />
+        </section>
+      ) : (
+        <section class="section">
+          <TableWrap label="Push apps of the team">
+            <table>
+              <caption class="skip">Push apps of the team</caption>
+              <thead>
+                <tr>
+                  <th scope="col">App</th>
+                  <th scope="col">Subscribers</th>
+                  <th scope="col">Public key</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {apps.map((app) => (
+                  <tr data-testid="push-app-row">
+                    <td>
+                      <a href={teamPath(c, `push/apps/${app.id}`)}>{app.name}</a>
+                    </td>
+                    <td data-testid="subscriber-count">{app.subscriber_count}</td>
+                    <td class="mono cell-clip">{app.vapid_public_key}</td>
+                    <td>
+                      <Time iso={app.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
+        </section>
+      )}
+    </>,
+  );
+});
+
+function CreateAppForm(props: { action: string }) {
+  return (
+    <form method="post" action={props.action} class="inline-form" data-testid="create-push-app">
+      <div class="field">
+        <label for="app-name">App name</label>
+        <input id="app-name" type="text" name="name" required maxlength={200} placeholder="My web app" />
+      </div>
+      <button type="submit">Create app</button>
+    </form>
+  );
+}
+
+pushPages.post("/push", async (c) => {
+  requireRole(c, "developer");
+  const parsed = CreateAppSchema.safeParse({ name: await formText(c, "name") });
+  if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+  const app = await createApp(c.env, c.get("consoleTeam").id, parsed.data);
+  return redirectTo(c, `push/apps/${app.id}`, "created");
+});
+
+const STATUS_TONE = { queued: "gray", sending: "warn", completed: "ok" } as const;
+
+pushPages.get("/push/apps/:app_id", async (c) => {
+  const teamId = c.get("consoleTeam").id;
+  const app = await getApp(c.env, teamId, c.req.param("app_id"));
+  const notifications = await listNotifications(c.env, teamId, app.id, 20);
+  const base = teamPath(c, `push/apps/${app.id}`);
+  return page(
+    c,
+    { title: app.name, active: "push", notices: { created: "App created with a new VAPID key pair.", sent: "Test notification queued for every subscriber." } },
+    <>
+      <div class="row-actions">
+        <a href={teamPath(c, "push")}>← Push apps</a>
+      </div>
+      <div class="stats">
+        <div class="stat">
+          <span class="label">Subscribers</span>
+          <span class="value" data-testid="subscriber-count" data-count={String(app.subscriber_count)}>
+            {app.subscriber_count}
+          </span>
+        </div>
+      </div>
+      <section class="section" aria-labelledby="key-title">
+        <h2 id="key-title">VAPID public key</h2>
+        <p class="muted">Pass it as <code>applicationServerKey</code> to <code>pushManager.subscribe()</code> in the browser. The private key never leaves the platform.</p>
+        <CopyBlock id="vapid-public-key" text={app.vapid_public_key} />
+      </section>
+      {app.subscriber_count === 0 ? (
+        <section class="section" aria-labelledby="subscribe-title">
+          <h2 id="subscribe-title">Subscribe the first browser</h2>
+          <p>In your site's code, with its service worker registered, subscribe and send the subscription to your server, which registers it with a key that has <code>push:write</code>:</p>
+          <CopyBlock
+            id="subscribe-snippet"
+            text={`// in the browser
+const subscription = await registration.pushManager.subscribe({
+  userVisibleOnly: true,
+  applicationServerKey: "${app.vapid_public_key}",
+});
+
+// on your server
+curl -X POST ${new URL(c.env.APP_URL).origin}/api/v1/push/apps/${app.id}/subscribers \\
+  -H "Authorization: Bearer $EDP_API_KEY" \\
+  -H "Content-Type: application/json" \\
+  -d '<the subscription as JSON>'`}
+          />
+          <p class="muted small">The test notification button appears here once a browser has subscribed.</p>
+        </section>
+      ) : canWrite(c) ? (
+        <section class="section" aria-labelledby="test-title">
+          <h2 id="test-title">Send a test notification</h2>
+          <form method="post" action={`${base}/test`} data-testid="test-notification">
+            <div class="field">
+              <label for="push-title">Title</label>
+              <input id="push-title" type="text" name="title" required maxlength={200} value="Test notification" />
+            </div>
+            <div class="field">
+              <label for="push-body">Message</label>
+              <input id="push-body" type="text" name="body" maxlength={1000} value="It works!" />
+            </div>
+            <button type="submit">
+              Send to {app.subscriber_count} {app.subscriber_count === 1 ? "subscriber" : "subscribers"}
+            </button>
+          </form>
+        </section>
+      ) : null}
+      <section class="section" aria-labelledby="sent-title">
+        <h2 id="sent-title">Recent notifications</h2>
+        {notifications.length === 0 ? (
+          <p class="empty">Nothing sent yet.</p>
+        ) : (
+          <TableWrap label="Recent notifications, newest first">
+            <table>
+              <caption class="skip">Recent notifications, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Sent</th>
+                  <th scope="col">Title</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Recipients</th>
+                  <th scope="col">Delivered</th>
+                  <th scope="col">Failed</th>
+                  <th scope="col">Removed</th>
+                </tr>
+              </thead>
+              <tbody>
+                {notifications.map((n) => (
+                  <tr data-testid="notification-row" data-status={n.status}>
+                    <td>
+                      <Time iso={n.created_at} />
+                    </td>
+                    <td class="cell-clip">{String(n.payload.title ?? "")}</td>
+                    <td>
+                      <StatusBadge status={n.status} tone={STATUS_TONE[n.status]} />
+                    </td>
+                    <td>{n.recipients}</td>
+                    <td>{n.counts.delivered}</td>
+                    <td>{n.counts.failed}</td>
+                    <td>{n.counts.removed}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        )}
+      </section>
+    </>,
+  );
+});
+
+pushPages.post("/push/apps/:app_id/test", async (c) => {
+  requireRole(c, "developer");
+  const parsed = SendSchema.safeParse({ title: await formText(c, "title"), body: await formText(c, "body") });
+  if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+  const sent = await sendNotification(c.env, await quotaOwnerOf(c), c.req.param("app_id"), parsed.data);
+  return redirectTo(c, `push/apps/${sent.app_id}`, "sent");
+});

@@ -1,0 +1,394 @@
+/** @jsxImportSource hono/jsx */
+// The surveys pages: the team's surveys (status, counts; the first survey's create button or curl),
+// and one survey's results: status and counts, a chart per question (choices and ratings as bars,
+// NPS with its promoter/passive/detractor split), the responses table with paging, the CSV export,
+// the hosted page link and the embed snippet. The same services as /api/v1/surveys.
+import { Hono, type Context } from "hono";
+import { ApiError, zodDetails } from "../../platform/errors";
+import { csvAttachment } from "../../platform/csv";
+import { exportResponsesCsv } from "../../products/surveys/survey-export.service";
+import { responsesPage, summaryOf } from "../../products/surveys/survey-results.service";
+import { listQuestionRows, loadSurvey } from "../../products/surveys/surveys.repository";
+import { getDb } from "../../db/client";
+import { CreateSurveyBody } from "../../products/surveys/surveys.schemas";
+import { createSurvey, listSurveys, setStatus, surveyView } from "../../products/surveys/surveys.service";
+import { BarChart, ColumnChart, SplitBar, type Datum } from "../charts";
+import { formText } from "../forms";
+import { Time } from "../layout";
+import { page, redirectTo, teamPath } from "../render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
+import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "./parts";
+
+export const surveysPages = new Hono<ConsoleEnv>();
+
+const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
+
+/** A slug from a name: lower-case words joined by hyphens, with a short random tail (slugs are global). */
+function slugFrom(name: string): string {
+  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+  return `${base || "survey"}-${crypto.randomUUID().slice(0, 6)}`;
+}
+
+const STATUS_TONE = { draft: "gray", active: "ok", closed: "warn" } as const;
+
+surveysPages.get("/surveys", async (c) => {
+  const teamId = c.get("consoleTeam").id;
+  const q = { page: pageNumber(c), per_page: 20 };
+  const list = await listSurveys(c.env, teamId, q);
+  const api = `${new URL(c.env.APP_URL).origin}/api/v1`;
+  const curl = `curl -X POST ${api}/surveys \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"name": "Customer NPS", "slug": "customer-nps"}'`;
+  return page(
+    c,
+    { title: "Surveys", active: "surveys", notices: { created: "Survey created." } },
+    <>
+      {list.data.length === 0 && list.pagination.page === 1 ? (
+        <section class="section empty-state">
+          <h2>Create your first survey</h2>
+          <p>Ask your users what they think: build a survey, share its page or embed it, and read the results here.</p>
+          {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
+          <p class="muted">Or create one over the API with a key that has <code>surveys:write</code>:</p>
+          <CopyBlock id="create-survey-curl" text={curl} />
+        </section>
+      ) : (
+        <section class="section">
+          <TableWrap label="Surveys of the team">
+            <table>
+              <caption class="skip">Surveys of the team</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Survey</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Completed responses</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((s) => (
+                  <tr data-testid="survey-row">
+                    <td>
+                      <a href={teamPath(c, `surveys/${s.id}`)}>{s.name}</a>
+                      <br />
+                      <span class="muted small">/s/{s.slug}</span>
+                    </td>
+                    <td>
+                      <StatusBadge status={s.status} tone={STATUS_TONE[s.status]} />
+                    </td>
+                    <td>{s.response_count}</td>
+                    <td>
+                      <Time iso={s.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          <Pager base={teamPath(c, "surveys")} page={list.pagination.page} pages={list.pagination.total_pages} />
+          {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
+        </section>
+      )}
+    </>,
+  );
+});
+
+function CreateSurveyForm(props: { action: string }) {
+  return (
+    <form method="post" action={props.action} class="inline-form" data-testid="create-survey">
+      <div class="field">
+        <label for="survey-name">Survey name</label>
+        <input id="survey-name" type="text" name="name" required maxlength={200} placeholder="Customer NPS" />
+      </div>
+      <button type="submit">Create survey</button>
+    </form>
+  );
+}
+
+surveysPages.post("/surveys", async (c) => {
+  requireRole(c, "developer");
+  const name = (await formText(c, "name")).trim();
+  const parsed = CreateSurveyBody.safeParse({ name, slug: slugFrom(name) });
+  if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+  const row = await createSurvey(c.env, c.get("consoleTeam").id, parsed.data);
+  return redirectTo(c, `surveys/${row.id}`, "created");
+});
+
+for (const action of ["activate", "close"] as const) {
+  surveysPages.post(`/surveys/:survey_id/${action}`, async (c) => {
+    requireRole(c, "developer");
+    const row = await setStatus(c.env, c.get("consoleTeam").id, c.req.param("survey_id"), action === "activate" ? "active" : "closed");
+    return redirectTo(c, `surveys/${row.id}`, action === "activate" ? "activated" : "closed");
+  });
+}
+
+surveysPages.get("/surveys/:survey_id/responses.csv", async (c) => {
+  const csv = await exportResponsesCsv(c.env, c.get("consoleTeam").id, c.req.param("survey_id"));
+  return csvAttachment(csv.filename, csv.body);
+});
+
+type Summary = Awaited<ReturnType<typeof summaryOf>>;
+type QuestionSummary = Record<string, unknown> & { question_id: string; type: string; title: string; answered: number };
+
+/** The chart (or words) that summarise one question's answers. */
+function QuestionChart(props: { q: QuestionSummary; recent: string[] }) {
+  const { q } = props;
+  const id = `q-${q.question_id}`;
+  if (q.answered === 0) return <p class="muted">No answers yet.</p>;
+  const entries = (o: unknown): Datum[] => Object.entries((o ?? {}) as Record<string, number>).map(([label, value]) => ({ label, value }));
+  switch (q.type) {
+    case "choice":
+    case "multi_choice":
+      return <BarChart id={id} title={`Answers to “${q.title}”`} data={entries(q.counts)} />;
+    case "ranking":
+      return <BarChart id={id} title={`First choices for “${q.title}”`} data={entries(q.first_choice_counts)} />;
+    case "yes_no":
+      return (
+        <BarChart
+          id={id}
+          title={`Yes and no answers to “${q.title}”`}
+          data={[
+            { label: "Yes", value: Number(q.yes) },
+            { label: "No", value: Number(q.no) },
+          ]}
+        />
+      );
+    case "nps": {
+      const split: Datum[] = [
+        { label: "Promoters (9–10)", value: Number(q.promoters), tone: "promoters" },
+        { label: "Passives (7–8)", value: Number(q.passives), tone: "passives" },
+        { label: "Detractors (0–6)", value: Number(q.detractors), tone: "detractors" },
+      ];
+      const tone = (v: number) => (v >= 9 ? "promoters" : v >= 7 ? "passives" : "detractors");
+      return (
+        <>
+          <p>
+            <span class="big-number" data-testid="nps-score">
+              {q.nps === null ? "–" : String(q.nps)}
+            </span>{" "}
+            <span class="muted">NPS (promoters minus detractors, in % of answers)</span>
+          </p>
+          <SplitBar id={`${id}-split`} title={`Promoters, passives and detractors for “${q.title}”`} data={split} />
+          <ColumnChart id={id} title={`Scores given to “${q.title}”`} data={entries(q.distribution).map((d) => ({ ...d, tone: tone(Number(d.label)) }))} />
+        </>
+      );
+    }
+    case "rating":
+    case "scale":
+    case "slider":
+      return (
+        <>
+          <p>
+            <span class="big-number">{q.average === null ? "–" : String(q.average)}</span> <span class="muted">average</span>
+          </p>
+          {Object.keys((q.distribution ?? {}) as object).length <= 21 ? <ColumnChart id={id} title={`Scores given to “${q.title}”`} data={entries(q.distribution)} /> : null}
+        </>
+      );
+    case "matrix": {
+      const counts = (q.counts ?? {}) as Record<string, Record<string, number>>;
+      const columns = Object.keys(Object.values(counts)[0] ?? {});
+      return (
+        <TableWrap label={`Answers to “${q.title}” per row`}>
+          <table>
+            <caption class="skip">{`Answers to “${q.title}” per row`}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Row</th>
+                {columns.map((col) => (
+                  <th scope="col">{col}</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {Object.entries(counts).map(([row, cols]) => (
+                <tr>
+                  <th scope="row">{row}</th>
+                  {columns.map((col) => (
+                    <td>{cols[col] ?? 0}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      );
+    }
+    default:
+      return (
+        <>
+          <p class="muted small">Latest answers (all of them are in the CSV export):</p>
+          <ul class="text-answers">
+            {props.recent.map((text) => (
+              <li>{text.length > 280 ? `${text.slice(0, 279)}…` : text}</li>
+            ))}
+          </ul>
+        </>
+      );
+  }
+}
+
+/** The latest answers to a question among the responses shown (newest first), at most five. */
+function recentAnswers(rows: Array<{ answers: Record<string, { value: unknown }> }>, questionId: string): string[] {
+  return rows.map((r) => answerText(r.answers[questionId]?.value)).filter(Boolean).slice(0, 5);
+}
+
+/** An answer as one short line of the responses table. */
+function answerText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (Array.isArray(value)) return value.join(", ");
+  if (typeof value === "object") return Object.entries(value).map(([k, v]) => `${k}: ${String(v)}`).join(", ");
+  return String(value);
+}
+
+surveysPages.get("/surveys/:survey_id", async (c) => {
+  const teamId = c.get("consoleTeam").id;
+  const id = c.req.param("survey_id");
+  const query = { page: pageNumber(c), per_page: 20 };
+  // The survey once (another team's answers 404), then its questions, summary and a page of
+  // responses together: the reads of the API's summary and response list, without reading the
+  // survey and its questions again for each.
+  const db = getDb(c.env.DB);
+  const row = await loadSurvey(db, teamId, id);
+  const questionRows = listQuestionRows(db, row);
+  const [questionList, summary, responses] = await Promise.all([questionRows, summaryOf(c.env, row, questionRows), responsesPage(c.env, row, query)]);
+  const survey = { ...surveyView(row), questions: questionList };
+  const origin = new URL(c.env.APP_URL).origin;
+  const hosted = `${origin}/s/${survey.slug}`;
+  const embed = `<script src="${origin}/embed.js" data-survey="${survey.slug}" async></script>`;
+  const base = teamPath(c, `surveys/${survey.id}`);
+  const shown = survey.questions.slice(0, 2);
+  const { completed, in_progress, total } = summary.responses;
+  const questions = summary.questions as QuestionSummary[];
+  return page(
+    c,
+    {
+      title: survey.name,
+      active: "surveys",
+      notices: { created: "Survey created. Add questions over the API, then activate it.", activated: "The survey is active and accepts responses.", closed: "The survey is closed: new responses cannot start." },
+    },
+    <>
+      <div class="row-actions">
+        <StatusBadge status={survey.status} tone={STATUS_TONE[survey.status]} />
+        <span class="muted small">
+          {survey.mode === "ai" ? "AI mode · " : ""}
+          {survey.questions.length} questions · created <Time iso={survey.created_at} />
+        </span>
+        {canWrite(c) && survey.status !== "active" ? (
+          <form method="post" action={`${base}/activate`}>
+            <button type="submit" class="small">
+              {survey.status === "closed" ? "Reopen" : "Activate"}
+            </button>
+          </form>
+        ) : null}
+        {canWrite(c) && survey.status === "active" ? (
+          <form method="post" action={`${base}/close`}>
+            <button type="submit" class="secondary small">
+              Close survey
+            </button>
+          </form>
+        ) : null}
+      </div>
+      <div class="stats">
+        <div class="stat">
+          <span class="label">Completed responses</span>
+          <span class="value" data-testid="response-count" data-count={String(completed)}>
+            {completed}
+          </span>
+        </div>
+        <div class="stat">
+          <span class="label">In progress</span>
+          <span class="value">{in_progress}</span>
+        </div>
+        <div class="stat">
+          <span class="label">Completion rate</span>
+          <span class="value">{total ? `${Math.round((completed / total) * 100)}%` : "–"}</span>
+        </div>
+      </div>
+
+      <section class="section" aria-labelledby="share-title">
+        <h2 id="share-title">Share</h2>
+        {survey.status === "draft" ? <p class="warning">This survey is a draft: its page answers “not found” until it is activated.</p> : null}
+        <p>
+          Hosted page: <a href={hosted} data-testid="hosted-link">{hosted}</a>
+        </p>
+        <CopyBlock id="hosted-url" text={hosted} label="Copy link" />
+        <p>Embed it on your site:</p>
+        <CopyBlock id="embed-snippet" text={embed} label="Copy snippet" />
+      </section>
+
+      <section class="section" aria-labelledby="summary-title">
+        <h2 id="summary-title">Summary</h2>
+        {questions.length === 0 ? (
+          <>
+            <p class="empty">This survey has no questions yet. Add one over the API:</p>
+            <CopyBlock
+              id="add-question-curl"
+              text={`curl -X POST ${origin}/api/v1/surveys/${survey.id}/questions \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"type": "nps", "title": "How likely are you to recommend us?", "position": 1}'`}
+            />
+          </>
+        ) : (
+          <div class="questions">
+            {questions.map((q, i) => (
+              <article class="question-card" data-testid="question-summary" data-question-type={q.type}>
+                <h3>
+                  {i + 1}. {q.title}
+                </h3>
+                <p class="meta">
+                  {q.type.replace("_", " ")} · {q.answered} {q.answered === 1 ? "answer" : "answers"}
+                </p>
+                <QuestionChart q={q} recent={recentAnswers(responses.data, q.question_id)} />
+              </article>
+            ))}
+          </div>
+        )}
+      </section>
+
+      <section class="section" aria-labelledby="responses-title">
+        <h2 id="responses-title">Responses</h2>
+        <div class="row-actions">
+          <a class="button secondary small" href={`${base}/responses.csv`} data-testid="export-csv" download>
+            Export completed responses (CSV)
+          </a>
+          <span class="muted small">One row per completed response, one column per question.</span>
+        </div>
+        {responses.data.length === 0 ? (
+          <p class="empty">{survey.status === "active" ? `No responses yet. Share ${hosted} to collect some.` : "No responses yet."}</p>
+        ) : (
+          <>
+            <TableWrap label="Responses, newest first">
+              <table class="records">
+                <caption class="skip">Responses, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Started</th>
+                    <th scope="col">Status</th>
+                    {shown.map((q) => (
+                      <th scope="col" class="cell-clip">
+                        {q.title}
+                      </th>
+                    ))}
+                    <th scope="col">Answers</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {responses.data.map((r) => (
+                    <tr data-testid="response-row" data-status={r.status}>
+                      <td>
+                        <Time iso={r.started_at} />
+                      </td>
+                      <td>
+                        <StatusBadge status={r.status === "completed" ? "completed" : "in progress"} tone={r.status === "completed" ? "ok" : "gray"} />
+                      </td>
+                      {shown.map((q) => (
+                        <td class="cell-clip">{answerText(r.answers[q.id]?.value)}</td>
+                      ))}
+                      <td>{Object.keys(r.answers).length}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+            <Pager base={base} page={responses.pagination.page} pages={responses.pagination.total_pages} />
+          </>
+        )}
+      </section>
+    </>,
+  );
+});

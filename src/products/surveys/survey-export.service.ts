@@ -1,0 +1,89 @@
+// The CSV export of a survey's completed responses (issue 25), shared by the API
+// (GET /surveys/{id}/responses/export) and the console's export link: one row per completed
+// response, one column per current question after the response id and its start and completion
+// times. The rows are streamed: the body is a ReadableStream that reads one page of responses per
+// pull, keyed on the table's rowid, so neither the whole set nor an OFFSET scan is ever needed
+// (the index on (survey_id, status) carries the rowid, so each page is one index range).
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { getDb, type Db } from "../../db/client";
+import { surveyResponses, type StoredAnswer } from "../../db/schema/surveys";
+import type { Env } from "../../env";
+import { csvRow, type CsvValue } from "../../platform/csv";
+import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.repository";
+
+/** Responses read per pull: a page's answers stay far below D1's result size, and 100,000 responses take 200 reads. */
+export const EXPORT_PAGE = 500;
+
+export interface CsvExport {
+  filename: string;
+  body: ReadableStream<Uint8Array>;
+}
+
+/** A response row's cell for one answer: numbers stay numbers, lists and matrices become one line of text. */
+function answerCell(answer: StoredAnswer | undefined): CsvValue {
+  const value = answer?.value;
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
+  if (Array.isArray(value)) return value.map(String).join("; ");
+  if (typeof value === "object") return Object.entries(value).map(([row, column]) => `${row}: ${String(column)}`).join("; ");
+  return String(value);
+}
+
+/** AI mode: the questions generated for this respondent, as `title: answer` lines in one cell. */
+function generatedCell(generated: Array<{ id: string; title: string }>, answers: Record<string, StoredAnswer>): CsvValue {
+  const lines = generated.filter((q) => answers[q.id]).map((q) => `${q.title}: ${answerCell(answers[q.id]) ?? ""}`);
+  return lines.length ? lines.join("\n") : null;
+}
+
+const rowid = sql<number>`${surveyResponses}.rowid`;
+
+/** One page of a survey's completed responses after the rowid `after`, in rowid (start) order. */
+export function completedPage(db: Db, teamId: string, surveyId: string, after: number) {
+  return db
+    .select({
+      rowid,
+      id: surveyResponses.id,
+      startedAt: surveyResponses.startedAt,
+      completedAt: surveyResponses.completedAt,
+      answers: surveyResponses.answers,
+      generated: surveyResponses.generatedQuestions,
+    })
+    .from(surveyResponses)
+    .where(and(eq(surveyResponses.surveyId, surveyId), eq(surveyResponses.status, "completed"), eq(surveyResponses.teamId, teamId), gt(rowid, after)))
+    .orderBy(asc(rowid))
+    .limit(EXPORT_PAGE);
+}
+
+/**
+ * The export of one survey of the team (its 404 before any byte is sent). The header row names the
+ * survey's current questions in position order (answers of deleted questions are not exported, as
+ * in the summary); an AI-mode survey gets one more column with each respondent's generated questions.
+ */
+export async function exportResponsesCsv(env: Env, teamId: string, surveyId: string): Promise<CsvExport> {
+  const db = getDb(env.DB);
+  const survey = await loadSurvey(db, teamId, surveyId);
+  const questions: QuestionRow[] = await listQuestionRows(db, survey);
+  const ai = survey.mode === "ai";
+  const header = csvRow(["response_id", "started_at", "completed_at", ...questions.map((q) => q.title), ...(ai ? ["generated_questions"] : [])]);
+  const encoder = new TextEncoder();
+  let after = 0;
+
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(header));
+    },
+    async pull(controller) {
+      const rows = await completedPage(db, teamId, survey.id, after);
+      let chunk = "";
+      for (const r of rows) {
+        const cells: CsvValue[] = [r.id, r.startedAt, r.completedAt, ...questions.map((q) => answerCell(r.answers[q.id]))];
+        if (ai) cells.push(generatedCell(r.generated, r.answers));
+        chunk += csvRow(cells);
+      }
+      if (chunk) controller.enqueue(encoder.encode(chunk));
+      if (rows.length < EXPORT_PAGE) controller.close();
+      else after = rows[rows.length - 1].rowid;
+    },
+  });
+  return { filename: `${survey.slug}-responses.csv`, body };
+}

@@ -1,0 +1,139 @@
+// The console's surveys pages: the list and its empty state, creating a survey, a survey's counts,
+// charts, responses and CSV export, the hosted link and embed snippet; tenancy (another team's
+// survey or team id answers 404), roles (a viewer reads, never sees a write button, and is refused
+// a write), the Origin rule and the signed-out redirect.
+import { parse } from "csv-parse/sync";
+import { describe, expect, it } from "vitest";
+import { setupTeam } from "../helpers/api";
+import { consoleTeam, memberOf, page } from "../helpers/console";
+import { activeSurvey, answer, complete, startOk } from "../products/surveys/helpers";
+
+async function respond(slug: string, questions: Array<{ id: string }>, values: unknown[]) {
+  const response = await startOk(slug);
+  for (const [i, q] of questions.entries()) expect((await answer(slug, response.id, q.id, values[i])).status).toBe(200);
+  expect((await complete(slug, response.id)).status).toBe(200);
+  return response.id;
+}
+
+const QUESTIONS = [
+  { type: "nps", title: "How likely are you to recommend us?" },
+  { type: "choice", title: "Which plan?", options: ["Free", "Pro"] },
+  { type: "rating", title: "Rate the docs" },
+  { type: "text", title: "Anything else?" },
+];
+
+describe("console surveys pages", () => {
+  it("redirects to sign-in without a session", async () => {
+    for (const path of ["surveys", `surveys/${crypto.randomUUID()}`, `surveys/${crypto.randomUUID()}/responses.csv`]) {
+      const res = await page("GET", `/console/teams/${crypto.randomUUID()}/${path}`);
+      expect(res.status, path).toBe(303);
+      expect(res.headers.get("location")).toBe("/console/sign-in");
+    }
+  });
+
+  it("teaches with an empty state: the curl with the real API address, and the create button for writers only", async () => {
+    const team = await consoleTeam("developer");
+    const html = await (await page("GET", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie })).text();
+    expect(html).toContain("Create your first survey");
+    expect(html).toContain("curl -X POST http://app.test/api/v1/surveys");
+    expect(html).toContain('data-testid="create-survey"');
+
+    const viewer = await memberOf(team.teamId, "viewer");
+    const seen = await (await page("GET", `/console/teams/${team.teamId}/surveys`, { cookie: viewer.cookie })).text();
+    expect(seen).toContain("curl -X POST http://app.test/api/v1/surveys");
+    expect(seen).not.toContain('data-testid="create-survey"');
+    expect(seen).not.toMatch(/<form method="post" action="[^"]*surveys/);
+  });
+
+  it("creates a draft survey with the same service (post/redirect/get); a viewer is refused; a cross-origin post too", async () => {
+    const team = await consoleTeam("admin");
+    const res = await page("POST", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie, form: { name: "Onboarding check-in" } });
+    expect(res.status).toBe(303);
+    const location = res.headers.get("location")!;
+    expect(location).toMatch(new RegExp(`^/console/teams/${team.teamId}/surveys/[0-9a-f-]{36}\\?notice=created$`));
+    const html = await (await page("GET", location, { cookie: team.cookie })).text();
+    expect(html).toContain("Onboarding check-in");
+    expect(html).toContain("Survey created.");
+    expect(html).toContain(">draft<");
+    expect(html).toMatch(/http:\/\/app\.test\/s\/onboarding-check-in-[0-9a-f]{6}/);
+
+    const blank = await page("POST", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie, form: { name: "  " } });
+    expect(blank.status).toBe(422);
+
+    const viewer = await memberOf(team.teamId, "viewer");
+    expect((await page("POST", `/console/teams/${team.teamId}/surveys`, { cookie: viewer.cookie, form: { name: "Nope" } })).status).toBe(403);
+    expect((await page("POST", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie, origin: "http://evil.test", form: { name: "Nope" } })).status).toBe(403);
+    const list = await (await page("GET", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie })).text();
+    expect(list.match(/data-testid="survey-row"/g)).toHaveLength(1);
+  });
+
+  it("shows a survey's counts, its charts with titles and tables, the responses, the hosted link, the embed and the CSV export", async () => {
+    const team = await consoleTeam("owner");
+    const { survey, questions } = await activeSurvey(QUESTIONS, {}, team);
+    await respond(survey.slug, questions, [10, "Pro", 5, "=cmd"]);
+    await respond(survey.slug, questions, [3, "Free", 4, "fine, thanks"]);
+    await respond(survey.slug, questions, [8, "Pro", 5, "more"]);
+    await startOk(survey.slug);
+
+    const res = await page("GET", `/console/teams/${team.teamId}/surveys/${survey.id}`, { cookie: team.cookie });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('data-testid="response-count" data-count="3"');
+    expect(html).toContain('data-testid="nps-score">0<');
+    expect(html).toContain("Promoters (9–10): 1 (33%)");
+    expect(html.match(/<svg class="chart"[^>]*role="img"/g)!.length).toBeGreaterThanOrEqual(4);
+    expect(html).toContain("<title id=");
+    expect(html).toMatch(/<table class="skip"><caption>Answers to “Which plan\?”<\/caption>/);
+    expect(html.match(/data-testid="response-row"/g)).toHaveLength(4);
+    expect(html).toContain(`href="http://app.test/s/${survey.slug}"`);
+    expect(html).toContain(`&lt;script src=&quot;http://app.test/embed.js&quot; data-survey=&quot;${survey.slug}&quot; async&gt;&lt;/script&gt;`);
+    expect(html).toContain(`data-testid="export-csv"`);
+    expect(html).toContain(`/surveys/${survey.id}/close"`);
+
+    const csv = await page("GET", `/console/teams/${team.teamId}/surveys/${survey.id}/responses.csv`, { cookie: team.cookie });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    const rows: string[][] = parse(await csv.text());
+    expect(rows).toHaveLength(4);
+    expect(rows.slice(1).map((r) => r[6]).sort()).toEqual(["'=cmd", "fine, thanks", "more"]);
+  });
+
+  it("gives a viewer the results and the export but no write button, and refuses its writes", async () => {
+    const team = await consoleTeam("owner");
+    const { survey } = await activeSurvey(QUESTIONS, {}, team);
+    const viewer = await memberOf(team.teamId, "viewer");
+    const html = await (await page("GET", `/console/teams/${team.teamId}/surveys/${survey.id}`, { cookie: viewer.cookie })).text();
+    expect(html).toContain('data-testid="response-count" data-count="0"');
+    expect(html).toContain('data-testid="export-csv"');
+    expect(html).not.toMatch(/<form method="post" action="\/console\/teams\/[^"]*\/surveys/);
+    expect((await page("POST", `/console/teams/${team.teamId}/surveys/${survey.id}/close`, { cookie: viewer.cookie })).status).toBe(403);
+    const csv = await page("GET", `/console/teams/${team.teamId}/surveys/${survey.id}/responses.csv`, { cookie: viewer.cookie });
+    expect(csv.status).toBe(200);
+  });
+
+  it("closes and reopens a survey with the API's rules", async () => {
+    const team = await consoleTeam("developer");
+    const { survey } = await activeSurvey(QUESTIONS, {}, team);
+    const closed = await page("POST", `/console/teams/${team.teamId}/surveys/${survey.id}/close`, { cookie: team.cookie });
+    expect(closed.status).toBe(303);
+    expect(await (await page("GET", closed.headers.get("location")!, { cookie: team.cookie })).text()).toContain(">closed<");
+    expect((await page("POST", `/console/teams/${team.teamId}/surveys/${survey.id}/activate`, { cookie: team.cookie })).status).toBe(303);
+  });
+
+  it("answers 404 for another team's survey, in every page and action, and for another team's id", async () => {
+    const team = await consoleTeam("owner");
+    const stranger = await setupTeam();
+    const { survey } = await activeSurvey(QUESTIONS, {}, stranger);
+    for (const [method, path] of [
+      ["GET", `surveys/${survey.id}`],
+      ["GET", `surveys/${survey.id}/responses.csv`],
+      ["POST", `surveys/${survey.id}/close`],
+      ["GET", `surveys/not-a-uuid`],
+    ]) {
+      const res = await page(method, `/console/teams/${team.teamId}/${path}`, { cookie: team.cookie });
+      expect(res.status, path).toBe(404);
+    }
+    expect((await page("GET", `/console/teams/${stranger.teamId}/surveys`, { cookie: team.cookie })).status).toBe(404);
+    expect((await page("GET", `/console/teams/${stranger.teamId}/surveys/${survey.id}`, { cookie: team.cookie })).status).toBe(404);
+  });
+});
