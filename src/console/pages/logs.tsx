@@ -401,7 +401,7 @@ logsPages.get("/logs/:project_id/tail", async (c) => {
   const teamId = c.get("consoleTeam").id;
   const parsed = TailQuery.safeParse(filled(c.req.query()));
   if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
-  const source = await openTail(c.env, teamId, c.req.param("project_id"), parsed.data);
+  const source = await openTail(c.env, teamId, null, c.req.param("project_id"), parsed.data);
   const token = getCookie(c, SESSION_COOKIE);
   return new Response(
     followCredential(source, () => tailCredential(c.env, token, teamId)),

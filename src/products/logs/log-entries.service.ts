@@ -53,9 +53,10 @@ export async function queryEntries(env: Env, teamId: string, projectId: string, 
  * project never reaches a store): the store's event stream, or 429 when the project has the
  * maximum of tails open.
  */
-export async function openTail(env: Env, teamId: string, keyId: string, projectId: string, query: TailQuery): Promise<ReadableStream<Uint8Array>> {
+export async function openTail(env: Env, teamId: string, keyId: string | null, projectId: string, query: TailQuery): Promise<ReadableStream<Uint8Array>> {
   await loadProject(getDb(env.DB), teamId, projectId);
-  // The tail follows the key that opened it: it ends soon after the key is revoked (log-tails.ts).
+  // The tail follows the key that opened it: it ends soon after the key is revoked (log-tails.ts);
+  // the console's (keyId null) follows its session instead (platform/follow-credential.ts).
   const stream = await logStore(env, projectId).openTail(projectId, keyId, {
     level: query.level,
     stream: query.stream,

@@ -102,7 +102,7 @@ export class LogStore extends DurableObject<Env> {
    * Opens a live tail of the entries appended from now on that match `filter`: a Server-Sent Events
    * stream (see log-tails.ts), or null when the project already has its maximum of open tails.
    */
-  async openTail(projectId: string, keyId: string, filter: TailFilter): Promise<ReadableStream<Uint8Array> | null> {
+  async openTail(projectId: string, keyId: string | null, filter: TailFilter): Promise<ReadableStream<Uint8Array> | null> {
     this.assertLive();
     const stream = this.tails.open(projectId, keyId, filter, Date.now());
     if (stream || this.tails.size < MAX_TAILS) return stream;

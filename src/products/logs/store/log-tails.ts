@@ -39,8 +39,11 @@ export interface TailFilter {
 
 interface Tail {
   projectId: string;
-  /** The API key that opened the tail: the stream lives only as long as the key may read. */
-  keyId: string;
+  /**
+   * The API key that opened the tail: the stream lives only as long as the key may read. Null for
+   * the console's tail, which follows its session and membership itself (platform/follow-credential.ts).
+   */
+  keyId: string | null;
   filter: TailFilter;
   /** `filter.q` lower-cased once. */
   needle: string | null;
@@ -66,7 +69,7 @@ export class TailSet {
   }
 
   /** Opens a tail: its event stream, or null when the project already has MAX_TAILS open. */
-  open(projectId: string, keyId: string, filter: TailFilter, now: number): ReadableStream<Uint8Array> | null {
+  open(projectId: string, keyId: string | null, filter: TailFilter, now: number): ReadableStream<Uint8Array> | null {
     if (this.tails.size >= MAX_TAILS) return null;
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     const readable = new ReadableStream<Uint8Array>(
@@ -107,7 +110,7 @@ export class TailSet {
    * while a revoked key cannot open a new one meanwhile (auth reads D1 too).
    */
   async checkCredentials(): Promise<number> {
-    const keyIds = [...new Set([...this.tails].map((tail) => tail.keyId))];
+    const keyIds = [...new Set([...this.tails].flatMap((tail) => (tail.keyId === null ? [] : [tail.keyId])))];
     if (keyIds.length === 0) return 0;
     let live: Set<string>;
     try {
@@ -118,7 +121,7 @@ export class TailSet {
     }
     let ended = 0;
     for (const tail of this.tails) {
-      if (live.has(tail.keyId)) continue;
+      if (tail.keyId === null || live.has(tail.keyId)) continue;
       this.end(tail, "credential_revoked");
       ended++;
     }
