@@ -47,13 +47,6 @@ consoleRouter.use("/teams/:team_id/*", requireSession(), teamAccess());
 consoleRouter.get("/teams/:team_id", (c) => c.redirect(`/console/teams/${c.req.param("team_id")}/keys`, 303));
 for (const group of PAGE_GROUPS) consoleRouter.route("/teams/:team_id", group);
 
-// A navigation entry whose page group is not built yet.
-consoleRouter.get("/teams/:team_id/:page", (c, next) => {
-  const entry = NAV.find((e) => e.path === c.req.param("page"));
-  if (!entry) return next();
-  return page(c, { title: entry.label, active: entry.path }, <p class="section muted">This page is coming soon. Everything it will show is available through the API today (<a href="/api/v1/docs">API reference</a>).</p>);
-});
-
 consoleRouter.all("*", (c) => c.html(<MessagePage title="Page not found" message="There is no console page at this address." />, 404));
 
 /** The landing page at `/`. */

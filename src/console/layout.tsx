@@ -150,7 +150,7 @@ function TeamSwitcher(props: { teams: TeamChoice[]; team: TeamChoice; active: st
   );
 }
 
-/** A page of the console with nothing to show but a message (errors, "coming soon", no team). */
+/** A page of the console with nothing to show but a message (errors, no team). */
 export function MessagePage(props: { title: string; message: string; status?: number; signedIn?: boolean }) {
   return (
     <PublicLayout title={props.title}>

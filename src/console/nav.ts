@@ -1,6 +1,5 @@
 // The console's navigation: one entry per page group, in the order the sidebar shows them. A page
-// group adds its entry here (one line) and its routes to src/console/pages/index.ts. An entry
-// whose page is not built yet shows a short "coming soon" page (console.routes.tsx).
+// group adds its entry here (one line) and its routes to src/console/pages/index.ts.
 import type { Role } from "../db/schema";
 
 export interface NavEntry {

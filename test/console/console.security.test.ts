@@ -26,8 +26,32 @@ async function targets(role: "owner" | "viewer" = "owner") {
   await page("POST", `/console/teams/${team.teamId}/members/invite`, { cookie: team.cookie, form: { email: address("pending"), role: "viewer" } });
   const invitation = await one<{ id: string }>("SELECT id FROM console_links WHERE team_id = ? AND kind = 'invite'", team.teamId);
   const { token } = await createLink(getDb(env.DB), { kind: "sign_in", email: actor.email });
-  const params = { team_id: team.teamId, key_id: team.keyId, user_id: other.userId, id: invitation!.id, token };
+  const params = { team_id: team.teamId, key_id: team.keyId, user_id: other.userId, id: invitation!.id, token, ...(await productIds(team.key)) };
   return { team, actor, other, params };
+}
+
+/**
+ * Ids for the product pages' parameters: real resources of the team where one call makes them (a
+ * log project, which also names the audit project, a relay source, a survey, a sending domain, a
+ * mail webhook, a push app), and unknown ids where the resource takes a flow to exist (an event, an
+ * email, a report): every request below is refused before any look-up, and an unknown id's page is
+ * still one of the console's pages (its 404 carries the same headers).
+ */
+async function productIds(key: string): Promise<Record<string, string>> {
+  const made = async (path: string, body: unknown) => {
+    const res = await call("POST", path, { key, body });
+    expect(res.status, path).toBe(201);
+    return (await json(res)).data.id as string;
+  };
+  const [project_id, source_id, survey_id, domain_id, webhook_id, app_id] = await Promise.all([
+    made("logs/projects", { name: "p" }),
+    made("webhooks/sources", { name: "s", provider: "generic" }),
+    made("surveys", { name: "s", slug: `s-${crypto.randomUUID().slice(0, 8)}` }),
+    made("domains", { name: `${crypto.randomUUID().slice(0, 8)}.example.org` }),
+    made("webhooks", { url: "https://hooks.example.com/mail", events: ["email.sent"] }),
+    made("push/apps", { name: "a" }),
+  ]);
+  return { project_id, source_id, survey_id, domain_id, webhook_id, app_id, event_id: crypto.randomUUID(), email_id: crypto.randomUUID(), report_id: crypto.randomUUID() };
 }
 
 /** Everything a console POST could change for this team and these addresses, as one comparable value. */
@@ -110,6 +134,12 @@ describe("framing and pages", () => {
     for (const path of paths) {
       for (const cookie of [actor.cookie, null]) {
         const res = await page("GET", path, { cookie });
+        // The live tail is an event stream, not a page (signed out, it redirects like any page).
+        if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+          expect(cookie, path).not.toBeNull();
+          await res.body?.cancel();
+          continue;
+        }
         const csp = res.headers.get("content-security-policy") ?? "";
         expect(csp, path).toContain("frame-ancestors 'none'");
         expect(csp, path).toMatch(/script-src 'self'(;|$)/);

@@ -50,11 +50,14 @@ const ORDER = [
   "createAuditFindingVerification",
   "shareAuditReport",
   "exportAuditReport",
+  "createTeamApiKey",
   "createTeam",
   "updateTeam",
   "createApiKey",
   "updateApiKey",
   "addTeamDomain",
+  "addTeamMember",
+  "createSignInLink",
   "adminMigrateLogEntries",
 ] as const;
 
@@ -77,6 +80,8 @@ describe("request examples of the OpenAPI document", () => {
     const team = await setupTeam({ plan: "pro", domains: ["example.com"] });
     const ids: Record<string, string> = { org_id: team.teamId, project_id: "web" };
     let ingestToken = "";
+    // The keys API needs keys:write, which the demo key never holds (its description says so).
+    let keysKey = "";
 
     // Resource ids each answer adds, by operation.
     const captures: Partial<Record<(typeof ORDER)[number], (data: any) => void>> = {
@@ -108,6 +113,7 @@ describe("request examples of the OpenAPI document", () => {
       createApiKey: () => ({ id: ids.team }),
       updateApiKey: () => ({ id: ids.key }),
       addTeamDomain: () => ({ id: ids.team }),
+      addTeamMember: () => ({ id: ids.team }),
     };
     // Steps between examples that no example covers: a signed event to replay, an active survey.
     const before: Partial<Record<(typeof ORDER)[number], () => Promise<void>>> = {
@@ -117,6 +123,11 @@ describe("request examples of the OpenAPI document", () => {
         expect(res.status).toBe(202);
         const events = await json(await call("GET", `webhooks/sources/${ids.source_id}/events`, { key: team.key }));
         ids.event_id = events.data[0].id;
+      },
+      createTeamApiKey: async () => {
+        const res = await call("POST", `admin/teams/${team.teamId}/keys`, { key: ADMIN_TOKEN, body: { name: "keys", scopes: ["keys:write", "logs:read", "logs:write"] } });
+        expect(res.status).toBe(201);
+        keysKey = (await json(res)).data.key;
       },
       startSurveyResponse: async () => {
         expect((await call("POST", `surveys/${ids.survey}/activate`, { key: team.key })).status).toBe(200);
@@ -139,7 +150,7 @@ describe("request examples of the OpenAPI document", () => {
       });
       const raw = typeof example === "string" ? example : JSON.stringify(example).replaceAll("QUESTION_ID", ids.question_id ?? "");
       const scheme = Object.keys(op.security?.[0] ?? {})[0];
-      const key = scheme === "bearerAuth" ? team.key : scheme === "adminToken" ? ADMIN_TOKEN : scheme === "ingestToken" ? ingestToken : null;
+      const key = operationId === "createTeamApiKey" ? keysKey : scheme === "bearerAuth" ? team.key : scheme === "adminToken" ? ADMIN_TOKEN : scheme === "ingestToken" ? ingestToken : null;
       const res = await call(method.toUpperCase(), url, { key, raw, headers: { "content-type": type } });
       const text = await res.text();
       results.push(`${operationId} ${res.status}${res.status >= 300 ? ` ${text}` : ""}`);

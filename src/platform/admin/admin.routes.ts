@@ -182,10 +182,10 @@ adminRouter.openapi(
     operationId: "addTeamMember",
     summary: "Make an address a member of a team with a role",
     description:
-      "Creates the user when the address is new. An existing member gets the role; the last owner cannot be demoted (409). The member signs in with a one-time link (POST /admin/sign-in-links, or the console's sign-in page).",
+      "Operator token only. Creates the user when the address is new. An existing member gets the role; the last owner cannot be demoted (409). The member signs in with a one-time link (POST /admin/sign-in-links, or the console's sign-in page).",
     request: {
       params: IdParam,
-      body: jsonBody(z.object({ email: z.string().trim().email().max(320), role: z.enum(ROLES) }).openapi("AdminAddMember")),
+      body: jsonBody(z.object({ email: z.string().trim().email().max(320), role: z.enum(ROLES) }).openapi("AdminAddMember"), { email: "teammate@example.com", role: "developer" }),
     },
     responses: { 201: dataResponse("The membership", MemberSchema), 409: jsonResponse("The last owner cannot be demoted", AdminError) },
   }),
@@ -201,8 +201,8 @@ adminRouter.openapi(
     path: "/sign-in-links",
     operationId: "createSignInLink",
     summary: "Mint a one-time console sign-in link for a user (support, local development)",
-    description: "The link works once, for 15 minutes. It is logged (who, when; never the token). An address that is no user answers 404.",
-    request: { body: jsonBody(z.object({ email: z.string().trim().email().max(320) }).openapi("AdminSignInLink")) },
+    description: "Operator token only. The link works once, for 15 minutes. It is logged (who, when; never the token). An address that is no user answers 404.",
+    request: { body: jsonBody(z.object({ email: z.string().trim().email().max(320) }).openapi("AdminSignInLink"), { email: "owner@example.com" }) },
     responses: { 201: dataResponse("The link", z.object({ url: z.string(), expires_at: z.string() }).openapi("SignInLink")) },
   }),
   async (c) => c.json({ data: await operatorSignInLink(c.env, c.req.valid("json").email) }, 201),

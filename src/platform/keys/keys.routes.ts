@@ -72,9 +72,9 @@ keysRouter.openapi(
     operationId: "createTeamApiKey",
     summary: "Create an API key (the plaintext is shown only here)",
     description:
-      `Requires \`keys:write\`. A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: \`sandbox\`, \`allowed_streams\`, \`allowed_recipients\`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most ${MAX_KEYS_PER_TEAM} keys per team (422).`,
+      `Requires \`keys:write\`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: \`sandbox\`, \`allowed_streams\`, \`allowed_recipients\`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most ${MAX_KEYS_PER_TEAM} keys per team (422).`,
     middleware: [auth(), requireScope("keys:write")] as const,
-    request: { body: jsonBody(CreateTeamKeyBody) },
+    request: { body: jsonBody(CreateTeamKeyBody, { name: "CI deploys", scopes: ["logs:read", "logs:write"] }) },
     responses: {
       201: dataResponse("The key with its plaintext", CreatedTeamKeySchema),
       422: jsonResponse("Validation failed", ValidationBody),
