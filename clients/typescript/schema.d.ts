@@ -132,6 +132,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/teams/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an address a member of a team with a role
+         * @description Operator token only. Creates the user when the address is new. An existing member gets the role; the last owner cannot be demoted (409). The member signs in with a one-time link (POST /admin/sign-in-links, or the console's sign-in page).
+         */
+        post: operations["addTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/sign-in-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a one-time console sign-in link for a user (support, local development)
+         * @description Operator token only. The link works once, for 15 minutes. It is logged (who, when; never the token). An address that is no user answers 404.
+         */
+        post: operations["createSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/usage": {
         parameters: {
             query?: never;
@@ -147,6 +187,70 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's API requests of the last 7 days
+         * @description Every request made with one of the team's API keys in the last 7 days (at most the newest 10,000), newest first: log ingest (ingest tokens), public routes and the operator API are not in it. Written after each answer, so a request appears within moments of its answer. Scope `billing:read`.
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team's API keys
+         * @description The team's keys that are not revoked, newest first, without their secrets. Requires `keys:read` (or `keys:write`).
+         */
+        get: operations["listTeamApiKeys"];
+        put?: never;
+        /**
+         * Create an API key (the plaintext is shown only here)
+         * @description Requires `keys:write`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: `sandbox`, `allowed_streams`, `allowed_recipients`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most 100 keys per team (422).
+         */
+        post: operations["createTeamApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Requires `keys:write`. The key answers 401 from then on (a key may revoke itself). Another team's key answers 404.
+         */
+        delete: operations["revokeTeamApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -541,7 +645,7 @@ export interface paths {
         };
         /**
          * Live tail (Server-Sent Events)
-         * @description Streams the entries ingested from now on that match the filters (`level`, `stream`, `service`, `trace_id` exact; `q` a case-insensitive substring of `message`) as Server-Sent Events: one `data: <entry JSON>` event per entry, the same JSON as an entry of the entries endpoint. A comment line every 15 s keeps the stream alive. The stream ends after 10 minutes with `event: end` (reconnect to go on). A reader that falls 1 MB behind misses entries; an `event: skipped` with `{skipped: N}` says how many. At most 10 tails per project are open at once: one more answers 429.
+         * @description Streams the entries ingested from now on that match the filters (`level`, `stream`, `service`, `trace_id` exact; `q` a case-insensitive substring of `message`) as Server-Sent Events: one `data: <entry JSON>` event per entry, the same JSON as an entry of the entries endpoint. A comment line every 15 s keeps the stream alive. The stream ends after 10 minutes with `event: end` (reconnect to go on), and within 5 s of its key's revocation (`event: end` with `{"reason":"credential_revoked"}`). A reader that falls 1 MB behind misses entries; an `event: skipped` with `{skipped: N}` says how many. At most 10 tails per project are open at once: one more answers 429.
          */
         get: operations["tailLogEntries"];
         put?: never;
@@ -567,7 +671,7 @@ export interface paths {
         put?: never;
         /**
          * Create an alert
-         * @description `enabled` defaults to true. Omitted `channels` are derived from the `notify_*` fields that are set. `notify_email` is required when channels include `email`, `notify_webhook` when they include `webhook` (an https URL that passes the SSRF guard). The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.
+         * @description `enabled` defaults to true. Omitted `channels` are derived from the `notify_*` fields that are set. `notify_email` is required when channels include `email`, `notify_webhook` when they include `webhook` (an https URL that passes the SSRF guard). `notify_email` must be an accepted member of the team (until the console: its owner), 422 otherwise. The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.
          */
         post: operations["createLogAlert"];
         delete?: never;
@@ -1399,9 +1503,29 @@ export interface paths {
         put?: never;
         /**
          * Start a response
-         * @description Only `active` surveys start responses (a closed survey answers 409). Consumes one unit of the team's `surveys` monthly quota. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.
+         * @description Only `active` surveys start responses (a closed survey answers 409). The team's `surveys` monthly unit is spent when the response completes; a start answers the monthly-quota 429 when no unit is left. At most 10 of the team's 30 starts a minute may come from one client IP (IPv6: one /64); past it 429. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.
          */
         post: operations["startSurveyResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/surveys/{id}/responses/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export completed responses as CSV
+         * @description Streamed `text/csv` (RFC 4180, CRLF line ends, UTF-8) as an attachment: a header row, then one row per completed response in the order they were started. Columns: `response_id`, `started_at`, `completed_at`, then one per current question of the survey in position order, headed by its title (answers of deleted questions are not exported); an AI-mode survey adds `generated_questions` (each generated question as a `title: answer` line). Numbers are written as numbers, booleans as `true`/`false`, lists joined with `; `, matrix answers as `row: column; ...`, unanswered cells empty. Text cells that start with `=`, `+`, `-`, `@`, a tab or a carriage return are prefixed with a single quote, so spreadsheets show them as text instead of running them as formulas.
+         */
+        get: operations["exportSurveyResponses"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1704,6 +1828,28 @@ export interface components {
             /** @default 1000 */
             limit?: number;
         };
+        TeamMember: {
+            team_id: string;
+            user_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "viewer";
+            created_at: string;
+        };
+        AdminAddMember: {
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "viewer";
+        };
+        SignInLink: {
+            url: string;
+            expires_at: string;
+        };
+        AdminSignInLink: {
+            /** Format: email */
+            email: string;
+        };
         Usage: {
             period_start: string;
             period_end: string;
@@ -1720,6 +1866,69 @@ export interface components {
             unlimited: boolean;
         };
         AuthError: {
+            error: string;
+        };
+        LoggedRequestsPage: {
+            data: components["schemas"]["LoggedRequest"][];
+            pagination: {
+                limit: number;
+                next_cursor: string | null;
+            };
+        };
+        LoggedRequest: {
+            id: string;
+            /** @description When the request arrived */
+            created_at: string;
+            method: string;
+            /** @description The path, without its query string */
+            path: string;
+            status: number;
+            /** @description Milliseconds from the request's arrival to its answer */
+            latency_ms: number;
+            key_id: string;
+            key_prefix: string;
+            /** @description The answer's `x-request-id` */
+            request_id: string;
+            /** @description The error body the platform answered (4xx and 5xx), its first 4 KB; request bodies are never kept */
+            error: string | null;
+        };
+        RequestLogValidationError: {
+            error: string;
+            details: {
+                [key: string]: string[];
+            };
+        };
+        TeamApiKey: {
+            /** Format: uuid */
+            id: string;
+            name: string | null;
+            scopes: string[];
+            prefix: string;
+            created_at: string;
+            last_used_at: string | null;
+            mail: components["schemas"]["KeyMailPolicy"];
+        };
+        CreatedTeamApiKey: components["schemas"]["TeamApiKey"] & {
+            /** @description The plaintext key. Shown only in this response. */
+            key: string;
+        };
+        KeysValidationError: {
+            /** @enum {string} */
+            error: "Validation failed";
+            details: {
+                [key: string]: string[];
+            };
+        };
+        CreateTeamApiKey: {
+            name?: string;
+            scopes: ("surveys:read" | "surveys:write" | "audit:read" | "audit:write" | "logs:read" | "logs:write" | "push:read" | "push:write" | "webhooks:read" | "webhooks:write" | "mail:send" | "mail:read" | "billing:read" | "keys:read" | "keys:write")[];
+            mail?: {
+                sandbox?: boolean;
+                allowed_streams?: ("transactional" | "broadcast")[];
+                allowed_recipients?: string[];
+            };
+        };
+        KeysError: {
             error: string;
         };
         Finding: {
@@ -2422,7 +2631,7 @@ export interface components {
             ai_config?: components["schemas"]["SurveyAiConfig"];
         };
         /**
-         * @description Display settings of the hosted page and embed: `theme` (`light` or `dark`, or an object with an optional `base` of those and `primary_color`, `background_color`, `text_color` as hex), `button_labels` (`start`, `next`, `back`, `submit`, up to 40 characters), `show_progress` (default true), `thank_you_message`, `redirect_url` (https, no private or internal address) and `redirect_delay_seconds` (0..30, default 3). Other keys are stored as given.
+         * @description Display settings of the hosted page and embed: `theme` (`light` or `dark`, or an object with an optional `base` of those and `primary_color`, `background_color`, `text_color` as hex), `button_labels` (`start`, `next`, `back`, `submit`, up to 40 characters), `show_progress` (default true), `thank_you_message`, `redirect_url` (https, no private or internal address) and `redirect_delay_seconds` (0..30, default 3). Other keys are stored as given; at most 16 KB of JSON in all.
          * @default {}
          */
         SurveySettings: {
@@ -2447,7 +2656,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description AI mode configuration: `goal` (required in AI mode), `target_questions` (1..20, default 5), `tone` (e.g. neutral, friendly, formal). */
+        /** @description AI mode configuration: `goal` (required in AI mode), `target_questions` (1..20, default 5), `tone` (e.g. neutral, friendly, formal). At most 16 KB of JSON. */
         SurveyAiConfig: {
             goal?: string;
             target_questions?: number;
@@ -2527,7 +2736,7 @@ export interface components {
             };
             branching?: components["schemas"]["SurveyBranching"];
         };
-        /** @description `rules` are tried in order; the first whose `if` condition holds for the answer decides (`equals`: deep equality; `less_than` / `less_than_or_equal` / `greater_than` / `greater_than_or_equal`: numeric answers; `includes`: a multi_choice answer containing the option). `then` is `{go_to_question_id}` or `{skip_to_end: true}`; `default` (`{go_to_next: true}` when omitted) applies when no rule matches. */
+        /** @description At most 16 KB of JSON. `rules` are tried in order; the first whose `if` condition holds for the answer decides (`equals`: deep equality; `less_than` / `less_than_or_equal` / `greater_than` / `greater_than_or_equal`: numeric answers; `includes`: a multi_choice answer containing the option). `then` is `{go_to_question_id}` or `{skip_to_end: true}`; `default` (`{go_to_next: true}` when omitted) applies when no rule matches. */
         SurveyBranching: {
             /** @default [] */
             rules?: {
@@ -2952,7 +3161,7 @@ export interface operations {
                  */
                 "application/json": {
                     name?: string;
-                    scopes: ("surveys:read" | "surveys:write" | "audit:read" | "audit:write" | "logs:read" | "logs:write" | "push:read" | "push:write" | "webhooks:read" | "webhooks:write" | "mail:send" | "mail:read" | "billing:read")[];
+                    scopes: ("surveys:read" | "surveys:write" | "audit:read" | "audit:write" | "logs:read" | "logs:write" | "push:read" | "push:write" | "webhooks:read" | "webhooks:write" | "mail:send" | "mail:read" | "billing:read" | "keys:read" | "keys:write")[];
                     mail?: {
                         sandbox?: boolean;
                         allowed_streams?: ("transactional" | "broadcast")[];
@@ -3284,6 +3493,152 @@ export interface operations {
             };
         };
     };
+    addTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "teammate@example.com",
+                 *       "role": "developer"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminAddMember"];
+            };
+        };
+        responses: {
+            /** @description The membership */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TeamMember"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description The last owner cannot be demoted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "owner@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminSignInLink"];
+            };
+        };
+        responses: {
+            /** @description The link */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignInLink"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
     getUsage: {
         parameters: {
             query?: never;
@@ -3320,6 +3675,244 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /** @description Only requests answered with this status class */
+                status?: "2xx" | "3xx" | "4xx" | "5xx";
+                limit?: number;
+                /** @description `pagination.next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of requests, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoggedRequestsPage"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listTeamApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TeamApiKey"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createTeamApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "CI deploys",
+                 *       "scopes": [
+                 *         "logs:read",
+                 *         "logs:write"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTeamApiKey"];
+            };
+        };
+        responses: {
+            /** @description The key with its plaintext */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreatedTeamApiKey"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeysValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    revokeTeamApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeysError"];
                 };
             };
             /** @description Rate limit exceeded (or monthly quota) */
@@ -6470,7 +7063,7 @@ export interface operations {
                     "application/json": components["schemas"]["RelayError"];
                 };
             };
-            /** @description Could not queue; retry */
+            /** @description Could not store (usage meter unreachable) or queue; retry */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9731,7 +10324,74 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota */
+            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    exportSurveyResponses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Survey, section or question not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
+            /** @description Validation failed: `{error, errors: {field: [message]}}` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10069,7 +10729,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota */
+            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10112,7 +10772,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota */
+            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10183,7 +10843,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota */
+            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10249,7 +10909,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota */
+            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10310,7 +10970,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts) or the monthly surveys quota */
+            /** @description Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota */
             429: {
                 headers: {
                     [name: string]: unknown;
