@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "./lib/dev-server.mjs";
 import { auditChecks } from "./e2e/audit.mjs";
 import { consoleChecks } from "./e2e/console.mjs";
+import { consoleExploreChecks } from "./e2e/console-explore.mjs";
 import { consoleProductsChecks } from "./e2e/console-products.mjs";
 import { logsChecks } from "./e2e/logs.mjs";
 import { mailChecks } from "./e2e/mail.mjs";
