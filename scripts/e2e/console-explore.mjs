@@ -4,28 +4,14 @@
 // event's attempts are listed and a replay from the page reaches a local receiver. axe-core runs
 // on every page (no serious or critical violation), and each page is photographed into
 // test-results/console/ to be looked at.
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { ROOT } from "../lib/dev-server.mjs";
 import { assert, eventually, expectStatus, need, request } from "./http.mjs";
 import { startReceiver } from "./receiver.mjs";
+import { checkAxe, launchBrowser } from "./browser.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(ROOT, "test-results", "console");
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-/**
- * Runs axe-core in the page (evaluated through the DevTools protocol, so the page's CSP, which
- * allows no inline script, stays as it is) and fails on any serious or critical violation.
- */
-export async function checkAxe(page, what) {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await globalThis.axe.run(document, { resultTypes: ["violations"] })).violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) })));
-  const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  assert.deepEqual(bad, [], `${what}: axe-core found ${JSON.stringify(bad, null, 2)}`);
-}
 
 /** Signs `email` in through a link the operator API mints; the browser context keeps the session. */
 async function signIn(context, url, adminToken, email) {
@@ -46,11 +32,7 @@ export async function consoleExploreChecks({ url, adminToken, createTeamWithKey,
   const api = (method, path, body) => request(url, method, `/api/v1${path}`, { key, body });
   const receiver = await startReceiver();
   defer(() => receiver.close());
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
-  defer(() => browser.close());
+  const browser = await launchBrowser(defer);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   // Anything the page's CSP refuses (an inline script or style, another origin) is logged by Chromium.
   const cspViolations = [];

@@ -6,15 +6,13 @@
 // limit and the rate-limit window. Both pages are checked with axe-core (no serious or critical
 // violation) and screenshotted into test-results/console/ (ignored by git); a Content-Security-
 // Policy violation reported by the browser fails the check.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { ROOT } from "../lib/dev-server.mjs";
 import { assert, eventually, expectStatus, request } from "./http.mjs";
+import { checkAxe, launchBrowser } from "./browser.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(ROOT, "test-results", "console");
-const AXE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
 const SERVICES = ["mail", "ai", "surveys", "push", "webhooks", "logs"];
 
 export async function consoleInsightChecks({ url, adminToken, defer }) {
@@ -22,11 +20,7 @@ export async function consoleInsightChecks({ url, adminToken, defer }) {
   // The browser uses APP_URL's origin: the sign-in link's confirmation is a form POST.
   const app = `http://localhost:${port}`;
   mkdirSync(SHOTS, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
-  defer(() => browser.close());
+  const browser = await launchBrowser(defer);
 
   const email = `insight-${Date.now()}@example.com`;
   const team = expectStatus(await request(url, "POST", "/api/v1/admin/teams", { key: adminToken, body: { name: "Insight Labs", plan: "free", owner_email: email } }), 201, "create team").body.data;
@@ -40,17 +34,10 @@ export async function consoleInsightChecks({ url, adminToken, defer }) {
     if (/Content Security Policy|Refused to (load|execute|apply)/i.test(message.text())) cspViolations.push(`${page.url()}: ${message.text()}`);
   });
 
-  /** axe-core on the page as it is (no serious or critical violation), then a full-page screenshot. */
+  /** A full-page screenshot, then axe-core on the page as it is (no serious or critical violation). */
   const audit = async (name) => {
-    await page.evaluate(AXE);
-    const result = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
     await page.screenshot({ path: join(SHOTS, `insight-${name}.png`), fullPage: true });
-    const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-    assert.deepEqual(
-      bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-      [],
-      `axe on ${name}`,
-    );
+    await checkAxe(page, name);
     assert.deepEqual(cspViolations, [], "CSP violations");
   };
 

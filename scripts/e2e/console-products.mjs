@@ -7,28 +7,22 @@
 // downloaded and shared. Every page is checked with axe-core (no serious or critical violation)
 // and screenshotted into test-results/console/ (files named products-*); a Content-Security-Policy
 // violation reported by the browser fails the run.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
-import { chromium } from "playwright-core";
 import { ROOT } from "../lib/dev-server.mjs";
 import { assert, eventually, expectStatus, need, request } from "./http.mjs";
 import { startReceiver } from "./receiver.mjs";
+import { checkAxe, launchBrowser } from "./browser.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(ROOT, "test-results", "console");
-const AXE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
 
 export async function consoleProductsChecks({ url, adminToken, dns, createTeamWithKey, defer }) {
   const port = new URL(url).port;
   // The browser uses APP_URL's origin: the Origin rule refuses forms posted from any other.
   const app = `http://localhost:${port}`;
   mkdirSync(SHOTS, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
-  defer(() => browser.close());
+  const browser = await launchBrowser(defer);
   const receiver = await startReceiver();
   defer(() => receiver.close());
 
@@ -54,18 +48,11 @@ export async function consoleProductsChecks({ url, adminToken, dns, createTeamWi
     return page;
   };
 
-  /** axe-core on the page as it is, then a full-page screenshot. */
+  /** A full-page screenshot, then axe-core on the page as it is. */
   const check = async (page, name) => {
-    await page.evaluate(AXE);
-    const result = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
-    const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     await page.screenshot({ path: join(SHOTS, `products-${String(audited.length + 1).padStart(2, "0")}-${name}.png`), fullPage: true });
     audited.push(name);
-    assert.deepEqual(
-      bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-      [],
-      `axe on ${name}`,
-    );
+    await checkAxe(page, name);
   };
 
   const stamp = Date.now();

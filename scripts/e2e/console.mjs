@@ -5,16 +5,14 @@
 // joins from the invitation, sign out. Every page is checked with axe-core (no serious or
 // critical violation) and screenshotted into test-results/console/; a Content-Security-Policy
 // violation reported by the browser fails the run.
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { ROOT } from "../lib/dev-server.mjs";
 import { consoleInsightChecks } from "./console-insight.mjs";
 import { assert, eventually, request } from "./http.mjs";
+import { checkAxe, launchBrowser } from "./browser.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(ROOT, "test-results", "console");
-const AXE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
 
 /** The newest console link of `kind` the Worker logged for `email`. */
 function loggedLink(output, email, kind) {
@@ -29,11 +27,7 @@ export async function consoleChecks(ctx) {
   // The browser uses APP_URL's origin: the Origin rule refuses forms posted from any other.
   const app = `http://localhost:${port}`;
   mkdirSync(SHOTS, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
-  defer(() => browser.close());
+  const browser = await launchBrowser(defer);
 
   const cspViolations = [];
   const newPage = async () => {
@@ -45,19 +39,12 @@ export async function consoleChecks(ctx) {
     return page;
   };
 
-  /** axe-core on the page as it is, then a full-page screenshot. */
+  /** A full-page screenshot, then axe-core on the page as it is. */
   const audited = [];
   const check = async (page, name) => {
-    await page.evaluate(AXE);
-    const result = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
-    const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     await page.screenshot({ path: join(SHOTS, `${String(audited.length + 1).padStart(2, "0")}-${name}.png`), fullPage: true });
     audited.push(name);
-    assert.deepEqual(
-      bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-      [],
-      `axe on ${name}`,
-    );
+    await checkAxe(page, name);
   };
 
   const email = `founder-${Date.now()}@example.com`;

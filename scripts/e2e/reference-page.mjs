@@ -4,20 +4,15 @@
 // "Ask AI", MCP or developer-tools ("Deploy") buttons. A screenshot goes to test-results/.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { ROOT } from "../lib/dev-server.mjs";
 import { assert, eventually } from "./http.mjs";
+import { launchBrowser } from "./browser.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(ROOT, "test-results", "reference-page");
 
 export async function referencePageChecks({ url, defer }) {
   mkdirSync(SHOTS, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
-  defer(() => browser.close());
+  const browser = await launchBrowser(defer);
   return {
     "reference page: our title and logo, Operator last, nothing from another origin, no AI, MCP or Deploy buttons": async () => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });

@@ -7,11 +7,10 @@
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { ROOT } from "../lib/dev-server.mjs";
 import { assert, eventually, request } from "./http.mjs";
+import { launchBrowser } from "./browser.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(ROOT, "test-results", "survey-page");
 
 async function createSurvey(url, key, slug, questions) {
@@ -40,10 +39,7 @@ export async function surveyPageChecks({ url, createTeamWithKey }) {
   mkdirSync(SHOTS, { recursive: true });
   let browser;
   const launch = async () =>
-    (browser ??= await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic"],
-    }));
+    (browser ??= await launchBrowser());
 
   const checks = {
     "hosted page: every question type and a branch, answered in Chromium": async () => {

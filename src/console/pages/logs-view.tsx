@@ -5,20 +5,10 @@
 // search form, and the curl command of an empty project.
 import type { Histogram } from "../../products/logs/log-histogram";
 import { LOG_LEVELS } from "../../db/schema/logs";
+import type { entryView } from "../../products/logs/logs.store";
 
-/** An entry as the entry query answers it (log-entries.service.ts). */
-export interface EntryView {
-  id: string;
-  stream: string | null;
-  level: string;
-  message: string;
-  service: string | null;
-  trace_id: string | null;
-  span_id: string | null;
-  metadata: Record<string, unknown> | null;
-  timestamp: string;
-  created_at: string;
-}
+/** An entry as the entry query answers it (logs.store.ts entryView, what the API returns). */
+export type EntryView = ReturnType<typeof entryView>;
 
 /** Time ranges of the explorer, by the name the `range` parameter takes. */
 export const RANGES = {

@@ -23,7 +23,7 @@ import { page, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { teamsOf } from "../members.service";
 import { loadSession, SESSION_COOKIE } from "../sign-in.service";
-import { DEFAULT_RANGE, HistogramChart, IngestCommand, LogRow, RANGES, SearchForm, type EntryView, type RangeName, type SearchState } from "./logs-view";
+import { DEFAULT_RANGE, HistogramChart, IngestCommand, LogRow, RANGES, SearchForm, type RangeName, type SearchState } from "./logs-view";
 
 export const logsPages = new Hono<ConsoleEnv>();
 
@@ -249,7 +249,7 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
         ) : null}
         <div id="log-rows" class="log-rows" aria-label="Log entries, newest first">
           {entries.data.map((entry) => (
-            <LogRow entry={entry as EntryView} />
+            <LogRow entry={entry} />
           ))}
         </div>
         <nav class="pager" aria-label="Pages">
