@@ -12,11 +12,11 @@ import { getDb } from "../../db/client";
 import { nowMs } from "../../platform/clock";
 import { ApiError, zodDetails } from "../../platform/errors";
 import { followCredential } from "../../platform/follow-credential";
-import { listAlerts, projectFirings } from "../../products/logs/log-alerts.service";
-import { openTail, queryEntries } from "../../products/logs/log-entries.service";
-import { entryHistogram } from "../../products/logs/log-histogram";
+import { projectAlerts, projectFirings } from "../../products/logs/log-alerts.service";
+import { openTail, projectEntries } from "../../products/logs/log-entries.service";
+import { projectHistogram } from "../../products/logs/log-histogram";
 import { CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery } from "../../products/logs/logs.schemas";
-import { createProject, getProject, listProjects, listStreams, projectView, rotateToken } from "../../products/logs/logs.service";
+import { createProject, getProject, listProjects, loadProject, projectStreams, projectView, rotateToken } from "../../products/logs/logs.service";
 import { Time } from "../layout";
 import { formText } from "../forms";
 import { page, teamPath } from "../render";
@@ -185,17 +185,20 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
   const query = parsed.data;
   const filter = { q: query.q, level: query.level, stream: query.stream };
 
-  const [project, entries, histogram, streams, alerts, firings] = await Promise.all([
-    getProject(c.env, team.id, projectId),
-    queryEntries(c.env, team.id, projectId, query),
-    entryHistogram(c.env, team.id, projectId, { since: Date.parse(since), until: untilMs }, filter),
-    listStreams(c.env, team.id, projectId, { limit: STREAMS_SHOWN }),
-    listAlerts(c.env, team.id, projectId),
+  // The project is looked up once, under the team (404 otherwise, before any store is reached);
+  // every read after it takes the loaded row and runs in parallel.
+  const db = getDb(c.env.DB);
+  const project = await loadProject(db, team.id, projectId);
+  const [entries, histogram, streams, alerts, firings] = await Promise.all([
+    projectEntries(c.env, project, query),
+    projectHistogram(c.env, project, { since: Date.parse(since), until: untilMs }, filter),
+    projectStreams(db, project, { limit: STREAMS_SHOWN }),
+    projectAlerts(db, project),
     projectFirings(c.env, team.id, projectId, FIRINGS_SHOWN),
   ]);
   // Nothing matched: is the project empty altogether (then teach the first command)?
   const searching = Boolean(query.q || query.level || query.stream || query.cursor);
-  const empty = entries.data.length === 0 && (searching ? false : (await queryEntries(c.env, team.id, projectId, EntriesQuery.parse({ limit: "1" }))).data.length === 0);
+  const empty = entries.data.length === 0 && (searching ? false : (await projectEntries(c.env, project, EntriesQuery.parse({ limit: "1" }))).data.length === 0);
 
   const base = teamPath(c, `logs/${projectId}`);
   const canWrite = roleAtLeast(team.role, "developer");

@@ -13,7 +13,7 @@ import { isTeamMailRecipient } from "../../platform/team-members";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
 import type { CreateAlertBody, UpdateAlertBody } from "./logs.schemas";
 import { decodeCursor, encodeCursor } from "../../platform/cursor";
-import { loadProject } from "./logs.service";
+import { loadProject, type ProjectRow } from "./logs.service";
 
 export type AlertRow = typeof logAlerts.$inferSelect;
 
@@ -65,11 +65,15 @@ async function checkRecipient(env: Env, teamId: string, notifyEmail: string | nu
 
 export async function listAlerts(env: Env, teamId: string, projectId: string): Promise<AlertRow[]> {
   const db = getDb(env.DB);
-  await loadProject(db, teamId, projectId);
+  return projectAlerts(db, await loadProject(db, teamId, projectId));
+}
+
+/** `listAlerts` for a project already loaded under the team. */
+export async function projectAlerts(db: Db, project: ProjectRow): Promise<AlertRow[]> {
   return db
     .select()
     .from(logAlerts)
-    .where(and(eq(logAlerts.projectId, projectId), ownedBy(logAlerts, teamId)))
+    .where(and(eq(logAlerts.projectId, project.id), ownedBy(logAlerts, project.teamId)))
     .orderBy(asc(logAlerts.insertedAt), asc(logAlerts.id));
 }
 

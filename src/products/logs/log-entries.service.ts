@@ -8,7 +8,7 @@ import { MAX_TAILS } from "./store/log-tails";
 import { entryView, logStore } from "./logs.store";
 import type { EntryRecord } from "./store/log-store";
 import { decodeCursor, encodeCursor } from "../../platform/cursor";
-import { loadProject } from "./logs.service";
+import { loadProject, type ProjectRow } from "./logs.service";
 
 /** Opaque cursor: the (ts, seq) of the last entry of a page. */
 function entryCursor(row: EntryRecord): string {
@@ -27,7 +27,12 @@ function entryPosition(cursor: string): { ts: number; seq: number } {
  * an unknown id) never reaches, or creates, a store.
  */
 export async function queryEntries(env: Env, teamId: string, projectId: string, query: EntriesQuery) {
-  await loadProject(getDb(env.DB), teamId, projectId);
+  return projectEntries(env, await loadProject(getDb(env.DB), teamId, projectId), query);
+}
+
+/** `queryEntries` for a project already loaded under the team (the console page loads it once for all its reads). */
+export async function projectEntries(env: Env, project: ProjectRow, query: EntriesQuery) {
+  const projectId = project.id;
   const after = query.cursor ? entryPosition(query.cursor) : undefined;
   const { rows, more } = await logStore(env, projectId).query(
     {

@@ -7,7 +7,7 @@ import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import { LOG_LEVELS, type LogLevel } from "../../db/schema/logs";
 import { logStore } from "./logs.store";
-import { loadProject } from "./logs.service";
+import { loadProject, type ProjectRow } from "./logs.service";
 import type { EntryFilter } from "./store/log-store.queries";
 
 const MINUTE_MS = 60_000;
@@ -58,7 +58,17 @@ export async function entryHistogram(
   range: { since: number; until: number },
   filter: Omit<EntryFilter, "since" | "until" | "after"> = {},
 ): Promise<Histogram> {
-  await loadProject(getDb(env.DB), teamId, projectId);
+  return projectHistogram(env, await loadProject(getDb(env.DB), teamId, projectId), range, filter);
+}
+
+/** `entryHistogram` for a project already loaded under the team. */
+export async function projectHistogram(
+  env: Env,
+  project: ProjectRow,
+  range: { since: number; until: number },
+  filter: Omit<EntryFilter, "since" | "until" | "after"> = {},
+): Promise<Histogram> {
+  const projectId = project.id;
   const plan = bucketPlan(range.since, range.until);
   const rows = await logStore(env, projectId).histogram({ ...filter, since: range.since, until: range.until }, plan);
   const buckets: HistogramBucket[] = Array.from({ length: plan.count }, (_, i) => ({

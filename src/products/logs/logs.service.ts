@@ -111,8 +111,12 @@ export async function deleteProject(env: Env, teamId: string, id: string): Promi
 
 export async function listStreams(env: Env, teamId: string, projectId: string, page: { limit: number; after?: string }) {
   const db = getDb(env.DB);
-  await loadProject(db, teamId, projectId);
-  const conditions: SQL[] = [eq(logStreams.projectId, projectId), eq(logStreams.teamId, teamId)];
+  return projectStreams(db, await loadProject(db, teamId, projectId), page);
+}
+
+/** `listStreams` for a project already loaded under the team. */
+export async function projectStreams(db: Db, project: ProjectRow, page: { limit: number; after?: string }) {
+  const conditions: SQL[] = [eq(logStreams.projectId, project.id), eq(logStreams.teamId, project.teamId)];
   if (page.after !== undefined) conditions.push(gt(logStreams.name, page.after));
   const rows = await db
     .select({ name: logStreams.name, created_at: logStreams.createdAt })
