@@ -1,7 +1,8 @@
 // People of a team: memberships and their roles, pending invitations, and the record of console
 // actions. The last owner can be neither removed nor demoted, and pending invitations stop at their
 // cap: each checked in the statement that writes. Removing a member withdraws their invitations.
-import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
 import { getDb, type Db } from "../db/client";
 import { consoleActions, consoleLinks, memberships, teams, users, type Role } from "../db/schema";
@@ -23,13 +24,13 @@ export const MAX_PENDING_INVITATIONS = 50;
 /** Actions shown on the members page. */
 export const ACTIONS_SHOWN = 100;
 
-/** Every team of a user with the user's role, by name. */
-export async function teamsOf(db: Db, userId: string): Promise<TeamChoice[]> {
+/** Every team of a user with the user's role, by name; the user by id, or by a subquery answering it (the session's user, read in the same round trip). */
+export function teamsOf(db: Db, userId: string | SQLiteSelect) {
   return db
     .select({ id: teams.id, name: teams.name, plan: teams.plan, role: memberships.role })
     .from(memberships)
     .innerJoin(teams, eq(teams.id, memberships.teamId))
-    .where(eq(memberships.userId, userId))
+    .where(typeof userId === "string" ? eq(memberships.userId, userId) : inArray(memberships.userId, userId))
     .orderBy(teams.name, teams.id);
 }
 

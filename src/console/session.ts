@@ -8,7 +8,7 @@ import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import type { Role } from "../db/schema";
 import { ApiError } from "../platform/errors";
-import { loadSession, SESSION_COOKIE, SESSION_MAX_MS, type SessionUser } from "./sign-in.service";
+import { loadSessionWith, SESSION_COOKIE, SESSION_MAX_MS, type SessionUser } from "./sign-in.service";
 import { teamsOf, type TeamChoice } from "./members.service";
 
 declare module "hono" {
@@ -94,10 +94,11 @@ export function clearSessionCookie(c: Context<AppEnv>): void {
 export function requireSession(): MiddlewareHandler<ConsoleEnv> {
   return async function requireSessionMiddleware(c, next) {
     const db = getDb(c.env.DB);
-    const user = await loadSession(db, getCookie(c, SESSION_COOKIE));
-    if (!user) return c.redirect("/console/sign-in", 303);
-    c.set("consoleUser", user);
-    c.set("consoleTeams", await teamsOf(db, user.userId));
+    // The session and the user's teams in one D1 round trip (the teams by the session's user id).
+    const session = await loadSessionWith(db, getCookie(c, SESSION_COOKIE), (userId) => teamsOf(db, userId));
+    if (!session) return c.redirect("/console/sign-in", 303);
+    c.set("consoleUser", session.user);
+    c.set("consoleTeams", session.read);
     await next();
   };
 }

@@ -4,6 +4,8 @@
 // absolute expiry; sign-out and sign-out everywhere. No account enumeration: asking for a link
 // answers the same whoever asks, and the per-address limit counts every address.
 import { and, eq, gt, isNull } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
 import { getDb, type Db } from "../db/client";
 import { consoleLinks, memberships, sessions, users, type LinkKind, type Role } from "../db/schema";
@@ -207,27 +209,47 @@ export interface SessionUser {
   email: string;
 }
 
+/** The sessions of a token hash still live at `at` (neither past their end nor idle too long). */
+function liveSession(tokenHash: string, at: number) {
+  return and(
+    eq(sessions.tokenHash, tokenHash),
+    gt(sessions.expiresAt, new Date(at).toISOString()),
+    gt(sessions.lastUsedAt, new Date(at - SESSION_IDLE_MS).toISOString()),
+  );
+}
+
 /** The user of a session cookie, or null when unknown or expired (idle or absolute). Moves its last use forward at most hourly. */
 export async function loadSession(db: Db, token: string | undefined): Promise<SessionUser | null> {
+  return (await loadSessionWith(db, token, () => null))?.user ?? null;
+}
+
+/**
+ * loadSession, with one more read about the session's user made in the same D1 round trip: `read`
+ * gets the live session's user id as a subquery (the console's middleware reads the user's teams
+ * with it, so a page does not wait for the session before asking for the teams).
+ */
+export async function loadSessionWith<T>(
+  db: Db,
+  token: string | undefined,
+  read: (userId: SQLiteSelect) => (BatchItem<"sqlite"> & PromiseLike<T>) | null,
+): Promise<{ user: SessionUser; read: T } | null> {
   if (!token || !isTokenShaped(token)) return null;
   const at = nowMs();
-  const [row] = await db
-    .select({ sessionId: sessions.id, userId: users.id, email: users.email, lastUsedAt: sessions.lastUsedAt })
+  const tokenHash = await sha256Hex(token);
+  const session = db
+    // No two columns named alike (sessions.id and users.id): a D1 batch returns rows keyed by column name.
+    .select({ sessionId: sessions.id, userId: sessions.userId, email: users.email, lastUsedAt: sessions.lastUsedAt })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
-    .where(
-      and(
-        eq(sessions.tokenHash, await sha256Hex(token)),
-        gt(sessions.expiresAt, new Date(at).toISOString()),
-        gt(sessions.lastUsedAt, new Date(at - SESSION_IDLE_MS).toISOString()),
-      ),
-    )
+    .where(liveSession(tokenHash, at))
     .limit(1);
+  const more = read(db.select({ userId: sessions.userId }).from(sessions).where(liveSession(tokenHash, at)).limit(1) as unknown as SQLiteSelect);
+  const [[row], readRows] = more ? await db.batch([session, more]) : [await session, null];
   if (!row) return null;
   if (Date.parse(row.lastUsedAt) < at - SESSION_TOUCH_MS) {
     await db.update(sessions).set({ lastUsedAt: new Date(at).toISOString() }).where(eq(sessions.id, row.sessionId));
   }
-  return { sessionId: row.sessionId, userId: row.userId, email: row.email };
+  return { user: { sessionId: row.sessionId, userId: row.userId, email: row.email }, read: readRows as T };
 }
 
 /** Sign-out: the session is deleted on the server. */
