@@ -57,7 +57,17 @@ export class IsolateBatch<T> {
       const flight = this.inFlight;
       if (flight && nowMs() - flight.since < BATCH_STALE_MS) {
         // A timer of this request is pending at every moment (see the header); the loop looks again.
-        await Promise.race([flight.done, new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS))]);
+        // The timer is cleared once the race is decided, so a long wait holds one timer, not many.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const settled = await Promise.race([
+          flight.done.then(() => true),
+          new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), WAIT_STEP_MS))),
+        ]);
+        clearTimeout(timer);
+        // The write is done but its leader never came back to say so (its request ended first, and
+        // workerd drops the continuations of an ended request): the waiter clears the flight, or
+        // every drain would spin on a settled promise until the flight went stale.
+        if (settled && this.inFlight === flight) this.inFlight = null;
         continue;
       }
       if (this.pending.length === 0) return;
