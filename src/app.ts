@@ -27,7 +27,7 @@ import { surveyPageRouter } from "./products/survey-page/survey-page.routes";
 import { consoleRouter, landingRouter } from "./console/console.routes";
 import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
-import { documentIdempotency, IDEMPOTENT_ROUTES, idempotent } from "./platform/idempotency";
+import { registerIdempotencyComponents } from "./platform/idempotency";
 import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
 
 export const API_PREFIX = "/api/v1";
@@ -80,11 +80,6 @@ export function createApp(): OpenAPIHono<AppEnv> {
     return defaultLimit(c, next);
   });
 
-  // Idempotency-Key on the POSTs that create work (docs/API.md "Idempotent retries"): mounted before the
-  // products' routers, so the key is claimed before their handlers run.
-  const idempotency = idempotent();
-  for (const path of IDEMPOTENT_ROUTES) app.use(`${API_PREFIX}${path}`, idempotency);
-
   for (const [prefix, router] of MOUNTS) app.route(prefix || "/", router);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
@@ -97,6 +92,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
     scheme: "bearer",
     description: "The operator token (ADMIN_TOKEN).",
   });
+  // Named by every idempotent operation (its route declares `idempotent: true`).
+  registerIdempotencyComponents(app.openAPIRegistry);
 
   // The reference pages are public but unauthenticated traffic is counted per IP.
   const anonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -105,10 +102,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   };
   app.use(`${API_PREFIX}/openapi.json`, anonymous);
   app.use(`${API_PREFIX}/docs`, anonymous);
-  // The generated document, plus the shared Idempotency-Key parameter on the idempotent operations.
+  // The generated document.
   app.get(`${API_PREFIX}/openapi.json`, (c) =>
     c.json(
-      documentIdempotency(
         app.getOpenAPI31Document({
           openapi: "3.1.0",
           info: {
@@ -120,8 +116,6 @@ export function createApp(): OpenAPIHono<AppEnv> {
           servers: [{ url: new URL(c.req.url).origin }],
           tags: [...DOCUMENT_TAGS],
         }),
-        API_PREFIX,
-      ),
     ),
   );
   app.get(`${API_PREFIX}/docs`, referencePage(`${API_PREFIX}/openapi.json`));

@@ -8,8 +8,7 @@
 // isolate) before the route, and no D1 read. Changes made through this isolate
 // (key revoked or edited, team plan changed, key suspended) drop the entries at once
 // (`forgetKey`, `forgetTeam`); other isolates see them within KEY_CACHE_TTL_MS.
-import type { Context, MiddlewareHandler } from "hono";
-import { matchedRoutes } from "hono/route";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, teams, type MailKeyPolicy } from "../db/schema";
@@ -18,7 +17,8 @@ import { forgetTeamEverywhere, IsolateCache } from "./isolate-cache";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { hasScope, type Scope } from "./scopes";
-import { clientIp, enforceBucket, enforceTeamBuckets, lookAheadGuard, refuseRememberedTeam, strictFamiliesAhead } from "./rate-limit/middleware";
+import { clientIp, enforceBucket, enforceTeamBuckets, refuseRememberedTeam } from "./rate-limit/middleware";
+import type { StrictFamily } from "./rate-limit/buckets";
 
 /** The caller behind a team API key. Shared by the requests of an isolate: never mutate it. */
 export interface Principal {
@@ -149,16 +149,30 @@ export function keyCacheSizes(d1: D1Database): { known: number; unknown: number 
   return { known: cache.known.size, unknown: cache.unknown.size };
 }
 
+/** What a route tells auth() about itself (platform/route-access.ts builds it from its declaration). */
+export interface AuthOptions {
+  /** GET /usage: the team's usage is read in the same meter call (`c.get("usageRead")`). */
+  readsUsage?: boolean;
+  /**
+   * The strict family of the route, counted in the same meter call as the default bucket when the
+   * key holds one of `scopes` (a key the scope check refuses is never counted in it); its
+   * middleware, further down, takes the result from the context.
+   */
+  strict?: StrictFamily;
+  scopes?: readonly Scope[];
+}
+
 /**
  * Team API key authentication plus the `default` bucket of the caller's team, counted in the same
- * Durable Object call as the strict family the route reaches, if any. `readsUsage` (GET /usage):
- * the team's usage is read in that call too, for the route to take from `c.get("usageRead")`.
+ * Durable Object call as the route's strict family, if any. `readsUsage` (GET /usage): the team's
+ * usage is read in that call too, for the route to take from `c.get("usageRead")`.
  * Missing or invalid key: the per-IP fallback bucket (100/60 s) is counted, then 401.
  */
-export function auth(options: { readsUsage?: boolean } = {}): MiddlewareHandler<AppEnv> {
+export function auth(options: AuthOptions = {}): MiddlewareHandler<AppEnv> {
   const readsUsage = options.readsUsage === true;
-  const middleware: MiddlewareHandler<AppEnv> = async function authMiddleware(c, next) {
-    // Mounted routers may both name auth(): the first one authenticates and counts the request.
+  const { strict, scopes } = options;
+  return async function authMiddleware(c, next) {
+    // Authenticated already (a router mounted inside another naming auth() too): counted once.
     if (c.get("principal")) return next();
     const token = bearerToken(c.req.header("authorization"));
     const principal = token ? await resolveKey(c.env.DB, token) : null;
@@ -167,7 +181,7 @@ export function auth(options: { readsUsage?: boolean } = {}): MiddlewareHandler<
       throw ApiError.unauthorized();
     }
     c.set("principal", principal);
-    const families = strictFamiliesAhead(c);
+    const families = strict && (!scopes || holdsAny(principal.scopes, scopes)) ? [strict] : [];
     if (families.length > 0 || !SAFE_METHODS.has(c.req.method)) {
       await enforceTeamBuckets(c, principal.teamId, principal.plan, families, readsUsage);
       await next();
@@ -191,14 +205,9 @@ export function auth(options: { readsUsage?: boolean } = {}): MiddlewareHandler<
       throw refused;
     }
   };
-  // A second auth() further down lets an authenticated request through untouched.
-  return lookAheadGuard(middleware, (c) => Boolean(c.get("principal")));
 }
 
-const principalHolds = (c: Context<AppEnv>, scopes: readonly Scope[]) => {
-  const held = c.get("principal").scopes;
-  return scopes.some((scope) => hasScope(held, scope));
-};
+const holdsAny = (held: readonly string[], scopes: readonly Scope[]) => scopes.some((scope) => hasScope(held, scope));
 
 /** Refuses with 403 `Insufficient scope` unless the key holds `scope` (or a scope implying it). */
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
@@ -207,31 +216,10 @@ export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
 
 /** Refuses with 403 unless the key holds at least one of `scopes`. */
 export function requireAnyScope(...scopes: Scope[]): MiddlewareHandler<AppEnv> {
-  const middleware: MiddlewareHandler<AppEnv> = async function requireScopeMiddleware(c, next) {
-    if (!principalHolds(c, scopes)) throw ApiError.forbidden();
+  return async function requireScopeMiddleware(c, next) {
+    if (!holdsAny(c.get("principal").scopes, scopes)) throw ApiError.forbidden();
     await next();
   };
-  const passes = (c: Context<AppEnv>) => principalHolds(c, scopes);
-  scopeChecks.set(middleware, passes);
-  return lookAheadGuard(middleware, passes);
-}
-
-/** Every scope check by its middleware, so a layer before the route can ask it ahead of time. */
-const scopeChecks = new WeakMap<object, (c: Context<AppEnv>) => boolean>();
-
-/**
- * True when the authenticated caller passes every scope check among the handlers matched after
- * the running middleware (the route's `requireScope`). For a layer that runs before the route and
- * could answer on its own (an idempotent replay): it acts only for a caller the route would serve
- * (DESIGN.md "Replays never outrank authority"). Needs the principal set; no I/O.
- */
-export function scopesAheadPass(c: Context<AppEnv>): boolean {
-  const routes = matchedRoutes(c);
-  for (let i = c.req.routeIndex + 1; i < routes.length; i++) {
-    const passes = scopeChecks.get(routes[i].handler);
-    if (passes && !passes(c)) return false;
-  }
-  return true;
 }
 
 /** Methods that read only (RFC 9110 safe methods): their route may run while the request is counted. */

@@ -3,15 +3,15 @@
 // its handler runs; its answer is stored (status, content type, gzip-compressed body encrypted
 // with ENCRYPTION_KEY, since create answers carry secrets shown once) and replayed
 // to every retry with the same key and the same request for 24 hours, marked
-// `Idempotent-Replayed: true`. This file owns the middleware, the list of routes it is mounted on
-// (app.ts mounts it from that list and the OpenAPI document names the header from it), the
-// document's shared header parameter, and the hourly retention of the keys.
-import type { MiddlewareHandler } from "hono";
+// `Idempotent-Replayed: true`. This file owns the middleware (a route declares `idempotent: true`
+// and platform/route-access.ts attaches it after the route's scope check), what the document says
+// of an idempotent operation (its shared header parameter, the replay header, the 409), and the
+// hourly retention of the keys.
+import type { Context, MiddlewareHandler } from "hono";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppEnv, Env } from "../env";
 import { getDb } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
-import { auth, scopesAheadPass } from "./auth";
 import { readBodyCapped } from "./body";
 import { nowMs } from "./clock";
 import { defineCron } from "./jobs/cron";
@@ -56,30 +56,6 @@ const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
  */
 const NOT_STORED = new Set([401, 403, 409, 429]);
 
-/**
- * The POSTs that create work and accept the header, as Hono paths under /api/v1. app.ts mounts the
- * middleware on each; the OpenAPI document names the header on each (`documentIdempotency`).
- */
-export const IDEMPOTENT_ROUTES = [
-  "/emails",
-  "/emails/batch",
-  "/webhooks",
-  "/domains",
-  "/push/apps",
-  "/push/apps/:app_id/notifications",
-  "/webhooks/sources",
-  "/webhooks/sources/:source_id/destinations",
-  "/webhooks/sources/:source_id/events/:event_id/replay",
-  "/orgs/:org_id/projects/:project_id/audit/findings",
-  "/orgs/:org_id/projects/:project_id/audit/reports/export",
-  "/orgs/:org_id/projects/:project_id/audit/reports/share",
-  "/logs/projects",
-  "/logs/projects/:id/alerts",
-  "/surveys",
-  "/surveys/:id/duplicate",
-  "/surveys/:id/webhooks",
-] as const;
-
 interface StoredRow {
   requestHash: string;
   responseStatus: number | null;
@@ -90,61 +66,64 @@ interface StoredRow {
 
 /**
  * Makes a POST idempotent under the `Idempotency-Key` header; without the header the request runs
- * as before. The key is scoped to the caller's team, so the middleware authenticates first (the
- * route's own `auth()` then finds the principal set and does not count the request twice), and
- * it claims or replays only for a caller holding the route's scope (`scopesAheadPass`).
+ * as before. It runs after the route's authentication and scope check (platform/route-access.ts),
+ * so the key is scoped to the caller's team and a caller the route refuses never reaches a claim
+ * or a replay: no stored answer (a plaintext token, a `whsec_` secret) and no 422 saying the key is
+ * in use ever goes to it.
  * - A new key is claimed atomically, the handler runs, and its answer is stored; a 5xx (or a
  *   thrown error) and the statuses of `NOT_STORED` release the claim instead.
  * - The same key with the same method, path and body replays the stored answer.
  * - The same key with another request answers 422; while the first still runs, 409.
  */
 export function idempotent(): MiddlewareHandler<AppEnv> {
-  const authenticate = auth();
   return async function idempotentMiddleware(c, next) {
     const key = c.req.header(IDEMPOTENCY_HEADER);
     if (key === undefined || c.req.method !== "POST") return next();
-    await authenticate(c, async () => {
-      // A caller the route would refuse (scope) never reaches a claim or a replay: the route's own
-      // check answers it, so no stored answer (a plaintext token, a `whsec_` secret) and no 422
-      // saying the key is in use ever goes to it.
-      if (!scopesAheadPass(c)) return next();
-      if (!KEY_PATTERN.test(key)) {
-        throw ApiError.badRequest(`${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters`);
-      }
-      let body: Uint8Array;
-      try {
-        body = await readBodyCapped(c.req.raw.clone(), HASHED_BODY_LIMIT, () => tooLargeToHash);
-      } catch (error) {
-        // Past the limit the route refuses the body itself, in its own shape: nothing to remember.
-        if (error === tooLargeToHash) return next();
-        throw error;
-      }
-      const url = new URL(c.req.url);
-      const requestHash = await hashRequest(c.req.method, url.pathname + url.search, body);
-      const teamId = c.get("principal").teamId;
+    if (!KEY_PATTERN.test(key)) {
+      throw ApiError.badRequest(`${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters`);
+    }
+    let body: Uint8Array;
+    try {
+      body = await requestBytes(c);
+    } catch (error) {
+      // Past the limit the route refuses the body itself, in its own shape: nothing to remember.
+      if (error === tooLargeToHash) return next();
+      throw error;
+    }
+    const url = new URL(c.req.url);
+    const requestHash = await hashRequest(c.req.method, url.pathname + url.search, body);
+    const teamId = c.get("principal").teamId;
 
-      const outcome = await claim(c.env, teamId, key, requestHash);
-      if (outcome.kind === "replay") {
-        c.res = await replay(c.env, outcome.row);
-        return;
-      }
-      const lockId = outcome.lockId;
-      try {
-        await next();
-      } catch (error) {
-        await release(c.env, teamId, key, lockId);
-        throw error;
-      }
-      // A thrown error reaches here as the answer onError rendered for it (c.error is set): an
-      // ApiError keeps its own status, anything else is a 500.
-      const status = c.res.status;
-      if (status >= 500 || NOT_STORED.has(status)) {
-        await release(c.env, teamId, key, lockId);
-        return;
-      }
-      await store(c.env, teamId, key, lockId, c.res.clone());
-    });
+    const outcome = await claim(c.env, teamId, key, requestHash);
+    if (outcome.kind === "replay") {
+      c.res = await replay(c.env, outcome.row);
+      return;
+    }
+    const lockId = outcome.lockId;
+    try {
+      await next();
+    } catch (error) {
+      await release(c.env, teamId, key, lockId);
+      throw error;
+    }
+    // A thrown error reaches here as the answer onError rendered for it (c.error is set): an
+    // ApiError keeps its own status, anything else is a 500.
+    const status = c.res.status;
+    if (status >= 500 || NOT_STORED.has(status)) {
+      await release(c.env, teamId, key, lockId);
+      return;
+    }
+    await store(c.env, teamId, key, lockId, c.res.clone());
   };
+}
+
+/**
+ * The body to hash, leaving it readable for the route: a copy of the raw stream, or, when a
+ * middleware before this one has read it already (audit's JSON check), Hono's cached copy.
+ */
+async function requestBytes(c: Context<AppEnv>): Promise<Uint8Array> {
+  if (c.req.raw.bodyUsed) return new Uint8Array(await c.req.arrayBuffer());
+  return readBodyCapped(c.req.raw.clone(), HASHED_BODY_LIMIT, () => tooLargeToHash);
 }
 
 /** Thrown by the capped reader past HASHED_BODY_LIMIT; caught above, never rendered. */
@@ -334,44 +313,34 @@ export const IDEMPOTENCY_PARAMETER = {
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
 } as const;
 
-/** The Hono path `/a/:b` as the document's `/a/{b}`. */
-function openApiPath(path: string): string {
-  return path.replace(/:(\w+)/g, "{$1}");
+/** What the document says of the replay header, as a shared component. */
+export const REPLAYED_HEADER_COMPONENT = {
+  description: "`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key.",
+  schema: { type: "string", enum: ["true"] },
+} as const;
+
+/** Registers the shared `IdempotencyKey` parameter and `IdempotentReplayed` header of the document. */
+export function registerIdempotencyComponents(registry: { registerComponent(type: "parameters" | "headers", name: string, component: object): unknown }): void {
+  registry.registerComponent("parameters", "IdempotencyKey", IDEMPOTENCY_PARAMETER);
+  registry.registerComponent("headers", "IdempotentReplayed", REPLAYED_HEADER_COMPONENT);
 }
+
+type Responses = Record<string, object>;
 
 /**
- * Adds the shared `IdempotencyKey` header parameter to each idempotent operation of a generated
- * document (under `prefix`, the API root), and the `Idempotent-Replayed` header to their answers.
+ * An idempotent operation's document: the shared header parameter, the replay header on its 2xx
+ * answers and a 409 (a request with the same key still in progress) unless it has its own.
  */
-export function documentIdempotency<T extends object>(document: T, prefix: string): T {
-  const doc = document as { paths?: Record<string, unknown>; components?: Record<string, Record<string, unknown>> };
-  const components = (doc.components ??= {});
-  (components.parameters ??= {}).IdempotencyKey = IDEMPOTENCY_PARAMETER;
-  (components.headers ??= {}).IdempotentReplayed = {
-    description: "`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key.",
-    schema: { type: "string", enum: ["true"] },
-  };
-  for (const route of IDEMPOTENT_ROUTES) {
-    const item = doc.paths?.[openApiPath(prefix + route)] as Record<string, OperationLike> | undefined;
-    const operation = item?.post;
-    if (!operation) continue;
-    const parameters = (operation.parameters ??= []);
-    if (!parameters.some((p) => "$ref" in p && p.$ref === "#/components/parameters/IdempotencyKey")) {
-      parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
-    }
-    const responses = (operation.responses ??= {});
-    for (const [status, response] of Object.entries(responses)) {
-      if (!status.startsWith("2") || "$ref" in response) continue;
-      (response.headers ??= {})[REPLAYED_HEADER] = { $ref: "#/components/headers/IdempotentReplayed" };
-    }
-    responses["409"] ??= {
-      description: `A request with the same ${IDEMPOTENCY_HEADER} is still in progress (retry after \`Retry-After\`), in this operation's error shape.`,
-    };
+export function idempotentOperation<R extends Responses>(responses: R): { parameters: Array<{ $ref: string }>; responses: R } {
+  const documented: Responses = {};
+  for (const [status, response] of Object.entries(responses)) {
+    documented[status] =
+      status.startsWith("2") && !("$ref" in response)
+        ? { ...response, headers: { ...(response as { headers?: object }).headers, [REPLAYED_HEADER]: { $ref: "#/components/headers/IdempotentReplayed" } } }
+        : response;
   }
-  return document;
-}
-
-interface OperationLike {
-  parameters?: Array<Record<string, unknown>>;
-  responses?: Record<string, { description?: string; headers?: Record<string, unknown> }>;
+  documented["409"] ??= {
+    description: `A request with the same ${IDEMPOTENCY_HEADER} is still in progress (retry after \`Retry-After\`), in this operation's error shape.`,
+  };
+  return { parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }], responses: documented as R };
 }

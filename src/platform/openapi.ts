@@ -1,6 +1,13 @@
 // Small helpers for route declarations, so every product describes bodies the same way, and the
-// route helper that gives every route of a product its tags, security and shared error responses.
+// route helper that gives every route of a product its tags, security, shared error responses and
+// middleware: one declaration per route says what it needs (scope, idempotency, strict family), and
+// its authentication, scope check, idempotency and buckets follow from it (route-access.ts).
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import type { Scope } from "./scopes";
+import { idempotentOperation } from "./idempotency";
+import { routeMiddleware, unmatchedMiddleware, type ProductAccess, type PublicBucket, type RouteNeeds } from "./route-access";
 
 /** `{ "application/json": { schema } }` */
 export function jsonContent<T extends z.ZodType>(schema: T) {
@@ -66,8 +73,17 @@ type Merged<A, B> = Omit<A, keyof B> & B;
 /** The shared error responses of a product: the auth trio for bearer routes under the product's own entries. */
 type SharedResponses<S, E> = S extends "bearer" ? Merged<typeof authResponses, E> : E;
 
-/** A route's own declaration: everything except what the product declares for all its routes. */
-type OwnRouteConfig<P extends string> = Omit<RouteConfig, "path" | "tags" | "security"> & { path: P };
+/** What a route declares it needs: only a bearer product's routes name a scope (one that names none serves no key). */
+type NeedsOf<S> = S extends "bearer" ? RouteNeeds : Omit<RouteNeeds, "scope" | "readsUsage" | "idempotent">;
+
+/**
+ * A route's own declaration: everything except what the product declares for all its routes, plus
+ * what it needs; `middleware` is only the route's own, run after everything its needs attach.
+ */
+type OwnRouteConfig<P extends string, S> = Omit<RouteConfig, "path" | "tags" | "security" | "middleware"> & {
+  path: P;
+  middleware?: MiddlewareHandler<AppEnv>[];
+} & NeedsOf<S>;
 
 /** A security requirement list of OpenAPI (`[{ scheme: [scopes] }]`). */
 export type SecurityRequirements = Array<Record<string, string[]>>;
@@ -87,20 +103,31 @@ export interface ProductRouteOptions<S, E extends Responses> {
   tags: string[];
   /**
    * `"bearer"`: a team API key; adds the platform's 401/403/429 responses (`errors` can restate any
-   * of them in the product's own shape). `"public"`: no credential, stated as an empty list. Or the
-   * requirement list of another scheme (the operator's token, a log project's ingest token).
+   * of them in the product's own shape), and each route names its scope. `"public"`: no credential,
+   * stated as an empty list. Or the requirement list of another scheme (the operator's token, a
+   * log project's ingest token), checked by `authenticate`.
    */
   security: S;
   /** Error responses every route of the product can answer, in the product's error shape. */
   errors?: E;
+  /** Public routes: the per-IP bucket each request counts in before anything runs. */
+  bucket?: PublicBucket;
+  /** Routes with a scheme of their own: the middleware that checks its credential. */
+  authenticate?: S extends "bearer" | "public" ? never : MiddlewareHandler<AppEnv>;
+  /** Bearer routes: checks run after authentication, before the scope check (route-access.ts). */
+  guards?: MiddlewareHandler<AppEnv>[];
 }
+
+const NEEDS = ["scope", "idempotent", "strict", "readsUsage"] as const;
 
 /**
  * The `createRoute` of one product: each route declares only what is its own (method, path,
- * operationId, texts, middleware, request, its own responses) and gets the product's tags, security
- * requirement and shared error responses; a route's own response for a status replaces the shared
- * one. The result is what `createRoute` returns for the merged config, so `c.req.valid(...)` and the
- * typed responses of the handler are inferred exactly as with `createRoute` itself.
+ * operationId, texts, what it needs, request, its own responses) and gets the product's tags,
+ * security requirement, shared error responses and its middleware in the platform's order
+ * (route-access.ts); a route's own response for a status replaces the shared one. An idempotent
+ * route's document names the Idempotency-Key header, the replay header and the 409. The result is
+ * what `createRoute` returns for the merged config, so `c.req.valid(...)` and the typed responses
+ * of the handler are inferred exactly as with `createRoute` itself.
  */
 export function productRoutes<const S extends "bearer" | "public" | SecurityRequirements, E extends Responses = {}>(
   options: ProductRouteOptions<S, E>,
@@ -108,9 +135,32 @@ export function productRoutes<const S extends "bearer" | "public" | SecurityRequ
   const security = options.security === "bearer" ? bearerSecurity : options.security === "public" ? publicSecurity : (options.security as SecurityRequirements);
   const shared = { ...(options.security === "bearer" ? authResponses : {}), ...options.errors } as SharedResponses<S, E>;
   const tags = options.tags;
-  return function route<P extends string, R extends OwnRouteConfig<P>>(config: R) {
-    type Config = Omit<R, "responses"> & { tags: string[]; security: SecurityRequirements; responses: Merged<SharedResponses<S, E>, R["responses"]> };
-    const merged = { ...config, tags, security, responses: { ...shared, ...config.responses } } as Config;
-    return createRoute<P, Config>(merged);
+  const access: ProductAccess = {
+    kind: options.security === "bearer" ? "bearer" : options.security === "public" ? "public" : "own",
+    bucket: options.bucket,
+    authenticate: options.authenticate,
+    guards: options.guards,
   };
+  function route<P extends string, R extends OwnRouteConfig<P, S>>(config: R) {
+    type Config = Omit<R, "responses" | "middleware" | (typeof NEEDS)[number]> & {
+      tags: string[];
+      security: SecurityRequirements;
+      middleware: MiddlewareHandler<AppEnv>[];
+      responses: Merged<SharedResponses<S, E>, R["responses"]>;
+    };
+    const own: Record<string, unknown> = { ...config };
+    for (const need of NEEDS) delete own[need];
+    const needs = config as RouteNeeds;
+    const middleware = routeMiddleware(access, needs, config.middleware);
+    const responses = { ...shared, ...config.responses };
+    const documented = needs.idempotent ? idempotentOperation(responses) : { responses };
+    const merged = { ...own, tags, security, middleware, ...documented } as unknown as Config;
+    return createRoute<P, Config>(merged);
+  }
+  /**
+   * The middleware of the product's paths that no route serves, for `router.use("*", ...)` after
+   * its routes (route-access.ts unmatchedMiddleware); `scopes`: those every route of the product accepts.
+   */
+  const unmatched = (...scopes: Scope[]) => unmatchedMiddleware(access, scopes);
+  return Object.assign(route, { unmatched });
 }

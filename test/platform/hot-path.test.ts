@@ -19,9 +19,10 @@ import { setClock } from "../../src/platform/clock";
 import { sha256Hex } from "../../src/platform/crypto";
 import { handleError } from "../../src/platform/handle-error";
 import { RateLimiter } from "../../src/platform/rate-limit/durable-object";
-import { rateLimit, strictCounter, teamObject } from "../../src/platform/rate-limit/middleware";
+import { strictCounter, teamObject } from "../../src/platform/rate-limit/middleware";
 import { requestContext } from "../../src/platform/request-context";
 import { createRouter } from "../../src/platform/router";
+import { routeMiddleware, unmatchedMiddleware, type RouteNeeds } from "../../src/platform/route-access";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../src/env";
 import { addKey, admin, call, setupTeam } from "../helpers/api";
@@ -194,11 +195,17 @@ describe("negative cache", () => {
   });
 });
 
-/** A route composed like the push subscriber registration: auth, scope, strict, handler. */
+/**
+ * A route declared like the push subscriber registration (scope `push:write`, strict family
+ * `push_subscribers`): auth, scope, strict, handler, from platform/route-access.ts. `between`: the
+ * product's guards, run after authentication (a middleware that may answer on its own).
+ */
+const REGISTER: RouteNeeds = { scope: "push:write", strict: "push_subscribers" };
 function strictApp(between: MiddlewareHandler<AppEnv>[] = []) {
   const app = createRouter();
   app.use("*", requestContext());
-  app.post("/register", auth(), requireScope("push:write"), ...between, rateLimit({ bucket: "strict", family: "push_subscribers" }), (c) => c.json({ ok: true }, 201));
+  app.use("/register", ...routeMiddleware({ kind: "bearer", guards: between }, REGISTER));
+  app.post("/register", (c) => c.json({ ok: true }, 201));
   app.onError(handleError);
   return app;
 }
@@ -260,7 +267,7 @@ describe("one Durable Object call per request", () => {
     expect(await teamStub(team.teamId).peek(T0_S)).toBe(0);
   });
 
-  it("a middleware the look-ahead cannot judge makes it count strict later, still exactly once", async () => {
+  it("a guard that may answer on its own makes strict count later, still exactly once", async () => {
     setClock(T0 + 4_000);
     const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
     const { namespace, calls } = countingLimiter();
@@ -277,14 +284,15 @@ describe("one Durable Object call per request", () => {
     expect(await teamStub(team.teamId).peek(T0_S, strictCounter("push_subscribers"))).toBe(1);
   });
 
-  it("a router-wide auth() and a route's own auth() still count once, in one call", async () => {
+  it("the product's check of unmatched paths never runs for a served path: the route counts once, in one call", async () => {
     setClock(T0 + 4_000);
     const team = await setupTeam({ plan: "pro", scopes: ["push:write"] });
     const { namespace, calls } = countingLimiter();
     const app = createRouter();
     app.use("*", requestContext());
-    app.use("*", auth());
-    app.post("/register", auth(), requireScope("push:write"), rateLimit({ bucket: "strict", family: "push_subscribers" }), (c) => c.json({ ok: true }, 201));
+    app.use("/register", ...routeMiddleware({ kind: "bearer" }, REGISTER));
+    app.post("/register", (c) => c.json({ ok: true }, 201));
+    app.use("*", ...unmatchedMiddleware({ kind: "bearer" }, []));
     app.onError(handleError);
     const res = await post(app, team.key, { ...env, RATE_LIMITER: namespace } as Env);
     expect(res.status).toBe(201);

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/env";
 import { setClock } from "../../src/platform/clock";
 import { decryptBytes } from "../../src/platform/crypto";
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENT_ROUTES, idempotencyRetention, STORED_BODY_CAP } from "../../src/platform/idempotency";
+import { IDEMPOTENCY_LEASE_MS, idempotencyRetention, STORED_BODY_CAP } from "../../src/platform/idempotency";
 import { RETENTION_CHUNK } from "../../src/platform/retention";
 import worker from "../../src/index";
 import { call, expectError, json, setupTeam, type TestTeam } from "../helpers/api";
@@ -24,6 +24,30 @@ afterEach(() => {
 
 const T0 = Date.parse("2026-05-04T08:00:00.000Z");
 const HOUR = 3_600_000;
+
+/**
+ * The POSTs that create work, as Hono paths under /api/v1: each route declares `idempotent: true`
+ * (src/platform/route-access.ts), and the document must name the header on exactly these.
+ */
+const IDEMPOTENT_ROUTES = [
+  "/emails",
+  "/emails/batch",
+  "/webhooks",
+  "/domains",
+  "/push/apps",
+  "/push/apps/:app_id/notifications",
+  "/webhooks/sources",
+  "/webhooks/sources/:source_id/destinations",
+  "/webhooks/sources/:source_id/events/:event_id/replay",
+  "/orgs/:org_id/projects/:project_id/audit/findings",
+  "/orgs/:org_id/projects/:project_id/audit/reports/export",
+  "/orgs/:org_id/projects/:project_id/audit/reports/share",
+  "/logs/projects",
+  "/logs/projects/:id/alerts",
+  "/surveys",
+  "/surveys/:id/duplicate",
+  "/surveys/:id/webhooks",
+] as const;
 
 function withKey(key: string, extra: Record<string, string> = {}) {
   return { "idempotency-key": key, ...extra };
@@ -548,6 +572,14 @@ describe("OpenAPI document", () => {
       const res = await call("POST", concrete, { key: team.key, body: {}, headers: withKey("") });
       expect(res.status, route).toBe(400);
     }
+    // No other operation names it.
+    const named: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { parameters?: unknown[] }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        if ((operation.parameters ?? []).some((p) => (p as { $ref?: string }).$ref === "#/components/parameters/IdempotencyKey")) named.push(`${method} ${path}`);
+      }
+    }
+    expect(named.sort()).toEqual(IDEMPOTENT_ROUTES.map((route) => `post /api/v1${route.replace(/:(\w+)/g, "{$1}")}`).sort());
     // Operations without the header do not name it.
     expect(doc.paths["/api/v1/emails"].get.parameters ?? []).not.toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
     expect(doc.paths["/api/v1/logs/projects/{id}/rotate-token"].post.parameters ?? []).not.toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });

@@ -58,11 +58,15 @@ async function expect429(res: Response, retryAfter: number): Promise<void> {
   await expectError(res, 429, { error: "Rate limit exceeded", retry_after: retryAfter });
 }
 
-/** A small app composed like src/app.ts: request context, auth (default bucket), extra buckets. */
+/**
+ * A small app composed like src/app.ts: request context, auth (default bucket, and the strict
+ * family the route declares, as platform/route-access.ts tells it), extra buckets.
+ */
 function tinyApp(...buckets: RateLimitOptions[]) {
   const tiny = createRouter();
   tiny.use("*", requestContext());
-  tiny.use("/authed", auth());
+  const strict = buckets.find((bucket) => bucket.bucket === "strict");
+  tiny.use("/authed", auth({ strict: strict?.bucket === "strict" ? strict.family : undefined }));
   for (const bucket of buckets) {
     tiny.use("/authed", rateLimit(bucket));
     tiny.use("/public", rateLimit(bucket));

@@ -17,6 +17,7 @@ import { ROLES } from "../../db/schema";
 const route = productRoutes({
   tags: ["Operator"],
   security: [{ adminToken: [] }],
+  authenticate: adminAuth(),
   errors: {
     401: jsonResponse("Invalid or missing admin token", AdminError),
     404: jsonResponse("Not found", AdminError),
@@ -27,7 +28,6 @@ const route = productRoutes({
 });
 
 export const adminRouter = createRouter();
-adminRouter.use("*", adminAuth());
 
 adminRouter.openapi(
   route({
@@ -207,3 +207,6 @@ adminRouter.openapi(
   }),
   async (c) => c.json({ data: await operatorSignInLink(c.env, c.req.valid("json").email) }, 201),
 );
+
+// A path no route serves gets the same check as the routes before its 404 or 405.
+adminRouter.use("*", ...route.unmatched());

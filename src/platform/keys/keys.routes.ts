@@ -3,7 +3,6 @@
 import { z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
 import { MailPolicySchema } from "../admin/admin.schemas";
-import { auth, requireScope } from "../auth";
 import { dataResponse, jsonBody, jsonResponse, productRoutes } from "../openapi";
 import { createRouter } from "../router";
 import { KEY_SCOPES, type Scope } from "../scopes";
@@ -59,7 +58,7 @@ keysRouter.openapi(
     operationId: "listTeamApiKeys",
     summary: "List the team's API keys",
     description: "The team's keys that are not revoked, newest first, without their secrets. Requires `keys:read` (or `keys:write`).",
-    middleware: [auth(), requireScope("keys:read")] as const,
+    scope: "keys:read",
     responses: { 200: dataResponse("The keys", z.array(TeamKeySchema)) },
   }),
   async (c) => c.json({ data: (await listTeamKeys(getDb(c.env.DB), c.get("principal").teamId)).map(teamKeyView) }, 200),
@@ -73,7 +72,7 @@ keysRouter.openapi(
     summary: "Create an API key (the plaintext is shown only here)",
     description:
       `Requires \`keys:write\`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: \`sandbox\`, \`allowed_streams\`, \`allowed_recipients\`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most ${MAX_KEYS_PER_TEAM} keys per team (422).`,
-    middleware: [auth(), requireScope("keys:write")] as const,
+    scope: "keys:write",
     request: { body: jsonBody(CreateTeamKeyBody, { name: "CI deploys", scopes: ["logs:read", "logs:write"] }) },
     responses: {
       201: dataResponse("The key with its plaintext", CreatedTeamKeySchema),
@@ -99,7 +98,7 @@ keysRouter.openapi(
     operationId: "revokeTeamApiKey",
     summary: "Revoke an API key",
     description: "Requires `keys:write`. The key answers 401 from then on (a key may revoke itself). Another team's key answers 404.",
-    middleware: [auth(), requireScope("keys:write")] as const,
+    scope: "keys:write",
     request: { params: IdParam },
     responses: { 204: { description: "Revoked" }, 404: jsonResponse("Not found (or another team's)", ErrorBody) },
   }),

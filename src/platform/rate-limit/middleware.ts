@@ -4,13 +4,12 @@
 // the last bucket evaluated is the one the headers show (strict overwrites default).
 //
 // One RPC per request: a team's strict families live in the team's own object next to its default
-// counter, and auth() looks ahead along the matched handlers (`strictFamiliesAhead`) to count the
-// default bucket and the strict family the route will reach in one `hitAll`. The strict middleware
-// then finds its result on the context instead of calling the object again. That one item rides a
-// call shared with the object's other requests in flight on this isolate (limiter.ts MeterClient);
-// GET /usage reads the team's usage in the same item (auth's readsUsage).
+// counter, and auth() counts the default bucket and the strict family its route declares
+// (platform/route-access.ts) in one `hitAll`. The strict middleware then finds its result on the
+// context instead of calling the object again. That one item rides a call shared with the
+// object's other requests in flight on this isolate (limiter.ts MeterClient); GET /usage reads the
+// team's usage in the same item (auth's readsUsage).
 import type { Context, MiddlewareHandler } from "hono";
-import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { BUCKET_LIMITS, bucketLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
@@ -94,7 +93,7 @@ export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key:
 
 /**
  * Counts an authenticated request in its team's default bucket and, with the same RPC, in the
- * strict families `families` (counted ahead for the strict middleware the route will reach), and
+ * strict families `families` (counted ahead for the strict middleware the route declares), and
  * with `readsUsage` reads the team's usage in that call too (`usageRead` on the context).
  * Throws the 429 when the default bucket is full; strict refusals are thrown by their middleware.
  */
@@ -165,46 +164,9 @@ export type RateLimitOptions =
   /** Other buckets: keyed on the caller's team for `default`, else on the client IP. */
   | { bucket: Exclude<BucketName, "strict"> };
 
-/** Strict middleware by handler, so auth() can see which family a route will be counted in. */
-const strictMiddleware = new WeakMap<object, StrictFamily>();
-/** Middleware that decides without I/O whether a request goes on (scope checks, a second auth()). */
-const guards = new WeakMap<object, (c: Context<AppEnv>) => boolean>();
-
-/**
- * Declares `handler` a guard the look-ahead may step over: `passes(c)` tells, without I/O or side
- * effects, whether the handler will call next() for this request.
- */
-export function lookAheadGuard<H extends MiddlewareHandler<AppEnv>>(handler: H, passes: (c: Context<AppEnv>) => boolean): H {
-  guards.set(handler, passes);
-  return handler;
-}
-
-/**
- * The strict families this request will certainly be counted in after the running middleware:
- * the strict middleware among the matched handlers that follow it, as long as every handler in
- * between is a guard that lets the request through. Anything else (a handler, a middleware that
- * may answer or do I/O) ends the look-ahead, so a family is never counted for a request that
- * would not have reached its middleware.
- */
-export function strictFamiliesAhead(c: Context<AppEnv>): StrictFamily[] {
-  const routes = matchedRoutes(c);
-  const families: StrictFamily[] = [];
-  for (let i = c.req.routeIndex + 1; i < routes.length; i++) {
-    const handler = routes[i].handler;
-    const family = strictMiddleware.get(handler);
-    if (family) {
-      families.push(family);
-      continue;
-    }
-    const guard = guards.get(handler);
-    if (!guard || !guard(c)) break;
-  }
-  return families;
-}
-
 /** Adds a bucket to a route: `rateLimit({ bucket: "strict", family: "push_subscribers" })`. */
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> {
-  const middleware: MiddlewareHandler<AppEnv> = async function rateLimitMiddleware(c, next) {
+  return async function rateLimitMiddleware(c, next) {
     const principal = c.get("principal");
     if (options.bucket === "strict" && principal) {
       await enforceBucket(c, "strict", strictKey(principal.teamId, options.family));
@@ -214,8 +176,6 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> 
     }
     await next();
   };
-  if (options.bucket === "strict") strictMiddleware.set(middleware, options.family);
-  return middleware;
 }
 
 /** Writes the headers of the last evaluated bucket onto a response. */

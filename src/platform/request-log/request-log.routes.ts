@@ -2,7 +2,6 @@
 // `requests` page reads. Scope `billing:read`, the scope of account-level reads (it already sees
 // every service's usage): the log shows what every key of the team did, not one product's data.
 import { z } from "@hono/zod-openapi";
-import { auth, requireScope } from "../auth";
 import { jsonResponse, productRoutes } from "../openapi";
 import { createRouter } from "../router";
 import { listRequests, REQUESTS_PAGE_DEFAULT, REQUESTS_PAGE_MAX, STATUS_CLASSES } from "./request-log.service";
@@ -40,13 +39,13 @@ const RequestsPage = z
 const route = productRoutes({ tags: ["Request log"], security: "bearer", errors: { 422: jsonResponse("Validation failed", ValidationError) } });
 
 export const requestLogRouter = createRouter();
-requestLogRouter.use("*", auth(), requireScope("billing:read"));
 
 requestLogRouter.openapi(
   route({
     method: "get",
     path: "/",
     operationId: "listRequests",
+    scope: "billing:read",
     summary: "The team's API requests of the last 7 days",
     description:
       "Every request made with one of the team's API keys in the last 7 days (at most the newest 10,000), newest first: log ingest (ingest tokens), public routes and the operator API are not in it. Written after each answer, so a request appears within moments of its answer. Scope `billing:read`.",
@@ -58,3 +57,6 @@ requestLogRouter.openapi(
     return c.json(page, 200);
   },
 );
+
+// A path no route serves gets the same check as the routes before its 404 or 405.
+requestLogRouter.use("*", ...route.unmatched("billing:read"));

@@ -1,7 +1,6 @@
 // GET /usage: the monthly plan quota of each metered service, filtered by what the key may see,
 // read from the team's meter (read-usage.ts).
 import { z } from "@hono/zod-openapi";
-import { auth, requireAnyScope } from "../auth";
 import { SERVICES, type Service } from "../plans";
 import { createRouter } from "../router";
 import { hasScope, type Scope } from "../scopes";
@@ -46,14 +45,15 @@ export function visibleServices(scopes: readonly string[]): Service[] {
 const route = productRoutes({ tags: ["Usage"], security: "bearer" });
 
 export const usageRouter = createRouter();
-// The usage is read in the same meter call that counts the request (auth's readsUsage).
-usageRouter.use("*", auth({ readsUsage: true }), requireAnyScope("mail:send", "mail:read", "billing:read"));
 
 usageRouter.openapi(
   route({
     method: "get",
     path: "/",
     operationId: "getUsage",
+    scope: ["mail:send", "mail:read", "billing:read"],
+    // The usage is read in the same meter call that counts the request (auth's readsUsage).
+    readsUsage: true,
     summary: "Monthly plan quota per metered service",
     description:
       "`billing:read` sees every service; a key with `mail:send` or `mail:read` sees `mail` and the services it holds a scope of; any other key gets 403. Periods are UTC calendar months.",
@@ -68,3 +68,6 @@ usageRouter.openapi(
     return c.json({ data: { period_start: month.start, period_end: month.end, plan: principal.plan, services } }, 200);
   },
 );
+
+// A path no route serves gets the same check as the routes before its 404 or 405.
+usageRouter.use("*", ...route.unmatched("mail:send", "mail:read", "billing:read"));

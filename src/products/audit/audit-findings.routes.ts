@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { jsonBody, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { addVerification, createFinding, getFinding, listFindings, updateFinding } from "./audit-findings.service";
-import { BASE, ok, okPage, read, route, scopeOf, write } from "./audit.openapi";
+import { BASE, ok, okPage, route, scopeOf } from "./audit.openapi";
 import {
   AuditErrorSchema,
   CreateFindingBody,
@@ -28,7 +28,8 @@ auditFindingsRouter.openapi(
     operationId: "createAuditFinding",
     summary: "Create a finding",
     description: "A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.",
-    middleware: write,
+    scope: "audit:write",
+    idempotent: true,
     request: { params: ProjectParams, body: jsonBody(CreateFindingBody, {"title": "XSS in search", "priority_score": 7}) },
     responses: { 201: jsonResponse("The finding", envelope(Finding)) },
   }),
@@ -45,7 +46,7 @@ auditFindingsRouter.openapi(
     operationId: "listAuditFindings",
     summary: "List findings",
     description: "Newest first; optional `status` filter; `page` (1-based) and `per_page` (default 50, max 100). `meta.pagination` carries the totals.",
-    middleware: read,
+    scope: "audit:read",
     request: { params: ProjectParams, query: ListFindingsQuery },
     responses: {
       200: jsonResponse("Findings", z.object({ data: z.array(Finding), meta: ListMeta, error: z.null() })),
@@ -67,7 +68,7 @@ auditFindingsRouter.openapi(
     summary: "Get a finding with its status history and verifications",
     description:
       "Requires `audit:read`. The finding with its status history (which the burn-down and the regression rate are computed from) and its verifications. Another team's or project's finding answers 404 `not_found` in the audit envelope.",
-    middleware: read,
+    scope: "audit:read",
     request: { params: FindingParams },
     responses: { 200: jsonResponse("The finding", envelope(FindingDetail)) },
   }),
@@ -85,7 +86,7 @@ auditFindingsRouter.openapi(
     summary: "Change a finding's status, priority or title",
     description:
       "Each change of `status` or `priority_score` appends to the status history, which the burn-down reads. Moving from `resolved` or `dismissed` back to a non-terminal status makes the finding a regression while it stays non-terminal. A concurrent change of the same finding answers 409 `conflict`.",
-    middleware: write,
+    scope: "audit:write",
     request: { params: FindingParams, body: jsonBody(PatchFindingBody, {"status": "triaged"}) },
     responses: {
       200: jsonResponse("The finding", envelope(FindingDetail)),
@@ -105,7 +106,7 @@ auditFindingsRouter.openapi(
     operationId: "createAuditFindingVerification",
     summary: "Record a verification of a finding",
     description: "`result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.",
-    middleware: write,
+    scope: "audit:write",
     request: { params: FindingParams, body: jsonBody(CreateVerificationBody, {"result": "passed", "note": "Fixed in release 2.4"}) },
     responses: { 201: jsonResponse("The verification", envelope(Verification)) },
   }),

@@ -5,7 +5,7 @@ import { ApiError, zodDetails } from "../../platform/errors";
 import { authResponses, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { computeSummary } from "./audit-summary.service";
-import { BASE, ok, okPage, read, route, scopeOf, write } from "./audit.openapi";
+import { BASE, ok, okPage, route, scopeOf } from "./audit.openapi";
 import { AuditErrorSchema, envelope, ExportBody, ListMeta, ListReportsQuery, ProjectParams, Report, ReportParams, Summary, SummaryQuery } from "./audit.schemas";
 import { artefactHeaders, getReport, listReports, readArtefact, reportView, startExport } from "./audit.service";
 
@@ -19,7 +19,7 @@ auditReportsRouter.openapi(
     summary: "Live report summary",
     description:
       "Computed from current data. `risk_burn_down` has 7 entries, today and the previous 6 UTC days, each the sum of `priority_score` of findings non-terminal at the end of that day (today: now). `date_from` and `date_to` are accepted and ignored.",
-    middleware: read,
+    scope: "audit:read",
     request: { params: ProjectParams, query: SummaryQuery },
     responses: { 200: jsonResponse("The summary", envelope(Summary)) },
   }),
@@ -37,7 +37,8 @@ auditReportsRouter.openapi(
     summary: "Export the summary as an artefact",
     description:
       "Consumes one AI quota unit (429 `quota_exceeded` when exhausted), records the live summary as the snapshot and answers 202 with the record in `queued`. The export worker moves it to `exporting`, writes the artefact to storage and sets `exported` and `exported_at` (or `failed`). `pdf` yields a self-contained HTML page (`text/html`). Dates are `YYYY-MM-DD`; `period_start` defaults to 6 days ago, `period_end` to today; start must not be after end. The period is recorded on the report; the snapshot is always the live summary.",
-    middleware: write,
+    scope: "audit:write",
+    idempotent: true,
     request: { params: ProjectParams, body: { required: false, content: { "application/json": { schema: ExportBody, example: { format: "json" } } } } },
     responses: {
       202: jsonResponse("The report record, `queued`", envelope(Report)),
@@ -61,7 +62,7 @@ auditReportsRouter.openapi(
     operationId: "listAuditReports",
     summary: "List report export records",
     description: "Newest first (`created_at`, then id); optional `status`; `page` and `per_page` (default 20, max 100).",
-    middleware: read,
+    scope: "audit:read",
     request: { params: ProjectParams, query: ListReportsQuery },
     responses: { 200: jsonResponse("Reports", z.object({ data: z.array(Report), meta: ListMeta, error: z.null() })) },
   }),
@@ -81,7 +82,7 @@ auditReportsRouter.openapi(
     summary: "Get a report export record",
     description:
       "Requires `audit:read`. An export record: its status (`queued`, `exporting`, `exported`, `shared`, `failed`), format, period and the summary snapshot taken at export time. Download the artefact with `downloadAuditReport` once it is `exported`.",
-    middleware: read,
+    scope: "audit:read",
     request: { params: ReportParams },
     responses: { 200: jsonResponse("The report", envelope(Report)) },
   }),
@@ -99,7 +100,7 @@ auditReportsRouter.openapi(
     summary: "Download a report's artefact",
     description:
       "Streams the artefact with its content type (`application/json`, `text/csv`, or `text/html` for `pdf`) as an attachment. A report whose artefact is not written yet (`queued`, `exporting`, `failed`) answers 409 `report_not_ready`.",
-    middleware: read,
+    scope: "audit:read",
     request: { params: ReportParams },
     responses: {
       200: {

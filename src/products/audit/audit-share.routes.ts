@@ -1,11 +1,9 @@
 // Audit routes of sharing: share a report by email, team chat or link (also in the `strict`
 // bucket), and revoke every share of the project.
-import { requireScope } from "../../platform/auth";
 import { jsonBody, jsonResponse } from "../../platform/openapi";
-import { rateLimit } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { revokeShares, shareReport } from "./audit-share.service";
-import { BASE, ok, route, scopeOf, write } from "./audit.openapi";
+import { BASE, ok, route, scopeOf } from "./audit.openapi";
 import { AuditErrorSchema, envelope, ProjectParams, RevokeResult, ShareBody, ShareResult } from "./audit.schemas";
 
 export const auditShareRouter = createRouter();
@@ -18,7 +16,9 @@ auditShareRouter.openapi(
     summary: "Share a report by email, team chat or link",
     description:
       "Runs under the `strict` bucket as well as `default` (its 429 is the platform rate-limit body). `channel` other than `email`, `chat`, `link` (or missing) → 422 `invalid_channel`. `email` needs 1 to 10 `recipients` (else 422 `invalid_params`); malformed addresses land in `rejected`, the rest are queued as platform mail carrying `share_url`. `chat` posts to `webhook_url` (SSRF-checked, 10 s timeout; delivery failures are logged only). `report_id` defaults to the most recent report (`created_at`, then id); a project with no report gets an empty placeholder JSON report first. Only an `exported` or `shared` report can be shared, else 422 `request_failed`. `share_url` is valid 48 hours and only while the report stays shared.",
-    middleware: [requireScope("audit:write"), rateLimit({ bucket: "strict", family: "audit_share" })],
+    scope: "audit:write",
+    idempotent: true,
+    strict: "audit_share",
     request: { params: ProjectParams, body: jsonBody(ShareBody, {"channel": "link"}) },
     responses: {
       200: jsonResponse("The share result", envelope(ShareResult)),
@@ -39,7 +39,7 @@ auditShareRouter.openapi(
     summary: "Revoke every share of the project",
     description:
       "Every `shared` report of the project goes back to `exported` and its links stop resolving. `ids` lists them; `id` is the most recently shared of them. Nothing shared → 404 `not_found`.",
-    middleware: write,
+    scope: "audit:write",
     request: { params: ProjectParams },
     responses: { 200: jsonResponse("The revoke result", envelope(RevokeResult)) },
   }),

@@ -6,7 +6,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { rateLimit } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { notFoundHtml, renderHtml } from "./audit.render";
 import { mintDownloadUrl, resolveToken } from "./audit-share.service";
@@ -33,11 +32,11 @@ function notFound(c: Context<AppEnv>): Response {
 const route = productRoutes({
   tags: ["Audit (public viewer)"],
   security: "public",
+  bucket: "public",
   errors: { 429: jsonResponse("Per-IP public bucket exceeded", RateLimitErrorSchema) },
 });
 
 export const auditViewerRouter = createRouter();
-auditViewerRouter.use("*", rateLimit({ bucket: "public" }));
 
 auditViewerRouter.openapi(
   route({
@@ -80,3 +79,6 @@ auditViewerRouter.openapi(
     });
   },
 );
+
+// A path no route serves gets the same check as the routes before its 404 or 405.
+auditViewerRouter.use("*", ...route.unmatched());

@@ -2,7 +2,6 @@
 // verify over DNS-over-HTTPS. Errors use the mail product's shapes. The operator's direct
 // verification lives in the operator API (src/platform/admin).
 import { z } from "@hono/zod-openapi";
-import { auth, requireAnyScope, requireScope } from "../../platform/auth";
 import { dataResponse, jsonBody, jsonResponse, productRoutes } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
@@ -39,7 +38,8 @@ domainsRouter.openapi(
     summary: "Add a sending domain",
     description:
       "Adds a domain the team wants to send from, `pending` until verified. Publish the returned TXT record (`_edge-platform.<name>` = `edp-verify=<token>`) and call verify. A live key may send only from a verified domain of its team (403 `domain_not_verified`). The platform's own sender domain and the sandbox domain cannot be added (422); at most 50 domains per team. Requires `mail:send`.",
-    middleware: [auth(), requireScope("mail:send")] as const,
+    scope: "mail:send",
+    idempotent: true,
     request: { body: jsonBody(DomainBody, {"name": "mail.yourcompany.com"}) },
     responses: { 201: dataResponse("The domain, pending, with the record to publish", DomainSchema), ...errors },
   }),
@@ -53,7 +53,7 @@ domainsRouter.openapi(
     operationId: "listDomains",
     summary: "List sending domains",
     description: "The team's domains, newest first. Requires `mail:send` or `mail:read`.",
-    middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
+    scope: ["mail:send", "mail:read"],
     responses: { 200: dataResponse("The domains", z.array(DomainSchema)) },
   }),
   async (c) => c.json({ data: (await listDomains(c.env, c.get("principal").teamId)).map(domainView) }, 200),
@@ -67,7 +67,7 @@ domainsRouter.openapi(
     summary: "Get a sending domain",
     description:
       "Requires `mail:send` or `mail:read`. The domain, its status (`pending` or `verified`) and the TXT record to publish; another team's domain answers 404.",
-    middleware: [auth(), requireAnyScope("mail:send", "mail:read")] as const,
+    scope: ["mail:send", "mail:read"],
     request: { params: IdParam },
     responses: { 200: dataResponse("The domain", DomainSchema), ...errors },
   }),
@@ -81,7 +81,7 @@ domainsRouter.openapi(
     operationId: "deleteDomain",
     summary: "Delete a sending domain",
     description: "Live keys can no longer send from it. Requires `mail:send`.",
-    middleware: [auth(), requireScope("mail:send")] as const,
+    scope: "mail:send",
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...errors },
   }),
@@ -99,7 +99,7 @@ domainsRouter.openapi(
     summary: "Verify a sending domain",
     description:
       "Looks the TXT record `_edge-platform.<name>` up over DNS-over-HTTPS (the resolver at `DNS_RESOLVER_URL`). 200 with `status: verified` when it holds the domain's `edp-verify=<token>`; 422 with what was found otherwise; 503 when the resolver cannot be reached. Requires `mail:send`.",
-    middleware: [auth(), requireScope("mail:send")] as const,
+    scope: "mail:send",
     request: { params: IdParam },
     responses: { 200: dataResponse("The verified domain", DomainSchema), ...errors, 503: jsonResponse("The DNS resolver could not be reached", ErrorBody) },
   }),

@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/router";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { AlertSchema, CreateAlertBody, FiringsPage, FiringsQuery, IdParam, UpdateAlertBody } from "./logs.schemas";
-import { alertRoute, notFound, read, validation, write } from "./logs.openapi";
+import { alertRoute, notFound, validation } from "./logs.openapi";
 import { alertView, createAlert, deleteAlert, listAlerts, listFirings, updateAlert } from "./log-alerts.service";
 
 export const logAlertsRouter = createRouter();
@@ -17,7 +17,7 @@ logAlertsRouter.openapi(
     summary: "List a project's alerts",
     description:
       "Requires `logs:read`. The project's alert rules, oldest first, each with `last_triggered_at`; another team's project answers 404.",
-    middleware: read,
+    scope: "logs:read",
     request: { params: IdParam },
     responses: { 200: dataResponse("Alerts", z.array(AlertSchema)), ...notFound("Project") },
   }),
@@ -38,7 +38,8 @@ logAlertsRouter.openapi(
       "channels include `email`, `notify_webhook` when they include `webhook` (an https URL that passes the SSRF guard). " +
       "`notify_email` must be an accepted member of the team (until the console: its owner), 422 otherwise. " +
       "The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.",
-    middleware: write,
+    scope: "logs:write",
+    idempotent: true,
     request: { params: IdParam, body: jsonBody(CreateAlertBody, {"name": "Errors spike", "level": "error", "threshold": 50, "window_minutes": 5, "channels": ["webhook"], "notify_webhook": "https://hooks.example.com/alerts"}) },
     responses: { 201: dataResponse("The alert", AlertSchema), ...notFound("Project"), ...validation },
   }),
@@ -55,7 +56,7 @@ logAlertsRouter.openapi(
     operationId: "updateLogAlert",
     summary: "Update an alert",
     description: "Any subset of the create fields; only the fields given change. The result must still meet the create rules.",
-    middleware: write,
+    scope: "logs:write",
     request: { params: IdParam, body: jsonBody(UpdateAlertBody, {"threshold": 100, "enabled": false}) },
     responses: { 200: dataResponse("The alert", AlertSchema), ...notFound("Alert"), ...validation },
   }),
@@ -73,7 +74,7 @@ logAlertsRouter.openapi(
     summary: "Delete an alert",
     description:
       "Requires `logs:write`. Deletes the rule and its firing history; another team's alert answers 404.",
-    middleware: write,
+    scope: "logs:write",
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...notFound("Alert") },
   }),
@@ -93,7 +94,7 @@ logAlertsRouter.openapi(
       "Newest first. `resolved_at` is null while the alert is firing; it is set when the window fell back under the threshold " +
       "(a `log.alert.resolved` notification went out), when a later firing of the same alert took over, or when the alert was " +
       "disabled. Firings are kept 90 days. Pass `pagination.next_cursor` as `cursor` for the next page.",
-    middleware: read,
+    scope: "logs:read",
     request: { params: IdParam, query: FiringsQuery },
     responses: { 200: jsonResponse("A page of firings", FiringsPage), ...notFound("Alert"), ...validation },
   }),

@@ -1,10 +1,10 @@
-// Authenticated routes of log projects: create, list, read, delete, token rotation, streams, the
+// Authenticated routes of log projects: create, list, delete, token rotation, streams, the
 // entry query and the live tail (Server-Sent Events).
 import { z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/router";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { CreateProjectBody, EntriesPage, EntriesQuery, IdParam, LogsError, ProjectSchema, ProjectWithToken, StreamSchema, StreamsQuery, TailQuery } from "./logs.schemas";
-import { notFound, read, route, validation, write } from "./logs.openapi";
+import { notFound, route, validation } from "./logs.openapi";
 import { CREDENTIAL_CHECK_MS, KEEP_ALIVE_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "./store/log-tails";
 import { openTail, queryEntries } from "./log-entries.service";
 import { createProject, deleteProject, getProject, listProjects, listStreams, projectView, rotateToken } from "./logs.service";
@@ -18,7 +18,8 @@ logProjectsRouter.openapi(
     operationId: "createLogProject",
     summary: "Create a log project",
     description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
-    middleware: write,
+    scope: "logs:write",
+    idempotent: true,
     request: { body: jsonBody(CreateProjectBody, {"name": "api", "daily_limit_mb": 100, "retention_days": 7}) },
     responses: { 201: dataResponse("The project and its ingest token", ProjectWithToken), ...validation },
   }),
@@ -36,7 +37,7 @@ logProjectsRouter.openapi(
     summary: "List log projects",
     description:
       "Requires `logs:read`. The team's log projects with their daily limits and retention; ingest tokens are never listed (rotate one to see a new token).",
-    middleware: read,
+    scope: "logs:read",
     responses: { 200: dataResponse("The team's projects, oldest first", z.array(ProjectSchema)) },
   }),
   async (c) => c.json({ data: (await listProjects(c.env, c.get("principal").teamId)).map(projectView) }, 200),
@@ -50,7 +51,7 @@ logProjectsRouter.openapi(
     summary: "Get a log project",
     description:
       "Requires `logs:read`. One project without its ingest token; another team's project answers 404.",
-    middleware: read,
+    scope: "logs:read",
     request: { params: IdParam },
     responses: { 200: dataResponse("The project (never its token)", ProjectSchema), ...notFound("Project") },
   }),
@@ -65,7 +66,7 @@ logProjectsRouter.openapi(
     summary: "Delete a log project",
     description:
       "Deletes the project with its alerts, streams and every stored entry; its ingest token answers 401 from this moment. Cannot be undone.",
-    middleware: write,
+    scope: "logs:write",
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...notFound("Project") },
   }),
@@ -82,7 +83,7 @@ logProjectsRouter.openapi(
     operationId: "rotateLogProjectToken",
     summary: "Rotate the ingest token",
     description: "Issues a new token and answers it in plaintext; the old token answers 401 from this moment.",
-    middleware: write,
+    scope: "logs:write",
     request: { params: IdParam },
     responses: { 200: dataResponse("The project and its new ingest token", ProjectWithToken), ...notFound("Project") },
   }),
@@ -99,7 +100,7 @@ logProjectsRouter.openapi(
     operationId: "listLogStreams",
     summary: "List a project's streams",
     description: "Streams are created on first use by ingest; at most 10,000 per project. Sorted by name; page with `after` (the last name seen).",
-    middleware: read,
+    scope: "logs:read",
     request: { params: IdParam, query: StreamsQuery },
     responses: { 200: dataResponse("Streams", z.array(StreamSchema)), ...notFound("Project"), ...validation },
   }),
@@ -118,7 +119,7 @@ logProjectsRouter.openapi(
     description:
       "Newest first. Filters combine with AND: `level`, `stream`, `service`, `trace_id` (exact), `since` (inclusive), `until` (exclusive), " +
       "`q` (substring of `message`, case-insensitive for ASCII). Pass `pagination.next_cursor` as `cursor` for the next page; it is null on the last page.",
-    middleware: read,
+    scope: "logs:read",
     request: { params: IdParam, query: EntriesQuery },
     responses: { 200: jsonResponse("A page of entries", EntriesPage), ...notFound("Project"), ...validation },
   }),
@@ -141,7 +142,7 @@ logProjectsRouter.openapi(
       `${MAX_TAIL_MS / 60_000} minutes with \`event: end\` (reconnect to go on), and within ${CREDENTIAL_CHECK_MS / 1000} s of its key's revocation (\`event: end\` with \`{"reason":"credential_revoked"}\`). A reader that falls ${MAX_TAIL_BUFFER_BYTES / 1024 / 1024} MB behind misses ` +
       "entries; an `event: skipped` with `{skipped: N}` says how many. At most " +
       `${MAX_TAILS} tails per project are open at once: one more answers 429.`,
-    middleware: read,
+    scope: "logs:read",
     request: { params: IdParam, query: TailQuery },
     responses: {
       200: { description: "An event stream", content: { "text/event-stream": { schema: z.string().openapi({ example: 'data: {"id":"…","message":"user signed in",…}\n\n' }) } } },

@@ -7,7 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv, Env } from "../../env";
-import { auth, requireScope, type Principal } from "../../platform/auth";
+import type { Principal } from "../../platform/auth";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
@@ -72,7 +72,8 @@ const sendRoute = route({
   operationId: "sendEmail",
   summary: "Send an email",
   description: `Stores the message as \`queued\` and delivers it through the configured transport. Consumes one unit of the \`mail\` quota. ${policyDescription}`,
-  middleware: [auth(), requireScope("mail:send")] as const,
+  scope: "mail:send",
+  idempotent: true,
   request: { body: documentedBody("SendEmail") },
   responses: { 201: dataResponse("The stored message (status `queued`)", EmailSchema), ...sendErrors },
 });
@@ -112,7 +113,8 @@ const batchRoute = route({
     "A missing or non-array `emails` answers 400; an item that is not an object or lacks `from`, `to` or `subject` answers 422 `{error}` naming its 0-indexed position. " +
     "Items that fail field validation are skipped and reported as `{status: 422, errors}` in a 207 answer (all items invalid: 422 with `details` keyed `emails.<index>.<field>`). " +
     "An item breaking a policy rule refuses the whole batch with that policy error, its message prefixed `Item <n>: ` (1-indexed); nothing is stored. Sandbox caps count the valid items in order.",
-  middleware: [auth(), requireScope("mail:send")] as const,
+  scope: "mail:send",
+  idempotent: true,
   request: { body: documentedBody("SendEmailBatch") },
   responses: {
     201: dataResponse("Every email created, in request order", z.array(EmailSchema)),

@@ -3,7 +3,6 @@
 // nothing here runs for a relay path, and ids must be UUIDs, so `/webhooks/sources` is never taken
 // for a mail webhook id. Errors render in the mail shapes (mail.routes.ts registers them).
 import { z } from "@hono/zod-openapi";
-import { auth, requireAnyScope, requireScope } from "../../platform/auth";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { mailErrorFormat } from "./mail.errors";
@@ -23,7 +22,8 @@ mailWebhooksRouter.openapi(
     summary: "Create a mail event webhook",
     description:
       "Events: `email.sent`, `email.delivered`, `email.bounced`, `email.complained`, `email.failed`. Deliveries are signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) using the returned `secret`, shown only here. At most 10 per team. Requires `mail:send`.",
-    middleware: [auth(), requireScope("mail:send")] as const,
+    scope: "mail:send",
+    idempotent: true,
     request: { body: jsonBody(CreateWebhookBody, {"url": "https://hooks.example.com/mail", "events": ["email.delivered", "email.bounced"]}) },
     responses: { 201: dataResponse("The webhook with its signing secret", CreatedMailWebhookSchema), 400: jsonResponse("Malformed JSON", ErrorBody), ...webhookErrors },
   }),
@@ -40,7 +40,7 @@ mailWebhooksRouter.openapi(
     operationId: "listMailWebhooks",
     summary: "List mail event webhooks",
     description: "Requires `mail:read` or `mail:send`. Secrets are never returned here.",
-    middleware: [auth(), requireAnyScope("mail:read", "mail:send")] as const,
+    scope: ["mail:read", "mail:send"],
     responses: { 200: dataResponse("The team's mail webhooks", z.array(MailWebhookSchema)) },
   }),
   async (c) => c.json({ data: (await listWebhooks(c.env, c.get("principal").teamId)).map(webhookView) }, 200),
@@ -53,7 +53,7 @@ mailWebhooksRouter.openapi(
     operationId: "deleteMailWebhook",
     summary: "Delete a mail event webhook",
     description: "Requires `mail:send`. Pending deliveries to it are dropped.",
-    middleware: [auth(), requireScope("mail:send")] as const,
+    scope: "mail:send",
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...webhookErrors },
   }),
@@ -71,7 +71,7 @@ mailWebhooksRouter.openapi(
     summary: "Send a test delivery",
     description:
       "Posts a signed `email.test` event to the webhook now. 200 `{data: {success: true, webhook_id, message_id, status_code, duration_ms}}` when the endpoint answers 2xx; 502 `{error: {message, detail}}` when it cannot be reached (network error, timeout, refused address) or answers another status. Requires `mail:send`.",
-    middleware: [auth(), requireScope("mail:send")] as const,
+    scope: "mail:send",
     request: { params: IdParam },
     responses: {
       200: dataResponse("The endpoint accepted the test delivery", WebhookTestResult),

@@ -4,7 +4,6 @@
 // and of the sending domains, render in the mail shapes (README "Errors").
 import { mailErrorFormat } from "./mail.errors";
 import { z } from "@hono/zod-openapi";
-import { auth, requireScope } from "../../platform/auth";
 import { dataOf, dataResponse, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
@@ -28,7 +27,7 @@ emailsRouter.openapi(
     summary: "List emails",
     description:
       "The team's emails, newest first. Filters: `status`, `stream`, `recipient` (to, cc or bcc), `since` and `until` (ISO 8601 on `created_at`). Pages: `page` (from 1), `per_page` (default 20, max 100). Requires `mail:read` (a send-only key cannot read mail).",
-    middleware: [auth(), requireScope("mail:read")] as const,
+    scope: "mail:read",
     request: { query: ListEmailsQuery },
     responses: {
       200: jsonResponse("A page of emails", dataOf(z.array(EmailSchema)).extend({ pagination: PaginationSchema })),
@@ -48,7 +47,7 @@ emailsRouter.openapi(
     operationId: "getEmail",
     summary: "Get an email with its status history",
     description: "`history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).",
-    middleware: [auth(), requireScope("mail:read")] as const,
+    scope: "mail:read",
     request: { params: IdParam },
     responses: { 200: dataResponse("The email", EmailSchema), 404: jsonResponse("Not found", ErrorBody) },
   }),

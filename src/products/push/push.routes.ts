@@ -1,10 +1,8 @@
 // The push product's HTTP surface: apps (spec), subscribers and notifications (DESIGN.md
 // extension). Bodies `{data: ...}`; errors `{error}` or the spec's Validation shape.
 import { z } from "@hono/zod-openapi";
-import { auth, requireScope } from "../../platform/auth";
 import type { ErrorFormatter } from "../../platform/errors";
 import { dataResponse, jsonBody, jsonResponse, productRoutes } from "../../platform/openapi";
-import { rateLimit } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import {
   AppIdParam,
@@ -41,7 +39,6 @@ const invalid = { 422: jsonResponse("Validation failed", ValidationErrorSchema) 
 const route = productRoutes({ tags: ["Push"], security: "bearer" });
 
 export const pushRouter = createRouter({ errorFormat: pushErrorFormat });
-pushRouter.use("*", auth());
 
 // Apps ----------------------------------------------------------------------------------------
 
@@ -50,7 +47,7 @@ pushRouter.openapi(
     method: "get",
     path: "/apps",
     operationId: "listPushApps",
-    middleware: [requireScope("push:read")] as const,
+    scope: "push:read",
     summary: "List push apps",
     description: "Every push app of the team, newest first. Private keys and credentials are never returned.",
     responses: { 200: dataResponse("Push apps", z.array(PushAppSchema)) },
@@ -63,7 +60,8 @@ pushRouter.openapi(
     method: "post",
     path: "/apps",
     operationId: "createPushApp",
-    middleware: [requireScope("push:write")] as const,
+    scope: "push:write",
+    idempotent: true,
     summary: "Create a push app",
     description:
       "Creates an app with a VAPID key pair (ECDSA P-256). A key is generated for each of `vapid_public_key` / `vapid_private_key` that is absent: with neither, a new pair; with only the private key, the public key is derived from it; a public key alone is refused (no private key can be generated for it). Supplied keys must be base64url: the public key the raw 65-byte uncompressed point, the private key the 32-byte `d`, and they must belong together. The private key, `fcm_credentials` and `apns_credentials` are stored AES-256-GCM-encrypted and never returned.",
@@ -78,7 +76,7 @@ pushRouter.openapi(
     method: "get",
     path: "/apps/{app_id}",
     operationId: "getPushApp",
-    middleware: [requireScope("push:read")] as const,
+    scope: "push:read",
     summary: "Get a push app",
     description:
       "Requires `push:read`. The app with its VAPID public key and subscriber count; the private key and the FCM and APNs credentials are never returned.",
@@ -93,7 +91,7 @@ pushRouter.openapi(
     method: "patch",
     path: "/apps/{app_id}",
     operationId: "updatePushApp",
-    middleware: [requireScope("push:write")] as const,
+    scope: "push:write",
     summary: "Update a push app",
     description:
       "Only the given fields change. `settings` replaces the stored settings object. `fcm_credentials` / `apns_credentials` may be replaced (or cleared with null); VAPID keys cannot be changed.",
@@ -109,7 +107,7 @@ pushRouter.openapi(
     method: "delete",
     path: "/apps/{app_id}",
     operationId: "deletePushApp",
-    middleware: [requireScope("push:write")] as const,
+    scope: "push:write",
     summary: "Delete a push app",
     description: "Deletes the app with its subscribers, notifications and delivery results.",
     request: { params: AppIdParam },
@@ -128,7 +126,8 @@ pushRouter.openapi(
     method: "post",
     path: "/apps/{app_id}/subscribers",
     operationId: "createPushSubscriber",
-    middleware: [requireScope("push:write"), rateLimit({ bucket: "strict", family: "push_subscribers" })] as const,
+    scope: "push:write",
+    strict: "push_subscribers",
     summary: "Register a subscriber",
     description:
       "Takes a browser `PushSubscription` as `subscription.toJSON()` gives it (`endpoint`, `keys.p256dh`, `keys.auth`, optional `expirationTime`) plus optional `tags` and `external_id`. The endpoint must be https and pass the SSRF guard. Registering an endpoint already known to the app updates that subscriber (201 when new, 200 when updated); omitted `tags` / `external_id` keep their stored values. Strict bucket (30 requests per 60 s per team).",
@@ -156,7 +155,7 @@ pushRouter.openapi(
     method: "get",
     path: "/apps/{app_id}/subscribers",
     operationId: "listPushSubscribers",
-    middleware: [requireScope("push:read")] as const,
+    scope: "push:read",
     summary: "List subscribers",
     description: "Oldest first. Query: `page` (1-based), `per_page` (default 20, max 100), `tag`, `external_id`. Subscription keys are not returned.",
     request: { params: AppIdParam, query: ListSubscribersQuery },
@@ -175,7 +174,7 @@ pushRouter.openapi(
     method: "delete",
     path: "/apps/{app_id}/subscribers/{subscriber_id}",
     operationId: "deletePushSubscriber",
-    middleware: [requireScope("push:write")] as const,
+    scope: "push:write",
     summary: "Delete a subscriber",
     description:
       "Requires `push:write`. Removes one subscriber of the app; later notifications skip it. Another team's app or subscriber answers 404.",
@@ -196,7 +195,8 @@ pushRouter.openapi(
     method: "post",
     path: "/apps/{app_id}/notifications",
     operationId: "sendPushNotification",
-    middleware: [requireScope("push:write")] as const,
+    scope: "push:write",
+    idempotent: true,
     summary: "Send a notification",
     description:
       "Answers 202 at once; fan-out and sending run on a queue. Target: every subscriber (default), `subscriber_ids`, or `tags` (subscribers with any of them). `icon`, `url`, `ttl` and `urgency` default to the app's `default_icon`, `default_url`, `default_ttl` (86400) and `default_urgency` (`normal`). Each recipient consumes one unit of the `push` monthly quota when the notification is accepted (429 when the quota cannot cover them all). The payload the service worker receives is the JSON in `payload`, at most 3993 bytes.",
@@ -218,7 +218,7 @@ pushRouter.openapi(
     method: "get",
     path: "/apps/{app_id}/notifications",
     operationId: "listPushNotifications",
-    middleware: [requireScope("push:read")] as const,
+    scope: "push:read",
     summary: "List notifications",
     description: "Newest first, with their counts. Query: `limit` (default 20, max 100).",
     request: { params: AppIdParam, query: ListNotificationsQuery },
@@ -236,7 +236,7 @@ pushRouter.openapi(
     method: "get",
     path: "/apps/{app_id}/notifications/{id}",
     operationId: "getPushNotification",
-    middleware: [requireScope("push:read")] as const,
+    scope: "push:read",
     summary: "Get a notification with its delivery results",
     description:
       "Counts of `queued` (not yet finished, including retrying), `delivered`, `failed` and `removed` (the push service answered 404/410 and the subscriber was deleted), and per-subscriber `results` in subscriber id order: `limit` (default 100, max 500), `cursor` (the `results_next_cursor` of the previous page), `status`.",
@@ -248,3 +248,6 @@ pushRouter.openapi(
     return c.json({ data: await getNotification(c.env, c.get("principal").teamId, app_id, id, c.req.valid("query")) }, 200);
   },
 );
+
+// A path no route serves is authenticated like the routes before its 404 or 405.
+pushRouter.use("*", ...route.unmatched());

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
-import { read, route, write } from "./relay.openapi";
+import { route } from "./relay.openapi";
 import { CreateDestinationBody, CreatedDestinationSchema, DestinationParam, DestinationSchema, PatchDestinationBody, SourceParam } from "./relay.schemas";
 import { createDestination, deleteDestination, listDestinations, patchDestination } from "./relay-destinations.service";
 
@@ -16,7 +16,8 @@ relayDestinationsRouter.openapi(
     summary: "Add a destination to a source",
     description:
       "The `url` must pass the SSRF guard (https, no private or internal address). `event_filter` lists event types to forward; an entry ending in `*` admits a prefix (`invoice.*`); empty or absent admits every event. At most 20 destinations per source. The `secret` (`whsec_...`) that signs deliveries is returned only here.",
-    middleware: [write],
+    scope: "webhooks:write",
+    idempotent: true,
     request: { params: SourceParam, body: jsonBody(CreateDestinationBody, {"url": "https://hooks.example.com/orders", "event_filter": ["order.*"]}) },
     responses: { 201: dataResponse("The destination with its secret", CreatedDestinationSchema) },
   }),
@@ -33,7 +34,7 @@ relayDestinationsRouter.openapi(
     operationId: "listWebhookDestinations",
     summary: "List the destinations of a source",
     description: "Oldest first; the secret is never included.",
-    middleware: [read],
+    scope: "webhooks:read",
     request: { params: SourceParam },
     responses: { 200: dataResponse("The destinations", z.array(DestinationSchema)) },
   }),
@@ -48,7 +49,7 @@ relayDestinationsRouter.openapi(
     summary: "Change a destination",
     description:
       "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled` (any change of it clears `failing_since` and `disabled_reason`: re-enabling a destination the relay disabled after 5 days of failures starts afresh). Queued deliveries to a destination disabled meanwhile end as `failed`.",
-    middleware: [write],
+    scope: "webhooks:write",
     request: { params: DestinationParam, body: jsonBody(PatchDestinationBody, {"enabled": false}) },
     responses: { 200: dataResponse("The destination", DestinationSchema) },
   }),
@@ -65,7 +66,7 @@ relayDestinationsRouter.openapi(
     operationId: "deleteWebhookDestination",
     summary: "Delete a destination",
     description: "Deletes the destination and its delivery records.",
-    middleware: [write],
+    scope: "webhooks:write",
     request: { params: DestinationParam },
     responses: { 204: { description: "Deleted" } },
   }),

@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
-import { read, route, write } from "./relay.openapi";
+import { route } from "./relay.openapi";
 import { EventDetailSchema, EventParam, EventsQuery, EventSummarySchema, PaginationSchema, ReplayBody, ReplaySchema, SourceParam } from "./relay.schemas";
 import { getEvent, listEvents } from "./relay-events.service";
 import { replayEvent } from "./relay-replay.service";
@@ -37,7 +37,7 @@ relayEventsRouter.openapi(
     summary: "List the events of a source",
     description:
       "Newest first, cursor-paginated (`limit` 1 to 100, default 25; pass `pagination.next_cursor` as `cursor`). Filters: `type` (exact, or a prefix ending in `*`) and `status`, the delivery roll-up of the event (`failed`, `pending`, `delivered`, `none`), judged on the latest delivery to each destination.",
-    middleware: [read],
+    scope: "webhooks:read",
     request: { params: SourceParam, query: EventsQuery },
     responses: {
       200: jsonResponse("A page of events", z.object({ data: z.array(EventSummarySchema), pagination: PaginationSchema })),
@@ -53,7 +53,7 @@ relayEventsRouter.openapi(
     operationId: "getWebhookEvent",
     summary: "Get an event with its deliveries and attempts",
     description: "The stored body, content type and filtered headers, and every delivery (ingest and replays) with each attempt: time, status code, duration, error, the first 1 KB of the answer and the delay before the next try.",
-    middleware: [read],
+    scope: "webhooks:read",
     request: { params: EventParam },
     responses: { 200: dataResponse("The event", EventDetailSchema) },
   }),
@@ -71,7 +71,9 @@ relayEventsRouter.openapi(
     summary: "Replay an event",
     description:
       "Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).",
-    middleware: [write, emptyBodyIsNone],
+    scope: "webhooks:write",
+    idempotent: true,
+    middleware: [emptyBodyIsNone],
     request: { params: EventParam, body: { required: false, content: { "application/json": { schema: ReplayBody, example: {} } } } },
     responses: { 202: dataResponse("Deliveries queued", ReplaySchema) },
   }),

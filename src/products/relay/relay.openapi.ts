@@ -1,14 +1,11 @@
-// What every relay route shares: the scope middleware of the authenticated routes (auth() itself
-// runs for the whole router, relay.routes.ts), and their route helper with the tag and the error
-// responses in the relay body shape; the public ingest address has the tag and its own errors.
+// What every relay route shares: the route helper of the authenticated routes (each declares its
+// scope there) with the tag and the error responses in the relay body shape; the public ingest
+// address has the tag and its own errors.
 import type { ErrorFormatter } from "../../platform/errors";
-import { requireScope } from "../../platform/auth";
 import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { RelayErrorSchema } from "./relay.schemas";
 
 const tags = ["Webhook relay"];
-export const read = requireScope("webhooks:read");
-export const write = requireScope("webhooks:write");
 /** `createRoute` of the authenticated relay routes. */
 export const route = productRoutes({
   tags,

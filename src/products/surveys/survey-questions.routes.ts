@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { createQuestion, deleteQuestion, listQuestions, reorderQuestions, updateQuestion } from "./survey-questions.service";
-import { Ok, read, route, write } from "./surveys.openapi";
+import { Ok, route } from "./surveys.openapi";
 import { CreateQuestionBody, PatchQuestionBody, QuestionParams, QuestionSchema, ReorderBody, SurveyErrorSchema, SurveyIdParam2 } from "./surveys.schemas";
 
 export const surveyQuestionsRouter = createRouter();
@@ -16,7 +16,7 @@ surveyQuestionsRouter.openapi(
     operationId: "listSurveyQuestions",
     summary: "List questions",
     description: "Ordered by `position`.",
-    middleware: read,
+    scope: "surveys:read",
     request: { params: SurveyIdParam2 },
     responses: { 200: dataResponse("Questions", z.array(QuestionSchema)) },
   }),
@@ -30,7 +30,7 @@ surveyQuestionsRouter.openapi(
     operationId: "reorderSurveyQuestions",
     summary: "Reorder questions",
     description: "`question_ids` must list every question of the survey exactly once (else 400); positions 1..n are rewritten in one statement.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SurveyIdParam2, body: jsonBody(ReorderBody, {"question_ids": ["QUESTION_ID"]}) },
     responses: { 200: jsonResponse("Reordered", Ok), 400: jsonResponse("Partial or duplicated list", SurveyErrorSchema) },
   }),
@@ -48,7 +48,7 @@ surveyQuestionsRouter.openapi(
     summary: "Create a question",
     description:
       "`options` are required for `choice`, `multi_choice` and `ranking` (and must be empty otherwise); `scale` and `slider` need integer `settings.min` < `settings.max`; `matrix` needs `settings.rows` and `settings.columns`; branching targets must be questions of the same survey.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SurveyIdParam2, body: jsonBody(CreateQuestionBody, {"type": "nps", "title": "How likely are you to recommend us?", "position": 1}) },
     responses: { 201: dataResponse("The question", QuestionSchema) },
   }),
@@ -62,7 +62,7 @@ surveyQuestionsRouter.openapi(
     operationId: "updateSurveyQuestion",
     summary: "Update a question",
     description: "Any question field. Editing a question of an `active` survey increments its `version`.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: QuestionParams, body: jsonBody(PatchQuestionBody, {"title": "How likely are you to recommend us to a friend?"}) },
     responses: { 200: dataResponse("The question", QuestionSchema) },
   }),
@@ -79,7 +79,7 @@ surveyQuestionsRouter.openapi(
     operationId: "deleteSurveyQuestion",
     summary: "Delete a question",
     description: "Existing answers stay in the responses' answers maps but are no longer rendered (summary, flow).",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: QuestionParams },
     responses: { 204: { description: "Deleted" } },
   }),

@@ -8,7 +8,7 @@ import { exportResponsesCsv } from "./survey-export.service";
 import { listResponses, surveySummary } from "./survey-results.service";
 import { CreatedWebhookSchema, CreateWebhookBody, ListResponsesQuery, ResponseRecordSchema, SummarySchema, WebhookSchema } from "./survey-results.schemas";
 import { createWebhook, deleteWebhook, listWebhooks } from "./survey-webhooks.service";
-import { read, route, write } from "./surveys.openapi";
+import { route } from "./surveys.openapi";
 import { PaginationSchema, SurveyIdParam, WebhookParams } from "./surveys.schemas";
 
 export const surveyResultsRouter = createRouter();
@@ -22,7 +22,7 @@ surveyResultsRouter.openapi(
     summary: "List responses",
     description:
       "Completed and in-progress responses, newest first; filter by `status` and by start time (`since` inclusive, `until` exclusive). `answers` maps question id → `{value, version, answered_at}` and keeps answers of deleted questions.",
-    middleware: read,
+    scope: "surveys:read",
     request: { params: pathParamAs("survey", "id", "The survey id."), query: ListResponsesQuery },
     responses: {
       200: jsonResponse("Responses and pagination", z.object({ data: z.array(ResponseRecordSchema), pagination: PaginationSchema })),
@@ -41,7 +41,7 @@ surveyResultsRouter.openapi(
     summary: "Export completed responses as CSV",
     description:
       "Streamed `text/csv` (RFC 4180, CRLF line ends, UTF-8) as an attachment: a header row, then one row per completed response in the order they were started. Columns: `response_id`, `started_at`, `completed_at`, then one per current question of the survey in position order, headed by its title (answers of deleted questions are not exported); an AI-mode survey adds `generated_questions` (each generated question as a `title: answer` line). Numbers are written as numbers, booleans as `true`/`false`, lists joined with `; `, matrix answers as `row: column; ...`, unanswered cells empty. Text cells that start with `=`, `+`, `-`, `@`, a tab or a carriage return are prefixed with a single quote, so spreadsheets show them as text instead of running them as formulas.",
-    middleware: read,
+    scope: "surveys:read",
     request: { params: SurveyIdParam },
     responses: { 200: { description: "The CSV file", content: { "text/csv": { schema: z.string() } } } },
   }),
@@ -59,7 +59,7 @@ surveyResultsRouter.openapi(
     summary: "Per-question aggregates of completed responses",
     description:
       "Read from counters kept by every completion (the cost does not grow with the number of responses), over completed responses, for the survey's current questions: counts per option (choice, multi_choice, ranking average rank), average and distribution (rating, scale, slider, nps), the NPS score, the yes/no split, per-row counts for matrix, and answer counts for free-text types.",
-    middleware: read,
+    scope: "surveys:read",
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The summary", SummarySchema) },
   }),
@@ -74,7 +74,8 @@ surveyResultsRouter.openapi(
     summary: "Create a survey webhook",
     description:
       "Receives `response.completed` events through the survey-webhooks queue, signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The `secret` is shown only in this answer.",
-    middleware: write,
+    scope: "surveys:write",
+    idempotent: true,
     request: { params: SurveyIdParam, body: jsonBody(CreateWebhookBody, {"url": "https://hooks.example.com/surveys", "events": ["response.completed"]}) },
     responses: { 201: dataResponse("The webhook with its secret", CreatedWebhookSchema) },
   }),
@@ -89,7 +90,7 @@ surveyResultsRouter.openapi(
     summary: "List a survey's webhooks",
     description:
       "Requires `surveys:read`. The survey's webhooks (URL and events); their signing secrets are shown only at creation.",
-    middleware: read,
+    scope: "surveys:read",
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("Webhooks (without secrets)", z.array(WebhookSchema)) },
   }),
@@ -104,7 +105,7 @@ surveyResultsRouter.openapi(
     summary: "Delete a survey webhook",
     description:
       "Requires `surveys:write`. Deletes the webhook; deliveries already queued for it are dropped.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: WebhookParams },
     responses: { 204: { description: "Deleted" } },
   }),

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { createSection, deleteSection, listSections, updateSection } from "./survey-sections.service";
-import { read, route, write } from "./surveys.openapi";
+import { route } from "./surveys.openapi";
 import { CreateSectionBody, PatchSectionBody, SectionParams, SectionSchema, SurveyIdParam2 } from "./surveys.schemas";
 
 export const surveySectionsRouter = createRouter();
@@ -15,7 +15,7 @@ surveySectionsRouter.openapi(
     operationId: "listSurveySections",
     summary: "List sections",
     description: "Ordered by `position`.",
-    middleware: read,
+    scope: "surveys:read",
     request: { params: SurveyIdParam2 },
     responses: { 200: dataResponse("Sections", z.array(SectionSchema)) },
   }),
@@ -30,7 +30,7 @@ surveySectionsRouter.openapi(
     summary: "Create a section",
     description:
       "Requires `surveys:write`. `position` (1-based) is required; `title` and `description` are optional. At most 50 sections per survey (422 past it).",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SurveyIdParam2, body: jsonBody(CreateSectionBody, {"title": "About you", "position": 1}) },
     responses: { 201: dataResponse("The section", SectionSchema) },
   }),
@@ -45,7 +45,7 @@ surveySectionsRouter.openapi(
     summary: "Update a section",
     description:
       "Requires `surveys:write`. Changes `title`, `description` or `position`; only the fields sent change.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SectionParams, body: jsonBody(PatchSectionBody, {"title": "About your team"}) },
     responses: { 200: dataResponse("The section", SectionSchema) },
   }),
@@ -62,7 +62,7 @@ surveySectionsRouter.openapi(
     operationId: "deleteSurveySection",
     summary: "Delete a section",
     description: "The section's questions are kept with `section_id` null.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SectionParams },
     responses: { 204: { description: "Deleted" } },
   }),

@@ -1,16 +1,12 @@
-// What every authenticated survey route declares: the scope middleware (attached per route, never
-// with use("*"): the public response flow shares the /surveys prefix and must not run auth()),
-// and the route helper with the tag and the error responses in the survey body shape.
+// What every authenticated survey route shares: the route helper with the tag and the error
+// responses in the survey body shape (each route declares its scope there, so its authentication
+// is attached per route: the public response flow shares the /surveys prefix and never runs
+// auth()), and the survey error body.
 import { z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../../env";
 import type { ErrorFormatter } from "../../platform/errors";
-import { auth, requireScope } from "../../platform/auth";
 import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { SurveyErrorSchema } from "./surveys.schemas";
 
-export const read: MiddlewareHandler<AppEnv>[] = [auth(), requireScope("surveys:read")];
-export const write: MiddlewareHandler<AppEnv>[] = [auth(), requireScope("surveys:write")];
 /** `createRoute` of the authenticated survey routes. */
 export const route = productRoutes({
   tags: ["Surveys"],

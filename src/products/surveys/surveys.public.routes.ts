@@ -10,7 +10,7 @@ import type { Context } from "hono";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { dataResponse, jsonBody, jsonResponse, pathParamAs, productRoutes, RateLimitErrorSchema } from "../../platform/openapi";
-import { clientIp, enforceBucket, rateLimit, strictKey } from "../../platform/rate-limit/middleware";
+import { clientIp, enforceBucket, strictKey } from "../../platform/rate-limit/middleware";
 import ipaddr from "ipaddr.js";
 import { createRouter } from "../../platform/router";
 import { AnswerBody, BackBody, PublicSurveySchema, ResponseParams, ResponseStateSchema, SlugParam, StartResponseBody } from "./survey-responses.schemas";
@@ -29,13 +29,12 @@ import {
 const route = productRoutes({
   tags: ["Surveys (public)"],
   security: "public",
+  bucket: "public",
   errors: {
     404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
     429: jsonResponse("Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota", RateLimitErrorSchema),
   },
 });
-/** Every public route counts per client IP before its body is validated or its slug looked up. */
-const middleware = [rateLimit({ bucket: "public" })];
 /** What the response flow (start, answer, back, complete) answers besides the shared errors. */
 const flowErrors = {
   409: jsonResponse("Not the expected question, path finished, response completed, or survey closed", SurveyErrorSchema),
@@ -78,7 +77,6 @@ surveysPublicRouter.openapi(
     method: "get",
     path: "/{slug}/public",
     operationId: "getPublicSurvey",
-    middleware,
     summary: "Public survey definition",
     description:
       "What a hosted page or embed needs before starting: name, settings, mode, status, whether it accepts responses, the number of questions (AI mode: `target_questions`) and the first question. Drafts answer 404.",
@@ -97,7 +95,6 @@ surveysPublicRouter.openapi(
     // `{survey}`, not `{slug}`: the same path template as the authenticated GET (see pathParamAs).
     path: "/{survey}/responses",
     operationId: "startSurveyResponse",
-    middleware,
     summary: "Start a response",
     description:
       "Only `active` surveys start responses (a closed survey answers 409). The team's `surveys` monthly unit is spent when the response completes; a start answers the monthly-quota 429 when no unit is left. At most 10 of the team's 30 starts a minute may come from one client IP (IPv6: one /64); past it 429. The body is optional: `respondent` (`email`, `name`, `external_id`, `metadata`). Answers 201 with the response id and the first question.",
@@ -119,7 +116,6 @@ surveysPublicRouter.openapi(
     method: "get",
     path: "/{slug}/responses/{response_id}",
     operationId: "getSurveyResponseState",
-    middleware,
     summary: "Resume a response",
     description: "The response's state: answered count, the next question (or `finished: true`). The response id is the respondent's capability.",
     request: { params: ResponseParams },
@@ -137,7 +133,6 @@ surveysPublicRouter.openapi(
     method: "post",
     path: "/{slug}/responses/{response_id}/answers",
     operationId: "answerSurveyQuestion",
-    middleware,
     summary: "Answer the next question",
     description:
       "Body `{question_id, value}`. Only the expected next question may be answered: any other answers 409 with `expected_question_id`. The value is checked against the question type (422 `errors.value`). Branching (manual mode) or the generator (AI mode) picks the next question, returned in full, or `finished: true`. Works on closed surveys for responses already in progress.",
@@ -156,7 +151,6 @@ surveysPublicRouter.openapi(
     method: "post",
     path: "/{slug}/responses/{response_id}/back",
     operationId: "goBackInSurveyResponse",
-    middleware,
     summary: "Go back to an earlier question",
     description:
       "Body optional: `{question_id}`, an earlier question of the response's path (omitted: the last answered one). The path is cut before that question and the answers after it are discarded; the question becomes `next_question` again with its earlier answer in `previous_answer`, and answering it walks the branching from there. A completed response cannot go back (409 `Response is already completed`); nothing answered yet, or a question not on the path (or since deleted), answers 409.",
@@ -176,7 +170,6 @@ surveysPublicRouter.openapi(
     method: "post",
     path: "/{slug}/responses/{response_id}/complete",
     operationId: "completeSurveyResponse",
-    middleware,
     summary: "Complete a response",
     description:
       "Allowed once the path has finished (else 409 with `next_question_id`). Increments the survey's `response_count` exactly once and queues `response.completed` webhooks; repeating the call answers 200 with the completed response and changes nothing.",

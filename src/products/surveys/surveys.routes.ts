@@ -13,7 +13,7 @@ import { surveyQuestionsRouter } from "./survey-questions.routes";
 import { surveyResultsRouter } from "./survey-results.routes";
 import { surveySectionsRouter } from "./survey-sections.routes";
 import { SURVEY_TEMPLATES } from "./survey-templates";
-import { read, route, surveysErrorFormat, write } from "./surveys.openapi";
+import { route, surveysErrorFormat } from "./surveys.openapi";
 import {
   CreateSurveyBody,
   ListSurveysQuery,
@@ -35,7 +35,7 @@ surveysRouter.openapi(
     operationId: "listSurveys",
     summary: "List surveys",
     description: "Newest first. `per_page` defaults to 20, at most 100; `status` filters.",
-    middleware: read,
+    scope: "surveys:read",
     request: { query: ListSurveysQuery },
     responses: { 200: jsonResponse("Surveys and pagination", z.object({ data: z.array(SurveySchema), pagination: PaginationSchema })) },
   }),
@@ -50,7 +50,8 @@ surveysRouter.openapi(
     summary: "Create a survey",
     description:
       "Created as `draft`. `slug` is URL-safe and globally unique (so unique per team and resolvable from the public URL alone); a taken slug answers 422 `errors.slug: ['has already been taken']`. Mode `ai` requires `ai_config.goal`; manual surveys keep `ai_config` `{}`.",
-    middleware: write,
+    scope: "surveys:write",
+    idempotent: true,
     request: { body: jsonBody(CreateSurveyBody, {"name": "Customer pulse", "slug": "customer-pulse", "mode": "manual"}) },
     responses: { 201: dataResponse("The survey", SurveySchema) },
   }),
@@ -69,7 +70,7 @@ surveysRouter.openapi(
     summary: "Built-in survey templates",
     description:
       "Requires `surveys:read`. The built-in catalog (NPS, CSAT, CES, Product Feedback, Onboarding, Employee Engagement) as `{id, name, description}`; there is no endpoint to instantiate one.",
-    middleware: read,
+    scope: "surveys:read",
     responses: { 200: dataResponse("The catalog", z.array(TemplateSchema)) },
   }),
   (c) => c.json({ data: SURVEY_TEMPLATES.map((t) => ({ ...t })) }, 200),
@@ -83,7 +84,7 @@ surveysRouter.openapi(
     summary: "Get a survey with its sections and questions",
     description:
       "Requires `surveys:read`. The survey with its `sections` and `questions` in position order; another team's survey answers 404.",
-    middleware: read,
+    scope: "surveys:read",
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The survey", SurveyDetailSchema) },
   }),
@@ -98,7 +99,7 @@ surveysRouter.openapi(
     summary: "Update a survey",
     description:
       "Any of `name`, `slug`, `mode`, `status`, `settings`, `ai_config`. `status` follows the action endpoints' rules. Changing `slug` invalidates existing embed configurations and invitation URLs.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SurveyIdParam, body: jsonBody(PatchSurveyBody, {"name": "Customer pulse (Q3)"}) },
     responses: { 200: dataResponse("The updated survey", SurveySchema) },
   }),
@@ -117,7 +118,7 @@ surveysRouter.openapi(
     operationId: "deleteSurvey",
     summary: "Delete a survey",
     description: "Permanently deletes the survey with its sections, questions, responses (and their respondents), webhooks and deliveries.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SurveyIdParam },
     responses: { 204: { description: "Deleted" } },
   }),
@@ -135,7 +136,8 @@ surveysRouter.openapi(
     summary: "Duplicate a survey",
     description:
       "A new `draft` survey with copies of the sections and questions (new ids; `section_id` and branching targets remapped to the copies), settings and ai_config; `response_count` 0 and a new slug (`<slug>-copy`, `<slug>-copy-2`, ...). Responses and webhooks are not copied.",
-    middleware: write,
+    scope: "surveys:write",
+    idempotent: true,
     request: { params: SurveyIdParam },
     responses: { 201: dataResponse("The copy", SurveyDetailSchema) },
   }),
@@ -149,7 +151,7 @@ surveysRouter.openapi(
     operationId: "activateSurvey",
     summary: "Activate (or reopen) a survey",
     description: "draft or closed → active; needs at least one question (else 422). Activating an active survey is a no-op answering 200.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The survey", SurveySchema) },
   }),
@@ -164,7 +166,7 @@ surveysRouter.openapi(
     summary: "Close a survey",
     description:
       "active → closed: new responses cannot start; in-progress responses can still answer and complete. Closing a closed survey is a no-op (200); closing a draft answers 422. The body is `{data: Survey}`.",
-    middleware: write,
+    scope: "surveys:write",
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The survey", SurveySchema) },
   }),
