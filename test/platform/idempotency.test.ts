@@ -576,7 +576,8 @@ describe("OpenAPI document", () => {
     const named: string[] = [];
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { parameters?: unknown[] }>>)) {
       for (const [method, operation] of Object.entries(item)) {
-        if ((operation.parameters ?? []).some((p) => (p as { $ref?: string }).$ref === "#/components/parameters/IdempotencyKey")) named.push(`${method} ${path}`);
+        const refs = (operation.parameters ?? []).map((p) => (p as { $ref?: string }).$ref);
+        if (refs.includes("#/components/parameters/IdempotencyKey")) named.push(`${method} ${path}`);
       }
     }
     expect(named.sort()).toEqual(IDEMPOTENT_ROUTES.map((route) => `post /api/v1${route.replace(/:(\w+)/g, "{$1}")}`).sort());

@@ -1,8 +1,9 @@
 // The audit API under /api/v1/orgs/{org_id}/projects/{project_id}/audit: one router that mounts the
-// routers of each job (each route declares its scope; the org check and the JSON-body check run
-// on every route, after authentication, see audit.openapi.ts): findings and verifications (audit-findings.routes.ts), the summary, export
+// routers of each job: findings and verifications (audit-findings.routes.ts), the summary, export
 // and reports (audit-reports.routes.ts), share and revoke (audit-share.routes.ts), in the order
-// their operations appear in the OpenAPI document. Every response uses the audit envelope
+// their operations appear in the OpenAPI document. Each route declares its scope; the org check
+// and the JSON-body check run on every route after authentication (audit.openapi.ts), and on a
+// path under the prefix that no route serves. Every response uses the audit envelope
 // `{data, meta: {request_id}, error}`; the formatter below renders errors in it.
 import type { ErrorFormatter } from "../../platform/errors";
 import { createRouter } from "../../platform/router";
