@@ -162,6 +162,12 @@ describe("push store: a store that fails", () => {
     const app = await createApp(team.key);
     await subscribe(team.key, app.id, await browserSubscription());
     expect((await call("DELETE", `push/apps/${app.id}`, { key: team.key })).status).toBe(204);
-    await expect(pushStore(env, app.id).count()).rejects.toThrow("push store deleted");
+    const outcome = await pushStore(env, app.id)
+      .count()
+      .then(
+        () => "answered",
+        (error: unknown) => String(error),
+      );
+    expect(outcome).toContain("push store deleted");
   });
 });
