@@ -20,7 +20,7 @@ import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../pla
 import type { PushQueueMessage } from "./push.consumer";
 import { restartStalledFanouts } from "./push.queries";
 import { pushStore } from "./push.store";
-import { SWEEP_STUCK_MS } from "./store/push-store";
+import { SWEEP_STUCK_MS } from "./store/push-store.upkeep";
 
 export { SWEEP_STUCK_MS };
 

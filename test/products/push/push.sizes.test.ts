@@ -2,7 +2,7 @@
 // N realistic subscribers imported into an app's store and N delivery rows written by the store's
 // fan-out and results (the code paths of production), the object's database size read before and
 // after (tables and indexes, as SQLite stores them); the same rows in the former D1 tables, by D1's
-// own size_after. The figures are printed (the push README's arithmetic is taken from them) and
+// own size_after, and D1's notification rows (which stay there). The figures are printed (the push README's arithmetic is taken from them) and
 // bounded, so a schema change that makes a row much larger fails here.
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -79,11 +79,23 @@ describe("push row sizes", () => {
       .run();
     const d1Deliveries = (await env.DB.prepare("SELECT 1").run()).meta.size_after;
 
+    // Notification rows (they stay in D1): a typical payload of ~250 bytes.
+    const payload = JSON.stringify({ notification_id: crypto.randomUUID(), app_id: app.id, title: "Your order has shipped", body: "Order 4711 left our warehouse and arrives on Thursday.", icon: "https://cdn.example.com/icon.png", url: "/orders/4711", data: { order: 4711 } });
+    const notes = Array.from({ length: N }, () =>
+      env.DB.prepare(
+        `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, fanout_token, fanout_at, created_at, completed_at)
+         VALUES (?, ?, ?, ?, 86400, 'normal', '{"type":"all"}', 'mailto:owner@example.com', 120, 1, ?, ?, ?, ?)`,
+      ).bind(crypto.randomUUID(), team.teamId, app.id, payload, crypto.randomUUID(), at, at, at),
+    );
+    for (let i = 0; i < notes.length; i += 500) await env.DB.batch(notes.slice(i, i + 500));
+    const d1Notifications = (await env.DB.prepare("SELECT 1").run()).meta.size_after;
+
     const figures = {
       store_bytes_per_subscriber: Math.round((withSubscribers - empty) / N),
       store_bytes_per_delivery: Math.round((withDeliveries - withSubscribers) / N),
       d1_bytes_per_subscriber: Math.round((d1Subscribers - d1Before) / N),
       d1_bytes_per_delivery: Math.round((d1Deliveries - d1Subscribers) / N),
+      d1_bytes_per_notification: Math.round((d1Notifications - d1Deliveries) / N),
     };
     console.log(JSON.stringify({ msg: "push row sizes", rows: N, ...figures }));
     expect(figures.store_bytes_per_subscriber).toBeGreaterThan(300);

@@ -13,7 +13,7 @@ import { nowMs, setClock } from "../../../src/platform/clock";
 import { FANOUT_CHUNK, pushSendsConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
 import { SWEEP_MAX_FANOUTS, SWEEP_STUCK_MS, sweepPushFanouts } from "../../../src/products/push/push.cron";
 import { pushStore } from "../../../src/products/push/push.store";
-import { SWEEP_MAX_ROWS } from "../../../src/products/push/store/push-store";
+import { SWEEP_MAX_ROWS } from "../../../src/products/push/store/push-store.upkeep";
 import { requeueStuck } from "../../../src/products/push/store/push-store.types";
 import type { PushQueueMessage } from "../../../src/products/push/push.consumer";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";

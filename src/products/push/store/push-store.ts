@@ -4,7 +4,8 @@
 // app row with its subscriber_count (listing apps calls no store) and one row per notification;
 // the volume (a million subscribers, a delivery per subscriber per send) lives here.
 // The schema is Drizzle's (push-store.schema.ts) with migrations generated for the durable-sqlite
-// driver and applied when the object starts. Every method is an RPC of the Worker, each one
+// driver and applied when the object starts; its raw SQL is push-store.queries.ts, its bulk work
+// (import, sweep, retention) push-store.upkeep.ts and its delivery reads push-store.reads.ts. Every method is an RPC of the Worker, each one
 // transaction; times come from the caller (the platform clock), except the alarm's, which runs on
 // real time. The object is single-threaded, so the subscriber count it keeps (meta) is exact under
 // parallel registrations; each change bumps `count_seq`, and D1 takes a count only with a newer seq.
@@ -14,35 +15,25 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
 import type { PushTarget } from "../../../db/schema";
 import { CLAIMS } from "../../../platform/jobs/claim";
-import { DELIVERY_LOG_RETENTION_DAYS } from "../../../platform/retention";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./push-store.schema";
 import {
   CLAIM_DELIVERIES,
   COMPLETE_IF_DONE,
   INSERT_DELIVERIES,
-  PURGE_DELIVERIES,
-  PURGE_NOTIFICATIONS,
   RECORD_DELIVERY,
   SUBSCRIBER_COLUMNS,
-  SWEEP_STUCK,
   SYNC_COUNT,
   targetWhere,
 } from "./push-store.queries";
+import { progressRows, resultRows, summaryRows, type NotificationSummary } from "./push-store.reads";
+import { importRows, purgeRows, takeStuckRows } from "./push-store.upkeep";
 import { requeueStuck, type DeliveryRecord, type LegacyImport, type Outcome, type SubscriberRecord } from "./push-store.types";
 
 /** How often the alarm runs while the store has work (deliveries to sweep or purge, a count D1 may not hold). */
 const ALARM_EVERY_MS = 3_600_000;
 const ALARM_AGAIN_MS = 60_000;
-/** Pending deliveries that should have moved this long ago have lost their queue message. */
-export const SWEEP_STUCK_MS = 15 * 60_000;
-/** Delivery rows re-queued per alarm run; the rest wait for the next one. */
-export const SWEEP_MAX_ROWS = 1_000;
-/** Retention deletes at most this many delivery rows per statement, and this many statements per run. */
-export const PURGE_CHUNK = 5_000;
-export const PURGE_MAX_CHUNKS = 20;
 const LEASE_MS = CLAIMS["push-sends"].leaseMs;
-const DAY_MS = 86_400_000;
 
 /** The store's subscriber count and the sequence number of its last change. */
 export interface CountState {
@@ -229,50 +220,21 @@ export class PushStore extends DurableObject<Env> {
   }
 
   /** Per notification: delivery rows per status, and when it completed (null: not yet, or never fanned out here). */
-  async summaries(ids: string[]): Promise<{ id: string; counts: Record<string, number>; completedAt: string | null }[]> {
+  async summaries(ids: string[]): Promise<NotificationSummary[]> {
     this.assertLive();
-    const sql = this.ctx.storage.sql;
-    const list = JSON.stringify(ids);
-    const out = new Map<string, { id: string; counts: Record<string, number>; completedAt: string | null }>(ids.map((id) => [id, { id, counts: {}, completedAt: null }]));
-    for (const r of sql.exec<{ id: string; status: string; n: number }>(
-      "SELECT notification_id AS id, status, count(*) AS n FROM deliveries WHERE notification_id IN (SELECT value FROM json_each(?)) GROUP BY 1, 2",
-      list,
-    )) {
-      out.get(r.id)!.counts[r.status] = r.n;
-    }
-    for (const r of sql.exec<{ id: string; completed_at: string | null }>("SELECT id, completed_at FROM notifications WHERE id IN (SELECT value FROM json_each(?))", list)) {
-      out.get(r.id)!.completedAt = r.completed_at;
-    }
-    return [...out.values()];
+    return summaryRows(this.ctx.storage.sql, ids);
   }
 
   /** A page of one notification's delivery rows in subscriber id order, after `cursor`. */
   async results(notificationId: string, query: { status?: string; cursor?: string; limit: number }): Promise<DeliveryRecord[]> {
     this.assertLive();
-    return this.ctx.storage.sql
-      .exec<DeliveryRecord & Row>(
-        `SELECT notification_id, subscriber_id, status, attempts, status_code, error, lease_until, next_attempt_at, updated_at FROM deliveries
-         WHERE notification_id = ? AND subscriber_id > ? ${query.status ? "AND status = ?" : ""} ORDER BY subscriber_id LIMIT ?`,
-        notificationId,
-        query.cursor ?? "",
-        ...(query.status ? [query.status] : []),
-        query.limit,
-      )
-      .toArray()
-      .map((r) => ({ ...r }));
+    return resultRows(this.ctx.storage.sql, notificationId, query);
   }
 
   /** The last subscriber with a delivery row, per notification (where a restarted fan-out resumes). */
   async progress(ids: string[]): Promise<Record<string, string | null>> {
     this.assertLive();
-    const out: Record<string, string | null> = Object.fromEntries(ids.map((id) => [id, null]));
-    for (const r of this.ctx.storage.sql.exec<{ id: string; last: string }>(
-      "SELECT notification_id AS id, max(subscriber_id) AS last FROM deliveries WHERE notification_id IN (SELECT value FROM json_each(?)) GROUP BY 1",
-      JSON.stringify(ids),
-    )) {
-      out[r.id] = r.last;
-    }
-    return out;
+    return progressRows(this.ctx.storage.sql, ids);
   }
 
   /**
@@ -283,38 +245,8 @@ export class PushStore extends DurableObject<Env> {
   async importLegacy(appId: string, rows: LegacyImport): Promise<{ subscribers: number; deliveries: number; count: CountState }> {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
-      const sql = this.ctx.storage.sql;
-      let subscribers = 0;
-      for (const s of rows.subscribers) {
-        sql.exec(`INSERT OR IGNORE INTO subscribers (${SUBSCRIBER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.id, s.endpoint, s.p256dh, s.auth, s.expiration_time, s.tags, s.external_id, s.created_at, s.updated_at);
-        subscribers += sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
-      }
-      for (const n of rows.notifications) {
-        sql.exec(
-          "INSERT INTO notifications (id, created_at, fanout_done, completed_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET fanout_done = max(fanout_done, excluded.fanout_done), completed_at = coalesce(completed_at, excluded.completed_at)",
-          n.id,
-          n.created_at,
-          n.fanout_done,
-          n.completed_at,
-        );
-      }
-      let deliveries = 0;
-      for (const d of rows.deliveries) {
-        sql.exec(
-          "INSERT OR IGNORE INTO deliveries (notification_id, subscriber_id, status, attempts, status_code, error, lease_until, next_attempt_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          d.notification_id,
-          d.subscriber_id,
-          d.status,
-          d.attempts,
-          d.status_code,
-          d.error,
-          d.lease_until,
-          d.next_attempt_at,
-          d.updated_at,
-        );
-        deliveries += sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
-      }
-      return { subscribers, deliveries, count: subscribers ? this.changeCount(subscribers) : this.countState() };
+      const imported = importRows(this.ctx.storage.sql, rows);
+      return { ...imported, count: imported.subscribers ? this.changeCount(imported.subscribers) : this.countState() };
     });
     await this.noteApp(appId);
     await this.ensureAlarm();
@@ -341,27 +273,13 @@ export class PushStore extends DurableObject<Env> {
    */
   async takeStuck(now: number): Promise<{ notification_id: string; subscriber_id: string }[]> {
     this.assertLive();
-    return this.ctx.storage.sql
-      .exec<{ notification_id: string; subscriber_id: string }>(SWEEP_STUCK, new Date(now).toISOString(), new Date(now - SWEEP_STUCK_MS).toISOString(), SWEEP_MAX_ROWS)
-      .toArray()
-      .map((r) => ({ ...r }));
+    return takeStuckRows(this.ctx.storage.sql, now);
   }
 
   /** Retention: deletes notifications older than DELIVERY_LOG_RETENTION_DAYS at `now` with their rows, in bounded steps. */
   async purgeExpired(now: number): Promise<{ deleted: number; more: boolean }> {
     this.assertLive();
-    const cutoff = new Date(now - DELIVERY_LOG_RETENTION_DAYS * DAY_MS).toISOString();
-    const sql = this.ctx.storage.sql;
-    let deleted = 0;
-    for (let i = 0; i < PURGE_MAX_CHUNKS; i++) {
-      const n = sql.exec(PURGE_DELIVERIES, cutoff, PURGE_CHUNK).rowsWritten;
-      deleted += n;
-      if (n < PURGE_CHUNK) {
-        sql.exec(PURGE_NOTIFICATIONS, cutoff);
-        return { deleted, more: false };
-      }
-    }
-    return { deleted, more: true };
+    return purgeRows(this.ctx.storage.sql, now);
   }
 
   /** Writes the store's count to D1 unless D1 holds a newer one; remembers what D1 was told. */
