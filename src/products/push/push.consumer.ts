@@ -52,7 +52,7 @@ export const pushQueueMessage = z.discriminatedUnion("kind", [
     /** The notification's fanout_token when queued; absent only in messages queued before tokens existed. */
     token: rowId.optional(),
   }),
-  // Producers chunk by SEND_CHUNK; the claim binds every id as a parameter.
+  // Producers chunk by SEND_CHUNK; the store's claim takes the ids as one JSON array.
   z.object({ kind: z.literal("send"), notification_id: rowId, subscriber_ids: z.array(rowId).max(SEND_CHUNK) }),
 ]);
 export type PushQueueMessage = z.infer<typeof pushQueueMessage>;

@@ -11,7 +11,8 @@
 // not re-queue one twice; if the run's queue send fails, they are stale again SWEEP_STUCK_MS later.
 //
 // Deliveries whose `send` message was lost are swept by each app's store on its alarm
-// (store/push-store.ts sweepStuck), with the same 15 minutes; delivery retention is the store's too.
+// (store/push-store.ts takeStuck, requeueStuck), with the same 15 minutes; delivery retention is
+// the store's too. The hourly retention here deletes D1's notification rows past the same period.
 import { sendAll } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
