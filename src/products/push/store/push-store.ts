@@ -67,8 +67,14 @@ export class PushStore extends DurableObject<Env> {
       if (existing) {
         const set = ["p256dh = ?", "auth = ?", "expiration_time = ?", "updated_at = ?"];
         const params: SqlStorageValue[] = [input.p256dh, input.auth, input.expiration_time, input.at];
-        if (input.tags) set.push("tags = ?"), params.push(JSON.stringify(input.tags));
-        if (input.external_id !== undefined) set.push("external_id = ?"), params.push(input.external_id);
+        if (input.tags) {
+          set.push("tags = ?");
+          params.push(JSON.stringify(input.tags));
+        }
+        if (input.external_id !== undefined) {
+          set.push("external_id = ?");
+          params.push(input.external_id);
+        }
         sql.exec(`UPDATE subscribers SET ${set.join(", ")} WHERE id = ?`, ...params, existing.id);
       } else {
         sql.exec(
@@ -249,7 +255,6 @@ export class PushStore extends DurableObject<Env> {
       return { ...imported, count: imported.subscribers ? this.changeCount(imported.subscribers) : this.countState() };
     });
     await this.noteApp(appId);
-    await this.ensureAlarm();
     return result;
   }
 
@@ -305,9 +310,17 @@ export class PushStore extends DurableObject<Env> {
     for (const r of results) if (r.status === "rejected") console.error(JSON.stringify({ msg: "push store alarm: a step failed", error: String(r.reason) }));
   }
 
+  /**
+   * Remembers the app (the alarm writes its count to D1) and makes sure the alarm is set. Runs after
+   * a committed change: a failure here is logged, not thrown, so the caller is told what was stored.
+   */
   private async noteApp(appId: string): Promise<void> {
-    if ((await this.ctx.storage.get<string>("app_id")) !== appId) await this.ctx.storage.put("app_id", appId);
-    await this.ensureAlarm();
+    try {
+      if ((await this.ctx.storage.get<string>("app_id")) !== appId) await this.ctx.storage.put("app_id", appId);
+      await this.ensureAlarm();
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "push store: app id or alarm not set", app_id: appId, error: String(error) }));
+    }
   }
 
   private async ensureAlarm(): Promise<void> {
