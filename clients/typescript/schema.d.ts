@@ -132,6 +132,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/push/migrate-stores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move push subscribers and deliveries from D1 into the per-app stores (one step)
+         * @description Operator token only. One-time migration for deployments that stored push subscribers and deliveries in D1: moves up to `limit` rows of each into their apps' stores, deletes them from D1 and writes each app's `subscriber_count` from its store. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of apps or notifications that no longer exist (deleted, not moved).
+         */
+        post: operations["adminMigratePushStores"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/teams/{id}/members": {
         parameters: {
             query?: never;
@@ -1828,6 +1848,16 @@ export interface components {
             /** @default 1000 */
             limit?: number;
         };
+        AdminMigratePushStoresResult: {
+            subscribers: number;
+            deliveries: number;
+            dropped: number;
+            more: boolean;
+        };
+        AdminMigratePushStores: {
+            /** @default 1000 */
+            limit?: number;
+        };
         TeamMember: {
             team_id: string;
             user_id: string;
@@ -3452,6 +3482,73 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["AdminMigrateLogEntriesResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigratePushStores: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigratePushStores"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigratePushStoresResult"];
                     };
                 };
             };

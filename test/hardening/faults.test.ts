@@ -24,7 +24,7 @@ import { relaySweepCron } from "../../src/products/relay/relay.cron";
 import { anyIp, json } from "../helpers/api";
 import { entryCount, withStoreTrigger } from "../products/logs/helpers";
 import { postSettled } from "../products/mail/mail-helpers";
-import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
+import { browserSubscription, storeRows, subscriptionJson } from "../products/push/push-helpers";
 import { call, setupTeam } from "./fixtures";
 
 afterEach(() => {
@@ -216,9 +216,11 @@ describe("queue consumers crashing midway and redelivered", () => {
     const sends = queue.sent.filter((m) => (m as { kind: string }).kind === "send");
     expect(sends).toHaveLength(1);
 
-    failNextBatches(1);
+    // The store's write of the result fails (the consumer dies after the push service answered).
+    await storeRows(app.id, "CREATE TRIGGER fail_record BEFORE UPDATE ON deliveries WHEN NEW.status = 'delivered' BEGIN SELECT RAISE(ABORT, 'simulated crash after the external call'); END");
     const first = batchOf("push-sends", sends);
     await pushSendsConsumer.consume(first.batch, queue.env);
+    await storeRows(app.id, "DROP TRIGGER fail_record");
     expect(seen).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
 
@@ -227,8 +229,8 @@ describe("queue consumers crashing midway and redelivered", () => {
       await pushSendsConsumer.consume(again.batch, queue.env);
       expect(seen).toHaveLength(1);
     }
-    const row = await env.DB.prepare("SELECT status FROM push_deliveries WHERE notification_id = ?").bind(notificationId).first<{ status: string }>();
-    expect(row!.status).toBe("sending");
+    const [row] = await storeRows<{ status: string }>(app.id, "SELECT status FROM deliveries WHERE notification_id = ?", notificationId);
+    expect(row.status).toBe("sending");
   });
 
   it("audit: the artefact was written, the consumer died before marking it; the redelivery waits for the lease, then exports once to the same object", async () => {

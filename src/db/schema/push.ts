@@ -1,5 +1,7 @@
-// Push tables: apps (VAPID keys, encrypted credentials, the exact subscriber count), subscribers
-// (browser PushSubscriptions), notifications and one delivery row per (notification, subscriber).
+// Push tables: apps (VAPID keys, encrypted credentials, the subscriber count) and notifications
+// (one row per send). Subscribers and deliveries live in each app's store (products/push/store);
+// push_subscribers and push_deliveries are the former tables, read only by the operator's
+// migration (products/push/push.migrate.ts) until it has moved every row.
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { teams } from "./platform";
 
@@ -16,8 +18,12 @@ export const pushApps = sqliteTable(
     fcmCredentialsEnc: text("fcm_credentials_enc"),
     apnsCredentialsEnc: text("apns_credentials_enc"),
     settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-    /** Kept exact: changed only in the same D1 batch as the insert or delete of a subscriber. */
+    /**
+     * The app's store's count of its subscribers (products/push/store), written after each change
+     * with the store's sequence number of that change: a write with an older one changes nothing.
+     */
     subscriberCount: integer("subscriber_count").notNull().default(0),
+    subscriberCountSeq: integer("subscriber_count_seq").notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -77,6 +83,10 @@ export const pushNotifications = sqliteTable(
     /** When fan-out last progressed (created, a step queued the next one, or a sweep re-queued it). */
     fanoutAt: text("fanout_at"),
     createdAt: text("created_at").notNull(),
+    /**
+     * Set here for a notification with no recipients (and by the former D1 deliveries); otherwise
+     * the app's store knows when the last delivery finished.
+     */
     completedAt: text("completed_at"),
   },
   (t) => [

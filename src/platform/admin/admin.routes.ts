@@ -4,6 +4,7 @@ import { DomainSchema } from "../../products/domains/domains.routes";
 import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
 import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
+import { MIGRATE_MAX_ROWS as PUSH_MIGRATE_MAX_ROWS, migrateLegacyPush } from "../../products/push/push.migrate";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
 import { dataResponse, jsonBody, jsonResponse, productRoutes, RateLimitErrorSchema } from "../openapi";
@@ -169,6 +170,34 @@ adminRouter.openapi(
     },
   }),
   async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),
+);
+
+adminRouter.openapi(
+  route({
+    method: "post",
+    path: "/push/migrate-stores",
+    operationId: "adminMigratePushStores",
+    summary: "Move push subscribers and deliveries from D1 into the per-app stores (one step)",
+    description:
+      "Operator token only. One-time migration for deployments that stored push subscribers and deliveries in D1: moves up to `limit` rows of each " +
+      "into their apps' stores, deletes them from D1 and writes each app's `subscriber_count` from its store. Call again until `more` is false. " +
+      "Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of apps or notifications that no longer exist (deleted, not moved).",
+    request: {
+      body: jsonBody(
+        z.object({ limit: z.number().int().min(1).max(PUSH_MIGRATE_MAX_ROWS).default(PUSH_MIGRATE_MAX_ROWS) }).openapi("AdminMigratePushStores"),
+        { limit: 1000 },
+      ),
+    },
+    responses: {
+      200: dataResponse(
+        "What this step did",
+        z
+          .object({ subscribers: z.number().int(), deliveries: z.number().int(), dropped: z.number().int(), more: z.boolean() })
+          .openapi("AdminMigratePushStoresResult"),
+      ),
+    },
+  }),
+  async (c) => c.json({ data: await migrateLegacyPush(c.env, c.req.valid("json").limit) }, 200),
 );
 
 const MemberSchema = z

@@ -12,6 +12,7 @@ import { nowIso } from "../../platform/clock";
 import { encryptSecret } from "../../platform/crypto";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { orNotFound, ownedBy, ownedRow } from "../../platform/tenancy";
+import { inStore, pushStore } from "./push.store";
 import { derivePublicKey, generateVapidKeys, keysMatch, publicKeyProblem } from "./vapid";
 import type { CreateAppSchema, UpdateAppSchema } from "./push.schemas";
 
@@ -89,6 +90,7 @@ export async function createApp(env: Env, teamId: string, input: z.infer<typeof 
     apnsCredentialsEnc: await sealCredentials(env, input.apns_credentials),
     settings: input.settings ?? {},
     subscriberCount: 0,
+    subscriberCountSeq: 0,
     createdAt: now,
     updatedAt: now,
   };
@@ -112,8 +114,13 @@ export async function updateApp(env: Env, teamId: string, appId: string, input: 
   return toApp(orNotFound(rows[0], appNotFound()));
 }
 
-/** Deletes the app; its subscribers, notifications and deliveries go with it (FK cascade). */
+/**
+ * Deletes the app: its store (subscribers, deliveries) is wiped first, then the row, with its
+ * notifications (FK cascade). A store that fails answers 503 and the app stays whole.
+ */
 export async function deleteApp(env: Env, teamId: string, appId: string): Promise<void> {
+  await loadApp(env, teamId, appId);
+  await inStore(() => pushStore(env, appId).destroy());
   const rows = await getDb(env.DB).delete(pushApps).where(ownedRow(pushApps, teamId, appId)).returning({ id: pushApps.id });
   orNotFound(rows[0], appNotFound());
 }

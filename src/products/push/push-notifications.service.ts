@@ -1,29 +1,25 @@
 // Push notifications: accept one (defaults from the app's settings, payload size, recipients
 // counted, one `push` quota unit per recipient, fan-out queued; nothing is sent inside the
-// request), list them, and read one with its per-subscriber delivery results. The fan-out and the
-// sends are push.consumer.ts; its queue messages are declared here, where the first is sent.
-import { and, asc, desc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
+// request), list them, and read one with its per-subscriber delivery results. The notification
+// row is D1's (one per send); the recipients, the delivery rows, the counts and the completion
+// answer from the app's store. The fan-out and the sends are push.consumer.ts.
+import { and, desc, eq } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { pushDeliveries, pushNotifications, pushSubscribers, type PushTarget } from "../../db/schema";
+import { pushNotifications, type PushTarget } from "../../db/schema";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { loadApp } from "./push-apps.service";
 import type { PushQueueMessage } from "./push.consumer";
-import { targetFilter } from "./push.queries";
+import { inStore, pushStore } from "./push.store";
 import { PUSH_LIMITS, type NotificationQuery, type SendSchema } from "./push.schemas";
 
 export const notificationNotFound = () => new ApiError("not_found", "Notification not found");
 
 type NotificationRow = typeof pushNotifications.$inferSelect;
-
-/** Subscribers of a notification: the app's, registered no later than the notification, in the target. */
-export function recipientsFilter(n: Pick<NotificationRow, "appId" | "createdAt" | "target">): SQL {
-  return and(eq(pushSubscribers.appId, n.appId), sql`${pushSubscribers.createdAt} <= ${n.createdAt}`, targetFilter(n.target)) as SQL;
-}
 
 /**
  * Accepts a notification: resolves defaults from the app's settings, checks the payload fits one
@@ -53,21 +49,10 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
     : input.tags
       ? { type: "tags", tags: [...new Set(input.tags)] }
       : { type: "all" };
-  if (target.type === "subscribers") {
-    const found = await db
-      .select({ id: pushSubscribers.id })
-      .from(pushSubscribers)
-      .where(and(eq(pushSubscribers.appId, app.id), targetFilter(target)));
-    const known = new Set(found.map((row) => row.id));
-    const unknown = target.subscriber_ids.filter((sid) => !known.has(sid));
-    if (unknown.length) throw ApiError.validation({ subscriber_ids: [`unknown subscriber ids: ${unknown.slice(0, 20).join(", ")}`] });
-  }
   const createdAt = nowIso();
-  const [{ count }] = await db
-    .select({ count: sql<number>`count(*)` })
-    .from(pushSubscribers)
-    .where(recipientsFilter({ appId: app.id, createdAt, target }));
-  const recipients = Number(count);
+  // The app's store counts the recipients (and names listed ids that are not its subscribers).
+  const { count: recipients, unknown } = await inStore(() => pushStore(env, app.id).recipients(target, createdAt));
+  if (unknown.length) throw ApiError.validation({ subscriber_ids: [`unknown subscriber ids: ${unknown.slice(0, 20).join(", ")}`] });
   if (recipients > 0) await consumeQuota(env, owner, "push", recipients);
   const row: NotificationRow = {
     id,
@@ -98,20 +83,28 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
       throw error;
     }
   }
-  return toNotification(row, {});
+  return toNotification(row, NOTHING);
 }
 
 type Counts = Partial<Record<string, number>>;
 
-function toNotification(row: NotificationRow, byStatus: Counts) {
+/** What the app's store knows of a notification: its delivery rows per status, and its completion. */
+interface Summary {
+  counts: Counts;
+  completedAt: string | null;
+}
+
+function toNotification(row: NotificationRow, summary: Summary) {
+  const byStatus = summary.counts;
   const delivered = byStatus.delivered ?? 0;
   const failed = byStatus.failed ?? 0;
   const removed = byStatus.removed ?? 0;
   const started = Object.values(byStatus).some((n) => (n ?? 0) > 0);
+  const completedAt = row.completedAt ?? summary.completedAt;
   return {
     id: row.id,
     app_id: row.appId,
-    status: row.completedAt ? ("completed" as const) : started ? ("sending" as const) : ("queued" as const),
+    status: completedAt ? ("completed" as const) : started ? ("sending" as const) : ("queued" as const),
     payload: JSON.parse(row.payload) as Record<string, unknown>,
     ttl: row.ttl,
     urgency: row.urgency,
@@ -120,24 +113,17 @@ function toNotification(row: NotificationRow, byStatus: Counts) {
     recipients: row.recipients,
     counts: { queued: Math.max(0, row.recipients - delivered - failed - removed), delivered, failed, removed },
     created_at: row.createdAt,
-    completed_at: row.completedAt,
+    completed_at: completedAt,
   };
 }
 
-async function countsOf(env: Env, ids: string[]): Promise<Map<string, Counts>> {
-  const out = new Map<string, Counts>();
-  if (ids.length === 0) return out;
-  const rows = await getDb(env.DB)
-    .select({ id: pushDeliveries.notificationId, status: pushDeliveries.status, n: sql<number>`count(*)` })
-    .from(pushDeliveries)
-    .where(inArray(pushDeliveries.notificationId, ids))
-    .groupBy(pushDeliveries.notificationId, pushDeliveries.status);
-  for (const row of rows) {
-    const counts = out.get(row.id) ?? {};
-    counts[row.status] = Number(row.n);
-    out.set(row.id, counts);
-  }
-  return out;
+const NOTHING: Summary = { counts: {}, completedAt: null };
+
+/** The store's summaries of an app's notifications: one call for the whole page. */
+async function summariesOf(env: Env, appId: string, ids: string[]): Promise<Map<string, Summary>> {
+  if (ids.length === 0) return new Map();
+  const rows = await inStore(() => pushStore(env, appId).summaries(ids));
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 export async function listNotifications(env: Env, teamId: string, appId: string, limit: number) {
@@ -148,42 +134,33 @@ export async function listNotifications(env: Env, teamId: string, appId: string,
     .where(and(eq(pushNotifications.appId, appId), eq(pushNotifications.teamId, teamId)))
     .orderBy(desc(pushNotifications.createdAt), desc(pushNotifications.id))
     .limit(limit);
-  const counts = await countsOf(env, rows.map((row) => row.id));
-  return rows.map((row) => toNotification(row, counts.get(row.id) ?? {}));
+  const summaries = await summariesOf(env, appId, rows.map((row) => row.id));
+  return rows.map((row) => toNotification(row, summaries.get(row.id) ?? NOTHING));
 }
 
 export async function getNotification(env: Env, teamId: string, appId: string, id: string, query: z.infer<typeof NotificationQuery>) {
   await loadApp(env, teamId, appId);
-  const db = getDb(env.DB);
-  const rows = await db
+  const rows = await getDb(env.DB)
     .select()
     .from(pushNotifications)
     .where(and(eq(pushNotifications.id, id), eq(pushNotifications.appId, appId), eq(pushNotifications.teamId, teamId)))
     .limit(1);
   const row = orNotFound(rows[0], notificationNotFound());
-  const filters: SQL[] = [eq(pushDeliveries.notificationId, id)];
-  if (query.status) filters.push(eq(pushDeliveries.status, query.status));
-  if (query.cursor) filters.push(gt(pushDeliveries.subscriberId, query.cursor));
-  const [counts, results] = await Promise.all([
-    countsOf(env, [id]),
-    db
-      .select()
-      .from(pushDeliveries)
-      .where(and(...filters))
-      .orderBy(asc(pushDeliveries.subscriberId))
-      .limit(query.limit + 1),
-  ]);
+  const store = pushStore(env, appId);
+  const [summaries, results] = await inStore(() =>
+    Promise.all([store.summaries([id]), store.results(id, { status: query.status, cursor: query.cursor, limit: query.limit + 1 })]),
+  );
   const page = results.slice(0, query.limit);
   return {
-    ...toNotification(row, counts.get(id) ?? {}),
+    ...toNotification(row, summaries[0] ?? NOTHING),
     results: page.map((r) => ({
-      subscriber_id: r.subscriberId,
+      subscriber_id: r.subscriber_id,
       status: r.status,
       attempts: r.attempts,
-      status_code: r.statusCode,
+      status_code: r.status_code,
       error: r.error,
-      updated_at: r.updatedAt,
+      updated_at: r.updated_at,
     })),
-    results_next_cursor: results.length > query.limit ? page[page.length - 1].subscriberId : null,
+    results_next_cursor: results.length > query.limit ? page[page.length - 1].subscriber_id : null,
   };
 }

@@ -1,35 +1,31 @@
 // Push subscribers: register a browser PushSubscription (or update the one with the same
-// endpoint), list, delete, and the removal the consumer uses when a push service answers 404 or
-// 410. The app's subscriber_count changes only in the same batch as the subscriber insert or
-// delete that it counts, and only when that insert or delete really happens.
-import { and, asc, eq, inArray, notExists, sql, type SQL } from "drizzle-orm";
+// endpoint), list and delete, each one call to the app's store (store/push-store.ts), which counts
+// the subscribers in the same transaction as the insert or delete (exact under parallel
+// registrations: the object runs one call at a time). The app row's subscriber_count is then
+// written from the store's answer (push.store.ts syncCount).
 import type { z } from "@hono/zod-openapi";
 import type { Env } from "../../env";
-import { getDb } from "../../db/client";
-import { pushApps, pushSubscribers } from "../../db/schema";
 import { nowIso } from "../../platform/clock";
 import { fromBase64Url } from "../../platform/crypto";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import { checkUrl, ssrfOptions } from "../../platform/ssrf";
-import { ownedRow } from "../../platform/tenancy";
 import { loadApp } from "./push-apps.service";
-import { hasTag } from "./push.queries";
+import { inStore, pushStore, syncCount } from "./push.store";
 import type { ListSubscribersQuery, SubscribeSchema } from "./push.schemas";
+import type { SubscriberRecord } from "./store/push-store.types";
 
 export const subscriberNotFound = () => new ApiError("not_found", "Subscriber not found");
 
-type SubscriberRow = typeof pushSubscribers.$inferSelect;
-
-export function toSubscriber(row: SubscriberRow) {
+export function toSubscriber(appId: string, row: SubscriberRecord) {
   return {
     id: row.id,
-    app_id: row.appId,
+    app_id: appId,
     endpoint: row.endpoint,
-    expiration_time: row.expirationTime,
-    tags: row.tags,
-    external_id: row.externalId,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
+    expiration_time: row.expiration_time,
+    tags: JSON.parse(row.tags) as string[],
+    external_id: row.external_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -73,110 +69,44 @@ async function subscriptionProblems(env: Env, input: z.infer<typeof SubscribeSch
 
 /**
  * Registers a subscription, or updates the one with the same endpoint. Returns whether it was new.
- * The count goes up only when no row with that endpoint existed, in the same batch as the upsert.
+ * The store counts it only when no subscriber had that endpoint, in the same transaction.
  */
 export async function registerSubscriber(env: Env, teamId: string, appId: string, input: z.infer<typeof SubscribeSchema>) {
   await loadApp(env, teamId, appId);
   const details = await subscriptionProblems(env, input);
   if (Object.keys(details).length) throw ApiError.validation(details);
-  const db = getDb(env.DB);
-  const now = nowIso();
-  const tags = input.tags ? [...new Set(input.tags)] : undefined;
-  const sameEndpoint = db
-    .select({ one: sql`1` })
-    .from(pushSubscribers)
-    .where(and(eq(pushSubscribers.appId, appId), eq(pushSubscribers.endpoint, input.endpoint)));
-  const [counted, rows] = await db.batch([
-    db
-      .update(pushApps)
-      .set({ subscriberCount: sql`${pushApps.subscriberCount} + 1` })
-      .where(and(ownedRow(pushApps, teamId, appId), notExists(sameEndpoint))),
-    db
-      .insert(pushSubscribers)
-      .values({
-        id: crypto.randomUUID(),
-        teamId,
-        appId,
-        endpoint: input.endpoint,
-        p256dh: input.keys.p256dh,
-        auth: input.keys.auth,
-        expirationTime: input.expirationTime == null ? null : Math.round(input.expirationTime),
-        tags: tags ?? [],
-        externalId: input.external_id ?? null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .onConflictDoUpdate({
-        target: [pushSubscribers.appId, pushSubscribers.endpoint],
-        set: {
-          p256dh: sql`excluded.p256dh`,
-          auth: sql`excluded.auth`,
-          expirationTime: sql`excluded.expiration_time`,
-          // Omitted tags / external_id keep their stored values; null clears external_id.
-          ...(tags ? { tags: sql`excluded.tags` } : {}),
-          ...(input.external_id !== undefined ? { externalId: sql`excluded.external_id` } : {}),
-          updatedAt: sql`excluded.updated_at`,
-        },
-      })
-      .returning(),
-  ]);
-  return { subscriber: toSubscriber(rows[0]), created: counted.meta.changes === 1 };
+  const result = await inStore(() =>
+    pushStore(env, appId).register(appId, {
+      id: crypto.randomUUID(),
+      endpoint: input.endpoint,
+      p256dh: input.keys.p256dh,
+      auth: input.keys.auth,
+      expiration_time: input.expirationTime == null ? null : Math.round(input.expirationTime),
+      // Omitted tags / external_id keep their stored values; null clears external_id.
+      ...(input.tags ? { tags: [...new Set(input.tags)] } : {}),
+      ...(input.external_id !== undefined ? { external_id: input.external_id } : {}),
+      at: nowIso(),
+    }),
+  );
+  if (result.created) await syncCount(env, appId, result.count);
+  return { subscriber: toSubscriber(appId, result.subscriber), created: result.created };
 }
 
 export async function listSubscribers(env: Env, teamId: string, appId: string, query: z.infer<typeof ListSubscribersQuery>) {
   await loadApp(env, teamId, appId);
-  const db = getDb(env.DB);
-  const filters: SQL[] = [eq(pushSubscribers.appId, appId), eq(pushSubscribers.teamId, teamId)];
-  if (query.tag) filters.push(hasTag(query.tag));
-  if (query.external_id) filters.push(eq(pushSubscribers.externalId, query.external_id));
-  const where = and(...filters);
-  const [rows, totals] = await db.batch([
-    db
-      .select()
-      .from(pushSubscribers)
-      .where(where)
-      .orderBy(asc(pushSubscribers.createdAt), asc(pushSubscribers.id))
-      .limit(query.per_page)
-      .offset((query.page - 1) * query.per_page),
-    db.select({ total: sql<number>`count(*)` }).from(pushSubscribers).where(where),
-  ]);
-  const total = Number(totals[0]?.total ?? 0);
+  const { rows, total } = await inStore(() =>
+    pushStore(env, appId).list({ page: query.page, perPage: query.per_page, tag: query.tag, externalId: query.external_id }),
+  );
   return {
-    data: rows.map(toSubscriber),
+    data: rows.map((row) => toSubscriber(appId, row)),
     pagination: { page: query.page, per_page: query.per_page, total, total_pages: Math.ceil(total / query.per_page) },
   };
 }
 
-/** Deletes a subscriber; the count goes down in the same batch, only if a row was deleted. */
+/** Deletes a subscriber; the store lowers its count in the same transaction, only if a row was deleted. */
 export async function deleteSubscriber(env: Env, teamId: string, appId: string, subscriberId: string): Promise<void> {
   await loadApp(env, teamId, appId);
-  const removed = await removeSubscribers(env, appId, [subscriberId], teamId);
+  const { removed, count } = await inStore(() => pushStore(env, appId).remove(appId, [subscriberId]));
   if (removed === 0) throw subscriberNotFound();
-}
-
-/**
- * Deletes subscribers of an app and lowers subscriber_count by the number really deleted, in one
- * batch. Used by DELETE and by the consumer when a push service answers 404 or 410.
- */
-export async function removeSubscribers(env: Env, appId: string, ids: string[], teamId?: string): Promise<number> {
-  if (ids.length === 0) return 0;
-  const [, deleted] = await getDb(env.DB).batch(removeSubscribersStatements(env, appId, ids, teamId));
-  return deleted.length;
-}
-
-/** The two statements of removeSubscribers, for callers that add them to a larger batch. */
-export function removeSubscribersStatements(env: Env, appId: string, ids: string[], teamId?: string) {
-  const db = getDb(env.DB);
-  const match = and(
-    eq(pushSubscribers.appId, appId),
-    inArray(pushSubscribers.id, ids),
-    ...(teamId ? [eq(pushSubscribers.teamId, teamId)] : []),
-  );
-  return [
-    db
-      .update(pushApps)
-      .set({ subscriberCount: sql`${pushApps.subscriberCount} - (SELECT count(*) FROM ${pushSubscribers} WHERE ${match})` })
-      .where(eq(pushApps.id, appId)),
-    db.delete(pushSubscribers).where(match).returning({ id: pushSubscribers.id }),
-  ] as const;
+  await syncCount(env, appId, count);
 }

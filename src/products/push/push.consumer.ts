@@ -1,49 +1,46 @@
-// The push-sends queue. A `fanout` message walks one chunk of a notification's recipients in id
-// order, writes their delivery rows, queues `send` messages for them and queues the next chunk, so
-// 100,000 subscribers are never handled by one request or one invocation. A `send` message claims
-// its delivery rows, encrypts and signs one Web Push message per subscriber with
-// @block65/webcrypto-web-push and POSTs it through the SSRF guard.
+// The push-sends queue. A `fanout` message has the app's store (store/push-store.ts) write the
+// delivery rows of the next chunk of a notification's recipients in id order (one call, one
+// batched insert), queues `send` messages for them and queues the next chunk, so 100,000
+// subscribers are never handled by one request or one invocation. A `send` message claims its
+// delivery rows in the store, encrypts and signs one Web Push message per subscriber with
+// @block65/webcrypto-web-push, POSTs it through the SSRF guard, and records the results in the
+// store (one call), then writes the app's subscriber_count if a push service removed some.
 //
 // Exactly-once per subscriber: a delivery row is claimed (queued/retrying -> sending) by one
-// conditional UPDATE before its message is sent, so a redelivered queue message finds it already
-// claimed or done and sends nothing. A claim older than STALE_CLAIM_MS (a consumer that died
-// mid-send) may be taken again.
+// conditional UPDATE in the store before its message is sent, so a redelivered queue message finds
+// it already claimed or done and sends nothing. A claim older than STALE_CLAIM_MS (a consumer that
+// died mid-send) may be taken again.
 //
 // Fan-out is one chain of messages per notification, identified by the notification's
 // fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
 import { defineConsumer, rowId } from "../../platform/jobs/consume";
 import { sendAll } from "../../platform/jobs/queues";
-import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
+import { CLAIMS } from "../../platform/jobs/claim";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
-import { and, eq, inArray, notExists, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { pushApps, pushDeliveries, pushNotifications, pushSubscribers, type PushDeliveryStatus } from "../../db/schema";
+import { pushApps, pushNotifications } from "../../db/schema";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
-import { recipientsFilter } from "./push-notifications.service";
-import { removeSubscribersStatements } from "./push-subscribers.service";
-import { insertDeliveries } from "./push.queries";
+import { pushStore, syncCount } from "./push.store";
+import { SEND_CHUNK, sendMessages, type Outcome, type SubscriberRecord } from "./store/push-store.types";
+
+export { SEND_CHUNK };
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
 export const FANOUT_CHUNK = 500;
-/** Subscribers per send message: 25 messages of a batch stay under the subrequest limit. */
-export const SEND_CHUNK = 25;
 /** Sends per subscriber before a retryable failure (429, 5xx, network) is recorded as failed. */
 export const MAX_ATTEMPTS = CLAIMS["push-sends"].maxAttempts;
 export const SEND_TIMEOUT_MS = 10_000;
 /** The lease of a claimed row: a claim older than this (its consumer died) may be taken over. */
 export const STALE_CLAIM_MS = CLAIMS["push-sends"].leaseMs;
-/** Rows wait `queued` or `retrying` and are claimed `sending` (statuses of the delivery report). */
-const CLAIM = claimSpec("push-sends", { from: ["queued", "retrying"], inFlight: "sending" });
-
-const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
 
 /** Messages of the push-sends queue: a step of a notification's fan-out, or a chunk of its sends. */
 export const pushQueueMessage = z.discriminatedUnion("kind", [
@@ -55,7 +52,7 @@ export const pushQueueMessage = z.discriminatedUnion("kind", [
     /** The notification's fanout_token when queued; absent only in messages queued before tokens existed. */
     token: rowId.optional(),
   }),
-  // Producers chunk by SEND_CHUNK; the claim binds every id as a parameter.
+  // Producers chunk by SEND_CHUNK; the store's claim takes the ids as one JSON array.
   z.object({ kind: z.literal("send"), notification_id: rowId, subscriber_ids: z.array(rowId).max(SEND_CHUNK) }),
 ]);
 export type PushQueueMessage = z.infer<typeof pushQueueMessage>;
@@ -74,30 +71,19 @@ export const pushSendsConsumer = defineConsumer({
 });
 
 /**
- * One chunk of the fan-out. Safe to run twice: rows are inserted with ON CONFLICT DO NOTHING.
- * A message whose token is not the notification's current one (a sweep restarted the chain)
- * does nothing.
+ * One chunk of the fan-out: one store call writes the chunk's delivery rows. Safe to run twice:
+ * rows that exist are kept. A message whose token is not the notification's current one (a sweep
+ * restarted the chain) does nothing.
  */
 export async function fanOut(env: Env, notificationId: string, after: string | null, token?: string): Promise<void> {
   const db = getDb(env.DB);
   const [n] = await db.select().from(pushNotifications).where(eq(pushNotifications.id, notificationId)).limit(1);
   if (!n || n.fanoutDone) return;
   if ((n.fanoutToken ?? undefined) !== token) return;
-  const chunk = await db
-    .select({ id: pushSubscribers.id })
-    .from(pushSubscribers)
-    .where(and(recipientsFilter(n), after ? sql`${pushSubscribers.id} > ${after}` : undefined))
-    .orderBy(pushSubscribers.id)
-    .limit(FANOUT_CHUNK);
-  const ids = chunk.map((row) => row.id);
-  if (ids.length) {
-    await insertDeliveries(env.DB, notificationId, nowIso(), ids).run();
-    const sends: PushQueueMessage[] = [];
-    for (let i = 0; i < ids.length; i += SEND_CHUNK) sends.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
-    await sendAll(env.PUSH_QUEUE, sends);
-  }
-  if (ids.length === FANOUT_CHUNK) {
-    await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: notificationId, after: ids[ids.length - 1], token } satisfies PushQueueMessage);
+  const step = await pushStore(env, n.appId).fanOut({ id: n.id, createdAt: n.createdAt, target: n.target }, after, FANOUT_CHUNK, nowIso());
+  await sendAll(env.PUSH_QUEUE, sendMessages(step.ids.map((id) => ({ notification_id: notificationId, subscriber_id: id }))));
+  if (!step.done) {
+    await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: notificationId, after: step.ids[step.ids.length - 1], token } satisfies PushQueueMessage);
     // Progress: the sweep leaves this chain alone for another SWEEP_STUCK_MS.
     await db
       .update(pushNotifications)
@@ -109,48 +95,11 @@ export async function fanOut(env: Env, notificationId: string, after: string | n
   // out) and their quota units go back. Only the run that flips fanout_done releases.
   const [done] = await db
     .update(pushNotifications)
-    .set({
-      fanoutDone: true,
-      recipients: sql`(SELECT count(*) FROM ${pushDeliveries} WHERE ${pushDeliveries.notificationId} = ${notificationId})`,
-    })
+    .set({ fanoutDone: true, recipients: step.total })
     .where(and(eq(pushNotifications.id, notificationId), eq(pushNotifications.fanoutDone, false)))
     .returning({ recipients: pushNotifications.recipients });
   if (!done) return;
   await releaseQuota(env, n.teamId, "push", n.recipients - done.recipients);
-  await markCompleted(env, notificationId);
-}
-
-/** Sets completed_at once fan-out is done and no delivery is pending. */
-async function markCompleted(env: Env, notificationId: string): Promise<void> {
-  await completionStatement(env, notificationId).run();
-}
-
-function completionStatement(env: Env, notificationId: string) {
-  const db = getDb(env.DB);
-  const pending = db
-    .select({ one: sql`1` })
-    .from(pushDeliveries)
-    .where(and(eq(pushDeliveries.notificationId, notificationId), inArray(pushDeliveries.status, PENDING)));
-  return db
-    .update(pushNotifications)
-    .set({ completedAt: nowIso() })
-    .where(
-      and(
-        eq(pushNotifications.id, notificationId),
-        eq(pushNotifications.fanoutDone, true),
-        sql`${pushNotifications.completedAt} IS NULL`,
-        notExists(pending),
-      ),
-    );
-}
-
-interface Outcome {
-  subscriberId: string;
-  status: "delivered" | "failed" | "removed" | "retrying";
-  statusCode: number | null;
-  error: string | null;
-  /** Seconds the push service asked us to wait (Retry-After), if any. */
-  retryAfter?: number;
 }
 
 /**
@@ -177,42 +126,19 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
     .limit(1);
   if (!n || subscriberIds.length === 0) return null; // the app or notification was deleted
 
-  const claimed = await claim(
-    db,
-    pushDeliveries,
-    CLAIM,
-    and(eq(pushDeliveries.notificationId, notificationId), inArray(pushDeliveries.subscriberId, subscriberIds)),
-    // If this consumer dies, the claim may be taken over then: the sweep's due time.
-    { nextAttemptAt: new Date(nowMs() + STALE_CLAIM_MS).toISOString(), updatedAt: nowIso() },
-  ).returning({ subscriberId: pushDeliveries.subscriberId, attempts: pushDeliveries.attempts });
-
+  const store = pushStore(env, n.appId);
+  // If this consumer dies, the claim may be taken over at its end: the alarm sweep's due time.
+  const { claimed, busy } = await store.claim(notificationId, subscriberIds, nowMs());
   // Rows another consumer is sending right now: look again once its claim could have gone stale.
-  let busy = false;
-  if (claimed.length < subscriberIds.length) {
-    const claimedIds = new Set(claimed.map((c) => c.subscriberId));
-    const others = subscriberIds.filter((id) => !claimedIds.has(id));
-    const inFlight = await db
-      .select({ id: pushDeliveries.subscriberId })
-      .from(pushDeliveries)
-      .where(and(eq(pushDeliveries.notificationId, notificationId), inArray(pushDeliveries.subscriberId, others), eq(pushDeliveries.status, "sending")))
-      .limit(1);
-    busy = inFlight.length > 0;
-  }
   if (claimed.length === 0) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;
 
-  const subscribers = await db
-    .select()
-    .from(pushSubscribers)
-    .where(and(eq(pushSubscribers.appId, n.appId), inArray(pushSubscribers.id, claimed.map((c) => c.subscriberId))));
-  const byId = new Map(subscribers.map((s) => [s.id, s]));
   const vapid = { subject: n.vapidSubject, publicKey: n.publicKey, privateKey: await decryptSecret(env.ENCRYPTION_KEY, n.privateKeyEnc, env.ENCRYPTION_KEY_PREVIOUS) };
   const options = { ttl: n.ttl, urgency: n.urgency, ...(n.topic ? { topic: n.topic } : {}) };
 
   const outcomes = await Promise.all(
-    claimed.map(async ({ subscriberId, attempts }): Promise<Outcome> => {
-      const sub = byId.get(subscriberId);
-      if (!sub) return { subscriberId, status: "failed", statusCode: null, error: "subscriber was deleted before delivery" };
-      const outcome = await deliver(env, n.payload, options, vapid, sub);
+    claimed.map(async ({ subscriberId, attempts, subscriber }): Promise<Outcome> => {
+      if (!subscriber) return { subscriberId, status: "failed", statusCode: null, error: "subscriber was deleted before delivery" };
+      const outcome = await deliver(env, n.payload, options, vapid, subscriber);
       // The queue will not deliver this message again after its last delivery: record the failure now.
       if (outcome.status === "retrying" && (attempts >= MAX_ATTEMPTS || lastDelivery)) {
         return { ...outcome, subscriberId, status: "failed", error: `gave up after ${attempts} attempts: ${outcome.error}` };
@@ -227,31 +153,11 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
   const retryIn = retries.length
     ? Math.max(...retries.map((o) => Math.max(backoffSeconds(attemptsOf.get(o.subscriberId) ?? 1), Math.min(o.retryAfter ?? 0, 3600))))
     : null;
-
-  const done = nowIso();
   const retryAt = retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString();
-  const updates = outcomes.map((o) =>
-    db
-      .update(pushDeliveries)
-      .set({
-        status: o.status,
-        statusCode: o.statusCode,
-        error: o.error,
-        leaseUntil: null,
-        nextAttemptAt: o.status === "retrying" ? retryAt : null,
-        updatedAt: done,
-      })
-      .where(and(eq(pushDeliveries.notificationId, notificationId), eq(pushDeliveries.subscriberId, o.subscriberId))),
-  );
-  const removed = outcomes.filter((o) => o.status === "removed").map((o) => o.subscriberId);
-  // Results, the removal of subscriptions the push service said are gone (with the count lowered
-  // by the rows really deleted) and the completion check: one batch.
-  await db.batch([
-    updates[0],
-    ...updates.slice(1),
-    ...(removed.length ? removeSubscribersStatements(env, n.appId, removed) : []),
-    completionStatement(env, notificationId),
-  ]);
+  // Results, the removal of subscriptions the push service said are gone (the count lowered by the
+  // rows really deleted) and the completion check: one store transaction; then the app row's count.
+  const { removed, count } = await store.record(n.appId, notificationId, outcomes, retryAt, nowIso());
+  if (removed > 0) await syncCount(env, n.appId, count);
 
   if (retryIn === null) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;
   return retryIn;
@@ -265,13 +171,13 @@ async function deliver(
   payload: string,
   options: SendOptions,
   vapid: { subject: string; publicKey: string; privateKey: string },
-  sub: typeof pushSubscribers.$inferSelect,
+  sub: SubscriberRecord,
 ): Promise<Omit<Outcome, "subscriberId">> {
   let request: Awaited<ReturnType<typeof buildPushPayload>>;
   try {
     request = await buildPushPayload(
       { data: payload, options },
-      { endpoint: sub.endpoint, expirationTime: sub.expirationTime, keys: { p256dh: sub.p256dh, auth: sub.auth } },
+      { endpoint: sub.endpoint, expirationTime: sub.expiration_time, keys: { p256dh: sub.p256dh, auth: sub.auth } },
       vapid,
     );
   } catch (error) {

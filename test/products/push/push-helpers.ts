@@ -1,7 +1,10 @@
 // Test helpers of the push product: a browser-side subscriber (a real P-256 key pair and auth
 // secret), RFC 8291 decryption and RFC 8292 VAPID verification written independently of the
-// library under test, a local push service on an intercepted fetch, and a fake queue batch.
+// library under test, a local push service on an intercepted fetch, a fake queue batch, and a
+// reader of an app's store (its tables, read inside the object).
+import { env, runInDurableObject } from "cloudflare:test";
 import { expect, vi } from "vitest";
+import { pushStore } from "../../../src/products/push/push.store";
 import { call, json } from "../../helpers/api";
 import { fromBase64Url, toBase64Url } from "../../../src/platform/crypto";
 
@@ -184,4 +187,9 @@ export function fakeBatch(bodies: Array<{ body: unknown; attempts?: number }>) {
     retryAll: () => records.forEach((r) => (r.retried = {})),
   } as unknown as MessageBatch<unknown>;
   return { batch, records };
+}
+
+/** Rows of a query run inside an app's store (its SQLite tables: subscribers, notifications, deliveries, meta). */
+export async function storeRows<T = Record<string, unknown>>(appId: string, query: string, ...params: SqlStorageValue[]): Promise<T[]> {
+  return runInDurableObject(pushStore(env, appId), async (_object, state) => state.storage.sql.exec(query, ...params).toArray().map((row) => ({ ...row }) as T));
 }

@@ -2,6 +2,7 @@
 // redelivery without duplicates, fan-out in chunks. The first test goes through the real
 // push-sends queue end to end; the others play the queue (test/helpers/queues.ts), delivering
 // what the app sent to the Worker's consumer at once instead of after the queue's batch timeout.
+// Delivery rows are read (and, for a few cases, written) inside the app's store (storeRows).
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { call, json, setupTeam } from "../../helpers/api";
@@ -16,6 +17,7 @@ import {
   decryptPush,
   fakeBatch,
   pushService,
+  storeRows,
   subscribe,
   verifyJwt,
   waitForCompletion,
@@ -27,10 +29,26 @@ afterEach(() => {
   restore = null;
 });
 
-async function deliveryRow(notificationId: string, subscriberId: string) {
-  return env.DB.prepare("SELECT * FROM push_deliveries WHERE notification_id = ? AND subscriber_id = ?")
-    .bind(notificationId, subscriberId)
-    .first<{ status: string; attempts: number; status_code: number | null; error: string | null }>();
+/** A delivery row, read inside the app's store. */
+async function deliveryRow(appId: string, notificationId: string, subscriberId: string) {
+  const [row] = await storeRows<{ status: string; attempts: number; status_code: number | null; error: string | null }>(
+    appId,
+    "SELECT * FROM deliveries WHERE notification_id = ? AND subscriber_id = ?",
+    notificationId,
+    subscriberId,
+  );
+  return row ?? null;
+}
+
+/** A notification of an app whose fan-out is done, written as the API and the store would have: its D1 row and the store's. */
+async function fannedOutNotification(team: { teamId: string }, appId: string, id: string, at: string, recipients: number) {
+  await env.DB.prepare(
+    `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at)
+     VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', ?, 1, ?)`,
+  )
+    .bind(id, team.teamId, appId, recipients, at)
+    .run();
+  await storeRows(appId, "INSERT INTO notifications (id, created_at, fanout_done) VALUES (?, ?, 1)", id, at);
 }
 
 describe("push delivery", () => {
@@ -126,7 +144,7 @@ describe("push delivery", () => {
     const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" }, env: queue.env }))).data;
     // The queue's first delivery (fan-out, then the send) made the first attempt and scheduled a retry.
     await queue.deliver();
-    const first = await deliveryRow(sent.id, subscriberId);
+    const first = await deliveryRow(app.id, sent.id, subscriberId);
     expect(first).toMatchObject({ status: "retrying", attempts: 1, status_code: 503 });
     expect(service.requests).toHaveLength(1);
     const detail = (await json(await call("GET", `push/apps/${app.id}/notifications/${sent.id}`, { key: team.key }))).data;
@@ -138,14 +156,14 @@ describe("push delivery", () => {
     await pushSendsConsumer.consume(second.batch, env);
     expect(second.records[0].retried).toEqual({ delaySeconds: backoffSeconds(2) });
     expect(second.records[0].acked).toBe(false);
-    expect(await deliveryRow(sent.id, subscriberId)).toMatchObject({ status: "retrying", attempts: 2 });
+    expect(await deliveryRow(app.id, sent.id, subscriberId)).toMatchObject({ status: "retrying", attempts: 2 });
 
     // Third: the push service recovered.
     status = 201;
     const third = fakeBatch([{ body: message, attempts: 3 }]);
     await pushSendsConsumer.consume(third.batch, env);
     expect(third.records[0].acked).toBe(true);
-    expect(await deliveryRow(sent.id, subscriberId)).toMatchObject({ status: "delivered", attempts: 3, status_code: 201 });
+    expect(await deliveryRow(app.id, sent.id, subscriberId)).toMatchObject({ status: "delivered", attempts: 3, status_code: 201 });
     expect(service.requests).toHaveLength(3);
 
     // Redelivered again (at-least-once queue): nothing is sent.
@@ -170,8 +188,8 @@ describe("push delivery", () => {
 
     const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" }, env: queue.env }))).data;
     await queue.deliver();
-    expect((await deliveryRow(sent.id, flakyId))?.status).toBe("retrying");
-    expect(await deliveryRow(sent.id, rejectedId)).toMatchObject({ status: "failed", status_code: 403, error: "push service answered 403: push service says no" });
+    expect((await deliveryRow(app.id, sent.id, flakyId))?.status).toBe("retrying");
+    expect(await deliveryRow(app.id, sent.id, rejectedId)).toMatchObject({ status: "failed", status_code: 403, error: "push service answered 403: push service says no" });
 
     // Simulate the remaining queue attempts until the last one.
     for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -180,7 +198,7 @@ describe("push delivery", () => {
       if (attempt < MAX_ATTEMPTS) expect(records[0].retried).toEqual({ delaySeconds: backoffSeconds(attempt) });
       else expect(records[0].acked).toBe(true);
     }
-    const row = await deliveryRow(sent.id, flakyId);
+    const row = await deliveryRow(app.id, sent.id, flakyId);
     expect(row).toMatchObject({ status: "failed", attempts: MAX_ATTEMPTS, status_code: 503 });
     expect(row!.error).toContain(`gave up after ${MAX_ATTEMPTS} attempts`);
     const done = await waitForCompletion(team.key, app.id, sent.id);
@@ -198,19 +216,19 @@ describe("push delivery", () => {
     const sub = await browserSubscription();
     const total = 620;
     const ids: string[] = [];
-    const statements = [];
+    const rows = [];
     for (let i = 0; i < total; i++) {
       const id = crypto.randomUUID();
       ids.push(id);
-      statements.push(
-        env.DB.prepare(
-          `INSERT INTO push_subscribers (id, team_id, app_id, endpoint, p256dh, auth, tags, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, '["bulk"]', '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z')`,
-        ).bind(id, team.teamId, app.id, `https://push.example.com/bulk/${i}`, sub.keys.p256dh, sub.keys.auth),
-      );
+      rows.push([id, `https://push.example.com/bulk/${i}`, sub.keys.p256dh, sub.keys.auth]);
     }
-    statements.push(env.DB.prepare("UPDATE push_apps SET subscriber_count = ? WHERE id = ?").bind(total, app.id));
-    await env.DB.batch(statements);
+    // Into the app's store, in one statement.
+    await storeRows(
+      app.id,
+      `INSERT INTO subscribers (id, endpoint, p256dh, auth, tags, created_at, updated_at)
+       SELECT value->>0, value->>1, value->>2, value->>3, '["bulk"]', '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z' FROM json_each(?)`,
+      JSON.stringify(rows),
+    );
     const service = pushService();
     restore = service.restore;
     const queue = playedQueue("push-sends");
@@ -237,15 +255,15 @@ describe("push delivery", () => {
     // A notification whose only delivery is being sent by a consumer that then died.
     const notificationId = crypto.randomUUID();
     const claimedAt = new Date(nowMs()).toISOString();
-    await env.DB.batch([
-      env.DB.prepare(
-        `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at)
-         VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', 1, 1, ?)`,
-      ).bind(notificationId, team.teamId, app.id, claimedAt),
-      env.DB.prepare(
-        "INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, lease_until, updated_at) VALUES (?, ?, 'sending', 1, ?, ?)",
-      ).bind(notificationId, subscriberId, Date.parse(claimedAt) + STALE_CLAIM_MS, claimedAt),
-    ]);
+    await fannedOutNotification(team, app.id, notificationId, claimedAt, 1);
+    await storeRows(
+      app.id,
+      "INSERT INTO deliveries (notification_id, subscriber_id, status, attempts, lease_until, updated_at) VALUES (?, ?, 'sending', 1, ?, ?)",
+      notificationId,
+      subscriberId,
+      Date.parse(claimedAt) + STALE_CLAIM_MS,
+      claimedAt,
+    );
     const service = pushService();
     restore = service.restore;
     const message = { kind: "send", notification_id: notificationId, subscriber_ids: [subscriberId] };
@@ -264,7 +282,7 @@ describe("push delivery", () => {
       setClock(null);
     }
     expect(service.requests).toHaveLength(1);
-    expect(await deliveryRow(notificationId, subscriberId)).toMatchObject({ status: "delivered", attempts: 2 });
+    expect(await deliveryRow(app.id, notificationId, subscriberId)).toMatchObject({ status: "delivered", attempts: 2 });
     const done = (await json(await call("GET", `push/apps/${app.id}/notifications/${notificationId}`, { key: team.key }))).data;
     expect(done).toMatchObject({ status: "completed", counts: { queued: 0, delivered: 1, failed: 0, removed: 0 } });
   });
@@ -288,8 +306,8 @@ describe("push delivery", () => {
     const { batch, records } = fakeBatch([{ body: fanout }, { body: fanout, attempts: 2 }]);
     await pushSendsConsumer.consume(batch, queue.env);
     expect(records.every((r) => r.acked)).toBe(true);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM push_deliveries WHERE notification_id = ?").bind(notificationId).first<{ n: number }>();
-    expect(rows!.n).toBe(2);
+    const [rows] = await storeRows<{ n: number }>(app.id, "SELECT count(*) AS n FROM deliveries WHERE notification_id = ?", notificationId);
+    expect(rows.n).toBe(2);
     // The send messages the fan-out queued.
     await queue.deliver();
     const done = await waitForCompletion(team.key, app.id, notificationId);
@@ -303,17 +321,8 @@ describe("push delivery", () => {
     const subscriberId = (await subscribe(team.key, app.id, await browserSubscription())).id;
     const notificationId = crypto.randomUUID();
     const at = new Date(nowMs()).toISOString();
-    await env.DB.batch([
-      env.DB.prepare(
-        `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at)
-         VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', 1, 1, ?)`,
-      ).bind(notificationId, team.teamId, app.id, at),
-      env.DB.prepare("INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, updated_at) VALUES (?, ?, 'retrying', 1, ?)").bind(
-        notificationId,
-        subscriberId,
-        at,
-      ),
-    ]);
+    await fannedOutNotification(team, app.id, notificationId, at, 1);
+    await storeRows(app.id, "INSERT INTO deliveries (notification_id, subscriber_id, status, attempts, updated_at) VALUES (?, ?, 'retrying', 1, ?)", notificationId, subscriberId, at);
     const service = pushService(() => 503);
     restore = service.restore;
     const { batch, records } = fakeBatch([
@@ -322,6 +331,6 @@ describe("push delivery", () => {
     await pushSendsConsumer.consume(batch, env);
     expect(records[0]).toMatchObject({ acked: true, retried: null });
     expect(service.requests).toHaveLength(1);
-    expect(await deliveryRow(notificationId, subscriberId)).toMatchObject({ status: "failed", attempts: 2, status_code: 503 });
+    expect(await deliveryRow(app.id, notificationId, subscriberId)).toMatchObject({ status: "failed", attempts: 2, status_code: 503 });
   });
 });

@@ -5,7 +5,7 @@ import { call, json, setupTeam } from "../../helpers/api";
 import { playedQueue } from "../../helpers/queues";
 import { decryptSecret } from "../../../src/platform/crypto";
 import { generateVapidKeys } from "../../../src/products/push/vapid";
-import { browserSubscription, createApp, pushService, signJwt, subscribe, subscriptionJson, verifyJwt, waitForCompletion } from "./push-helpers";
+import { browserSubscription, createApp, pushService, signJwt, storeRows, subscribe, subscriptionJson, verifyJwt, waitForCompletion } from "./push-helpers";
 
 async function storedPrivateKey(appId: string): Promise<string> {
   const row = await env.DB.prepare("SELECT vapid_private_key_enc FROM push_apps WHERE id = ?").bind(appId).first<{ vapid_private_key_enc: string }>();
@@ -106,13 +106,14 @@ describe("push subscribers", () => {
     expect(second.status).toBe(200);
     const updated = (await json(second)).data;
     expect(updated).toMatchObject({ id: created.id, tags: ["news", "sport"], external_id: "user-1", expiration_time: null });
-    const row = await env.DB.prepare("SELECT p256dh, auth FROM push_subscribers WHERE id = ?").bind(created.id).first();
+    // Read inside the app's store.
+    const [row] = await storeRows(app.id, "SELECT p256dh, auth FROM subscribers WHERE id = ?", created.id);
     expect(row).toEqual({ p256dh: rotated.keys.p256dh, auth: rotated.keys.auth });
 
     const other = await subscribe(team.key, app.id, await browserSubscription(), { tags: ["sport"] });
     expect((await json(await call("GET", `push/apps/${app.id}`, { key: team.key }))).data.subscriber_count).toBe(2);
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM push_subscribers WHERE app_id = ?").bind(app.id).first<{ n: number }>();
-    expect(count!.n).toBe(2);
+    const [count] = await storeRows<{ n: number }>(app.id, "SELECT count(*) AS n FROM subscribers");
+    expect(count.n).toBe(2);
 
     // List: paginated, filterable.
     const page1 = await json(await call("GET", `push/apps/${app.id}/subscribers?per_page=1`, { key: team.key }));
@@ -133,7 +134,7 @@ describe("push subscribers", () => {
     expect(listed[0].subscriber_count).toBe(1);
   });
 
-  it("deleting an app removes its subscribers, notifications and deliveries", async () => {
+  it("deleting an app removes its notifications and wipes its store (subscribers, deliveries)", async () => {
     const team = await setupTeam();
     const app = await createApp(team.key);
     await subscribe(team.key, app.id, await browserSubscription());
@@ -142,18 +143,13 @@ describe("push subscribers", () => {
     expect(empty.status).toBe(202);
     const notification = (await json(empty)).data;
     expect(notification).toMatchObject({ status: "completed", recipients: 0 });
-    await env.DB.prepare("INSERT INTO push_deliveries (notification_id, subscriber_id, status, updated_at) VALUES (?, 'x', 'failed', 'now')")
-      .bind(notification.id)
-      .run();
+    await storeRows(app.id, "INSERT INTO deliveries (notification_id, subscriber_id, status, updated_at) VALUES (?, 'x', 'failed', 'now')", notification.id);
     expect((await call("DELETE", `push/apps/${app.id}`, { key: team.key })).status).toBe(204);
-    for (const [table, column, id] of [
-      ["push_subscribers", "app_id", app.id],
-      ["push_notifications", "app_id", app.id],
-      ["push_deliveries", "notification_id", notification.id],
-    ]) {
-      const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`).bind(id).first<{ n: number }>();
-      expect({ table, n: row!.n }).toEqual({ table, n: 0 });
-    }
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM push_notifications WHERE app_id = ?").bind(app.id).first<{ n: number }>();
+    expect(row!.n).toBe(0);
+    // The store holds nothing: its tables went with deleteAll.
+    expect(await storeRows(app.id, "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('subscribers', 'deliveries', 'notifications', 'meta')")).toEqual([]);
+    expect((await call("GET", `push/apps/${app.id}`, { key: team.key })).status).toBe(404);
   });
 
   it("lists notifications with their counts and targets subscribers by id", async () => {

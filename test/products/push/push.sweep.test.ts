@@ -1,24 +1,23 @@
-// The hourly sweep of push work whose queue message was lost: a fan-out that stopped progressing
-// and delivery rows left pending long past due are re-queued after SWEEP_STUCK_MS, never before,
-// a bounded number per run, oldest first; a late original message never makes a second push.
-// The queue is played by the test: a recording PUSH_QUEUE (messages accepted, then "lost" or
-// delivered by hand with pushSendsConsumer) or one whose send/sendBatch throws.
-import { createScheduledController, env } from "cloudflare:test";
+// The sweeps of push work whose queue message was lost: a fan-out that stopped progressing (the
+// hourly cron over D1's notifications) and delivery rows left pending long past due (each app
+// store's alarm) are re-queued after SWEEP_STUCK_MS, never before, a bounded number per run,
+// oldest first; a late original message never makes a second push. The queue is played by the
+// test: a recording PUSH_QUEUE (messages accepted, then "lost" or delivered by hand with
+// pushSendsConsumer) or one whose send/sendBatch throws. The store's sweep runs as its alarm runs
+// it (requeueStuck), with the test's queue; one test runs the real alarm.
+import { createScheduledController, env, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../../src/env";
 import worker from "../../../src/index";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { FANOUT_CHUNK, pushSendsConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
-import {
-  SWEEP_BATCH_ROWS,
-  SWEEP_MAX_BATCHES,
-  SWEEP_MAX_FANOUTS,
-  SWEEP_STUCK_MS,
-  sweepPush,
-} from "../../../src/products/push/push.cron";
+import { SWEEP_MAX_FANOUTS, SWEEP_STUCK_MS, sweepPushFanouts } from "../../../src/products/push/push.cron";
+import { pushStore } from "../../../src/products/push/push.store";
+import { SWEEP_MAX_ROWS } from "../../../src/products/push/store/push-store.upkeep";
+import { requeueStuck } from "../../../src/products/push/store/push-store.types";
 import type { PushQueueMessage } from "../../../src/products/push/push.consumer";
 import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
-import { browserSubscription, createApp, fakeBatch, pushService, subscribe, type PushRequest } from "./push-helpers";
+import { browserSubscription, createApp, fakeBatch, pushService, storeRows, subscribe, waitForCompletion, type PushRequest } from "./push-helpers";
 
 const MINUTE = 60_000;
 
@@ -55,6 +54,16 @@ function failingQueue(): Env {
     throw new Error("queue unavailable");
   };
   return { ...(env as Env), PUSH_QUEUE: { send: fail, sendBatch: fail } as unknown as Queue } as Env;
+}
+
+/**
+ * One run of both sweeps at the platform clock's now: the cron's fan-out sweep, and the alarm's
+ * delivery sweep of each app's store, with `target`'s queue. Both run even if one fails; the first
+ * error is thrown after both.
+ */
+async function sweepPush(target: Env, ...appIds: string[]) {
+  const runs = await Promise.allSettled([sweepPushFanouts(target), ...appIds.map((appId) => requeueStuck(target.PUSH_QUEUE, pushStore(env, appId), nowMs()))]);
+  for (const run of runs) if (run.status === "rejected") throw run.reason;
 }
 
 /** Delivers messages to the consumer as the queue would; returns the fake batch records. */
@@ -108,19 +117,19 @@ describe("push sweep: fan-out", () => {
 
     // The message is lost. Not yet stuck: nothing is re-queued.
     setClock(t0 + SWEEP_STUCK_MS - MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     expect(queue.take(id)).toEqual({ fanouts: [], sends: [] });
 
     // Past the threshold: one fan-out message, from the start, with a new token.
     setClock(t0 + SWEEP_STUCK_MS + MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     const { fanouts, sends } = queue.take(id);
     expect(sends).toEqual([]);
     expect(fanouts).toHaveLength(1);
     expect(fanouts[0]).toMatchObject({ kind: "fanout", notification_id: id, after: null });
     expect(fanouts[0].token).not.toBe(original.token);
     // Run again at once: the fan-out was just re-queued, so it is not stuck.
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     expect(queue.take(id).fanouts).toEqual([]);
 
     // The original was only late and arrives too: it does nothing; the swept one fans out.
@@ -146,16 +155,16 @@ describe("push sweep: fan-out", () => {
     const sub = await browserSubscription();
     const total = FANOUT_CHUNK + 1;
     const subId = (i: number) => `sub-${String(i).padStart(4, "0")}`;
-    const statements = [];
-    for (let i = 0; i < total; i++) {
-      statements.push(
-        env.DB.prepare(
-          `INSERT INTO push_subscribers (id, team_id, app_id, endpoint, p256dh, auth, tags, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, '[]', '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z')`,
-        ).bind(subId(i), team.teamId, app.id, `https://push.example.com/bulk/${i}`, sub.keys.p256dh, sub.keys.auth),
-      );
-    }
-    await env.DB.batch(statements);
+    // Into the app's store, in one statement (the registration endpoint is rate limited).
+    await storeRows(
+      app.id,
+      `WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < ?1 - 1)
+       INSERT INTO subscribers (id, endpoint, p256dh, auth, tags, created_at, updated_at)
+       SELECT printf('sub-%04d', i), 'https://push.example.com/bulk/' || i, ?2, ?3, '[]', '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z' FROM seq`,
+      total,
+      sub.keys.p256dh,
+      sub.keys.auth,
+    );
     const t0 = nowMs();
     setClock(t0);
     const queue = recordingQueue();
@@ -164,7 +173,7 @@ describe("push sweep: fan-out", () => {
 
     // The first message is late; the sweep restarts the chain, whose first step runs at once.
     setClock(t0 + SWEEP_STUCK_MS + MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     const [restarted] = queue.take(id).fanouts;
     expect(restarted).toMatchObject({ after: null });
     await consume(queue.env, [restarted]);
@@ -181,13 +190,13 @@ describe("push sweep: fan-out", () => {
     // progress), nothing is stuck yet.
     const stepAt = t0 + SWEEP_STUCK_MS + MINUTE;
     setClock(stepAt + SWEEP_STUCK_MS - MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     expect(queue.take(id)).toEqual({ fanouts: [], sends: [] });
 
     // 16 minutes after it: the fan-out resumes after the 500th subscriber, and the 500 rows whose
     // send messages were lost are re-queued in messages of SEND_CHUNK.
     setClock(stepAt + SWEEP_STUCK_MS + MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     const swept = queue.take(id);
     expect(swept.fanouts).toEqual([expect.objectContaining({ after: subId(FANOUT_CHUNK - 1) })]);
     expect(swept.fanouts[0].token).not.toBe(restarted.token);
@@ -199,10 +208,9 @@ describe("push sweep: fan-out", () => {
     const last = queue.take(id);
     expect(last.fanouts).toEqual([]);
     expect(last.sends).toEqual([{ kind: "send", notification_id: id, subscriber_ids: [subId(FANOUT_CHUNK)] }]);
-    const row = await env.DB.prepare("SELECT fanout_done, recipients, (SELECT count(*) FROM push_deliveries WHERE notification_id = ?1) AS n FROM push_notifications WHERE id = ?1")
-      .bind(id)
-      .first<{ fanout_done: number; recipients: number; n: number }>();
-    expect(row).toEqual({ fanout_done: 1, recipients: total, n: total });
+    const row = await env.DB.prepare("SELECT fanout_done, recipients FROM push_notifications WHERE id = ?").bind(id).first<{ fanout_done: number; recipients: number }>();
+    const [store] = await storeRows(app.id, "SELECT fanout_done, (SELECT count(*) FROM deliveries WHERE notification_id = ?1) AS n FROM notifications WHERE id = ?1", id);
+    expect({ ...row, store }).toEqual({ fanout_done: 1, recipients: total, store: { fanout_done: 1, n: total } });
   });
 
   it("a fan-out step whose sendBatch throws leaves rows the sweep re-queues; a failing sweep send is retried by the next run", async () => {
@@ -219,19 +227,19 @@ describe("push sweep: fan-out", () => {
     // retried, and say the queue gives up on it.
     const [first] = await consume(failingQueue(), [original]);
     expect(first.retried).not.toBeNull();
-    const rows = await env.DB.prepare("SELECT status FROM push_deliveries WHERE notification_id = ?").bind(id).all<{ status: string }>();
-    expect(rows.results.map((r) => r.status)).toEqual(["queued", "queued", "queued"]);
+    const rows = await storeRows<{ status: string }>(app.id, "SELECT status FROM deliveries WHERE notification_id = ?", id);
+    expect(rows.map((r) => r.status)).toEqual(["queued", "queued", "queued"]);
 
     setClock(t0 + SWEEP_STUCK_MS - MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     expect(queue.take(id)).toEqual({ fanouts: [], sends: [] });
 
     // Past the threshold, but the queue is still down: the run fails and sends nothing...
     setClock(t0 + SWEEP_STUCK_MS + MINUTE);
-    await expect(sweepPush(failingQueue())).rejects.toThrow("queue unavailable");
+    await expect(sweepPush(failingQueue(), app.id)).rejects.toThrow("queue unavailable");
     // ...and the next hourly run sends both the fan-out and the rows.
     setClock(t0 + SWEEP_STUCK_MS + 61 * MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     const swept = queue.take(id);
     expect(swept.fanouts).toEqual([expect.objectContaining({ after: subs.map((s) => s.id).sort()[2] })]);
     expect(swept.sends).toEqual([{ kind: "send", notification_id: id, subscriber_ids: subs.map((s) => s.id).sort() }]);
@@ -266,11 +274,11 @@ describe("push sweep: deliveries", () => {
     const c = await fannedOut(queue);
 
     setClock(t0 + SWEEP_STUCK_MS - MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, a.app.id, b.app.id, c.app.id);
     for (const n of [a, b, c]) expect(queue.take(n.id)).toEqual({ fanouts: [], sends: [] });
 
     setClock(t0 + SWEEP_STUCK_MS + MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, a.app.id, b.app.id, c.app.id);
     const swept = Object.fromEntries([a, b, c].map((n) => [n.id, queue.take(n.id).sends]));
     for (const n of [a, b, c]) expect(swept[n.id]).toEqual([n.original]);
 
@@ -295,7 +303,7 @@ describe("push sweep: deliveries", () => {
     }
     // Finished rows are never swept again.
     setClock(t0 + 3 * SWEEP_STUCK_MS);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, a.app.id, b.app.id, c.app.id);
     for (const n of [a, b, c]) expect(queue.take(n.id)).toEqual({ fanouts: [], sends: [] });
   });
 
@@ -313,14 +321,14 @@ describe("push sweep: deliveries", () => {
 
     // The retry is due at t0 + 1 h: 16 minutes in, and 14 minutes past it, it is not stuck.
     setClock(t0 + SWEEP_STUCK_MS + MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     expect(queue.take(id).sends).toEqual([]);
     setClock(t0 + 60 * MINUTE + SWEEP_STUCK_MS - MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     expect(queue.take(id).sends).toEqual([]);
     // 16 minutes past it, the retry message is considered lost.
     setClock(t0 + 60 * MINUTE + SWEEP_STUCK_MS + MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     const swept = queue.take(id).sends;
     expect(swept).toEqual([send]);
     await consume(queue.env, swept);
@@ -345,14 +353,14 @@ describe("push sweep: deliveries", () => {
     const [died] = await consume(broken, [send]);
     expect(died.retried).not.toBeNull();
     expect(service.requests).toHaveLength(0);
-    const claimed = await env.DB.prepare("SELECT status, lease_until, next_attempt_at FROM push_deliveries WHERE notification_id = ?").bind(id).first();
+    const [claimed] = await storeRows(app.id, "SELECT status, lease_until, next_attempt_at FROM deliveries WHERE notification_id = ?", id);
     expect(claimed).toEqual({ status: "sending", lease_until: t0 + STALE_CLAIM_MS, next_attempt_at: new Date(t0 + STALE_CLAIM_MS).toISOString() });
 
     setClock(t0 + STALE_CLAIM_MS + SWEEP_STUCK_MS - MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     expect(queue.take(id).sends).toEqual([]);
     setClock(t0 + STALE_CLAIM_MS + SWEEP_STUCK_MS + MINUTE);
-    await sweepPush(queue.env);
+    await sweepPush(queue.env, app.id);
     const swept = queue.take(id).sends;
     expect(swept).toEqual([send]);
     await consume(queue.env, swept);
@@ -375,15 +383,14 @@ describe("push sweep: deliveries", () => {
 });
 
 describe("push sweep: bounds", () => {
-  it("re-queues at most SWEEP_MAX_FANOUTS fan-outs and SWEEP_MAX_BATCHES × SWEEP_BATCH_ROWS rows per run, oldest first", async () => {
+  it("re-queues at most SWEEP_MAX_FANOUTS fan-outs and SWEEP_MAX_ROWS rows of a store per run, oldest first", async () => {
     const team = await setupTeam();
     const app = await createApp(team.key);
-    const maxRows = SWEEP_MAX_BATCHES * SWEEP_BATCH_ROWS;
     const extraRows = 30;
     const extraFanouts = 5;
     // Stuck work from long ago (older than anything else in the database, so it comes first):
-    // one fanned-out notification with maxRows + 30 queued rows due one second apart, and
-    // SWEEP_MAX_FANOUTS + 5 notifications whose fan-out stalled, a minute apart.
+    // one fanned-out notification with SWEEP_MAX_ROWS + 30 queued rows in the app's store, due one
+    // second apart, and SWEEP_MAX_FANOUTS + 5 notifications whose fan-out stalled, a minute apart.
     const target = crypto.randomUUID();
     const stalled = Array.from({ length: SWEEP_MAX_FANOUTS + extraFanouts }, (_, i) => ({ id: crypto.randomUUID(), at: new Date(Date.UTC(2000, 0, 1, 0, i)).toISOString() }));
     const insertNotification = (id: string, done: number, at: string | null) =>
@@ -391,21 +398,21 @@ describe("push sweep: bounds", () => {
         `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, fanout_token, fanout_at, created_at)
          VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', 1, ?, 'old', ?, '2000-01-01T00:00:00.000Z')`,
       ).bind(id, team.teamId, app.id, done, at);
-    await env.DB.batch([
-      insertNotification(target, 1, null),
-      ...stalled.map((n) => insertNotification(n.id, 0, n.at)),
-      env.DB.prepare(
-        `WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2 - 1)
-         INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, next_attempt_at, updated_at)
-         SELECT ?1, printf('sub-%05d', i), 'queued', 0, strftime('%Y-%m-%dT%H:%M:%fZ', '2000-01-01T00:00:00.000Z', '+' || i || ' seconds'), '2000-01-01T00:00:00.000Z' FROM seq`,
-      ).bind(target, maxRows + extraRows),
-    ]);
+    await env.DB.batch([insertNotification(target, 1, null), ...stalled.map((n) => insertNotification(n.id, 0, n.at))]);
+    await storeRows(
+      app.id,
+      `WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2 - 1)
+       INSERT INTO deliveries (notification_id, subscriber_id, status, attempts, next_attempt_at, updated_at)
+       SELECT ?1, printf('sub-%05d', i), 'queued', 0, strftime('%Y-%m-%dT%H:%M:%fZ', '2000-01-01T00:00:00.000Z', '+' || i || ' seconds'), '2000-01-01T00:00:00.000Z' FROM seq`,
+      target,
+      SWEEP_MAX_ROWS + extraRows,
+    );
     const rowIds = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `sub-${String(from + i).padStart(5, "0")}`);
     const stalledIds = new Set(stalled.map((n) => n.id));
 
     const queue = recordingQueue();
     const run = async () => {
-      await sweepPush(queue.env);
+      await sweepPush(queue.env, app.id);
       const sends = queue.take(target).sends;
       const fanouts = queue.sent.filter((m) => stalledIds.has(m.notification_id));
       queue.sent.length = 0;
@@ -413,12 +420,12 @@ describe("push sweep: bounds", () => {
     };
     try {
       const first = await run();
-      expect(first.rows).toEqual(rowIds(0, maxRows));
+      expect(first.rows).toEqual(rowIds(0, SWEEP_MAX_ROWS));
       expect(first.sends.every((m) => m.subscriber_ids.length <= SEND_CHUNK)).toBe(true);
       expect(first.fanouts.sort()).toEqual(stalled.slice(0, SWEEP_MAX_FANOUTS).map((n) => n.id).sort());
 
       const second = await run();
-      expect(second.rows).toEqual(rowIds(maxRows, maxRows + extraRows));
+      expect(second.rows).toEqual(rowIds(SWEEP_MAX_ROWS, SWEEP_MAX_ROWS + extraRows));
       expect(second.fanouts.sort()).toEqual(stalled.slice(SWEEP_MAX_FANOUTS).map((n) => n.id).sort());
 
       // Everything was just re-queued: a third run right away finds nothing of it.
@@ -427,5 +434,32 @@ describe("push sweep: bounds", () => {
     } finally {
       await env.DB.prepare("DELETE FROM push_notifications WHERE app_id = ?").bind(app.id).run();
     }
+  });
+});
+
+describe("push store alarm", () => {
+  it("the alarm re-queues a lost send on the real queue (the subscriber gets it once), purges old notifications' rows and rewrites a count D1 lost", async () => {
+    const { team, app, subs } = await setup(2);
+    const service = pushService();
+    const queue = recordingQueue();
+    const id = await accept(team, app.id, queue.env);
+    await consume(queue.env, queue.take(id).fanouts);
+    // The send message is lost; the rows were written long ago (the alarm runs on real time).
+    expect(queue.take(id).sends).toHaveLength(1);
+    await storeRows(app.id, "UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z' WHERE notification_id = ?", id);
+    // An old notification's rows, past retention, and a count D1 did not get.
+    const old = crypto.randomUUID();
+    await storeRows(app.id, "INSERT INTO notifications (id, created_at, fanout_done, completed_at) VALUES (?, '2000-01-01T00:00:00.000Z', 1, '2000-01-01T00:00:00.000Z')", old);
+    await storeRows(app.id, "INSERT INTO deliveries (notification_id, subscriber_id, status, updated_at) VALUES (?, 'x', 'delivered', '2000-01-01T00:00:00.000Z')", old);
+    // As if the second registration's D1 write had failed: D1 holds the first one's count.
+    await env.DB.prepare("UPDATE push_apps SET subscriber_count = 1, subscriber_count_seq = 1 WHERE id = ?").bind(app.id).run();
+
+    expect(await runDurableObjectAlarm(pushStore(env, app.id))).toBe(true);
+    const done = await waitForCompletion(team.key, app.id, id);
+    expect(done.counts).toEqual({ queued: 0, delivered: 2, failed: 0, removed: 0 });
+    expect(pushesPerEndpoint(service.requests)).toEqual(onceEach(subs));
+    expect(await storeRows(app.id, "SELECT * FROM deliveries WHERE notification_id = ?", old)).toEqual([]);
+    expect(await storeRows(app.id, "SELECT * FROM notifications WHERE id = ?", old)).toEqual([]);
+    expect((await json(await call("GET", `push/apps/${app.id}`, { key: team.key }))).data.subscriber_count).toBe(2);
   });
 });

@@ -1,0 +1,1 @@
+ALTER TABLE `push_apps` ADD `subscriber_count_seq` integer DEFAULT 0 NOT NULL;
