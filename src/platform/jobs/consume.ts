@@ -13,8 +13,7 @@ import { deliveriesOf, type MessageOf, type QueueName } from "./queues";
 /** What a handler decided for one message: `null` acknowledges it, a number retries it after that many seconds. */
 export type RetryIn = number | null;
 
-/** An id a message body carries (every row id is a UUID); the cap keeps a corrupt body out of the queries. */
-export const rowId = z.string().min(1).max(128);
+export { rowId } from "./row-id";
 
 /** What a handler knows about the delivery of the message it handles. */
 export interface Delivery<Shared = undefined> {

@@ -10,7 +10,7 @@ import { isoSeconds } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { compactRiskSeries } from "./audit-summary.service";
-import type { ExportMessage } from "./audit.consumer";
+import type { ExportMessage } from "./audit.messages";
 
 /** A record `queued` this long has lost its message (a live one is consumed within seconds). */
 export const QUEUED_STUCK_AFTER_MS = 15 * 60_000;

@@ -15,7 +15,7 @@ import { orNotFound } from "../../platform/tenancy";
 import type { ReportView } from "./audit.render";
 import { computeSummary, lastSevenDays, type Scope } from "./audit-summary.service";
 import { projectPage, projectRow } from "./audit.repository";
-import type { ExportMessage } from "./audit.consumer";
+import type { ExportMessage } from "./audit.messages";
 
 export function reportView(row: AuditReport): ReportView {
   return {

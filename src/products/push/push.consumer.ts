@@ -12,13 +12,12 @@
 // Fan-out is one chain of messages per notification, identified by the notification's
 // fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
-import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { defineConsumer } from "../../platform/jobs/consume";
 import { sendAll } from "../../platform/jobs/queues";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
-import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { pushApps, pushDeliveries, pushNotifications, pushSubscribers, type PushDeliveryStatus } from "../../db/schema";
@@ -30,11 +29,11 @@ import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { recipientsFilter } from "./push-notifications.service";
 import { removeSubscribersStatements } from "./push-subscribers.service";
 import { insertDeliveries } from "./push.queries";
+import { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.messages";
+export { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.messages";
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
 export const FANOUT_CHUNK = 500;
-/** Subscribers per send message: 25 messages of a batch stay under the subrequest limit. */
-export const SEND_CHUNK = 25;
 /** Sends per subscriber before a retryable failure (429, 5xx, network) is recorded as failed. */
 export const MAX_ATTEMPTS = CLAIMS["push-sends"].maxAttempts;
 export const SEND_TIMEOUT_MS = 10_000;
@@ -45,20 +44,6 @@ const CLAIM = claimSpec("push-sends", { from: ["queued", "retrying"], inFlight: 
 
 const PENDING: PushDeliveryStatus[] = ["queued", "sending", "retrying"];
 
-/** Messages of the push-sends queue: a step of a notification's fan-out, or a chunk of its sends. */
-export const pushQueueMessage = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("fanout"),
-    notification_id: rowId,
-    /** The last subscriber id of the previous step; null for the first. */
-    after: rowId.nullable(),
-    /** The notification's fanout_token when queued; absent only in messages queued before tokens existed. */
-    token: rowId.optional(),
-  }),
-  // Producers chunk by SEND_CHUNK; the claim binds every id as a parameter.
-  z.object({ kind: z.literal("send"), notification_id: rowId, subscriber_ids: z.array(rowId).max(SEND_CHUNK) }),
-]);
-export type PushQueueMessage = z.infer<typeof pushQueueMessage>;
 
 /** The consumer of the push-sends queue. */
 export const pushSendsConsumer = defineConsumer({
