@@ -6,6 +6,7 @@
 // project id), so every control character is stripped here, once, before anything is stored: no
 // caller can add a header line (`\r\nBcc: ...`) to the platform's mail. Tenant text in a subject
 // or body goes through `tenantText` (one line, 100 characters, never a link).
+import { log } from "./log";
 import type { Env } from "../env";
 import { nowIso } from "./clock";
 
@@ -61,7 +62,7 @@ export async function queuePlatformMail(env: Env, input: PlatformMail): Promise<
     await env.MAIL_QUEUE.send({ type: "platform", id });
   } catch (error) {
     // The row stays `pending`; the mail sweep (hourly cron) queues it again.
-    console.error(JSON.stringify({ msg: "platform mail enqueue failed", id, error: String(error) }));
+    log.error("platform mail enqueue failed", { id, error: String(error) });
   }
   return id;
 }

@@ -3,6 +3,7 @@
 // Safe on redelivery: a record already past `exporting` is acknowledged without rendering, and a
 // claim held by another live delivery is retried later; a claim older than the lease may be taken
 // over (the consumer that held it died). A render or R2 failure marks the record `failed`.
+import { log } from "../../platform/log";
 import { defineConsumer } from "../../platform/jobs/consume";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { and, eq } from "drizzle-orm";
@@ -50,7 +51,7 @@ export async function processExport(env: Env, message: ExportMessage): Promise<E
       .where(and(where, eq(auditReports.status, "exporting"), eq(auditReports.leaseUntil, claimed.leaseUntil!)));
     return "exported";
   } catch (error) {
-    console.error(JSON.stringify({ msg: "audit export failed", report_id: claimed.id, team_id: claimed.teamId, error: String(error) }));
+    log.error("audit export failed", { report_id: claimed.id, team_id: claimed.teamId, error: String(error) });
     const at = isoSeconds();
     await db
       .update(auditReports)
@@ -68,7 +69,7 @@ export const reportExportConsumer = defineConsumer({
     // A throw (the claim or the status write failed) is retried with backoff.
     const outcome: ExportOutcome = await processExport(env, body);
     if (outcome === "busy") return backoffSeconds(attempts);
-    if (outcome === "missing") console.error(JSON.stringify({ msg: `audit export message ${outcome}`, body }));
+    if (outcome === "missing") log.error(`audit export message ${outcome}`, { body });
     return null;
   },
 });

@@ -5,6 +5,7 @@
 // (one unit of the team's mail quota each); a webhook is a JSON POST through the SSRF guard with a
 // 10 s timeout, retried with backoff. A row per (notification, channel) in log_alert_deliveries
 // makes redelivery harmless: a notification already sent is not sent again.
+import { log } from "../../platform/log";
 import { defineConsumer } from "../../platform/jobs/consume";
 import type { Env } from "../../env";
 import { and, eq, ne, sql } from "drizzle-orm";
@@ -128,7 +129,7 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
       await consumeQuota(env, { teamId: note.team_id, plan: alert.plan, ownerEmail: alert.owner_email }, "mail", 1);
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== "monthly_quota") throw error;
-      console.error(JSON.stringify({ msg: "log alert email skipped: mail quota used up", firing_id: note.firing_id, team_id: note.team_id }));
+      log.error("log alert email skipped: mail quota used up", { firing_id: note.firing_id, team_id: note.team_id });
       await recordDelivery(env, note, "failed", "monthly mail quota used up");
       return;
     }

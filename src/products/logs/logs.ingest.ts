@@ -2,6 +2,7 @@
 // entries: the caps in one D1 batch (new streams, the per-day byte counter; CHECK constraints keep
 // both exact even when two batches race past the pre-checks), then the entries in one RPC to the
 // project's store (a Durable Object, one transaction), so a failure stores nothing.
+import { log } from "../../platform/log";
 import { isCheckViolation } from "../../platform/db-errors";
 import { utf8Length } from "../../platform/sizes";
 import type { Env } from "../../env";
@@ -287,7 +288,7 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
       );
     }
     await env.DB.batch(undo).catch((undoError) =>
-      console.error(JSON.stringify({ msg: "log store undo failed", project: project.id, error: String(undoError) })),
+      log.error("log store undo failed", { project_id: project.id, error: String(undoError) }),
     );
     await giveQuotaBack();
     throw storeFailed(project, accepted.length, error);
@@ -299,7 +300,7 @@ function recountStreams(env: Env, projectId: string): D1PreparedStatement {
 }
 
 function storeFailed(project: IngestProject, entries: number, error: unknown): ApiError {
-  console.error(JSON.stringify({ msg: "log store failed", project: project.id, entries, error: String((error as Error)?.message ?? error) }));
+  log.error("log store failed", { project_id: project.id, entries, error: String((error as Error)?.message ?? error) });
   return new ApiError("unavailable", INGEST_MESSAGES.unavailable);
 }
 

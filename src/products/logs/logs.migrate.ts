@@ -3,6 +3,7 @@
 // steps (POST /api/v1/admin/logs/migrate-entries) until `more` is false. Each step reads the oldest
 // rows, imports each project's share into its store, then deletes what was imported. A step that
 // stops between import and delete repeats nothing: each store records the ids it imported.
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import { logStore, type StoreRow } from "./logs.store";
@@ -45,7 +46,7 @@ export async function migrateLegacyEntries(env: Env, limit: number): Promise<{ m
   if (seqs.length > 0) await env.DB.prepare("DELETE FROM log_entries WHERE seq IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(seqs)).run();
   const failed = imported.find((result) => result.status === "rejected");
   if (failed) {
-    console.error(JSON.stringify({ msg: "log entry migration: a store did not answer", error: String((failed as PromiseRejectedResult).reason) }));
+    log.error("log entry migration: a store did not answer", { error: String((failed as PromiseRejectedResult).reason) });
     throw new ApiError("unavailable", "A log store did not answer; what was moved is recorded, run the step again");
   }
   return { moved: done.length, dropped: orphans.length, more: results.length === limit };
