@@ -8,6 +8,8 @@
 // or body goes through `tenantText` (one line, 100 characters, never a link).
 import { log } from "./log";
 import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { platformOutbox } from "../db/schema";
 import { nowIso } from "./clock";
 
 export interface PlatformMail {
@@ -53,11 +55,9 @@ export function tenantText(value: string): string {
 export async function queuePlatformMail(env: Env, input: PlatformMail): Promise<string> {
   const mail = { ...input, to: headerSafe(input.to, 320), subject: headerSafe(input.subject) };
   const id = crypto.randomUUID();
-  await env.DB.prepare(
-    "INSERT INTO platform_outbox (id, team_id, kind, \"to\", subject, text, html, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-  )
-    .bind(id, mail.teamId, mail.kind, mail.to, mail.subject, mail.text, mail.html ?? null, nowIso())
-    .run();
+  await getDb(env.DB)
+    .insert(platformOutbox)
+    .values({ id, teamId: mail.teamId, kind: mail.kind, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? null, status: "pending", createdAt: nowIso() });
   try {
     await env.MAIL_QUEUE.send({ type: "platform", id });
   } catch (error) {

@@ -17,8 +17,7 @@ import { orNotFound } from "../../platform/tenancy";
 import { renderArtefact } from "./audit.render";
 import { SHARE_CHANNELS, type ShareChannel } from "./audit.schemas";
 import { emptySummary, lastSevenDays, type Scope } from "./audit-summary.service";
-import { insertPlaceholderIfNone } from "./audit.queries";
-import { projectRow } from "./audit.repository";
+import { insertPlaceholderIfNone, projectRow } from "./audit.queries";
 import { getReport, objectKeyOf, reportView } from "./audit.service";
 import { settings } from "../../platform/config";
 

@@ -15,7 +15,7 @@ import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quot
 import { orNotFound } from "../../platform/tenancy";
 import type { ReportView } from "./audit.render";
 import { computeSummary, lastSevenDays, type Scope } from "./audit-summary.service";
-import { projectPage, projectRow } from "./audit.repository";
+import { projectPage, projectRow } from "./audit.queries";
 import type { ExportMessage } from "./audit.messages";
 
 export function reportView(row: AuditReport): ReportView {
