@@ -3,28 +3,19 @@ import { z } from "@hono/zod-openapi";
 import { DomainSchema } from "../../products/domains/domains.routes";
 import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
-import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
+import { logsAdminRoutes } from "../../products/logs/logs.admin.routes";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
-import { dataResponse, jsonBody, jsonResponse, productRoutes, RateLimitErrorSchema } from "../openapi";
+import { dataResponse, jsonBody, jsonResponse } from "../openapi";
+import { operatorRoute } from "./operator-routes";
 import { AdminError, CreatedKeySchema, CreateKeyBody, CreateTeamBody, IdParam, KeySchema, PatchKeyBody, PatchTeamBody, TeamSchema } from "./admin.schemas";
 import { createKey, createTeam, getTeam, keyView, revokeKey, teamView, updateKey, updateTeam } from "./admin.service";
 import { addMember } from "../../console/members.service";
 import { operatorSignInLink } from "../../console/sign-in.service";
 import { ROLES } from "../../db/schema";
 
-/** `createRoute` of the operator API: the operator's token, and the errors every route can answer. */
-const route = productRoutes({
-  tags: ["Operator"],
-  security: [{ adminToken: [] }],
-  errors: {
-    401: jsonResponse("Invalid or missing admin token", AdminError),
-    404: jsonResponse("Not found", AdminError),
-    422: jsonResponse("Validation failed", AdminError),
-    // adminAuth counts failed token attempts per IP in the `anonymous` bucket.
-    429: jsonResponse("Too many failed admin-token attempts from this IP", RateLimitErrorSchema),
-  },
-});
+/** `createRoute` of the operator API (operator-routes.ts, shared with the products' operator routes). */
+const route = operatorRoute;
 
 export const adminRouter = createRouter();
 adminRouter.use("*", adminAuth());
@@ -145,32 +136,6 @@ adminRouter.openapi(
   },
 );
 
-adminRouter.openapi(
-  route({
-    method: "post",
-    path: "/logs/migrate-entries",
-    operationId: "adminMigrateLogEntries",
-    summary: "Move log entries from D1 into the per-project stores (one step)",
-    description:
-      "Operator token only. One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
-      "projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. " +
-      "`dropped` counts rows of projects that no longer exist (deleted, not moved).",
-    request: {
-      body: jsonBody(
-        z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"),
-        { limit: 1000 },
-      ),
-    },
-    responses: {
-      200: dataResponse(
-        "What this step did",
-        z.object({ moved: z.number().int(), dropped: z.number().int(), more: z.boolean() }).openapi("AdminMigrateLogEntriesResult"),
-      ),
-    },
-  }),
-  async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),
-);
-
 const MemberSchema = z
   .object({ team_id: z.string(), user_id: z.string(), email: z.string(), role: z.enum(ROLES), created_at: z.string() })
   .openapi("TeamMember");
@@ -207,3 +172,6 @@ adminRouter.openapi(
   }),
   async (c) => c.json({ data: await operatorSignInLink(c.env, c.req.valid("json").email) }, 201),
 );
+
+// Operator routes a product owns, each under /api/v1/admin/<product>: one line per product.
+adminRouter.route("/logs", logsAdminRoutes);
