@@ -2,7 +2,7 @@
 // API, usage, the request log's reads, the team's keys, every product under /api/v1, the generated
 // OpenAPI document and the interactive reference, the console under /console and the landing page
 // at /.
-import { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
 import { ApiError } from "./platform/errors";

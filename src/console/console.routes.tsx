@@ -12,8 +12,6 @@ import { MessagePage } from "./layout";
 import { LandingPage } from "./pages/landing";
 import { PAGE_GROUPS } from "./pages/index";
 import { publicPages } from "./pages/public";
-import { NAV } from "./nav";
-import { page } from "./render";
 import { pageHeaders, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
 import { settings } from "../platform/config";
 

@@ -251,7 +251,7 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
         ) : entries.data.length === 0 ? (
           <p class="empty">No entries match in this time range. Widen the range or change the search.</p>
         ) : null}
-        <div id="log-rows" class="log-rows" aria-label="Log entries, newest first">
+        <div id="log-rows" class="log-rows" role="region" aria-label="Log entries, newest first">
           {entries.data.map((entry) => (
             <LogRow entry={entry} />
           ))}

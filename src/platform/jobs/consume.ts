@@ -6,7 +6,7 @@
 // sees comes from the queue table (queues.ts), which a test holds against wrangler.toml, so a
 // changed max_retries cannot disagree with the consumer that counts on it.
 import { log, withLogScope } from "../log";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../backoff";
 import { deliveriesOf, type MessageOf, type QueueName } from "./queues";

@@ -50,7 +50,7 @@ export async function resolveToken(env: Env, token: string, kind: ShareToken["k"
     .from(auditReports)
     .where(and(eq(auditReports.id, payload.r), eq(auditReports.teamId, payload.t)))
     .limit(1);
-  if (!row || row.status !== "shared" || row.shareVersion !== payload.v) return null;
+  if (row?.status !== "shared" || row.shareVersion !== payload.v) return null;
   return row;
 }
 

@@ -10,7 +10,7 @@
 import { and, count, desc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { auditFindings, auditReports, type AuditReport } from "../../db/schema/audit";
+import type { auditFindings, auditReports, AuditReport } from "../../db/schema/audit";
 import type { PageQuery } from "../../platform/pagination";
 import type { Scope, SummaryDelta } from "./audit-summary.service";
 

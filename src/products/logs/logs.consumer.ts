@@ -11,7 +11,7 @@ import type { Env } from "../../env";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { teams } from "../../db/schema";
-import { ALERT_CHANNELS, logAlertDeliveries, logAlerts, logProjects } from "../../db/schema/logs";
+import { logAlertDeliveries, logAlerts, logProjects } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -21,7 +21,7 @@ import { consumeQuota } from "../../platform/quota";
 import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { checkProjects } from "./log-alerts.cron";
-import { alertCheck, alertNotification, type AlertCheck, type AlertNotification } from "./logs.messages";
+import { alertCheck, alertNotification, type AlertNotification } from "./logs.messages";
 
 
 

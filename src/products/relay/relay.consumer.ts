@@ -18,7 +18,7 @@ import { standardWebhookHeaders } from "../../platform/webhook-signature";
 import { destinationHealthStatements, isFailingTooLong, notifyDestinationDisabled } from "./relay.health";
 import { isInboundSignatureHeader } from "./relay.inbound";
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay.retry";
-import { deliveryMessage, type DeliveryMessage } from "./relay.messages";
+import { deliveryMessage } from "./relay.messages";
 export { deliveryMessage, type DeliveryMessage } from "./relay.messages";
 
 export { MAX_ATTEMPTS, retryDelaySeconds };
