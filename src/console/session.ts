@@ -109,7 +109,7 @@ export function teamAccess(): MiddlewareHandler<ConsoleEnv> {
   };
 }
 
-/** What each role may do (DESIGN.md "People"). */
+/** What each role may do (docs/ARCHITECTURE.md "People"). */
 const RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
 
 /** True when `role` is at least `least`. */

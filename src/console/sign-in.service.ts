@@ -1,4 +1,4 @@
-// One-time links and sessions of the console (DESIGN.md "Signing in"): links for sign-in,
+// One-time links and sessions of the console (docs/ARCHITECTURE.md "Signing in"): links for sign-in,
 // sign-up and invitations, stored as a SHA-256 hash and mailed by platform mail; their use (one
 // guarded batch, sign-in.queries.ts); sessions stored hashed with a 30-day idle and a 90-day
 // absolute expiry; sign-out and sign-out everywhere. No account enumeration: asking for a link
@@ -102,7 +102,7 @@ const SUBJECTS: Record<LinkKind, string> = {
  * terminal): how a local developer, and the end-to-end run, follow it. Never with a real transport.
  */
 export async function mailLink(env: Env, input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null }): Promise<void> {
-  // Tenant text in platform mail: plain text on one line, at most 100 characters (DESIGN.md).
+  // Tenant text in platform mail: plain text on one line, at most 100 characters (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it").
   const oneLine = input.teamName ? headerSafe(input.teamName, 1000) : null;
   const team = oneLine && oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
   const lines: Record<LinkKind, string> = {

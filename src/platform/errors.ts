@@ -24,7 +24,7 @@ export const MAIL_POLICY_STATUS = {
   recipient_not_allowed: 422,
   hourly_cap_exceeded: 429,
   daily_cap_exceeded: 429,
-  /** DESIGN.md "Sending domains": a live key sends only from a domain verified for its team. */
+  /** docs/ARCHITECTURE.md "Sending domains": a live key sends only from a domain verified for its team. */
   domain_not_verified: 403,
 } as const satisfies Record<string, ContentfulStatusCode>;
 

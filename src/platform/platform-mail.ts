@@ -34,7 +34,7 @@ export const TENANT_TEXT_MAX = 100;
 
 /**
  * A string a tenant chose (an alert, project or report name, a destination URL) as platform mail
- * shows it (DESIGN.md "Platform mail goes only to people who asked for it"): one plain line,
+ * shows it (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it"): one plain line,
  * control characters stripped, never a link, cut to TENANT_TEXT_MAX characters with an ellipsis.
  * Mail clients make links of `https://…`, `www.…`, bare domain names and addresses, so the
  * text is defanged as security notices do: `://` becomes `[:]//`, a dot between a letter or digit

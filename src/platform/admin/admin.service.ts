@@ -44,7 +44,7 @@ export function keyView(key: KeyRow) {
 const teamNotFound = () => new ApiError("not_found", "Team not found");
 const keyNotFound = () => new ApiError("not_found", "Key not found");
 
-/** Creates a team; its `owner_email` becomes a user and the team's owner (DESIGN.md "People"). */
+/** Creates a team; its `owner_email` becomes a user and the team's owner (docs/ARCHITECTURE.md "People"). */
 export async function createTeam(db: Db, input: { name: string; plan: Plan; owner_email?: string | null }): Promise<TeamRow> {
   const at = nowIso();
   const id = crypto.randomUUID();

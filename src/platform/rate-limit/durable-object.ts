@@ -13,7 +13,7 @@
 // durable record, the object the exact and fast one. A lost object comes back from the last
 // roll-up (see docs/RATE-LIMITS.md). A key that stops being used (an IP seen once) must not keep
 // its rows forever: once no window is current for IDLE_MS and nothing is left to roll up, the
-// alarm deletes the object's storage (DESIGN.md "Retention").
+// alarm deletes the object's storage (docs/ARCHITECTURE.md "Retention").
 import { log, withLogScope } from "../log";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";

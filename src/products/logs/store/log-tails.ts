@@ -21,7 +21,7 @@ export const KEEP_ALIVE_MS = 15_000;
 export const MAX_TAIL_BUFFER_BYTES = 1024 * 1024;
 /**
  * How often the credentials of the open tails are checked: a tail ends within this long of its
- * key's revocation (DESIGN.md "Open streams follow their credential": within 10 s).
+ * key's revocation (docs/ARCHITECTURE.md "Open streams follow their credential": within 10 s).
  */
 export const CREDENTIAL_CHECK_MS = 5_000;
 
