@@ -139,7 +139,9 @@ export function zodDetails(error: ZodError): FieldErrors {
   const details: FieldErrors = {};
   const add = (path: readonly PropertyKey[], message: string) => {
     const key = path.length ? path.map(String).join(".") : "_body";
-    (details[key] ??= []).push(message);
+    // An own property even for a caller's `__proto__` key (plain assignment would set the prototype).
+    if (!Object.hasOwn(details, key)) Object.defineProperty(details, key, { value: [], enumerable: true, writable: true, configurable: true });
+    details[key].push(message);
   };
   for (const issue of error.issues) {
     if (issue.code === "unrecognized_keys") for (const key of issue.keys) add([...issue.path, key], issue.message);
