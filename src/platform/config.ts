@@ -102,11 +102,13 @@ function isKeyOf32Bytes(value: string): boolean {
 }
 
 const checked = new WeakMap<object, string[]>();
+/** The problems last logged: logged once per isolate, not once per request or environment object. */
+let reported = "";
 
 /**
  * Root middleware: checks the secrets on the first request an isolate serves with an environment
  * (then remembers the answer), and while one is missing or unusable answers every request 500
- * naming the setting, logged once per isolate.
+ * naming the setting; the problem is logged once per isolate.
  */
 export function requireSecrets(): MiddlewareHandler<AppEnv> {
   return async function requireSecretsMiddleware(c, next) {
@@ -114,7 +116,10 @@ export function requireSecrets(): MiddlewareHandler<AppEnv> {
     if (!problems) {
       problems = secretProblems(c.env);
       checked.set(c.env, problems);
-      if (problems.length > 0) log.error("server misconfigured", { problems });
+      if (problems.length > 0 && problems.join("; ") !== reported) {
+        reported = problems.join("; ");
+        log.error("server misconfigured", { problems });
+      }
     }
     if (problems.length > 0) throw new ApiError("internal", `Server misconfigured: ${problems.join("; ")} (see docs/CONFIGURATION.md)`);
     await next();

@@ -75,6 +75,8 @@ describe("the secrets check on the way in", () => {
       const body = JSON.stringify(await res.json());
       expect(body).toContain("Server misconfigured: SIGNING_KEY is not set");
     }
+    // Another environment object with the same problem (the runtime may hand one per request): no second line.
+    expect((await get("/api/v1/usage", { ...broken } as Env)).status).toBe(500);
     const logged = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
     expect(logged).toEqual([{ level: "error", msg: "server misconfigured", request_id: "cfg-check", problems: ["SIGNING_KEY is not set"] }]);
     expect((await get("/health", broken)).status).toBe(200);
