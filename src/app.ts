@@ -2,13 +2,14 @@
 // API, usage, the request log's reads, the team's keys, every product under /api/v1, the generated
 // OpenAPI document and the interactive reference, the console under /console and the landing page
 // at /.
-import { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
 import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
 import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
+import { requireSecrets } from "./platform/config";
 import { createRouter, productContext, servedMethods, type Mounts } from "./platform/router";
 import { requestLog } from "./platform/request-log/request-log";
 import { requestLogRouter } from "./platform/request-log/request-log.routes";
@@ -72,6 +73,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use("*", requestLog());
   // The error shape and body handling of the product serving the request, before anything below can fail.
   app.use("*", productContext(MOUNTS));
+  // A missing or unusable secret answers 500 naming it (in the product's shape), before any handler needs it.
+  app.use("*", requireSecrets());
   // Every body is limited before anything parses it: 1 MB unless the route reads its body itself
   // with a limit and error of its own (log ingest 5 MB, mail send 10 MiB, relay ingest 1 MB).
   const defaultLimit = limitBody(JSON_BODY_LIMIT);

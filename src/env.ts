@@ -1,11 +1,11 @@
 // The Worker's bindings and vars, and the Hono context variables: one place for both.
 import type { Principal } from "./platform/auth";
-import type { ExportMessage } from "./products/audit/audit.consumer";
-import type { AlertCheck, AlertNotification } from "./products/logs/logs.consumer";
-import type { MailQueueMessage } from "./products/mail/mail.consumer";
-import type { PushQueueMessage } from "./products/push/push.consumer";
-import type { DeliveryMessage } from "./products/relay/relay.consumer";
-import type { SurveyWebhookMessage } from "./products/surveys/surveys.consumer";
+import type { ExportMessage } from "./products/audit/audit.messages";
+import type { AlertCheck, AlertNotification } from "./products/logs/logs.messages";
+import type { MailQueueMessage } from "./products/mail/mail.messages";
+import type { PushQueueMessage } from "./products/push/push.messages";
+import type { DeliveryMessage } from "./products/relay/relay.messages";
+import type { SurveyWebhookMessage } from "./products/surveys/surveys.messages";
 
 /**
  * The Worker's environment: the bindings and vars exactly as wrangler.toml declares them
@@ -15,7 +15,8 @@ import type { SurveyWebhookMessage } from "./products/surveys/surveys.consumer";
 export interface Env extends WranglerEnv {
   // Each queue with the message its consumer reads, inferred from the zod schema the consumer
   // parses with (`defineConsumer` checks the schema against these), so a producer sending anything
-  // else fails the type-check (wrangler's generated types know only `Queue`).
+  // else fails the type-check (wrangler's generated types know only `Queue`). The schemas live in
+  // each product's leaf `*.messages.ts`, so this file imports no product code.
   EXPORT_QUEUE: Queue<ExportMessage>;
   WEBHOOK_QUEUE: Queue<DeliveryMessage>;
   PUSH_QUEUE: Queue<PushQueueMessage>;

@@ -1,6 +1,7 @@
 // Worker entry: HTTP to the Hono app, queue batches to the consumer declared for their queue, cron
 // runs to the jobs declared for their schedule. Both tables are built from the lists below (a test
 // holds them against wrangler.toml). The Durable Object classes are exported here.
+import { log } from "./platform/log";
 import { app } from "./app";
 import type { Env } from "./env";
 import { consoleRetentionCron } from "./console/console.cron";
@@ -71,7 +72,7 @@ export default {
   async queue(batch, env, _ctx) {
     const consumer = Object.hasOwn(consumers, batch.queue) ? consumers[batch.queue as keyof typeof consumers] : undefined;
     if (!consumer) {
-      console.error(JSON.stringify({ msg: "no consumer for queue", queue: batch.queue }));
+      log.error("no consumer for queue", { queue: batch.queue });
       batch.retryAll();
       return;
     }

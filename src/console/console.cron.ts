@@ -5,6 +5,7 @@ import type { Env } from "../env";
 import { nowMs } from "../platform/clock";
 import { defineCron } from "../platform/jobs/cron";
 import { cutoffIso, deleteInSteps } from "../platform/retention";
+import { DELETE_ENDED_SESSIONS, DELETE_OLD_ACTIONS, DELETE_SPENT_LINKS } from "./console.queries";
 import { SESSION_IDLE_MS } from "./sign-in.service";
 
 /** Days the record of console actions is kept. */
@@ -14,14 +15,9 @@ export async function consoleRetention(env: Env): Promise<{ sessions: number; li
   const at = nowMs();
   const now = new Date(at).toISOString();
   const [sessions, links, actions] = await Promise.all([
-    deleteInSteps(env.DB, "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? OR last_used_at <= ? LIMIT ?)", [
-      now,
-      new Date(at - SESSION_IDLE_MS).toISOString(),
-    ]),
-    deleteInSteps(env.DB, "DELETE FROM console_links WHERE id IN (SELECT id FROM console_links WHERE used_at IS NOT NULL OR expires_at <= ? LIMIT ?)", [now]),
-    deleteInSteps(env.DB, "DELETE FROM console_actions WHERE id IN (SELECT id FROM console_actions WHERE created_at < ? LIMIT ?)", [
-      cutoffIso(at, CONSOLE_ACTIONS_RETENTION_DAYS),
-    ]),
+    deleteInSteps(env.DB, DELETE_ENDED_SESSIONS, [now, new Date(at - SESSION_IDLE_MS).toISOString()]),
+    deleteInSteps(env.DB, DELETE_SPENT_LINKS, [now]),
+    deleteInSteps(env.DB, DELETE_OLD_ACTIONS, [cutoffIso(at, CONSOLE_ACTIONS_RETENTION_DAYS)]),
   ]);
   return { sessions, links, actions };
 }

@@ -3,6 +3,7 @@
 // Origin rule for every state-changing request, the public pages (sign-in and its links), then
 // every page group of pages/index.ts behind the session and the team's membership. Errors render
 // as pages, not JSON.
+import { log } from "../platform/log";
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
@@ -11,15 +12,14 @@ import { MessagePage } from "./layout";
 import { LandingPage } from "./pages/landing";
 import { PAGE_GROUPS } from "./pages/index";
 import { publicPages } from "./pages/public";
-import { NAV } from "./nav";
-import { page } from "./render";
 import { pageHeaders, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
+import { settings } from "../platform/config";
 
 /** Errors of a console request as a page with the error's status. */
 function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise<Response> {
   const apiError = toApiError(error);
   if (!apiError) {
-    console.error(JSON.stringify({ msg: "unhandled console error", requestId: c.get("requestId"), path: c.req.path, error: String(error), stack: (error as Error)?.stack }));
+    log.error("unhandled console error", { request_id: c.get("requestId"), path: c.req.path, error: String(error), stack: (error as Error)?.stack });
   }
   const status = (apiError?.status ?? 500) as ContentfulStatusCode;
   const titles: Partial<Record<number, string>> = { 403: "Not allowed", 404: "Page not found", 409: "Not possible", 422: "Check what you entered", 429: "Too many requests" };
@@ -52,4 +52,4 @@ consoleRouter.all("*", (c) => c.html(<MessagePage title="Page not found" message
 /** The landing page at `/`. */
 export const landingRouter = new Hono<AppEnv>();
 landingRouter.use("/", pageHeaders());
-landingRouter.get("/", (c) => c.html(<LandingPage appUrl={c.env.APP_URL} />));
+landingRouter.get("/", (c) => c.html(<LandingPage appUrl={settings(c.env).appUrl} />));

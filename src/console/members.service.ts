@@ -101,7 +101,7 @@ export async function invite(env: Env, teamId: string, teamName: string, actor: 
     throw ApiError.validation({ email: [`at most ${MAX_PENDING_INVITATIONS} invitations may be pending`] });
   }
   await recordAction(db, teamId, actor, "member_invited", `${email} (${input.role})`);
-  await mailLink(env, { kind: "invite", email, url: linkUrl(env.APP_URL, token), teamName, teamId });
+  await mailLink(env, { kind: "invite", email, url: linkUrl(env, token), teamName, teamId });
 }
 
 /** Withdraws a pending invitation (its link stops working). */

@@ -10,6 +10,7 @@ import type { Role } from "../db/schema";
 import { ApiError } from "../platform/errors";
 import { loadSessionWith, SESSION_COOKIE, SESSION_MAX_MS, type SessionUser } from "./sign-in.service";
 import { teamsOf, type TeamChoice } from "./members.service";
+import { settings } from "../platform/config";
 
 declare module "hono" {
   /** What a console page knows about its viewer, set by requireSession() and teamAccess(). */
@@ -60,15 +61,10 @@ const ROUTE_OWNED = new Set(["content-security-policy", "x-frame-options"]);
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** The origin of APP_URL: the only origin a state-changing console request may come from. */
-export function appOrigin(appUrl: string): string {
-  return new URL(appUrl).origin;
-}
-
 /** Refuses (403) every state-changing request whose Origin is missing or is not APP_URL's. */
 export function sameOrigin(): MiddlewareHandler<AppEnv> {
   return async function sameOriginMiddleware(c, next) {
-    if (!SAFE.has(c.req.method) && c.req.header("origin") !== appOrigin(c.env.APP_URL)) {
+    if (!SAFE.has(c.req.method) && c.req.header("origin") !== settings(c.env).appOrigin) {
       throw new ApiError("forbidden", "This request did not come from the console");
     }
     await next();
@@ -81,13 +77,13 @@ export function setSessionCookie(c: Context<AppEnv>, token: string): void {
     httpOnly: true,
     sameSite: "Lax",
     path: "/console",
-    secure: c.env.APP_URL.startsWith("https:"),
+    secure: settings(c.env).https,
     maxAge: SESSION_MAX_MS / 1000,
   });
 }
 
 export function clearSessionCookie(c: Context<AppEnv>): void {
-  deleteCookie(c, SESSION_COOKIE, { path: "/console", secure: c.env.APP_URL.startsWith("https:") });
+  deleteCookie(c, SESSION_COOKIE, { path: "/console", secure: settings(c.env).https });
 }
 
 /** The session's user, or a redirect (303) to the sign-in page. */
@@ -113,7 +109,7 @@ export function teamAccess(): MiddlewareHandler<ConsoleEnv> {
   };
 }
 
-/** What each role may do (DESIGN.md "People"). */
+/** What each role may do (docs/ARCHITECTURE.md "People"). */
 const RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
 
 /** True when `role` is at least `least`. */

@@ -1,8 +1,9 @@
-// One-time links and sessions of the console (DESIGN.md "Signing in"): links for sign-in,
+// One-time links and sessions of the console (docs/ARCHITECTURE.md "Signing in"): links for sign-in,
 // sign-up and invitations, stored as a SHA-256 hash and mailed by platform mail; their use (one
 // guarded batch, sign-in.queries.ts); sessions stored hashed with a 30-day idle and a 90-day
 // absolute expiry; sign-out and sign-out everywhere. No account enumeration: asking for a link
 // answers the same whoever asks, and the per-address limit counts every address.
+import { log } from "../platform/log";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
@@ -16,6 +17,7 @@ import { headerSafe, queuePlatformMail } from "../platform/platform-mail";
 import { getLimiter } from "../platform/rate-limit/limiter";
 import { OWN_COUNTER } from "../platform/rate-limit/buckets";
 import { consumeStatements } from "./sign-in.queries";
+import { settings } from "../platform/config";
 
 /** A sign-in or sign-up link lives 15 minutes. */
 export const LINK_TTL_MS = 15 * 60_000;
@@ -38,8 +40,8 @@ export function normalizeEmail(email: string): string {
 }
 
 /** `{app_url}/console/auth/<token>` */
-export function linkUrl(appUrl: string, token: string): string {
-  return `${appUrl.replace(/\/+$/, "")}/console/auth/${token}`;
+export function linkUrl(env: Env, token: string): string {
+  return `${settings(env).appUrl}/console/auth/${token}`;
 }
 
 export interface NewLink {
@@ -100,7 +102,7 @@ const SUBJECTS: Record<LinkKind, string> = {
  * terminal): how a local developer, and the end-to-end run, follow it. Never with a real transport.
  */
 export async function mailLink(env: Env, input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null }): Promise<void> {
-  // Tenant text in platform mail: plain text on one line, at most 100 characters (DESIGN.md).
+  // Tenant text in platform mail: plain text on one line, at most 100 characters (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it").
   const oneLine = input.teamName ? headerSafe(input.teamName, 1000) : null;
   const team = oneLine && oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
   const lines: Record<LinkKind, string> = {
@@ -115,8 +117,8 @@ export async function mailLink(env: Env, input: { kind: LinkKind; email: string;
     subject: SUBJECTS[input.kind],
     text: `${lines[input.kind]}\n\n${input.url}\n\nIf you did not ask for it, ignore this message.`,
   });
-  if ((env.MAIL_TRANSPORT ?? "outbox") === "outbox") {
-    console.log(JSON.stringify({ msg: "console link (outbox transport: local only)", kind: input.kind, to: input.email, url: input.url }));
+  if (settings(env).mailTransport === "outbox") {
+    log.info("console link (outbox transport: local only)", { kind: input.kind, to: input.email, url: input.url });
   }
 }
 
@@ -137,14 +139,14 @@ export async function requestSignIn(env: Env, email: string): Promise<void> {
   const db = getDb(env.DB);
   if (!(await isMember(db, email))) return;
   const { token } = await createLink(db, { kind: "sign_in", email });
-  await mailLink(env, { kind: "sign_in", email: normalizeEmail(email), url: linkUrl(env.APP_URL, token) });
+  await mailLink(env, { kind: "sign_in", email: normalizeEmail(email), url: linkUrl(env, token) });
 }
 
 /** `POST /console/sign-up`: a link whose use creates the user, the team and the owner membership. */
 export async function requestSignUp(env: Env, email: string, teamName: string): Promise<void> {
   if (!(await allowLinkFor(env, email))) return;
   const { token } = await createLink(getDb(env.DB), { kind: "sign_up", email, teamName });
-  await mailLink(env, { kind: "sign_up", email: normalizeEmail(email), url: linkUrl(env.APP_URL, token), teamName });
+  await mailLink(env, { kind: "sign_up", email: normalizeEmail(email), url: linkUrl(env, token), teamName });
 }
 
 /**
@@ -157,8 +159,8 @@ export async function operatorSignInLink(env: Env, email: string): Promise<{ url
   const user = await db.query.users.findFirst({ where: eq(users.email, address) });
   if (!user) throw new ApiError("not_found", "No user with this address");
   const { token, expiresAt } = await createLink(db, { kind: "sign_in", email: address });
-  console.log(JSON.stringify({ msg: "operator minted a console sign-in link", user_id: user.id, expires_at: expiresAt }));
-  return { url: linkUrl(env.APP_URL, token), expires_at: expiresAt };
+  log.info("operator minted a console sign-in link", { user_id: user.id, expires_at: expiresAt });
+  return { url: linkUrl(env, token), expires_at: expiresAt };
 }
 
 /** A link that can still be used (for the confirm page), or null. */

@@ -1,4 +1,4 @@
-// Per-team caps that hold under parallel requests (DESIGN.md "Counts under concurrency"): the
+// Per-team caps that hold under parallel requests (docs/ARCHITECTURE.md "Counts under concurrency"): the
 // count and the insert are ONE statement, `INSERT … SELECT … WHERE (SELECT COUNT(*) …) < cap`, so
 // 25 parallel creates against a cap of 10 store exactly 10. Drizzle's insert builder cannot put a
 // condition on an insert of values, so the statement is written with its `sql` template; columns

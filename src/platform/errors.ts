@@ -24,7 +24,7 @@ export const MAIL_POLICY_STATUS = {
   recipient_not_allowed: 422,
   hourly_cap_exceeded: 429,
   daily_cap_exceeded: 429,
-  /** DESIGN.md "Sending domains": a live key sends only from a domain verified for its team. */
+  /** docs/ARCHITECTURE.md "Sending domains": a live key sends only from a domain verified for its team. */
   domain_not_verified: 403,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
@@ -139,7 +139,9 @@ export function zodDetails(error: ZodError): FieldErrors {
   const details: FieldErrors = {};
   const add = (path: readonly PropertyKey[], message: string) => {
     const key = path.length ? path.map(String).join(".") : "_body";
-    (details[key] ??= []).push(message);
+    // An own property even for a caller's `__proto__` key (plain assignment would set the prototype).
+    if (!Object.hasOwn(details, key)) Object.defineProperty(details, key, { value: [], enumerable: true, writable: true, configurable: true });
+    details[key].push(message);
   };
   for (const issue of error.issues) {
     if (issue.code === "unrecognized_keys") for (const key of issue.keys) add([...issue.path, key], issue.message);

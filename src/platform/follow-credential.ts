@@ -1,4 +1,4 @@
-// Open streams follow their credential (DESIGN.md "Open streams follow their credential"): an
+// Open streams follow their credential (docs/ARCHITECTURE.md "Open streams follow their credential"): an
 // event stream that outlives the request that authorised it re-checks that authority every
 // CREDENTIAL_CHECK_MS while it is open, and ends with the same `event: end` a stream ends with on
 // its own as soon as a check says no. The check runs in the request that serves the stream (its

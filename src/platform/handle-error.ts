@@ -2,6 +2,7 @@
 // (set in the context by the router table, src/platform/router.ts);
 // framework errors are mapped to ApiError first; anything else is logged with the request id and
 // answered 500 without a stack trace.
+import { log } from "./log";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "../env";
@@ -45,7 +46,7 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
   let apiError = toApiError(error);
   if (!apiError) {
-    console.error(JSON.stringify({ msg: "unhandled error", requestId, path: c.req.path, error: String(error), stack: (error as Error)?.stack }));
+    log.error("unhandled error", { request_id: requestId, path: c.req.path, error: String(error), stack: (error as Error)?.stack });
     apiError = new ApiError("internal", "Internal server error");
   }
   const body = renderError(apiError, c.get("errorFormat"), requestId);

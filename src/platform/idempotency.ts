@@ -8,6 +8,7 @@
 // of an idempotent operation (its shared header parameter, the replay header, the 409), and the
 // hourly retention of the keys.
 import type { Context, MiddlewareHandler } from "hono";
+import { log } from "./log";
 import { and, eq, sql } from "drizzle-orm";
 import type { AppEnv, Env } from "../env";
 import { getDb } from "../db/client";
@@ -222,7 +223,7 @@ async function replay(env: Env, row: StoredRow): Promise<Response> {
     } catch (error) {
       // Sealed under a key that is gone (ENCRYPTION_KEY rotated without its previous value): the
       // work is done and must not run again, and its answer cannot be read.
-      console.error(JSON.stringify({ msg: "idempotent answer unreadable", error: String(error) }));
+      log.error("idempotent answer unreadable", { error: String(error) });
       throw new ApiError("conflict", `A request with this ${IDEMPOTENCY_HEADER} already completed with status ${status}; its stored response can no longer be read, and the work was not repeated`, {
         headers: { [REPLAYED_HEADER]: "true" },
       });
@@ -252,7 +253,7 @@ async function store(env: Env, teamId: string, key: string, lockId: string, resp
   } catch (error) {
     // The work is done and its answer goes out; a retry within the lease gets 409, after it the
     // claim is taken over. Logged so an operator sees a store that keeps failing.
-    console.error(JSON.stringify({ msg: "idempotent answer not stored", teamId, error: String(error) }));
+    log.error("idempotent answer not stored", { team_id: teamId, error: String(error) });
   }
 }
 
@@ -266,7 +267,7 @@ async function release(env: Env, teamId: string, key: string, lockId: string): P
       .delete(idempotencyKeys)
       .where(and(eq(idempotencyKeys.teamId, teamId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.lockId, lockId)));
   } catch (error) {
-    console.error(JSON.stringify({ msg: "idempotency key not released", teamId, error: String(error) }));
+    log.error("idempotency key not released", { team_id: teamId, error: String(error) });
   }
 }
 

@@ -8,6 +8,7 @@
 // together in the next one, so the writes per request fall as the load grows. An item added by a
 // request that ended before it was written stays pending for the next request's drain: it is not
 // lost with the request that added it.
+import { log } from "./log";
 import { nowMs } from "./clock";
 
 export interface IsolateBatchOptions<T> {
@@ -85,10 +86,10 @@ export class IsolateBatch<T> {
       await this.options.send(batch);
     } catch (error) {
       this.dropped += batch.length;
-      console.error(JSON.stringify({ msg: `${this.options.name}: batch not written`, items: batch.length, error: String(error) }));
+      log.error(`${this.options.name}: batch not written`, { items: batch.length, error: String(error) });
     }
     if (this.dropped > 0) {
-      console.error(JSON.stringify({ msg: `${this.options.name}: items dropped`, items: this.dropped }));
+      log.error(`${this.options.name}: items dropped`, { items: this.dropped });
       this.dropped = 0;
     }
   }

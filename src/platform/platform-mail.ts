@@ -6,7 +6,10 @@
 // project id), so every control character is stripped here, once, before anything is stored: no
 // caller can add a header line (`\r\nBcc: ...`) to the platform's mail. Tenant text in a subject
 // or body goes through `tenantText` (one line, 100 characters, never a link).
+import { log } from "./log";
 import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { platformOutbox } from "../db/schema";
 import { nowIso } from "./clock";
 
 export interface PlatformMail {
@@ -31,7 +34,7 @@ export const TENANT_TEXT_MAX = 100;
 
 /**
  * A string a tenant chose (an alert, project or report name, a destination URL) as platform mail
- * shows it (DESIGN.md "Platform mail goes only to people who asked for it"): one plain line,
+ * shows it (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it"): one plain line,
  * control characters stripped, never a link, cut to TENANT_TEXT_MAX characters with an ellipsis.
  * Mail clients make links of `https://…`, `www.…`, bare domain names and addresses, so the
  * text is defanged as security notices do: `://` becomes `[:]//`, a dot between a letter or digit
@@ -52,16 +55,14 @@ export function tenantText(value: string): string {
 export async function queuePlatformMail(env: Env, input: PlatformMail): Promise<string> {
   const mail = { ...input, to: headerSafe(input.to, 320), subject: headerSafe(input.subject) };
   const id = crypto.randomUUID();
-  await env.DB.prepare(
-    "INSERT INTO platform_outbox (id, team_id, kind, \"to\", subject, text, html, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-  )
-    .bind(id, mail.teamId, mail.kind, mail.to, mail.subject, mail.text, mail.html ?? null, nowIso())
-    .run();
+  await getDb(env.DB)
+    .insert(platformOutbox)
+    .values({ id, teamId: mail.teamId, kind: mail.kind, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? null, status: "pending", createdAt: nowIso() });
   try {
     await env.MAIL_QUEUE.send({ type: "platform", id });
   } catch (error) {
     // The row stays `pending`; the mail sweep (hourly cron) queues it again.
-    console.error(JSON.stringify({ msg: "platform mail enqueue failed", id, error: String(error) }));
+    log.error("platform mail enqueue failed", { id, error: String(error) });
   }
   return id;
 }

@@ -4,6 +4,8 @@
 // periodic roll-up, not a write per request. Crossing 80 % or 95 % of a limit queues one warning
 // email to the team owner per threshold, service and month; warnings consume no quota.
 import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { usageWarnings } from "../db/schema";
 import { nowMs } from "./clock";
 import { ApiError } from "./errors";
 import { planLimits, SERVICE_METRIC, type Service } from "./plans";
@@ -97,12 +99,11 @@ export async function warnOnThresholds(
     if (before >= mark || after < mark) continue;
     // The primary key (team, service, period, threshold) makes the warning once-only even when
     // two requests cross the mark at the same time.
-    const inserted = await env.DB.prepare(
-      `INSERT INTO usage_warnings (team_id, service, period, threshold, created_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT DO NOTHING RETURNING threshold`,
-    )
-      .bind(owner.teamId, service, period, threshold, new Date(nowMs()).toISOString())
-      .first();
+    const [inserted] = await getDb(env.DB)
+      .insert(usageWarnings)
+      .values({ teamId: owner.teamId, service, period, threshold, createdAt: new Date(nowMs()).toISOString() })
+      .onConflictDoNothing()
+      .returning({ threshold: usageWarnings.threshold });
     if (!inserted || !owner.ownerEmail) continue;
     await queuePlatformMail(env, {
       teamId: owner.teamId,

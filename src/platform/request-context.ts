@@ -1,8 +1,10 @@
 // Root middleware: a request id for every request, and on the way out the x-request-id and
-// x-ratelimit-* headers of the last bucket evaluated, whatever produced the response. Also the
-// request's waitUntil, for the work that runs after the answer.
+// x-ratelimit-* headers of the last bucket evaluated, whatever produced the response; the log scope
+// that puts the request id on every line the request logs. Also the request's waitUntil, for the
+// work that runs after the answer.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
+import { withLogScope } from "./log";
 import { rateLimitHeaders } from "./rate-limit/middleware";
 
 const INCOMING_ID = /^[\w.-]{1,128}$/;
@@ -11,7 +13,8 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
   return async function requestContextMiddleware(c, next) {
     const incoming = c.req.header("x-request-id");
     c.set("requestId", incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID());
-    await next();
+    // Every line the request logs (its waitUntil work included) carries its id.
+    await withLogScope({ request_id: c.get("requestId") }, next);
     const headers: Record<string, string> = { "x-request-id": c.get("requestId") };
     const limit = c.get("rateLimit");
     if (limit) Object.assign(headers, rateLimitHeaders(limit));

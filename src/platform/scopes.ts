@@ -19,7 +19,7 @@ export const SCOPES = [
 ] as const;
 
 /**
- * Extension scopes (DESIGN.md "Keys over the API"): managing a team's keys with a key. Never in
+ * Extension scopes (docs/ARCHITECTURE.md "Keys over the API"): managing a team's keys with a key. Never in
  * the demo key or any default key; a key or a person chooses them explicitly.
  */
 export const EXTENSION_SCOPES = ["keys:read", "keys:write"] as const;

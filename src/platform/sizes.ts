@@ -1,10 +1,10 @@
 // Byte sizes of what callers store. Every free-form object a caller stores has a byte cap
-// (DESIGN.md "Sizes"), counted in UTF-8 bytes of its JSON, never in characters.
+// (docs/ARCHITECTURE.md "Sizes"), counted in UTF-8 bytes of its JSON, never in characters.
 import { z } from "@hono/zod-openapi";
 
 /**
  * The byte cap of every free-form JSON value a caller stores, unless its product documents another
- * (DESIGN.md "Stored free-form JSON has a byte cap"): survey and question settings and options,
+ * (docs/ARCHITECTURE.md "Stored free-form JSON has a byte cap"): survey and question settings and options,
  * ai_config, branching, push credentials and notification data, mail headers taken together.
  */
 export const FREE_FORM_JSON_BYTES = 16 * 1024;

@@ -5,6 +5,7 @@
 
 import ipaddr from "ipaddr.js";
 import { ApiError } from "./errors";
+import { settings } from "./config";
 
 export interface SsrfOptions {
   /**
@@ -23,9 +24,9 @@ export function assertPublicUrl(env: { ALLOW_PRIVATE_TARGETS?: string }, url: st
   if (reason) throw ApiError.validation({ [field]: [reason] });
 }
 
-/** Reads the ALLOW_PRIVATE_TARGETS var. */
+/** Reads the ALLOW_PRIVATE_TARGETS var (src/platform/config.ts). */
 export function ssrfOptions(env: { ALLOW_PRIVATE_TARGETS?: string }): SsrfOptions {
-  return { allowPrivate: env.ALLOW_PRIVATE_TARGETS === "true" };
+  return { allowPrivate: settings(env).allowPrivateTargets };
 }
 
 const INTERNAL = "must not point to a private or internal address";

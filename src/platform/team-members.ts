@@ -1,4 +1,4 @@
-// Who of a team platform mail may go to (DESIGN.md "Platform mail goes only to people who asked for
+// Who of a team platform mail may go to (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for
 // it"): the one place that answers it. A member is a user with a membership in the team (an
 // invitation becomes one only when its link is used, so pending invitees are not members).
 import { and, eq } from "drizzle-orm";

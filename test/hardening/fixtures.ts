@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { nowSeconds } from "../../src/platform/clock";
 import { decryptSecret } from "../../src/platform/crypto";
 import { standardWebhookHeaders } from "../../src/platform/webhook-signature";
-import { addKey, API, anyIp, call, json, setupTeam, type TestTeam } from "../helpers/api";
+import { addKey, anyIp, call, json, setupTeam, type TestTeam } from "../helpers/api";
 import { KEY_SCOPES } from "../../src/platform/scopes";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 
@@ -208,8 +208,9 @@ export const SECRET_FIELDS = ["vapid_private_key", "signing_secret", "fcm_creden
 /** Names of secret fields found anywhere in a JSON value, with their paths. */
 export function secretFieldsIn(value: unknown, path = "$"): string[] {
   const found: string[] = [];
-  if (Array.isArray(value)) value.forEach((v, i) => found.push(...secretFieldsIn(v, `${path}[${i}]`)));
-  else if (value && typeof value === "object") {
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) found.push(...secretFieldsIn(v, `${path}[${i}]`));
+  } else if (value && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
       // Keys of `details` / `errors` name the fields that failed validation: their names are no secret.
       const fieldMap = (k === "details" || k === "errors") && v && typeof v === "object" && !Array.isArray(v);

@@ -9,8 +9,8 @@ import { backoffSeconds } from "../../src/platform/backoff";
 import { defineConsumer, type Delivery } from "../../src/platform/jobs/consume";
 import { deadLetterConsumer } from "../../src/platform/jobs/dead-letters";
 import { deliveriesOf, QUEUES } from "../../src/platform/jobs/queues";
-import { exportMessage } from "../../src/products/audit/audit.consumer";
-import { alertCheck, alertNotification } from "../../src/products/logs/logs.consumer";
+import { exportMessage } from "../../src/products/audit/audit.messages";
+import { alertCheck, alertNotification } from "../../src/products/logs/logs.messages";
 import { mailQueueMessage } from "../../src/products/mail/mail.consumer";
 import { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "../../src/products/push/push.consumer";
 import { deliveryMessage } from "../../src/products/relay/relay.consumer";
@@ -70,7 +70,8 @@ describe("defineConsumer: the loop", () => {
     expect(seen[0].delivery).toEqual({ id: "m0", attempts: 3, maxAttempts: deliveriesOf(QUEUE), isLastAttempt: false, shared: undefined });
     expect(await resultOf(batch)).toEqual({ acked: ["m0"], retried: ["m1", "m2"] });
     expect(Object.fromEntries(batch.delays)).toEqual({ m1: 30, m2: backoffSeconds(3) });
-    expect(logged).toEqual([{ msg: `${QUEUE}: message failed, retrying`, id: "m2", attempts: 3, error: "Error: database down" }]);
+    // One JSON line, scoped to the message: the queue, its id and its deliveries come from the loop.
+    expect(logged).toEqual([{ level: "error", msg: "message failed, retrying", queue: QUEUE, message_id: "m2", attempts: 3, error: "Error: database down" }]);
   });
 
   it("runs messages at once when asked, one after another otherwise, and takes the product's delay after a throw", async () => {
@@ -155,7 +156,7 @@ describe("defineConsumer: the loop", () => {
     expect(steps).toEqual(["start", "handle 1", "handle 2", "handle 3", "finish 1,2,3"]);
     // The end of the batch failing changes nothing about the messages: logged, not thrown.
     expect(await resultOf(batch)).toEqual({ acked: ["m0", "m2"], retried: ["m1"] });
-    expect(logged.map((l) => l.msg)).toEqual([`${QUEUE}: message failed, retrying`, `${QUEUE}: end of batch failed`]);
+    expect(logged.map((l) => [l.msg, l.queue])).toEqual([["message failed, retrying", QUEUE], ["end of batch failed", QUEUE]]);
     // A second batch starts afresh.
     steps.length = 0;
     await errorsLoggedBy(() => consumer.consume(batchOf(QUEUE, bodies("7")), env));
@@ -192,7 +193,7 @@ describe("defineConsumer: the message schema", () => {
     expect(handled).toEqual([{ kind: "send", notification_id: "n1", subscriber_ids: ["s1", "s2"] }]);
     const ids = refused.map((_, i) => `m${i}`);
     expect(await resultOf(batch)).toEqual({ acked: [...ids, `m${refused.length}`].sort(), retried: [] });
-    expect(logged.map((l) => [l.msg, l.id])).toEqual(ids.map((id) => ["push-sends: unreadable message dropped", id]));
+    expect(logged.map((l) => [l.msg, l.queue, l.message_id])).toEqual(ids.map((id) => ["unreadable message dropped", "push-sends", id]));
     // The log says what was wrong, field by field.
     expect(logged[3].issues).toEqual([expect.stringMatching(/^after: /)]);
     expect(logged[5].issues).toEqual([expect.stringMatching(/^subscriber_ids: /)]);
@@ -220,8 +221,8 @@ describe("defineConsumer: the message schema", () => {
     const logged = await errorsLoggedBy(() => deadLetterConsumer.consume(batch, env));
     expect(await resultOf(batch)).toEqual({ acked: ["m0", "m1"], retried: [] });
     expect(logged).toEqual([
-      { msg: "dead letter", queue: "platform-dlq", id: "m0", attempts: 6, body: "text" },
-      { msg: "dead letter", queue: "platform-dlq", id: "m1", attempts: 6, body: { delivery_id: "d1" } },
+      { level: "error", msg: "dead letter", queue: "platform-dlq", message_id: "m0", attempts: 6, body: "text" },
+      { level: "error", msg: "dead letter", queue: "platform-dlq", message_id: "m1", attempts: 6, body: { delivery_id: "d1" } },
     ]);
   });
 });

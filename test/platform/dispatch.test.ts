@@ -58,7 +58,7 @@ describe("dispatch tables against wrangler.toml", () => {
       const result = await getQueueResult(unknown, ctx);
       expect(result.retryBatch.retry).toBe(true);
       expect(result.explicitAcks).toEqual([]);
-      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([{ msg: "no consumer for queue", queue: "not-a-queue" }]);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([{ level: "error", msg: "no consumer for queue", queue: "not-a-queue" }]);
 
       errors.mockClear();
       const dead = createMessageBatch("platform-dlq", [{ id: "d1", timestamp: new Date(), attempts: 1, body: "anything" }]);
@@ -76,8 +76,8 @@ describe("dispatch tables against wrangler.toml", () => {
       await worker.scheduled(createScheduledController({ cron: "5 4 * * *", scheduledTime: Date.now() }), env);
       await worker.scheduled(createScheduledController({ cron: "constructor", scheduledTime: Date.now() }), env);
       expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
-        { msg: "no cron jobs for this expression", cron: "5 4 * * *" },
-        { msg: "no cron jobs for this expression", cron: "constructor" },
+        { level: "error", msg: "no cron jobs for this expression", cron: "5 4 * * *" },
+        { level: "error", msg: "no cron jobs for this expression", cron: "constructor" },
       ]);
 
       errors.mockClear();
@@ -94,7 +94,7 @@ describe("dispatch tables against wrangler.toml", () => {
       await runScheduled(cronTable([job("first"), job("second", true), job("third")]), SCHEDULES.hourly, env);
       expect(ran).toEqual(["first", "second", "third"]);
       expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
-        { msg: "cron job failed", cron: SCHEDULES.hourly, job: "second", error: "Error: second broke" },
+        { level: "error", msg: "cron job failed", cron: SCHEDULES.hourly, job: "second", error: "Error: second broke" },
       ]);
     } finally {
       errors.mockRestore();

@@ -182,3 +182,20 @@ describe("messages written for people", () => {
     });
   });
 });
+
+describe("a caller's __proto__ key", () => {
+  it("is named as an unknown field like any other, an own key of the details (never the prototype)", () => {
+    const result = z.strictObject({ ref: z.string() }).safeParse(JSON.parse('{"__proto__": {"x": 1}, "ref": 1}'));
+    expect(result.success).toBe(false);
+    const details = zodDetails(result.error!);
+    expect(Object.hasOwn(details, "__proto__")).toBe(true);
+    expect(Object.getPrototypeOf(details)).toBe(Object.prototype);
+    expect(JSON.parse(JSON.stringify(details))).toEqual(JSON.parse('{"__proto__": ["is not a known field"], "ref": ["must be a string"]}'));
+  });
+
+  it("answers 422 through a route, not 500 (the fuzz's counterexample on the public back route)", async () => {
+    const res = await call("POST", "surveys/%7D8x/responses/-1/back", { raw: '{"__proto__": {"a": true}, "ref": [null, true]}', headers: { "content-type": "application/json" } });
+    expect(res.status).toBeLessThan(500);
+    expect([404, 422]).toContain(res.status);
+  });
+});

@@ -114,11 +114,10 @@ describe("bucket limits", () => {
     expect(bucketLimit("strict")).toBe(30);
     expect(bucketLimit("public")).toBe(200);
     expect(bucketLimit("log_ingest")).toBe(300);
-    expect(bucketLimit("flags_client_ip")).toBe(120);
     expect(bucketLimit("anonymous")).toBe(100);
     const plans: Array<[string, number | null]> = [["free", 600], ["starter", 3_000], ["pro", 6_000], ["scale", 30_000], ["enterprise", null]];
     for (const [plan, limit] of plans) {
-      expect({ plan, d: bucketLimit("default", plan), f: bucketLimit("flags_client", plan) }).toEqual({ plan, d: limit, f: limit });
+      expect({ plan, d: bucketLimit("default", plan) }).toEqual({ plan, d: limit });
     }
     // An unknown plan is limited like free, never unlimited.
     expect(bucketLimit("default", "platinum")).toBe(600);

@@ -17,6 +17,7 @@ import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
+import { settings } from "../../platform/config";
 
 export const auditPages = new Hono<ConsoleEnv>();
 
@@ -36,7 +37,7 @@ const pct = (rate: number) => `${Math.round(rate * 1000) / 10}%`;
 auditPages.get("/audit", async (c) => {
   const teamId = c.get("consoleTeam").id;
   const projects = await listProjects(c.env, teamId);
-  const api = `${new URL(c.env.APP_URL).origin}/api/v1`;
+  const api = `${settings(c.env).appOrigin}/api/v1`;
   return page(
     c,
     { title: "Audit", active: "audit" },

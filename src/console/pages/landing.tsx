@@ -41,7 +41,7 @@ export function LandingPage(props: { appUrl: string }) {
         <h2>Your first request</h2>
         <p class="muted">Make a key in the console, then:</p>
         <pre class="code-sample">
-          <code>{`curl ${props.appUrl.replace(/\/+$/, "")}/api/v1/usage \\\n  -H "Authorization: Bearer edp_..."`}</code>
+          <code>{`curl ${props.appUrl}/api/v1/usage \\\n  -H "Authorization: Bearer edp_..."`}</code>
         </pre>
       </section>
       <footer class="footer small">Edge Platform · rate limits, quotas and usage per team · <a href="/api/v1/openapi.json">OpenAPI document</a></footer>

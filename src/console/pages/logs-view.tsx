@@ -205,7 +205,7 @@ export function SearchForm(props: { action: string; state: SearchState; streams:
 
 /** The one command that sends a project its first entry. */
 export function IngestCommand(props: { appUrl: string; token?: string; tokenPrefix: string; id?: string }) {
-  const url = `${props.appUrl.replace(/\/+$/, "")}/api/v1/logs/ingest`;
+  const url = `${props.appUrl}/api/v1/logs/ingest`;
   const token = props.token ?? "$INGEST_TOKEN";
   const id = props.id ?? "ingest-command";
   return (

@@ -24,6 +24,7 @@ import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { teamsOf } from "../members.service";
 import { loadSession, SESSION_COOKIE } from "../sign-in.service";
 import { DEFAULT_RANGE, HistogramChart, IngestCommand, LogRow, RANGES, SearchForm, type RangeName, type SearchState } from "./logs-view";
+import { settings } from "../../platform/config";
 
 export const logsPages = new Hono<ConsoleEnv>();
 
@@ -71,7 +72,7 @@ async function projectsPage(c: Context<ConsoleEnv>, extra: { created?: CreatedPr
             </button>
           </div>
           <p>Send the first entry:</p>
-          <IngestCommand appUrl={c.env.APP_URL} token={extra.created.token} tokenPrefix={extra.created.prefix} id="first-entry" />
+          <IngestCommand appUrl={settings(c.env).appUrl} token={extra.created.token} tokenPrefix={extra.created.prefix} id="first-entry" />
           <p>
             <a href={`${base}/${extra.created.id}`}>Open the project</a>
           </p>
@@ -245,12 +246,12 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
           <div class="empty-state" data-testid="logs-empty">
             <h2>No entries yet</h2>
             <p>Send this project its first line:</p>
-            <IngestCommand appUrl={c.env.APP_URL} tokenPrefix={view.ingest_token_prefix} />
+            <IngestCommand appUrl={settings(c.env).appUrl} tokenPrefix={view.ingest_token_prefix} />
           </div>
         ) : entries.data.length === 0 ? (
           <p class="empty">No entries match in this time range. Widen the range or change the search.</p>
         ) : null}
-        <div id="log-rows" class="log-rows" aria-label="Log entries, newest first">
+        <div id="log-rows" class="log-rows" role="region" aria-label="Log entries, newest first">
           {entries.data.map((entry) => (
             <LogRow entry={entry} />
           ))}
@@ -342,7 +343,7 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
         <p>
           Token <code>{view.ingest_token_prefix}…</code> · entries kept {view.retention_days} days · up to {view.daily_limit_mb} MB a day · project id <code>{view.id}</code>
         </p>
-        {empty ? null : <IngestCommand appUrl={c.env.APP_URL} tokenPrefix={view.ingest_token_prefix} />}
+        {empty ? null : <IngestCommand appUrl={settings(c.env).appUrl} tokenPrefix={view.ingest_token_prefix} />}
         {canWrite ? (
           <form method="post" action={`${base}/rotate-token`} data-testid="rotate-token">
             <button type="submit" class="danger small">

@@ -16,11 +16,12 @@ import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { PAGE_HEADERS, requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "./parts";
+import { settings } from "../../platform/config";
 
 export const mailPages = new Hono<ConsoleEnv>();
 
 const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
-const apiBase = (c: Context<ConsoleEnv>) => `${new URL(c.env.APP_URL).origin}/api/v1`;
+const apiBase = (c: Context<ConsoleEnv>) => `${settings(c.env).appOrigin}/api/v1`;
 
 const MAIL_TONE: Record<string, string> = { queued: "gray", sent: "", delivered: "ok", bounced: "danger", complained: "danger", failed: "danger" };
 

@@ -13,6 +13,7 @@ import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { CopyBlock, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
+import { settings } from "../../platform/config";
 
 export const pushPages = new Hono<ConsoleEnv>();
 
@@ -20,7 +21,7 @@ const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").ro
 
 pushPages.get("/push", async (c) => {
   const apps = await listApps(c.env, c.get("consoleTeam").id);
-  const api = `${new URL(c.env.APP_URL).origin}/api/v1`;
+  const api = `${settings(c.env).appOrigin}/api/v1`;
   return page(
     c,
     { title: "Push", active: "push" },
@@ -132,7 +133,7 @@ const subscription = await registration.pushManager.subscribe({
 });
 
 // on your server
-curl -X POST ${new URL(c.env.APP_URL).origin}/api/v1/push/apps/${app.id}/subscribers \\
+curl -X POST ${settings(c.env).appOrigin}/api/v1/push/apps/${app.id}/subscribers \\
   -H "Authorization: Bearer $EDP_API_KEY" \\
   -H "Content-Type: application/json" \\
   -d '<the subscription as JSON>'`}

@@ -18,6 +18,7 @@ import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "./parts";
+import { settings } from "../../platform/config";
 
 export const surveysPages = new Hono<ConsoleEnv>();
 
@@ -35,7 +36,7 @@ surveysPages.get("/surveys", async (c) => {
   const teamId = c.get("consoleTeam").id;
   const q = { page: pageNumber(c), per_page: 20 };
   const list = await listSurveys(c.env, teamId, q);
-  const api = `${new URL(c.env.APP_URL).origin}/api/v1`;
+  const api = `${settings(c.env).appOrigin}/api/v1`;
   const curl = `curl -X POST ${api}/surveys \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"name": "Customer NPS", "slug": "customer-nps"}'`;
   return page(
     c,
@@ -249,7 +250,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
   const questionRows = listQuestionRows(db, row);
   const [questionList, summary, responses] = await Promise.all([questionRows, summaryOf(c.env, row, questionRows), responsesPage(c.env, row, query)]);
   const survey = { ...surveyView(row), questions: questionList };
-  const origin = new URL(c.env.APP_URL).origin;
+  const origin = settings(c.env).appOrigin;
   const hosted = `${origin}/s/${survey.slug}`;
   const embed = `<script src="${origin}/embed.js" data-survey="${survey.slug}" async></script>`;
   const base = teamPath(c, `surveys/${survey.id}`);

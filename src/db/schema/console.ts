@@ -1,4 +1,4 @@
-// Console tables (DESIGN.md "Console and team self-service"): users (an email address),
+// Console tables (docs/ARCHITECTURE.md "Console and team self-service"): users (an email address),
 // memberships (a user's role in a team), one-time links (sign-in, sign-up, invitations; stored
 // hashed), sessions (stored hashed) and the record of console actions.
 import { index, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";

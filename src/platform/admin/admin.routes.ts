@@ -3,30 +3,20 @@ import { z } from "@hono/zod-openapi";
 import { DomainSchema } from "../../products/domains/domains.routes";
 import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
-import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
-import { MIGRATE_MAX_ROWS as PUSH_MIGRATE_MAX_ROWS, migrateLegacyPush } from "../../products/push/push.migrate";
+import { logsAdminRoutes } from "../../products/logs/logs.admin.routes";
+import { pushAdminRoutes } from "../../products/push/push.admin.routes";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
-import { dataResponse, jsonBody, jsonResponse, productRoutes, RateLimitErrorSchema } from "../openapi";
+import { dataResponse, jsonBody, jsonResponse } from "../openapi";
+import { operatorRoute } from "./operator-routes";
 import { AdminError, CreatedKeySchema, CreateKeyBody, CreateTeamBody, IdParam, KeySchema, PatchKeyBody, PatchTeamBody, TeamSchema } from "./admin.schemas";
 import { createKey, createTeam, getTeam, keyView, revokeKey, teamView, updateKey, updateTeam } from "./admin.service";
 import { addMember } from "../../console/members.service";
 import { operatorSignInLink } from "../../console/sign-in.service";
 import { ROLES } from "../../db/schema";
 
-/** `createRoute` of the operator API: the operator's token, and the errors every route can answer. */
-const route = productRoutes({
-  tags: ["Operator"],
-  security: [{ adminToken: [] }],
-  authenticate: adminAuth(),
-  errors: {
-    401: jsonResponse("Invalid or missing admin token", AdminError),
-    404: jsonResponse("Not found", AdminError),
-    422: jsonResponse("Validation failed", AdminError),
-    // adminAuth counts failed token attempts per IP in the `anonymous` bucket.
-    429: jsonResponse("Too many failed admin-token attempts from this IP", RateLimitErrorSchema),
-  },
-});
+/** `createRoute` of the operator API (operator-routes.ts, shared with the products' operator routes). */
+const route = operatorRoute;
 
 export const adminRouter = createRouter();
 
@@ -146,60 +136,6 @@ adminRouter.openapi(
   },
 );
 
-adminRouter.openapi(
-  route({
-    method: "post",
-    path: "/logs/migrate-entries",
-    operationId: "adminMigrateLogEntries",
-    summary: "Move log entries from D1 into the per-project stores (one step)",
-    description:
-      "Operator token only. One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their " +
-      "projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. " +
-      "`dropped` counts rows of projects that no longer exist (deleted, not moved).",
-    request: {
-      body: jsonBody(
-        z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"),
-        { limit: 1000 },
-      ),
-    },
-    responses: {
-      200: dataResponse(
-        "What this step did",
-        z.object({ moved: z.number().int(), dropped: z.number().int(), more: z.boolean() }).openapi("AdminMigrateLogEntriesResult"),
-      ),
-    },
-  }),
-  async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),
-);
-
-adminRouter.openapi(
-  route({
-    method: "post",
-    path: "/push/migrate-stores",
-    operationId: "adminMigratePushStores",
-    summary: "Move push subscribers and deliveries from D1 into the per-app stores (one step)",
-    description:
-      "Operator token only. One-time migration for deployments that stored push subscribers and deliveries in D1: moves up to `limit` rows of each " +
-      "into their apps' stores, deletes them from D1 and writes each app's `subscriber_count` from its store. Call again until `more` is false. " +
-      "Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of apps or notifications that no longer exist (deleted, not moved).",
-    request: {
-      body: jsonBody(
-        z.object({ limit: z.number().int().min(1).max(PUSH_MIGRATE_MAX_ROWS).default(PUSH_MIGRATE_MAX_ROWS) }).openapi("AdminMigratePushStores"),
-        { limit: 1000 },
-      ),
-    },
-    responses: {
-      200: dataResponse(
-        "What this step did",
-        z
-          .object({ subscribers: z.number().int(), deliveries: z.number().int(), dropped: z.number().int(), more: z.boolean() })
-          .openapi("AdminMigratePushStoresResult"),
-      ),
-    },
-  }),
-  async (c) => c.json({ data: await migrateLegacyPush(c.env, c.req.valid("json").limit) }, 200),
-);
-
 const MemberSchema = z
   .object({ team_id: z.string(), user_id: z.string(), email: z.string(), role: z.enum(ROLES), created_at: z.string() })
   .openapi("TeamMember");
@@ -236,6 +172,10 @@ adminRouter.openapi(
   }),
   async (c) => c.json({ data: await operatorSignInLink(c.env, c.req.valid("json").email) }, 201),
 );
+
+// Operator routes a product owns, each under /api/v1/admin/<product>: one line per product.
+adminRouter.route("/logs", logsAdminRoutes);
+adminRouter.route("/push", pushAdminRoutes);
 
 // A path no route serves gets the same check as the routes before its 404 or 405.
 adminRouter.use("*", ...route.unmatched());

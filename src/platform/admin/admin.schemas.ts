@@ -1,4 +1,4 @@
-// Request and response schemas of the operator API (DESIGN.md, fixed contract).
+// Request and response schemas of the operator API (docs/OPERATIONS.md "Operator API").
 import { z } from "@hono/zod-openapi";
 import { PLANS } from "../plans";
 import { KEY_SCOPES } from "../scopes";

@@ -6,6 +6,7 @@ import { apiKeys, memberships, teams, users, type MailKeyPolicy } from "../../db
 import { forgetKey, forgetTeam, forgetUnknownKeys } from "../auth";
 import { nowIso } from "../clock";
 import { randomToken, sha256Hex } from "../crypto";
+import { insertUnderCap } from "../caps";
 import { ApiError } from "../errors";
 import { orNotFound } from "../tenancy";
 import type { Plan } from "../plans";
@@ -44,7 +45,7 @@ export function keyView(key: KeyRow) {
 const teamNotFound = () => new ApiError("not_found", "Team not found");
 const keyNotFound = () => new ApiError("not_found", "Key not found");
 
-/** Creates a team; its `owner_email` becomes a user and the team's owner (DESIGN.md "People"). */
+/** Creates a team; its `owner_email` becomes a user and the team's owner (docs/ARCHITECTURE.md "People"). */
 export async function createTeam(db: Db, input: { name: string; plan: Plan; owner_email?: string | null }): Promise<TeamRow> {
   const at = nowIso();
   const id = crypto.randomUUID();
@@ -128,11 +129,9 @@ export async function createKey(
   return { row: inserted, key };
 }
 
-/** `INSERT … SELECT … WHERE (count of the team's live keys) < max`, raw because Drizzle cannot guard an insert. */
+/** Inserts the key while the team holds fewer than `max` live keys, counted and written in one statement (caps.ts). */
 async function insertKeyUnderCap(db: Db, values: typeof apiKeys.$inferInsert & { id: string }, max: number): Promise<KeyRow | null> {
-  await db.run(sql`INSERT INTO api_keys (id, team_id, name, prefix, key_hash, scopes, mail, created_at)
-    SELECT ${values.id}, ${values.teamId}, ${values.name ?? null}, ${values.prefix}, ${values.keyHash}, ${JSON.stringify(values.scopes)}, ${JSON.stringify(values.mail)}, ${values.createdAt}
-    WHERE (SELECT count(*) FROM api_keys WHERE team_id = ${values.teamId} AND revoked_at IS NULL) < ${max}`);
+  if (!(await insertUnderCap(db, apiKeys, values, { column: apiKeys.teamId, value: values.teamId, where: isNull(apiKeys.revokedAt) }, max))) return null;
   return (await db.query.apiKeys.findFirst({ where: eq(apiKeys.id, values.id) })) ?? null;
 }
 

@@ -5,7 +5,8 @@
 // that throws (its database or a binding failed) is retried with backoff. The attempt cap a handler
 // sees comes from the queue table (queues.ts), which a test holds against wrangler.toml, so a
 // changed max_retries cannot disagree with the consumer that counts on it.
-import { z } from "zod";
+import { log, withLogScope } from "../log";
+import type { z } from "zod";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../backoff";
 import { deliveriesOf, type MessageOf, type QueueName } from "./queues";
@@ -13,8 +14,7 @@ import { deliveriesOf, type MessageOf, type QueueName } from "./queues";
 /** What a handler decided for one message: `null` acknowledges it, a number retries it after that many seconds. */
 export type RetryIn = number | null;
 
-/** An id a message body carries (every row id is a UUID); the cap keeps a corrupt body out of the queries. */
-export const rowId = z.string().min(1).max(128);
+export { rowId } from "./row-id";
 
 /** What a handler knows about the delivery of the message it handles. */
 export interface Delivery<Shared = undefined> {
@@ -66,11 +66,12 @@ export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageO
     queue: spec.queue,
     async consume(batch, env) {
       const shared = spec.perBatch ? spec.perBatch.start() : (undefined as Shared);
-      const one = async (message: Message<unknown>) => {
+      const one = (message: Message<unknown>) => withLogScope({ queue: spec.queue, message_id: message.id, attempts: message.attempts }, () => handleOne(message));
+      const handleOne = async (message: Message<unknown>) => {
         const parsed = spec.schema.safeParse(message.body);
         if (!parsed.success) {
           const issues = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`);
-          console.error(JSON.stringify({ msg: `${spec.queue}: unreadable message dropped`, id: message.id, issues }));
+          log.error("unreadable message dropped", { issues });
           message.ack();
           return;
         }
@@ -79,7 +80,7 @@ export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageO
         try {
           retryIn = await spec.handle(parsed.data, { env, id: message.id, attempts, maxAttempts, isLastAttempt: attempts >= maxAttempts, shared });
         } catch (error) {
-          console.error(JSON.stringify({ msg: `${spec.queue}: message failed, retrying`, id: message.id, attempts, error: String(error) }));
+          log.error("message failed, retrying", { error: String(error) });
           retryIn = (spec.retryAfterError ?? backoffSeconds)(attempts);
         }
         if (retryIn === null) message.ack();
@@ -91,7 +92,7 @@ export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageO
         try {
           await spec.perBatch.finish(env, shared);
         } catch (error) {
-          console.error(JSON.stringify({ msg: `${spec.queue}: end of batch failed`, error: String(error) }));
+          log.error("end of batch failed", { queue: spec.queue, error: String(error) });
         }
       }
     },

@@ -2,6 +2,7 @@
 // schedule, not a cron expression, so a job cannot be given an expression nothing triggers; a test
 // holds SCHEDULES against wrangler.toml's crons, and src/index.ts builds its dispatch table from
 // the declarations (`cronTable`).
+import { log, withLogScope } from "../log";
 import type { Env } from "../../env";
 
 /** The cron expressions of wrangler.toml's [triggers], by name. */
@@ -49,11 +50,11 @@ export function cronTable(jobs: readonly CronJob[]): Record<string, CronJob[]> {
 export async function runScheduled(table: Record<string, CronJob[]>, cron: string, env: Env): Promise<void> {
   const jobs = Object.hasOwn(table, cron) ? table[cron] : undefined;
   if (!jobs) {
-    console.error(JSON.stringify({ msg: "no cron jobs for this expression", cron }));
+    log.error("no cron jobs for this expression", { cron });
     return;
   }
-  const results = await Promise.allSettled(jobs.map((job) => job.run(env)));
+  const results = await Promise.allSettled(jobs.map((job) => withLogScope({ cron, job: job.name }, () => job.run(env))));
   results.forEach((result, i) => {
-    if (result.status === "rejected") console.error(JSON.stringify({ msg: "cron job failed", cron, job: jobs[i].name, error: String(result.reason) }));
+    if (result.status === "rejected") log.error("cron job failed", { cron, job: jobs[i].name, error: String(result.reason) });
   });
 }

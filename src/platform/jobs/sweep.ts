@@ -11,6 +11,7 @@
 // the same UPDATE ... RETURNING that picks them, which moves them out of the lost set: overlapping
 // runs never send one row twice, and the run can go on in batches. Without a mark the sweep only
 // reads, one statement of `limit` rows, and leaves the rows as they are.
+import { log } from "../log";
 import { and, asc, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { Env } from "../../env";
@@ -119,12 +120,12 @@ export async function sweep<T extends ClaimTable, Key extends Record<string, SQL
     } catch (error) {
       if (spec.onSendError !== "log") throw error;
       // Left as they are (or marked): lost again by the next run, which sends them.
-      console.error(JSON.stringify({ msg: `${spec.name} re-queue failed`, count: rows.length, error: String(error) }));
+      log.error(`${spec.name} re-queue failed`, { count: rows.length, error: String(error) });
       result.unsent += rows.length;
       break;
     }
     if (!spec.mark || rows.length < size) break;
   }
-  if (result.requeued || result.unsent || result.exhausted) console.log(JSON.stringify({ msg: `${spec.name}: swept rows whose queue message was lost`, ...result }));
+  if (result.requeued || result.unsent || result.exhausted) log.info(`${spec.name}: swept rows whose queue message was lost`, { ...result });
   return result;
 }

@@ -1,4 +1,4 @@
-// A team's keys over the API (DESIGN.md "Keys over the API"): `GET/POST/DELETE /api/v1/keys` under
+// A team's keys over the API (docs/ARCHITECTURE.md "Keys over the API"): `GET/POST/DELETE /api/v1/keys` under
 // the extension scopes `keys:read` / `keys:write`, through the service the console's keys page uses.
 import { z } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";

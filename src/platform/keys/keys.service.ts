@@ -1,4 +1,4 @@
-// A team's own keys (DESIGN.md "Keys over the API"): the console's keys page and
+// A team's own keys (docs/ARCHITECTURE.md "Keys over the API"): the console's keys page and
 // `GET/POST/DELETE /api/v1/keys` share this service, which builds on the operator's createKey and
 // revokeKey. Self-service never widens authority: a key creates only keys whose scopes it holds,
 // a sandbox creator makes only sandbox keys with streams no wider than its own (and its caps), the

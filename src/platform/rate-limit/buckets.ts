@@ -15,10 +15,10 @@ export interface CounterSpec {
   windowSeconds?: number;
 }
 
-export type BucketName = "default" | "strict" | "public" | "log_ingest" | "flags_client_ip" | "flags_client" | "anonymous" | "survey_start_ip";
+export type BucketName = "default" | "strict" | "public" | "log_ingest" | "anonymous" | "survey_start_ip";
 
 /**
- * The endpoint families of the `strict` bucket (DESIGN.md, "Strict bucket per endpoint family"):
+ * The endpoint families of the `strict` bucket (docs/ARCHITECTURE.md, "Strict bucket per endpoint family"):
  * each family of a team has its own counter, so anonymous traffic on one family (say, survey starts
  * from many IPs) never locks the team out of another (its push subscriber registration or report
  * shares). Audit scan runs would share `audit_share` with report shares, as the spec says.
@@ -30,15 +30,14 @@ export function teamObject(teamId: string): string {
   return `default:team:${teamId}`;
 }
 
-/** Fixed limits per 60-second window; `default` and `flags_client` follow the plan. */
-export const BUCKET_LIMITS: Record<Exclude<BucketName, "default" | "flags_client">, number> = {
+/** Fixed limits per 60-second window; `default` follows the plan. */
+export const BUCKET_LIMITS: Record<Exclude<BucketName, "default">, number> = {
   strict: 30,
   public: 200,
   log_ingest: 300,
-  flags_client_ip: 120,
   anonymous: 100,
   /**
-   * Survey starts of one team from one client network (DESIGN.md "Survey starts"): at most 10 of
+   * Survey starts of one team from one client network (docs/ARCHITECTURE.md "Survey starts"): at most 10 of
    * the team's 30 `survey_start` per window, so one machine cannot lock the team's surveys. An
    * extension of the specification's buckets, counted before the team's strict family.
    */
@@ -47,7 +46,7 @@ export const BUCKET_LIMITS: Record<Exclude<BucketName, "default" | "flags_client
 
 /** Limit of a bucket for a plan; null when the plan is not rate limited (enterprise). */
 export function bucketLimit(bucket: BucketName, plan?: string): number | null {
-  if (bucket === "default" || bucket === "flags_client") {
+  if (bucket === "default") {
     const rate = planLimits(plan ?? "free").ratePerSecond;
     return rate === null ? null : rate * WINDOW_SECONDS;
   }

@@ -13,7 +13,8 @@
 // durable record, the object the exact and fast one. A lost object comes back from the last
 // roll-up (see docs/RATE-LIMITS.md). A key that stops being used (an IP seen once) must not keep
 // its rows forever: once no window is current for IDLE_MS and nothing is left to roll up, the
-// alarm deletes the object's storage (DESIGN.md "Retention").
+// alarm deletes the object's storage (docs/ARCHITECTURE.md "Retention").
+import { log, withLogScope } from "../log";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
@@ -267,6 +268,10 @@ export class RateLimiter extends DurableObject<Env> {
    * and nothing left to write keeps nothing (its months come back from D1 when it is used again).
    */
   override async alarm(): Promise<void> {
+    return withLogScope({ alarm: "RateLimiter" }, () => this.rollUpOrForget());
+  }
+
+  private async rollUpOrForget(): Promise<void> {
     const pending = await this.rollUpNow();
     if (pending) {
       await this.ctx.storage.setAlarm(Date.now() + ROLLUP_MS);
@@ -298,7 +303,7 @@ export class RateLimiter extends DurableObject<Env> {
     try {
       await rollUp(this.env.DB, teamId, months, days);
     } catch (error) {
-      console.error(JSON.stringify({ msg: "meter roll-up failed, retrying", teamId, error: String(error) }));
+      log.error("meter roll-up failed, retrying", { team_id: teamId, error: String(error) });
       return true;
     }
     // Calls that ran during the write changed rows again: those stay dirty for the next roll-up.

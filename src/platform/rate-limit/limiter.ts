@@ -1,6 +1,7 @@
 // The limiter behind an interface: the Durable Object one, and a no-op twin for RATE_LIMITS=off;
 // and the meter client both the limiter and the quotas call through, which coalesces concurrent
 // requests for one object into one call (coalesce.ts).
+import { log } from "../log";
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
 import { IsolateCache } from "../isolate-cache";
@@ -9,6 +10,7 @@ import { OWN_COUNTER, type CounterSpec } from "./buckets";
 import { Coalescer, type KeepAlive } from "../coalesce";
 import { teamObject } from "./buckets";
 import type { MeterAnswer, MeterItem, UsageSnapshot } from "./durable-object";
+import { settings } from "../config";
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -171,7 +173,7 @@ export class DurableObjectLimiter implements Limiter {
     try {
       reply = await this.meter.ask(key, readFor, readFor ? { counters, read: true } : { counters }, keepAlive);
     } catch (error) {
-      console.error(JSON.stringify({ msg: "rate limiter unavailable, failing open", key, error: String(error) }));
+      log.error("rate limiter unavailable, failing open", { key, error: String(error) });
       return { results: counters.map(({ limit, windowSeconds }) => resultOf(0, limit, windowOf(nowMs(), windowSeconds))), usage: null };
     }
     // The windows the call counted in (a request that waited in line across a rollover is counted,
@@ -208,7 +210,7 @@ const limiters = new WeakMap<object, Limiter>();
 
 /** The limiter for an environment: the no-op one when RATE_LIMITS=off, else one DO limiter per namespace. */
 export function getLimiter(env: Env): Limiter {
-  if (env.RATE_LIMITS === "off") return noop;
+  if (!settings(env).rateLimits) return noop;
   let limiter = limiters.get(env.RATE_LIMITER);
   if (!limiter) {
     limiter = new DurableObjectLimiter(getMeter(env));

@@ -1,11 +1,12 @@
 // A key's "last used": written after the answer, at most once a minute per key, never a D1 write
 // per request. An isolate queues a key at most once a minute (a gate per key), and the queued keys
 // of many requests go to D1 in one statement (isolate-batch.ts). The statement itself only moves a
-// key whose stored time is a minute old or more, so however many isolates use a key, its row
-// changes at most once a minute.
+// key whose stored time is a minute old or more (last-used.queries.ts), so however many isolates
+// use a key, its row changes at most once a minute.
 import type { Env } from "../../env";
 import { IsolateBatch } from "../isolate-batch";
 import { IsolateCache } from "../isolate-cache";
+import { touchKeys } from "./last-used.queries";
 
 /** The resolution of "last used", and the least time between two writes of a key. */
 export const LAST_USED_EVERY_MS = 60_000;
@@ -14,12 +15,6 @@ interface KeyUse {
   keyId: string;
   at: number;
 }
-
-// Raw SQL where Drizzle cannot say it: an UPDATE … FROM json_each (one bound value carries the
-// whole batch), guarded so a key's row changes at most once a minute whatever other isolates do.
-const TOUCH_KEYS = `UPDATE api_keys SET last_used_at = j.value->>1
-  FROM json_each(?1) AS j
-  WHERE api_keys.id = j.value->>0 AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at <= j.value->>2)`;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -38,8 +33,7 @@ function batchFor(env: Env): IsolateBatch<KeyUse> {
       batchMax: 500,
       pendingMax: 10_000,
       send: async (uses) => {
-        const rows = uses.map((use) => [use.keyId, iso(use.at), iso(use.at - LAST_USED_EVERY_MS)]);
-        await d1.prepare(TOUCH_KEYS).bind(JSON.stringify(rows)).run();
+        await touchKeys(d1, uses.map((use) => [use.keyId, iso(use.at), iso(use.at - LAST_USED_EVERY_MS)]));
       },
     });
     batches.set(env.DB, batch);

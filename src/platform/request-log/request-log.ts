@@ -12,6 +12,7 @@ import { IsolateBatch } from "../isolate-batch";
 import { waitUntilOf } from "../request-context";
 import { touchKey } from "./last-used";
 import type { RequestLogRow } from "./request-log.types";
+import { settings } from "../config";
 
 /** Bytes of an error body kept. */
 export const ERROR_BODY_MAX = 4096;
@@ -72,7 +73,7 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
     const started = Date.now();
     await next();
     const principal = c.get("principal");
-    if (!principal || c.env.REQUEST_LOG === "off") return;
+    if (!principal || !settings(c.env).requestLog) return;
     const waitUntil = waitUntilOf(c);
     if (!waitUntil) return;
     const latency = Date.now() - started;

@@ -3,6 +3,7 @@
 // both read it here. When the meter cannot be reached the month and its days come from D1, the
 // meter's last roll-up (at most ROLLUP_MS old), and the window is reported unknown as full
 // capacity (rate limits fail open): a read never fails because the meter is down.
+import { log } from "../log";
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
 import { planLimits, SERVICE_METRIC, SERVICES, type Service } from "../plans";
@@ -58,7 +59,7 @@ export async function readUsage(env: Env, teamId: string, plan: string): Promise
     snapshot = reply.answer.usage!;
     at = reply.at;
   } catch (error) {
-    console.error(JSON.stringify({ msg: "usage meter unavailable, reading the last roll-up", teamId, error: String(error) }));
+    log.error("usage meter unavailable, reading the last roll-up", { team_id: teamId, error: String(error) });
     at = nowMs();
     const month = monthOf(at);
     const rolled = await readRolledUp(env.DB, teamId, month.period);

@@ -7,7 +7,7 @@ import { getDb } from "../../db/client";
 import { usageCounters, usageDaily } from "../../db/schema";
 import { nowMs } from "../clock";
 import { defineCron } from "../jobs/cron";
-import { deleteInSteps } from "../retention";
+import { DELETE_OLD_DAILY_USAGE, deleteInSteps } from "../retention.queries";
 
 /** Units of one service on one UTC day. */
 export interface DailyUsage {
@@ -72,11 +72,7 @@ function chunks<T>(rows: T[], size = 24): T[][] {
 /** Retention of the daily counts (hourly job): days older than DAILY_RETENTION_DAYS, in bounded steps. */
 export function deleteOldDailyUsage(d1: D1Database, at: number = nowMs()): Promise<number> {
   const cutoff = new Date(at - DAILY_RETENTION_DAYS * 86_400_000).toISOString().slice(0, 10);
-  return deleteInSteps(
-    d1,
-    "DELETE FROM usage_daily WHERE rowid IN (SELECT rowid FROM usage_daily WHERE day < ?1 LIMIT ?2)",
-    [cutoff],
-  );
+  return deleteInSteps(d1, DELETE_OLD_DAILY_USAGE, [cutoff]);
 }
 
 export const usageDailyRetentionCron = defineCron({ name: "usage daily retention", schedule: "hourly", run: (env) => deleteOldDailyUsage(env.DB) });

@@ -10,8 +10,7 @@ import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { orNotFound } from "../../platform/tenancy";
 import { findingDelta, isTerminal, verificationDelta, type Scope } from "./audit-summary.service";
-import { guardedFindingUpdate, guardedHistoryInsert, summaryStatements } from "./audit.queries";
-import { prepared, projectPage, projectRow } from "./audit.repository";
+import { guardedFindingUpdate, guardedHistoryInsert, prepared, projectPage, projectRow, summaryStatements } from "./audit.queries";
 
 export interface FindingView {
   id: string;

@@ -1,6 +1,7 @@
 // Sharing audit reports: share by email, team chat or link (with the empty placeholder report of
 // a project that has none), revoke, and the signed share and download tokens the public viewer
 // resolves. Never sees Hono's context: routes pass the env, the scope and parsed inputs.
+import { log } from "../../platform/log";
 import { parseMailbox } from "../mail/mail.policy";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -16,9 +17,9 @@ import { orNotFound } from "../../platform/tenancy";
 import { renderArtefact } from "./audit.render";
 import { SHARE_CHANNELS, type ShareChannel } from "./audit.schemas";
 import { emptySummary, lastSevenDays, type Scope } from "./audit-summary.service";
-import { insertPlaceholderIfNone } from "./audit.queries";
-import { projectRow } from "./audit.repository";
+import { insertPlaceholderIfNone, projectRow } from "./audit.queries";
 import { getReport, objectKeyOf, reportView } from "./audit.service";
+import { settings } from "../../platform/config";
 
 export const SHARE_TTL_SECONDS = 48 * 3600;
 export const DOWNLOAD_TTL_SECONDS = 5 * 60;
@@ -33,11 +34,9 @@ interface ShareToken {
   exp: number;
 }
 
-const appUrl = (env: Env) => env.APP_URL.replace(/\/+$/, "");
-
 /** The public viewer address of a share token. */
 function shareUrl(env: Env, token: string): string {
-  return `${appUrl(env)}/insights/audit/reports/shared/${token}`;
+  return `${settings(env).appUrl}/insights/audit/reports/shared/${token}`;
 }
 
 /** A token is live while signed by us, unexpired, of the right kind, and its report still shared at that version. */
@@ -51,7 +50,7 @@ export async function resolveToken(env: Env, token: string, kind: ShareToken["k"
     .from(auditReports)
     .where(and(eq(auditReports.id, payload.r), eq(auditReports.teamId, payload.t)))
     .limit(1);
-  if (!row || row.status !== "shared" || row.shareVersion !== payload.v) return null;
+  if (row?.status !== "shared" || row.shareVersion !== payload.v) return null;
   return row;
 }
 
@@ -69,7 +68,7 @@ function reportToken(env: Env, row: AuditReport, kind: ShareToken["k"], ttlSecon
 /** Mints the 5-minute download link of a shared report (a signed URL on this Worker). */
 export async function mintDownloadUrl(env: Env, row: AuditReport): Promise<string> {
   const token = await reportToken(env, row, "audit_download", DOWNLOAD_TTL_SECONDS);
-  return `${appUrl(env)}/insights/audit/reports/download/${token}`;
+  return `${settings(env).appUrl}/insights/audit/reports/download/${token}`;
 }
 
 /** True for a single bare mailbox address (local@domain.tld, no display name), by the mail parser. */
@@ -205,7 +204,7 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
       .where(and(projectRow(auditReports, scope, report.id), inArray(auditReports.status, ["exported", "shared"])))
       .returning();
   } catch (error) {
-    console.error(JSON.stringify({ msg: "audit share update failed", report_id: report.id, error: String(error) }));
+    log.error("audit share update failed", { report_id: report.id, error: String(error) });
     updated = [];
   }
   const row = updated[0];
@@ -231,7 +230,7 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
       if (result.status === "fulfilled") accepted.push(valid[i]);
       else {
         rejected.push(valid[i]);
-        console.error(JSON.stringify({ msg: "audit share mail not queued", report_id: row.id, error: String(result.reason) }));
+        log.error("audit share mail not queued", { report_id: row.id, error: String(result.reason) });
       }
     });
     await releaseQuota(env, owner.teamId, "mail", valid.length - accepted.length);
@@ -255,10 +254,10 @@ async function postToChat(env: Env, webhookUrl: string, row: AuditReport, url: s
       },
       { ...ssrfOptions(env), timeoutMs: CHAT_TIMEOUT_MS },
     );
-    if (!res.ok) console.error(JSON.stringify({ msg: "audit chat share rejected", report_id: row.id, status: res.status }));
+    if (!res.ok) log.error("audit chat share rejected", { report_id: row.id, status: res.status });
     await res.body?.cancel();
   } catch (error) {
-    console.error(JSON.stringify({ msg: "audit chat share failed", report_id: row.id, error: String(error) }));
+    log.error("audit chat share failed", { report_id: row.id, error: String(error) });
   }
 }
 

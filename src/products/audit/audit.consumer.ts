@@ -3,21 +3,19 @@
 // Safe on redelivery: a record already past `exporting` is acknowledged without rendering, and a
 // claim held by another live delivery is retried later; a claim older than the lease may be taken
 // over (the consumer that held it died). A render or R2 failure marks the record `failed`.
-import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { log } from "../../platform/log";
+import { defineConsumer } from "../../platform/jobs/consume";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditReports } from "../../db/schema/audit";
 import { backoffSeconds } from "../../platform/backoff";
 import { isoSeconds } from "../../platform/clock";
 import { renderArtefact } from "./audit.render";
+import { exportMessage, type ExportMessage } from "./audit.messages";
 import { objectKeyOf, reportView } from "./audit.service";
 
-/** The report-export message: ids only (Queue messages are small; the snapshot stays in D1). */
-export const exportMessage = z.object({ report_id: rowId, team_id: rowId });
-export type ExportMessage = z.infer<typeof exportMessage>;
 
 /** How long a claim protects a record from being taken over by another delivery. */
 export const CLAIM_LEASE_MS = CLAIMS["report-export"].leaseMs;
@@ -53,7 +51,7 @@ export async function processExport(env: Env, message: ExportMessage): Promise<E
       .where(and(where, eq(auditReports.status, "exporting"), eq(auditReports.leaseUntil, claimed.leaseUntil!)));
     return "exported";
   } catch (error) {
-    console.error(JSON.stringify({ msg: "audit export failed", report_id: claimed.id, team_id: claimed.teamId, error: String(error) }));
+    log.error("audit export failed", { report_id: claimed.id, team_id: claimed.teamId, error: String(error) });
     const at = isoSeconds();
     await db
       .update(auditReports)
@@ -71,7 +69,7 @@ export const reportExportConsumer = defineConsumer({
     // A throw (the claim or the status write failed) is retried with backoff.
     const outcome: ExportOutcome = await processExport(env, body);
     if (outcome === "busy") return backoffSeconds(attempts);
-    if (outcome === "missing") console.error(JSON.stringify({ msg: `audit export message ${outcome}`, body }));
+    if (outcome === "missing") log.error(`audit export message ${outcome}`, { body });
     return null;
   },
 });

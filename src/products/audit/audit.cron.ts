@@ -4,13 +4,14 @@
 // `exporting` with a dead claim when the consumer that claimed it died and no redelivery came.
 // Safe to run twice and to race the original message: the consumer claims the record with a
 // conditional UPDATE, so whichever message claims first renders and the other renders nothing.
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { auditReports } from "../../db/schema/audit";
 import { isoSeconds } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { compactRiskSeries } from "./audit-summary.service";
-import type { ExportMessage } from "./audit.consumer";
+import type { ExportMessage } from "./audit.messages";
 
 /** A record `queued` this long has lost its message (a live one is consumed within seconds). */
 export const QUEUED_STUCK_AFTER_MS = 15 * 60_000;
@@ -52,7 +53,7 @@ export const auditExportSweepCron = defineCron({
   schedule: "hourly",
   run: async (env) => {
     const result = await requeueStuckExports(env);
-    if (result.requeued > 0 || result.failed > 0) console.log(JSON.stringify({ msg: "audit: re-queued exports whose message was lost", ...result }));
+    if (result.requeued > 0 || result.failed > 0) log.info("audit: re-queued exports whose message was lost", { ...result });
     return result;
   },
 });

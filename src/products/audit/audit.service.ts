@@ -4,6 +4,7 @@
 // audit-findings.service.ts', sharing and the signed links audit-share.service.ts', the summary
 // audit-summary.service.ts'. The export consumer and the hourly sweep import from here.
 // Never sees Hono's context: routes pass the env, the scope and parsed inputs.
+import { log } from "../../platform/log";
 import { asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -14,8 +15,8 @@ import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quot
 import { orNotFound } from "../../platform/tenancy";
 import type { ReportView } from "./audit.render";
 import { computeSummary, lastSevenDays, type Scope } from "./audit-summary.service";
-import { projectPage, projectRow } from "./audit.repository";
-import type { ExportMessage } from "./audit.consumer";
+import { projectPage, projectRow } from "./audit.queries";
+import type { ExportMessage } from "./audit.messages";
 
 export function reportView(row: AuditReport): ReportView {
   return {
@@ -108,7 +109,7 @@ export async function startExport(
   try {
     await env.EXPORT_QUEUE.send({ report_id: row.id, team_id: row.teamId } satisfies ExportMessage);
   } catch (error) {
-    console.error(JSON.stringify({ msg: "audit export enqueue failed", report_id: row.id, error: String(error) }));
+    log.error("audit export enqueue failed", { report_id: row.id, error: String(error) });
     await db.update(auditReports).set({ status: "failed", updatedAt: isoSeconds() }).where(eq(auditReports.id, row.id));
     await releaseQuota(env, scope.teamId, "ai", 1);
     throw new ApiError("unavailable", "The export could not be queued; retry later");

@@ -14,7 +14,7 @@ import { ALERT_CHANNELS, logAlerts, type AlertChannel } from "../../db/schema/lo
 import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { sendAll } from "../../platform/jobs/queues";
-import type { AlertCheck, AlertNotification } from "./logs.consumer";
+import { PROJECTS_PER_CHECK, type AlertCheck, type AlertNotification } from "./logs.messages";
 import { claimFirings, claimResolves, releaseFirings, releaseResolves, selectAlertsToCheck, type DueAlert } from "./logs.queries";
 import { logStore } from "./logs.store";
 
@@ -24,8 +24,6 @@ const MINUTE_MS = 60_000;
 export const PROJECT_PAGE = 1_000;
 /** Pages per run: at most 20,000 projects a minute; past that a run starts where chance puts it. */
 export const PROJECT_MAX_PAGES = 20;
-/** Projects per queue message: one message makes this many store RPCs, in parallel. */
-export const PROJECTS_PER_CHECK = 50;
 
 export interface AlertRunOptions {
   pageSize?: number;

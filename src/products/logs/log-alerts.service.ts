@@ -53,7 +53,7 @@ function checkAlert(alert: { channels: AlertChannel[]; notifyEmail: string | nul
   if (Object.keys(details).length > 0) throw ApiError.validation(details);
 }
 
-/** Refused notify_email (DESIGN.md "Platform mail goes only to people who asked for it"). */
+/** Refused notify_email (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it"). */
 export const NOT_A_MEMBER = "must be the address of a member of the team who has accepted";
 
 /** Alert email goes only to an accepted member of the team: 422 on notify_email otherwise. */

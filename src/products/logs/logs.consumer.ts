@@ -5,13 +5,13 @@
 // (one unit of the team's mail quota each); a webhook is a JSON POST through the SSRF guard with a
 // 10 s timeout, retried with backoff. A row per (notification, channel) in log_alert_deliveries
 // makes redelivery harmless: a notification already sent is not sent again.
-import { z } from "zod";
-import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { log } from "../../platform/log";
+import { defineConsumer } from "../../platform/jobs/consume";
 import type { Env } from "../../env";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { teams } from "../../db/schema";
-import { ALERT_CHANNELS, logAlertDeliveries, logAlerts, logProjects } from "../../db/schema/logs";
+import { logAlertDeliveries, logAlerts, logProjects } from "../../db/schema/logs";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -20,31 +20,10 @@ import { isTeamMailRecipient } from "../../platform/team-members";
 import { consumeQuota } from "../../platform/quota";
 import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
-import { checkProjects, PROJECTS_PER_CHECK } from "./log-alerts.cron";
+import { checkProjects } from "./log-alerts.cron";
+import { alertCheck, alertNotification, type AlertNotification } from "./logs.messages";
 
-/** One message of the alert-notifications queue: one (firing, channel), fired or resolved. */
-export const alertNotification = z.object({
-  /** What happened: the alert fired (the default, also for messages queued before resolves existed) or its firing resolved. */
-  kind: z.enum(["triggered", "resolved"]).optional(),
-  firing_id: rowId,
-  alert_id: rowId,
-  team_id: rowId,
-  channel: z.enum(ALERT_CHANNELS),
-  count: z.number().int().nonnegative(),
-  window_start: z.iso.datetime(),
-  triggered_at: z.iso.datetime(),
-  /** Set on "resolved": when the window was found back under the threshold. */
-  resolved_at: z.iso.datetime().optional(),
-});
-export type AlertNotification = z.infer<typeof alertNotification>;
 
-/** One message of the log-alert-checks queue: projects to check as of `at` (ms). */
-export const alertCheck = z.object({
-  at: z.number().int().nonnegative(),
-  // The cron run groups PROJECTS_PER_CHECK a message; each is one store RPC and one bound parameter.
-  project_ids: z.array(rowId).max(PROJECTS_PER_CHECK),
-});
-export type AlertCheck = z.infer<typeof alertCheck>;
 
 /**
  * The key of a notification's delivery record: the firing id for the firing's notification, with
@@ -150,7 +129,7 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
       await consumeQuota(env, { teamId: note.team_id, plan: alert.plan, ownerEmail: alert.owner_email }, "mail", 1);
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== "monthly_quota") throw error;
-      console.error(JSON.stringify({ msg: "log alert email skipped: mail quota used up", firing_id: note.firing_id, team_id: note.team_id }));
+      log.error("log alert email skipped: mail quota used up", { firing_id: note.firing_id, team_id: note.team_id });
       await recordDelivery(env, note, "failed", "monthly mail quota used up");
       return;
     }

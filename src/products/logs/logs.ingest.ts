@@ -2,6 +2,7 @@
 // entries: the caps in one D1 batch (new streams, the per-day byte counter; CHECK constraints keep
 // both exact even when two batches race past the pre-checks), then the entries in one RPC to the
 // project's store (a Durable Object, one transaction), so a failure stores nothing.
+import { log } from "../../platform/log";
 import { isCheckViolation } from "../../platform/db-errors";
 import { utf8Length } from "../../platform/sizes";
 import type { Env } from "../../env";
@@ -12,6 +13,7 @@ import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { ENTRY_LIMITS, LogEntryInput, MESSAGE_REQUIRED, TIMESTAMP_FIELDS, TIMESTAMP_WINDOW, timestampMs } from "./logs.schemas";
 import { entryRow, logStore, rowChunks } from "./logs.store";
+import { addDailyBytes, countKnownStreams, deleteStreams, insertStreams, recountStreams, selectIngestProject, subtractDailyBytes } from "./logs.queries";
 
 export const MB = 1024 * 1024;
 /** Batch body cap (spec: 5 MB), counted in bytes actually read. */
@@ -64,15 +66,7 @@ export function utcDay(ms: number): string {
 /** Resolves an ingest token to its project; null when unknown (or rotated away). */
 export async function findProjectByToken(db: D1Database, token: string): Promise<IngestProject | null> {
   const tokenHash = await sha256Hex(token);
-  const row = await db
-    .prepare(
-      `SELECT p.id, p.team_id, p.daily_limit_mb, p.retention_days, p.stream_count, t.plan, t.owner_email, COALESCE(u.bytes, 0) AS used
-       FROM log_projects p JOIN teams t ON t.id = p.team_id
-       LEFT JOIN log_daily_usage u ON u.project_id = p.id AND u.day = ?2
-       WHERE p.token_hash = ?1`,
-    )
-    .bind(tokenHash, utcDay(nowMs()))
-    .first<{ id: string; team_id: string; daily_limit_mb: number; retention_days: number; stream_count: number; plan: string; owner_email: string | null; used: number }>();
+  const row = await selectIngestProject(db, tokenHash, utcDay(nowMs()));
   if (!row) return null;
   return {
     id: row.id,
@@ -225,10 +219,7 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
   const names = [...new Set(accepted.map((item) => item.entry.stream).filter((name): name is string => !!name))];
   let newStreams = false;
   if (names.length > 0) {
-    const known = await env.DB.prepare("SELECT count(*) AS n FROM log_streams WHERE project_id = ?1 AND name IN (SELECT value FROM json_each(?2))")
-      .bind(project.id, JSON.stringify(names))
-      .first<{ n: number }>();
-    const fresh = names.length - (known?.n ?? 0);
+    const fresh = names.length - (await countKnownStreams(env.DB, project.id, names));
     if (fresh > 0 && project.streamCount + fresh > MAX_STREAMS_PER_PROJECT) throw streamLimitError();
     newStreams = fresh > 0;
   }
@@ -246,19 +237,9 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
 
   const statements: D1PreparedStatement[] = [];
   if (newStreams) {
-    statements.push(
-      env.DB.prepare(
-        "INSERT OR IGNORE INTO log_streams (project_id, name, team_id, created_at) SELECT ?1, value, ?2, ?3 FROM json_each(?4) RETURNING name",
-      ).bind(project.id, project.teamId, createdIso, JSON.stringify(names)),
-      recountStreams(env, project.id),
-    );
+    statements.push(insertStreams(env.DB, project.id, project.teamId, createdIso, names), recountStreams(env.DB, project.id));
   }
-  statements.push(
-    env.DB.prepare(
-      `INSERT INTO log_daily_usage (project_id, day, team_id, bytes, limit_bytes) VALUES (?1, ?2, ?3, ?4, ?5)
-       ON CONFLICT (project_id, day) DO UPDATE SET bytes = bytes + excluded.bytes, limit_bytes = excluded.limit_bytes`,
-    ).bind(project.id, day, project.teamId, bytes, limitBytes),
-  );
+  statements.push(addDailyBytes(env.DB, project.id, day, project.teamId, bytes, limitBytes));
 
   let created: string[] = [];
   try {
@@ -277,29 +258,18 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
   } catch (error) {
     // Nothing of the batch is in the store: take back what D1 recorded for it. (A stream this batch
     // created may have been named by a concurrent batch meanwhile; it is recreated on next use.)
-    const undo = [
-      env.DB.prepare("UPDATE log_daily_usage SET bytes = max(bytes - ?3, 0) WHERE project_id = ?1 AND day = ?2").bind(project.id, day, bytes),
-    ];
-    if (created.length > 0) {
-      undo.push(
-        env.DB.prepare("DELETE FROM log_streams WHERE project_id = ?1 AND name IN (SELECT value FROM json_each(?2))").bind(project.id, JSON.stringify(created)),
-        recountStreams(env, project.id),
-      );
-    }
+    const undo = [subtractDailyBytes(env.DB, project.id, day, bytes)];
+    if (created.length > 0) undo.push(deleteStreams(env.DB, project.id, created), recountStreams(env.DB, project.id));
     await env.DB.batch(undo).catch((undoError) =>
-      console.error(JSON.stringify({ msg: "log store undo failed", project: project.id, error: String(undoError) })),
+      log.error("log store undo failed", { project_id: project.id, error: String(undoError) }),
     );
     await giveQuotaBack();
     throw storeFailed(project, accepted.length, error);
   }
 }
 
-function recountStreams(env: Env, projectId: string): D1PreparedStatement {
-  return env.DB.prepare("UPDATE log_projects SET stream_count = (SELECT count(*) FROM log_streams WHERE project_id = ?1) WHERE id = ?1").bind(projectId);
-}
-
 function storeFailed(project: IngestProject, entries: number, error: unknown): ApiError {
-  console.error(JSON.stringify({ msg: "log store failed", project: project.id, entries, error: String((error as Error)?.message ?? error) }));
+  log.error("log store failed", { project_id: project.id, entries, error: String((error as Error)?.message ?? error) });
   return new ApiError("unavailable", INGEST_MESSAGES.unavailable);
 }
 

@@ -3,10 +3,12 @@
 // steps (POST /api/v1/admin/logs/migrate-entries) until `more` is false. Each step reads the oldest
 // rows, imports each project's share into its store, then deletes what was imported. A step that
 // stops between import and delete repeats nothing: each store records the ids it imported.
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import { logStore, type StoreRow } from "./logs.store";
 import type { EntryRecord } from "./store/log-store";
+import { deleteLegacyEntries, selectLegacyEntries } from "./logs.queries";
 
 /** Rows per step: an entry may hold 64 KB of message and metadata, so a step stays well inside a Worker's memory. */
 export const MIGRATE_MAX_ROWS = 1_000;
@@ -19,12 +21,7 @@ interface LegacyRow extends Omit<EntryRecord, "ts"> {
 
 /** One step: moves up to `limit` of the oldest D1 rows. `dropped` counts rows of projects that no longer exist. */
 export async function migrateLegacyEntries(env: Env, limit: number): Promise<{ moved: number; dropped: number; more: boolean }> {
-  const { results } = await env.DB.prepare(
-    `SELECT e.seq, e.id, e.project_id, e.stream, e.level, e.message, e.service, e.trace_id, e.span_id, e.metadata, e.created_at, p.retention_days
-     FROM log_entries e LEFT JOIN log_projects p ON p.id = e.project_id ORDER BY e.seq LIMIT ?1`,
-  )
-    .bind(limit)
-    .all<LegacyRow>();
+  const results = await selectLegacyEntries<LegacyRow>(env.DB, limit);
   const byProject = new Map<string, LegacyRow[]>();
   const orphans: number[] = [];
   for (const row of results) {
@@ -42,10 +39,10 @@ export async function migrateLegacyEntries(env: Env, limit: number): Promise<{ m
   );
   const done = imported.flatMap((result) => (result.status === "fulfilled" ? result.value : []));
   const seqs = [...done, ...orphans];
-  if (seqs.length > 0) await env.DB.prepare("DELETE FROM log_entries WHERE seq IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(seqs)).run();
+  if (seqs.length > 0) await deleteLegacyEntries(env.DB, seqs);
   const failed = imported.find((result) => result.status === "rejected");
   if (failed) {
-    console.error(JSON.stringify({ msg: "log entry migration: a store did not answer", error: String((failed as PromiseRejectedResult).reason) }));
+    log.error("log entry migration: a store did not answer", { error: String((failed as PromiseRejectedResult).reason) });
     throw new ApiError("unavailable", "A log store did not answer; what was moved is recorded, run the step again");
   }
   return { moved: done.length, dropped: orphans.length, more: results.length === limit };

@@ -4,7 +4,10 @@
 // json_group_array, and guards its claims with conditions on the row being written (UPDATE ...
 // WHERE ... RETURNING, INSERT OR IGNORE ... SELECT); the retention deletes are the bounded
 // `DELETE ... WHERE key IN (SELECT ... LIMIT n)` chunks of platform/retention.ts, the first joined
-// to each project's own retention.
+// to each project's own retention. Ingest's statements (section "ingest") take a batch's stream
+// names as one JSON parameter (json_each), upsert the day's byte counter with an `excluded` sum and
+// recount streams with a correlated subquery; the move of the former entries table (section
+// "legacy entries") deletes the moved rows by a JSON list of seqs.
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -137,4 +140,91 @@ export function deleteOldFirings(db: D1Database, before: number, chunk: number):
   return db
     .prepare("DELETE FROM log_alert_firings WHERE id IN (SELECT id FROM log_alert_firings WHERE fired_at < ?1 ORDER BY fired_at LIMIT ?2)")
     .bind(before, chunk);
+}
+
+// ---- ingest ---------------------------------------------------------------------------------
+
+/** A project found by its ingest token's hash, with its team's plan and today's bytes (one read). */
+export interface IngestProjectRow {
+  id: string;
+  team_id: string;
+  daily_limit_mb: number;
+  retention_days: number;
+  stream_count: number;
+  plan: string;
+  owner_email: string | null;
+  used: number;
+}
+
+/** The project of an ingest token hash, its team and the bytes of `day` so far; null when unknown. */
+export function selectIngestProject(db: D1Database, tokenHash: string, day: string): Promise<IngestProjectRow | null> {
+  return db
+    .prepare(
+      `SELECT p.id, p.team_id, p.daily_limit_mb, p.retention_days, p.stream_count, t.plan, t.owner_email, COALESCE(u.bytes, 0) AS used
+       FROM log_projects p JOIN teams t ON t.id = p.team_id
+       LEFT JOIN log_daily_usage u ON u.project_id = p.id AND u.day = ?2
+       WHERE p.token_hash = ?1`,
+    )
+    .bind(tokenHash, day)
+    .first<IngestProjectRow>();
+}
+
+/** How many of `names` the project already has. */
+export async function countKnownStreams(db: D1Database, projectId: string, names: string[]): Promise<number> {
+  const known = await db
+    .prepare("SELECT count(*) AS n FROM log_streams WHERE project_id = ?1 AND name IN (SELECT value FROM json_each(?2))")
+    .bind(projectId, JSON.stringify(names))
+    .first<{ n: number }>();
+  return known?.n ?? 0;
+}
+
+/** Creates the streams of `names` the project lacks; returns (RETURNING) the names it created. */
+export function insertStreams(db: D1Database, projectId: string, teamId: string, createdIso: string, names: string[]): D1PreparedStatement {
+  return db
+    .prepare("INSERT OR IGNORE INTO log_streams (project_id, name, team_id, created_at) SELECT ?1, value, ?2, ?3 FROM json_each(?4) RETURNING name")
+    .bind(projectId, teamId, createdIso, JSON.stringify(names));
+}
+
+/** Deletes the project's streams of `names` (the undo of insertStreams). */
+export function deleteStreams(db: D1Database, projectId: string, names: string[]): D1PreparedStatement {
+  return db.prepare("DELETE FROM log_streams WHERE project_id = ?1 AND name IN (SELECT value FROM json_each(?2))").bind(projectId, JSON.stringify(names));
+}
+
+/** Sets the project's stream_count to the streams it has (its CHECK holds the cap). */
+export function recountStreams(db: D1Database, projectId: string): D1PreparedStatement {
+  return db.prepare("UPDATE log_projects SET stream_count = (SELECT count(*) FROM log_streams WHERE project_id = ?1) WHERE id = ?1").bind(projectId);
+}
+
+/** Adds `bytes` to the project's counter of `day` (its CHECK holds the daily limit). */
+export function addDailyBytes(db: D1Database, projectId: string, day: string, teamId: string, bytes: number, limitBytes: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO log_daily_usage (project_id, day, team_id, bytes, limit_bytes) VALUES (?1, ?2, ?3, ?4, ?5)
+       ON CONFLICT (project_id, day) DO UPDATE SET bytes = bytes + excluded.bytes, limit_bytes = excluded.limit_bytes`,
+    )
+    .bind(projectId, day, teamId, bytes, limitBytes);
+}
+
+/** Takes `bytes` back from the project's counter of `day` (the undo of addDailyBytes), never below 0. */
+export function subtractDailyBytes(db: D1Database, projectId: string, day: string, bytes: number): D1PreparedStatement {
+  return db.prepare("UPDATE log_daily_usage SET bytes = max(bytes - ?3, 0) WHERE project_id = ?1 AND day = ?2").bind(projectId, day, bytes);
+}
+
+// ---- legacy entries (the former D1 table, moved into the stores) ----------------------------
+
+/** The `limit` oldest rows of the former table, each with its project's retention_days (null: the project is gone). */
+export async function selectLegacyEntries<Row>(db: D1Database, limit: number): Promise<Row[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT e.seq, e.id, e.project_id, e.stream, e.level, e.message, e.service, e.trace_id, e.span_id, e.metadata, e.created_at, p.retention_days
+       FROM log_entries e LEFT JOIN log_projects p ON p.id = e.project_id ORDER BY e.seq LIMIT ?1`,
+    )
+    .bind(limit)
+    .all<Row>();
+  return results;
+}
+
+/** Deletes the moved rows of the former table. */
+export async function deleteLegacyEntries(db: D1Database, seqs: number[]): Promise<void> {
+  await db.prepare("DELETE FROM log_entries WHERE seq IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(seqs)).run();
 }

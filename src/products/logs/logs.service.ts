@@ -2,6 +2,7 @@
 // project look-up the entry and alert services start from (log-entries.service.ts,
 // log-alerts.service.ts). Every query filters on the caller's team; another team's project is
 // "not found". Services take `(env, teamId, ...)` and open the database themselves.
+import { log } from "../../platform/log";
 import { insertUnderCap } from "../../platform/caps";
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
@@ -105,7 +106,7 @@ export async function deleteProject(env: Env, teamId: string, id: string): Promi
   try {
     await logStore(env, id).destroy();
   } catch (error) {
-    console.error(JSON.stringify({ msg: "log store delete failed", project: id, error: String(error) }));
+    log.error("log store delete failed", { project_id: id, error: String(error) });
   }
 }
 

@@ -4,10 +4,9 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
-import { defineConsumer, rowId, type Delivery } from "../../platform/jobs/consume";
+import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
-import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { apiKeys, emailEvents, emails, platformOutbox, type MailStatus } from "../../db/schema";
@@ -17,14 +16,9 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
 import { fanOut, deliverEvent } from "./mail-webhooks.service";
 import type { EmailRow, EventRow } from "./mail.service";
+import { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
+export { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 
-/** Messages of the mail-sends queue: a team email, a platform mail, or a mail webhook event to deliver. */
-export const mailQueueMessage = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("email"), id: rowId }),
-  z.object({ type: z.literal("platform"), id: rowId }),
-  z.object({ type: z.literal("webhook"), webhookId: rowId, eventId: rowId }),
-]);
-export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
 
 /** Delivery attempts of one message before it is marked `failed`. */
 export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;

@@ -14,13 +14,12 @@
 // Fan-out is one chain of messages per notification, identified by the notification's
 // fanout_token: a `fanout` message with another token does nothing. The hourly sweep (push.cron.ts)
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
-import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { defineConsumer } from "../../platform/jobs/consume";
 import { sendAll } from "../../platform/jobs/queues";
 import { CLAIMS } from "../../platform/jobs/claim";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, sql } from "drizzle-orm";
-import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { pushApps, pushNotifications } from "../../db/schema";
@@ -30,9 +29,9 @@ import { decryptSecret } from "../../platform/crypto";
 import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { pushStore, syncCount } from "./push.store";
-import { SEND_CHUNK, sendMessages, type Outcome, type SubscriberRecord } from "./store/push-store.types";
-
-export { SEND_CHUNK };
+import { sendMessages, type Outcome, type SubscriberRecord } from "./store/push-store.types";
+import { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.messages";
+export { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.messages";
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
 export const FANOUT_CHUNK = 500;
@@ -42,20 +41,6 @@ export const SEND_TIMEOUT_MS = 10_000;
 /** The lease of a claimed row: a claim older than this (its consumer died) may be taken over. */
 export const STALE_CLAIM_MS = CLAIMS["push-sends"].leaseMs;
 
-/** Messages of the push-sends queue: a step of a notification's fan-out, or a chunk of its sends. */
-export const pushQueueMessage = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("fanout"),
-    notification_id: rowId,
-    /** The last subscriber id of the previous step; null for the first. */
-    after: rowId.nullable(),
-    /** The notification's fanout_token when queued; absent only in messages queued before tokens existed. */
-    token: rowId.optional(),
-  }),
-  // Producers chunk by SEND_CHUNK; the store's claim takes the ids as one JSON array.
-  z.object({ kind: z.literal("send"), notification_id: rowId, subscriber_ids: z.array(rowId).max(SEND_CHUNK) }),
-]);
-export type PushQueueMessage = z.infer<typeof pushQueueMessage>;
 
 /** The consumer of the push-sends queue. */
 export const pushSendsConsumer = defineConsumer({

@@ -4,8 +4,7 @@
 // produces a second successful delivery; every attempt is recorded; failures are retried through the
 // queue on the schedule of relay.retry.ts, then `failed`; a destination failing for five days is
 // disabled and its team's owner told (relay.health.ts).
-import { z } from "zod";
-import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { defineConsumer } from "../../platform/jobs/consume";
 import { claim, claimSpec, secondsLeft } from "../../platform/jobs/claim";
 import { and, eq, sql } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -19,6 +18,8 @@ import { standardWebhookHeaders } from "../../platform/webhook-signature";
 import { destinationHealthStatements, isFailingTooLong, notifyDestinationDisabled } from "./relay.health";
 import { isInboundSignatureHeader } from "./relay.inbound";
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay.retry";
+import { deliveryMessage } from "./relay.messages";
+export { deliveryMessage, type DeliveryMessage } from "./relay.messages";
 
 export { MAX_ATTEMPTS, retryDelaySeconds };
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -27,9 +28,6 @@ const CLAIM = claimSpec("webhook-deliveries", { from: ["pending"], inFlight: "se
 const RESPONSE_BODY_BYTES = 1024;
 export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
-/** The body of one webhook-deliveries message: the delivery to attempt. Payloads stay in D1 (128 KB queue cap). */
-export const deliveryMessage = z.object({ delivery_id: rowId });
-export type DeliveryMessage = z.infer<typeof deliveryMessage>;
 
 /** The consumer of the webhook-deliveries queue: each message is handled on its own, in parallel. */
 export const webhookDeliveriesConsumer = defineConsumer({

@@ -8,10 +8,9 @@
 // token (the original of a delivery the sweeper re-queued) and a duplicate of a message being
 // processed are acknowledged without sending; only a row locked by an attempt that may have
 // crashed is retried later.
-import { defineConsumer, rowId } from "../../platform/jobs/consume";
+import { defineConsumer } from "../../platform/jobs/consume";
 import { claim as claimRows, claimSpec, CLAIMS, secondsLeft } from "../../platform/jobs/claim";
 import { and, eq, isNull } from "drizzle-orm";
-import { z } from "zod";
 import { getDb } from "../../db/client";
 import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
 import { completedPayload } from "./survey-webhooks.service";
@@ -21,6 +20,8 @@ import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
+import { surveyWebhookMessage, type SurveyWebhookMessage } from "./surveys.messages";
+export { surveyWebhookMessage, type SurveyWebhookMessage } from "./surveys.messages";
 
 /** Deliveries are attempted this many times before they are marked failed: every delivery the queue makes. */
 export const MAX_DELIVERY_ATTEMPTS = CLAIMS["survey-webhooks"].maxAttempts;
@@ -30,13 +31,6 @@ export const CLAIM_LEASE_MS = CLAIMS["survey-webhooks"].leaseMs;
 /** A delivery stays `pending` while an attempt holds it: only the lease says it is held. */
 const CLAIM = claimSpec("survey-webhooks", { from: ["pending"], inFlight: "pending" });
 
-/** One message of the survey-webhooks queue: the delivery row to attempt. */
-export const surveyWebhookMessage = z.object({
-  delivery_id: rowId,
-  /** Set on messages the sweeper sent; the completion's own message has none. */
-  token: rowId.optional(),
-});
-export type SurveyWebhookMessage = z.infer<typeof surveyWebhookMessage>;
 
 type Outcome = { kind: "done" } | { kind: "retry"; delaySeconds: number };
 /** What an attempt needs of the delivery row it claimed. */

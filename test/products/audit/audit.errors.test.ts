@@ -1,7 +1,6 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
-import { monthOf } from "../../../src/platform/quota";
 import { call, expectError, json } from "../../helpers/api";
 import { setUsed } from "../../helpers/usage";
 import { createFinding, newTeam } from "./audit-helpers";
@@ -108,7 +107,6 @@ describe("invalid_channel (422)", () => {
 describe("quota_exceeded (429)", () => {
   it("export when the AI quota of the month is used up: nothing recorded", async () => {
     const team = await newTeam({ plan: "free" });
-    const { period } = monthOf(Date.now());
     await setUsed(team.teamId, "ai", 9);
     expect((await call("POST", `${team.base}/reports/export`, { key: team.key, body: {} })).status).toBe(202);
     const res = await call("POST", `${team.base}/reports/export`, { key: team.key, body: {} });

@@ -6,7 +6,6 @@ import { platformOutbox } from "../../../src/db/schema";
 import { auditReports } from "../../../src/db/schema/audit";
 import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
-import { monthOf } from "../../../src/platform/quota";
 import { call, expectError, json } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
 import { exportReport, insertReport, newTeam } from "./audit-helpers";
@@ -191,7 +190,6 @@ describe("share by email", () => {
 
   it("meters each accepted recipient against the team's mail quota; short of units: 429 quota_exceeded and nothing is mailed", async () => {
     const { team, report } = await exportedTeam();
-    const period = monthOf(T0).period;
     const used = async () =>
       ((await usedOf(team.teamId, "mail")) ?? 0);
     const ok = await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["a@example.com", "b@example.com", "bad"] });

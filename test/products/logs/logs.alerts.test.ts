@@ -3,9 +3,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
-import { monthOf } from "../../../src/platform/quota";
 import { deliveriesOf } from "../../../src/platform/jobs/queues";
-import { alertChecksConsumer, alertNotificationsConsumer, type AlertCheck, type AlertNotification } from "../../../src/products/logs/logs.consumer";
+import { alertChecksConsumer, alertNotificationsConsumer } from "../../../src/products/logs/logs.consumer";
+import type { AlertCheck, AlertNotification } from "../../../src/products/logs/logs.messages";
 import { checkProjects, scheduleAlertChecks, type AlertRunOptions } from "../../../src/products/logs/log-alerts.cron";
 import { logStore } from "../../../src/products/logs/logs.store";
 import { admin, call, json } from "../../helpers/api";
@@ -382,7 +382,6 @@ describe("alert notifications consumer", () => {
     setClock(T0);
     const f = await setupProject();
     const alert = await createAlert(f, {});
-    const period = monthOf(T0).period;
     const used = async () =>
       ((await usedOf(f.teamId, "mail")) ?? 0);
     await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);

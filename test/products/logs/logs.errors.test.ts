@@ -193,7 +193,6 @@ describe("rate limit and quota", () => {
 
   it("answers the monthly quota 429 when the logs quota is used up, storing nothing", async () => {
     const f = await setupProject({ plan: "free" });
-    const period = new Date().toISOString().slice(0, 7);
     await setUsed(f.teamId, "logs", 1024);
     await expectError(await ingest(f.token, { message: "m" }), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     await expectError(await ingestBatch(f.token, '{"message":"m"}'), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });

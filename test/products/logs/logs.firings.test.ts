@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
-import { monthOf } from "../../../src/platform/quota";
-import { alertNotificationsConsumer, type AlertNotification } from "../../../src/products/logs/logs.consumer";
+import { alertNotificationsConsumer } from "../../../src/products/logs/logs.consumer";
+import type { AlertNotification } from "../../../src/products/logs/logs.messages";
 import { checkAlerts } from "../../../src/products/logs/log-alerts.cron";
 import { call, expectError, json } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
@@ -253,7 +253,6 @@ describe("resolve notifications", () => {
     setClock(T0);
     const f = await setupProject();
     const alert = await createAlert(f);
-    const period = monthOf(T0).period;
     const used = async () =>
       ((await usedOf(f.teamId, "mail")) ?? 0);
     await alertNotificationsConsumer.consume(fakeBatch([resolvedNote(f, alert.id, "email")]), env);

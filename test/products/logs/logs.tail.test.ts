@@ -184,7 +184,7 @@ describe("live tail", () => {
     // Nothing calls the check here: the stream ends by itself.
     let block: string | null;
     do block = await tail.next();
-    while (block !== null && block.startsWith(":"));
+    while (block?.startsWith(":"));
     expect(block).toBe('event: end\ndata: {"reason":"credential_revoked"}');
     expect(await tail.next()).toBeNull();
   });

@@ -7,6 +7,7 @@
 // that entries are skipped and counted, and an `event: skipped` says how many once there is room.
 // A tail follows the key that opened it: every CREDENTIAL_CHECK_MS the keys are read again, and a
 // revoked key's tails end with `event: end` (`credential_revoked`).
+import { log } from "../../../platform/log";
 import { entryView } from "../logs.store";
 import type { EntryRecord } from "./log-store";
 
@@ -20,7 +21,7 @@ export const KEEP_ALIVE_MS = 15_000;
 export const MAX_TAIL_BUFFER_BYTES = 1024 * 1024;
 /**
  * How often the credentials of the open tails are checked: a tail ends within this long of its
- * key's revocation (DESIGN.md "Open streams follow their credential": within 10 s).
+ * key's revocation (docs/ARCHITECTURE.md "Open streams follow their credential": within 10 s).
  */
 export const CREDENTIAL_CHECK_MS = 5_000;
 
@@ -116,7 +117,7 @@ export class TailSet {
     try {
       live = await this.credentialsLive(keyIds);
     } catch (error) {
-      console.error(JSON.stringify({ msg: "log tails: credential check failed", error: String(error) }));
+      log.error("log tails: credential check failed", { error: String(error) });
       return 0;
     }
     let ended = 0;

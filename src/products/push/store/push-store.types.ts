@@ -3,10 +3,9 @@
 // (requeueStuck: the alarm's, and the tests', with a queue of their own).
 import type { PushDeliveryStatus } from "../../../db/schema";
 import { sendAll } from "../../../platform/jobs/queues";
-import type { PushQueueMessage } from "../push.consumer";
+import { SEND_CHUNK, type PushQueueMessage } from "../push.messages";
 
-/** Subscribers per send message: 25 messages of a batch stay under the subrequest limit. */
-export const SEND_CHUNK = 25;
+export { SEND_CHUNK };
 
 /** A subscriber as stored: `tags` is JSON text of a string array. */
 export interface SubscriberRecord {

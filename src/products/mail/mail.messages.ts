@@ -1,0 +1,12 @@
+// The mail product's queue message (mail-sends): a leaf file, so src/env.ts types the queue
+// without importing the consumer.
+import { z } from "zod";
+import { rowId } from "../../platform/jobs/row-id";
+
+/** Messages of the mail-sends queue: a team email, a platform mail, or a mail webhook event to deliver. */
+export const mailQueueMessage = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("email"), id: rowId }),
+  z.object({ type: z.literal("platform"), id: rowId }),
+  z.object({ type: z.literal("webhook"), webhookId: rowId, eventId: rowId }),
+]);
+export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
