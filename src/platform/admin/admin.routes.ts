@@ -4,6 +4,7 @@ import { DomainSchema } from "../../products/domains/domains.routes";
 import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
 import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
+import { MIGRATE_MAX_ROWS as MIGRATE_MAX_RESPONSES, migrateLegacyResponses } from "../../products/surveys/surveys.migrate";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
 import { dataResponse, jsonBody, jsonResponse, productRoutes, RateLimitErrorSchema } from "../openapi";
@@ -169,6 +170,33 @@ adminRouter.openapi(
     },
   }),
   async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),
+);
+
+adminRouter.openapi(
+  route({
+    method: "post",
+    path: "/surveys/migrate-responses",
+    operationId: "adminMigrateSurveyResponses",
+    summary: "Move survey responses from D1 into the per-survey stores (one step)",
+    description:
+      "Operator token only. One-time migration for deployments that stored survey responses in D1: moves up to `limit` of the oldest rows into " +
+      "their surveys' stores (which rebuild the summary counters from them) and deletes them from D1; once none is left, deletes the former " +
+      "summary rows. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of " +
+      "surveys that no longer exist (deleted, not moved).",
+    request: {
+      body: jsonBody(
+        z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_RESPONSES).default(MIGRATE_MAX_RESPONSES) }).openapi("AdminMigrateSurveyResponses"),
+        { limit: 1000 },
+      ),
+    },
+    responses: {
+      200: dataResponse(
+        "What this step did",
+        z.object({ moved: z.number().int(), dropped: z.number().int(), more: z.boolean() }).openapi("AdminMigrateSurveyResponsesResult"),
+      ),
+    },
+  }),
+  async (c) => c.json({ data: await migrateLegacyResponses(c.env, c.req.valid("json").limit) }, 200),
 );
 
 const MemberSchema = z

@@ -309,8 +309,8 @@ export class SurveyStore extends DurableObject<Env> {
 
   /**
    * Keeps the question list the counters follow equal to the caller's (the survey's current
-   * questions). When a question kept its id but changed type, the counters are rebuilt from the
-   * completed responses (the answers' grouping depends on the type).
+   * questions): a deleted question's counters go. When a question kept its id but changed type,
+   * the counters and counts are rebuilt from the responses (the answers' grouping depends on the type).
    */
   private syncQuestions(questions: SummaryQuestion[]): void {
     const held = new Map(this.db.select().from(schema.summaryQuestions).all().map((q) => [q.id, q.type]));
@@ -323,11 +323,22 @@ export class SurveyStore extends DurableObject<Env> {
       "INSERT INTO summary_questions (id, type) SELECT value ->> 'id', value ->> 'type' FROM json_each(?)",
       JSON.stringify(questions.map((q) => ({ id: q.id, type: q.type }))),
     );
-    if (retyped) {
-      this.db.delete(schema.summaryValues).run();
-      this.db.delete(schema.summaryElements).run();
-      this.count("all", []);
+    if (retyped) this.rebuild();
+    else {
+      this.ctx.storage.sql.exec("DELETE FROM summary_values WHERE question_id NOT IN (SELECT id FROM summary_questions)");
+      this.ctx.storage.sql.exec("DELETE FROM summary_elements WHERE question_id NOT IN (SELECT id FROM summary_questions)");
     }
+  }
+
+  /** The counters and counts recomputed from every response held (one pass each; only after a question changed type). */
+  private rebuild(): void {
+    this.ctx.storage.sql.exec("DELETE FROM summary_values");
+    this.ctx.storage.sql.exec("DELETE FROM summary_elements");
+    this.count("all", []);
+    this.ctx.storage.sql.exec(
+      `UPDATE state SET in_progress = (SELECT count(*) FROM responses WHERE status = 'in_progress'),
+                        completed = (SELECT count(*) FROM responses WHERE status = 'completed')`,
+    );
   }
 }
 
