@@ -5,6 +5,7 @@
 // respondent's response not moved yet is moved when it is touched.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { SurveyStore } from "../../../src/products/surveys/store/survey-store";
 import { publishCompletion } from "../../../src/products/surveys/surveys.publish";
 import { surveyStore } from "../../../src/products/surveys/surveys.store";
 import { admin, call, json } from "../../helpers/api";
@@ -113,7 +114,7 @@ describe("survey store", () => {
     const store = surveyStore(env, survey.id);
     // The owner check fails inside the completion's transaction.
     await expect(
-      runInDurableObject(store, (instance) => instance.complete({ surveyId: survey.id, teamId: "another-team" }, r.id, { completionId: "x", at }, [{ id: questions[0].id, type: "yes_no" }])),
+      runInDurableObject(store, (instance) => (instance as unknown as SurveyStore).complete({ surveyId: survey.id, teamId: "another-team" }, r.id, { completionId: "x", at }, [{ id: questions[0].id, type: "yes_no" }])),
     ).rejects.toThrow(/owner/);
     expect(await store.get(r.id)).toMatchObject({ status: "in_progress", completion_id: null });
     expect(await store.counts()).toEqual({ inProgress: 1, completed: 0 });
