@@ -216,3 +216,35 @@ describe("survey store", () => {
     expect(await runInDurableObject(store, async (_o, state) => state.storage.getAlarm())).toBeNull();
   });
 });
+
+describe("survey store size", () => {
+  it("measures the bytes a response takes in its store, from responses given through the public flow", async () => {
+    // A typical survey: an NPS, a choice, a multi-choice, a yes/no and a short free text.
+    const { survey, questions, team } = await activeSurvey([
+      { type: "nps", title: "How likely are you to recommend us?" },
+      { type: "choice", title: "Plan", options: ["free", "pro", "scale"] },
+      { type: "multi_choice", title: "Which products?", options: ["logs", "relay", "mail", "push", "surveys"] },
+      { type: "yes_no", title: "Would you buy again?" },
+      { type: "text", title: "Anything else?" },
+    ]);
+    const values = (i: number) => [i % 11, ["free", "pro", "scale"][i % 3], ["logs", "mail", "surveys"].slice(0, 1 + (i % 3)), i % 2 === 0, `Works well for us, ticket ${i}`];
+    for (let i = 0; i < 10; i++) {
+      const r = await startOk(survey.slug);
+      for (const [n, q] of questions.entries()) expect((await answer(survey.slug, r.id, q.id, values(i)[n])).status).toBe(200);
+      expect((await complete(survey.slug, r.id)).status).toBe(200);
+    }
+    const store = surveyStore(env, survey.id);
+    const real = (await store.page({}, 10, 0)).rows;
+    // Those rows copied (new ids) to 5,000 responses: the growth of the object's database per response,
+    // indexes, counters and page overhead included.
+    const size = () => runInDurableObject(store, async (_o, state) => state.storage.sql.databaseSize);
+    const before = await size();
+    const copies = Array.from({ length: 5_000 }, (_, i) => ({ ...real[i % real.length], id: crypto.randomUUID() }));
+    await store.importResponses({ surveyId: survey.id, teamId: team.teamId }, copies, questions.map((q: { id: string; type: string }) => ({ id: q.id, type: q.type })));
+    const perResponse = ((await size()) - before) / copies.length;
+    const rowBytes = real.reduce((n, r) => n + Object.values(r).reduce<number>((m, v) => m + (typeof v === "string" ? new TextEncoder().encode(v).length : 8), 0), 0) / real.length;
+    console.log(JSON.stringify({ msg: "survey store size", row_bytes: Math.round(rowBytes), stored_bytes_per_response: Math.round(perResponse) }));
+    expect(perResponse).toBeGreaterThan(rowBytes);
+    expect(perResponse).toBeLessThan(4 * rowBytes);
+  });
+});

@@ -12,6 +12,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
+import { utf8Length } from "../../../platform/sizes";
 import { publishCompletion } from "../surveys.publish";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./survey-store.schema";
@@ -70,6 +71,8 @@ export interface ResponseFilter {
 /** The first retry of a completion's D1 side, then the longest wait between two. */
 export const PUBLISH_RETRY_MS = 30_000;
 const PUBLISH_RETRY_MAX_MS = 3_600_000;
+/** JSON bytes of rows per insert statement (SQLite's limit on one bound string is lower in a Durable Object). */
+const CHUNK_BYTES = 900_000;
 /** Pending completions published per alarm run. */
 const PUBLISH_BATCH = 50;
 
@@ -295,9 +298,16 @@ export class SurveyStore extends DurableObject<Env> {
     if (row.surveyId !== owner.surveyId || row.teamId !== owner.teamId) throw new Error("survey store: owner mismatch");
   }
 
-  /** Inserts rows (ids already held are skipped); returns the inserted ones' ids and statuses. */
+  /**
+   * Inserts rows (ids already held are skipped), as JSON lists of at most CHUNK_BYTES each (one
+   * bound value: SQLite refuses a larger string); returns the inserted ones' ids and statuses.
+   */
   private insertRows(rows: StoredResponse[]): Array<{ id: string; status: string }> {
-    return this.ctx.storage.sql.exec<{ id: string; status: string }>(`${INSERT_RESPONSES_SQL} RETURNING id, status`, JSON.stringify(rows)).toArray();
+    const inserted: Array<{ id: string; status: string }> = [];
+    for (const chunk of jsonChunks(rows)) {
+      inserted.push(...this.ctx.storage.sql.exec<{ id: string; status: string }>(`${INSERT_RESPONSES_SQL} RETURNING id, status`, chunk).toArray());
+    }
+    return inserted;
   }
 
   /** Adds the scope's completed answers to the counters. */
@@ -340,6 +350,26 @@ export class SurveyStore extends DurableObject<Env> {
                         completed = (SELECT count(*) FROM responses WHERE status = 'completed')`,
     );
   }
+}
+
+/** Rows as JSON arrays of at most CHUNK_BYTES (a single row past it goes alone: a response is far smaller). */
+function jsonChunks(rows: StoredResponse[]): string[] {
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let size = 2;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    const bytes = utf8Length(text) + 1;
+    if (parts.length > 0 && size + bytes > CHUNK_BYTES) {
+      chunks.push(`[${parts.join(",")}]`);
+      parts = [];
+      size = 2;
+    }
+    parts.push(text);
+    size += bytes;
+  }
+  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
+  return chunks;
 }
 
 function stored(row: Row): StoredResponse {
