@@ -6,6 +6,7 @@
 import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import type { ResponseRow } from "./survey-flow";
+import type { SummaryQuestion } from "./store/survey-store";
 import { fromStored, summaryQuestions, surveyStore } from "./surveys.store";
 import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow, type SurveyRow } from "./surveys.repository";
 
@@ -177,14 +178,24 @@ export async function surveySummary(env: Env, teamId: string, surveyId: string) 
   return summaryOf(env, survey, listQuestionRows(db, survey));
 }
 
+/** Whether two question lists name the same ids with the same types (in any order). */
+function sameQuestions(a: SummaryQuestion[], b: SummaryQuestion[]): boolean {
+  const types = new Map(a.map((q) => [q.id, q.type]));
+  return a.length === b.length && b.every((q) => types.get(q.id) === q.type);
+}
+
 /**
  * The summary of a survey already loaded for its team, over its current questions (read by the
  * caller, possibly still on their way): surveySummary, and the console's survey page, which shows
  * the same questions.
  */
 export async function summaryOf(env: Env, survey: SurveyRow, currentQuestions: QuestionRow[] | Promise<QuestionRow[]>) {
-  const questions = await currentQuestions;
-  const { inProgress, completed, values, elements } = await surveyStore(env, survey.id).summary(summaryQuestions(questions));
+  const store = surveyStore(env, survey.id);
+  // The kept counters are read while the questions are: asked again with the questions only when
+  // the list the counters follow is not the current one (a question added, deleted or retyped).
+  const [questions, kept] = await Promise.all([currentQuestions, store.summary()]);
+  const current = summaryQuestions(questions);
+  const { inProgress, completed, values, elements } = sameQuestions(kept.questions, current) ? kept : await store.summary(current);
   const groups = new Map<string, Groups>(questions.map((q) => [q.id, { values: [], elements: [] }]));
   for (const g of values) {
     // '' marks a value the summary does not group by (free text); the others are stored as JSON.

@@ -196,12 +196,19 @@ export class SurveyStore extends DurableObject<Env> {
       .map((r) => ({ ...stored(r), seq: r.seq }));
   }
 
-  /** The counts and grouped counters over the survey's current questions (rebuilt first when a question changed type). */
-  async summary(questions: SummaryQuestion[]): Promise<{ inProgress: number; completed: number; values: ValueRow[]; elements: ElementRow[] }> {
+  /**
+   * The counts and grouped counters, with the question list they follow. Given the survey's
+   * current questions, it first brings the counters in line with them (a deleted question's
+   * counters go; a question that changed type has them rebuilt); without, it reads what is kept,
+   * so a caller can ask while it is still reading the questions and ask again only when the list
+   * it gets back differs (summaryOf in survey-results.service.ts).
+   */
+  async summary(questions?: SummaryQuestion[]): Promise<{ inProgress: number; completed: number; questions: SummaryQuestion[]; values: ValueRow[]; elements: ElementRow[] }> {
     return this.ctx.storage.transactionSync(() => {
-      this.syncQuestions(questions);
+      if (questions) this.syncQuestions(questions);
       return {
         ...this.readCounts(),
+        questions: this.db.select().from(schema.summaryQuestions).all(),
         values: this.ctx.storage.sql.exec<ValueRow & Record<string, SqlStorageValue>>(READ_VALUES_SQL).toArray(),
         elements: this.ctx.storage.sql.exec<ElementRow & Record<string, SqlStorageValue>>(READ_ELEMENTS_SQL).toArray(),
       };
