@@ -29,7 +29,7 @@ import worker from "../src/index";
 import type { Env } from "../src/env";
 import { keyCacheSizes } from "../src/platform/auth";
 import { requestLogSettled, requestLogStore } from "../src/platform/request-log/request-log";
-import type { StoredResponse } from "../src/products/surveys/store/survey-store";
+import type { StoredResponse } from "../src/products/surveys/store/survey-rows";
 import { surveyStore } from "../src/products/surveys/surveys.store";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 

@@ -6,7 +6,7 @@
 import { getDb } from "../../db/client";
 import type { Env } from "../../env";
 import type { ResponseRow } from "./survey-flow";
-import type { SummaryQuestion } from "./store/survey-store";
+import type { SummaryQuestion } from "./store/survey-rows";
 import { fromStored, summaryQuestions, surveyStore } from "./surveys.store";
 import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow, type SurveyRow } from "./surveys.repository";
 

@@ -10,7 +10,7 @@
 // the spot (adoptLegacyResponse).
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
-import type { StoredResponse } from "./store/survey-store";
+import type { StoredResponse } from "./store/survey-rows";
 import type { SurveyRow } from "./surveys.repository";
 import { surveyStore } from "./surveys.store";
 

@@ -11,7 +11,7 @@ import { surveyWebhooks } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { sendAll } from "../../platform/jobs/queues";
-import type { StoreOwner } from "./store/survey-store";
+import type { StoreOwner } from "./store/survey-rows";
 
 /** Days a completion's key is kept (a retry comes within minutes; the hourly retention deletes it after). */
 export const COMPLETION_KEY_DAYS = 7;

@@ -5,7 +5,8 @@
 import type { Env } from "../../env";
 import type { ResponseRow } from "./survey-flow";
 import type { QuestionRow, SurveyRow } from "./surveys.repository";
-import type { StoredResponse, StoreOwner, SummaryQuestion, SurveyStore } from "./store/survey-store";
+import type { StoredResponse, StoreOwner, SummaryQuestion } from "./store/survey-rows";
+import type { SurveyStore } from "./store/survey-store";
 
 /** The store of one survey: one object per survey id. */
 export function surveyStore(env: Env, surveyId: string): DurableObjectStub<SurveyStore> {

@@ -12,9 +12,9 @@ import { asc, eq, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
-import { utf8Length } from "../../../platform/sizes";
 import { publishCompletion } from "../surveys.publish";
 import migrations from "./migrations/migrations.js";
+import { jsonChunks, type ResponseFilter, type ResponseUpdate, type StoredResponse, type StoreOwner, type SummaryQuestion } from "./survey-rows";
 import * as schema from "./survey-store.schema";
 import {
   addElementsSql,
@@ -29,50 +29,9 @@ import {
   type ValueRow,
 } from "./survey-store.queries";
 
-/** A response as the store keeps it: JSON columns as text, exactly as the API answers them. */
-export interface StoredResponse {
-  id: string;
-  status: "in_progress" | "completed";
-  respondent: string;
-  answers: string;
-  path: string;
-  next_question_id: string | null;
-  generated_questions: string;
-  completion_id: string | null;
-  started_at: string;
-  updated_at: string;
-  completed_at: string | null;
-}
-
-/** Whose store this is: written by the first call, checked by every writing call after it. */
-export interface StoreOwner {
-  surveyId: string;
-  teamId: string;
-}
-
-/** One of the survey's current questions, as the counters need it. */
-export interface SummaryQuestion {
-  id: string;
-  type: string;
-}
-
-/** The fields an answer or a step back changes, and what the response must still hold for it to apply. */
-export interface ResponseUpdate {
-  expect: { updatedAt: string; nextQuestionId: string | null; path: string };
-  set: { answers: string; path: string; nextQuestionId: string | null; generatedQuestions: string; updatedAt: string };
-}
-
-export interface ResponseFilter {
-  status?: "in_progress" | "completed";
-  since?: string;
-  until?: string;
-}
-
 /** The first retry of a completion's D1 side, then the longest wait between two. */
 export const PUBLISH_RETRY_MS = 30_000;
 const PUBLISH_RETRY_MAX_MS = 3_600_000;
-/** JSON bytes of rows per insert statement (SQLite's limit on one bound string is lower in a Durable Object). */
-const CHUNK_BYTES = 900_000;
 /** Pending completions published per alarm run. */
 const PUBLISH_BATCH = 50;
 
@@ -357,26 +316,6 @@ export class SurveyStore extends DurableObject<Env> {
                         completed = (SELECT count(*) FROM responses WHERE status = 'completed')`,
     );
   }
-}
-
-/** Rows as JSON arrays of at most CHUNK_BYTES (a single row past it goes alone: a response is far smaller). */
-function jsonChunks(rows: StoredResponse[]): string[] {
-  const chunks: string[] = [];
-  let parts: string[] = [];
-  let size = 2;
-  for (const row of rows) {
-    const text = JSON.stringify(row);
-    const bytes = utf8Length(text) + 1;
-    if (parts.length > 0 && size + bytes > CHUNK_BYTES) {
-      chunks.push(`[${parts.join(",")}]`);
-      parts = [];
-      size = 2;
-    }
-    parts.push(text);
-    size += bytes;
-  }
-  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
-  return chunks;
 }
 
 function stored(row: Row): StoredResponse {
