@@ -16,8 +16,9 @@
 //                                the floor of an ingest that must count exactly
 //   POST /__bench/bare/ingest    parses an NDJSON body and inserts it with json_each, ~900 KB per
 //                                statement in one batch: log batch ingest's bare twin
-//   POST /__bench/seed/survey    (operator token) inserts completed responses for a survey in
-//                                SQL, far faster than the public flow could
+//   POST /__bench/seed/survey    (operator token) imports completed responses into a survey's
+//                                store (as the operator's migration does), far faster than the
+//                                public flow could
 //   GET  /__bench/key-cache      (operator token) entries of the isolate's key cache, so the auth
 //                                figure can check that keys are resolved once, not per request
 //   *    /__bench/unlogged/<path>  the production Worker's <path> with REQUEST_LOG=off: the twin of
@@ -28,9 +29,11 @@ import worker from "../src/index";
 import type { Env } from "../src/env";
 import { keyCacheSizes } from "../src/platform/auth";
 import { requestLogSettled, requestLogStore } from "../src/platform/request-log/request-log";
+import type { StoredResponse } from "../src/products/surveys/store/survey-rows";
+import { surveyStore } from "../src/products/surveys/surveys.store";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 
-export { LogStore, PushStore, RateLimiter, RequestLogStore } from "../src/index";
+export { LogStore, PushStore, RateLimiter, RequestLogStore, SurveyStore } from "../src/index";
 
 /** The secret of the bare relay route; bench/figures/relay.mjs signs with it (a Worker module may export handlers only). */
 const BARE_RELAY_SECRET = "bench-bare-relay-secret";
@@ -127,33 +130,47 @@ interface SeedSurvey {
   values: Record<string, unknown[]>;
 }
 
-/** Inserts `count` completed responses in chunks of 10,000 rows, generated in SQL from the value lists. */
+/** Rows per import call: ~300 bytes each, far below an RPC's size. */
+const SEED_CHUNK = 5_000;
+
+/**
+ * Imports `count` completed responses into the survey's store in chunks of SEED_CHUNK rows
+ * (the store counts them into the summary in the same transaction), then adds them to the
+ * survey's response_count.
+ */
 async function seedSurvey(request: Request, env: Env): Promise<Response> {
   if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
   const input = (await request.json()) as SeedSurvey;
   const survey = await env.DB.prepare("SELECT team_id FROM surveys WHERE id = ?").bind(input.survey_id).first<{ team_id: string }>();
   if (!survey) return json({ error: "Survey not found" }, 404);
-  const questions = Object.entries(input.values);
-  // answers: {<question id>: {value, version: 1, answered_at}} for each question, the value picked
-  // by the row number from the question's list (`->` keeps JSON true/false, json_extract would not).
-  const answerPairs = questions
-    .map((_, q) => `?${6 + 2 * q}, json_object('value', json(?${7 + 2 * q} -> ('$[' || (i % json_array_length(?${7 + 2 * q})) || ']')), 'version', 1, 'answered_at', ?3)`)
-    .join(", ");
-  const statement = env.DB.prepare(
-    `WITH RECURSIVE n(i) AS (SELECT CAST(?1 AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?2)
-     INSERT INTO survey_responses (id, team_id, survey_id, status, respondent, answers, path, next_question_id, generated_questions, completion_id, started_at, updated_at, completed_at)
-     SELECT lower(hex(randomblob(16))), ?4, ?5, 'completed', '{}',
-            json_object(${answerPairs}), '[]', NULL, '[]', lower(hex(randomblob(16))), ?3, ?3, ?3
-     FROM n`,
-  );
+  const { results: questions } = await env.DB.prepare("SELECT id, type FROM survey_questions WHERE survey_id = ?")
+    .bind(input.survey_id)
+    .all<{ id: string; type: string }>();
+  const values = Object.entries(input.values);
   const at = new Date().toISOString();
-  const params = questions.flatMap(([id, values]) => [id, JSON.stringify(values)]);
-  const statements: D1PreparedStatement[] = [];
-  for (let from = 0; from < input.count; from += 10_000) {
-    statements.push(statement.bind(from, Math.min(input.count, from + 10_000), at, survey.team_id, input.survey_id, ...params));
+  const store = surveyStore(env, input.survey_id);
+  const owner = { surveyId: input.survey_id, teamId: survey.team_id };
+  for (let from = 0; from < input.count; from += SEED_CHUNK) {
+    const rows: StoredResponse[] = [];
+    for (let i = from; i < Math.min(input.count, from + SEED_CHUNK); i++) {
+      const answers = Object.fromEntries(values.map(([id, list]) => [id, { value: list[i % list.length], version: 1, answered_at: at }]));
+      rows.push({
+        id: crypto.randomUUID(),
+        status: "completed",
+        respondent: "{}",
+        answers: JSON.stringify(answers),
+        path: "[]",
+        next_question_id: null,
+        generated_questions: "[]",
+        completion_id: crypto.randomUUID(),
+        started_at: at,
+        updated_at: at,
+        completed_at: at,
+      });
+    }
+    await store.importResponses(owner, rows, questions);
   }
-  statements.push(env.DB.prepare("UPDATE surveys SET response_count = response_count + ? WHERE id = ?").bind(input.count, input.survey_id));
-  await env.DB.batch(statements);
+  await env.DB.prepare("UPDATE surveys SET response_count = response_count + ? WHERE id = ?").bind(input.count, input.survey_id).run();
   return json({ ok: true, count: input.count }, 201);
 }
 

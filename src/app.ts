@@ -24,7 +24,7 @@ import { domainsRouter } from "./products/domains/domains.routes";
 import { pushRouter } from "./products/push/push.routes";
 import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
 import { surveysRouter } from "./products/surveys/surveys.routes";
-import { surveyPageRouter } from "./products/survey-page/survey-page.routes";
+import { surveyPageRouter } from "./products/surveys/page/survey-page.routes";
 import { consoleRouter, landingRouter } from "./console/console.routes";
 import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";

@@ -28,6 +28,7 @@ export { RateLimiter } from "./platform/rate-limit/durable-object";
 export { LogStore } from "./products/logs/store/log-store";
 export { RequestLogStore } from "./platform/request-log/request-log-store";
 export { PushStore } from "./products/push/store/push-store";
+export { SurveyStore } from "./products/surveys/store/survey-store";
 
 /** Every declared queue consumer. */
 export const consumerDeclarations: readonly Consumer[] = [

@@ -60,6 +60,7 @@ const ORDER = [
   "createSignInLink",
   "adminMigrateLogEntries",
   "adminMigratePushStores",
+  "adminMigrateSurveyResponses",
 ] as const;
 
 async function hmacHex(secret: string, body: string): Promise<string> {

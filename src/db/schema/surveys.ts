@@ -1,6 +1,8 @@
-// Survey tables: surveys, their sections and questions, responses (the respondent is embedded in
-// the response), per-survey webhooks and their deliveries. Every child row carries team_id and
-// cascades with its survey, so deleting a survey removes everything that belongs to it.
+// Survey tables: surveys, their sections and questions, per-survey webhooks and their deliveries,
+// and the completions whose D1 side was written (survey_completions, kept 7 days). Every child row
+// carries team_id and cascades with its survey. Responses and the summary counters live in each
+// survey's store (src/products/surveys/store/); the D1 tables that held them (survey_responses,
+// survey_summary_*) are kept only until the operator's migration has moved their rows there.
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { teams } from "./platform";
 
@@ -103,6 +105,7 @@ export interface Respondent {
   metadata?: JsonObject;
 }
 
+/** Former home of the responses: read only by the operator's migration (surveys.migrate.ts), which empties it. */
 export const surveyResponses = sqliteTable(
   "survey_responses",
   {
@@ -152,11 +155,11 @@ export const surveyWebhookDeliveries = sqliteTable(
     webhookId: text("webhook_id").notNull().references(() => surveyWebhooks.id, { onDelete: "cascade" }),
     event: text("event").notNull(),
     /**
-     * The completed response the delivery announces: its body is built from that one stored copy
-     * when sent, never copied into each delivery row. (`payload` is kept only for rows written
+     * The completed response the delivery announces (in the survey's store): its body is built
+     * from that one stored copy when sent, never copied into each delivery row. (`payload` is kept only for rows written
      * before; new rows leave it null.)
      */
-    responseId: text("response_id").references(() => surveyResponses.id, { onDelete: "cascade" }),
+    responseId: text("response_id"),
     payload: text("payload"),
     status: text("status").$type<"pending" | "delivered" | "failed">().notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
@@ -181,9 +184,26 @@ export const surveyWebhookDeliveries = sqliteTable(
 );
 
 /**
- * Summary state of one survey: its response counts, kept by the start and completion batches. No
- * row means the counters are not built (a survey from before migration 0014, or one whose question
- * changed type): the next summary read rebuilds them from the responses in one batch.
+ * The completions whose D1 side (response_count, delivery rows) was written, keyed by the response
+ * id: the store retries that write until it is confirmed, and this key makes a repeat change
+ * nothing (surveys.publish.ts). `token` is the attempt that wrote the row. Kept 7 days (a retry
+ * comes within minutes), then deleted by the hourly retention.
+ */
+export const surveyCompletions = sqliteTable(
+  "survey_completions",
+  {
+    responseId: text("response_id").primaryKey(),
+    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    teamId: text("team_id").notNull(),
+    token: text("token").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("survey_completions_created_idx").on(t.createdAt)],
+);
+
+/**
+ * Former summary tables (this one and the two below): the counters live in each survey's store now
+ * and are rebuilt there from the moved responses; the migration deletes these rows.
  */
 export const surveySummaryState = sqliteTable("survey_summary_state", {
   surveyId: text("survey_id").primaryKey().references(() => surveys.id, { onDelete: "cascade" }),

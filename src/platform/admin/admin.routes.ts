@@ -5,6 +5,7 @@ import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
 import { logsAdminRoutes } from "../../products/logs/logs.admin.routes";
 import { pushAdminRoutes } from "../../products/push/push.admin.routes";
+import { surveysAdminRoutes } from "../../products/surveys/surveys.admin.routes";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
 import { dataResponse, jsonBody, jsonResponse } from "../openapi";
@@ -176,6 +177,7 @@ adminRouter.openapi(
 // Operator routes a product owns, each under /api/v1/admin/<product>: one line per product.
 adminRouter.route("/logs", logsAdminRoutes);
 adminRouter.route("/push", pushAdminRoutes);
+adminRouter.route("/surveys", surveysAdminRoutes);
 
 // A path no route serves gets the same check as the routes before its 404 or 405.
 adminRouter.use("*", ...route.unmatched());

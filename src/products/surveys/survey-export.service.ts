@@ -2,16 +2,16 @@
 // (GET /surveys/{id}/responses/export) and the console's export link: one row per completed
 // response, one column per current question after the response id and its start and completion
 // times. The rows are streamed: the body is a ReadableStream that reads one page of responses per
-// pull, keyed on the table's rowid, so neither the whole set nor an OFFSET scan is ever needed
-// (the index on (survey_id, status) carries the rowid, so each page is one index range).
-import { and, asc, eq, gt, sql } from "drizzle-orm";
-import { getDb, type Db } from "../../db/client";
-import { surveyResponses, type StoredAnswer } from "../../db/schema/surveys";
+// pull from the survey's store, keyed on its seq (rowid), so neither the whole set nor an OFFSET
+// scan is ever needed (the store's index on status carries the rowid: each page is one index range).
+import { getDb } from "../../db/client";
+import type { StoredAnswer } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { csvRow, type CsvValue } from "../../platform/csv";
+import { surveyStore } from "./surveys.store";
 import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.repository";
 
-/** Responses read per pull: a page's answers stay far below D1's result size, and 100,000 responses take 200 reads. */
+/** Responses read per pull: a page's answers stay far below an RPC's size, and 100,000 responses take 200 reads. */
 export const EXPORT_PAGE = 500;
 
 export interface CsvExport {
@@ -35,25 +35,6 @@ function generatedCell(generated: Array<{ id: string; title: string }>, answers:
   return lines.length ? lines.join("\n") : null;
 }
 
-const rowid = sql<number>`${surveyResponses}.rowid`;
-
-/** One page of a survey's completed responses after the rowid `after`, in rowid (start) order. */
-export function completedPage(db: Db, teamId: string, surveyId: string, after: number) {
-  return db
-    .select({
-      rowid,
-      id: surveyResponses.id,
-      startedAt: surveyResponses.startedAt,
-      completedAt: surveyResponses.completedAt,
-      answers: surveyResponses.answers,
-      generated: surveyResponses.generatedQuestions,
-    })
-    .from(surveyResponses)
-    .where(and(eq(surveyResponses.surveyId, surveyId), eq(surveyResponses.status, "completed"), eq(surveyResponses.teamId, teamId), gt(rowid, after)))
-    .orderBy(asc(rowid))
-    .limit(EXPORT_PAGE);
-}
-
 /**
  * The export of one survey of the team (its 404 before any byte is sent). The header row names the
  * survey's current questions in position order (answers of deleted questions are not exported, as
@@ -66,6 +47,7 @@ export async function exportResponsesCsv(env: Env, teamId: string, surveyId: str
   const ai = survey.mode === "ai";
   const header = csvRow(["response_id", "started_at", "completed_at", ...questions.map((q) => q.title), ...(ai ? ["generated_questions"] : [])]);
   const encoder = new TextEncoder();
+  const store = surveyStore(env, survey.id);
   let after = 0;
 
   const body = new ReadableStream<Uint8Array>({
@@ -73,16 +55,17 @@ export async function exportResponsesCsv(env: Env, teamId: string, surveyId: str
       controller.enqueue(encoder.encode(header));
     },
     async pull(controller) {
-      const rows = await completedPage(db, teamId, survey.id, after);
+      const rows = await store.completedAfter(after, EXPORT_PAGE);
       let chunk = "";
       for (const r of rows) {
-        const cells: CsvValue[] = [r.id, r.startedAt, r.completedAt, ...questions.map((q) => answerCell(r.answers[q.id]))];
-        if (ai) cells.push(generatedCell(r.generated, r.answers));
+        const answers = JSON.parse(r.answers) as Record<string, StoredAnswer>;
+        const cells: CsvValue[] = [r.id, r.started_at, r.completed_at, ...questions.map((q) => answerCell(answers[q.id]))];
+        if (ai) cells.push(generatedCell(JSON.parse(r.generated_questions), answers));
         chunk += csvRow(cells);
       }
       if (chunk) controller.enqueue(encoder.encode(chunk));
       if (rows.length < EXPORT_PAGE) controller.close();
-      else after = rows[rows.length - 1].rowid;
+      else after = rows[rows.length - 1].seq;
     },
   });
   return { filename: `${survey.slug}-responses.csv`, body };

@@ -4,7 +4,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { insertUnderCap } from "../../platform/caps";
 import { getDb, type Db } from "../../db/client";
-import { surveyQuestions, surveySections, surveySummaryState, type Branching, type JsonObject } from "../../db/schema/surveys";
+import { surveyQuestions, surveySections, type Branching, type JsonObject } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { ApiError, type FieldErrors } from "../../platform/errors";
@@ -136,10 +136,9 @@ export async function updateQuestion(env: Env, teamId: string, surveyId: string,
       updatedAt: next.updatedAt,
     })
     .where(ownedRow(surveyQuestions, teamId, question.id));
-  if (type === question.type) await update;
-  // The summary counters group answers by what the question's type summarises: a new type drops
-  // them, in the same transaction, and the next summary read rebuilds them from the responses.
-  else await runBatch(db, [update, db.delete(surveySummaryState).where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, teamId)))]);
+  // A new type changes what the summary counters group: the survey's store sees the new type at
+  // the next completion or summary read and rebuilds them from its responses (store/survey-store.ts).
+  await update;
   return questionView(next);
 }
 

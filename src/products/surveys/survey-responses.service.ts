@@ -1,17 +1,20 @@
 // The public response flow: resolve a survey by slug, start a response, take answers one at a
 // time along the respondent's path (survey-flow.ts walks it), go back, and complete it exactly
-// once: one conditional UPDATE wins, and in the same D1 batch the survey's response_count, the
-// summary counters and the webhook deliveries follow only that winner (surveys.queries.ts).
-import { sendAll } from "../../platform/jobs/queues";
-import { and, eq, sql } from "drizzle-orm";
+// once. Responses live in the survey's store (store/survey-store.ts): there one conditional UPDATE
+// wins the completion and, in the same transaction, the summary counters follow only that winner;
+// the store then writes the D1 side (response_count, webhook deliveries: surveys.publish.ts),
+// retried by its alarm until it succeeds. A store that fails answers 500 with nothing half-stored.
+import { eq } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema/platform";
-import { surveyResponses, surveys, surveySummaryState, surveyWebhooks, type Respondent } from "../../db/schema/surveys";
+import { surveys, type Respondent } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { requireQuotaLeft, spendQuota } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
+import { adoptLegacyResponse } from "./surveys.migrate";
+import { fromStored, ownerOf, summaryQuestions, surveyStore, toStored } from "./surveys.store";
 import { effectiveAiConfig } from "./survey-generator";
 import {
   expectedQuestion,
@@ -25,7 +28,6 @@ import {
 } from "./survey-flow";
 import { answerError, canonical, isEmail, type QuestionShape } from "./survey-rules";
 import type { AnswerInput, BackInput, StartResponseInput } from "./survey-responses.schemas";
-import { completionBatch } from "./surveys.queries";
 import { listQuestionRows, surveyNotFound, type QuestionRow, type SurveyRow } from "./surveys.repository";
 
 export interface PublicSurvey extends SurveyRow {
@@ -98,25 +100,29 @@ export async function startResponse(env: Env, survey: PublicSurvey, input: Start
     updatedAt: at,
     completedAt: null,
   };
-  // The summary's in-progress count moves in the same batch (survey-summary.queries.ts).
-  // (A no-op while the counters are not built: the rebuild counts this response then.)
-  await db.batch([
-    db.insert(surveyResponses).values(row),
-    db
-      .update(surveySummaryState)
-      .set({ inProgress: sql`${surveySummaryState.inProgress} + 1` })
-      .where(and(eq(surveySummaryState.surveyId, survey.id), eq(surveySummaryState.teamId, survey.teamId))),
-  ]);
+  // The row and the summary's in-progress count, in one transaction of the store.
+  await surveyStore(env, survey.id).start(ownerOf(survey), toStored(row));
   return stateView(survey, row, nextQuestion(ordered, state, next));
 }
 
-async function loadResponse(db: Db, survey: SurveyRow, responseId: string): Promise<ResponseRow> {
-  const row = await db
-    .select()
-    .from(surveyResponses)
-    .where(and(eq(surveyResponses.id, responseId), eq(surveyResponses.surveyId, survey.id), eq(surveyResponses.teamId, survey.teamId)))
-    .get();
-  return orNotFound(row, responseNotFound());
+/** A response of the survey, from its store (or moved there first from the former D1 table, see surveys.migrate.ts). */
+async function loadResponse(env: Env, survey: SurveyRow, responseId: string): Promise<ResponseRow> {
+  const stored = (await surveyStore(env, survey.id).get(responseId)) ?? (await adoptLegacyResponse(env, survey, responseId));
+  return fromStored(survey, orNotFound(stored, responseNotFound()));
+}
+
+/** Writes an answer or a step back, only while the response still holds what was read. */
+async function saveFlow(env: Env, survey: SurveyRow, row: ResponseRow, set: Pick<ResponseRow, "answers" | "path" | "nextQuestionId" | "generatedQuestions" | "updatedAt">) {
+  return surveyStore(env, survey.id).update(row.id, {
+    expect: { updatedAt: row.updatedAt, nextQuestionId: row.nextQuestionId, path: JSON.stringify(row.path) },
+    set: {
+      answers: JSON.stringify(set.answers),
+      path: JSON.stringify(set.path),
+      nextQuestionId: set.nextQuestionId,
+      generatedQuestions: JSON.stringify(set.generatedQuestions),
+      updatedAt: set.updatedAt,
+    },
+  });
 }
 
 /**
@@ -131,7 +137,7 @@ async function resumeFlow(env: Env, survey: SurveyRow, row: ResponseRow) {
 
 /** The current state of a response (resume). */
 export async function responseState(env: Env, survey: SurveyRow, responseId: string) {
-  const row = await loadResponse(getDb(env.DB), survey, responseId);
+  const row = await loadResponse(env, survey, responseId);
   if (row.status === "completed") return stateView(survey, row, null);
   return stateView(survey, row, (await resumeFlow(env, survey, row)).expected);
 }
@@ -141,8 +147,7 @@ export async function responseState(env: Env, survey: SurveyRow, responseId: str
  * `expected_question_id`); repeating the last accepted answer unchanged is an idempotent retry.
  */
 export async function submitAnswer(env: Env, survey: SurveyRow, responseId: string, input: AnswerInput) {
-  const db = getDb(env.DB);
-  const row = await loadResponse(db, survey, responseId);
+  const row = await loadResponse(env, survey, responseId);
   if (row.status === "completed") throw responseCompleted();
   const { ordered, state, expected } = await resumeFlow(env, survey, row);
 
@@ -171,19 +176,7 @@ export async function submitAnswer(env: Env, survey: SurveyRow, responseId: stri
   const next = await nextQuestionId(env, survey, ordered, state, { question: { ...shape, branching }, value });
   const updatedAt = nowIso();
   // Optimistic: the write applies only if nobody else moved this response on meanwhile.
-  const result = await db
-    .update(surveyResponses)
-    .set({ answers: state.answers, path: state.path, nextQuestionId: next, generatedQuestions: state.generated, updatedAt })
-    .where(
-      and(
-        eq(surveyResponses.id, row.id),
-        eq(surveyResponses.status, "in_progress"),
-        eq(surveyResponses.nextQuestionId, row.nextQuestionId as string),
-        eq(surveyResponses.updatedAt, row.updatedAt),
-      ),
-    )
-    .run();
-  if (result.meta.changes !== 1) {
+  if (!(await saveFlow(env, survey, row, { answers: state.answers, path: state.path, nextQuestionId: next, generatedQuestions: state.generated, updatedAt }))) {
     throw new ApiError("conflict", "The response changed while this answer was recorded; fetch its state and retry");
   }
   const saved: ResponseRow = { ...row, answers: state.answers, path: state.path, nextQuestionId: next, generatedQuestions: state.generated, updatedAt };
@@ -198,13 +191,12 @@ export async function submitAnswer(env: Env, survey: SurveyRow, responseId: stri
  * cannot go back (409); a question that is not on the path, or no longer exists, answers 409.
  */
 export async function goBack(env: Env, survey: SurveyRow, responseId: string, input: BackInput) {
-  const db = getDb(env.DB);
-  const row = await loadResponse(db, survey, responseId);
+  const row = await loadResponse(env, survey, responseId);
   if (row.status === "completed") throw responseCompleted();
   if (row.path.length === 0) throw new ApiError("nothing_to_go_back_to", "No question has been answered yet; there is nothing to go back to");
   const targetId = input.question_id ?? row.path[row.path.length - 1];
   const index = row.path.indexOf(targetId);
-  const ordered = await listQuestionRows(db, survey);
+  const ordered = await listQuestionRows(getDb(env.DB), survey);
   const target = index === -1 ? undefined : questionById(ordered, row.generatedQuestions, targetId);
   if (!target) {
     throw new ApiError("not_on_path", "Question is not an earlier question of this response's path", { extra: { path: row.path } });
@@ -216,50 +208,26 @@ export async function goBack(env: Env, survey: SurveyRow, responseId: string, in
   const answers = Object.fromEntries(Object.entries(row.answers).filter(([id]) => kept.has(id)));
   const generatedQuestions = row.generatedQuestions.filter((q) => kept.has(q.id));
   const updatedAt = nowIso();
-  const result = await db
-    .update(surveyResponses)
-    .set({ answers, path, nextQuestionId: targetId, generatedQuestions, updatedAt })
-    .where(
-      and(
-        eq(surveyResponses.id, row.id),
-        eq(surveyResponses.status, "in_progress"),
-        eq(surveyResponses.updatedAt, row.updatedAt),
-        sql`${surveyResponses.nextQuestionId} IS ${row.nextQuestionId}`,
-        sql`${surveyResponses.path} = ${JSON.stringify(row.path)}`,
-      ),
-    )
-    .run();
-  if (result.meta.changes !== 1) {
+  if (!(await saveFlow(env, survey, row, { answers, path, nextQuestionId: targetId, generatedQuestions, updatedAt }))) {
     throw new ApiError("conflict", "The response changed while going back; fetch its state and retry");
   }
   return stateView(survey, { ...row, answers, path, nextQuestionId: targetId, generatedQuestions, updatedAt }, target);
 }
 
 /**
- * Completes a response whose path has ended. Exactly one call wins the conditional UPDATE; the
- * counter increment and the webhook delivery rows are conditioned on that winner's completion id
- * inside the same batch, so repeated or concurrent calls count once and notify once.
+ * Completes a response whose path has ended. Exactly one call wins the store's conditional UPDATE;
+ * the counters and the pending D1 side (response_count, webhook delivery rows) follow only that
+ * winner in the same transaction, so repeated or concurrent calls count once and notify once.
  */
 export async function completeResponse(env: Env, survey: PublicSurvey, responseId: string) {
-  const db = getDb(env.DB);
-  const row = await loadResponse(db, survey, responseId);
+  const row = await loadResponse(env, survey, responseId);
   if (row.status === "completed") return stateView(survey, row, null);
-  const { expected } = await resumeFlow(env, survey, row);
+  const { ordered, expected } = await resumeFlow(env, survey, row);
   if (expected) {
     throw new ApiError("unanswered_questions", "Response has unanswered questions", { extra: { next_question_id: expected.id } });
   }
 
-  const completionId = crypto.randomUUID();
-  const at = nowIso();
-  const hooks = await db
-    .select({ id: surveyWebhooks.id, events: surveyWebhooks.events })
-    .from(surveyWebhooks)
-    .where(and(eq(surveyWebhooks.surveyId, survey.id), eq(surveyWebhooks.teamId, survey.teamId)));
-  const deliveries = hooks.filter((h) => h.events.includes("response.completed")).map((h) => ({ id: crypto.randomUUID(), webhookId: h.id }));
-  const results = await env.DB.batch(
-    completionBatch(env.DB, { surveyId: survey.id, teamId: survey.teamId, responseId: row.id, completionId, at, deliveries }),
-  );
-  const won = results[0].meta.changes === 1;
+  const { won } = await surveyStore(env, survey.id).complete(ownerOf(survey), row.id, { completionId: crypto.randomUUID(), at: nowIso() }, summaryQuestions(ordered));
   if (won) {
     // The winner spends the team's `surveys` unit, never refused: a start was refused while no
     // unit was left, so at most the responses in flight go over. The completion is committed: a
@@ -270,14 +238,5 @@ export async function completeResponse(env: Env, survey: PublicSurvey, responseI
       console.error(JSON.stringify({ msg: "survey completion: usage meter unavailable, unit not counted", response_id: row.id, error: String(error) }));
     }
   }
-  if (won && deliveries.length) {
-    try {
-      await sendAll(env.SURVEY_QUEUE, deliveries.map((d) => ({ delivery_id: d.id })));
-    } catch (error) {
-      // The completion is committed; the respondent must not see a failure for it. The rows stay
-      // pending and the hourly sweep (surveys.cron.ts) queues them again.
-      console.error(JSON.stringify({ msg: "survey webhook enqueue failed", response_id: row.id, error: String(error) }));
-    }
-  }
-  return stateView(survey, await loadResponse(db, survey, responseId), null);
+  return stateView(survey, await loadResponse(env, survey, responseId), null);
 }

@@ -1,16 +1,14 @@
 // Results of a survey: the paginated response list and the per-question summary of completed
-// responses. The summary is read from grouped counters kept by every completion (see
-// survey-summary.queries.ts), so a read costs the same whatever the number of responses; this file
-// turns those few grouped rows into the body (averages, NPS, rates).
-import { and, count, desc, eq, gte, lt, sql, type SQL } from "drizzle-orm";
+// responses, both read from the survey's store. The summary is read from grouped counters kept by
+// every completion in the store's transaction (store/survey-store.queries.ts), so a read costs the
+// same whatever the number of responses; this file turns those few grouped rows into the body
+// (averages, NPS, rates).
 import { getDb } from "../../db/client";
-import { surveyResponses } from "../../db/schema/surveys";
 import type { Env } from "../../env";
-import { nowIso } from "../../platform/clock";
-import { readStatements, rebuildStatements, type ElementRow, type StateRow, type ValueRow } from "./survey-summary.queries";
+import type { ResponseRow } from "./survey-flow";
+import type { SummaryQuestion } from "./store/survey-rows";
+import { fromStored, summaryQuestions, surveyStore } from "./surveys.store";
 import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow, type SurveyRow } from "./surveys.repository";
-
-type ResponseRow = typeof surveyResponses.$inferSelect;
 
 export function responseRecordView(row: ResponseRow) {
   return {
@@ -46,30 +44,23 @@ export async function listResponses(
 
 /** A page of the responses of a survey already loaded for its team (listResponses, the console's survey page). */
 export async function responsesPage(env: Env, survey: SurveyRow, q: ResponsesQuery) {
-  const db = getDb(env.DB);
-  const teamId = survey.teamId;
-  const filters: SQL[] = [eq(surveyResponses.surveyId, survey.id)];
-  if (q.status) filters.push(eq(surveyResponses.status, q.status));
-  if (q.since) filters.push(gte(surveyResponses.startedAt, new Date(q.since).toISOString()));
-  if (q.until) filters.push(lt(surveyResponses.startedAt, new Date(q.until).toISOString()));
-  const where = and(...filters);
   const { limit, offset } = pageWindow(q);
-  // Newest first, ties in insertion order (rowid): both come from the (survey_id, started_at)
-  // index, so a page never sorts the survey's responses (a tie-break on `id` sorted 100,000 rows
-  // per page, ~150 ms). The survey is the team's (loadSurvey above) and its responses carry its
-  // team id; the rows still filter on it, while the count reads the index alone (team_id is not
-  // in it: filtering on it read every row, ~100 ms at 100,000 responses).
-  const [rows, [{ total }]] = await Promise.all([
-    db
-      .select()
-      .from(surveyResponses)
-      .where(and(where, eq(surveyResponses.teamId, teamId)))
-      .orderBy(desc(surveyResponses.startedAt), desc(sql`${surveyResponses}.rowid`))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(surveyResponses).where(where),
-  ]);
-  return paginated(rows.map(responseRecordView), total, q);
+  // Newest first, ties in insertion order, from the store's (status, started_at) or (started_at)
+  // index; without a time filter the total is the store's kept count (no scan).
+  const { rows, total } = await surveyStore(env, survey.id).page(
+    {
+      status: q.status,
+      since: q.since === undefined ? undefined : new Date(q.since).toISOString(),
+      until: q.until === undefined ? undefined : new Date(q.until).toISOString(),
+    },
+    limit,
+    offset,
+  );
+  return paginated(
+    rows.map((r) => responseRecordView(fromStored(survey, r))),
+    total,
+    q,
+  );
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -177,15 +168,20 @@ function aggregate(q: QuestionRow, { values, elements }: Groups): Record<string,
 
 /**
  * Per-question aggregates over completed responses, read from the counters that every completion
- * updates in its own batch (survey-summary.queries.ts): three small reads in one D1 batch, whatever the
- * number of responses. When the counters are not built yet (a survey from before they existed, or
- * one whose question changed type) the same batch first rebuilds them from the stored responses.
- * Answers of deleted questions are not rendered.
+ * updates in the store's transaction: one store call, whatever the number of responses. When a
+ * question changed type since the counters were kept, the store first rebuilds them from its
+ * responses. Answers of deleted questions are not rendered.
  */
 export async function surveySummary(env: Env, teamId: string, surveyId: string) {
   const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, surveyId);
   return summaryOf(env, survey, listQuestionRows(db, survey));
+}
+
+/** Whether two question lists name the same ids with the same types (in any order). */
+function sameQuestions(a: SummaryQuestion[], b: SummaryQuestion[]): boolean {
+  const types = new Map(a.map((q) => [q.id, q.type]));
+  return a.length === b.length && b.every((q) => types.get(q.id) === q.type);
 }
 
 /**
@@ -194,9 +190,12 @@ export async function surveySummary(env: Env, teamId: string, surveyId: string) 
  * the same questions.
  */
 export async function summaryOf(env: Env, survey: SurveyRow, currentQuestions: QuestionRow[] | Promise<QuestionRow[]>) {
-  const teamId = survey.teamId;
-  const [questions, counters] = await Promise.all([currentQuestions, readCounters(env.DB, survey.id, teamId)]);
-  const { state, values, elements } = counters;
+  const store = surveyStore(env, survey.id);
+  // The kept counters are read while the questions are: asked again with the questions only when
+  // the list the counters follow is not the current one (a question added, deleted or retyped).
+  const [questions, kept] = await Promise.all([currentQuestions, store.summary()]);
+  const current = summaryQuestions(questions);
+  const { inProgress, completed, values, elements } = sameQuestions(kept.questions, current) ? kept : await store.summary(current);
   const groups = new Map<string, Groups>(questions.map((q) => [q.id, { values: [], elements: [] }]));
   for (const g of values) {
     // '' marks a value the summary does not group by (free text); the others are stored as JSON.
@@ -212,24 +211,10 @@ export async function summaryOf(env: Env, survey: SurveyRow, currentQuestions: Q
       first: g.first_count,
     });
   }
-  const completed = state?.completed ?? 0;
-  const inProgress = state?.in_progress ?? 0;
   return {
     survey_id: survey.id,
     response_count: survey.responseCount,
     responses: { total: completed + inProgress, completed, in_progress: inProgress },
     questions: questions.map((q) => aggregate(q, groups.get(q.id) ?? { values: [], elements: [] })),
-  };
-}
-
-/** The survey's counters in one consistent snapshot, rebuilt first when they are not built. */
-async function readCounters(d1: D1Database, surveyId: string, teamId: string) {
-  let results = await d1.batch(readStatements(d1, surveyId, teamId));
-  if (results[0].results.length === 0) results = (await d1.batch(rebuildStatements(d1, surveyId, teamId, nowIso()))).slice(-3);
-  const [state, values, elements] = results;
-  return {
-    state: state.results[0] as StateRow | undefined,
-    values: values.results as unknown as ValueRow[],
-    elements: elements.results as unknown as ElementRow[],
   };
 }

@@ -12,8 +12,9 @@ import { defineConsumer } from "../../platform/jobs/consume";
 import { claim as claimRows, claimSpec, CLAIMS, secondsLeft } from "../../platform/jobs/claim";
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "../../db/client";
-import { surveyResponses, surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
+import { surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
 import { completedPayload } from "./survey-webhooks.service";
+import { fromStored, surveyStore } from "./surveys.store";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
@@ -40,6 +41,7 @@ interface ClaimedDelivery {
   /** Rows written before deliveries referenced their response carry their body. */
   payload: string | null;
   response_id: string | null;
+  survey_id: string;
   /** Attempts so far, this one included. */
   attempts: number;
 }
@@ -57,6 +59,7 @@ async function claim(env: Env, deliveryId: string, token: string | null): Promis
     webhook_id: t.webhookId,
     payload: t.payload,
     response_id: t.responseId,
+    survey_id: t.surveyId,
     attempts: t.attempts,
   });
   return row ?? null;
@@ -84,7 +87,7 @@ async function attempt(env: Env, delivery: ClaimedDelivery): Promise<{ status: n
       .where(eq(surveyWebhooks.id, delivery.webhook_id))
       .get();
     if (!hook) return { status: null, error: "webhook deleted", blocked: true };
-    const body = delivery.payload ?? (await bodyOf(env, delivery.response_id));
+    const body = delivery.payload ?? (await bodyOf(env, delivery.survey_id, delivery.response_id));
     if (body === null) return { status: null, error: "response deleted", blocked: true };
     const secret = await decryptSecret(env.ENCRYPTION_KEY, hook.secretEncrypted, env.ENCRYPTION_KEY_PREVIOUS);
     const headers = await standardWebhookHeaders(secret, delivery.id, nowSeconds(), body);
@@ -102,16 +105,17 @@ async function attempt(env: Env, delivery: ClaimedDelivery): Promise<{ status: n
   }
 }
 
-/** The delivery body, built from the one stored copy: the completed response and its survey. */
-async function bodyOf(env: Env, responseId: string | null): Promise<string | null> {
+/** The delivery body, built from the one stored copy: the completed response (in its survey's store) and its survey. */
+async function bodyOf(env: Env, surveyId: string, responseId: string | null): Promise<string | null> {
   if (!responseId) return null;
-  const row = await getDb(env.DB)
-    .select({ response: surveyResponses, survey: { id: surveys.id, slug: surveys.slug, name: surveys.name } })
-    .from(surveyResponses)
-    .innerJoin(surveys, eq(surveys.id, surveyResponses.surveyId))
-    .where(eq(surveyResponses.id, responseId))
+  const survey = await getDb(env.DB)
+    .select({ id: surveys.id, slug: surveys.slug, name: surveys.name, teamId: surveys.teamId })
+    .from(surveys)
+    .where(eq(surveys.id, surveyId))
     .get();
-  return row ? completedPayload(row.survey, row.response) : null;
+  if (!survey) return null;
+  const stored = await surveyStore(env, survey.id).get(responseId);
+  return stored ? completedPayload(survey, fromStored(survey, stored)) : null;
 }
 
 async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts: number): Promise<Outcome> {

@@ -18,6 +18,7 @@ import { defineCron } from "../../platform/jobs/cron";
 import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import { MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "./surveys.consumer";
+import { COMPLETION_KEY_DAYS } from "./surveys.publish";
 
 /** A pending delivery without an attempt due for this long is re-queued. */
 export const SWEEP_STALE_MS = 5 * 60_000;
@@ -56,13 +57,22 @@ export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
 /** Hourly: survey webhook deliveries whose queue message was lost are queued again. */
 export const surveyDeliveriesSweepCron = defineCron({ name: "survey deliveries sweep", schedule: "hourly", run: sweepSurveyDeliveries });
 
-/** Deletes finished survey webhook deliveries older than the retention period, in bounded steps. */
+/**
+ * Deletes finished survey webhook deliveries older than the retention period, and completion keys
+ * older than COMPLETION_KEY_DAYS (surveys.publish.ts), in bounded steps.
+ */
 export async function surveyDeliveryRetention(env: Env): Promise<number> {
-  return deleteInSteps(
+  const deliveries = await deleteInSteps(
     env.DB,
     "DELETE FROM survey_webhook_deliveries WHERE id IN (SELECT id FROM survey_webhook_deliveries WHERE created_at < ?1 AND status <> 'pending' LIMIT ?2)",
     [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)],
   );
+  const keys = await deleteInSteps(
+    env.DB,
+    "DELETE FROM survey_completions WHERE response_id IN (SELECT response_id FROM survey_completions WHERE created_at < ?1 LIMIT ?2)",
+    [cutoffIso(nowMs(), COMPLETION_KEY_DAYS)],
+  );
+  return deliveries + keys;
 }
 
 /** Hourly: the survey webhook delivery retention. */

@@ -6,7 +6,7 @@
 // their operations appear in the OpenAPI document.
 import { z } from "@hono/zod-openapi";
 import { ssrfOptions } from "../../platform/ssrf";
-import { assertSettingsUrls } from "../survey-page/survey-settings";
+import { assertSettingsUrls } from "./page/survey-settings";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { surveyQuestionsRouter } from "./survey-questions.routes";

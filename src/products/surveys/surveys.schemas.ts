@@ -4,7 +4,7 @@
 // survey-results.schemas.ts. Cross-field rules (options per type, scale bounds, branching targets)
 // live in the services, which see the stored survey; these schemas check shapes only.
 import { z } from "@hono/zod-openapi";
-import { SurveySettingsSchema } from "../survey-page/survey-settings";
+import { SurveySettingsSchema } from "./page/survey-settings";
 import { cappedJsonObject, FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../platform/sizes";
 
 /** The byte cap of every stored free-form value of a survey (DESIGN.md "Stored free-form JSON"). */

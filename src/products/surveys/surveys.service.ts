@@ -8,6 +8,7 @@ import { and, count, desc, eq, like, or } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../../db/client";
 import {
+  surveyCompletions,
   surveyQuestions,
   surveyResponses,
   surveySections,
@@ -23,6 +24,7 @@ import { ApiError, type FieldErrors } from "../../platform/errors";
 import { FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../platform/sizes";
 import { ownedBy, ownedRow } from "../../platform/tenancy";
 import { MAX_QUESTIONS_PER_SURVEY, questionView } from "./survey-questions.service";
+import { surveyStore } from "./surveys.store";
 import { MAX_SECTIONS_PER_SURVEY, sectionView } from "./survey-sections.service";
 import type { CreateSurveyInput, PatchSurveyInput, SurveyStatus } from "./surveys.schemas";
 import {
@@ -176,14 +178,20 @@ export async function updateSurvey(env: Env, teamId: string, id: string, patch: 
   return next;
 }
 
-/** Deletes a survey and everything it owns in one batch (the foreign keys cascade as well). */
+/**
+ * Deletes a survey and everything it owns: its store first (responses, respondents, summaries;
+ * a store that fails leaves the survey whole, 500, and a retry deletes it), then the D1 rows in one
+ * batch (the foreign keys cascade as well). Rows not yet moved from the former D1 tables go with it.
+ */
 export async function deleteSurvey(env: Env, teamId: string, id: string): Promise<void> {
   const db = getDb(env.DB);
   const survey = await loadSurvey(db, teamId, id);
+  await surveyStore(env, survey.id).destroy();
   await runBatch(db, [
     db.delete(surveyWebhookDeliveries).where(eq(surveyWebhookDeliveries.surveyId, survey.id)),
     db.delete(surveyWebhooks).where(eq(surveyWebhooks.surveyId, survey.id)),
     db.delete(surveyResponses).where(eq(surveyResponses.surveyId, survey.id)),
+    db.delete(surveyCompletions).where(eq(surveyCompletions.surveyId, survey.id)),
     db.delete(surveyQuestions).where(eq(surveyQuestions.surveyId, survey.id)),
     db.delete(surveySections).where(eq(surveySections.surveyId, survey.id)),
     db.delete(surveys).where(ownedRow(surveys, teamId, survey.id)),

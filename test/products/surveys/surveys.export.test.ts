@@ -2,11 +2,12 @@
 // csv-parse (a well-known RFC 4180 parser), its escaping (commas, quotes, line breaks) and the
 // spreadsheet neutralising of text cells, numbers left as numbers, paging over more than one page
 // of responses, and its errors: another team's survey, a missing key or scope.
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../../src/db/client";
-import { completedPage, EXPORT_PAGE } from "../../../src/products/surveys/survey-export.service";
+import { EXPORT_PAGE } from "../../../src/products/surveys/survey-export.service";
+import { COMPLETED_AFTER_SQL } from "../../../src/products/surveys/store/survey-store.queries";
+import { surveyStore } from "../../../src/products/surveys/surveys.store";
 import { call, expectError, setupTeam } from "../../helpers/api";
 import { activeSurvey, answer, complete, startOk } from "./helpers";
 
@@ -100,14 +101,25 @@ describe("GET /surveys/{id}/responses/export", () => {
       status: i % 4 === 3 ? "in_progress" : "completed",
       answers: JSON.stringify({ [questions[0].id]: { value: i % 11, version: 1, answered_at: at } }),
     }));
-    await env.DB.prepare(
-      `INSERT INTO survey_responses (id, team_id, survey_id, status, respondent, answers, path, generated_questions, started_at, updated_at, completed_at)
-       SELECT value->>'id', ?1, value->>'survey_id', value->>'status', '{}', value->>'answers', '[]', '[]', ?2, ?2,
-              CASE WHEN value->>'status' = 'completed' THEN ?2 END
-       FROM json_each(?3)`,
-    )
-      .bind(team.teamId, at, JSON.stringify(rows))
-      .run();
+    // Seeded into each survey's store as the migration imports rows.
+    for (const s of [survey, other.survey]) {
+      const own = rows
+        .filter((r) => r.survey_id === s.id)
+        .map((r) => ({
+          id: r.id,
+          status: r.status as "completed" | "in_progress",
+          respondent: "{}",
+          answers: r.answers,
+          path: "[]",
+          next_question_id: null,
+          generated_questions: "[]",
+          completion_id: null,
+          started_at: at,
+          updated_at: at,
+          completed_at: r.status === "completed" ? at : null,
+        }));
+      await surveyStore(env, s.id).importResponses({ surveyId: s.id, teamId: team.teamId }, own, []);
+    }
     const wanted = rows.filter((r) => r.survey_id === survey.id && r.status === "completed");
     expect(wanted.length).toBeGreaterThan(EXPORT_PAGE * 2);
 
@@ -123,13 +135,11 @@ describe("GET /surveys/{id}/responses/export", () => {
     for (const r of parsed.slice(1)) expect(r[3]).toBe(valueOf.get(r[0]));
   });
 
-  it("reads each page as one range of the (survey_id, status) index, never a scan or a sort", async () => {
-    const query = completedPage(getDb(env.DB), crypto.randomUUID(), crypto.randomUUID(), 0).toSQL();
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
-      .bind(...query.params)
-      .all<{ detail: string }>();
-    const details = plan.results.map((r) => r.detail);
-    expect(details).toEqual([expect.stringMatching(/^SEARCH survey_responses USING INDEX survey_responses_status_idx \(survey_id=\? AND status=\? AND rowid>\?\)$/)]);
+  it("reads each page as one range of the store's status index, never a scan or a sort", async () => {
+    const details = await runInDurableObject(surveyStore(env, crypto.randomUUID()), async (_store, state) =>
+      state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${COMPLETED_AFTER_SQL}`, 0, 10).toArray().map((r) => r.detail),
+    );
+    expect(details).toEqual([expect.stringMatching(/^SEARCH responses USING INDEX responses_status_idx \(status=\? AND rowid>\?\)$/)]);
   });
 
   it("adds the generated questions of an AI-mode survey as title: answer lines in one column", async () => {

@@ -2,9 +2,10 @@
 // flow (completed or left in progress, with going back), under parallel answers and completions,
 // and after edits, the counters read by GET /summary equal a recomputation from the stored
 // responses (the rebuild, itself pinned against a reference aggregation in surveys.summary.test.ts).
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { surveyStore } from "../../../src/products/surveys/surveys.store";
 import { call, json } from "../../helpers/api";
 import { activeSurvey, answer, back, complete, startOk } from "./helpers";
 
@@ -47,14 +48,18 @@ async function summaryOf(key: string, surveyId: string) {
   return (await json(res)).data;
 }
 
-/** The summary recomputed from the stored responses: the counters are dropped and rebuilt. */
-async function recomputed(key: string, surveyId: string) {
-  await env.DB.prepare("DELETE FROM survey_summary_state WHERE survey_id = ?").bind(surveyId).run();
-  return summaryOf(key, surveyId);
+/** SQL run inside the survey's store (its tables, as the object holds them). */
+function inStore<T extends Record<string, SqlStorageValue>>(surveyId: string, query: string, ...params: SqlStorageValue[]): Promise<T[]> {
+  return runInDurableObject(surveyStore(env, surveyId), async (_store, state) => state.storage.sql.exec<T>(query, ...params).toArray());
 }
 
-async function stateRow(surveyId: string) {
-  return env.DB.prepare("SELECT in_progress, completed, rebuilt_at FROM survey_summary_state WHERE survey_id = ?").bind(surveyId).first();
+/**
+ * The summary recomputed from the stored responses: the store's record of the question types is
+ * spoiled, so the next read takes every question as retyped and rebuilds counters and counts.
+ */
+async function recomputed(key: string, surveyId: string) {
+  await inStore(surveyId, "UPDATE summary_questions SET type = ''");
+  return summaryOf(key, surveyId);
 }
 
 describe("incremental survey summary", () => {
@@ -63,7 +68,6 @@ describe("incremental survey summary", () => {
       fc.asyncProperty(fc.array(responseArb, { minLength: 1, maxLength: 5 }), async (plans) => {
         const { team, survey, questions } = await activeSurvey(QUESTIONS);
         await summaryOf(team.key, survey.id); // builds the (empty) counters: from here on only completions add
-        const built = await stateRow(survey.id);
         for (const plan of plans) {
           const r = await startOk(survey.slug);
           const count = plan.completes ? questions.length : plan.answered;
@@ -75,8 +79,6 @@ describe("incremental survey summary", () => {
           if (plan.completes) expect((await complete(survey.slug, r.id)).status).toBe(200);
         }
         const incremental = await summaryOf(team.key, survey.id);
-        // The read came from the counters, not from a rebuild.
-        expect(await stateRow(survey.id)).toMatchObject({ rebuilt_at: (built as { rebuilt_at: string }).rebuilt_at });
         const completed = plans.filter((p) => p.completes).length;
         expect(incremental.responses).toEqual({ total: plans.length, completed, in_progress: plans.length - completed });
         expect(incremental).toEqual(await recomputed(team.key, survey.id));
@@ -130,16 +132,20 @@ describe("incremental survey summary", () => {
     await answer(survey.slug, r.id, q[0].id, true);
     await complete(survey.slug, r.id);
     expect((await summaryOf(team.key, survey.id)).questions[0]).toMatchObject({ answered: 1, yes: 1 });
-    // A row written behind the counters' back (as responses stored before migration 0014 were)
-    // is not seen by a read, which proves the read does not recompute...
-    await env.DB.prepare(
-      `INSERT INTO survey_responses (id, team_id, survey_id, status, respondent, answers, path, generated_questions, started_at, updated_at, completed_at, completion_id)
-       VALUES (?1, ?2, ?3, 'completed', '{}', ?4, '[]', '[]', ?5, ?5, ?5, 'legacy')`,
-    )
-      .bind(crypto.randomUUID(), team.teamId, survey.id, JSON.stringify({ [q[0].id]: { value: false, version: 1, answered_at: "2031-01-01T00:00:00.000Z" } }), "2031-01-01T00:00:00.000Z")
-      .run();
+    // A row written into the store behind the counters' back is not seen by a read, which proves
+    // the read does not recompute...
+    await inStore(
+      survey.id,
+      `INSERT INTO responses (id, status, respondent, answers, path, generated_questions, started_at, updated_at, completed_at, completion_id)
+       VALUES (?, 'completed', '{}', ?, '[]', '[]', ?, ?, ?, 'legacy')`,
+      crypto.randomUUID(),
+      JSON.stringify({ [q[0].id]: { value: false, version: 1, answered_at: "2031-01-01T00:00:00.000Z" } }),
+      "2031-01-01T00:00:00.000Z",
+      "2031-01-01T00:00:00.000Z",
+      "2031-01-01T00:00:00.000Z",
+    );
     expect((await summaryOf(team.key, survey.id)).questions[0]).toMatchObject({ answered: 1, no: 0 });
-    // ...and without a state row (pre-0014 surveys) the first read rebuilds from every stored response.
+    // ...and a rebuild (a question changed type) counts every stored response.
     const rebuilt = await recomputed(team.key, survey.id);
     expect(rebuilt.responses).toEqual({ total: 2, completed: 2, in_progress: 0 });
     expect(rebuilt.questions[0]).toMatchObject({ answered: 2, yes: 1, no: 1, yes_rate: 0.5 });
@@ -170,15 +176,17 @@ describe("incremental survey summary", () => {
     await answer(survey.slug, r.id, q[0].id, "a");
     await answer(survey.slug, r.id, q[1].id, ["q", "p"]);
     await complete(survey.slug, r.id);
-    const rows = async (table: string, column: string, id: string) =>
-      ((await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).bind(id).first()) as { n: number }).n;
-    expect(await rows("survey_summary_values", "question_id", q[1].id)).toBeGreaterThan(0);
-    expect(await rows("survey_summary_elements", "question_id", q[1].id)).toBe(2);
+    const rows = async (table: string, where = "") => (await inStore<{ n: number }>(survey.id, `SELECT COUNT(*) AS n FROM ${table} ${where}`))[0].n;
+    expect(await rows("summary_values", `WHERE question_id = '${q[1].id}'`)).toBeGreaterThan(0);
+    expect(await rows("summary_elements", `WHERE question_id = '${q[1].id}'`)).toBe(2);
     expect((await call("DELETE", `surveys/${survey.id}/questions/${q[1].id}`, { key: team.key })).status).toBe(204);
-    expect(await rows("survey_summary_values", "question_id", q[1].id)).toBe(0);
-    expect(await rows("survey_summary_elements", "question_id", q[1].id)).toBe(0);
+    // The store learns of the deletion at the next read (or completion), which drops its counters.
+    expect((await summaryOf(team.key, survey.id)).questions).toHaveLength(1);
+    expect(await rows("summary_values", `WHERE question_id = '${q[1].id}'`)).toBe(0);
+    expect(await rows("summary_elements", `WHERE question_id = '${q[1].id}'`)).toBe(0);
     expect((await call("DELETE", `surveys/${survey.id}`, { key: team.key })).status).toBe(204);
-    for (const table of ["survey_summary_values", "survey_summary_elements", "survey_summary_state"]) expect(await rows(table, "survey_id", survey.id)).toBe(0);
+    // The store is wiped with the survey: its tables are there again, empty.
+    for (const table of ["responses", "summary_values", "summary_elements", "summary_questions", "pending_publish", "state"]) expect(await rows(table)).toBe(0);
   });
 
   it("answers 404 for another team's survey summary", async () => {

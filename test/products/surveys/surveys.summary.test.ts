@@ -5,6 +5,7 @@
 // elements, matrix rows, deleted and generated questions, options changed after answers, null
 // answers, in-progress responses.
 import { env } from "cloudflare:test";
+import { migrateLegacyResponses, MIGRATE_MAX_ROWS } from "../../../src/products/surveys/surveys.migrate";
 import { describe, expect, it } from "vitest";
 import { call, json } from "../../helpers/api";
 import { activeSurvey, answer, complete, startOk } from "./helpers";
@@ -166,7 +167,10 @@ function randomValue(q: Question, rnd: () => number): unknown {
   }
 }
 
-/** Writes the responses straight into D1, ~1,000 rows per statement (one JSON parameter each). */
+/**
+ * Writes the responses into the former D1 table, ~1,000 rows per statement (one JSON parameter
+ * each), then moves them into the survey's store with the operator's migration steps.
+ */
 async function insertResponses(teamId: string, surveyId: string, responses: StoredResponse[]) {
   const at = "2031-01-01T00:00:00.000Z";
   const statements = [];
@@ -182,6 +186,7 @@ async function insertResponses(teamId: string, surveyId: string, responses: Stor
     );
   }
   await env.DB.batch(statements);
+  while ((await migrateLegacyResponses(env, MIGRATE_MAX_ROWS)).more);
 }
 
 async function summaryOf(key: string, surveyId: string) {

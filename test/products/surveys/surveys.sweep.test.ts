@@ -2,7 +2,7 @@
 // claim that keeps every delivery to exactly one POST: a completion whose queue send failed is
 // re-queued once it is stale, a late original or a duplicate message sends nothing, a retry that
 // is merely scheduled is left alone, and each run is bounded.
-import { createScheduledController, env } from "cloudflare:test";
+import { createScheduledController, env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
@@ -11,6 +11,7 @@ import { CLAIM_LEASE_MS, surveyWebhooksConsumer, MAX_DELIVERY_ATTEMPTS, type Sur
 import { SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_STALE_MS, sweepSurveyDeliveries } from "../../../src/products/surveys/surveys.cron";
 import { getDb } from "../../../src/db/client";
 import { loadSurvey } from "../../../src/products/surveys/surveys.repository";
+import { surveyStore } from "../../../src/products/surveys/surveys.store";
 import { call, json } from "../../helpers/api";
 import { playedQueue } from "../../helpers/queues";
 import { activeSurvey, answer, startOk } from "./helpers";
@@ -92,9 +93,13 @@ describe("survey delivery sweep", () => {
     const r = await startOk(survey.slug);
     await answer(survey.slug, r.id, questions[0].id, true);
 
-    // The completion commits, its queue send fails: the respondent still sees it completed.
+    // The completion commits, its queue send fails: the respondent still sees it completed. (The
+    // send is the survey store's, after its D1 side: the store's object is given the failing queue.)
     const broken = queueEnv(true);
-    const state = await completeResponse(broken.env, { ...(await loadSurvey(getDb(env.DB), team.teamId, survey.id)), plan: "pro", ownerEmail: null }, r.id);
+    const store = surveyStore(env, survey.id);
+    await runInDurableObject(store, (instance) => void Object.assign(instance, { env: broken.env }));
+    const state = await completeResponse(env, { ...(await loadSurvey(getDb(env.DB), team.teamId, survey.id)), plan: "pro", ownerEmail: null }, r.id);
+    await runInDurableObject(store, (instance) => void Object.assign(instance, { env }));
     expect(state.status).toBe("completed");
     expect(broken.queue.sendBatch).toHaveBeenCalledTimes(1);
     const { id } = (await env.DB.prepare("SELECT id FROM survey_webhook_deliveries WHERE webhook_id = ?").bind(hook.id).first<{ id: string }>())!;

@@ -2,11 +2,11 @@
 // client script, and the embed widget at {APP_URL}/embed.js. Unknown and draft slugs answer a
 // clear 404 page; closed surveys a clear 410 page; neither is an error dump.
 import { Hono } from "hono";
-import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
-import { ApiError } from "../../platform/errors";
-import { rateLimit } from "../../platform/rate-limit/middleware";
-import { findPublicSurvey, publicDefinition } from "../surveys/survey-responses.service";
+import type { AppEnv } from "../../../env";
+import { getDb } from "../../../db/client";
+import { ApiError } from "../../../platform/errors";
+import { rateLimit } from "../../../platform/rate-limit/middleware";
+import { findPublicSurvey, publicDefinition } from "../survey-responses.service";
 import { EMBED_SCRIPT } from "./embed-script";
 import { noticePage, surveyPage } from "./page-html";
 import { PAGE_SCRIPT } from "./page-script";

@@ -2,9 +2,9 @@
 // button labels, progress, thank-you text and an optional redirect after completion. Known keys
 // are validated; other keys are kept as free-form display settings, as the specification allows.
 import { z } from "@hono/zod-openapi";
-import { ApiError } from "../../platform/errors";
-import { checkUrl, type SsrfOptions } from "../../platform/ssrf";
-import { FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../platform/sizes";
+import { ApiError } from "../../../platform/errors";
+import { checkUrl, type SsrfOptions } from "../../../platform/ssrf";
+import { FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../../platform/sizes";
 
 /** Named themes; an object theme may start from one (`base`) and override its colours. */
 export const THEME_NAMES = ["light", "dark"] as const;

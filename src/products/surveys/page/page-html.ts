@@ -1,6 +1,6 @@
 // HTML of the hosted survey page: a small, self-contained, accessible document whose look comes
 // from the survey's validated settings. Only the page's own script (/s/_/survey.js) runs on it.
-import { escapeHtml, htmlPage } from "../../platform/html";
+import { escapeHtml, htmlPage } from "../../../platform/html";
 import type { ResolvedSettings } from "./survey-settings";
 
 /** JSON safe to place inside a <script type="application/json"> element. */

@@ -1,7 +1,7 @@
 // The hosted survey page, its script, the embed widget and the settings schema they own.
 import { describe, expect, it } from "vitest";
-import { assertSettingsUrls, resolveSettings } from "../../../src/products/survey-page/survey-settings";
-import { call, json, setupTeam, type TestTeam } from "../../helpers/api";
+import { assertSettingsUrls, resolveSettings } from "../../../../src/products/surveys/page/survey-settings";
+import { call, json, setupTeam, type TestTeam } from "../../../helpers/api";
 
 async function activeSurvey(team: TestTeam, slug: string, extra: Record<string, unknown> = {}) {
   const created = await call("POST", "surveys", { key: team.key, body: { name: "Team pulse", slug, ...extra } });

@@ -1,0 +1,66 @@
+// What a survey's store (survey-store.ts) takes and gives over RPC: a response as it keeps it,
+// its owner, the questions its counters follow, an answer's update and the list's filter; and the
+// JSON chunks its inserts bind.
+import { utf8Length } from "../../../platform/sizes";
+
+/** A response as the store keeps it: JSON columns as text, exactly as the API answers them. */
+export interface StoredResponse {
+  id: string;
+  status: "in_progress" | "completed";
+  respondent: string;
+  answers: string;
+  path: string;
+  next_question_id: string | null;
+  generated_questions: string;
+  completion_id: string | null;
+  started_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+/** Whose store this is: written by the first call, checked by every writing call after it. */
+export interface StoreOwner {
+  surveyId: string;
+  teamId: string;
+}
+
+/** One of the survey's current questions, as the counters need it. */
+export interface SummaryQuestion {
+  id: string;
+  type: string;
+}
+
+/** The fields an answer or a step back changes, and what the response must still hold for it to apply. */
+export interface ResponseUpdate {
+  expect: { updatedAt: string; nextQuestionId: string | null; path: string };
+  set: { answers: string; path: string; nextQuestionId: string | null; generatedQuestions: string; updatedAt: string };
+}
+
+export interface ResponseFilter {
+  status?: "in_progress" | "completed";
+  since?: string;
+  until?: string;
+}
+
+/** JSON bytes of rows per insert statement (a Durable Object's SQLite refuses one larger bound string). */
+const CHUNK_BYTES = 900_000;
+
+/** Rows as JSON arrays of at most CHUNK_BYTES (a single row past it goes alone: a response is far smaller). */
+export function jsonChunks(rows: StoredResponse[]): string[] {
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let size = 2;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    const bytes = utf8Length(text) + 1;
+    if (parts.length > 0 && size + bytes > CHUNK_BYTES) {
+      chunks.push(`[${parts.join(",")}]`);
+      parts = [];
+      size = 2;
+    }
+    parts.push(text);
+    size += bytes;
+  }
+  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
+  return chunks;
+}

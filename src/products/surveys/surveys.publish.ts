@@ -1,0 +1,58 @@
+// The D1 side of a completion, written by the survey's store once the completion has committed
+// there (store/survey-store.ts), and again by its alarm while that write has not succeeded: the
+// survey's response_count and one delivery row per webhook subscribed to `response.completed`,
+// then their queue messages. Idempotent by the response id: the batch's first statement inserts
+// the completion's key (survey_completions, primary key response_id) with this attempt's token,
+// and every later statement is conditioned on that token, so a repeated or concurrent attempt
+// changes nothing. A survey deleted meanwhile takes nothing.
+import { and, eq } from "drizzle-orm";
+import { getDb } from "../../db/client";
+import { surveyWebhooks } from "../../db/schema/surveys";
+import type { Env } from "../../env";
+import { nowIso } from "../../platform/clock";
+import { sendAll } from "../../platform/jobs/queues";
+import type { StoreOwner } from "./store/survey-rows";
+
+/** Days a completion's key is kept (a retry comes within minutes; the hourly retention deletes it after). */
+export const COMPLETION_KEY_DAYS = 7;
+
+/** Writes the D1 side of one completion; returns whether this call wrote it (false: it was there already, or the survey is gone). */
+export async function publishCompletion(env: Env, owner: StoreOwner, responseId: string, completedAt: string): Promise<boolean> {
+  const hooks = await getDb(env.DB)
+    .select({ id: surveyWebhooks.id, events: surveyWebhooks.events })
+    .from(surveyWebhooks)
+    .where(and(eq(surveyWebhooks.surveyId, owner.surveyId), eq(surveyWebhooks.teamId, owner.teamId)));
+  const deliveries = hooks.filter((h) => h.events.includes("response.completed")).map((h) => ({ id: crypto.randomUUID(), webhookId: h.id }));
+  const token = crypto.randomUUID();
+  const won = "EXISTS (SELECT 1 FROM survey_completions WHERE response_id = ?1 AND token = ?2)";
+  const results = await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO survey_completions (response_id, survey_id, team_id, token, created_at)
+       SELECT ?1, id, team_id, ?2, ?5 FROM surveys WHERE id = ?3 AND team_id = ?4
+       ON CONFLICT (response_id) DO NOTHING`,
+    ).bind(responseId, token, owner.surveyId, owner.teamId, nowIso()),
+    env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND team_id = ?4 AND ${won}`).bind(
+      responseId,
+      token,
+      owner.surveyId,
+      owner.teamId,
+    ),
+    ...deliveries.map((d) =>
+      env.DB.prepare(
+        // The body is built from the stored response when sent: one copy, however many webhooks.
+        `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, response_id, status, attempts, created_at, next_attempt_at)
+         SELECT ?5, ?4, ?3, ?6, 'response.completed', ?1, 'pending', 0, ?7, ?7 WHERE ${won} AND EXISTS (SELECT 1 FROM survey_webhooks WHERE id = ?6)`,
+      ).bind(responseId, token, owner.surveyId, owner.teamId, d.id, d.webhookId, completedAt),
+    ),
+  ]);
+  const wrote = results[0].meta.changes === 1;
+  if (wrote && deliveries.length) {
+    try {
+      await sendAll(env.SURVEY_QUEUE, deliveries.map((d) => ({ delivery_id: d.id })));
+    } catch (error) {
+      // The rows are committed and stay pending: the hourly sweep (surveys.cron.ts) queues them again.
+      console.error(JSON.stringify({ msg: "survey webhook enqueue failed", response_id: responseId, error: String(error) }));
+    }
+  }
+  return wrote;
+}
