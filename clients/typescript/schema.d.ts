@@ -132,6 +132,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/mail/migrate-bodies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move email bodies from D1 into R2 (one step)
+         * @description Operator token only. One-time migration for deployments that stored email bodies (`html`, `text`) in D1: writes the bodies of up to `limit` of the oldest such emails to the mail body bucket and empties them in D1. Call again until `more` is false. Safe to repeat after a failure: a body written twice is the same object. 503 when the bucket does not answer (nothing moved in that step).
+         */
+        post: operations["adminMigrateMailBodies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/teams/{id}/members": {
         parameters: {
             query?: never;
@@ -1828,6 +1848,14 @@ export interface components {
             /** @default 1000 */
             limit?: number;
         };
+        AdminMigrateMailBodiesResult: {
+            moved: number;
+            more: boolean;
+        };
+        AdminMigrateMailBodies: {
+            /** @default 25 */
+            limit?: number;
+        };
         TeamMember: {
             team_id: string;
             user_id: string;
@@ -3489,6 +3517,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigrateMailBodies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 25
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigrateMailBodies"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigrateMailBodiesResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description The mail body bucket did not answer; nothing was moved */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
                 };
             };
         };

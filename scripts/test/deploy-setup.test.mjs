@@ -77,6 +77,7 @@ describe("a first run on an empty account", () => {
     assert.match(env, /ALLOW_PRIVATE_TARGETS = "false"/);
     assert.match(env, /\[\[env\.production\.durable_objects\.bindings\]\]\nname = "RATE_LIMITER"\nclass_name = "RateLimiter"/);
     assert.match(env, /\[\[env\.production\.r2_buckets\]\]\nbinding = "REPORTS"\nbucket_name = "edge-platform-reports"/);
+    assert.match(env, /\[\[env\.production\.r2_buckets\]\]\nbinding = "MAIL_BODIES"\nbucket_name = "edge-platform-mail-bodies"/);
     assert.match(env, /\[\[env\.production\.durable_objects\.bindings\]\]\nname = "LOG_STORE"\nclass_name = "LogStore"/);
     assert.equal(env.match(/\[\[env\.production\.queues\.producers\]\]/g).length, 7);
     assert.equal(env.match(/\[\[env\.production\.queues\.consumers\]\]/g).length, 8);
@@ -284,7 +285,7 @@ test("the real wrangler accepts the written [env.production]: a dry-run deploy o
   const output = dry.stdout + dry.stderr;
   assert.equal(dry.status, 0, output);
   assert.doesNotMatch(output, /not inherited|exists at the top level, but not on/i, output);
-  for (const expected of ["env.DB (edge-platform)", "env.REPORTS (edge-platform-reports)", "env.RATE_LIMITER (RateLimiter)", "env.WEBHOOK_QUEUE (webhook-deliveries)", 'env.APP_URL ("https://api.example.net")', 'env.ALLOW_PRIVATE_TARGETS ("false")']) {
+  for (const expected of ["env.DB (edge-platform)", "env.REPORTS (edge-platform-reports)", "env.MAIL_BODIES (edge-platform-mail-bodies)", "env.RATE_LIMITER (RateLimiter)", "env.WEBHOOK_QUEUE (webhook-deliveries)", 'env.APP_URL ("https://api.example.net")', 'env.ALLOW_PRIVATE_TARGETS ("false")']) {
     assert.ok(output.includes(expected), `dry-run output lacks ${expected}:\n${output}`);
   }
 });

@@ -4,6 +4,7 @@ import { DomainSchema } from "../../products/domains/domains.routes";
 import { addDomain, domainView } from "../../products/domains/domains.service";
 import { getDb } from "../../db/client";
 import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
+import { MIGRATE_BODIES_MAX_ROWS, migrateBodies } from "../../products/mail/mail.migrate";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
 import { dataResponse, jsonBody, jsonResponse, productRoutes, RateLimitErrorSchema } from "../openapi";
@@ -169,6 +170,30 @@ adminRouter.openapi(
     },
   }),
   async (c) => c.json({ data: await migrateLegacyEntries(c.env, c.req.valid("json").limit) }, 200),
+);
+
+adminRouter.openapi(
+  route({
+    method: "post",
+    path: "/mail/migrate-bodies",
+    operationId: "adminMigrateMailBodies",
+    summary: "Move email bodies from D1 into R2 (one step)",
+    description:
+      "Operator token only. One-time migration for deployments that stored email bodies (`html`, `text`) in D1: writes the bodies of up to `limit` of the oldest " +
+      "such emails to the mail body bucket and empties them in D1. Call again until `more` is false. Safe to repeat after a failure: a body written twice is the same object. " +
+      "503 when the bucket does not answer (nothing moved in that step).",
+    request: {
+      body: jsonBody(
+        z.object({ limit: z.number().int().min(1).max(MIGRATE_BODIES_MAX_ROWS).default(MIGRATE_BODIES_MAX_ROWS) }).openapi("AdminMigrateMailBodies"),
+        { limit: MIGRATE_BODIES_MAX_ROWS },
+      ),
+    },
+    responses: {
+      200: dataResponse("What this step did", z.object({ moved: z.number().int(), more: z.boolean() }).openapi("AdminMigrateMailBodiesResult")),
+      503: jsonResponse("The mail body bucket did not answer; nothing was moved", AdminError),
+    },
+  }),
+  async (c) => c.json({ data: await migrateBodies(c.env, c.req.valid("json").limit) }, 200),
 );
 
 const MemberSchema = z

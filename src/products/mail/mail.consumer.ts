@@ -1,5 +1,5 @@
 // The consumer of the "mail-sends" queue: delivers team emails and platform mail through the
-// configured transport, records each status in the message's history, suspends sandbox keys past
+// configured transport (an email's body read from R2 as it is sent), records each status in the message's history, suspends sandbox keys past
 // the bounce or complaint threshold, and delivers mail webhook events. Also the first delivery
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
@@ -17,6 +17,7 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
 import { fanOut, deliverEvent } from "./mail-webhooks.service";
 import type { EmailRow, EventRow } from "./mail.service";
+import { readBody, type EmailBody } from "./mail.bodies";
 
 /** Messages of the mail-sends queue: a team email, a platform mail, or a mail webhook event to deliver. */
 export const mailQueueMessage = z.discriminatedUnion("type", [
@@ -119,7 +120,7 @@ async function handleMessage(body: MailQueueMessage, { env, attempts, isLastAtte
   }
 }
 
-function outgoing(row: EmailRow): OutgoingMail {
+function outgoing(row: EmailRow, body: EmailBody): OutgoingMail {
   return {
     id: row.id,
     from: row.from,
@@ -128,12 +129,23 @@ function outgoing(row: EmailRow): OutgoingMail {
     bcc: row.bcc,
     replyTo: row.replyTo,
     subject: row.subject,
-    html: row.html,
-    text: row.text,
+    html: body.html,
+    text: body.text,
     headers: row.headers,
     tags: row.tags,
     stream: row.stream,
   };
+}
+
+/** Delivers a claimed email; a body R2 cannot give back is a failed attempt, retried like a provider's 5xx. */
+async function deliverEmail(env: Env, row: EmailRow): Promise<DeliveryOutcome> {
+  let body: EmailBody;
+  try {
+    body = await readBody(env, row);
+  } catch (error) {
+    return { ok: false, retry: true, error: `the body could not be read from storage: ${String(error).slice(0, 200)}` };
+  }
+  return deliver(env, outgoing(row, body));
 }
 
 /** The history entries an outcome adds: `sent`, then the provider's final status if it gave one. */
@@ -147,7 +159,7 @@ async function sendEmail(env: Env, id: string, recorded: EventRow[]): Promise<St
   const [row] = await claim(db, emails, CLAIM, eq(emails.id, id), { updatedAt: nowIso() }).returning();
   if (!row) return { ack: true };
 
-  const outcome = await deliver(env, outgoing(row));
+  const outcome = await deliverEmail(env, row);
   if (!outcome.ok && outcome.retry && row.attempts < MAX_ATTEMPTS) {
     await db.update(emails).set({ leaseUntil: null, lastError: outcome.error, updatedAt: nowIso() }).where(eq(emails.id, id));
     return { ack: false, delaySeconds: backoffSeconds(row.attempts) };
