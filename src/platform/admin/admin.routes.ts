@@ -1,7 +1,7 @@
 // The operator API: teams and keys, standing in for the dashboard the specification mentions.
 import { z } from "@hono/zod-openapi";
-import { DomainSchema } from "../../products/domains/domains.routes";
-import { addDomain, domainView } from "../../products/domains/domains.service";
+import { DomainSchema } from "../../products/mail/domains.routes";
+import { addDomain, domainView } from "../../products/mail/domains.service";
 import { getDb } from "../../db/client";
 import { MIGRATE_MAX_ROWS, migrateLegacyEntries } from "../../products/logs/logs.migrate";
 import { MIGRATE_BODIES_MAX_ROWS, migrateBodies } from "../../products/mail/mail.migrate";

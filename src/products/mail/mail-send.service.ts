@@ -6,7 +6,7 @@
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth";
 import { ApiError, type FieldErrors } from "../../platform/errors";
-import { firstUnverifiedSender } from "../domains/domains.service";
+import { firstUnverifiedSender } from "./domains.service";
 import { sendFirstAttempts } from "./mail.consumer";
 import { evaluatePolicy, forItem, policyError } from "./mail.policy";
 import { MAX_BATCH } from "./mail.schemas";
