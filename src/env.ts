@@ -2,7 +2,7 @@
 import type { Principal } from "./platform/auth";
 import type { ExportMessage } from "./products/audit/audit.consumer";
 import type { AlertCheck, AlertNotification } from "./products/logs/logs.consumer";
-import type { MailQueueMessage } from "./products/mail/mail.consumer";
+import type { MailQueueMessage } from "./products/mail/mail.queue";
 import type { PushQueueMessage } from "./products/push/push.consumer";
 import type { DeliveryMessage } from "./products/relay/relay.consumer";
 import type { SurveyWebhookMessage } from "./products/surveys/surveys.consumer";

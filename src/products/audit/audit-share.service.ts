@@ -1,7 +1,7 @@
 // Sharing audit reports: share by email, team chat or link (with the empty placeholder report of
 // a project that has none), revoke, and the signed share and download tokens the public viewer
 // resolves. Never sees Hono's context: routes pass the env, the scope and parsed inputs.
-import { parseMailbox } from "../mail/mail.policy";
+import { parseMailbox } from "../../platform/mailbox";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";

@@ -4,10 +4,9 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
-import { defineConsumer, rowId, type Delivery } from "../../platform/jobs/consume";
+import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
-import { z } from "zod";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { apiKeys, emailEvents, emails, platformOutbox, type MailStatus } from "../../db/schema";
@@ -18,31 +17,12 @@ import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transpo
 import { fanOut, deliverEvent } from "./mail-webhooks.service";
 import type { EmailRow, EventRow } from "./mail.service";
 import { readBody, type EmailBody } from "./mail.bodies";
-
-/** Messages of the mail-sends queue: a team email, a platform mail, or a mail webhook event to deliver. */
-export const mailQueueMessage = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("email"), id: rowId }),
-  z.object({ type: z.literal("platform"), id: rowId }),
-  z.object({ type: z.literal("webhook"), webhookId: rowId, eventId: rowId }),
-]);
-export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
+import { mailQueueMessage, type MailQueueMessage } from "./mail.queue";
 
 /** Delivery attempts of one message before it is marked `failed`. */
 export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;
-/** How long a consumer holds a message it is sending. */
-export const LEASE_MS = CLAIMS["mail-sends"].leaseMs;
 /** A message stays `queued` (API-visible) while it is being sent: only the lease says it is held. */
 const CLAIM = claimSpec("mail-sends", { from: ["queued"], inFlight: "queued" });
-
-/**
- * The delay of the queue message of an email whose first attempt the request makes: past the
- * consumer's lease, so the message reaches the consumer only once that attempt has finished
- * (delivered: the claim finds the email no longer `queued` and acks; failed: the claim takes it
- * and this is the retry) or has died (its lease has expired, so the claim takes it over). The
- * claim alone already guarantees one sender at a time; the delay makes sure the message is not
- * acked away while the first attempt still holds the lease and might yet fail.
- */
-export const FIRST_ATTEMPT_QUEUE_DELAY_SECONDS = LEASE_MS / 1000 + 10;
 
 /** Sandbox suspension: over the key's messages with an outcome in the last 7 days. */
 export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, complaintRate: 0.05 } as const;

@@ -13,7 +13,7 @@ import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS, RETENTION_CHUNK, RETENTION_MAX_CHUNKS } from "../../platform/retention";
 import { bodyKey, deleteBodies } from "./mail.bodies";
 import { deleteEmailsById, expiredEmails } from "./mail.queries";
-import { enqueue } from "./mail.service";
+import { enqueue } from "./mail.queue";
 
 /** A message untouched for this long is considered lost by the queue. */
 export const STALE_MS = 15 * 60_000;

@@ -1,9 +1,9 @@
 // What a send request must satisfy before anything is stored, as pure functions: reading the body
-// (400 for one that is not a JSON object), addresses, the limits that field validation applies
-// (mail.validation.ts, by zod) and the policy rules of the specification's table, evaluated in one
+// (400 for one that is not a JSON object), the limits that field validation applies
+// (mail.validation.ts, by zod; addresses are parsed by platform/mailbox.ts) and the policy rules of the specification's table, evaluated in one
 // fixed order (README: "Evaluation order").
 import { isPlainObject } from "../../platform/sizes";
-import { parseOneAddress, type ParsedMailbox } from "email-addresses";
+import { domainOf, LINE_BREAK, parseAddress } from "../../platform/mailbox";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
 import { MAIL_POLICY_STATUS, ApiError, MALFORMED_JSON } from "../../platform/errors";
@@ -116,54 +116,8 @@ export interface EmailInput {
   stream: unknown;
 }
 
-const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
-const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 export const TAG = /^[A-Za-z0-9_-]{1,64}$/;
-export const LINE_BREAK = /[\r\n]/;
-
-/**
- * One address parser for every stored and sent address (DESIGN.md "Addresses and headers"): RFC
- * 5322 parsing by `email-addresses`, one mailbox per string. A string that holds more than one
- * address (`victim@x.test, y <ok@sandbox>`), a group, or a display name with unquoted `,` `<` `>`
- * `;` does not parse as one mailbox and is refused. Returns the bare address (lower-cased domain)
- * and the display name, or null.
- */
-export function parseMailbox(raw: string): { address: string; name: string | null } | null {
-  if (raw.length > 400 || LINE_BREAK.test(raw)) return null;
-  const parsed = parseOneAddress({ input: raw.trim(), rfc6532: true });
-  if (!parsed || parsed.type !== "mailbox") return null;
-  const mailbox = parsed as ParsedMailbox;
-  const address = mailbox.address;
-  if (address.length > 320) return null;
-  const at = address.lastIndexOf("@");
-  if (at < 1) return null;
-  const local = address.slice(0, at);
-  const domain = address.slice(at + 1).toLowerCase();
-  if (local.length > 64 || !LOCAL.test(local) || local.startsWith(".") || local.endsWith(".") || local.includes("..")) return null;
-  const labels = domain.split(".");
-  if (labels.length < 2 || domain.length > 253 || !labels.every((l) => LABEL.test(l))) return null;
-  if (/^\d+$/.test(labels[labels.length - 1])) return null;
-  const name = mailbox.name?.trim() || null;
-  if (name && name.length > 200) return null;
-  return { address: `${local}@${domain}`, name };
-}
-
-/** The bare address of `user@host` or `Name <user@host>`, lower-cased domain; null when invalid. */
-export function parseAddress(raw: string): string | null {
-  return parseMailbox(raw)?.address ?? null;
-}
-
-/** The address as it is stored and sent: the parsed address, its display name re-quoted. */
-export function canonicalAddress(raw: string): string | null {
-  const mailbox = parseMailbox(raw);
-  if (!mailbox) return null;
-  return mailbox.name ? `"${mailbox.name.replace(/["\\]/g, "\\$&")}" <${mailbox.address}>` : mailbox.address;
-}
-
-export function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf("@") + 1).toLowerCase();
-}
 
 /** Largest request body of the send endpoints (a full batch of 100 emails). */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;

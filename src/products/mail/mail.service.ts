@@ -12,12 +12,12 @@ import { pagination, type PageQuery } from "../../platform/pagination";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { ApiError } from "../../platform/errors";
-import { parseAddress, policyError, type EmailInput } from "./mail.policy";
+import { parseAddress } from "../../platform/mailbox";
+import { policyError, type EmailInput } from "./mail.policy";
 import { capUsed, hasRecipient, releaseCap, reserveCap, type CapWindow } from "./mail.queries";
 import type { Stream } from "./mail.schemas";
 import { bodyKey, deleteBodyKeys, putBodies, withBodies, type EmailBody } from "./mail.bodies";
-// Used at call time only: mail.consumer imports this module back (through the webhook service).
-import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, type MailQueueMessage } from "./mail.consumer";
+import { enqueue, FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, type MailQueueMessage } from "./mail.queue";
 
 export type EmailRow = typeof emails.$inferSelect;
 export type EventRow = typeof emailEvents.$inferSelect;
@@ -205,20 +205,6 @@ function chunk<T>(items: T[], size: number): T[][] {
   const parts: T[][] = [];
   for (let i = 0; i < items.length; i += size) parts.push(items.slice(i, i + size));
   return parts;
-}
-
-/**
- * Sends queue messages, optionally delayed; a failure is logged, not thrown: the rows are stored
- * as `queued` and the sweep job queues them again.
- */
-export async function enqueue(env: Env, messages: MailQueueMessage[], delaySeconds?: number): Promise<void> {
-  for (let i = 0; i < messages.length; i += 100) {
-    try {
-      await env.MAIL_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => (delaySeconds ? { body, delaySeconds } : { body })));
-    } catch (error) {
-      console.error(JSON.stringify({ msg: "mail enqueue failed; the sweep will retry", count: messages.length, error: String(error) }));
-    }
-  }
 }
 
 export interface ListFilters extends PageQuery {

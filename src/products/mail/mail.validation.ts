@@ -8,7 +8,8 @@
 import { z } from "@hono/zod-openapi";
 import type { FieldErrors } from "../../platform/errors";
 import { isPlainObject, jsonCapMessage, jsonFits } from "../../platform/sizes";
-import { canonicalAddress, HEADER_NAME, LIMITS, LINE_BREAK, parseAddress, REQUIRED_FIELDS, TAG, type EmailInput } from "./mail.policy";
+import { canonicalAddress, LINE_BREAK, parseAddress } from "../../platform/mailbox";
+import { HEADER_NAME, LIMITS, REQUIRED_FIELDS, TAG, type EmailInput } from "./mail.policy";
 
 const LIST_TYPE = "must be an email address or an array of email addresses";
 const TAGS_FORMAT = "must be an array of 1-64 character strings of letters, digits, '_' or '-'";
