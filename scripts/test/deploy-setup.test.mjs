@@ -60,12 +60,13 @@ describe("a first run on an empty account", () => {
       "d1 list --json",
       "d1 create edge-platform",
       "r2 bucket create edge-platform-reports",
+      "r2 bucket create edge-platform-mail-bodies",
       ...QUEUES.map((q) => `queues create ${q}`),
       `d1 migrations apply DB --remote --env production --config ${config}`,
       ...SECRET_CALLS(config),
     ]);
     const { d1, r2, queues } = account();
-    assert.deepEqual([d1.map((db) => db.name), r2, queues], [["edge-platform"], ["edge-platform-reports"], QUEUES]);
+    assert.deepEqual([d1.map((db) => db.name), r2, queues], [["edge-platform"], ["edge-platform-reports", "edge-platform-mail-bodies"], QUEUES]);
 
     const after = readFileSync(config, "utf8");
     assert.ok(after.startsWith(before.trimEnd()), "the top-level config is kept as it was");
@@ -140,6 +141,7 @@ describe("--dry-run", () => {
       "d1 list --json",
       "d1 create edge-platform",
       "r2 bucket create edge-platform-reports",
+      "r2 bucket create edge-platform-mail-bodies",
       ...QUEUES.map((q) => `queues create ${q}`),
       `d1 migrations apply DB --remote --env production --config ${config}`,
       ...SECRET_CALLS(config),

@@ -87,7 +87,7 @@ export async function deleteBodies(env: Env, keys: string[]): Promise<void> {
 }
 
 /** The body of one email: from R2, or from its row when it was stored before the move. Throws when R2 fails or the object is missing. */
-export async function readBody(env: Env, ref: BodyRef): Promise<EmailBody> {
+export async function readEmailBody(env: Env, ref: BodyRef): Promise<EmailBody> {
   if (!ref.bodyInR2) return { html: ref.html, text: ref.text };
   const object = await env.MAIL_BODIES.get(bodyKey(ref.teamId, ref.id));
   if (!object) throw new Error(`mail body missing from R2: ${bodyKey(ref.teamId, ref.id)}`);
@@ -100,7 +100,7 @@ export async function withBodies<Row extends BodyRef>(env: Env, rows: Row[]): Pr
   const out = [...rows];
   const indexes = rows.map((_, i) => i);
   await eachLimited(indexes, BODY_CONCURRENCY, async (i) => {
-    out[i] = { ...rows[i], ...(await readBody(env, rows[i])) };
+    out[i] = { ...rows[i], ...(await readEmailBody(env, rows[i])) };
   });
   return out;
 }

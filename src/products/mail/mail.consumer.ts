@@ -16,7 +16,7 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
 import { fanOut, deliverEvent } from "./mail-webhooks.service";
 import type { EmailRow, EventRow } from "./mail.service";
-import { readBody, type EmailBody } from "./mail.bodies";
+import { readEmailBody, type EmailBody } from "./mail.bodies";
 import { mailQueueMessage, type MailQueueMessage } from "./mail.queue";
 
 /** Delivery attempts of one message before it is marked `failed`. */
@@ -121,7 +121,7 @@ function outgoing(row: EmailRow, body: EmailBody): OutgoingMail {
 async function deliverEmail(env: Env, row: EmailRow): Promise<DeliveryOutcome> {
   let body: EmailBody;
   try {
-    body = await readBody(env, row);
+    body = await readEmailBody(env, row);
   } catch (error) {
     return { ok: false, retry: true, error: `the body could not be read from storage: ${String(error).slice(0, 200)}` };
   }

@@ -47,6 +47,10 @@ describe("bytes per email", () => {
     const bodyBytes = r2.objects.reduce((n, o) => n + o.size, 0) / r2.objects.length;
     console.log(JSON.stringify({ msg: "bytes per email", d1Queued: Math.round(queued), d1Delivered: Math.round(perEmail), r2: Math.round(bodyBytes) }));
     expect(r2.objects).toHaveLength(ids.length);
+    // Every piece reads back through the API.
+    const read = (await json(await call("GET", `emails/${ids[150]}`, { key: team.key }))).data;
+    expect(read).toMatchObject({ html: item.html, text: item.text, status: "delivered" });
+    expect(read.history.map((h: { status: string }) => h.status)).toEqual(expect.arrayContaining(["queued", "sent", "delivered"]));
     expect(bodyBytes).toBeGreaterThan(9_000);
     expect(perEmail).toBeGreaterThan(200);
     // Pages are 4 KB, so the figure moves in steps; with the body in the row it would be ~11 KB more.
