@@ -129,8 +129,9 @@ export const INLINE_FIRST_ATTEMPTS = 10;
  * Consumes `mail` quota for the messages, writes their bodies to R2 (one object per email), stores
  * the rows with their `queued` history entry in one D1 batch and queues them for delivery. Nothing
  * is stored when the quota refuses; when a body write fails (500) or the rows' batch fails, the
- * objects written are deleted and the quota is given back. Returns the rows with their bodies. The queue messages of the first `inlineFirstAttempts` emails (those
- * the caller will attempt at once) are delayed by FIRST_ATTEMPT_QUEUE_DELAY_SECONDS.
+ * objects written are deleted and the quota is given back. Returns the rows with their bodies.
+ * The queue messages of the first `inlineFirstAttempts` emails (those the caller will attempt at
+ * once) are delayed by FIRST_ATTEMPT_QUEUE_DELAY_SECONDS.
  */
 export async function createEmails(
   env: Env,
