@@ -20,7 +20,7 @@ import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
 import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
 import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
 import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
-import { domainsRouter } from "./products/domains/domains.routes";
+import { domainsRouter } from "./products/mail/domains.routes";
 import { pushRouter } from "./products/push/push.routes";
 import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
 import { surveysRouter } from "./products/surveys/surveys.routes";

@@ -53,6 +53,9 @@ export async function mailChecks({ url, createTeamWithKey, defer, dns }) {
       }, { timeoutMs: 20_000 });
       assert.deepEqual(email.history.map((h) => h.status), ["queued", "sent", "delivered"]);
       assert.deepEqual(email.to, ["user@example.com"]);
+      // The body is read back from the MAIL_BODIES bucket of wrangler dev's local R2.
+      assert.equal(email.text, "Hi there");
+      assert.equal(email.html, null);
       state.emailId = id;
     },
 

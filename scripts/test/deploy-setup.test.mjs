@@ -60,12 +60,13 @@ describe("a first run on an empty account", () => {
       "d1 list --json",
       "d1 create edge-platform",
       "r2 bucket create edge-platform-reports",
+      "r2 bucket create edge-platform-mail-bodies",
       ...QUEUES.map((q) => `queues create ${q}`),
       `d1 migrations apply DB --remote --env production --config ${config}`,
       ...SECRET_CALLS(config),
     ]);
     const { d1, r2, queues } = account();
-    assert.deepEqual([d1.map((db) => db.name), r2, queues], [["edge-platform"], ["edge-platform-reports"], QUEUES]);
+    assert.deepEqual([d1.map((db) => db.name), r2, queues], [["edge-platform"], ["edge-platform-reports", "edge-platform-mail-bodies"], QUEUES]);
 
     const after = readFileSync(config, "utf8");
     assert.ok(after.startsWith(before.trimEnd()), "the top-level config is kept as it was");
@@ -77,6 +78,7 @@ describe("a first run on an empty account", () => {
     assert.match(env, /ALLOW_PRIVATE_TARGETS = "false"/);
     assert.match(env, /\[\[env\.production\.durable_objects\.bindings\]\]\nname = "RATE_LIMITER"\nclass_name = "RateLimiter"/);
     assert.match(env, /\[\[env\.production\.r2_buckets\]\]\nbinding = "REPORTS"\nbucket_name = "edge-platform-reports"/);
+    assert.match(env, /\[\[env\.production\.r2_buckets\]\]\nbinding = "MAIL_BODIES"\nbucket_name = "edge-platform-mail-bodies"/);
     assert.match(env, /\[\[env\.production\.durable_objects\.bindings\]\]\nname = "LOG_STORE"\nclass_name = "LogStore"/);
     assert.equal(env.match(/\[\[env\.production\.queues\.producers\]\]/g).length, 7);
     assert.equal(env.match(/\[\[env\.production\.queues\.consumers\]\]/g).length, 8);
@@ -139,6 +141,7 @@ describe("--dry-run", () => {
       "d1 list --json",
       "d1 create edge-platform",
       "r2 bucket create edge-platform-reports",
+      "r2 bucket create edge-platform-mail-bodies",
       ...QUEUES.map((q) => `queues create ${q}`),
       `d1 migrations apply DB --remote --env production --config ${config}`,
       ...SECRET_CALLS(config),
@@ -284,7 +287,7 @@ test("the real wrangler accepts the written [env.production]: a dry-run deploy o
   const output = dry.stdout + dry.stderr;
   assert.equal(dry.status, 0, output);
   assert.doesNotMatch(output, /not inherited|exists at the top level, but not on/i, output);
-  for (const expected of ["env.DB (edge-platform)", "env.REPORTS (edge-platform-reports)", "env.RATE_LIMITER (RateLimiter)", "env.WEBHOOK_QUEUE (webhook-deliveries)", 'env.APP_URL ("https://api.example.net")', 'env.ALLOW_PRIVATE_TARGETS ("false")']) {
+  for (const expected of ["env.DB (edge-platform)", "env.REPORTS (edge-platform-reports)", "env.MAIL_BODIES (edge-platform-mail-bodies)", "env.RATE_LIMITER (RateLimiter)", "env.WEBHOOK_QUEUE (webhook-deliveries)", 'env.APP_URL ("https://api.example.net")', 'env.ALLOW_PRIVATE_TARGETS ("false")']) {
     assert.ok(output.includes(expected), `dry-run output lacks ${expected}:\n${output}`);
   }
 });

@@ -3,7 +3,7 @@
 // (src/platform/admin/admin.service.ts createTeam/createKey, domains.service.ts addDomain with
 // "verified"), built from the same constants, without three HTTP round trips per team. The
 // operator routes themselves are tested through HTTP in test/platform/admin.test.ts and
-// test/products/domains/domains.test.ts.
+// test/products/mail/domains.test.ts.
 import { env } from "cloudflare:test";
 import { getDb } from "../../src/db/client";
 import { apiKeys, sendingDomains, teams, type MailKeyPolicy } from "../../src/db/schema";

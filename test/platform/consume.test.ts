@@ -11,7 +11,7 @@ import { deadLetterConsumer } from "../../src/platform/jobs/dead-letters";
 import { deliveriesOf, QUEUES } from "../../src/platform/jobs/queues";
 import { exportMessage } from "../../src/products/audit/audit.messages";
 import { alertCheck, alertNotification } from "../../src/products/logs/logs.messages";
-import { mailQueueMessage } from "../../src/products/mail/mail.consumer";
+import { mailQueueMessage } from "../../src/products/mail/mail.messages";
 import { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "../../src/products/push/push.consumer";
 import { deliveryMessage } from "../../src/products/relay/relay.consumer";
 import { surveyWebhookMessage } from "../../src/products/surveys/surveys.consumer";

@@ -61,6 +61,7 @@ const ORDER = [
   "adminMigrateLogEntries",
   "adminMigratePushStores",
   "adminMigrateSurveyResponses",
+  "adminMigrateMailBodies",
 ] as const;
 
 async function hmacHex(secret: string, body: string): Promise<string> {

@@ -9,7 +9,7 @@ import { mailRetention } from "../../src/products/mail/mail.cron";
 import { pushRetention } from "../../src/products/push/push.cron";
 import { surveyDeliveryRetention } from "../../src/products/surveys/surveys.cron";
 import { call, json, setupTeam } from "../helpers/api";
-import { LIVE, send } from "../products/mail/mail-helpers";
+import { LIVE, postSettled } from "../products/mail/mail-helpers";
 import { activeSurvey, answer, complete, startOk } from "../products/surveys/helpers";
 
 const T0 = Date.parse("2026-04-01T10:00:00.000Z");
@@ -25,8 +25,10 @@ describe("retention jobs", () => {
   it("mail: finished emails, their history and finished platform mail go after the retention period; queued ones stay", async () => {
     setClock(T0);
     const team = await setupTeam();
-    const done = (await json(await send(team.key, LIVE))).data;
-    const stuck = (await json(await send(team.key, LIVE))).data;
+    // Settled: each email's first attempt (from the request's waitUntil, which now reads its body
+    // from R2) is over before the test sets the statuses, so it cannot overwrite them.
+    const done = (await json(await postSettled(team.key, "emails", LIVE))).data;
+    const stuck = (await json(await postSettled(team.key, "emails", LIVE))).data;
     await env.DB.prepare("UPDATE emails SET status = 'delivered' WHERE id = ?").bind(done.id).run();
     await env.DB.prepare("UPDATE emails SET status = 'queued' WHERE id = ?").bind(stuck.id).run();
     const sent = await queuePlatformMail(env, { teamId: team.teamId, kind: "alert", to: "ops@example.com", subject: "s", text: "t" });

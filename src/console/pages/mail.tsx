@@ -7,7 +7,7 @@
 import { Hono, type Context } from "hono";
 import { MAIL_WEBHOOK_EVENTS, type MailWebhookEvent } from "../../db/schema";
 import { ApiError, zodDetails } from "../../platform/errors";
-import { addDomain, deleteDomain, domainView, listDomains, verifyDomain } from "../../products/domains/domains.service";
+import { addDomain, deleteDomain, domainView, listDomains, verifyDomain } from "../../products/mail/domains.service";
 import { CreateWebhookBody } from "../../products/mail/mail.schemas";
 import { emailView, getEmail, listEmails } from "../../products/mail/mail.service";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../../products/mail/mail-webhooks.service";

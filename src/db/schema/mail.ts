@@ -1,4 +1,4 @@
-// Mail tables: sent messages with their status history, the mail event webhooks of a team, and
+// Mail tables: sent messages (their bodies in R2) with their status history, the mail event webhooks of a team, and
 // the sending domains a team may send from.
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { sql } from "drizzle-orm";
@@ -24,6 +24,12 @@ export const emails = sqliteTable(
     /** Lower-cased bare addresses of to, cc and bcc: the `recipient` filter searches this. */
     recipients: text("recipients", { mode: "json" }).$type<string[]>().notNull(),
     subject: text("subject").notNull(),
+    /**
+     * Where the body is: true, in the MAIL_BODIES bucket (one object per email, mail.bodies.ts);
+     * false, in `html` and `text` here, for rows stored before the bodies moved to R2 (until the
+     * operator's POST /admin/mail/migrate-bodies moves them). New rows leave `html` and `text` null.
+     */
+    bodyInR2: integer("body_in_r2", { mode: "boolean" }).notNull().default(false),
     html: text("html"),
     text: text("text"),
     headers: text("headers", { mode: "json" }).$type<Record<string, string>>().notNull(),
@@ -42,6 +48,8 @@ export const emails = sqliteTable(
     index("emails_key_created_idx").on(t.keyId, t.createdAt),
     // The hourly sweep looks for messages left `queued`.
     index("emails_status_updated_idx").on(t.status, t.updatedAt),
+    // The rows whose body the migration still has to move to R2: empty once it is done.
+    index("emails_body_in_d1_idx").on(t.createdAt).where(sql`${t.bodyInR2} = 0`),
   ],
 );
 

@@ -1,9 +1,10 @@
 // The operator API: teams and keys, standing in for the dashboard the specification mentions.
 import { z } from "@hono/zod-openapi";
-import { DomainSchema } from "../../products/domains/domains.routes";
-import { addDomain, domainView } from "../../products/domains/domains.service";
+import { DomainSchema } from "../../products/mail/domains.routes";
+import { addDomain, domainView } from "../../products/mail/domains.service";
 import { getDb } from "../../db/client";
 import { logsAdminRoutes } from "../../products/logs/logs.admin.routes";
+import { mailAdminRoutes } from "../../products/mail/mail.admin.routes";
 import { pushAdminRoutes } from "../../products/push/push.admin.routes";
 import { surveysAdminRoutes } from "../../products/surveys/surveys.admin.routes";
 import { adminAuth } from "../auth";
@@ -176,6 +177,7 @@ adminRouter.openapi(
 
 // Operator routes a product owns, each under /api/v1/admin/<product>: one line per product.
 adminRouter.route("/logs", logsAdminRoutes);
+adminRouter.route("/mail", mailAdminRoutes);
 adminRouter.route("/push", pushAdminRoutes);
 adminRouter.route("/surveys", surveysAdminRoutes);
 

@@ -2,7 +2,7 @@
 // a project that has none), revoke, and the signed share and download tokens the public viewer
 // resolves. Never sees Hono's context: routes pass the env, the scope and parsed inputs.
 import { log } from "../../platform/log";
-import { parseMailbox } from "../mail/mail.policy";
+import { parseMailbox } from "../../platform/mailbox";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";

@@ -13,7 +13,8 @@ import { discardBody } from "../../platform/outbound";
 import { assertPublicUrl, BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newSealedWebhookSecret, standardWebhookHeaders } from "../../platform/webhook-signature";
-import { enqueue, type EventRow } from "./mail.service";
+import type { EventRow } from "./mail.service";
+import { enqueue } from "./mail.queue";
 
 export type WebhookRow = typeof mailWebhooks.$inferSelect;
 

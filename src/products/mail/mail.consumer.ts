@@ -1,5 +1,5 @@
 // The consumer of the "mail-sends" queue: delivers team emails and platform mail through the
-// configured transport, records each status in the message's history, suspends sandbox keys past
+// configured transport (an email's body read from R2 as it is sent), records each status in the message's history, suspends sandbox keys past
 // the bounce or complaint threshold, and delivers mail webhook events. Also the first delivery
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
@@ -16,26 +16,15 @@ import { nowIso, nowMs } from "../../platform/clock";
 import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
 import { fanOut, deliverEvent } from "./mail-webhooks.service";
 import type { EmailRow, EventRow } from "./mail.service";
+import { readEmailBody, type EmailBody } from "./mail.bodies";
 import { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 export { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 
 
 /** Delivery attempts of one message before it is marked `failed`. */
 export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;
-/** How long a consumer holds a message it is sending. */
-export const LEASE_MS = CLAIMS["mail-sends"].leaseMs;
 /** A message stays `queued` (API-visible) while it is being sent: only the lease says it is held. */
 const CLAIM = claimSpec("mail-sends", { from: ["queued"], inFlight: "queued" });
-
-/**
- * The delay of the queue message of an email whose first attempt the request makes: past the
- * consumer's lease, so the message reaches the consumer only once that attempt has finished
- * (delivered: the claim finds the email no longer `queued` and acks; failed: the claim takes it
- * and this is the retry) or has died (its lease has expired, so the claim takes it over). The
- * claim alone already guarantees one sender at a time; the delay makes sure the message is not
- * acked away while the first attempt still holds the lease and might yet fail.
- */
-export const FIRST_ATTEMPT_QUEUE_DELAY_SECONDS = LEASE_MS / 1000 + 10;
 
 /** Sandbox suspension: over the key's messages with an outcome in the last 7 days. */
 export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, complaintRate: 0.05 } as const;
@@ -113,7 +102,7 @@ async function handleMessage(body: MailQueueMessage, { env, attempts, isLastAtte
   }
 }
 
-function outgoing(row: EmailRow): OutgoingMail {
+function outgoing(row: EmailRow, body: EmailBody): OutgoingMail {
   return {
     id: row.id,
     from: row.from,
@@ -122,12 +111,23 @@ function outgoing(row: EmailRow): OutgoingMail {
     bcc: row.bcc,
     replyTo: row.replyTo,
     subject: row.subject,
-    html: row.html,
-    text: row.text,
+    html: body.html,
+    text: body.text,
     headers: row.headers,
     tags: row.tags,
     stream: row.stream,
   };
+}
+
+/** Delivers a claimed email; a body R2 cannot give back is a failed attempt, retried like a provider's 5xx. */
+async function deliverEmail(env: Env, row: EmailRow): Promise<DeliveryOutcome> {
+  let body: EmailBody;
+  try {
+    body = await readEmailBody(env, row);
+  } catch (error) {
+    return { ok: false, retry: true, error: `the body could not be read from storage: ${String(error).slice(0, 200)}` };
+  }
+  return deliver(env, outgoing(row, body));
 }
 
 /** The history entries an outcome adds: `sent`, then the provider's final status if it gave one. */
@@ -141,7 +141,7 @@ async function sendEmail(env: Env, id: string, recorded: EventRow[]): Promise<St
   const [row] = await claim(db, emails, CLAIM, eq(emails.id, id), { updatedAt: nowIso() }).returning();
   if (!row) return { ack: true };
 
-  const outcome = await deliver(env, outgoing(row));
+  const outcome = await deliverEmail(env, row);
   if (!outcome.ok && outcome.retry && row.attempts < MAX_ATTEMPTS) {
     await db.update(emails).set({ leaseUntil: null, lastError: outcome.error, updatedAt: nowIso() }).where(eq(emails.id, id));
     return { ack: false, delaySeconds: backoffSeconds(row.attempts) };

@@ -1,8 +1,8 @@
 // Hourly jobs of the mail pipeline: the sweep queues again messages whose queue message was lost
 // (the enqueue failed after the row was stored, or a consumer died holding the lease; the consumer
 // sends only `queued` messages whose lease is free, so a message queued twice is sent once), and
-// retention deletes finished emails, their status history and finished platform mail after
-// DELIVERY_LOG_RETENTION_DAYS, in bounded steps.
+// retention deletes finished emails (each email's R2 body first, then its row), their status history
+// and finished platform mail after DELIVERY_LOG_RETENTION_DAYS, in bounded steps.
 import { and, inArray, lt } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -10,8 +10,10 @@ import { emails, platformOutbox } from "../../db/schema";
 import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { declareSweep, sweep } from "../../platform/jobs/sweep";
-import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
-import { enqueue } from "./mail.service";
+import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS, RETENTION_CHUNK, RETENTION_MAX_CHUNKS } from "../../platform/retention";
+import { bodyKey, deleteBodies } from "./mail.bodies";
+import { deleteEmailsById, expiredEmails } from "./mail.queries";
+import { enqueue } from "./mail.queue";
 
 /** A message untouched for this long is considered lost by the queue. */
 export const STALE_MS = 15 * 60_000;
@@ -58,11 +60,7 @@ export const mailSweepCron = defineCron({ name: "mail sweep", schedule: "hourly"
 /** Deletes finished emails, status history and platform mail older than the retention period. */
 export async function mailRetention(env: Env): Promise<{ emails: number; events: number; platform: number }> {
   const cutoff = cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS);
-  const emailsDeleted = await deleteInSteps(
-    env.DB,
-    "DELETE FROM emails WHERE id IN (SELECT id FROM emails WHERE created_at < ?1 AND status <> 'queued' LIMIT ?2)",
-    [cutoff],
-  );
+  const emailsDeleted = await deleteExpiredEmails(env, cutoff);
   // History rows of emails and platform mail alike; a message's history is never newer than its last status.
   const events = await deleteInSteps(env.DB, "DELETE FROM email_events WHERE id IN (SELECT id FROM email_events WHERE created_at < ?1 LIMIT ?2)", [cutoff]);
   const platform = await deleteInSteps(
@@ -77,6 +75,35 @@ export async function mailRetention(env: Env): Promise<{ emails: number; events:
     [cutoffIso(nowMs(), 2)],
   );
   return { emails: emailsDeleted, events, platform };
+}
+
+/**
+ * Finished emails past the cutoff, in the bounds of deleteInSteps: per chunk, the bodies go from R2
+ * first (one call for the chunk; rows stored before the move have no object, which R2 ignores),
+ * then the rows. When R2 fails, the emails stop there for this run (logged) with their rows still
+ * there, so the next run deletes both: no body outlives its row.
+ */
+async function deleteExpiredEmails(env: Env, cutoff: string): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < RETENTION_MAX_CHUNKS; i++) {
+    const rows = await expiredEmails(env.DB, cutoff, RETENTION_CHUNK);
+    if (rows.length === 0) break;
+    try {
+      await deleteBodies(
+        env,
+        rows.map((row) => bodyKey(row.team_id, row.id)),
+      );
+    } catch (error) {
+      console.error(JSON.stringify({ msg: "mail retention: R2 did not delete the bodies; their rows wait for the next run", emails: rows.length, error: String(error) }));
+      break;
+    }
+    deleted += await deleteEmailsById(
+      env.DB,
+      rows.map((row) => row.id),
+    );
+    if (rows.length < RETENTION_CHUNK) break;
+  }
+  return deleted;
 }
 
 /** Hourly: the mail retention. */

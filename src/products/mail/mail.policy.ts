@@ -1,12 +1,16 @@
-// What a send request must satisfy before anything is stored, as pure functions: the 400 checks
-// (object body, required fields), field validation (422 `Validation failed`) and the policy rules
-// of the specification's table, evaluated in one fixed order (README: "Evaluation order").
-import { isPlainObject, jsonCapMessage, jsonFits } from "../../platform/sizes";
-import { parseOneAddress, type ParsedMailbox } from "email-addresses";
+// What a send request must satisfy before anything is stored, as pure functions: reading the body
+// (400 for one that is not a JSON object), the limits that field validation applies
+// (mail.validation.ts, by zod; addresses are parsed by platform/mailbox.ts) and the policy rules of the specification's table, evaluated in one
+// fixed order (README: "Evaluation order").
+import { isPlainObject } from "../../platform/sizes";
+import { domainOf, LINE_BREAK, parseAddress } from "../../platform/mailbox";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
-import { MAIL_POLICY_STATUS, ApiError, MALFORMED_JSON, type FieldErrors } from "../../platform/errors";
-import { STREAMS, type Stream } from "./mail.schemas";
+import { MAIL_POLICY_STATUS, ApiError, MALFORMED_JSON } from "../../platform/errors";
+
+/** The streams a message goes out on. */
+export const STREAMS = ["transactional", "broadcast"] as const;
+export type Stream = (typeof STREAMS)[number];
 
 /** Body keys naming per-message values the platform sets itself (override_forbidden). */
 export const PROTECTED_KEYS = [
@@ -112,54 +116,8 @@ export interface EmailInput {
   stream: unknown;
 }
 
-const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
-const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
-const TAG = /^[A-Za-z0-9_-]{1,64}$/;
-const LINE_BREAK = /[\r\n]/;
-
-/**
- * One address parser for every stored and sent address (DESIGN.md "Addresses and headers"): RFC
- * 5322 parsing by `email-addresses`, one mailbox per string. A string that holds more than one
- * address (`victim@x.test, y <ok@sandbox>`), a group, or a display name with unquoted `,` `<` `>`
- * `;` does not parse as one mailbox and is refused. Returns the bare address (lower-cased domain)
- * and the display name, or null.
- */
-export function parseMailbox(raw: string): { address: string; name: string | null } | null {
-  if (raw.length > 400 || LINE_BREAK.test(raw)) return null;
-  const parsed = parseOneAddress({ input: raw.trim(), rfc6532: true });
-  if (!parsed || parsed.type !== "mailbox") return null;
-  const mailbox = parsed as ParsedMailbox;
-  const address = mailbox.address;
-  if (address.length > 320) return null;
-  const at = address.lastIndexOf("@");
-  if (at < 1) return null;
-  const local = address.slice(0, at);
-  const domain = address.slice(at + 1).toLowerCase();
-  if (local.length > 64 || !LOCAL.test(local) || local.startsWith(".") || local.endsWith(".") || local.includes("..")) return null;
-  const labels = domain.split(".");
-  if (labels.length < 2 || domain.length > 253 || !labels.every((l) => LABEL.test(l))) return null;
-  if (/^\d+$/.test(labels[labels.length - 1])) return null;
-  const name = mailbox.name?.trim() || null;
-  if (name && name.length > 200) return null;
-  return { address: `${local}@${domain}`, name };
-}
-
-/** The bare address of `user@host` or `Name <user@host>`, lower-cased domain; null when invalid. */
-export function parseAddress(raw: string): string | null {
-  return parseMailbox(raw)?.address ?? null;
-}
-
-/** The address as it is stored and sent: the parsed address, its display name re-quoted. */
-export function canonicalAddress(raw: string): string | null {
-  const mailbox = parseMailbox(raw);
-  if (!mailbox) return null;
-  return mailbox.name ? `"${mailbox.name.replace(/["\\]/g, "\\$&")}" <${mailbox.address}>` : mailbox.address;
-}
-
-export function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf("@") + 1).toLowerCase();
-}
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+export const TAG = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Largest request body of the send endpoints (a full batch of 100 emails). */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -191,106 +149,6 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   }
   if (!isPlainObject(body)) throw ApiError.badRequest("Request body must be a JSON object");
   return body;
-}
-
-/** Required fields absent (or null) from a body. */
-export function missingFields(body: unknown): string[] {
-  if (!isPlainObject(body)) return [...REQUIRED_FIELDS];
-  return REQUIRED_FIELDS.filter((field) => body[field] === undefined || body[field] === null);
-}
-
-export function missingMessage(missing: string[]): string {
-  return missing.length === 1 ? `Missing required field: ${missing[0]}` : `Missing required fields: ${missing.join(", ")}`;
-}
-
-/** Field validation of one email; returns the normalised input or the per-field messages. */
-export function validateEmail(body: Record<string, unknown>): { email: EmailInput } | { errors: FieldErrors } {
-  const errors: FieldErrors = {};
-  const fail = (field: string, message: string) => (errors[field] ??= []).push(message);
-
-  let fromAddress = "";
-  if (typeof body.from !== "string") fail("from", "must be a string");
-  else {
-    const parsed = parseAddress(body.from);
-    if (parsed) fromAddress = parsed;
-    else fail("from", "must be a valid email address");
-  }
-
-  const lists: Record<"to" | "cc" | "bcc" | "reply_to", string[]> = { to: [], cc: [], bcc: [], reply_to: [] };
-  for (const field of ["to", "cc", "bcc", "reply_to"] as const) {
-    const value = body[field];
-    if (value === undefined || value === null) continue;
-    const items = typeof value === "string" ? [value] : value;
-    if (!Array.isArray(items) || !items.every((item) => typeof item === "string")) {
-      fail(field, "must be an email address or an array of email addresses");
-      continue;
-    }
-    const max = field === "reply_to" ? LIMITS.replyTo : LIMITS.recipientsPerField;
-    if (field === "to" && items.length === 0) fail(field, "must contain at least one address");
-    if (items.length > max) fail(field, `must contain at most ${max} addresses`);
-    for (const item of items) {
-      if (!parseAddress(item)) fail(field, `is not a valid email address: ${item.slice(0, 100)}`);
-    }
-    lists[field] = items.map((item) => canonicalAddress(item) ?? item.trim());
-  }
-
-  if (typeof body.subject !== "string") fail("subject", "must be a string");
-  else if (body.subject.trim() === "") fail("subject", "must not be empty");
-  else if (body.subject.length > LIMITS.subject) fail("subject", `must be at most ${LIMITS.subject} characters`);
-  else if (LINE_BREAK.test(body.subject)) fail("subject", "must not contain line breaks");
-
-  for (const field of ["html", "text"] as const) {
-    const value = body[field];
-    if (value === undefined || value === null) continue;
-    if (typeof value !== "string") fail(field, "must be a string");
-    else if (value.length > LIMITS.body) fail(field, `must be at most ${LIMITS.body} characters`);
-  }
-
-  // Header values that are not strings are a policy matter (forbidden_header), judged later.
-  let headers: Record<string, unknown> = {};
-  if (body.headers !== undefined && body.headers !== null) {
-    if (!isPlainObject(body.headers)) fail("headers", "must be an object of string values");
-    else {
-      headers = body.headers;
-      const names = Object.keys(headers);
-      if (names.length > LIMITS.headers) fail("headers", `must have at most ${LIMITS.headers} entries`);
-      for (const name of names) {
-        if (!HEADER_NAME.test(name)) fail("headers", `has an invalid header name: ${name.slice(0, 100)}`);
-        const value = headers[name];
-        if (typeof value === "string" && (LINE_BREAK.test(value) || value.length > LIMITS.headerValue)) {
-          fail("headers", `value of ${name} must be one line of at most ${LIMITS.headerValue} characters`);
-        }
-      }
-      if (!jsonFits(headers, LIMITS.headersBytes)) fail("headers", jsonCapMessage(LIMITS.headersBytes));
-    }
-  }
-
-  let tags: string[] = [];
-  if (body.tags !== undefined && body.tags !== null) {
-    const value = body.tags;
-    if (!Array.isArray(value) || !value.every((tag) => typeof tag === "string" && TAG.test(tag))) {
-      fail("tags", "must be an array of 1-64 character strings of letters, digits, '_' or '-'");
-    } else if (value.length > LIMITS.tags) fail("tags", `must have at most ${LIMITS.tags} entries`);
-    else tags = [...new Set(value as string[])];
-  }
-
-  if (Object.keys(errors).length > 0) return { errors };
-  return {
-    email: {
-      from: canonicalAddress(body.from as string) ?? (body.from as string).trim(),
-      fromAddress,
-      to: lists.to,
-      cc: lists.cc,
-      bcc: lists.bcc,
-      replyTo: lists.reply_to,
-      subject: body.subject as string,
-      html: (body.html as string | undefined) ?? null,
-      text: (body.text as string | undefined) ?? null,
-      headers,
-      tags,
-      stream: body.stream,
-    },
-  };
 }
 
 /**

@@ -1,7 +1,9 @@
 // The raw SQL of mail, kept apart from the services. Raw where Drizzle cannot say it, or must not:
 // json_each over an email's stored recipients (the recipient filter), and the sandbox cap
 // counters, whose reservation batch a counter past its cap rolls back with a CHECK failure that
-// checkCaps recognises by D1's own error message (Drizzle would wrap it in a "Failed query" error).
+// checkCaps recognises by D1's own error message (Drizzle would wrap it in a "Failed query" error);
+// retention's and the body migration's steps, which pass a chunk of ids as one JSON parameter
+// (a chunk is over D1's 100 bound parameters).
 // (Not named `*.sql.ts`: wrangler's bundler takes an import ending in `.sql` for a text module.)
 import { sql, type SQL } from "drizzle-orm";
 import { emails } from "../../db/schema";
@@ -38,4 +40,40 @@ export async function capUsed(d1: D1Database, keyId: string, x: CapWindow): Prom
 /** Gives `amount` back to the counter (never below 0). */
 export function releaseCap(d1: D1Database, keyId: string, x: CapWindow, amount: number): D1PreparedStatement {
   return d1.prepare("UPDATE sandbox_cap_usage SET used = MAX(0, used - ?4) WHERE key_id = ?1 AND window = ?2 AND start = ?3").bind(keyId, x.window, x.start, amount);
+}
+
+/** A chunk of finished emails past the cutoff: what retention deletes next (their R2 bodies first). */
+export async function expiredEmails(d1: D1Database, cutoff: string, limit: number): Promise<Array<{ id: string; team_id: string }>> {
+  const { results } = await d1
+    .prepare("SELECT id, team_id FROM emails WHERE created_at < ?1 AND status <> 'queued' LIMIT ?2")
+    .bind(cutoff, limit)
+    .all<{ id: string; team_id: string }>();
+  return results;
+}
+
+/** Deletes emails by id (a JSON array of ids: one bound parameter whatever the chunk). */
+export async function deleteEmailsById(d1: D1Database, ids: string[]): Promise<number> {
+  const result = await d1.prepare("DELETE FROM emails WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(ids)).run();
+  return result.meta.changes;
+}
+
+/** The oldest rows that still hold their body (stored before the bodies moved to R2), through the partial index. */
+export async function rowsWithBodyInD1(
+  d1: D1Database,
+  limit: number,
+): Promise<Array<{ id: string; team_id: string; html: string | null; text: string | null }>> {
+  const { results } = await d1
+    .prepare("SELECT id, team_id, html, text FROM emails WHERE body_in_r2 = 0 ORDER BY created_at LIMIT ?1")
+    .bind(limit)
+    .all<{ id: string; team_id: string; html: string | null; text: string | null }>();
+  return results;
+}
+
+/** Marks rows whose body is now in R2 and empties their columns; a row already marked is left alone. */
+export async function markBodiesMoved(d1: D1Database, ids: string[]): Promise<number> {
+  const result = await d1
+    .prepare("UPDATE emails SET body_in_r2 = 1, html = NULL, text = NULL WHERE body_in_r2 = 0 AND id IN (SELECT value FROM json_each(?1))")
+    .bind(JSON.stringify(ids))
+    .run();
+  return result.meta.changes;
 }

@@ -2,34 +2,35 @@
 // mail event webhooks), for the OpenAPI document and for the handlers' validation.
 import { z } from "@hono/zod-openapi";
 import { MAIL_STATUSES, MAIL_WEBHOOK_EVENTS } from "../../db/schema";
+import { STREAMS } from "./mail.policy";
+import { EmailFields } from "./mail.validation";
 
-export const STREAMS = ["transactional", "broadcast"] as const;
-export type Stream = (typeof STREAMS)[number];
+export { STREAMS, type Stream } from "./mail.policy";
 
 /** Most emails in one POST /emails/batch. */
 export const MAX_BATCH = 100;
 
-const AddressList = z
-  .union([z.string(), z.array(z.string())])
-  .openapi({ description: "One address or an array of addresses; `Name <user@example.com>` or `user@example.com`." });
+const ADDRESS_LIST = { description: "One address or an array of addresses; `Name <user@example.com>` or `user@example.com`." };
 
-/** The body of POST /emails (also one item of POST /emails/batch). Validated by hand in the handler
- *  so that malformed JSON and missing required fields answer 400 while bad fields answer 422. */
-export const SendEmailBody = z
-  .object({
-    from: z.string().openapi({ example: "Acme <hello@acme.dev>" }),
-    to: AddressList,
-    subject: z.string().openapi({ example: "Welcome" }),
-    html: z.string().optional(),
-    text: z.string().optional(),
-    cc: AddressList.optional(),
-    bcc: AddressList.optional(),
-    reply_to: AddressList.optional(),
-    headers: z.record(z.string(), z.string()).optional().openapi({ description: "Custom headers (string values); reserved names are refused with `forbidden_header`." }),
-    stream: z.enum(STREAMS).optional().openapi({ description: "Required when the key allows more than one stream." }),
-    tags: z.array(z.string()).optional().openapi({ description: "Up to 10 labels of 1–64 characters `[A-Za-z0-9_-]`." }),
-  })
-  .openapi("SendEmail");
+/**
+ * The body of POST /emails (also one item of POST /emails/batch): the validator's own fields
+ * (mail.validation.ts), with the document's examples, and `headers`, `stream` and `tags` as a caller
+ * should send them (the validator passes other header values and streams on to the policy:
+ * forbidden_header, invalid_stream; it takes any array of tags to answer one message for them).
+ * The handlers read and parse the body themselves (400 for malformed JSON and missing required
+ * fields, 422 for bad fields, at most 10 MiB read as it arrives), so it is documented by reference.
+ */
+export const SendEmailBody = EmailFields.extend({
+  from: EmailFields.shape.from.openapi({ example: "Acme <hello@acme.dev>" }),
+  to: EmailFields.shape.to.openapi(ADDRESS_LIST),
+  subject: EmailFields.shape.subject.openapi({ example: "Welcome" }),
+  cc: EmailFields.shape.cc.openapi(ADDRESS_LIST),
+  bcc: EmailFields.shape.bcc.openapi(ADDRESS_LIST),
+  reply_to: EmailFields.shape.reply_to.openapi(ADDRESS_LIST),
+  headers: z.record(z.string(), z.string()).optional().openapi({ description: "Custom headers (string values); reserved names are refused with `forbidden_header`." }),
+  stream: z.enum(STREAMS).optional().openapi({ description: "Required when the key allows more than one stream." }),
+  tags: z.array(z.string()).optional().openapi({ description: "Up to 10 labels of 1–64 characters `[A-Za-z0-9_-]`." }),
+}).openapi("SendEmail");
 
 export const SendBatchBody = z.object({ emails: z.array(SendEmailBody) }).openapi("SendEmailBatch");
 

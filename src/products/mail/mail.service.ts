@@ -1,5 +1,6 @@
-// Emails over the store: sandbox caps, quota, storing a send (one D1 batch) and queueing it for
-// delivery, listing and reading messages with their status history.
+// Emails over the store: sandbox caps, quota, storing a send (the bodies to R2, then the rows in one
+// D1 batch) and queueing it for delivery, listing and reading messages with their status history
+// (each with its body, read back from R2: mail.bodies.ts).
 import { isCheckViolation } from "../../platform/db-errors";
 import { and, asc, count, desc, eq, gte, lt, type SQL } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -11,18 +12,22 @@ import { pagination, type PageQuery } from "../../platform/pagination";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { ApiError } from "../../platform/errors";
-import { parseAddress, policyError, type EmailInput } from "./mail.policy";
+import { parseAddress } from "../../platform/mailbox";
+import { policyError, type EmailInput } from "./mail.policy";
 import { capUsed, hasRecipient, releaseCap, reserveCap, type CapWindow } from "./mail.queries";
 import type { Stream } from "./mail.schemas";
-// Used at call time only: mail.consumer imports this module back (through the webhook service).
-import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, type MailQueueMessage } from "./mail.consumer";
+import { bodyKey, deleteBodyKeys, putBodies, withBodies, type EmailBody } from "./mail.bodies";
+import { enqueue, FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, type MailQueueMessage } from "./mail.queue";
 
 export type EmailRow = typeof emails.$inferSelect;
 export type EventRow = typeof emailEvents.$inferSelect;
 
 export const emailNotFound = () => ApiError.notFound("Email not found");
 
-export function emailView(row: EmailRow, history?: Array<Pick<EventRow, "status" | "createdAt" | "detail">>) {
+/** A row with its body as the API shows it (read from R2, or the row's own for rows stored before the move). */
+export type EmailWithBody = EmailRow & EmailBody;
+
+export function emailView(row: EmailWithBody, history?: Array<Pick<EventRow, "status" | "createdAt" | "detail">>) {
   return {
     id: row.id,
     from: row.from,
@@ -121,17 +126,19 @@ export interface AcceptedEmail {
 export const INLINE_FIRST_ATTEMPTS = 10;
 
 /**
- * Consumes `mail` quota for the messages, stores them with their `queued` history entry in one D1
- * batch and queues them for delivery. Nothing is stored when the quota refuses; the quota is given
- * back when the store fails. The queue messages of the first `inlineFirstAttempts` emails (those
- * the caller will attempt at once) are delayed by FIRST_ATTEMPT_QUEUE_DELAY_SECONDS.
+ * Consumes `mail` quota for the messages, writes their bodies to R2 (one object per email), stores
+ * the rows with their `queued` history entry in one D1 batch and queues them for delivery. Nothing
+ * is stored when the quota refuses; when a body write fails (500) or the rows' batch fails, the
+ * objects written are deleted and the quota is given back. Returns the rows with their bodies.
+ * The queue messages of the first `inlineFirstAttempts` emails (those the caller will attempt at
+ * once) are delayed by FIRST_ATTEMPT_QUEUE_DELAY_SECONDS.
  */
 export async function createEmails(
   env: Env,
   principal: Principal,
   accepted: AcceptedEmail[],
   options: { inlineFirstAttempts?: number } = {},
-): Promise<EmailRow[]> {
+): Promise<EmailWithBody[]> {
   if (accepted.length === 0) return [];
   await consumeQuota(env, principal, "mail", accepted.length);
   const at = nowIso();
@@ -148,8 +155,9 @@ export async function createEmails(
     replyTo: email.replyTo,
     recipients: [...new Set([...email.to, ...email.cc, ...email.bcc].map((raw) => (parseAddress(raw) as string).toLowerCase()))],
     subject: email.subject,
-    html: email.html,
-    text: email.text,
+    bodyInR2: true,
+    html: null,
+    text: null,
     headers: email.headers as Record<string, string>,
     tags: email.tags,
     status: "queued",
@@ -160,6 +168,13 @@ export async function createEmails(
     createdAt: at,
     updatedAt: at,
   }));
+  const bodies = accepted.map(({ email }, i) => ({ id: rows[i].id, teamId: principal.teamId, html: email.html, text: email.text }));
+  try {
+    await putBodies(env, bodies);
+  } catch (error) {
+    await releaseQuota(env, principal.teamId, "mail", rows.length);
+    throw error;
+  }
   const db = getDb(env.DB);
   try {
     // Multi-row inserts sized to D1's 100 bound parameters per statement, all in one batch.
@@ -170,6 +185,7 @@ export async function createEmails(
     ];
     await db.batch([first, ...rest]);
   } catch (error) {
+    await deleteBodyKeys(env, rows.map((row) => bodyKey(row.teamId, row.id)));
     await releaseQuota(env, principal.teamId, "mail", rows.length);
     throw error;
   }
@@ -177,7 +193,7 @@ export async function createEmails(
   const messages = rows.map((row): MailQueueMessage => ({ type: "email", id: row.id }));
   if (inline > 0) await enqueue(env, messages.slice(0, inline), FIRST_ATTEMPT_QUEUE_DELAY_SECONDS);
   await enqueue(env, messages.slice(inline));
-  return rows;
+  return rows.map((row, i) => ({ ...row, html: bodies[i].html, text: bodies[i].text }));
 }
 
 const D1_MAX_PARAMS = 100;
@@ -192,20 +208,6 @@ function chunk<T>(items: T[], size: number): T[][] {
   return parts;
 }
 
-/**
- * Sends queue messages, optionally delayed; a failure is logged, not thrown: the rows are stored
- * as `queued` and the sweep job queues them again.
- */
-export async function enqueue(env: Env, messages: MailQueueMessage[], delaySeconds?: number): Promise<void> {
-  for (let i = 0; i < messages.length; i += 100) {
-    try {
-      await env.MAIL_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => (delaySeconds ? { body, delaySeconds } : { body })));
-    } catch (error) {
-      console.error(JSON.stringify({ msg: "mail enqueue failed; the sweep will retry", count: messages.length, error: String(error) }));
-    }
-  }
-}
-
 export interface ListFilters extends PageQuery {
   status?: MailStatus;
   stream?: Stream;
@@ -214,7 +216,7 @@ export interface ListFilters extends PageQuery {
   until?: string;
 }
 
-/** A page of a team's emails, newest first, with the total for the filters. */
+/** A page of a team's emails, newest first, with their bodies (at most 100 R2 reads, a few at a time) and the total for the filters. */
 export async function listEmails(env: Env, teamId: string, filters: ListFilters) {
   const where: SQL[] = [ownedBy(emails, teamId)];
   if (filters.status) where.push(eq(emails.status, filters.status));
@@ -237,7 +239,7 @@ export async function listEmails(env: Env, teamId: string, filters: ListFilters)
       .offset((filters.page - 1) * filters.per_page),
     db.select({ total: count() }).from(emails).where(condition),
   ]);
-  return { rows, pagination: pagination(filters, total) };
+  return { rows: await withBodies(env, rows), pagination: pagination(filters, total) };
 }
 
 const STATUS_RANK: Record<MailStatus, number> = { queued: 0, sent: 1, delivered: 2, bounced: 2, complained: 2, failed: 2 };
@@ -247,12 +249,13 @@ export function sortHistory(history: EventRow[]): EventRow[] {
   return [...history].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || STATUS_RANK[a.status] - STATUS_RANK[b.status]);
 }
 
-/** One email of the team with its status history; 404 when missing or another team's. */
+/** One email of the team with its body and status history; 404 when missing or another team's (whose body is never read). */
 export async function getEmail(env: Env, teamId: string, id: string) {
   const db = getDb(env.DB);
   const [found, history] = await db.batch([
     db.select().from(emails).where(ownedRow(emails, teamId, id)).limit(1),
     db.select().from(emailEvents).where(and(eq(emailEvents.emailId, id), eq(emailEvents.teamId, teamId))).orderBy(asc(emailEvents.createdAt), asc(emailEvents.id)),
   ]);
-  return { row: orNotFound(found[0], emailNotFound()), history: sortHistory(history) };
+  const [row] = await withBodies(env, [orNotFound(found[0], emailNotFound())]);
+  return { row, history: sortHistory(history) };
 }

@@ -5,7 +5,8 @@
 // and fails each message for good, saying why: production mail is never marked delivered unsent.
 import { readCapped } from "../../platform/outbound";
 import type { Env } from "../../env";
-import { domainOf, parseAddress, SIMULATOR } from "./mail.policy";
+import { domainOf, parseAddress } from "../../platform/mailbox";
+import { SIMULATOR } from "./mail.policy";
 
 export interface OutgoingMail {
   id: string;

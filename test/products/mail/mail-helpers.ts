@@ -7,7 +7,7 @@ import { expect, vi } from "vitest";
 import { app } from "../../../src/app";
 import type { Env } from "../../../src/env";
 import { anyIp, API, call, json, setupTeam, type TestTeam } from "../../helpers/api";
-import type { MailQueueMessage } from "../../../src/products/mail/mail.consumer";
+import type { MailQueueMessage } from "../../../src/products/mail/mail.queue";
 
 export const SANDBOX = "sandbox.edge-platform.dev";
 export const LIVE = { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Hello", text: "Hi", stream: "transactional" };

@@ -4,7 +4,8 @@
 // is held off by the claim; batches attempt their first INLINE_FIRST_ATTEMPTS emails at once.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../../src/env";
-import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, mailSendsConsumer, LEASE_MS } from "../../../src/products/mail/mail.consumer";
+import { mailSendsConsumer } from "../../../src/products/mail/mail.consumer";
+import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, LEASE_MS } from "../../../src/products/mail/mail.queue";
 import { INLINE_FIRST_ATTEMPTS } from "../../../src/products/mail/mail.service";
 import { call, json, setupTeam } from "../../helpers/api";
 import { fakeBatch, LIVE, postSettled, recordingEnv } from "./mail-helpers";

@@ -10,9 +10,10 @@ import { queuePlatformMail } from "../../../src/platform/platform-mail";
 import { deliveriesOf } from "../../../src/platform/jobs/queues";
 import { monthOf } from "../../../src/platform/quota";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
-import { mailSendsConsumer, MAX_ATTEMPTS, type MailQueueMessage } from "../../../src/products/mail/mail.consumer";
+import { mailSendsConsumer, MAX_ATTEMPTS } from "../../../src/products/mail/mail.consumer";
+import type { MailQueueMessage } from "../../../src/products/mail/mail.queue";
 import { sweepMail } from "../../../src/products/mail/mail.cron";
-import { validateEmail } from "../../../src/products/mail/mail.policy";
+import { checkEmail } from "../../../src/products/mail/mail.validation";
 import { createEmails } from "../../../src/products/mail/mail.service";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed } from "../../helpers/usage";
@@ -34,8 +35,8 @@ async function principalOf(key: string): Promise<Principal> {
 async function storeEmails(key: string, bodies: Record<string, unknown>[], stream: "transactional" | "broadcast" = "transactional") {
   const recorder = recordingEnv();
   const accepted = bodies.map((body) => {
-    const result = validateEmail(body);
-    if ("errors" in result) throw new Error(JSON.stringify(result.errors));
+    const result = checkEmail(body);
+    if (!("email" in result)) throw new Error(JSON.stringify(result));
     return { email: result.email, stream };
   });
   const rows = await createEmails(recorder.env, await principalOf(key), accepted);

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
-import { LIVE, send, sendBatch } from "../mail/mail-helpers";
+import { LIVE, send, sendBatch } from "./mail-helpers";
 
 const NOT_VERIFIED = {
   error: "The sender's domain is not verified for this team; add it under /api/v1/domains and verify it",

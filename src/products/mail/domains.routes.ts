@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
 import { dataResponse, jsonBody, jsonResponse, productRoutes } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { uuidOr404 } from "../../platform/tenancy";
-import { mailErrorFormat } from "../mail/mail.errors";
+import { mailErrorFormat } from "./mail.errors";
 import { addDomain, deleteDomain, domainNotFound, domainView, getDomain, listDomains, verifyDomain } from "./domains.service";
 
 const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });

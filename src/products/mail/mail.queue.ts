@@ -1,0 +1,37 @@
+// The mail-sends queue's side of sending, a leaf of the mail product that the service, the consumer,
+// the webhooks and the crons all import (none of them imports another for it, so no runtime import
+// cycle runs through the queue): its messages, the delay of a message whose first attempt the
+// request makes, and the enqueue (the message itself is in the leaf mail.messages.ts).
+import type { Env } from "../../env";
+import { CLAIMS } from "../../platform/jobs/claim";
+import { log } from "../../platform/log";
+import { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
+
+export { mailQueueMessage, type MailQueueMessage };
+
+/** How long a consumer holds a message it is sending. */
+export const LEASE_MS = CLAIMS["mail-sends"].leaseMs;
+
+/**
+ * The delay of the queue message of an email whose first attempt the request makes: past the
+ * consumer's lease, so the message reaches the consumer only once that attempt has finished
+ * (delivered: the claim finds the email no longer `queued` and acks; failed: the claim takes it
+ * and this is the retry) or has died (its lease has expired, so the claim takes it over). The
+ * claim alone already guarantees one sender at a time; the delay makes sure the message is not
+ * acked away while the first attempt still holds the lease and might yet fail.
+ */
+export const FIRST_ATTEMPT_QUEUE_DELAY_SECONDS = LEASE_MS / 1000 + 10;
+
+/**
+ * Sends queue messages, optionally delayed; a failure is logged, not thrown: the rows are stored
+ * as `queued` and the sweep job queues them again.
+ */
+export async function enqueue(env: Env, messages: MailQueueMessage[], delaySeconds?: number): Promise<void> {
+  for (let i = 0; i < messages.length; i += 100) {
+    try {
+      await env.MAIL_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => (delaySeconds ? { body, delaySeconds } : { body })));
+    } catch (error) {
+      log.error("mail enqueue failed; the sweep will retry", { count: messages.length, error: String(error) });
+    }
+  }
+}
