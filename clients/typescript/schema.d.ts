@@ -112,46 +112,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/admin/logs/migrate-entries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Move log entries from D1 into the per-project stores (one step)
-         * @description Operator token only. One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of projects that no longer exist (deleted, not moved).
-         */
-        post: operations["adminMigrateLogEntries"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/push/migrate-stores": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Move push subscribers and deliveries from D1 into the per-app stores (one step)
-         * @description Operator token only. One-time migration for deployments that stored push subscribers and deliveries in D1: moves up to `limit` rows of each into their apps' stores, deletes them from D1 and writes each app's `subscriber_count` from its store. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of apps or notifications that no longer exist (deleted, not moved).
-         */
-        post: operations["adminMigratePushStores"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/admin/teams/{id}/members": {
         parameters: {
             query?: never;
@@ -186,6 +146,86 @@ export interface paths {
          * @description Operator token only. The link works once, for 15 minutes. It is logged (who, when; never the token). An address that is no user answers 404.
          */
         post: operations["createSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/logs/migrate-entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move log entries from D1 into the per-project stores (one step)
+         * @description Operator token only. One-time migration for deployments that stored log entries in D1: moves up to `limit` of the oldest rows into their projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of projects that no longer exist (deleted, not moved).
+         */
+        post: operations["adminMigrateLogEntries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/mail/migrate-bodies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move email bodies from D1 into R2 (one step)
+         * @description Operator token only. One-time migration for deployments that stored email bodies (`html`, `text`) in D1: writes the bodies of up to `limit` of the oldest such emails to the mail body bucket and empties them in D1. Call again until `more` is false. Safe to repeat after a failure: a body written twice is the same object. 503 when the bucket does not answer (nothing moved in that step).
+         */
+        post: operations["adminMigrateMailBodies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/push/migrate-stores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move push subscribers and deliveries from D1 into the per-app stores (one step)
+         * @description Operator token only. One-time migration for deployments that stored push subscribers and deliveries in D1: moves up to `limit` rows of each into their apps' stores, deletes them from D1 and writes each app's `subscriber_count` from its store. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of apps or notifications that no longer exist (deleted, not moved).
+         */
+        post: operations["adminMigratePushStores"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/surveys/migrate-responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move survey responses from D1 into the per-survey stores (one step)
+         * @description Operator token only. One-time migration for deployments that stored survey responses in D1: moves up to `limit` of the oldest rows into their surveys' stores (which rebuild the summary counters from them) and deletes them from D1; once none is left, deletes the former summary rows. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of surveys that no longer exist (deleted, not moved).
+         */
+        post: operations["adminMigrateSurveyResponses"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1839,25 +1879,6 @@ export interface components {
         AdminAddDomain: {
             name: string;
         };
-        AdminMigrateLogEntriesResult: {
-            moved: number;
-            dropped: number;
-            more: boolean;
-        };
-        AdminMigrateLogEntries: {
-            /** @default 1000 */
-            limit?: number;
-        };
-        AdminMigratePushStoresResult: {
-            subscribers: number;
-            deliveries: number;
-            dropped: number;
-            more: boolean;
-        };
-        AdminMigratePushStores: {
-            /** @default 1000 */
-            limit?: number;
-        };
         TeamMember: {
             team_id: string;
             user_id: string;
@@ -1879,6 +1900,42 @@ export interface components {
         AdminSignInLink: {
             /** Format: email */
             email: string;
+        };
+        AdminMigrateLogEntriesResult: {
+            moved: number;
+            dropped: number;
+            more: boolean;
+        };
+        AdminMigrateLogEntries: {
+            /** @default 1000 */
+            limit?: number;
+        };
+        AdminMigrateMailBodiesResult: {
+            moved: number;
+            more: boolean;
+        };
+        AdminMigrateMailBodies: {
+            /** @default 25 */
+            limit?: number;
+        };
+        AdminMigratePushStoresResult: {
+            subscribers: number;
+            deliveries: number;
+            dropped: number;
+            more: boolean;
+        };
+        AdminMigratePushStores: {
+            /** @default 1000 */
+            limit?: number;
+        };
+        AdminMigrateSurveyResponsesResult: {
+            moved: number;
+            dropped: number;
+            more: boolean;
+        };
+        AdminMigrateSurveyResponses: {
+            /** @default 1000 */
+            limit?: number;
         };
         Usage: {
             period_start: string;
@@ -3456,140 +3513,6 @@ export interface operations {
             };
         };
     };
-    adminMigrateLogEntries: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "limit": 1000
-                 *     }
-                 */
-                "application/json": components["schemas"]["AdminMigrateLogEntries"];
-            };
-        };
-        responses: {
-            /** @description What this step did */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["AdminMigrateLogEntriesResult"];
-                    };
-                };
-            };
-            /** @description Invalid or missing admin token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Too many failed admin-token attempts from this IP */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    adminMigratePushStores: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "limit": 1000
-                 *     }
-                 */
-                "application/json": components["schemas"]["AdminMigratePushStores"];
-            };
-        };
-        responses: {
-            /** @description What this step did */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["AdminMigratePushStoresResult"];
-                    };
-                };
-            };
-            /** @description Invalid or missing admin token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Too many failed admin-token attempts from this IP */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
     addTeamMember: {
         parameters: {
             query?: never;
@@ -3695,6 +3618,283 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["SignInLink"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigrateLogEntries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigrateLogEntries"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigrateLogEntriesResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigrateMailBodies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 25
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigrateMailBodies"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigrateMailBodiesResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description The mail body bucket did not answer; nothing was moved */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    adminMigratePushStores: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigratePushStores"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigratePushStoresResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigrateSurveyResponses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigrateSurveyResponses"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigrateSurveyResponsesResult"];
                     };
                 };
             };
