@@ -30,7 +30,7 @@ import { keyCacheSizes } from "../src/platform/auth";
 import { requestLogSettled, requestLogStore } from "../src/platform/request-log/request-log";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 
-export { LogStore, RateLimiter, RequestLogStore } from "../src/index";
+export { LogStore, RateLimiter, RelayStore, RequestLogStore } from "../src/index";
 
 /** The secret of the bare relay route; bench/figures/relay.mjs signs with it (a Worker module may export handlers only). */
 const BARE_RELAY_SECRET = "bench-bare-relay-secret";
