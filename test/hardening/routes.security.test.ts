@@ -33,6 +33,7 @@ const SCOPE_TABLE: Record<string, Access> = {
   "DELETE /api/v1/admin/keys/{id}": "admin",
   "POST /api/v1/admin/teams/{id}/domains": "admin",
   "POST /api/v1/admin/logs/migrate-entries": "admin",
+  "POST /api/v1/admin/relay/migrate-events": "admin",
   "POST /api/v1/admin/teams/{id}/members": "admin",
   "POST /api/v1/admin/sign-in-links": "admin",
   "GET /api/v1/keys": ["keys:read", "keys:write"],
