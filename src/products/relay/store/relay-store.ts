@@ -11,6 +11,7 @@ import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
+import type { DeliveryMessage } from "../relay.consumer";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./relay-store.schema";
 import { EVENT_DETAIL_SQL, eventPageSql, type EventPageFilter, type EventSummaryRow } from "./relay-store.queries";
@@ -285,18 +286,25 @@ export class RelayStore extends DurableObject<Env> {
   }
 
   /**
-   * Queues again the deliveries whose queue message was lost (see relay-store.rows.ts); the rows are
-   * not changed: the claim decides who sends. Returns how many, and whether more are waiting.
+   * The messages of the deliveries whose queue message was lost at `now` (see relay-store.rows.ts),
+   * at most lostDeliveries.limit; the rows are not changed: the claim decides who sends.
    */
-  async requeueLost(now: number): Promise<{ requeued: number; more: boolean }> {
+  async lostMessages(now: number): Promise<DeliveryMessage[]> {
     this.assertLive();
     const sourceId = this.getMeta("source_id");
-    if (sourceId === null) return { requeued: 0, more: false };
-    const ids = this.ctx.storage.sql.exec<{ id: string }>(lostDeliveries.sql, now - lostDeliveries.afterMs, lostDeliveries.limit).toArray().map((r) => r.id);
-    for (let i = 0; i < ids.length; i += 100) {
-      await this.env.WEBHOOK_QUEUE.sendBatch(ids.slice(i, i + 100).map((id) => ({ body: { delivery_id: id, source_id: sourceId }, contentType: "json" as const })));
+    if (sourceId === null) return [];
+    const rows = this.ctx.storage.sql.exec<{ id: string }>(lostDeliveries.sql, now - lostDeliveries.afterMs, lostDeliveries.limit).toArray();
+    return rows.map((row) => ({ delivery_id: row.id, source_id: sourceId }));
+  }
+
+  /** Queues the lost deliveries' messages again (the alarm); true when more may be waiting. */
+  private async requeueLost(now: number): Promise<boolean> {
+    const messages = await this.lostMessages(now);
+    for (let i = 0; i < messages.length; i += 100) {
+      await this.env.WEBHOOK_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => ({ body, contentType: "json" as const })));
     }
-    return { requeued: ids.length, more: ids.length === lostDeliveries.limit };
+    if (messages.length > 0) console.log(JSON.stringify({ msg: "relay: re-queued deliveries whose message was lost", requeued: messages.length }));
+    return messages.length === lostDeliveries.limit;
   }
 
   /** Deleting the source: every event, delivery and attempt, and the alarm, go. The object answers nothing after. */
@@ -311,10 +319,10 @@ export class RelayStore extends DurableObject<Env> {
     if (this.deleted) return;
     const now = Date.now();
     const purged = await this.purgeExpired(now);
-    const lost = await this.requeueLost(now);
+    const lostMore = await this.requeueLost(now);
     // Whether any event is left: one row looked at, not a count of the whole table.
     const held = this.ctx.storage.sql.exec("SELECT 1 FROM events LIMIT 1").toArray().length > 0;
-    if (purged.more || lost.more) await this.ctx.storage.setAlarm(Date.now() + ALARM_AGAIN_MS);
+    if (purged.more || lostMore) await this.ctx.storage.setAlarm(Date.now() + ALARM_AGAIN_MS);
     else if (held) await this.ctx.storage.setAlarm(Date.now() + ALARM_EVERY_MS);
     else this.alarmChecked = false;
   }
