@@ -31,9 +31,11 @@ export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
 /**
  * The body of one webhook-deliveries message: the delivery to attempt and the source whose store
- * holds it. Payloads stay in the store (128 KB queue cap).
+ * holds it. Payloads stay in the store (128 KB queue cap). A message queued before the stores
+ * (no `source_id`) names a delivery still in D1: it is acknowledged, and once the operator's
+ * migration (relay.migrate.ts) has moved that delivery, its store's alarm queues it again.
  */
-export const deliveryMessage = z.object({ delivery_id: rowId, source_id: rowId });
+export const deliveryMessage = z.object({ delivery_id: rowId, source_id: rowId.optional() });
 export type DeliveryMessage = z.infer<typeof deliveryMessage>;
 
 /** The consumer of the webhook-deliveries queue: each message is handled on its own, in parallel. */
@@ -74,6 +76,7 @@ export interface DeliveryOutcome {
 /** One attempt of one delivery (claimed in its source's store); safe to call twice for the same delivery. */
 export async function attemptDelivery(env: Env, message: DeliveryMessage): Promise<DeliveryOutcome> {
   const { delivery_id: deliveryId, source_id: sourceId } = message;
+  if (sourceId === undefined) return { result: "skipped", retryInSeconds: null };
   const db = getDb(env.DB);
   const store = relayStore(env, sourceId);
   // The claim in the store and the read of the destinations (control plane, D1) at the same time:

@@ -153,7 +153,7 @@ export function recordingQueue(): { env: Env; sent: RecordedMessage[] } {
 
 /** Runs the consumer on recorded messages, as the queue would deliver them (`attempts` = delivery count). */
 export async function consumeRecorded(messages: RecordedMessage[], attempts = 1) {
-  const fakes = messages.map((m) => ({ ...fakeMessage(m.body.source_id, m.body.delivery_id, attempts) }));
+  const fakes = messages.map((m) => ({ ...fakeMessage(m.body.source_id!, m.body.delivery_id, attempts) }));
   await webhookDeliveriesConsumer.consume({ queue: "webhook-deliveries", messages: fakes, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
   return fakes;
 }
