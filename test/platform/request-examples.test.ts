@@ -59,6 +59,7 @@ const ORDER = [
   "addTeamMember",
   "createSignInLink",
   "adminMigrateLogEntries",
+  "adminMigrateRelayEvents",
 ] as const;
 
 async function hmacHex(secret: string, body: string): Promise<string> {

@@ -4,8 +4,9 @@
 // with the number of sources (10 GB per object) and ingest is one call beside its data.
 // The schema is Drizzle's (relay-store.schema.ts) with migrations generated for the durable-sqlite
 // driver and applied when the object starts. Every method is an RPC of the Worker; times come from
-// the caller (the platform clock), except the alarm, which runs on real time: retention, and the
-// re-queue of deliveries whose queue message was lost (the store knows its own due work).
+// the caller (the platform clock), except the alarm, which runs on real time: retention (the
+// source's retention_days, and a byte budget under the object's 10 GB), and the re-queue of
+// deliveries whose queue message was lost (the store knows its own due work).
 import { DurableObject } from "cloudflare:workers";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
@@ -15,7 +16,19 @@ import type { DeliveryMessage } from "../relay.consumer";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./relay-store.schema";
 import { EVENT_DETAIL_SQL, eventPageSql, type EventPageFilter, type EventSummaryRow } from "./relay-store.queries";
-import { lostDeliveries, RETENTION_CHUNK, RETENTION_MAX_CHUNKS, expiredEvents, type LegacyRows, type StoredEvent } from "./relay-store.rows";
+import {
+  deleteInSteps,
+  eventsOverBudget,
+  expiredEvents,
+  lostDeliveries,
+  oldestEvents,
+  STORE_BUDGET_BYTES,
+  STORE_CHECK_FROM_BYTES,
+  type AttemptRecord,
+  type ClaimResult,
+  type LegacyRows,
+  type StoredEvent,
+} from "./relay-store.rows";
 
 const DAY_MS = 86_400_000;
 /** How often the alarm looks at an object that holds events; sooner while a purge or re-queue is unfinished. */
@@ -24,25 +37,7 @@ const ALARM_AGAIN_MS = 60_000;
 
 type DeliveryRow = typeof schema.deliveries.$inferSelect;
 type AttemptRow = typeof schema.attempts.$inferSelect;
-
-/** What a claim answers: the delivery won with its event, or who holds it (null: gone or unknown). */
-export type ClaimResult =
-  | { won: true; delivery: { id: string; eventId: string; destinationId: string; attempts: number }; event: { body: string; contentType: string | null; headers: string; eventType: string | null } }
-  | { won: false; status: string; leaseUntil: number | null }
-  | null;
-
-/** An attempt's outcome, written only while the claim that made it still holds the delivery. */
-export interface AttemptRecord {
-  deliveryId: string;
-  /** The delivery's attempt count at its claim: the attempt's number. */
-  number: number;
-  attempt: { id: string; attemptedAt: string; statusCode: number | null; durationMs: number; error: string | null; responseBody: string | null; retryInSeconds: number | null };
-  status: "delivered" | "failed" | "pending";
-  nextAttemptAt: string | null;
-  dueMs: number | null;
-  deliveredAt: string | null;
-  at: string;
-}
+export type { AttemptRecord, ClaimResult };
 
 export class RelayStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
@@ -272,17 +267,20 @@ export class RelayStore extends DurableObject<Env> {
     this.assertLive();
     const days = Number(this.getMeta("retention_days"));
     if (!days) return { deleted: 0, more: false };
-    const cutoff = new Date(now - days * DAY_MS).toISOString();
-    let deleted = 0;
-    for (let i = 0; i < RETENTION_MAX_CHUNKS; i++) {
-      const rows = this.ctx.storage.transactionSync(() => {
-        for (const statement of expiredEvents.deletes) this.ctx.storage.sql.exec(statement, cutoff, RETENTION_CHUNK);
-        return this.ctx.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
-      });
-      deleted += rows;
-      if (rows < RETENTION_CHUNK) return { deleted, more: false };
-    }
-    return { deleted, more: true };
+    return deleteInSteps(this.ctx.storage, expiredEvents.deletes, [new Date(now - days * DAY_MS).toISOString()], Infinity);
+  }
+
+  /**
+   * The byte budget: while the rows' estimated bytes (eventsOverBudget) pass `budget`, deletes the
+   * oldest events with their deliveries and attempts, in bounded steps, so a source receiving more
+   * than its retention can hold never reaches the object's 10 GB (see the README's arithmetic).
+   * Looked at only once the database file passes `checkFrom`: small stores never count their rows.
+   */
+  async trimToBudget(budget: number, checkFrom: number): Promise<{ deleted: number; more: boolean }> {
+    this.assertLive();
+    if (this.ctx.storage.sql.databaseSize < checkFrom) return { deleted: 0, more: false };
+    const excess = eventsOverBudget(this.ctx.storage, budget);
+    return excess === 0 ? { deleted: 0, more: false } : deleteInSteps(this.ctx.storage, oldestEvents.deletes, [], excess);
   }
 
   /**
@@ -319,10 +317,11 @@ export class RelayStore extends DurableObject<Env> {
     if (this.deleted) return;
     const now = Date.now();
     const purged = await this.purgeExpired(now);
+    const trimmed = await this.trimToBudget(STORE_BUDGET_BYTES, STORE_CHECK_FROM_BYTES);
     const lostMore = await this.requeueLost(now);
     // Whether any event is left: one row looked at, not a count of the whole table.
     const held = this.ctx.storage.sql.exec("SELECT 1 FROM events LIMIT 1").toArray().length > 0;
-    if (purged.more || lostMore) await this.ctx.storage.setAlarm(Date.now() + ALARM_AGAIN_MS);
+    if (purged.more || trimmed.more || lostMore) await this.ctx.storage.setAlarm(Date.now() + ALARM_AGAIN_MS);
     else if (held) await this.ctx.storage.setAlarm(Date.now() + ALARM_EVERY_MS);
     else this.alarmChecked = false;
   }
