@@ -157,7 +157,14 @@ export async function attemptDelivery(env: Env, message: DeliveryMessage): Promi
       deliveredAt: success ? at : null,
       at,
     }),
-    health ? recordHealth(db, destination.id, { success, disable, at }) : false,
+    // A health write that fails is logged, not retried: the attempt is recorded, and a retry of
+    // the message would send again; the next attempt's outcome writes the health anyway.
+    health
+      ? recordHealth(db, destination.id, { success, disable, at }).catch((error) => {
+          console.error(JSON.stringify({ msg: "relay: destination health not recorded", destinationId: destination.id, error: String(error) }));
+          return false;
+        })
+      : false,
   ]);
   if (disabled) {
     await notifyDestinationDisabled(env, { teamId: destination.teamId, ownerEmail: destination.ownerEmail, sourceId, destinationId: destination.id, url: destination.url, failingSince: destination.failingSince! });
