@@ -27,6 +27,11 @@ describe("a store per source", () => {
     expect(await eventCount(sourceA.id)).toBe(1);
     expect(await eventCount(sourceB.id)).toBe(1);
     expect(env.RELAY_STORE.idFromName(sourceA.id).equals(env.RELAY_STORE.idFromName(sourceB.id))).toBe(false);
+    // Nothing of them in D1: its former relay tables stay empty.
+    const d1 = await env.DB.prepare("SELECT (SELECT count(*) FROM webhook_events WHERE source_id IN (?1, ?2)) + (SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.source_id IN (?1, ?2)) AS n")
+      .bind(sourceA.id, sourceB.id)
+      .first<{ n: number }>();
+    expect(d1!.n).toBe(0);
 
     const before = (await listDurableObjectIds(env.RELAY_STORE)).map((id) => id.toString());
     const unknown = crypto.randomUUID();
