@@ -20,7 +20,6 @@ import { mailRetentionCron, mailSweepCron } from "./products/mail/mail.cron";
 import { pushSendsConsumer } from "./products/push/push.consumer";
 import { pushRetentionCron, pushSweepCron } from "./products/push/push.cron";
 import { webhookDeliveriesConsumer } from "./products/relay/relay.consumer";
-import { relayRetentionCron, relaySweepCron } from "./products/relay/relay.cron";
 import { surveyWebhooksConsumer } from "./products/surveys/surveys.consumer";
 import { surveyDeliveriesRetentionCron, surveyDeliveriesSweepCron } from "./products/surveys/surveys.cron";
 
@@ -29,6 +28,7 @@ export { LogStore } from "./products/logs/store/log-store";
 export { RequestLogStore } from "./platform/request-log/request-log-store";
 export { PushStore } from "./products/push/store/push-store";
 export { SurveyStore } from "./products/surveys/store/survey-store";
+export { RelayStore } from "./products/relay/store/relay-store";
 
 /** Every declared queue consumer. */
 export const consumerDeclarations: readonly Consumer[] = [
@@ -47,8 +47,6 @@ export const cronDeclarations: readonly CronJob[] = [
   alertChecksCron,
   usageDailyRetentionCron,
   logsRetentionCron,
-  relayRetentionCron,
-  relaySweepCron,
   mailSweepCron,
   mailRetentionCron,
   surveyDeliveriesSweepCron,

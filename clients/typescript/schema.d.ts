@@ -212,6 +212,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/relay/migrate-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move relay events from D1 into the per-source stores (one step)
+         * @description Operator token only. One-time migration for deployments that stored relay events, deliveries and attempts in D1: moves up to `limit` of the oldest events (and at most 8 MB of bodies) with their deliveries and attempts into their sources' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts events of sources that no longer exist.
+         */
+        post: operations["adminMigrateRelayEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/surveys/migrate-responses": {
         parameters: {
             query?: never;
@@ -1926,6 +1946,15 @@ export interface components {
         };
         AdminMigratePushStores: {
             /** @default 1000 */
+            limit?: number;
+        };
+        AdminMigrateRelayEventsResult: {
+            moved: number;
+            dropped: number;
+            more: boolean;
+        };
+        AdminMigrateRelayEvents: {
+            /** @default 500 */
             limit?: number;
         };
         AdminMigrateSurveyResponsesResult: {
@@ -3828,6 +3857,73 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["AdminMigratePushStoresResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigrateRelayEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 500
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigrateRelayEvents"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigrateRelayEventsResult"];
                     };
                 };
             };

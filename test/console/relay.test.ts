@@ -9,7 +9,7 @@ import { app } from "../../src/app";
 import { eventDestinationStatuses } from "../../src/products/relay/relay-events.service";
 import { ORIGIN } from "../helpers/api";
 import { consoleTeam, memberOf, page } from "../helpers/console";
-import { createDestination, createSource, ingestSettled } from "../products/relay/relay.helpers";
+import { createDestination, createSource, ingestSettled, storeSql } from "../products/relay/relay.helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -43,7 +43,7 @@ async function withEvent(role: "owner" | "viewer" | "developer" = "owner") {
   const answers = receiverByUrl({ [ok.url]: 200, [down.url]: 503 });
   const res = await ingestSettled(source.slug, JSON.stringify({ type: "invoice.paid", id: "evt_1", amount: 42 }));
   expect(res.status).toBeLessThan(300);
-  const eventId = (await env.DB.prepare("SELECT id FROM webhook_events WHERE source_id = ?").bind(source.id).first<{ id: string }>())!.id;
+  const eventId = (await storeSql<{ id: string }>(source.id, "SELECT id FROM events"))[0]!.id;
   return { team, source, ok, down, eventId, answers };
 }
 
@@ -104,11 +104,11 @@ describe("relay: a source and its events", () => {
     // A viewer: no forms that change anything, no secrets.
     expect(body).not.toContain('data-testid="create-destination"');
     expect(body).not.toContain(f.ok.secret);
-    const statuses = await eventDestinationStatuses(env, f.team.teamId, [f.eventId]);
+    const statuses = await eventDestinationStatuses(env, f.team.teamId, f.source.id, [f.eventId]);
     expect(Object.fromEntries(statuses.get(f.eventId)!)).toEqual({ [f.ok.id]: "delivered", [f.down.id]: "pending" });
-    // Another team's events give nothing.
+    // Another team's source answers the relay's 404, its store never asked.
     const other = await consoleTeam("owner");
-    expect((await eventDestinationStatuses(env, other.teamId, [f.eventId])).size).toBe(0);
+    await expect(eventDestinationStatuses(env, other.teamId, f.source.id, [f.eventId])).rejects.toMatchObject({ status: 404 });
   });
 
   it("adds a destination and shows its signing secret once; a refused URL is the form again", async () => {

@@ -20,7 +20,7 @@ import { reportExportConsumer } from "../../src/products/audit/audit.consumer";
 import { mailSendsConsumer } from "../../src/products/mail/mail.consumer";
 import { pushSendsConsumer } from "../../src/products/push/push.consumer";
 import { webhookDeliveriesConsumer } from "../../src/products/relay/relay.consumer";
-import { relaySweepCron } from "../../src/products/relay/relay.cron";
+import { relayStore } from "../../src/products/relay/relay.store";
 import { anyIp, json } from "../helpers/api";
 import { entryCount, withStoreTrigger } from "../products/logs/helpers";
 import { postSettled } from "../products/mail/mail-helpers";
@@ -52,6 +52,25 @@ interface FakeMessage {
 function batchOf(queue: string, bodies: unknown[], attempts = 1): { batch: MessageBatch<unknown>; messages: FakeMessage[] } {
   const messages = bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), body, attempts, ack: vi.fn(), retry: vi.fn() }));
   return { batch: { queue, messages, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, messages };
+}
+
+/** The pool's bindings with every relay store's `method` failing, as a consumer dying after its external effect would (the store unreachable). */
+function storeFailing(method: string): Env {
+  const real = env.RELAY_STORE;
+  const namespace = {
+    idFromName: (name: string) => real.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = real.get(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
+      return new Proxy(stub, {
+        get: (target, prop) => {
+          if (prop === "then") return undefined;
+          if (prop === method) return () => Promise.reject(new Error("Network connection lost."));
+          return (...args: unknown[]) => target[prop as string]!(...args);
+        },
+      });
+    },
+  };
+  return { ...(env as Env), RELAY_STORE: namespace as unknown as Env["RELAY_STORE"] };
 }
 
 /** The next `times` calls of env.DB.batch fail (after `after` that pass), as a consumer dying after its external effect would. */
@@ -118,13 +137,16 @@ describe("queue consumers crashing midway and redelivered", () => {
     const ingest = await call("POST", `/in/${source.slug}`, { raw: '{"type":"a.b"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: queue.env });
     expect(ingest.status).toBe(202);
     expect(queue.sent).toHaveLength(1);
+    // The ingest's own first attempt fails before the receiver is up (it runs in the background of the request).
+    const eventId = (await json(ingest)).data.id;
+    const delivery = async () => (await json(await call("GET", `webhooks/sources/${source.id}/events/${eventId}`, { key: team.key }))).data.deliveries[0];
+    await vi.waitFor(async () => expect(await delivery()).toMatchObject({ status: "pending", attempts_count: 1 }));
     const seen = intercept("http://127.0.0.1:9/relay-crash", () => new Response("ok"));
     vi.spyOn(console, "error").mockImplementation(() => {});
 
-    // The claim (with its read) is the attempt's first batch; the record after the send is the one that fails.
-    failNextBatches(1, { after: 1 });
+    // The claim in the source's store passes; the record after the send is the call that fails.
     const first = batchOf("webhook-deliveries", queue.sent);
-    await webhookDeliveriesConsumer.consume(first.batch, env);
+    await webhookDeliveriesConsumer.consume(first.batch, storeFailing("recordAttempt"));
     expect(seen).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
 
@@ -151,8 +173,7 @@ describe("queue consumers crashing midway and redelivered", () => {
     await webhookDeliveriesConsumer.consume(fourth.batch, env);
     expect(seen).toHaveLength(2);
     expect(fourth.messages[0].ack).toHaveBeenCalled();
-    const row = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first<{ status: string }>();
-    expect(row!.status).toBe("delivered");
+    expect((await delivery()).status).toBe("delivered");
   });
 
   it("mail: the provider accepted the email, the consumer died before recording it; a redelivery sends nothing, and a later resend carries the same Idempotency-Key", async () => {
@@ -303,26 +324,26 @@ describe("a lost queue message", () => {
     const lost = recordingQueue("WEBHOOK_QUEUE");
     expect((await call("POST", `/in/${source.slug}`, { raw: '{"type":"lost"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: lost.env })).status).toBe(202);
     // The ingest's own first attempt (sent at once since issue 15) fails: the receiver is not up yet.
-    const firstAttempt = () => env.DB.prepare("SELECT status, attempts FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first();
+    const store = relayStore(env, source.id);
+    const eventId = (await json(await call("GET", `webhooks/sources/${source.id}/events`, { key: team.key }))).data[0].id;
+    const firstAttempt = async () => {
+      const [delivery] = (await json(await call("GET", `webhooks/sources/${source.id}/events/${eventId}`, { key: team.key }))).data.deliveries;
+      return { status: delivery.status, attempts: delivery.attempts_count };
+    };
     await vi.waitFor(async () => expect(await firstAttempt()).toEqual({ status: "pending", attempts: 1 }));
     const seen = intercept("http://127.0.0.1:9/relay-lost", () => new Response("ok"));
-    vi.spyOn(console, "log").mockImplementation(() => {});
 
-    const cron = recordingQueue("WEBHOOK_QUEUE");
-    await relaySweepCron.run(cron.env);
-    expect(cron.sent).toEqual([]); // not yet overdue: its message may still come
+    // The store's alarm asks it for its lost deliveries (here at the platform clock's time).
+    expect(await store.lostMessages(nowMs())).toEqual([]); // not yet overdue: its message may still come
     setClock(nowMs() + 16 * 60_000);
-    await relaySweepCron.run(cron.env);
-    expect(cron.sent).toEqual(lost.sent);
+    const requeued = await store.lostMessages(nowMs());
+    expect(requeued).toEqual(lost.sent);
     // The original message turns up after all, alongside the re-queued one: sent once.
-    const { batch } = batchOf("webhook-deliveries", [...cron.sent, ...lost.sent]);
+    const { batch } = batchOf("webhook-deliveries", [...requeued, ...lost.sent]);
     await webhookDeliveriesConsumer.consume(batch, env);
     expect(seen).toHaveLength(1);
-    const row = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first<{ status: string }>();
-    expect(row!.status).toBe("delivered");
-    const again = recordingQueue("WEBHOOK_QUEUE");
-    await relaySweepCron.run(again.env);
-    expect(again.sent).toEqual([]);
+    expect((await firstAttempt()).status).toBe("delivered");
+    expect(await store.lostMessages(nowMs())).toEqual([]);
   });
 });
 
@@ -379,7 +400,7 @@ describe("rate limiter Durable Object unavailable", () => {
     const ingest = await call("POST", `/in/${source.slug}`, { raw: "{}", headers: { "content-type": "application/json" }, env: down });
     expect(ingest.status).toBe(503);
     expect(await json(ingest)).toEqual({ error: "Event could not be stored; retry later" });
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_events WHERE source_id = ?").bind(source.id).first("n")).toBe(0);
+    expect((await relayStore(env, source.id).stats()).events).toBe(0);
     // Unauthenticated: still 401 (auth is not skipped), counted in no bucket.
     const anonymous = await call("GET", "usage", { env: down });
     expect(anonymous.status).toBe(401);

@@ -36,6 +36,7 @@ const SCOPE_TABLE: Record<string, Access> = {
   "POST /api/v1/admin/push/migrate-stores": "admin",
   "POST /api/v1/admin/surveys/migrate-responses": "admin",
   "POST /api/v1/admin/mail/migrate-bodies": "admin",
+  "POST /api/v1/admin/relay/migrate-events": "admin",
   "POST /api/v1/admin/teams/{id}/members": "admin",
   "POST /api/v1/admin/sign-in-links": "admin",
   "GET /api/v1/keys": ["keys:read", "keys:write"],

@@ -233,7 +233,7 @@ describe("queue message schemas against the bodies on the wire", () => {
   const uuid = "3f2b8c1e-6a4d-4e2f-9b1a-0c5d7e8f9a0b";
   const wire: Array<[string, z.ZodType, unknown[]]> = [
     ["report-export", exportMessage, [{ report_id: uuid, team_id: uuid }]],
-    ["webhook-deliveries", deliveryMessage, [{ delivery_id: uuid }]],
+    ["webhook-deliveries", deliveryMessage, [{ delivery_id: uuid }, { delivery_id: uuid, source_id: uuid }]],
     [
       "push-sends",
       pushQueueMessage,

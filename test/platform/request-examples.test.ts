@@ -62,6 +62,7 @@ const ORDER = [
   "adminMigratePushStores",
   "adminMigrateSurveyResponses",
   "adminMigrateMailBodies",
+  "adminMigrateRelayEvents",
 ] as const;
 
 async function hmacHex(secret: string, body: string): Promise<string> {

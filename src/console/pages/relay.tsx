@@ -182,7 +182,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
     listDestinations(c.env, team.id, sourceId),
     listEvents(c.env, team.id, sourceId, { limit: EVENTS_PAGE, cursor }),
   ]);
-  const statuses = await eventDestinationStatuses(c.env, team.id, events.data.map((e) => e.id));
+  const statuses = await eventDestinationStatuses(c.env, team.id, sourceId, events.data.map((e) => e.id));
   const canWrite = roleAtLeast(team.role, "developer");
   const base = teamPath(c, `relay/sources/${sourceId}`);
   // A destination as a chip names it: host and path, cut short.

@@ -1,6 +1,9 @@
-// Webhook relay tables: sources (public ingest addresses), destinations (customer URLs), the events
-// received at a source, one delivery per event and destination, and every attempt of a delivery.
-// Deleting a source removes its destinations, events, deliveries and attempts (foreign-key cascade).
+// Webhook relay tables: sources (public ingest addresses) and destinations (customer URLs), the
+// relay's control plane. The events received at a source, one delivery per event and destination,
+// and every attempt of a delivery live in each source's store (src/products/relay/store/); the
+// three tables below them are their former home, read only by the operator's migration
+// (relay.migrate.ts) until it has emptied them. Deleting a source removes its destinations
+// (foreign-key cascade).
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { teams } from "./platform";
 

@@ -6,6 +6,7 @@ import { getDb } from "../../db/client";
 import { logsAdminRoutes } from "../../products/logs/logs.admin.routes";
 import { mailAdminRoutes } from "../../products/mail/mail.admin.routes";
 import { pushAdminRoutes } from "../../products/push/push.admin.routes";
+import { relayAdminRoutes } from "../../products/relay/relay.admin.routes";
 import { surveysAdminRoutes } from "../../products/surveys/surveys.admin.routes";
 import { adminAuth } from "../auth";
 import { createRouter } from "../router";
@@ -179,6 +180,7 @@ adminRouter.openapi(
 adminRouter.route("/logs", logsAdminRoutes);
 adminRouter.route("/mail", mailAdminRoutes);
 adminRouter.route("/push", pushAdminRoutes);
+adminRouter.route("/relay", relayAdminRoutes);
 adminRouter.route("/surveys", surveysAdminRoutes);
 
 // A path no route serves gets the same check as the routes before its 404 or 405.

@@ -1,6 +1,6 @@
 // Webhook relay destinations over the database: add (SSRF-checked, capped per source), list,
-// change, delete, each under a source of the caller's team. Every query filters on the team; no
-// Hono context here.
+// change, delete (its deliveries in the source's store with it), each under a source of the
+// caller's team. Every query filters on the team; no Hono context here.
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -14,6 +14,7 @@ import { newSealedWebhookSecret } from "../../platform/webhook-signature";
 import { MAX_DESTINATIONS_PER_SOURCE, type CreateDestinationBody, type PatchDestinationBody } from "./relay.schemas";
 import { RelayErrors } from "./relay.service";
 import { forgetIngestSource } from "./relay.ingest";
+import { relayStore } from "./relay.store";
 import { loadSource } from "./relay-sources.service";
 import type { z } from "@hono/zod-openapi";
 
@@ -101,4 +102,6 @@ export async function deleteDestination(env: Env, teamId: string, sourceId: stri
   const [row] = await db.delete(webhookDestinations).where(destinationWhere(teamId, sourceId, destinationId)).returning({ id: webhookDestinations.id });
   orNotFound(row, RelayErrors.destination());
   forgetIngestSource(sourceId);
+  // Its deliveries and their attempts go with it (a delivery of it claimed later is dropped by the consumer).
+  await relayStore(env, sourceId).dropDestination(destinationId);
 }

@@ -1,17 +1,15 @@
-// Webhook relay events over the database: the cursor-paginated list of a source's events with their
-// delivery roll-up, and one event with its deliveries and their attempts (the SQL of both reads is in
-// relay.queries.ts), and the latest status per destination of a page of events. Every query filters
-// on the team; no Hono context here.
-import { and, asc, desc, eq, inArray } from "drizzle-orm";
+// Webhook relay events, read from the source's store (store/relay-store.ts) once the source is
+// found under the caller's team in D1: the cursor-paginated list of a source's events with their
+// delivery roll-up, one event with its deliveries and their attempts, and the latest status per
+// destination of a page of events. No Hono context here.
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { webhookAttempts, webhookDeliveries } from "../../db/schema";
 import { fromBase64Url, toBase64Url } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { orNotFound } from "../../platform/tenancy";
-import { selectEventDetail, selectEventPage } from "./relay.queries";
 import type { EVENT_DELIVERY_STATUSES } from "./relay.schemas";
 import { RelayErrors } from "./relay.service";
+import { relayStore } from "./relay.store";
 import { loadSource } from "./relay-sources.service";
 
 type EventDeliveryStatus = (typeof EVENT_DELIVERY_STATUSES)[number];
@@ -43,8 +41,8 @@ export async function listEvents(
 ) {
   await loadSource(getDb(env.DB), teamId, sourceId);
   const before = query.cursor ? decodeCursor(query.cursor) : undefined;
-  const results = await selectEventPage(env.DB, teamId, sourceId, { before, type: query.type, status: query.status }, query.limit + 1);
-  const page = results.slice(0, query.limit);
+  const results = await relayStore(env, sourceId).listEvents({ before, type: query.type, status: query.status }, query.limit + 1);
+  const page = results.slice(0, query.limit).map(({ id, ...row }) => ({ id, source_id: sourceId, ...row }));
   const hasMore = results.length > query.limit;
   const last = page[page.length - 1];
   return {
@@ -57,19 +55,16 @@ export async function listEvents(
 export const MAX_STATUS_EVENTS = 90;
 
 /**
- * Each destination's status for each of the listed events of a team: the status of the latest
- * delivery per (event, destination), as the events list's roll-up reads them. One query for the
- * whole page; events of another team give nothing.
+ * Each destination's status for each of the listed events of a team's source: the status of the
+ * latest delivery per (event, destination), as the events list's roll-up reads them. One store call
+ * for the whole page; a source of another team answers the relay's 404.
  */
-export async function eventDestinationStatuses(env: Env, teamId: string, eventIds: string[]): Promise<Map<string, Map<string, string>>> {
+export async function eventDestinationStatuses(env: Env, teamId: string, sourceId: string, eventIds: string[]): Promise<Map<string, Map<string, string>>> {
   const byEvent = new Map<string, Map<string, string>>();
   if (eventIds.length === 0) return byEvent;
   if (eventIds.length > MAX_STATUS_EVENTS) throw new Error(`at most ${MAX_STATUS_EVENTS} events per call`);
-  const rows = await getDb(env.DB)
-    .select({ eventId: webhookDeliveries.eventId, destinationId: webhookDeliveries.destinationId, status: webhookDeliveries.status })
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.teamId, teamId), inArray(webhookDeliveries.eventId, eventIds)))
-    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id));
+  await loadSource(getDb(env.DB), teamId, sourceId);
+  const rows = await relayStore(env, sourceId).destinationStatuses(eventIds);
   for (const row of rows) {
     const statuses = byEvent.get(row.eventId) ?? new Map<string, string>();
     // Newest first: the first row of a destination is its latest delivery.
@@ -80,30 +75,20 @@ export async function eventDestinationStatuses(env: Env, teamId: string, eventId
 }
 
 export async function getEvent(env: Env, teamId: string, sourceId: string, eventId: string) {
-  const db = getDb(env.DB);
-  await loadSource(db, teamId, sourceId);
-  const event = orNotFound(await selectEventDetail(env.DB, teamId, sourceId, eventId), RelayErrors.event());
-  const [deliveries, attempts] = await db.batch([
-    db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.teamId, teamId))).orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id)),
-    db
-      .select()
-      .from(webhookAttempts)
-      .where(
-        and(
-          eq(webhookAttempts.teamId, teamId),
-          inArray(webhookAttempts.deliveryId, db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId))),
-        ),
-      )
-      .orderBy(asc(webhookAttempts.number)),
-  ]);
+  await loadSource(getDb(env.DB), teamId, sourceId);
+  const found = orNotFound(await relayStore(env, sourceId).eventDetail(eventId), RelayErrors.event());
+  const { event, deliveries, attempts } = found;
   const byDelivery = new Map<string, typeof attempts>();
   for (const attempt of attempts) {
     const list = byDelivery.get(attempt.deliveryId) ?? [];
     list.push(attempt);
     byDelivery.set(attempt.deliveryId, list);
   }
+  const { id, ...rest } = event;
   return {
-    ...event,
+    id,
+    source_id: sourceId,
+    ...rest,
     headers: JSON.parse(event.headers) as Record<string, string>,
     deliveries: deliveries.map((d) => ({
       id: d.id,

@@ -1,18 +1,19 @@
-// Replaying a stored webhook event: choosing the destinations, charging the `webhooks` quota, and
-// writing and queuing the new deliveries, with the first attempt in the background of the request.
-// Every query filters on the team; no Hono context here.
-import { and, asc, eq, inArray } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+// Replaying a stored webhook event: choosing the destinations (D1), charging the `webhooks` quota,
+// and writing the new deliveries in the source's store and queuing them, with the first attempt in
+// the background of the request. The source is found under the team before its store is asked;
+// no Hono context here.
+import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { webhookDeliveries, webhookDestinations, webhookEvents } from "../../db/schema";
+import { webhookDestinations } from "../../db/schema";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
-import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
+import { ownedBy, orNotFound } from "../../platform/tenancy";
 import { attemptNow } from "./relay.consumer";
 import { filterAdmits } from "./relay.inbound";
-import { deliveryInserts, enqueueDeliveries, newDelivery, RelayErrors, type Background } from "./relay.service";
+import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
+import { relayStore } from "./relay.store";
 import { loadSource } from "./relay-sources.service";
 
 /**
@@ -25,12 +26,9 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
   const teamId = owner.teamId;
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
-  const [[event], sourceDestinations] = await db.batch([
-    db
-      .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
-      .from(webhookEvents)
-      .where(and(ownedRow(webhookEvents, teamId, eventId), eq(webhookEvents.sourceId, sourceId)))
-      .limit(1),
+  const store = relayStore(env, sourceId);
+  const [event, sourceDestinations] = await Promise.all([
+    store.eventType(eventId),
     db
       .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter, enabled: webhookDestinations.enabled })
       .from(webhookDestinations)
@@ -55,28 +53,34 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
     destinations = sourceDestinations.filter((d) => wanted.has(d.id));
   }
   const at = nowIso();
-  const deliveries = destinations.map((d) => newDelivery(teamId, eventId, d.id, "replay", at));
-  const inserts = deliveryInserts(db, deliveries);
-  if (inserts.length > 0) {
+  const deliveries = destinations.map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
+  if (deliveries.length > 0) {
+    const ids = deliveries.map((d) => d.id);
     // Each delivery a replay creates is outbound work the team asked for: one `webhooks` unit each
     // (429, nothing created, when the quota is short; given back when nothing could be queued).
     await consumeQuota(env, owner, "webhooks", deliveries.length);
+    let added: boolean;
     try {
-      await db.batch(inserts as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+      added = await store.addDeliveries(eventId, deliveries, at);
     } catch (error) {
       await releaseQuota(env, teamId, "webhooks", deliveries.length);
       throw error;
     }
+    if (!added) {
+      // Purged by retention meanwhile.
+      await releaseQuota(env, teamId, "webhooks", deliveries.length);
+      throw RelayErrors.event();
+    }
     try {
-      await enqueueDeliveries(env, deliveries.map((d) => d.id));
+      await enqueueDeliveries(env, sourceId, ids);
     } catch (error) {
       await releaseQuota(env, teamId, "webhooks", deliveries.length);
-      await db.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, deliveries.map((d) => d.id)));
+      await store.removeDeliveries(ids);
       console.error(JSON.stringify({ msg: "relay replay enqueue failed", eventId, error: String(error) }));
       throw new ApiError("unavailable", "Replay could not be queued; retry later");
     }
     // As on ingest: the first attempt at once, the queued messages as its safety net and retries.
-    background.waitUntil(attemptNow(env, deliveries.map((d) => d.id)));
+    background.waitUntil(attemptNow(env, sourceId, ids));
   }
   return { count: deliveries.length, destination_ids: deliveries.map((d) => d.destinationId) };
 }

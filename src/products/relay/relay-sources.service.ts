@@ -1,6 +1,6 @@
-// Webhook relay sources over the database: create, list, read, change, delete, and the team-scoped
-// look-up the destination, event and replay services start from. Every query filters on the team;
-// no Hono context here.
+// Webhook relay sources over the database: create, list, read, change, delete (with the source's
+// store, store/relay-store.ts), and the team-scoped look-up the destination, event and replay
+// services start from. Every query filters on the team; no Hono context here.
 import { insertUnderCap } from "../../platform/caps";
 import { ApiError } from "../../platform/errors";
 import { desc } from "drizzle-orm";
@@ -14,6 +14,7 @@ import { destinationsCountSql } from "./relay.queries";
 import type { CreateSourceBody, PatchSourceBody, Provider } from "./relay.schemas";
 import { RelayErrors } from "./relay.service";
 import { forgetIngestSource } from "./relay.ingest";
+import { relayStore } from "./relay.store";
 import type { z } from "@hono/zod-openapi";
 
 type SourceRow = typeof webhookSources.$inferSelect;
@@ -101,11 +102,23 @@ export async function patchSource(env: Env, teamId: string, sourceId: string, in
   const [row] = await db.update(webhookSources).set(changes).where(ownedRow(webhookSources, teamId, sourceId)).returning({ id: webhookSources.id });
   orNotFound(row, RelayErrors.source());
   forgetIngestSource(sourceId);
+  // The store's retention alarm purges with the new setting (ingest hands it over too).
+  if (input.retention_days !== undefined) await relayStore(env, sourceId).setRetention(sourceId, input.retention_days);
   return getSource(env, teamId, sourceId);
 }
 
+/**
+ * Deletes a source: its D1 rows first (the ingest address stops answering, destinations go by
+ * cascade), then every event of its store. Should the store not answer, its retention alarm still
+ * removes the events within the source's retention.
+ */
 export async function deleteSource(env: Env, teamId: string, sourceId: string): Promise<void> {
   const [row] = await getDb(env.DB).delete(webhookSources).where(ownedRow(webhookSources, teamId, sourceId)).returning({ id: webhookSources.id });
   orNotFound(row, RelayErrors.source());
   forgetIngestSource(sourceId);
+  try {
+    await relayStore(env, sourceId).destroy();
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "relay: deleting a source's store failed", sourceId, error: String(error) }));
+  }
 }

@@ -1,24 +1,26 @@
 // Forwarding: the consumer of the "webhook-deliveries" queue, and the first attempt made from the
-// ingest request. One message is one delivery (an event to a destination). The delivery row is
-// claimed with a conditional UPDATE before anything is sent, so a redelivered message never
-// produces a second successful delivery; every attempt is recorded; failures are retried through the
-// queue on the schedule of relay.retry.ts, then `failed`; a destination failing for five days is
-// disabled and its team's owner told (relay.health.ts).
+// ingest request. One message is one delivery (an event to a destination) of one source. The
+// delivery is claimed in the source's store (store/relay-store.ts, the claim rule and lease of
+// platform/jobs/claim.ts) before anything is sent, so a redelivered message never produces a second
+// successful delivery; every attempt is recorded there; failures are retried through the queue on
+// the schedule of relay.retry.ts, then `failed`; a destination failing for five days is disabled
+// and its team's owner told (relay.health.ts, in D1 with the destination).
 import { defineConsumer } from "../../platform/jobs/consume";
-import { claim, claimSpec, secondsLeft } from "../../platform/jobs/claim";
-import { and, eq, sql } from "drizzle-orm";
+import { claimSpec, secondsLeft } from "../../platform/jobs/claim";
+import { eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { teams, webhookAttempts, webhookDeliveries, webhookDestinations, webhookEvents } from "../../db/schema";
+import { teams, webhookDestinations } from "../../db/schema";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { readCapped } from "../../platform/outbound";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
-import { destinationHealthStatements, isFailingTooLong, notifyDestinationDisabled } from "./relay.health";
+import { healthChanges, isFailingTooLong, notifyDestinationDisabled, recordHealth } from "./relay.health";
+import { relayStore } from "./relay.store";
 import { isInboundSignatureHeader } from "./relay.inbound";
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay.retry";
-import { deliveryMessage } from "./relay.messages";
+import { deliveryMessage, type DeliveryMessage } from "./relay.messages";
 export { deliveryMessage, type DeliveryMessage } from "./relay.messages";
 
 export { MAX_ATTEMPTS, retryDelaySeconds };
@@ -34,8 +36,8 @@ export const webhookDeliveriesConsumer = defineConsumer({
   queue: "webhook-deliveries",
   schema: deliveryMessage,
   order: "parallel",
-  handle: async (body, { env }) => (await attemptDelivery(env, body.delivery_id)).retryInSeconds,
-  // The database or the secret could not be read: nothing was sent; try again on the schedule.
+  handle: async (body, { env }) => (await attemptDelivery(env, body)).retryInSeconds,
+  // The store, the database or the secret could not be read: nothing was sent; try again on the schedule.
   retryAfterError: (attempts) => retryDelaySeconds(attempts) ?? RETRY_SCHEDULE_SECONDS[MAX_ATTEMPTS - 1],
 });
 
@@ -46,10 +48,10 @@ export const webhookDeliveriesConsumer = defineConsumer({
  * retry is due, and the claim makes it send nothing when this attempt delivered or is still
  * sending. Never throws.
  */
-export async function attemptNow(env: Env, deliveryIds: string[]): Promise<void> {
+export async function attemptNow(env: Env, sourceId: string, deliveryIds: string[]): Promise<void> {
   await Promise.all(
     deliveryIds.map((id) =>
-      attemptDelivery(env, id).catch((error) => {
+      attemptDelivery(env, { delivery_id: id, source_id: sourceId }).catch((error) => {
         // Nothing was recorded; the queued message attempts it when it comes.
         console.error(JSON.stringify({ msg: "relay: first attempt errored", deliveryId: id, error: String(error) }));
       }),
@@ -64,58 +66,56 @@ export interface DeliveryOutcome {
   retryInSeconds: number | null;
 }
 
-/** One attempt of one delivery; safe to call twice for the same delivery. */
-export async function attemptDelivery(env: Env, deliveryId: string): Promise<DeliveryOutcome> {
+/** One attempt of one delivery (claimed in its source's store); safe to call twice for the same delivery. */
+export async function attemptDelivery(env: Env, message: DeliveryMessage): Promise<DeliveryOutcome> {
+  const { delivery_id: deliveryId, source_id: sourceId } = message;
+  if (sourceId === undefined) return { result: "skipped", retryInSeconds: null };
   const db = getDb(env.DB);
-  const byId = eq(webhookDeliveries.id, deliveryId);
-  // The claim and the read of what it claimed in one round trip (one transaction): the read runs
-  // after the claim and sees the attempt it counted; a claim that lost reads who holds the row.
-  const [won, [row]] = await db.batch([
-    claim(db, webhookDeliveries, CLAIM, byId, { updatedAt: nowIso() }).returning({ id: webhookDeliveries.id }),
+  const store = relayStore(env, sourceId);
+  // The claim in the store and the read of the destinations (control plane, D1) at the same time:
+  // the delivery's destination is one of its source's, found once the claim names it.
+  const [claimed, destinations] = await Promise.all([
+    store.claim(deliveryId, nowMs(), CLAIM.leaseMs, nowIso()),
     db
       .select({
-        status: webhookDeliveries.status,
-        leaseUntil: webhookDeliveries.leaseUntil,
-        id: webhookDeliveries.id,
-        teamId: webhookDeliveries.teamId,
-        eventId: webhookDeliveries.eventId,
-        attempts: webhookDeliveries.attempts,
-        // Not the destination's own id column: D1's batch answers rows keyed by column name, and
-        // two columns named `id` would overwrite each other.
-        destinationId: webhookDeliveries.destinationId,
-        event: { body: webhookEvents.body, contentType: webhookEvents.contentType, headers: webhookEvents.headers, eventType: webhookEvents.eventType },
-        destination: {
-          sourceId: webhookDestinations.sourceId,
-          url: webhookDestinations.url,
-          secret: webhookDestinations.secret,
-          enabled: webhookDestinations.enabled,
-          failingSince: webhookDestinations.failingSince,
-        },
+        id: webhookDestinations.id,
+        teamId: webhookDestinations.teamId,
+        sourceId: webhookDestinations.sourceId,
+        url: webhookDestinations.url,
+        secret: webhookDestinations.secret,
+        enabled: webhookDestinations.enabled,
+        failingSince: webhookDestinations.failingSince,
         ownerEmail: teams.ownerEmail,
       })
-      .from(webhookDeliveries)
-      .leftJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
-      .leftJoin(webhookDestinations, eq(webhookDestinations.id, webhookDeliveries.destinationId))
-      .leftJoin(teams, eq(teams.id, webhookDeliveries.teamId))
-      .where(byId)
-      .limit(1),
+      .from(webhookDestinations)
+      .innerJoin(teams, eq(teams.id, webhookDestinations.teamId))
+      .where(eq(webhookDestinations.sourceId, sourceId)),
   ]);
-  if (won.length === 0) {
+  // Gone (source or event deleted) or unknown: nothing to do.
+  if (!claimed) return { result: "skipped", retryInSeconds: null };
+  if (!claimed.won) {
     // Another consumer holds it: come back when its lease ends, in case that consumer died.
-    if (row?.status === "sending") return { result: "skipped", retryInSeconds: secondsLeft(row.leaseUntil) };
-    // Gone (source, destination or event deleted) or already final: nothing to do.
+    if (claimed.status === "sending") return { result: "skipped", retryInSeconds: secondsLeft(claimed.leaseUntil) };
+    // Already final: nothing to do.
     return { result: "skipped", retryInSeconds: null };
   }
-  // Claimed, but its event or destination went meanwhile (the cascade takes the row with them).
-  if (!row?.event || !row.destination) return { result: "skipped", retryInSeconds: null };
-  const { event, destination } = row;
-  const delivery: ClaimedDelivery = { id: row.id, teamId: row.teamId, eventId: row.eventId, attempts: row.attempts, event, destination };
+  const destination = destinations.find((d) => d.id === claimed.delivery.destinationId);
+  if (!destination) {
+    // Claimed, but its destination went meanwhile: the delivery goes with it, as when it is deleted.
+    await store.removeDeliveries([deliveryId]);
+    return { result: "skipped", retryInSeconds: null };
+  }
+  const { event } = claimed;
+  const delivery: ClaimedDelivery = {
+    id: deliveryId,
+    eventId: claimed.delivery.eventId,
+    attempts: claimed.delivery.attempts,
+    event: { ...event, headers: JSON.parse(event.headers) as Record<string, string> },
+    destination,
+  };
 
   if (!destination.enabled) {
-    await db
-      .update(webhookDeliveries)
-      .set({ status: "failed", attempts: sql`${webhookDeliveries.attempts} - 1`, leaseUntil: null, lastError: "destination disabled", nextAttemptAt: null, updatedAt: nowIso() })
-      .where(byId);
+    await store.failDisabled(deliveryId, nowIso());
     return { result: "failed", retryInSeconds: null };
   }
 
@@ -126,38 +126,41 @@ export async function attemptDelivery(env: Env, deliveryId: string): Promise<Del
   const retryIn = success || attempt.permanent || disable ? null : retryDelaySeconds(delivery.attempts);
   const final = retryIn === null;
   const at = nowIso();
-  const [, , ...health] = await db.batch([
-    db.insert(webhookAttempts).values({
-      id: crypto.randomUUID(),
-      teamId: delivery.teamId,
+  const dueMs = retryIn === null ? null : nowMs() + retryIn * 1000;
+  // The attempt in the store (conditional on the claim, so a stale consumer never overwrites a
+  // newer result) and the destination's health in D1, at the same time; the health statements
+  // only when they change something (a success after failures, a first failure, the disabling).
+  const health = healthChanges(destination.failingSince, { success, disable });
+  const [, disabled] = await Promise.all([
+    store.recordAttempt({
       deliveryId,
       number: delivery.attempts,
-      attemptedAt: attempt.startedAt,
-      statusCode: attempt.statusCode,
-      durationMs: attempt.durationMs,
-      error: attempt.error,
-      responseBody: attempt.responseBody,
-      retryInSeconds: retryIn,
+      attempt: {
+        id: crypto.randomUUID(),
+        attemptedAt: attempt.startedAt,
+        statusCode: attempt.statusCode,
+        durationMs: attempt.durationMs,
+        error: attempt.error,
+        responseBody: attempt.responseBody,
+        retryInSeconds: retryIn,
+      },
+      status: success ? "delivered" : final ? "failed" : "pending",
+      nextAttemptAt: dueMs === null ? null : new Date(dueMs).toISOString(),
+      dueMs,
+      deliveredAt: success ? at : null,
+      at,
     }),
-    // Conditional on the claim, so a stale consumer never overwrites a newer result.
-    db
-      .update(webhookDeliveries)
-      .set({
-        status: success ? "delivered" : final ? "failed" : "pending",
-        leaseUntil: null,
-        lastStatusCode: attempt.statusCode,
-        lastError: attempt.error,
-        nextAttemptAt: retryIn === null ? null : new Date(nowMs() + retryIn * 1000).toISOString(),
-        deliveredAt: success ? at : null,
-        updatedAt: at,
-      })
-      .where(and(byId, eq(webhookDeliveries.status, "sending"), eq(webhookDeliveries.attempts, delivery.attempts))),
-    ...destinationHealthStatements(db, row.destinationId, { success, disable, at }),
+    // A health write that fails is logged, not retried: the attempt is recorded, and a retry of
+    // the message would send again; the next attempt's outcome writes the health anyway.
+    health
+      ? recordHealth(db, destination.id, { success, disable, at }).catch((error) => {
+          console.error(JSON.stringify({ msg: "relay: destination health not recorded", destinationId: destination.id, error: String(error) }));
+          return false;
+        })
+      : false,
   ]);
-  // The disabling statement is last and returns the destination only if it was still enabled: one notice, however many fail at once.
-  const disabled = health[health.length - 1];
-  if (disable && Array.isArray(disabled) && disabled.length > 0) {
-    await notifyDestinationDisabled(env, { teamId: delivery.teamId, ownerEmail: row.ownerEmail, sourceId: destination.sourceId, destinationId: row.destinationId, url: destination.url, failingSince: destination.failingSince! });
+  if (disabled) {
+    await notifyDestinationDisabled(env, { teamId: destination.teamId, ownerEmail: destination.ownerEmail, sourceId, destinationId: destination.id, url: destination.url, failingSince: destination.failingSince! });
   }
   return { result: success ? "delivered" : final ? "failed" : "retry", retryInSeconds: retryIn };
 }
@@ -165,7 +168,6 @@ export async function attemptDelivery(env: Env, deliveryId: string): Promise<Del
 /** What an attempt needs of the delivery it claimed, its event and its destination. */
 interface ClaimedDelivery {
   id: string;
-  teamId: string;
   eventId: string;
   attempts: number;
   event: { body: string; contentType: string | null; headers: Record<string, string>; eventType: string | null };

@@ -16,12 +16,25 @@ export function isFailingTooLong(failingSince: string | null, nowMs: number): bo
   return Number.isFinite(since) && nowMs - since >= DISABLE_AFTER_FAILING_MS;
 }
 
+/** True when an attempt's outcome changes its destination's health (a success after failures, a first failure, the disabling). */
+export function healthChanges(failingSince: string | null, outcome: { success: boolean; disable: boolean }): boolean {
+  return outcome.success ? failingSince !== null : failingSince === null || outcome.disable;
+}
+
 /**
- * The statements that record an attempt's outcome on its destination, for the attempt's own batch.
- * When `disable`, the last one disables it and RETURNS its id only if it was still enabled, so the
- * owner is told once even when several deliveries fail at the same moment.
+ * Records an attempt's outcome on its destination (one batch); true when this call disabled it.
+ * The disabling statement changes the row only if it was still enabled, so the owner is told once
+ * even when several deliveries fail at the same moment.
  */
-export function destinationHealthStatements(db: Db, destinationId: string, outcome: { success: boolean; disable: boolean; at: string }) {
+export async function recordHealth(db: Db, destinationId: string, outcome: { success: boolean; disable: boolean; at: string }): Promise<boolean> {
+  const [first, ...rest] = destinationHealthStatements(db, destinationId, outcome);
+  const results = await db.batch([first!, ...rest]);
+  const disabled = results[results.length - 1];
+  return outcome.disable && Array.isArray(disabled) && disabled.length > 0;
+}
+
+/** The statements that record an attempt's outcome on its destination; when `disable`, the last one disables it and RETURNS its id only if it was still enabled. */
+function destinationHealthStatements(db: Db, destinationId: string, outcome: { success: boolean; disable: boolean; at: string }) {
   const byId = eq(webhookDestinations.id, destinationId);
   if (outcome.success) return [db.update(webhookDestinations).set({ failingSince: null }).where(and(byId, isNotNull(webhookDestinations.failingSince)))];
   const statements = [db.update(webhookDestinations).set({ failingSince: outcome.at }).where(and(byId, isNull(webhookDestinations.failingSince)))];

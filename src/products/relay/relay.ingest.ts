@@ -1,12 +1,12 @@
-// Receiving a webhook at a source's ingest address: the source look-up, the signature, the quota
-// units in the team's meter, the event with its deliveries in one D1 batch, the queue, and the
-// first delivery attempt in the background of the request. No Hono context here.
-import { isUniqueViolation } from "../../platform/db-errors";
+// Receiving a webhook at a source's ingest address: the source look-up (D1, cached per isolate),
+// the signature, the quota units in the team's meter, the event with its deliveries in one call to
+// the source's store (store/relay-store.ts), the queue, and the first delivery attempt in the
+// background of the request. No Hono context here.
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
-import { getDb, type Db } from "../../db/client";
-import { teams, webhookDestinations, webhookEvents, webhookSources } from "../../db/schema";
-import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
+import { getDb } from "../../db/client";
+import { teams, webhookDestinations, webhookSources } from "../../db/schema";
+import { nowIso, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
@@ -16,7 +16,7 @@ import { attemptNow } from "./relay.consumer";
 import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
 import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
-import { insertDeliveriesForEvent, insertEvent } from "./relay.queries";
+import { relayStore } from "./relay.store";
 
 type SourceRow = typeof webhookSources.$inferSelect;
 
@@ -95,12 +95,14 @@ async function readIngestSource(env: Env, slug: string): Promise<IngestSource | 
 /**
  * Receives one webhook at a source (found by loadIngestSource): signature, then its quota units in
  * the team's meter (beside the per-IP bucket's count, `admitted`: the refusal it answered, or
- * null), then the event and its deliveries in one D1 batch while the queue messages are sent, then
- * the first delivery attempt in the background (`background.waitUntil`), so a healthy destination gets the event right away
- * instead of after the queue's batch wait. The queue messages are the safety net: they come back
- * when the first retry is due and find the delivery already delivered (acknowledged, nothing sent),
- * still being sent (back after the lease) or waiting for its retry. When the queue refuses, the
- * stored event is removed again and its units given back (503), before anything was sent.
+ * null), then the event and its deliveries in one call to the source's store while the queue
+ * messages are sent, then the first delivery attempt in the background (`background.waitUntil`),
+ * so a healthy destination gets the event right away instead of after the queue's batch wait. The
+ * queue messages are the safety net: they come back when the first retry is due and find the
+ * delivery already delivered (acknowledged, nothing sent), still being sent (back after the lease)
+ * or waiting for its retry. When the store fails, nothing is stored (its call is one transaction)
+ * and the units are given back (503); when the queue refuses, the stored event is removed again
+ * and its units given back (503), before anything was sent.
  */
 export async function receiveWebhook(
   env: Env,
@@ -129,47 +131,57 @@ export async function receiveWebhook(
   const eventId = crypto.randomUUID();
   const at = nowIso();
   const deliveries = found.destinations.filter((d) => filterAdmits(d.eventFilter, identity.type)).map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
+  const store = relayStore(env, source.id);
 
-  // Event and deliveries in one transaction (a duplicate provider event id fails the unique index
-  // and rolls both back, so the common case pays no look-up), and the queue messages at the same
-  // time: they are the retries' safety net, delayed until the first retry is due (5 s), so they
-  // never arrive before the write has committed, and a message whose delivery was not stored finds
-  // nothing and is acknowledged.
-  const statements = [
-    insertEvent(env.DB, {
-      eventId,
-      teamId: source.teamId,
-      sourceId: source.id,
-      eventType: identity.type,
-      providerEventId: identity.providerEventId,
-      contentType: inbound.contentType,
-      headers: storedHeaders(inbound.headers),
-      body: inbound.body,
-      sizeBytes,
-      receivedAt: at,
-    }),
-    ...(deliveries.length > 0 ? [insertDeliveriesForEvent(env.DB, eventId, deliveries, "ingest", at)] : []),
-  ];
+  // Event and deliveries in one store call (one transaction: a copy of a stored provider event id
+  // writes nothing and names the stored one), and the queue messages at the same time: they are
+  // the retries' safety net, delayed until the first retry is due (5 s), so they never arrive
+  // before the write has committed, and a message whose delivery was not stored finds nothing and
+  // is acknowledged.
   const ids = deliveries.map((d) => d.id);
-  const [stored, queued] = await Promise.allSettled([env.DB.batch(statements), enqueueDeliveries(env, ids)]);
+  const [stored, queued] = await Promise.allSettled([
+    store.ingest({
+      sourceId: source.id,
+      retentionDays: source.retentionDays,
+      event: {
+        id: eventId,
+        eventType: identity.type,
+        providerEventId: identity.providerEventId,
+        contentType: inbound.contentType,
+        headers: JSON.stringify(storedHeaders(inbound.headers)),
+        body: inbound.body,
+        sizeBytes,
+        receivedAt: at,
+      },
+      deliveries,
+    }),
+    enqueueDeliveries(env, source.id, ids),
+  ]);
   if (stored.status === "rejected") {
     await giveBack(env, source.teamId, units);
-    // A copy of a provider event already stored: the unique index kept the first one.
-    if (identity.providerEventId && isUniqueViolation(stored.reason)) {
-      const duplicate = await findDuplicate(getDb(env.DB), source.id, identity.providerEventId);
-      if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-    }
-    throw stored.reason;
+    console.error(JSON.stringify({ msg: "relay: store unavailable", sourceId: source.id, error: String(stored.reason) }));
+    throw new ApiError("unavailable", "Event could not be stored; retry later");
+  }
+  const { duplicate } = stored.value;
+  if (duplicate) {
+    // A copy of a provider event already stored: the first one is kept, its units are not taken.
+    await giveBack(env, source.teamId, units);
+    return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
   }
   if (queued.status === "rejected") {
     console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(queued.reason) }));
-    await getDb(env.DB).delete(webhookEvents).where(eq(webhookEvents.id, eventId));
+    try {
+      await store.removeEvent(eventId);
+    } catch (error) {
+      // Stored and unqueued: the store's alarm queues its deliveries once they are overdue.
+      console.error(JSON.stringify({ msg: "relay: removing an unqueued event failed", eventId, error: String(error) }));
+    }
     await giveBack(env, source.teamId, units);
     throw new ApiError("unavailable", "Event could not be queued; retry later");
   }
   // Only now that the safety net holds: an attempt started before could send an event that the
   // 503 above then tells the sender to send again.
-  if (ids.length > 0) background.waitUntil(attemptNow(env, ids));
+  if (ids.length > 0) background.waitUntil(attemptNow(env, source.id, ids));
   return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
 }
 
@@ -205,7 +217,7 @@ async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebh
       console.error(JSON.stringify({ msg: "relay: usage meter unavailable", teamId: source.teamId, error: String(error) }));
       throw new ApiError("unavailable", "Event could not be stored; retry later");
     }
-    const duplicate = identity.providerEventId ? await findDuplicate(getDb(env.DB), source.id, identity.providerEventId) : undefined;
+    const duplicate = identity.providerEventId ? await findDuplicate(env, source.id, identity.providerEventId) : null;
     if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
     throw error;
   }
@@ -219,13 +231,11 @@ function giveBack(env: Env, teamId: string, units: number): Promise<void> {
   );
 }
 
-async function findDuplicate(db: Db, sourceId: string, providerEventId: string) {
-  const [row] = await db
-    .select({ id: webhookEvents.id, eventType: webhookEvents.eventType })
-    .from(webhookEvents)
-    .where(and(eq(webhookEvents.sourceId, sourceId), eq(webhookEvents.providerEventId, providerEventId)))
-    .limit(1);
-  return row;
+/** The stored event of a provider event id (a refused event may still be a copy of one); null when none, or when the store cannot say. */
+async function findDuplicate(env: Env, sourceId: string, providerEventId: string) {
+  return relayStore(env, sourceId)
+    .findDuplicate(providerEventId)
+    .catch(() => null);
 }
 
 /** Bytes of a stored event that one `webhooks` unit pays for. */

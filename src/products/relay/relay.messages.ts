@@ -3,6 +3,11 @@
 import { rowId } from "../../platform/jobs/row-id";
 import { z } from "zod";
 
-/** The body of one webhook-deliveries message: the delivery to attempt. Payloads stay in D1 (128 KB queue cap). */
-export const deliveryMessage = z.object({ delivery_id: rowId });
+/**
+ * The body of one webhook-deliveries message: the delivery to attempt and the source whose store
+ * holds it. Payloads stay in the store (128 KB queue cap). A message queued before the stores
+ * (no `source_id`) names a delivery still in D1: it is acknowledged, and once the operator's
+ * migration (relay.migrate.ts) has moved that delivery, its store's alarm queues it again.
+ */
+export const deliveryMessage = z.object({ delivery_id: rowId, source_id: rowId.optional() });
 export type DeliveryMessage = z.infer<typeof deliveryMessage>;

@@ -1,9 +1,9 @@
-import { createScheduledController } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../../src/index";
 import { monthOf } from "../../../src/platform/quota";
 import { nowMs, nowSeconds, setClock } from "../../../src/platform/clock";
 import { loadIngestSource, receiveWebhook } from "../../../src/products/relay/relay.ingest";
+import { relayStore } from "../../../src/products/relay/relay.store";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
 import {
@@ -16,6 +16,10 @@ import {
   ingest,
   receiver,
   standardHeaders,
+  callSettled,
+  consumeRecorded,
+  recordingQueue,
+  storeSql,
   stripeHeaders,
 } from "./relay.helpers";
 
@@ -120,7 +124,7 @@ describe("inbound signatures", () => {
     }
     expect(await eventCount(source.id)).toBe(1);
     const deliveries = async (destinationId: string) =>
-      (await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE destination_id = ?").bind(destinationId).first<{ n: number }>())!.n;
+      (await storeSql<{ n: number }>(source.id, "SELECT COUNT(*) AS n FROM deliveries WHERE destination_id = ?", destinationId))[0]!.n;
     expect([await deliveries(releases.id), await deliveries(everything.id)]).toEqual([0, 1]);
     // Another signed body is another event.
     const other = JSON.stringify({ action: "published" });
@@ -213,12 +217,39 @@ describe("ingest errors", () => {
     expect(used!.used).toBe(10000);
   });
 
+  it("answers 503 with nothing stored, nothing sent and the unit given back when the source's store fails", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const destination = await createDestination(team.key, source.id);
+    // The store's object cannot be reached: every call to it fails as an unreachable object's does.
+    const unreachable = { get: () => ({ ingest: () => Promise.reject(new Error("Network connection lost.")) }), idFromName: (name: string) => env.RELAY_STORE.idFromName(name) };
+    const queue = recordingQueue();
+    const brokenEnv = { ...queue.env, RELAY_STORE: unreachable } as unknown as typeof env;
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const rx = receiver([destination.url]);
+    try {
+      await expectError(await callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ id: "evt_1", type: "x" }), headers: { "content-type": "application/json" }, env: brokenEnv }), 503, {
+        error: "Event could not be stored; retry later",
+      });
+      expect(await usedOf(team.teamId, "webhooks")).toBe(0);
+      expect(await relayStore(env, source.id).stats()).toMatchObject({ events: 0, deliveries: 0 });
+      // The messages queued beside the failed write find no delivery: acknowledged, nothing sent.
+      for (const message of await consumeRecorded(queue.sent)) expect(message.ack).toHaveBeenCalled();
+      expect(rx.received).toEqual([]);
+      // Once the store answers again, the sender's retry is stored as a new event, not a duplicate.
+      const retried = await ingest(source.slug, JSON.stringify({ id: "evt_1", type: "x" }));
+      expect((await json(retried)).data).toMatchObject({ duplicate: false, deliveries: 1 });
+    } finally {
+      rx.restore();
+    }
+  });
+
   it("answers 503, keeps nothing, sends nothing and gives the quota unit back when the queue refuses", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
     const destination = await createDestination(team.key, source.id);
     const brokenQueue = { sendBatch: vi.fn(async () => Promise.reject(new Error("queue down"))) };
-    const brokenEnv = { DB: env.DB, RATE_LIMITER: env.RATE_LIMITER, ENCRYPTION_KEY: env.ENCRYPTION_KEY, APP_URL: env.APP_URL, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
+    const brokenEnv = { DB: env.DB, RATE_LIMITER: env.RATE_LIMITER, RELAY_STORE: env.RELAY_STORE, ENCRYPTION_KEY: env.ENCRYPTION_KEY, APP_URL: env.APP_URL, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
     const background: Promise<unknown>[] = [];
     const rx = receiver([destination.url]);
     try {
@@ -301,7 +332,7 @@ describe("validation", () => {
 });
 
 describe("retention", () => {
-  it("the hourly cron deletes events older than their source's retention_days, with their deliveries", async () => {
+  it("each source's store deletes events older than its retention_days, with their deliveries and attempts", async () => {
     const team = await setupTeam();
     const short = await createSource(team.key, { retention_days: 1 });
     const long = await createSource(team.key, { retention_days: 30 });
@@ -312,21 +343,41 @@ describe("retention", () => {
     const oldLong = (await json(await ingest(long.slug, "{}"))).data.id;
     setClock(start + 20 * 3600_000);
     const recent = (await json(await ingest(short.slug, "{}"))).data.id;
+    const ids = async (sourceId: string) => (await storeSql<{ id: string }>(sourceId, "SELECT id FROM events")).map((r) => r.id);
+    expect(await storeSql(short.id, "SELECT id FROM deliveries WHERE event_id = ?", old)).toHaveLength(1);
     // 25 hours after the first events: only the 1-day source's first event has expired.
-    setClock(start + 25 * 3600_000);
-    const controller = createScheduledController({ cron: "0 * * * *", scheduledTime: start + 25 * 3600_000 });
-    await worker.scheduled(controller, env);
-    const ids = async (sourceId: string) =>
-      (await env.DB.prepare("SELECT id FROM webhook_events WHERE source_id = ?").bind(sourceId).all<{ id: string }>()).results.map((r) => r.id);
+    const at = start + 25 * 3600_000;
+    expect(await relayStore(env, short.id).purgeExpired(at)).toEqual({ deleted: 1, more: false });
+    expect(await relayStore(env, long.id).purgeExpired(at)).toEqual({ deleted: 0, more: false });
     expect(await ids(short.id)).toEqual([recent]);
     expect(await ids(long.id)).toEqual([oldLong]);
-    const orphans = await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ?").bind(old).first<{ n: number }>();
-    expect(orphans!.n).toBe(0);
+    expect(await storeSql(short.id, "SELECT id FROM deliveries WHERE event_id = ?", old)).toEqual([]);
+    expect(await storeSql(short.id, "SELECT a.id FROM attempts a LEFT JOIN deliveries d ON d.id = a.delivery_id WHERE d.id IS NULL")).toEqual([]);
     // 31 days on, the 30-day source's event goes too; running twice is harmless.
-    setClock(start + 31 * 86400_000);
-    await worker.scheduled(controller, env);
-    await worker.scheduled(controller, env);
+    for (const store of [relayStore(env, short.id), relayStore(env, long.id)]) {
+      await store.purgeExpired(start + 31 * 86400_000);
+      expect(await store.purgeExpired(start + 31 * 86400_000)).toEqual({ deleted: 0, more: false });
+    }
     expect(await ids(long.id)).toEqual([]);
     expect(await ids(short.id)).toEqual([]);
   });
+
+  it("runs on the store's own alarm (real time), with the retention a PATCH set", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { retention_days: 30 });
+    await createDestination(team.key, source.id);
+    // Received two days before the real now: kept under 30 days, expired once the source keeps 1.
+    setClock(Date.now() - 2 * 86400_000);
+    await ingest(source.slug, JSON.stringify({ type: "x" }));
+    setClock(null);
+    const store = relayStore(env, source.id);
+    expect(await runInDurableObject(store, (_o, state) => state.storage.getAlarm())).not.toBeNull();
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    expect((await store.stats()).events).toBe(1);
+    expect((await call("PATCH", `webhooks/sources/${source.id}`, { key: team.key, body: { retention_days: 1 } })).status).toBe(200);
+    // The alarm set itself again while events are held.
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    expect(await store.stats()).toMatchObject({ events: 0, deliveries: 0, attempts: 0 });
+  });
 });
+

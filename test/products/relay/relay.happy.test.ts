@@ -6,7 +6,7 @@ import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { filterAdmits } from "../../../src/products/relay/relay.inbound";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
-import { createDestination, createSource, deliverOnce, env, eventCount, getEvent, ingest, receiver, stripeHeaders, waitFor } from "./relay.helpers";
+import { createDestination, createSource, deliverOnce, env, eventCount, getEvent, ingest, receiver, storeSql, stripeHeaders, waitFor } from "./relay.helpers";
 import { playedQueue } from "../../helpers/queues";
 
 afterEach(() => setClock(null));
@@ -180,10 +180,10 @@ describe("ingest and forwarding", () => {
       expect(first.attempts[0]).toMatchObject({ status_code: 500, error: "HTTP 500", retry_in_seconds: 5, response_body: "answer 500" });
       expect(first.next_attempt_at).not.toBeNull();
 
-      const second = await deliverOnce(first.id, 2);
+      const second = await deliverOnce(source.id, first.id, 2);
       expect(second.retry).toHaveBeenCalledWith({ delaySeconds: 300 });
       expect(second.ack).not.toHaveBeenCalled();
-      const third = await deliverOnce(first.id, 3);
+      const third = await deliverOnce(source.id, first.id, 3);
       expect(third.ack).toHaveBeenCalled();
       expect(third.retry).not.toHaveBeenCalled();
 
@@ -202,7 +202,7 @@ describe("ingest and forwarding", () => {
       expect(rx.received).toHaveLength(3);
 
       // A redelivered message of a delivered delivery sends nothing and is acknowledged.
-      const again = await deliverOnce(first.id, 4);
+      const again = await deliverOnce(source.id, first.id, 4);
       expect(again.ack).toHaveBeenCalled();
       expect(rx.received).toHaveLength(3);
     } finally {
@@ -225,7 +225,7 @@ describe("ingest and forwarding", () => {
       expect(first.attempts[0]).toMatchObject({ status_code: null, error: "timeout after 15 s" });
       const delays: number[] = [];
       for (let n = 2; n <= 8; n++) {
-        const message = await deliverOnce(first.id, n);
+        const message = await deliverOnce(source.id, first.id, n);
         if (n < 8) delays.push(message.retry.mock.calls[0][0].delaySeconds);
         else {
           expect(message.ack).toHaveBeenCalled();
@@ -241,7 +241,7 @@ describe("ingest and forwarding", () => {
       expect(delivery.attempts[1].error).toBe("network error: connection refused");
       expect(delivery.attempts[7].retry_in_seconds).toBeNull();
       // Nothing more is sent for a failed delivery.
-      const after = await deliverOnce(first.id, 9);
+      const after = await deliverOnce(source.id, first.id, 9);
       expect(after.ack).toHaveBeenCalled();
       expect(rx.received).toHaveLength(8);
     } finally {
@@ -261,7 +261,7 @@ describe("ingest and forwarding", () => {
       const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "x" }), {}, { env: queue.env }))).data;
       const event = await getEvent(team.key, source.id, accepted.id);
       const id = event.deliveries[0].id;
-      await Promise.all([deliverOnce(id), deliverOnce(id), deliverOnce(id)]);
+      await Promise.all([deliverOnce(source.id, id), deliverOnce(source.id, id), deliverOnce(source.id, id)]);
       await waitFor(async () => (await getEvent(team.key, source.id, accepted.id)).deliveries[0].status === "delivered");
       // The worker's own consumer sees the message too.
       expect(await queue.deliver()).toHaveLength(1);
@@ -401,15 +401,19 @@ describe("deliveries that cannot be sent", () => {
     try {
       const at = new Date().toISOString();
       const ids = [crypto.randomUUID(), crypto.randomUUID()];
-      await env.DB.batch(
-        [disabled.id, refused.id].map((destinationId, i) =>
-          env.DB.prepare(
-            "INSERT INTO webhook_deliveries (id, team_id, event_id, destination_id, status, attempts, trigger, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', 0, 'replay', ?, ?)",
-          ).bind(ids[i], team.teamId, event.id, destinationId, at, at),
-        ),
-      );
-      const first = await deliverOnce(ids[0]);
-      const second = await deliverOnce(ids[1]);
+      for (const [i, destinationId] of [disabled.id, refused.id].entries()) {
+        await storeSql(
+          source.id,
+          "INSERT INTO deliveries (id, event_id, destination_id, status, attempts, trigger, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, 'replay', ?, ?)",
+          ids[i],
+          event.id,
+          destinationId,
+          at,
+          at,
+        );
+      }
+      const first = await deliverOnce(source.id, ids[0]);
+      const second = await deliverOnce(source.id, ids[1]);
       expect(first.ack).toHaveBeenCalled();
       expect(second.ack).toHaveBeenCalled();
       expect(first.retry).not.toHaveBeenCalled();

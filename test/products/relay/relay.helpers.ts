@@ -1,14 +1,16 @@
 // Shared set-up of the relay tests: sources and destinations through the API, signed ingest
 // requests per provider, a scripted receiver behind a fetch spy, fake queue messages, a queue that
-// records instead of delivering, and requests whose background work (waitUntil) is awaited.
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+// records instead of delivering, requests whose background work (waitUntil) is awaited, and SQL
+// run inside a source's store (where its events, deliveries and attempts are).
+import { createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { app } from "../../../src/app";
 import type { Env } from "../../../src/env";
 import { expect, vi, type MockInstance } from "vitest";
 import { hmacSha256, toHex } from "../../../src/platform/crypto";
 import { nowSeconds } from "../../../src/platform/clock";
 import { standardWebhookHeaders } from "../../../src/platform/webhook-signature";
-import { attemptDelivery, webhookDeliveriesConsumer } from "../../../src/products/relay/relay.consumer";
+import { attemptDelivery, webhookDeliveriesConsumer, type DeliveryMessage } from "../../../src/products/relay/relay.consumer";
+import { relayStore } from "../../../src/products/relay/relay.store";
 import { anyIp, API, call, json, ORIGIN, type RequestOptions } from "../../helpers/api";
 
 export { env };
@@ -73,13 +75,13 @@ export function receiver(urls: string[], responses: Array<number | Error> = [200
   return { received, restore: () => spy.mockRestore() };
 }
 
-export function fakeMessage(deliveryId: string, attempts = 1) {
-  return { id: crypto.randomUUID(), timestamp: new Date(), body: { delivery_id: deliveryId }, attempts, ack: vi.fn(), retry: vi.fn() };
+export function fakeMessage(sourceId: string, deliveryId: string, attempts = 1) {
+  return { id: crypto.randomUUID(), timestamp: new Date(), body: { delivery_id: deliveryId, source_id: sourceId }, attempts, ack: vi.fn(), retry: vi.fn() };
 }
 
-/** Runs the consumer on one fake message and returns it (ack / retry spies). */
-export async function deliverOnce(deliveryId: string, attempts = 1) {
-  const message = fakeMessage(deliveryId, attempts);
+/** Runs the consumer on one fake message (a delivery of `sourceId`) and returns it (ack / retry spies). */
+export async function deliverOnce(sourceId: string, deliveryId: string, attempts = 1) {
+  const message = fakeMessage(sourceId, deliveryId, attempts);
   await webhookDeliveriesConsumer.consume({ queue: "webhook-deliveries", messages: [message], ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
   return message;
 }
@@ -104,8 +106,12 @@ export async function getEvent(key: string, sourceId: string, eventId: string) {
 }
 
 export async function eventCount(sourceId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_events WHERE source_id = ?").bind(sourceId).first<{ n: number }>();
-  return row?.n ?? 0;
+  return (await relayStore(env, sourceId).stats()).events;
+}
+
+/** Rows of a SQL statement run inside a source's store (tables `events`, `deliveries`, `attempts`). */
+export async function storeSql<T = Record<string, unknown>>(sourceId: string, sql: string, ...params: unknown[]): Promise<T[]> {
+  return runInDurableObject(relayStore(env, sourceId), (_object, state) => state.storage.sql.exec(sql, ...params).toArray() as T[]);
 }
 
 /**
@@ -130,7 +136,7 @@ export function ingestSettled(slug: string, body: string, headers: Record<string
 }
 
 export interface RecordedMessage {
-  body: { delivery_id: string };
+  body: DeliveryMessage;
   delaySeconds: number | undefined;
 }
 
@@ -138,8 +144,8 @@ export interface RecordedMessage {
 export function recordingQueue(): { env: Env; sent: RecordedMessage[] } {
   const sent: RecordedMessage[] = [];
   const queue = {
-    send: async (body: { delivery_id: string }, options?: QueueSendOptions) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
-    sendBatch: async (messages: Array<{ body: { delivery_id: string }; delaySeconds?: number }>, options?: QueueSendBatchOptions) =>
+    send: async (body: DeliveryMessage, options?: QueueSendOptions) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
+    sendBatch: async (messages: Array<{ body: DeliveryMessage; delaySeconds?: number }>, options?: QueueSendBatchOptions) =>
       void sent.push(...messages.map((m) => ({ body: m.body, delaySeconds: m.delaySeconds ?? options?.delaySeconds }))),
   } as unknown as Queue;
   return { env: { ...(env as Env), WEBHOOK_QUEUE: queue }, sent };
@@ -147,7 +153,7 @@ export function recordingQueue(): { env: Env; sent: RecordedMessage[] } {
 
 /** Runs the consumer on recorded messages, as the queue would deliver them (`attempts` = delivery count). */
 export async function consumeRecorded(messages: RecordedMessage[], attempts = 1) {
-  const fakes = messages.map((m) => ({ ...fakeMessage(m.body.delivery_id, attempts) }));
+  const fakes = messages.map((m) => ({ ...fakeMessage(m.body.source_id!, m.body.delivery_id, attempts) }));
   await webhookDeliveriesConsumer.consume({ queue: "webhook-deliveries", messages: fakes, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
   return fakes;
 }

@@ -10,7 +10,7 @@ import { planLimits } from "../../../src/platform/plans";
 import { retryDelaySeconds } from "../../../src/products/relay/relay.consumer";
 import { expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
-import { callSettled, consumeRecorded, createDestination, createSource, env, eventCount, getEvent, ingestSettled, receiver, recordingQueue } from "./relay.helpers";
+import { callSettled, consumeRecorded, createDestination, createSource, env, eventCount, getEvent, ingestSettled, receiver, recordingQueue, storeSql } from "./relay.helpers";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -38,7 +38,7 @@ describe("first delivery from the ingest request", () => {
       expect(event.deliveries[0]).toMatchObject({ status: "delivered", attempts_count: 1, last_status_code: 200 });
 
       // The safety-net message was queued all the same, due when the first retry would be.
-      expect(queue.sent).toEqual([{ body: { delivery_id: event.deliveries[0].id }, delaySeconds: retryDelaySeconds(1) }]);
+      expect(queue.sent).toEqual([{ body: { delivery_id: event.deliveries[0].id, source_id: source.id }, delaySeconds: retryDelaySeconds(1) }]);
       const [message] = await consumeRecorded(queue.sent);
       expect(message!.ack).toHaveBeenCalled();
       expect(message!.retry).not.toHaveBeenCalled();
@@ -81,7 +81,7 @@ describe("first delivery from the ingest request", () => {
     const [late] = await consumeRecorded(queue.sent, 2);
     expect(late!.ack).toHaveBeenCalled();
     expect(sends).toBe(1);
-    const row = await env.DB.prepare("SELECT status, attempts FROM webhook_deliveries WHERE destination_id = ?").bind(destination.id).first();
+    const [row] = await storeSql(source.id, "SELECT status, attempts FROM deliveries WHERE destination_id = ?", destination.id);
     expect(row).toEqual({ status: "delivered", attempts: 1 });
   });
 
@@ -150,9 +150,7 @@ describe("the ingest write", () => {
     expect(statuses).toEqual([202, 202, 202, 429, 429, 429, 429, 429]);
     for (const r of results.filter((r) => r.status === 429)) await expectError(r, 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     expect(await eventCount(source.id)).toBe(3);
-    const counts = await env.DB.prepare("SELECT COUNT(*) AS deliveries FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.source_id = ?1")
-      .bind(source.id)
-      .first();
+    const [counts] = await storeSql(source.id, "SELECT COUNT(*) AS deliveries FROM deliveries");
     expect({ ...counts, used: await usedOf(team.teamId, "webhooks") }).toEqual({ deliveries: 3, used: limit });
     expect(queue.sent).toHaveLength(3);
   });
@@ -220,11 +218,7 @@ describe("queue sends shared by concurrent ingests", () => {
     const sent = queue.calls.flat();
     expect(sent).toHaveLength(60);
     expect(new Set(sent).size).toBe(60);
-    const { results: rows } = await env.DB.prepare(
-      "SELECT d.id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.source_id = ?",
-    )
-      .bind(source.id)
-      .all<{ id: string }>();
+    const rows = await storeSql<{ id: string }>(source.id, "SELECT id FROM deliveries");
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(sent));
     expect(queue.calls.length).toBeLessThan(30);
   });

@@ -7,7 +7,7 @@ import { QUEUES } from "../../../src/platform/jobs/queues";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { MAX_ATTEMPTS, QUEUE_MAX_RETRIES, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "../../../src/products/relay/relay.retry";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
-import { callSettled, consumeRecorded, createDestination, createSource, env, getEvent, ingestSettled, receiver, recordingQueue } from "./relay.helpers";
+import { callSettled, consumeRecorded, createDestination, createSource, env, getEvent, ingestSettled, receiver, recordingQueue, storeSql } from "./relay.helpers";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -135,9 +135,9 @@ describe("a destination that keeps failing", () => {
 
     // Deliveries still queued for it end as failed without a send, and no second email goes out.
     const sendsBefore = (vi.mocked(globalThis.fetch).mock.calls as unknown[][]).length;
-    const pendingIds = (await env.DB.prepare("SELECT id FROM webhook_deliveries WHERE destination_id = ? AND status = 'pending'").bind(failing.id).all<{ id: string }>()).results;
+    const pendingIds = await storeSql<{ id: string }>(source.id, "SELECT id FROM deliveries WHERE destination_id = ? AND status = 'pending'", failing.id);
     expect(pendingIds.length).toBeGreaterThan(0);
-    const messages = await consumeRecorded(pendingIds.map((r) => ({ body: { delivery_id: r.id }, delaySeconds: undefined })), 2);
+    const messages = await consumeRecorded(pendingIds.map((r) => ({ body: { delivery_id: r.id, source_id: source.id }, delaySeconds: undefined })), 2);
     for (const m of messages) expect(m.ack).toHaveBeenCalled();
     expect((vi.mocked(globalThis.fetch).mock.calls as unknown[][]).length).toBe(sendsBefore);
     expect(await outbox(team.teamId)).toHaveLength(1);

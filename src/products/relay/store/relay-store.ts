@@ -1,0 +1,370 @@
+// RelayStore: the events of one webhook source with their deliveries and attempts, in a
+// SQLite-backed Durable Object of their own (one object per source, named by the source id). D1
+// keeps the control plane (sources, destinations, teams); the volume lives here, so capacity grows
+// with the number of sources (10 GB per object) and ingest is one call beside its data.
+// The schema is Drizzle's (relay-store.schema.ts) with migrations generated for the durable-sqlite
+// driver and applied when the object starts. Every method is an RPC of the Worker; times come from
+// the caller (the platform clock), except the alarm, which runs on real time: retention (the
+// source's retention_days, and a byte budget under the object's 10 GB), and the re-queue of
+// deliveries whose queue message was lost (the store knows its own due work).
+import { DurableObject } from "cloudflare:workers";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import type { Env } from "../../../env";
+import type { DeliveryMessage } from "../relay.consumer";
+import migrations from "./migrations/migrations.js";
+import * as schema from "./relay-store.schema";
+import { EVENT_DETAIL_SQL, eventPageSql, type EventPageFilter, type EventSummaryRow } from "./relay-store.queries";
+import {
+  deleteInSteps,
+  eventsOverBudget,
+  expiredEvents,
+  lostDeliveries,
+  oldestEvents,
+  STORE_BUDGET_BYTES,
+  STORE_CHECK_FROM_BYTES,
+  type AttemptRecord,
+  type ClaimResult,
+  type LegacyRows,
+  type StoredEvent,
+} from "./relay-store.rows";
+
+const DAY_MS = 86_400_000;
+/** How often the alarm looks at an object that holds events; sooner while a purge or re-queue is unfinished. */
+const ALARM_EVERY_MS = 3_600_000;
+const ALARM_AGAIN_MS = 60_000;
+
+type DeliveryRow = typeof schema.deliveries.$inferSelect;
+type AttemptRow = typeof schema.attempts.$inferSelect;
+export type { AttemptRecord, ClaimResult };
+
+export class RelayStore extends DurableObject<Env> {
+  private readonly db: DrizzleSqliteDODatabase<typeof schema>;
+  private alarmChecked = false;
+  private deleted = false;
+  /** The settings last written (`source_id|retention_days`): an ingest with the same ones writes none. */
+  private settings: string | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = drizzle(ctx.storage, { schema });
+    void ctx.blockConcurrencyWhile(async () => {
+      await migrate(this.db, migrations);
+    });
+  }
+
+  /**
+   * Ingest, in one transaction: a copy of a stored provider event id answers the stored event
+   * (nothing written); otherwise the event and one pending delivery per destination given.
+   */
+  async ingest(input: { sourceId: string; retentionDays: number; event: StoredEvent; deliveries: Array<{ id: string; destinationId: string }> }): Promise<{ duplicate: { id: string; eventType: string | null } | null }> {
+    this.assertLive();
+    const { event } = input;
+    const duplicate = this.ctx.storage.transactionSync(() => {
+      if (event.providerEventId !== null) {
+        const found = this.findProviderEvent(event.providerEventId);
+        if (found) return found;
+      }
+      this.db.insert(schema.events).values(event).run();
+      this.insertDeliveries(event.id, input.deliveries, "ingest", event.receivedAt);
+      this.setSettings(input.sourceId, input.retentionDays);
+      return null;
+    });
+    if (!duplicate) await this.ensureAlarm();
+    return { duplicate };
+  }
+
+  /** The stored event of a provider event id, or null. */
+  async findDuplicate(providerEventId: string): Promise<{ id: string; eventType: string | null } | null> {
+    this.assertLive();
+    return this.findProviderEvent(providerEventId);
+  }
+
+  /** Takes back an ingested event whose queue messages could not be sent (it was never attempted). */
+  async removeEvent(eventId: string): Promise<void> {
+    this.assertLive();
+    this.ctx.storage.transactionSync(() => {
+      this.db.delete(schema.deliveries).where(eq(schema.deliveries.eventId, eventId)).run();
+      this.db.delete(schema.events).where(eq(schema.events.id, eventId)).run();
+    });
+  }
+
+  /** An event's id and type (what a replay needs), or null. */
+  async eventType(eventId: string): Promise<{ id: string; eventType: string | null } | null> {
+    this.assertLive();
+    const [row] = this.db.select({ id: schema.events.id, eventType: schema.events.eventType }).from(schema.events).where(eq(schema.events.id, eventId)).all();
+    return row ?? null;
+  }
+
+  /** New pending deliveries of a stored event (a replay); false, nothing written, when the event is gone. */
+  async addDeliveries(eventId: string, deliveries: Array<{ id: string; destinationId: string }>, at: string): Promise<boolean> {
+    this.assertLive();
+    const added = this.ctx.storage.transactionSync(() => {
+      if (this.db.select({ id: schema.events.id }).from(schema.events).where(eq(schema.events.id, eventId)).all().length === 0) return false;
+      this.insertDeliveries(eventId, deliveries, "replay", at);
+      return true;
+    });
+    if (added) await this.ensureAlarm();
+    return added;
+  }
+
+  /** Removes deliveries (with their attempts): a replay that could not be queued, a delivery whose destination is gone. */
+  async removeDeliveries(ids: string[]): Promise<void> {
+    this.assertLive();
+    if (ids.length === 0) return;
+    this.ctx.storage.transactionSync(() => {
+      this.db.delete(schema.attempts).where(inArray(schema.attempts.deliveryId, ids)).run();
+      this.db.delete(schema.deliveries).where(inArray(schema.deliveries.id, ids)).run();
+    });
+  }
+
+  /** A destination was deleted: its deliveries and their attempts go with it (as D1's cascade did). */
+  async dropDestination(destinationId: string): Promise<void> {
+    this.assertLive();
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec("DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE destination_id = ?)", destinationId);
+      this.ctx.storage.sql.exec("DELETE FROM deliveries WHERE destination_id = ?", destinationId);
+    });
+  }
+
+  /**
+   * Claims a delivery for one attempt (platform/jobs/claim.ts's rule: `pending` with no live lease,
+   * or `sending` under a lease that ended): `sending`, one more attempt, leased until now + leaseMs.
+   * The object runs one call at a time, so of two consumers claiming at once exactly one wins.
+   */
+  async claim(deliveryId: string, now: number, leaseMs: number, at: string): Promise<ClaimResult> {
+    // A message of a deleted source finds nothing.
+    if (this.deleted) return null;
+    const [won] = this.ctx.storage.sql
+      .exec<{ id: string; event_id: string; destination_id: string; attempts: number }>(
+        `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?1, updated_at = ?2
+         WHERE id = ?3 AND ((status = 'pending' AND (lease_until IS NULL OR lease_until < ?4)) OR (status = 'sending' AND lease_until < ?4))
+         RETURNING id, event_id, destination_id, attempts`,
+        now + leaseMs,
+        at,
+        deliveryId,
+        now,
+      )
+      .toArray();
+    if (!won) {
+      const [held] = this.db.select({ status: schema.deliveries.status, leaseUntil: schema.deliveries.leaseUntil }).from(schema.deliveries).where(eq(schema.deliveries.id, deliveryId)).all();
+      return held ? { won: false, ...held } : null;
+    }
+    const [event] = this.db
+      .select({ body: schema.events.body, contentType: schema.events.contentType, headers: schema.events.headers, eventType: schema.events.eventType })
+      .from(schema.events)
+      .where(eq(schema.events.id, won.event_id))
+      .all();
+    if (!event) return null;
+    return { won: true, delivery: { id: won.id, eventId: won.event_id, destinationId: won.destination_id, attempts: won.attempts }, event };
+  }
+
+  /** A claimed delivery whose destination is disabled: `failed` without an attempt (the claim's count is taken back). */
+  async failDisabled(deliveryId: string, at: string): Promise<void> {
+    this.assertLive();
+    this.db
+      .update(schema.deliveries)
+      .set({ status: "failed", attempts: sql`${schema.deliveries.attempts} - 1`, leaseUntil: null, lastError: "destination disabled", nextAttemptAt: null, dueMs: null, updatedAt: at })
+      .where(and(eq(schema.deliveries.id, deliveryId), eq(schema.deliveries.status, "sending")))
+      .run();
+  }
+
+  /** Records an attempt and its delivery's new state, conditional on the claim: a stale consumer overwrites nothing. */
+  async recordAttempt(record: AttemptRecord): Promise<boolean> {
+    this.assertLive();
+    return this.ctx.storage.transactionSync(() => {
+      const updated = this.db
+        .update(schema.deliveries)
+        .set({
+          status: record.status,
+          leaseUntil: null,
+          lastStatusCode: record.attempt.statusCode,
+          lastError: record.attempt.error,
+          nextAttemptAt: record.nextAttemptAt,
+          dueMs: record.dueMs,
+          deliveredAt: record.deliveredAt,
+          updatedAt: record.at,
+        })
+        .where(and(eq(schema.deliveries.id, record.deliveryId), eq(schema.deliveries.status, "sending"), eq(schema.deliveries.attempts, record.number)))
+        .returning({ id: schema.deliveries.id })
+        .all();
+      // The attempt happened whatever its claim became: it is recorded either way, as in D1.
+      this.db.insert(schema.attempts).values({ ...record.attempt, deliveryId: record.deliveryId, number: record.number }).run();
+      return updated.length > 0;
+    });
+  }
+
+  /** Up to `take` events, newest first, with their delivery roll-up. */
+  async listEvents(filter: EventPageFilter, take: number): Promise<EventSummaryRow[]> {
+    this.assertLive();
+    const { sql: text, params } = eventPageSql(filter, take);
+    return this.ctx.storage.sql.exec<EventSummaryRow & Record<string, SqlStorageValue>>(text, ...params).toArray();
+  }
+
+  /** One event with its headers and body, roll-up, deliveries (oldest first) and their attempts; null when unknown. */
+  async eventDetail(eventId: string): Promise<{ event: EventSummaryRow & { headers: string; body: string }; deliveries: DeliveryRow[]; attempts: AttemptRow[] } | null> {
+    this.assertLive();
+    const [event] = this.ctx.storage.sql.exec<EventSummaryRow & { headers: string; body: string } & Record<string, SqlStorageValue>>(EVENT_DETAIL_SQL, eventId).toArray();
+    if (!event) return null;
+    const deliveries = this.db.select().from(schema.deliveries).where(eq(schema.deliveries.eventId, eventId)).orderBy(asc(schema.deliveries.createdAt), asc(schema.deliveries.id)).all();
+    const attempts =
+      deliveries.length === 0
+        ? []
+        : this.db.select().from(schema.attempts).where(inArray(schema.attempts.deliveryId, deliveries.map((d) => d.id))).orderBy(asc(schema.attempts.number)).all();
+    return { event, deliveries, attempts };
+  }
+
+  /** The latest delivery's status per (event, destination) of the listed events. */
+  async destinationStatuses(eventIds: string[]): Promise<Array<{ eventId: string; destinationId: string; status: string }>> {
+    this.assertLive();
+    return this.ctx.storage.sql
+      .exec<{ eventId: string; destinationId: string; status: string }>(
+        `SELECT event_id AS eventId, destination_id AS destinationId, status FROM deliveries
+         WHERE event_id IN (SELECT value FROM json_each(?)) ORDER BY created_at DESC, id DESC`,
+        JSON.stringify(eventIds),
+      )
+      .toArray();
+  }
+
+  /** The source's retention changed: the next alarm purges with it. */
+  async setRetention(sourceId: string, retentionDays: number): Promise<void> {
+    this.assertLive();
+    this.setSettings(sourceId, retentionDays);
+  }
+
+  /**
+   * Imports rows of the former D1 tables (the operator's one-time migration), keeping their ids:
+   * a row whose id is held is skipped, so a step that stopped between import and delete and runs
+   * again doubles nothing.
+   */
+  async importLegacy(rows: LegacyRows, settings: { sourceId: string; retentionDays: number }): Promise<{ imported: number }> {
+    this.assertLive();
+    const imported = this.ctx.storage.transactionSync(() => {
+      let count = 0;
+      for (const event of rows.events) count += this.db.insert(schema.events).values(event).onConflictDoNothing().returning({ id: schema.events.id }).all().length;
+      for (const delivery of rows.deliveries) this.db.insert(schema.deliveries).values(delivery).onConflictDoNothing().run();
+      for (const attempt of rows.attempts) this.db.insert(schema.attempts).values(attempt).onConflictDoNothing().run();
+      this.setSettings(settings.sourceId, settings.retentionDays);
+      return count;
+    });
+    await this.ensureAlarm();
+    return { imported };
+  }
+
+  /** Rows held and the database's bytes (tests, the operator's size arithmetic). */
+  async stats(): Promise<{ events: number; deliveries: number; attempts: number; bytes: number }> {
+    this.assertLive();
+    const n = (table: string) => this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n;
+    return { events: n("events"), deliveries: n("deliveries"), attempts: n("attempts"), bytes: this.ctx.storage.sql.databaseSize };
+  }
+
+  /**
+   * Retention: deletes the events received before now - retention_days, with their deliveries and
+   * attempts, oldest first, in bounded steps. `more` is true when the run stopped at its bound.
+   */
+  async purgeExpired(now: number): Promise<{ deleted: number; more: boolean }> {
+    this.assertLive();
+    const days = Number(this.getMeta("retention_days"));
+    if (!days) return { deleted: 0, more: false };
+    return deleteInSteps(this.ctx.storage, expiredEvents.deletes, [new Date(now - days * DAY_MS).toISOString()], Infinity);
+  }
+
+  /**
+   * The byte budget: while the rows' estimated bytes (eventsOverBudget) pass `budget`, deletes the
+   * oldest events with their deliveries and attempts, in bounded steps, so a source receiving more
+   * than its retention can hold never reaches the object's 10 GB (see the README's arithmetic).
+   * Looked at only once the database file passes `checkFrom`: small stores never count their rows.
+   */
+  async trimToBudget(budget: number, checkFrom: number): Promise<{ deleted: number; more: boolean }> {
+    this.assertLive();
+    if (this.ctx.storage.sql.databaseSize < checkFrom) return { deleted: 0, more: false };
+    const excess = eventsOverBudget(this.ctx.storage, budget);
+    return excess === 0 ? { deleted: 0, more: false } : deleteInSteps(this.ctx.storage, oldestEvents.deletes, [], excess);
+  }
+
+  /**
+   * The messages of the deliveries whose queue message was lost at `now` (see relay-store.rows.ts),
+   * at most lostDeliveries.limit; the rows are not changed: the claim decides who sends.
+   */
+  async lostMessages(now: number): Promise<DeliveryMessage[]> {
+    this.assertLive();
+    const sourceId = this.getMeta("source_id");
+    if (sourceId === null) return [];
+    const rows = this.ctx.storage.sql.exec<{ id: string }>(lostDeliveries.sql, now - lostDeliveries.afterMs, lostDeliveries.limit).toArray();
+    return rows.map((row) => ({ delivery_id: row.id, source_id: sourceId }));
+  }
+
+  /** Queues the lost deliveries' messages again (the alarm); true when more may be waiting. */
+  private async requeueLost(now: number): Promise<boolean> {
+    const messages = await this.lostMessages(now);
+    for (let i = 0; i < messages.length; i += 100) {
+      await this.env.WEBHOOK_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => ({ body, contentType: "json" as const })));
+    }
+    if (messages.length > 0) console.log(JSON.stringify({ msg: "relay: re-queued deliveries whose message was lost", requeued: messages.length }));
+    return messages.length === lostDeliveries.limit;
+  }
+
+  /** Deleting the source: every event, delivery and attempt, and the alarm, go. The object answers nothing after. */
+  async destroy(): Promise<void> {
+    this.deleted = true;
+    this.settings = null;
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+
+  override async alarm(): Promise<void> {
+    if (this.deleted) return;
+    const now = Date.now();
+    const purged = await this.purgeExpired(now);
+    const trimmed = await this.trimToBudget(STORE_BUDGET_BYTES, STORE_CHECK_FROM_BYTES);
+    const lostMore = await this.requeueLost(now);
+    // Whether any event is left: one row looked at, not a count of the whole table.
+    const held = this.ctx.storage.sql.exec("SELECT 1 FROM events LIMIT 1").toArray().length > 0;
+    if (purged.more || trimmed.more || lostMore) await this.ctx.storage.setAlarm(Date.now() + ALARM_AGAIN_MS);
+    else if (held) await this.ctx.storage.setAlarm(Date.now() + ALARM_EVERY_MS);
+    else this.alarmChecked = false;
+  }
+
+  private insertDeliveries(eventId: string, deliveries: Array<{ id: string; destinationId: string }>, trigger: "ingest" | "replay", at: string): void {
+    if (deliveries.length === 0) return;
+    const dueMs = Date.parse(at);
+    this.db
+      .insert(schema.deliveries)
+      .values(deliveries.map((d) => ({ id: d.id, eventId, destinationId: d.destinationId, status: "pending" as const, attempts: 0, dueMs, trigger, createdAt: at, updatedAt: at })))
+      .run();
+  }
+
+  private findProviderEvent(providerEventId: string): { id: string; eventType: string | null } | null {
+    const [row] = this.db
+      .select({ id: schema.events.id, eventType: schema.events.eventType })
+      .from(schema.events)
+      .where(eq(schema.events.providerEventId, providerEventId))
+      .all();
+    return row ?? null;
+  }
+
+  private async ensureAlarm(): Promise<void> {
+    if (this.alarmChecked) return;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + ALARM_EVERY_MS);
+    this.alarmChecked = true;
+  }
+
+  private assertLive(): void {
+    if (this.deleted) throw new Error("relay store deleted");
+  }
+
+  private setSettings(sourceId: string, retentionDays: number): void {
+    const settings = `${sourceId}|${retentionDays}`;
+    if (settings === this.settings) return;
+    this.settings = settings;
+    for (const [key, value] of [["source_id", sourceId], ["retention_days", String(retentionDays)]]) {
+      this.db.insert(schema.meta).values({ key, value }).onConflictDoUpdate({ target: schema.meta.key, set: { value } }).run();
+    }
+  }
+
+  private getMeta(key: string): string | null {
+    const [row] = this.db.select({ value: schema.meta.value }).from(schema.meta).where(eq(schema.meta.key, key)).all();
+    return row?.value ?? null;
+  }
+}
