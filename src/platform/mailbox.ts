@@ -9,7 +9,7 @@ const LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
 const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 /**
- * One address parser for every stored and sent address (DESIGN.md "Addresses and headers"): RFC
+ * One address parser for every stored and sent address (docs/ARCHITECTURE.md "Addresses and headers"): RFC
  * 5322 parsing by `email-addresses`, one mailbox per string. A string that holds more than one
  * address (`victim@x.test, y <ok@sandbox>`), a group, or a display name with unquoted `,` `<` `>`
  * `;` does not parse as one mailbox and is refused. Returns the bare address (lower-cased domain)

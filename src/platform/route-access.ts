@@ -4,7 +4,7 @@
 // A team API key route declares its `scope` (auth() counts the default bucket and, for a key
 // holding the scope, the route's `strict` family in one meter call); a public route its per-IP
 // bucket; the operator API and log ingest their own credential. Idempotency runs after the scope
-// check, so a replay never answers a caller the route would refuse (DESIGN.md "Replays never
+// check, so a replay never answers a caller the route would refuse (docs/ARCHITECTURE.md "Replays never
 // outrank authority"). The OpenAPI document's security and Idempotency-Key parameter come from
 // the same declaration (openapi.ts, idempotency.ts).
 import type { MiddlewareHandler } from "hono";

@@ -86,7 +86,7 @@ export const mailWebhooks = sqliteTable(
 );
 
 /**
- * A domain a team may send from once verified (DESIGN.md "Sending domains"). Each team has its
+ * A domain a team may send from once verified (docs/ARCHITECTURE.md "Sending domains"). Each team has its
  * own row and token for a name: several teams may verify the same domain, each with its record.
  */
 export const sendingDomains = sqliteTable(
@@ -105,7 +105,7 @@ export const sendingDomains = sqliteTable(
 export type SendingDomainRow = typeof sendingDomains.$inferSelect;
 
 /**
- * Sandbox caps reserved, not counted after the fact (DESIGN.md "Counts under concurrency"): one
+ * Sandbox caps reserved, not counted after the fact (docs/ARCHITECTURE.md "Counts under concurrency"): one
  * counter per key, window kind (`hour`, `day`) and window start. A send adds its messages with one
  * upsert per window in one D1 batch; the CHECK refuses a counter past its cap, which rolls the
  * whole batch back, so two concurrent sends can never both take the last slot.

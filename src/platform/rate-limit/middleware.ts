@@ -42,7 +42,7 @@ export function clientIp(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? "unknown";
 }
 
-/** A team's counter in one `strict` family (DESIGN.md, "Strict bucket per endpoint family"). */
+/** A team's counter in one `strict` family (docs/ARCHITECTURE.md, "Strict bucket per endpoint family"). */
 export interface StrictKey {
   teamId: string;
   family: StrictFamily;

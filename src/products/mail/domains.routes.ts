@@ -1,4 +1,4 @@
-// Sending domains under /api/v1/domains (DESIGN.md "Sending domains"): add, list, get, delete and
+// Sending domains under /api/v1/domains (docs/ARCHITECTURE.md "Sending domains"): add, list, get, delete and
 // verify over DNS-over-HTTPS. Errors use the mail product's shapes. The operator's direct
 // verification lives in the operator API (src/platform/admin).
 import { z } from "@hono/zod-openapi";

@@ -1,9 +1,10 @@
-// Sending domains (DESIGN.md "Sending domains"): a live key may send only from a domain verified
+// Sending domains (docs/ARCHITECTURE.md "Sending domains"): a live key may send only from a domain verified
 // for its team. A team adds a domain and gets a TXT record to publish; verification looks the
 // record up over DNS-over-HTTPS (the JSON API at DNS_RESOLVER_URL); the operator may verify a
 // domain for a team directly. The platform's own sender domain and the sandbox domain are never a
 // team's. Several teams may verify the same domain, each with its own record. Services take
 // `(env, teamId, ...)` and open the database with getDb(env.DB) themselves.
+import { log } from "../../platform/log";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb, type Db } from "../../db/client";
@@ -123,7 +124,7 @@ export async function lookupTxt(env: Env, name: string): Promise<string[]> {
     if (!response.ok) throw new Error(`resolver answered HTTP ${response.status}`);
     answer = JSON.parse(await readCapped(response));
   } catch (error) {
-    console.error(JSON.stringify({ msg: "DNS-over-HTTPS look-up failed", name, error: String(error) }));
+    log.error("DNS-over-HTTPS look-up failed", { name, error: String(error) });
     throw new ApiError("unavailable", "The DNS resolver could not be reached; try again later");
   }
   // TXT data comes quoted, long records split into several quoted strings.

@@ -5,6 +5,7 @@
 // operator's migration (mail.migrate.ts) moves it. A send whose objects cannot all be written
 // deletes those that were and answers 500 with nothing stored; retention deletes an email's
 // object before its row (mail.cron.ts), so a failed delete leaves the row for the next run.
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 
@@ -65,7 +66,7 @@ export async function putBodies(env: Env, refs: Array<Omit<BodyRef, "bodyInR2">>
       written.push(key);
     });
   } catch (error) {
-    console.error(JSON.stringify({ msg: "mail body write failed; nothing stored", emails: refs.length, error: String(error) }));
+    log.error("mail body write failed; nothing stored", { emails: refs.length, error: String(error) });
     await deleteBodyKeys(env, written);
     throw new ApiError("internal", "The email could not be stored; nothing was sent. Try again.");
   }
@@ -77,7 +78,7 @@ export async function deleteBodyKeys(env: Env, keys: string[]): Promise<void> {
   try {
     await deleteBodies(env, keys);
   } catch (error) {
-    console.error(JSON.stringify({ msg: "mail body clean-up failed; objects without a row remain", keys, error: String(error) }));
+    log.error("mail body clean-up failed; objects without a row remain", { keys, error: String(error) });
   }
 }
 

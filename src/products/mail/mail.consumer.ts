@@ -4,6 +4,7 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
+import { log } from "../../platform/log";
 import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
 import { and, eq, gte, inArray, sql } from "drizzle-orm";
@@ -50,7 +51,7 @@ async function fanOutEvents(env: Env, events: EventRow[]): Promise<void> {
   try {
     await fanOut(env, events);
   } catch (error) {
-    console.error(JSON.stringify({ msg: "mail webhook fan-out failed", events: events.length, error: String(error) }));
+    log.error("mail webhook fan-out failed", { events: events.length, error: String(error) });
   }
 }
 
@@ -74,7 +75,7 @@ export async function sendFirstAttempts(env: Env, ids: string[]): Promise<void> 
       try {
         await sendEmail(env, id, events);
       } catch (error) {
-        console.error(JSON.stringify({ msg: "mail first attempt failed; the queue retries", id, error: String(error) }));
+        log.error("mail first attempt failed; the queue retries", { id, error: String(error) });
       }
     }
   };
@@ -94,7 +95,7 @@ async function handleMessage(body: MailQueueMessage, { env, attempts, isLastAtte
       if (result.done) return { ack: true };
       // A webhook event is tried on every delivery the queue makes of its message, then dropped.
       if (isLastAttempt) {
-        console.error(JSON.stringify({ msg: "mail webhook delivery abandoned", ...body, error: result.error }));
+        log.error("mail webhook delivery abandoned", { ...body, error: result.error });
         return { ack: true };
       }
       return { ack: false, delaySeconds: backoffSeconds(attempts) };
@@ -197,7 +198,7 @@ export async function suspendIfOverThreshold(env: Env, keyId: string): Promise<b
     .where(eq(apiKeys.id, keyId));
   // The key's mail policy is cached with its principal: this isolate stops sending on it now.
   forgetKey(keyId);
-  console.warn(JSON.stringify({ msg: "sandbox key suspended", keyId, ...stats }));
+  log.warn("sandbox key suspended", { key_id: keyId, ...stats });
   return true;
 }
 

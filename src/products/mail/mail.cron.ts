@@ -3,6 +3,7 @@
 // sends only `queued` messages whose lease is free, so a message queued twice is sent once), and
 // retention deletes finished emails (each email's R2 body first, then its row), their status history
 // and finished platform mail after DELIVERY_LOG_RETENTION_DAYS, in bounded steps.
+import { log } from "../../platform/log";
 import { and, inArray, lt } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -94,7 +95,7 @@ async function deleteExpiredEmails(env: Env, cutoff: string): Promise<number> {
         rows.map((row) => bodyKey(row.team_id, row.id)),
       );
     } catch (error) {
-      console.error(JSON.stringify({ msg: "mail retention: R2 did not delete the bodies; their rows wait for the next run", emails: rows.length, error: String(error) }));
+      log.error("mail retention: R2 did not delete the bodies; their rows wait for the next run", { emails: rows.length, error: String(error) });
       break;
     }
     deleted += await deleteEmailsById(

@@ -30,7 +30,7 @@ export const PROTECTED_KEYS = [
 ] as const;
 
 /**
- * Custom headers are an allow-list (DESIGN.md "Addresses and headers"): anything else — trace and
+ * Custom headers are an allow-list (docs/ARCHITECTURE.md "Addresses and headers"): anything else — trace and
  * authentication headers such as `Authentication-Results`, `Resent-From`, `Received`, and every
  * header the platform writes itself — is `forbidden_header`. Names compare case-insensitively.
  */
@@ -38,7 +38,7 @@ export const ALLOWED_HEADERS = ["list-unsubscribe", "list-unsubscribe-post", "in
 /** Any `X-*` header is allowed except the platform's own prefix (`x-edp-team`, ...). */
 export const RESERVED_HEADER_PREFIX = "x-edp-";
 /**
- * `X-*` names that mail providers read as instructions rather than pass on (DESIGN.md "Custom
+ * `X-*` names that mail providers read as instructions rather than pass on (docs/ARCHITECTURE.md "Custom
  * mail headers"): SendGrid's `X-SMTPAPI` can add recipients, Postmark's `X-PM-*`, Amazon SES's
  * `X-SES-*`, Mailgun's `X-Mailgun-*`, Mandrill's `X-MC-*` and SparkPost's `X-MSYS-*` change
  * tracking, routing or the sending configuration. Refused as `forbidden_header`.
@@ -77,7 +77,7 @@ export const LIMITS = {
   body: 256 * 1024,
   headers: 50,
   headerValue: 998,
-  /** `headers` taken together, in UTF-8 bytes of JSON (DESIGN.md "Stored free-form JSON"). */
+  /** `headers` taken together, in UTF-8 bytes of JSON (docs/ARCHITECTURE.md "Stored free-form JSON"). */
   headersBytes: 16 * 1024,
   tags: 10,
 } as const;

@@ -13,6 +13,7 @@
 // Deliveries whose `send` message was lost are swept by each app's store on its alarm
 // (store/push-store.ts takeStuck, requeueStuck), with the same 15 minutes; delivery retention is
 // the store's too. The hourly retention here deletes D1's notification rows past the same period.
+import { log } from "../../platform/log";
 import { sendAll } from "../../platform/jobs/queues";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
@@ -48,7 +49,7 @@ export async function sweepPushFanouts(env: Env): Promise<number> {
     env.PUSH_QUEUE,
     results.map((r): PushQueueMessage => ({ kind: "fanout", notification_id: r.id, after: resume[r.id] ?? null, token: r.fanout_token })),
   );
-  if (results.length) console.log(JSON.stringify({ msg: "push: re-queued fan-outs whose queue message was lost", fanouts: results.length }));
+  if (results.length) log.info("push: re-queued fan-outs whose queue message was lost", { fanouts: results.length });
   return results.length;
 }
 

@@ -6,6 +6,7 @@
 // imported, and writes the app's subscriber_count from the store's answer. A step that stops
 // between import and delete repeats nothing: rows keep their ids, which the store imports once.
 // Rows of apps that no longer exist are deleted, not moved (`dropped`).
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import { pushStore, syncCount } from "./push.store";
@@ -90,7 +91,7 @@ export async function migrateLegacyPush(env: Env, limit: number): Promise<{ subs
 
   const failed = imported.find((r) => r.status === "rejected");
   if (failed) {
-    console.error(JSON.stringify({ msg: "push migration: a store did not answer", error: String((failed as PromiseRejectedResult).reason) }));
+    log.error("push migration: a store did not answer", { error: String((failed as PromiseRejectedResult).reason) });
     throw new ApiError("unavailable", "A push store did not answer; what was moved is recorded, run the step again");
   }
   return {

@@ -1,4 +1,4 @@
-// The push product's HTTP surface: apps (spec), subscribers and notifications (DESIGN.md
+// The push product's HTTP surface: apps (spec), subscribers and notifications (docs/ARCHITECTURE.md
 // extension). Bodies `{data: ...}`; errors `{error}` or the spec's Validation shape.
 import { z } from "@hono/zod-openapi";
 import type { ErrorFormatter } from "../../platform/errors";

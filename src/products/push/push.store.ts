@@ -4,6 +4,7 @@
 // store. That count is written with the store's sequence number of the change and D1 keeps only a
 // newer one, so answers arriving out of order never set an older count; if the write fails, the
 // next change of the app's subscribers or the store's alarm (which rewrites it) brings it back.
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import type { CountState, PushStore } from "./store/push-store";
@@ -22,7 +23,7 @@ export async function inStore<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    console.error(JSON.stringify({ msg: "push store call failed", error: String(error) }));
+    log.error("push store call failed", { error: String(error) });
     throw storeUnavailable();
   }
 }
@@ -36,6 +37,6 @@ export async function syncCount(env: Env, appId: string, state: CountState): Pro
   try {
     await env.DB.prepare(SYNC_COUNT).bind(state.count, state.seq, appId).run();
   } catch (error) {
-    console.error(JSON.stringify({ msg: "push: subscriber_count not written; the store's alarm rewrites it", app_id: appId, error: String(error) }));
+    log.error("push: subscriber_count not written; the store's alarm rewrites it", { app_id: appId, error: String(error) });
   }
 }

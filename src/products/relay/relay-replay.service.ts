@@ -2,6 +2,7 @@
 // and writing the new deliveries in the source's store and queuing them, with the first attempt in
 // the background of the request. The source is found under the team before its store is asked;
 // no Hono context here.
+import { log } from "../../platform/log";
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -76,7 +77,7 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
     } catch (error) {
       await releaseQuota(env, teamId, "webhooks", deliveries.length);
       await store.removeDeliveries(ids);
-      console.error(JSON.stringify({ msg: "relay replay enqueue failed", eventId, error: String(error) }));
+      log.error("relay replay enqueue failed", { event_id: eventId, error: String(error) });
       throw new ApiError("unavailable", "Replay could not be queued; retry later");
     }
     // As on ingest: the first attempt at once, the queued messages as its safety net and retries.

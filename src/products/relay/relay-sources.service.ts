@@ -1,6 +1,7 @@
 // Webhook relay sources over the database: create, list, read, change, delete (with the source's
 // store, store/relay-store.ts), and the team-scoped look-up the destination, event and replay
 // services start from. Every query filters on the team; no Hono context here.
+import { log } from "../../platform/log";
 import { insertUnderCap } from "../../platform/caps";
 import { ApiError } from "../../platform/errors";
 import { desc } from "drizzle-orm";
@@ -119,6 +120,6 @@ export async function deleteSource(env: Env, teamId: string, sourceId: string): 
   try {
     await relayStore(env, sourceId).destroy();
   } catch (error) {
-    console.error(JSON.stringify({ msg: "relay: deleting a source's store failed", sourceId, error: String(error) }));
+    log.error("relay: deleting a source's store failed", { source_id: sourceId, error: String(error) });
   }
 }

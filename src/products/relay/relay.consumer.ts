@@ -5,6 +5,7 @@
 // successful delivery; every attempt is recorded there; failures are retried through the queue on
 // the schedule of relay.retry.ts, then `failed`; a destination failing for five days is disabled
 // and its team's owner told (relay.health.ts, in D1 with the destination).
+import { log } from "../../platform/log";
 import { defineConsumer } from "../../platform/jobs/consume";
 import { claimSpec, secondsLeft } from "../../platform/jobs/claim";
 import { eq } from "drizzle-orm";
@@ -53,7 +54,7 @@ export async function attemptNow(env: Env, sourceId: string, deliveryIds: string
     deliveryIds.map((id) =>
       attemptDelivery(env, { delivery_id: id, source_id: sourceId }).catch((error) => {
         // Nothing was recorded; the queued message attempts it when it comes.
-        console.error(JSON.stringify({ msg: "relay: first attempt errored", deliveryId: id, error: String(error) }));
+        log.error("relay: first attempt errored", { delivery_id: id, error: String(error) });
       }),
     ),
   );
@@ -154,7 +155,7 @@ export async function attemptDelivery(env: Env, message: DeliveryMessage): Promi
     // the message would send again; the next attempt's outcome writes the health anyway.
     health
       ? recordHealth(db, destination.id, { success, disable, at }).catch((error) => {
-          console.error(JSON.stringify({ msg: "relay: destination health not recorded", destinationId: destination.id, error: String(error) }));
+          log.error("relay: destination health not recorded", { destination_id: destination.id, error: String(error) });
           return false;
         })
       : false,

@@ -2,6 +2,7 @@
 // (the first failure of the current run of failures, cleared by any success); a failure when every
 // attempt has failed for five days disables the destination (`enabled` false, `disabled_reason`
 // 'failing') and emails the team's owner once, through the platform mail helper.
+import { log } from "../../platform/log";
 import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Env } from "../../env";
 import type { Db } from "../../db/client";
@@ -81,6 +82,6 @@ export async function notifyDestinationDisabled(env: Env, disabled: DisabledDest
     });
   } catch (error) {
     // The destination stays disabled and visible as such in the API; the notice is best effort.
-    console.error(JSON.stringify({ msg: "relay: disabled-destination notice failed", destinationId: disabled.destinationId, error: String(error) }));
+    log.error("relay: disabled-destination notice failed", { destination_id: disabled.destinationId, error: String(error) });
   }
 }

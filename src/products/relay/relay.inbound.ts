@@ -102,7 +102,7 @@ export function eventIdentity(provider: Provider, headers: Headers, body: string
 }
 
 /**
- * The identity of an event on a *signed* source (DESIGN.md "A signed body is accepted once per
+ * The identity of an event on a *signed* source (docs/ARCHITECTURE.md "A signed body is accepted once per
  * source"): only what the provider's signature covers decides it, so a captured request sent again
  * with other headers is a duplicate while the first is retained.
  * - `stripe`: the signature covers `<t>.<body>`: the body's `id`, else the body's SHA-256.

@@ -2,6 +2,7 @@
 // the signature, the quota units in the team's meter, the event with its deliveries in one call to
 // the source's store (store/relay-store.ts), the queue, and the first delivery attempt in the
 // background of the request. No Hono context here.
+import { log } from "../../platform/log";
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -159,7 +160,7 @@ export async function receiveWebhook(
   ]);
   if (stored.status === "rejected") {
     await giveBack(env, source.teamId, units);
-    console.error(JSON.stringify({ msg: "relay: store unavailable", sourceId: source.id, error: String(stored.reason) }));
+    log.error("relay: store unavailable", { source_id: source.id, error: String(stored.reason) });
     throw new ApiError("unavailable", "Event could not be stored; retry later");
   }
   const { duplicate } = stored.value;
@@ -169,12 +170,12 @@ export async function receiveWebhook(
     return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
   }
   if (queued.status === "rejected") {
-    console.error(JSON.stringify({ msg: "relay enqueue failed", eventId, error: String(queued.reason) }));
+    log.error("relay enqueue failed", { event_id: eventId, error: String(queued.reason) });
     try {
       await store.removeEvent(eventId);
     } catch (error) {
       // Stored and unqueued: the store's alarm queues its deliveries once they are overdue.
-      console.error(JSON.stringify({ msg: "relay: removing an unqueued event failed", eventId, error: String(error) }));
+      log.error("relay: removing an unqueued event failed", { event_id: eventId, error: String(error) });
     }
     await giveBack(env, source.teamId, units);
     throw new ApiError("unavailable", "Event could not be queued; retry later");
@@ -214,7 +215,7 @@ async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebh
   } catch (error) {
     if (!(error instanceof ApiError)) {
       // The meter cannot be reached: nothing is stored without its units (quotas fail closed).
-      console.error(JSON.stringify({ msg: "relay: usage meter unavailable", teamId: source.teamId, error: String(error) }));
+      log.error("relay: usage meter unavailable", { team_id: source.teamId, error: String(error) });
       throw new ApiError("unavailable", "Event could not be stored; retry later");
     }
     const duplicate = identity.providerEventId ? await findDuplicate(env, source.id, identity.providerEventId) : null;
@@ -227,7 +228,7 @@ async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebh
 /** Gives back the units of an event that was not stored (logged, never thrown: the answer is already an error). */
 function giveBack(env: Env, teamId: string, units: number): Promise<void> {
   return releaseQuota(env, teamId, "webhooks", units).catch((error) =>
-    console.error(JSON.stringify({ msg: "relay: giving back units failed", teamId, error: String(error) })),
+    log.error("relay: giving back units failed", { team_id: teamId, error: String(error) }),
   );
 }
 

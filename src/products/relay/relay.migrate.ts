@@ -5,6 +5,7 @@
 // events (bounded in count and bytes) with their deliveries and attempts, imports each source's
 // share into its store, then deletes what was imported. A step that stops between import and
 // delete repeats nothing: each store keeps the rows' ids and skips an id it holds.
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import { relayStore } from "./relay.store";
@@ -155,7 +156,7 @@ export async function migrateLegacyEvents(env: Env, limit: number): Promise<{ mo
   }
   const failed = imported.find((result) => result.status === "rejected");
   if (failed) {
-    console.error(JSON.stringify({ msg: "relay event migration: a store did not answer", error: String((failed as PromiseRejectedResult).reason) }));
+    log.error("relay event migration: a store did not answer", { error: String((failed as PromiseRejectedResult).reason) });
     throw new ApiError("unavailable", "A relay store did not answer; what was moved is recorded, run the step again");
   }
   return { moved: done.length, dropped: orphans.length, more: heads.length === limit || taken.length < heads.length };

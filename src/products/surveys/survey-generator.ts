@@ -2,6 +2,7 @@
 // generator that works offline: the same goal, tone and answers always give the same question.
 // With SURVEY_AI_PROVIDER=workers-ai and an AI binding, Workers AI drafts the question; anything
 // it returns that is not a valid question definition falls back to the built-in one.
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import type { JsonObject } from "../../db/schema/surveys";
 import { questionDefinitionErrors } from "./survey-rules";
@@ -124,7 +125,7 @@ export class WorkersAiGenerator implements QuestionGenerator {
       const draft = json ? validDraft(JSON.parse(json)) : null;
       if (draft) return draft;
     } catch (error) {
-      console.error(JSON.stringify({ msg: "workers-ai question generation failed", error: String(error) }));
+      log.error("workers-ai question generation failed", { error: String(error) });
     }
     return this.fallback.next(input);
   }

@@ -4,6 +4,7 @@
 // wins the completion and, in the same transaction, the summary counters follow only that winner;
 // the store then writes the D1 side (response_count, webhook deliveries: surveys.publish.ts),
 // retried by its alarm until it succeeds. A store that fails answers 500 with nothing half-stored.
+import { log } from "../../platform/log";
 import { eq } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema/platform";
@@ -70,7 +71,7 @@ export async function publicDefinition(db: Db, survey: PublicSurvey) {
 
 /**
  * Starts a response on an active survey. The team's `surveys` unit is spent when the response
- * completes (DESIGN.md "Survey starts"), so anonymous starts cannot burn the quota; a start is
+ * completes (docs/ARCHITECTURE.md "Survey starts"), so anonymous starts cannot burn the quota; a start is
  * refused with the monthly-quota 429 once no unit is left.
  */
 export async function startResponse(env: Env, survey: PublicSurvey, input: StartResponseInput) {
@@ -235,7 +236,7 @@ export async function completeResponse(env: Env, survey: PublicSurvey, responseI
     try {
       await spendQuota(env, { teamId: survey.teamId, plan: survey.plan, ownerEmail: survey.ownerEmail }, "surveys", 1);
     } catch (error) {
-      console.error(JSON.stringify({ msg: "survey completion: usage meter unavailable, unit not counted", response_id: row.id, error: String(error) }));
+      log.error("survey completion: usage meter unavailable, unit not counted", { response_id: row.id, error: String(error) });
     }
   }
   return stateView(survey, await loadResponse(env, survey, responseId), null);

@@ -8,6 +8,7 @@
 // stops between import and delete repeats nothing: a store skips the response ids it holds.
 // A respondent who comes back to a response not moved yet finds it all the same: it is moved on
 // the spot (adoptLegacyResponse).
+import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import type { StoredResponse } from "./store/survey-rows";
@@ -76,7 +77,7 @@ export async function migrateLegacyResponses(env: Env, limit: number): Promise<{
   const moved = await Promise.allSettled([...bySurvey.values()].map((rows) => moveRows(env, { surveyId: rows[0].survey_id, teamId: rows[0].team_id }, rows)));
   const failed = moved.find((result) => result.status === "rejected");
   if (failed) {
-    console.error(JSON.stringify({ msg: "survey response migration: a store did not answer", error: String((failed as PromiseRejectedResult).reason) }));
+    log.error("survey response migration: a store did not answer", { error: String((failed as PromiseRejectedResult).reason) });
     throw new ApiError("unavailable", "A survey store did not answer; what was moved is recorded, run the step again");
   }
   const count = moved.reduce((sum, result) => sum + (result.status === "fulfilled" ? result.value : 0), 0);

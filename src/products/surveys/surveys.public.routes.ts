@@ -45,7 +45,7 @@ const flowErrors = {
  * The survey of a public slug. A start is also counted per team and client network
  * (`survey_start_ip`, 10 a window) and then in the team's `survey_start` strict family (30): a
  * network past its 10 is refused before it takes a place in the team's 30, so one machine cannot
- * lock the team's surveys (DESIGN.md "Survey starts"). The strict family's headers are shown.
+ * lock the team's surveys (docs/ARCHITECTURE.md "Survey starts"). The strict family's headers are shown.
  */
 async function publicSurvey(c: Context<AppEnv>, slug: string, { start = false } = {}): Promise<PublicSurvey> {
   const survey = await findPublicSurvey(getDb(c.env.DB), slug);

@@ -5,6 +5,7 @@
 // the completion's key (survey_completions, primary key response_id) with this attempt's token,
 // and every later statement is conditioned on that token, so a repeated or concurrent attempt
 // changes nothing. A survey deleted meanwhile takes nothing.
+import { log } from "../../platform/log";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveyWebhooks } from "../../db/schema/surveys";
@@ -51,7 +52,7 @@ export async function publishCompletion(env: Env, owner: StoreOwner, responseId:
       await sendAll(env.SURVEY_QUEUE, deliveries.map((d) => ({ delivery_id: d.id })));
     } catch (error) {
       // The rows are committed and stay pending: the hourly sweep (surveys.cron.ts) queues them again.
-      console.error(JSON.stringify({ msg: "survey webhook enqueue failed", response_id: responseId, error: String(error) }));
+      log.error("survey webhook enqueue failed", { response_id: responseId, error: String(error) });
     }
   }
   return wrote;

@@ -7,7 +7,7 @@ import { z } from "@hono/zod-openapi";
 import { SurveySettingsSchema } from "./page/survey-settings";
 import { cappedJsonObject, FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from "../../platform/sizes";
 
-/** The byte cap of every stored free-form value of a survey (DESIGN.md "Stored free-form JSON"). */
+/** The byte cap of every stored free-form value of a survey (docs/ARCHITECTURE.md "Stored free-form JSON"). */
 const fits = (value: unknown) => jsonFits(value, FREE_FORM_JSON_BYTES);
 const capMessage = jsonCapMessage(FREE_FORM_JSON_BYTES);
 

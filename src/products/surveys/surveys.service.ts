@@ -223,7 +223,7 @@ export async function duplicateSurvey(env: Env, teamId: string, id: string) {
     createdAt: at,
     updatedAt: at,
   };
-  // A duplicate is a create (DESIGN.md "Stored free-form JSON"): refused before anything is written
+  // A duplicate is a create (docs/ARCHITECTURE.md "Stored free-form JSON"): refused before anything is written
   // when a copy would pass a cap a create is held to (rows stored before a cap existed).
   const overCaps = duplicateCapErrors(source, sections.length, questions);
   if (overCaps) throw ApiError.validation(overCaps);

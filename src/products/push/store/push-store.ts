@@ -9,6 +9,7 @@
 // transaction; times come from the caller (the platform clock), except the alarm's, which runs on
 // real time. The object is single-threaded, so the subscriber count it keeps (meta) is exact under
 // parallel registrations; each change bumps `count_seq`, and D1 takes a count only with a newer seq.
+import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
 import { drizzle } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
@@ -307,7 +308,7 @@ export class PushStore extends DurableObject<Env> {
     this.alarmChecked = false;
     if (more) await this.ctx.storage.setAlarm(now + ALARM_AGAIN_MS);
     else if (held || unsynced) await this.ctx.storage.setAlarm(now + ALARM_EVERY_MS);
-    for (const r of results) if (r.status === "rejected") console.error(JSON.stringify({ msg: "push store alarm: a step failed", error: String(r.reason) }));
+    for (const r of results) if (r.status === "rejected") log.error("push store alarm: a step failed", { error: String(r.reason) });
   }
 
   /**
@@ -319,7 +320,7 @@ export class PushStore extends DurableObject<Env> {
       if ((await this.ctx.storage.get<string>("app_id")) !== appId) await this.ctx.storage.put("app_id", appId);
       await this.ensureAlarm();
     } catch (error) {
-      console.error(JSON.stringify({ msg: "push store: app id or alarm not set", app_id: appId, error: String(error) }));
+      log.error("push store: app id or alarm not set", { app_id: appId, error: String(error) });
     }
   }
 

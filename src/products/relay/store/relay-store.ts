@@ -7,6 +7,7 @@
 // the caller (the platform clock), except the alarm, which runs on real time: retention (the
 // source's retention_days, and a byte budget under the object's 10 GB), and the re-queue of
 // deliveries whose queue message was lost (the store knows its own due work).
+import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
@@ -301,7 +302,7 @@ export class RelayStore extends DurableObject<Env> {
     for (let i = 0; i < messages.length; i += 100) {
       await this.env.WEBHOOK_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => ({ body, contentType: "json" as const })));
     }
-    if (messages.length > 0) console.log(JSON.stringify({ msg: "relay: re-queued deliveries whose message was lost", requeued: messages.length }));
+    if (messages.length > 0) log.info("relay: re-queued deliveries whose message was lost", { requeued: messages.length });
     return messages.length === lostDeliveries.limit;
   }
 

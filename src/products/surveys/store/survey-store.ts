@@ -7,6 +7,7 @@
 // idempotent by the response id); when that write fails, the object's alarm retries it. The
 // schema is Drizzle's (survey-store.schema.ts), migrations generated for the durable-sqlite driver
 // and applied when the object starts. Every method is an RPC of the Worker.
+import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
 import { asc, eq, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
@@ -246,7 +247,7 @@ export class SurveyStore extends DurableObject<Env> {
         await publishCompletion(this.env, { surveyId: owner.surveyId, teamId: owner.teamId }, p.responseId, p.completedAt);
         this.db.delete(schema.pendingPublish).where(eq(schema.pendingPublish.responseId, p.responseId)).run();
       } catch (error) {
-        console.error(JSON.stringify({ msg: "survey completion: D1 side not written, the store's alarm retries it", response_id: p.responseId, error: String(error) }));
+        log.error("survey completion: D1 side not written, the store's alarm retries it", { response_id: p.responseId, error: String(error) });
         this.db
           .update(schema.pendingPublish)
           .set({ attempts: sql`${schema.pendingPublish.attempts} + 1` })
