@@ -8,7 +8,7 @@ import { ApiError, zodDetails } from "../../platform/errors";
 import { csvAttachment } from "../../platform/csv";
 import { exportResponsesCsv } from "../../products/surveys/survey-export.service";
 import { responsesPage, summaryOf } from "../../products/surveys/survey-results.service";
-import { listQuestionRows, loadSurvey } from "../../products/surveys/surveys.repository";
+import { listQuestionRows, loadSurvey } from "../../products/surveys/surveys.queries";
 import { getDb } from "../../db/client";
 import { CreateSurveyBody } from "../../products/surveys/surveys.schemas";
 import { createSurvey, listSurveys, setStatus, surveyView } from "../../products/surveys/surveys.service";

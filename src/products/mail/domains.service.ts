@@ -4,6 +4,7 @@
 // domain for a team directly. The platform's own sender domain and the sandbox domain are never a
 // team's. Several teams may verify the same domain, each with its own record. Services take
 // `(env, teamId, ...)` and open the database with getDb(env.DB) themselves.
+import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -19,7 +20,6 @@ import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 export const MAX_DOMAINS = 50;
 /** Seconds a DNS-over-HTTPS look-up may take. */
 export const DNS_TIMEOUT_MS = 5_000;
-const DEFAULT_RESOLVER = "https://cloudflare-dns.com/dns-query";
 export const RECORD_PREFIX = "_edge-platform.";
 export const TOKEN_PREFIX = "edp-verify=";
 
@@ -44,7 +44,8 @@ function domainOfSender(value: string | undefined): string | null {
 
 /** The domains no team may add: the platform's own sender's and the sandbox's, and their subdomains. */
 function reservedDomains(env: Env): string[] {
-  return [domainOfSender(env.MAIL_FROM), env.SANDBOX_DOMAIN?.toLowerCase() ?? null].filter((d): d is string => !!d);
+  const { mailFrom, sandboxDomain } = settings(env);
+  return [domainOfSender(mailFrom), sandboxDomain].filter((d): d is string => !!d);
 }
 
 /**
@@ -115,7 +116,7 @@ export async function deleteDomain(env: Env, teamId: string, id: string): Promis
 
 /** TXT values found at a name over DNS-over-HTTPS (JSON API); throws 503 when the resolver fails. */
 export async function lookupTxt(env: Env, name: string): Promise<string[]> {
-  const url = new URL(env.DNS_RESOLVER_URL || DEFAULT_RESOLVER);
+  const url = new URL(settings(env).dnsResolverUrl);
   url.searchParams.set("name", name);
   url.searchParams.set("type", "TXT");
   let answer: { Status?: number; Answer?: Array<{ type?: number; data?: string }> };

@@ -3,6 +3,7 @@
 // sender (domains), the sandbox caps, then the store and the queue (mail.service.ts), in that
 // order; the first delivery attempts start from the request's waitUntil. The routes
 // (mail-send.routes.ts) read the body and answer what this returns.
+import { settings } from "../../platform/config";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth";
 import { ApiError, type FieldErrors } from "../../platform/errors";
@@ -21,7 +22,7 @@ export interface SendContext {
 }
 
 function sandboxDomain(env: Env): string {
-  return env.SANDBOX_DOMAIN || "sandbox.edge-platform.dev";
+  return settings(env).sandboxDomain;
 }
 
 /**

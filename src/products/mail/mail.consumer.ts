@@ -4,6 +4,7 @@
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
 // through the same claim. Every step is safe to run twice: a message is claimed with a lease
 // before it is sent and is only sent while `queued`.
+import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
@@ -213,7 +214,7 @@ async function sendPlatformMail(env: Env, id: string, deliveries: number): Promi
   if (!row) return { ack: true };
   const outcome = await deliver(env, {
     id: row.id,
-    from: env.MAIL_FROM || "Edge Platform <no-reply@edge-platform.dev>",
+    from: settings(env).mailFrom,
     to: [row.to],
     cc: [],
     bcc: [],

@@ -3,6 +3,7 @@
 // to the mail provider at MAIL_HTTP_URL with MAIL_HTTP_TOKEN. Any other value (`off`, which
 // `npm run deploy:setup` writes for production when no provider is given, or a typo) sends nothing
 // and fails each message for good, saying why: production mail is never marked delivered unsent.
+import { settings } from "../../platform/config";
 import { readCapped } from "../../platform/outbound";
 import type { Env } from "../../env";
 import { domainOf, parseAddress } from "../../platform/mailbox";
@@ -34,14 +35,15 @@ export type DeliveryOutcome =
 export const PROVIDER_TIMEOUT_MS = 15_000;
 
 export async function deliver(env: Env, mail: OutgoingMail): Promise<DeliveryOutcome> {
-  if (env.MAIL_TRANSPORT === "http") return deliverHttp(env, mail);
-  if (env.MAIL_TRANSPORT === "outbox") return deliverOutbox(env, mail);
-  return { ok: false, retry: false, error: `no mail transport: MAIL_TRANSPORT is "${env.MAIL_TRANSPORT}" (set "http" with MAIL_HTTP_URL: npm run deploy:setup -- --mail-url <provider URL>)` };
+  const transport = settings(env).mailTransport;
+  if (transport === "http") return deliverHttp(env, mail);
+  if (transport === "outbox") return deliverOutbox(env, mail);
+  return { ok: false, retry: false, error: `no mail transport: MAIL_TRANSPORT is "${transport}" (set "http" with MAIL_HTTP_URL: npm run deploy:setup -- --mail-url <provider URL>)` };
 }
 
 /** Outbox: nothing leaves the platform; the message is delivered unless it targets a simulator. */
 function deliverOutbox(env: Env, mail: OutgoingMail): DeliveryOutcome {
-  const sandboxDomain = (env.SANDBOX_DOMAIN ?? "").toLowerCase();
+  const sandboxDomain = settings(env).sandboxDomain;
   for (const raw of [...mail.to, ...mail.cc, ...mail.bcc]) {
     const address = parseAddress(raw)?.toLowerCase();
     if (!address || !sandboxDomain || domainOf(address) !== sandboxDomain) continue;

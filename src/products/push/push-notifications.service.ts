@@ -3,6 +3,7 @@
 // request), list them, and read one with its per-subscriber delivery results. The notification
 // row is D1's (one per send); the recipients, the delivery rows, the counts and the completion
 // answer from the app's store. The fan-out and the sends are push.consumer.ts.
+import { settings as appSettings } from "../../platform/config";
 import { and, desc, eq } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
 import type { Env } from "../../env";
@@ -64,7 +65,7 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
     topic: input.topic ?? null,
     target,
     vapidSubject:
-      (settings.vapid_subject as string | undefined) ?? (owner.ownerEmail ? `mailto:${owner.ownerEmail}` : env.APP_URL),
+      (settings.vapid_subject as string | undefined) ?? (owner.ownerEmail ? `mailto:${owner.ownerEmail}` : appSettings(env).appUrl),
     recipients,
     fanoutDone: recipients === 0,
     fanoutToken: recipients === 0 ? null : crypto.randomUUID(),

@@ -1,6 +1,7 @@
 // Webhook relay sources over the database: create, list, read, change, delete (with the source's
 // store, store/relay-store.ts), and the team-scoped look-up the destination, event and replay
 // services start from. Every query filters on the team; no Hono context here.
+import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { insertUnderCap } from "../../platform/caps";
 import { ApiError } from "../../platform/errors";
@@ -21,7 +22,7 @@ import type { z } from "@hono/zod-openapi";
 type SourceRow = typeof webhookSources.$inferSelect;
 
 export function ingestUrl(appUrl: string, slug: string): string {
-  return `${appUrl.replace(/\/+$/, "")}/in/${slug}`;
+  return `${appUrl}/in/${slug}`;
 }
 
 export function sourceView(row: SourceRow, destinationsCount: number, appUrl: string) {
@@ -60,7 +61,7 @@ export async function createSource(env: Env, teamId: string, input: z.infer<type
   if (!(await insertUnderCap(getDb(env.DB), webhookSources, row, { column: webhookSources.teamId, value: teamId }, MAX_SOURCES_PER_TEAM))) {
     throw ApiError.validation({ name: [`a team can have at most ${MAX_SOURCES_PER_TEAM} sources`] });
   }
-  return sourceView(row, 0, env.APP_URL);
+  return sourceView(row, 0, settings(env).appUrl);
 }
 
 /** Webhook sources per team. */
@@ -72,7 +73,7 @@ export async function listSources(env: Env, teamId: string) {
     .from(webhookSources)
     .where(ownedBy(webhookSources, teamId))
     .orderBy(desc(webhookSources.createdAt), desc(webhookSources.id));
-  return rows.map((r) => sourceView(r.source, Number(r.count), env.APP_URL));
+  return rows.map((r) => sourceView(r.source, Number(r.count), settings(env).appUrl));
 }
 
 /** The team's source, or the relay's 404: what every route under a source checks first. */
@@ -88,7 +89,7 @@ export async function getSource(env: Env, teamId: string, sourceId: string) {
     .where(ownedRow(webhookSources, teamId, sourceId))
     .limit(1);
   const found = orNotFound(row, RelayErrors.source());
-  return sourceView(found.source, Number(found.count), env.APP_URL);
+  return sourceView(found.source, Number(found.count), settings(env).appUrl);
 }
 
 export async function patchSource(env: Env, teamId: string, sourceId: string, input: z.infer<typeof PatchSourceBody>) {

@@ -2,6 +2,7 @@
 // (the first failure of the current run of failures, cleared by any success); a failure when every
 // attempt has failed for five days disables the destination (`enabled` false, `disabled_reason`
 // 'failing') and emails the team's owner once, through the platform mail helper.
+import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -62,7 +63,7 @@ export interface DisabledDestination {
 /** Tells the team's owner that a destination was disabled, and how to turn it back on. */
 export async function notifyDestinationDisabled(env: Env, disabled: DisabledDestination): Promise<void> {
   if (!disabled.ownerEmail) return;
-  const api = `${env.APP_URL.replace(/\/+$/, "")}/api/v1/webhooks/sources/${disabled.sourceId}`;
+  const api = `${settings(env).appUrl}/api/v1/webhooks/sources/${disabled.sourceId}`;
   // The destination URL is tenant text: shown defanged on one line, never a link in our mail.
   const url = tenantText(disabled.url);
   try {

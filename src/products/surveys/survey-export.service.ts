@@ -9,7 +9,7 @@ import type { StoredAnswer } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { csvRow, type CsvValue } from "../../platform/csv";
 import { surveyStore } from "./surveys.store";
-import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.repository";
+import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.queries";
 
 /** Responses read per pull: a page's answers stay far below an RPC's size, and 100,000 responses take 200 reads. */
 export const EXPORT_PAGE = 500;

@@ -7,7 +7,7 @@ import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { effectiveAiConfig, questionGenerator } from "./survey-generator";
 import { nextInOrder, nextManualQuestion, type QuestionShape } from "./survey-rules";
-import type { QuestionRow, SurveyRow } from "./surveys.repository";
+import type { QuestionRow, SurveyRow } from "./surveys.queries";
 import type { QuestionType } from "./surveys.schemas";
 
 export type ResponseRow = typeof surveyResponses.$inferSelect;

@@ -29,7 +29,7 @@ import {
 } from "./survey-flow";
 import { answerError, canonical, isEmail, type QuestionShape } from "./survey-rules";
 import type { AnswerInput, BackInput, StartResponseInput } from "./survey-responses.schemas";
-import { listQuestionRows, surveyNotFound, type QuestionRow, type SurveyRow } from "./surveys.repository";
+import { listQuestionRows, surveyNotFound, type QuestionRow, type SurveyRow } from "./surveys.queries";
 
 export interface PublicSurvey extends SurveyRow {
   plan: string;

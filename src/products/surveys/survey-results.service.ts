@@ -8,7 +8,7 @@ import type { Env } from "../../env";
 import type { ResponseRow } from "./survey-flow";
 import type { SummaryQuestion } from "./store/survey-rows";
 import { fromStored, summaryQuestions, surveyStore } from "./surveys.store";
-import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow, type SurveyRow } from "./surveys.repository";
+import { listQuestionRows, loadSurvey, pageWindow, paginated, type QuestionRow, type SurveyRow } from "./surveys.queries";
 
 export function responseRecordView(row: ResponseRow) {
   return {

@@ -10,7 +10,7 @@ import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { ownedRow } from "../../platform/tenancy";
 import type { CreateSectionInput, PatchSectionInput } from "./surveys.schemas";
-import { listSectionRows, loadSection, loadSurvey, runBatch, type SectionRow } from "./surveys.repository";
+import { listSectionRows, loadSection, loadSurvey, runBatch, type SectionRow } from "./surveys.queries";
 
 export function sectionView(row: SectionRow) {
   return {

@@ -12,7 +12,7 @@ import { assertPublicUrl } from "../../platform/ssrf";
 import { orNotFound, ownedRow } from "../../platform/tenancy";
 import { newSealedWebhookSecret } from "../../platform/webhook-signature";
 import type { CreateWebhookInput } from "./survey-results.schemas";
-import { loadSurvey } from "./surveys.repository";
+import { loadSurvey } from "./surveys.queries";
 
 export const MAX_WEBHOOKS_PER_SURVEY = 10;
 

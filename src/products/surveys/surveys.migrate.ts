@@ -12,7 +12,7 @@ import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import type { StoredResponse } from "./store/survey-rows";
-import type { SurveyRow } from "./surveys.repository";
+import type { SurveyRow } from "./surveys.queries";
 import { surveyStore } from "./surveys.store";
 
 /** Rows per step: a response holds up to ~200 answers and 8 KB of respondent metadata, so a step stays well inside a Worker's memory. */

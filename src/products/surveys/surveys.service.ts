@@ -1,6 +1,6 @@
 // Surveys themselves: list, create, read with their sections and questions, update, the status
 // rules (activate, close), delete with everything they own, and duplicate. Plain inputs in, API
-// views out; every query filters on the caller's team (surveys.repository.ts). Sections and
+// views out; every query filters on the caller's team (surveys.queries.ts). Sections and
 // questions are survey-sections.service.ts and survey-questions.service.ts.
 import { insertUnderCap } from "../../platform/caps";
 import { isUniqueViolation } from "../../platform/db-errors";
@@ -38,7 +38,7 @@ import {
   type QuestionRow,
   type SectionRow,
   type SurveyRow,
-} from "./surveys.repository";
+} from "./surveys.queries";
 
 export function surveyView(row: SurveyRow) {
   return {

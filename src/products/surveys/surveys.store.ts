@@ -4,7 +4,7 @@
 // a delivery's or migration's D1 row): another team's ids never reach or create a store.
 import type { Env } from "../../env";
 import type { ResponseRow } from "./survey-flow";
-import type { QuestionRow, SurveyRow } from "./surveys.repository";
+import type { QuestionRow, SurveyRow } from "./surveys.queries";
 import type { StoredResponse, StoreOwner, SummaryQuestion } from "./store/survey-rows";
 import type { SurveyStore } from "./store/survey-store";
 

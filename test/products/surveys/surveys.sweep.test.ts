@@ -10,7 +10,7 @@ import { completeResponse } from "../../../src/products/surveys/survey-responses
 import { CLAIM_LEASE_MS, surveyWebhooksConsumer, MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "../../../src/products/surveys/surveys.consumer";
 import { SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_STALE_MS, sweepSurveyDeliveries } from "../../../src/products/surveys/surveys.cron";
 import { getDb } from "../../../src/db/client";
-import { loadSurvey } from "../../../src/products/surveys/surveys.repository";
+import { loadSurvey } from "../../../src/products/surveys/surveys.queries";
 import { surveyStore } from "../../../src/products/surveys/surveys.store";
 import { call, json } from "../../helpers/api";
 import { playedQueue } from "../../helpers/queues";
