@@ -11,8 +11,7 @@ import { ApiError, type FieldErrors } from "../../platform/errors";
 import { ownedRow } from "../../platform/tenancy";
 import { branchingConditionErrors, questionDefinitionErrors } from "./survey-rules";
 import type { CreateQuestionInput, PatchQuestionInput, QuestionType } from "./surveys.schemas";
-import { listedPosition, listedQuestion } from "./surveys.queries";
-import { listQuestionRows, loadQuestion, loadSurvey, runBatch, type QuestionRow, type SurveyRow } from "./surveys.queries";
+import { listedPosition, listedQuestion, listQuestionRows, loadQuestion, loadSurvey, runBatch, type QuestionRow, type SurveyRow } from "./surveys.queries";
 
 const DEFAULT_BRANCHING: Branching = { rules: [], default: { go_to_next: true } };
 
