@@ -19,12 +19,18 @@ const only = named.length ? new Set(named) : null;
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), "figures");
 const figures = [];
-for (const file of readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith(".mjs"))
+  .sort()) {
   const figure = (await import(pathToFileURL(join(dir, file)).href)).default;
   if (!only || only.has(figure.name)) figures.push(figure);
 }
 if (only && figures.length !== only.size) {
-  console.error(`unknown figure in ${[...only].join(", ")}; known: ${readdirSync(dir).map((f) => f.replace(/\.mjs$/, "")).join(", ")}`);
+  console.error(
+    `unknown figure in ${[...only].join(", ")}; known: ${readdirSync(dir)
+      .map((f) => f.replace(/\.mjs$/, ""))
+      .join(", ")}`,
+  );
   process.exit(2);
 }
 

@@ -132,7 +132,8 @@ await withServer(
     const secrets = new Map();
     const receiver = await startReceiver(secrets);
     const source = (await api(url, team.key, "POST", "webhooks/sources", { name: "load", provider: "generic" })).data;
-    const destination = (await api(url, team.key, "POST", `webhooks/sources/${source.id}/destinations`, { url: `http://127.0.0.1:${receiver.port}/hook` })).data;
+    const destination = (await api(url, team.key, "POST", `webhooks/sources/${source.id}/destinations`, { url: `http://127.0.0.1:${receiver.port}/hook` }))
+      .data;
     secrets.set("/hook", destination.secret);
 
     const surveys = [];
@@ -172,9 +173,15 @@ await withServer(
           }
         } else {
           const lines = 5 + (n % 16);
-          const body = Array.from({ length: lines }, (_, i) => JSON.stringify({ message: `batch ${w}-${n}-${i}`, level: i % 5 ? "info" : "error", stream: `w${w}` })).join("\n");
+          const body = Array.from({ length: lines }, (_, i) =>
+            JSON.stringify({ message: `batch ${w}-${n}-${i}`, level: i % 5 ? "info" : "error", stream: `w${w}` }),
+          ).join("\n");
           const r = await logs.timed(() =>
-            fetch(`${url}/api/v1/logs/ingest/batch`, { method: "POST", headers: { authorization: `Bearer ${project.token}`, "content-type": "application/x-ndjson" }, body }),
+            fetch(`${url}/api/v1/logs/ingest/batch`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${project.token}`, "content-type": "application/x-ndjson" },
+              body,
+            }),
           );
           if (r?.status === 202) {
             if (r.body.count !== lines || r.body.dropped !== 0) throw new Error(`batch answered ${JSON.stringify(r.body)} for ${lines} valid lines`);
@@ -253,7 +260,8 @@ await withServer(
         cursor = page.pagination.next_cursor;
       } while (cursor);
       storedEntries += seen.size;
-      if (seen.size !== project.accepted || duplicates) problems.push(`logs project ${project.id}: accepted ${project.accepted}, stored ${seen.size}, duplicates ${duplicates}`);
+      if (seen.size !== project.accepted || duplicates)
+        problems.push(`logs project ${project.id}: accepted ${project.accepted}, stored ${seen.size}, duplicates ${duplicates}`);
     }
 
     // Relay: every accepted event is stored, and delivered exactly once once the queue drains.
@@ -274,7 +282,9 @@ await withServer(
     const unknown = [...receiver.events.keys()].filter((id) => !acceptedEvents.has(id)).length;
     for (const id of [...acceptedEvents].filter((id) => !receiver.events.has(id)).slice(0, 10)) {
       const detail = (await api(url, team.key, "GET", `webhooks/sources/${source.id}/events/${id}`)).data;
-      console.error(`undelivered event ${id}: ${JSON.stringify(detail.deliveries.map((d) => ({ status: d.status, attempts: d.attempts_count, last_error: d.last_error, next_attempt_at: d.next_attempt_at, tries: d.attempts.map((a) => [a.attempted_at, a.status_code, a.error]) })))}`);
+      console.error(
+        `undelivered event ${id}: ${JSON.stringify(detail.deliveries.map((d) => ({ status: d.status, attempts: d.attempts_count, last_error: d.last_error, next_attempt_at: d.next_attempt_at, tries: d.attempts.map((a) => [a.attempted_at, a.status_code, a.error]) })))}`,
+      );
     }
     if (missing || doubled || unknown || receiver.badSignatures()) {
       problems.push(`relay deliveries: missing ${missing}, delivered twice ${doubled}, unknown ${unknown}, bad signatures ${receiver.badSignatures()}`);

@@ -86,7 +86,11 @@ async function main() {
           const body = JSON.stringify({ type: "bench.event", n, data: { padding: "x".repeat(200) } });
           const signature = createHmac("sha256", signingSecret).update(body).digest("hex");
           sentAt.set(n, performance.now());
-          const res = await fetch(ingestUrl, { method: "POST", headers: { "content-type": "application/json", "x-signature": signature, "x-event-id": `bench-${n}` }, body });
+          const res = await fetch(ingestUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-signature": signature, "x-event-id": `bench-${n}` },
+            body,
+          });
           await res.arrayBuffer();
           return res.status;
         };
@@ -114,9 +118,13 @@ async function main() {
         console.log("");
         console.log(`accepted        ${accepted}/${EVENTS} (statuses ${JSON.stringify(statuses)}) in ${seconds.toFixed(2)} s`);
         console.log(`ingest rate     ${(accepted / seconds).toFixed(0)} events/s accepted at /in/<slug>`);
-        console.log(`delivered       ${latencies.length}/${accepted} measured events (${received} requests received incl. warm-up), bad signatures: ${badSignatures}`);
+        console.log(
+          `delivered       ${latencies.length}/${accepted} measured events (${received} requests received incl. warm-up), bad signatures: ${badSignatures}`,
+        );
         if (latencies.length) {
-          console.log(`latency         median ${median(latencies).toFixed(0)} ms, p90 ${percentile(latencies, 90).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (ingest request start to delivery at the receiver)`);
+          console.log(
+            `latency         median ${median(latencies).toFixed(0)} ms, p90 ${percentile(latencies, 90).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms (ingest request start to delivery at the receiver)`,
+          );
         }
         if (badSignatures > 0 || latencies.length < accepted) process.exitCode = 1;
       },

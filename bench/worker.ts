@@ -97,7 +97,16 @@ async function bareIngest(request: Request, env: Env): Promise<Response> {
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
     const e = JSON.parse(line) as Record<string, unknown>;
-    rows.push([crypto.randomUUID(), e.stream ?? null, e.level ?? "info", e.message, e.service ?? null, e.trace_id ?? null, e.span_id ?? null, e.metadata ? JSON.stringify(e.metadata) : null]);
+    rows.push([
+      crypto.randomUUID(),
+      e.stream ?? null,
+      e.level ?? "info",
+      e.message,
+      e.service ?? null,
+      e.trace_id ?? null,
+      e.span_id ?? null,
+      e.metadata ? JSON.stringify(e.metadata) : null,
+    ]);
   }
   await benchTables(env);
   const insert = env.DB.prepare(

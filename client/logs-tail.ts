@@ -59,7 +59,11 @@ function row(entry: Entry): HTMLElement {
   ];
   for (const [name, value] of fields) if (value !== null) dl.append(el("dt", { text: name }), el("dd", {}, el("code", { text: value })));
   const detail = el("div", { class: "log-detail" }, dl);
-  detail.append(entry.metadata ? el("pre", { class: "log-metadata", text: JSON.stringify(entry.metadata, null, 2) }) : el("p", { class: "muted small", text: "No metadata." }));
+  detail.append(
+    entry.metadata
+      ? el("pre", { class: "log-metadata", text: JSON.stringify(entry.metadata, null, 2) })
+      : el("p", { class: "muted small", text: "No metadata." }),
+  );
   const details = el("details", { class: "log-row live" }, summary, detail);
   details.dataset.testid = "log-row";
   details.dataset.level = entry.level;
@@ -145,6 +149,10 @@ export function logTail(root: ParentNode): void {
     const skipped = heldSkipped;
     held = [];
     heldSkipped = 0;
-    say(skipped > 0 ? `Live again. ${skipped} entries that arrived while paused were skipped (more than ${HELD_MAX}).` : "Live: new entries appear at the top as they arrive.");
+    say(
+      skipped > 0
+        ? `Live again. ${skipped} entries that arrived while paused were skipped (more than ${HELD_MAX}).`
+        : "Live: new entries appear at the top as they arrive.",
+    );
   });
 }

@@ -30,7 +30,21 @@ async function clientPackageChecks(ctx) {
   return typedClientChecks(ctx);
 }
 
-const allSuites = [platformChecks, referencePageChecks, clientPackageChecks, surveysChecks, surveyPageChecks, consoleChecks, consoleExploreChecks, consoleProductsChecks, logsChecks, auditChecks, relayChecks, pushChecks, mailChecks];
+const allSuites = [
+  platformChecks,
+  referencePageChecks,
+  clientPackageChecks,
+  surveysChecks,
+  surveyPageChecks,
+  consoleChecks,
+  consoleExploreChecks,
+  consoleProductsChecks,
+  logsChecks,
+  auditChecks,
+  relayChecks,
+  pushChecks,
+  mailChecks,
+];
 // E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());
 const suites = only ? allSuites.filter((suite) => only.includes(suite.name)) : allSuites;

@@ -108,17 +108,17 @@ export function createApp(): OpenAPIHono<AppEnv> {
   // The generated document.
   app.get(`${API_PREFIX}/openapi.json`, (c) =>
     c.json(
-        app.getOpenAPI31Document({
-          openapi: "3.1.0",
-          info: {
-            title: "Edge Platform API",
-            version: "1.0.0-beta",
-            description:
-              "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. Error shapes and idempotent retries: docs/API.md; rate limits, quotas and retention: docs/OPERATIONS.md (in the repository).",
-          },
-          servers: [{ url: new URL(c.req.url).origin }],
-          tags: [...DOCUMENT_TAGS],
-        }),
+      app.getOpenAPI31Document({
+        openapi: "3.1.0",
+        info: {
+          title: "Edge Platform API",
+          version: "1.0.0-beta",
+          description:
+            "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. Error shapes and idempotent retries: docs/API.md; rate limits, quotas and retention: docs/OPERATIONS.md (in the repository).",
+        },
+        servers: [{ url: new URL(c.req.url).origin }],
+        tags: [...DOCUMENT_TAGS],
+      }),
     ),
   );
   app.get(`${API_PREFIX}/docs`, referencePage(`${API_PREFIX}/openapi.json`));

@@ -20,7 +20,8 @@ export default {
     for (const team of [counted, uncounted]) {
       const res = await fetch(usageUrl, { headers: { authorization: `Bearer ${team.key}` } });
       const body = await res.json();
-      if (res.status !== 200 || typeof body?.data?.services?.mail?.used !== "number") throw new Error(`GET /api/v1/usage answered ${res.status} ${JSON.stringify(body)}`);
+      if (res.status !== 200 || typeof body?.data?.services?.mail?.used !== "number")
+        throw new Error(`GET /api/v1/usage answered ${res.status} ${JSON.stringify(body)}`);
     }
     const scaleHeaders = { authorization: `Bearer ${counted.key}` };
     const enterpriseHeaders = { authorization: `Bearer ${uncounted.key}` };
@@ -32,7 +33,8 @@ export default {
 
     const checked = async (options) => {
       const run = await load(options);
-      if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers in the run "${options.title}": ${JSON.stringify(run.statuses)}\n${serverErrors?.() ?? ""}`);
+      if (run.non2xx > 0)
+        throw new Error(`${run.non2xx} non-2xx answers in the run "${options.title}": ${JSON.stringify(run.statuses)}\n${serverErrors?.() ?? ""}`);
       return run;
     };
     const rows = [];

@@ -51,7 +51,11 @@ export default {
     const entries = (project, query) => `${url}/api/v1/logs/projects/${project.id}/entries?${query}`;
     const runs = { latest: [], big: [], small: [] };
     for (let i = 0; i < rounds; i++) {
-      for (const [name, target] of [["latest", entries(big, "limit=50")], ["big", entries(big, `q=${RARE}`)], ["small", entries(small, `q=${RARE}`)]]) {
+      for (const [name, target] of [
+        ["latest", entries(big, "limit=50")],
+        ["big", entries(big, `q=${RARE}`)],
+        ["small", entries(small, `q=${RARE}`)],
+      ]) {
         runs[name].push(median(await sequential(target, { headers, seconds: duration })));
       }
     }

@@ -49,7 +49,11 @@ export default {
           const n = next++;
           context.n = n;
           const body = eventBody(n);
-          return { ...req, body, headers: { ...req.headers, "content-type": "application/json", "x-signature": hexHmac(secret, body), "cf-connecting-ip": ipOf(n) } };
+          return {
+            ...req,
+            body,
+            headers: { ...req.headers, "content-type": "application/json", "x-signature": hexHmac(secret, body), "cf-connecting-ip": ipOf(n) },
+          };
         },
         onResponse: (status, _body, context) => {
           if (track && status === 202) accepted.add(context.n);
@@ -58,7 +62,11 @@ export default {
       const send = async (target, secret, n) => {
         const body = eventBody(n);
         const started = performance.now();
-        const res = await fetch(target, { method: "POST", headers: { "content-type": "application/json", "x-signature": hexHmac(secret, body), "cf-connecting-ip": ipOf(n) }, body });
+        const res = await fetch(target, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-signature": hexHmac(secret, body), "cf-connecting-ip": ipOf(n) },
+          body,
+        });
         await res.arrayBuffer();
         if (res.status !== 202) throw new Error(`${target} answered ${res.status}`);
         return { started, rtt: performance.now() - started };
@@ -80,7 +88,13 @@ export default {
           const run = await load({ title: `relay ingest, ${connections}`, url: ingestUrl, duration, connections, requests: [signed(signingSecret, true)] });
           if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers at /in/<slug>: ${JSON.stringify(run.statuses)}`);
           runs.relay.push(run);
-          const alone = await load({ title: `relay ingest, no destination, ${connections}`, url: quietUrl, duration, connections, requests: [signed(signingSecret, false)] });
+          const alone = await load({
+            title: `relay ingest, no destination, ${connections}`,
+            url: quietUrl,
+            duration,
+            connections,
+            requests: [signed(signingSecret, false)],
+          });
           if (alone.non2xx > 0) throw new Error(`${alone.non2xx} non-2xx answers at /in/<slug> without destination: ${JSON.stringify(alone.statuses)}`);
           runs.ingestOnly.push(alone);
         }

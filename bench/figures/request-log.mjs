@@ -28,7 +28,12 @@ export default {
     await load({ duration: 2, connections, ...off });
     const runs = { on: [], off: [], on1: [], off1: [] };
     for (let i = 0; i < rounds; i++) {
-      for (const [name, target, conns] of [["on", on, connections], ["off", off, connections], ["on1", on, 1], ["off1", off, 1]]) {
+      for (const [name, target, conns] of [
+        ["on", on, connections],
+        ["off", off, connections],
+        ["on1", on, 1],
+        ["off1", off, 1],
+      ]) {
         const run = await load({ title: name, duration, connections: conns, ...target });
         if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers in the ${name} run`);
         if (name.startsWith("on")) total += run.total;
@@ -39,7 +44,8 @@ export default {
     // Every logged request, up to the bound. autocannon counts the answers it read: a run's last
     // requests, one per connection, may be answered (and logged) after it stopped counting.
     const inFlight = (1 + rounds) * connections + rounds;
-    if (!(rows >= Math.min(10_000, total) && rows <= Math.min(10_000, total + inFlight))) throw new Error(`the request log holds ${rows} rows after ${total} logged requests`);
+    if (!(rows >= Math.min(10_000, total) && rows <= Math.min(10_000, total + inFlight)))
+      throw new Error(`the request log holds ${rows} rows after ${total} logged requests`);
     if ((await held(unlogged)) !== 0) throw new Error("the unlogged twin wrote to the request log");
     const rps = (name) => median(runs[name].map((r) => r.requestsPerSecond));
     const at = (name, field) => median(runs[name].map((r) => r[field]));

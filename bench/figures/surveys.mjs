@@ -24,7 +24,11 @@ export default {
     const seeded = await fetch(`${url}/__bench/seed/survey`, {
       method: "POST",
       headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ survey_id: survey.id, count: RESPONSES, values: { [rating.id]: [1, 2, 3, 4, 5], [choice.id]: ["a", "b", "c"], [yesNo.id]: [true, false] } }),
+      body: JSON.stringify({
+        survey_id: survey.id,
+        count: RESPONSES,
+        values: { [rating.id]: [1, 2, 3, 4, 5], [choice.id]: ["a", "b", "c"], [yesNo.id]: [true, false] },
+      }),
     });
     if (seeded.status !== 201) throw new Error(`seeding answered ${seeded.status}: ${await seeded.text()}`);
 
@@ -46,12 +50,16 @@ export default {
     const cookie = await consoleSession(url, adminToken, ownerEmail);
     const pageUrl = `${url}/console/teams/${teamId}/surveys/${survey.id}`;
     const html = await (await fetch(pageUrl, { headers: { cookie } })).text();
-    if (!html.includes(`data-testid="response-count" data-count="${RESPONSES}"`)) throw new Error(`the console page does not show ${RESPONSES} completed responses`);
+    if (!html.includes(`data-testid="response-count" data-count="${RESPONSES}"`))
+      throw new Error(`the console page does not show ${RESPONSES} completed responses`);
 
     const headers = { authorization: `Bearer ${key}` };
     const runs = { survey: [], summary: [], page: [] };
     for (let i = 0; i < rounds; i++) {
-      for (const [name, path] of [["survey", `surveys/${survey.id}`], ["summary", `surveys/${survey.id}/summary`]]) {
+      for (const [name, path] of [
+        ["survey", `surveys/${survey.id}`],
+        ["summary", `surveys/${survey.id}/summary`],
+      ]) {
         runs[name].push(median(await sequential(`${url}/api/v1/${path}`, { headers, seconds: duration })));
       }
       runs.page.push(median(await sequential(pageUrl, { headers: { cookie }, seconds: duration })));

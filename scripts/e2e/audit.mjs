@@ -28,11 +28,14 @@ export async function auditChecks({ url, createTeamWithKey }) {
       const queued = expectStatus(await api("POST", "/reports/export", { format: "json" }), 202, "export");
       assert.equal(queued.body.data.status, "queued");
       const id = queued.body.data.id;
-      const exported = await eventually(async () => {
-        const res = expectStatus(await api("GET", `/reports/${id}`), 200, "get report");
-        if (res.body.data.status === "failed") throw new Error("the export failed");
-        return res.body.data.status === "exported" ? res.body.data : Promise.reject(new Error(`status is still ${res.body.data.status}`));
-      }, { timeoutMs: 20_000 });
+      const exported = await eventually(
+        async () => {
+          const res = expectStatus(await api("GET", `/reports/${id}`), 200, "get report");
+          if (res.body.data.status === "failed") throw new Error("the export failed");
+          return res.body.data.status === "exported" ? res.body.data : Promise.reject(new Error(`status is still ${res.body.data.status}`));
+        },
+        { timeoutMs: 20_000 },
+      );
       assert.ok(exported.exported_at);
       const download = await fetch(`${url}${base}/reports/${id}/download`, { headers: { authorization: `Bearer ${key}` } });
       assert.equal(download.status, 200, `download answered ${download.status}`);

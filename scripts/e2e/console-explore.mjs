@@ -36,9 +36,11 @@ export async function consoleExploreChecks({ url, adminToken, createTeamWithKey,
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   // Anything the page's CSP refuses (an inline script or style, another origin) is logged by Chromium.
   const cspViolations = [];
-  context.on("page", (page) => page.on("console", (message) => {
-    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) cspViolations.push(`${page.url()}: ${message.text()}`);
-  }));
+  context.on("page", (page) =>
+    page.on("console", (message) => {
+      if (message.type() === "error" && /Content Security Policy/i.test(message.text())) cspViolations.push(`${page.url()}: ${message.text()}`);
+    }),
+  );
   const origin = await signIn(context, url, adminToken, email);
   const base = `${origin}/console/teams/${teamId}`;
   const state = {};
@@ -69,9 +71,26 @@ export async function consoleExploreChecks({ url, adminToken, createTeamWithKey,
     "console logs: search, a row's metadata and the histogram": async () => {
       const project = need(state.project, "project");
       const lines = [];
-      for (let i = 0; i < 40; i++) lines.push({ message: `GET /cart ${200 + (i % 3)} in ${10 + i} ms`, level: i % 9 === 0 ? "warn" : "info", stream: "web", metadata: { route: "/cart", i } });
-      lines.push({ message: "payment declined for order 7781", level: "error", stream: "billing", service: "payments", trace_id: "tr-7781", metadata: { order: 7781, card: "visa", amount_cents: 4200 } });
-      const res = await request(url, "POST", "/api/v1/logs/ingest/batch", { key: project.token, raw: lines.map((l) => JSON.stringify(l)).join("\n"), headers: { "content-type": "application/x-ndjson" } });
+      for (let i = 0; i < 40; i++)
+        lines.push({
+          message: `GET /cart ${200 + (i % 3)} in ${10 + i} ms`,
+          level: i % 9 === 0 ? "warn" : "info",
+          stream: "web",
+          metadata: { route: "/cart", i },
+        });
+      lines.push({
+        message: "payment declined for order 7781",
+        level: "error",
+        stream: "billing",
+        service: "payments",
+        trace_id: "tr-7781",
+        metadata: { order: 7781, card: "visa", amount_cents: 4200 },
+      });
+      const res = await request(url, "POST", "/api/v1/logs/ingest/batch", {
+        key: project.token,
+        raw: lines.map((l) => JSON.stringify(l)).join("\n"),
+        headers: { "content-type": "application/x-ndjson" },
+      });
       expectStatus(res, 202, "batch ingest");
       const page = await context.newPage();
       await page.goto(`${base}/logs/${project.id}`);

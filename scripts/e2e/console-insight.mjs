@@ -23,7 +23,11 @@ export async function consoleInsightChecks({ url, adminToken, defer }) {
   const browser = await launchBrowser(defer);
 
   const email = `insight-${Date.now()}@example.com`;
-  const team = expectStatus(await request(url, "POST", "/api/v1/admin/teams", { key: adminToken, body: { name: "Insight Labs", plan: "free", owner_email: email } }), 201, "create team").body.data;
+  const team = expectStatus(
+    await request(url, "POST", "/api/v1/admin/teams", { key: adminToken, body: { name: "Insight Labs", plan: "free", owner_email: email } }),
+    201,
+    "create team",
+  ).body.data;
   /** The key made in the browser: `key` its plaintext, `prefix` what the console shows of it. */
   const key = {};
 
@@ -65,7 +69,11 @@ export async function consoleInsightChecks({ url, adminToken, defer }) {
     "console insight: a key used with fetch shows up in the request log, the error row opens to our body": async () => {
       // As curl would: one success, one refusal (the key holds billing:read only).
       expectStatus(await request(url, "GET", "/api/v1/usage", { key: key.key, headers: { "x-request-id": "e2e-insight-ok" } }), 200, "usage with the key");
-      refused = expectStatus(await request(url, "GET", "/api/v1/push/apps", { key: key.key, headers: { "x-request-id": "e2e-insight-refused" } }), 403, "push apps without the scope");
+      refused = expectStatus(
+        await request(url, "GET", "/api/v1/push/apps", { key: key.key, headers: { "x-request-id": "e2e-insight-refused" } }),
+        403,
+        "push apps without the scope",
+      );
       // Written after the answers: the rows appear within moments.
       const statuses = await eventually(async () => {
         await page.goto(`${base}/requests`);

@@ -59,7 +59,11 @@ export async function consoleProductsChecks({ url, adminToken, dns, createTeamWi
   const ownerEmail = `owner-${stamp}@example.com`;
   const viewerEmail = `viewer-${stamp}@example.com`;
   const team = await createTeamWithKey({ name: "Northwind", ownerEmail, domains: [] });
-  expectStatus(await request(url, "POST", `/api/v1/admin/teams/${team.teamId}/members`, { key: adminToken, body: { email: viewerEmail, role: "viewer" } }), 201, "viewer membership");
+  expectStatus(
+    await request(url, "POST", `/api/v1/admin/teams/${team.teamId}/members`, { key: adminToken, body: { email: viewerEmail, role: "viewer" } }),
+    201,
+    "viewer membership",
+  );
   const key = team.key;
   const at = (path) => `${app}/console/teams/${team.teamId}/${path}`;
   const state = {};
@@ -83,7 +87,11 @@ export async function consoleProductsChecks({ url, adminToken, dns, createTeamWi
 
     "console products: a survey's counts, charts and CSV after real responses": async () => {
       need(owner, "the signed-in owner");
-      const survey = expectStatus(await request(url, "POST", "/api/v1/surveys", { key, body: { name: "Product feedback", slug: `feedback-${stamp}` } }), 201, "survey").body.data;
+      const survey = expectStatus(
+        await request(url, "POST", "/api/v1/surveys", { key, body: { name: "Product feedback", slug: `feedback-${stamp}` } }),
+        201,
+        "survey",
+      ).body.data;
       const questions = [];
       for (const [i, q] of [
         { type: "nps", title: "How likely are you to recommend Northwind?" },
@@ -91,27 +99,56 @@ export async function consoleProductsChecks({ url, adminToken, dns, createTeamWi
         { type: "rating", title: "How would you rate the docs?" },
         { type: "text", title: "What should we build next?" },
       ].entries()) {
-        questions.push(expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.id}/questions`, { key, body: { ...q, position: i + 1 } }), 201, "question").body.data);
+        questions.push(
+          expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.id}/questions`, { key, body: { ...q, position: i + 1 } }), 201, "question").body
+            .data,
+        );
       }
       expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.id}/activate`, { key }), 200, "activate");
       const answers = [
         [10, "Team", 5, "A dark mode, please"],
         [9, "Enterprise", 4, "SSO"],
-        [7, "Free", 3, "=HYPERLINK(\"http://evil.example\")"],
+        [7, "Free", 3, '=HYPERLINK("http://evil.example")'],
         [8, "Team", 4, "Faster exports, with CSV"],
         [3, "Free", 2, "Better docs"],
       ];
       for (const [i, values] of answers.entries()) {
         const ip = `198.51.100.${i + 10}`;
-        const started = expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses`, { headers: { "cf-connecting-ip": ip } }), 201, "start").body.data;
+        const started = expectStatus(
+          await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses`, { headers: { "cf-connecting-ip": ip } }),
+          201,
+          "start",
+        ).body.data;
         for (const [j, q] of questions.entries()) {
-          expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses/${started.id}/answers`, { body: { question_id: q.id, value: values[j] }, headers: { "cf-connecting-ip": ip } }), 200, "answer");
+          expectStatus(
+            await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses/${started.id}/answers`, {
+              body: { question_id: q.id, value: values[j] },
+              headers: { "cf-connecting-ip": ip },
+            }),
+            200,
+            "answer",
+          );
         }
-        expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses/${started.id}/complete`, { headers: { "cf-connecting-ip": ip } }), 200, "complete");
+        expectStatus(
+          await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses/${started.id}/complete`, { headers: { "cf-connecting-ip": ip } }),
+          200,
+          "complete",
+        );
       }
       // One respondent who stopped half-way: counted in progress, never exported.
-      const unfinished = expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses`, { headers: { "cf-connecting-ip": "198.51.100.99" } }), 201, "start").body.data;
-      expectStatus(await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses/${unfinished.id}/answers`, { body: { question_id: questions[0].id, value: 7 }, headers: { "cf-connecting-ip": "198.51.100.99" } }), 200, "answer");
+      const unfinished = expectStatus(
+        await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses`, { headers: { "cf-connecting-ip": "198.51.100.99" } }),
+        201,
+        "start",
+      ).body.data;
+      expectStatus(
+        await request(url, "POST", `/api/v1/surveys/${survey.slug}/responses/${unfinished.id}/answers`, {
+          body: { question_id: questions[0].id, value: 7 },
+          headers: { "cf-connecting-ip": "198.51.100.99" },
+        }),
+        200,
+        "answer",
+      );
 
       await owner.goto(at("surveys"));
       assert.equal(await owner.locator("[data-testid=survey-row]").count(), 1);
@@ -120,7 +157,7 @@ export async function consoleProductsChecks({ url, adminToken, dns, createTeamWi
       await owner.waitForSelector("[data-testid=response-count]");
       assert.equal(await owner.locator("[data-testid=response-count]").getAttribute("data-count"), "5");
       assert.equal((await owner.locator("[data-testid=nps-score]").textContent()).trim(), "20");
-      assert.equal(await owner.locator("[data-testid=question-summary] svg.chart").count() >= 4, true);
+      assert.equal((await owner.locator("[data-testid=question-summary] svg.chart").count()) >= 4, true);
       assert.equal(await owner.locator("[data-testid=response-row]").count(), 6);
       assert.equal(await owner.locator("[data-testid=hosted-link]").getAttribute("href"), `${app}/s/${survey.slug}`);
       assert.equal(await owner.locator("button[data-copy='#embed-snippet']").isVisible(), true, "copy buttons shown by the bundled script");
@@ -132,8 +169,17 @@ export async function consoleProductsChecks({ url, adminToken, dns, createTeamWi
       assert.equal(download.headers()["content-type"], "text/csv; charset=utf-8");
       const rows = parse(await download.text());
       assert.equal(rows.length, 6, "a header and one row per completed response");
-      assert.deepEqual(rows[0].slice(3), questions.map((q) => q.title));
-      assert.deepEqual(rows.slice(1).map((r) => r[6]).sort(), ["'=HYPERLINK(\"http://evil.example\")", "A dark mode, please", "Better docs", "Faster exports, with CSV", "SSO"]);
+      assert.deepEqual(
+        rows[0].slice(3),
+        questions.map((q) => q.title),
+      );
+      assert.deepEqual(
+        rows
+          .slice(1)
+          .map((r) => r[6])
+          .sort(),
+        ['\'=HYPERLINK("http://evil.example")', "A dark mode, please", "Better docs", "Faster exports, with CSV", "SSO"],
+      );
       // The API answers the same file.
       const api = await fetch(`${url}/api/v1/surveys/${survey.id}/responses/export`, { headers: { authorization: `Bearer ${key}` } });
       assert.equal(await api.text(), await download.text());
@@ -166,7 +212,13 @@ export async function consoleProductsChecks({ url, adminToken, dns, createTeamWi
       const sent = expectStatus(
         await request(url, "POST", "/api/v1/emails", {
           key,
-          body: { from: "Northwind <hello@mail.northwind.example>", to: "ada@example.com", subject: "Your receipt", stream: "transactional", html: "<h1>Thanks, Ada!</h1><p>Your order is on its way.</p><script>document.title='pwned'</script><img src=\"https://tracker.example/open.gif\" alt=\"\">" },
+          body: {
+            from: "Northwind <hello@mail.northwind.example>",
+            to: "ada@example.com",
+            subject: "Your receipt",
+            stream: "transactional",
+            html: '<h1>Thanks, Ada!</h1><p>Your order is on its way.</p><script>document.title=\'pwned\'</script><img src="https://tracker.example/open.gif" alt="">',
+          },
         }),
         201,
         "send from the verified domain",

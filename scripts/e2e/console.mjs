@@ -16,7 +16,9 @@ const SHOTS = join(ROOT, "test-results", "console");
 
 /** The newest console link of `kind` the Worker logged for `email`. */
 function loggedLink(output, email, kind) {
-  const lines = output().split("\n").filter((line) => line.includes('"console link') && line.includes(`"to":"${email}"`) && line.includes(`"kind":"${kind}"`));
+  const lines = output()
+    .split("\n")
+    .filter((line) => line.includes('"console link') && line.includes(`"to":"${email}"`) && line.includes(`"kind":"${kind}"`));
   const last = lines.at(-1);
   return last ? /"url":"([^"]+)"/.exec(last)?.[1] : undefined;
 }

@@ -42,7 +42,11 @@ export async function eventually(fn, { timeoutMs = 15_000, intervalMs = 250 } = 
 
 /** Asserts a status, printing the method-less description and the answer body when it differs. */
 export function expectStatus(res, status, what) {
-  assert.equal(res.status, status, `${what}: expected ${status}, got ${res.status} ${typeof res.body === "string" ? res.body.slice(0, 500) : JSON.stringify(res.body)}`);
+  assert.equal(
+    res.status,
+    status,
+    `${what}: expected ${status}, got ${res.status} ${typeof res.body === "string" ? res.body.slice(0, 500) : JSON.stringify(res.body)}`,
+  );
   return res;
 }
 

@@ -26,7 +26,11 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
     "logs: an alert with a webhook to a local receiver": async () => {
       const project = need(state.project, "project");
       const alert = await api("POST", `/logs/projects/${project.id}/alerts`, {
-        name: "e2e errors", level: "error", threshold: 3, window_minutes: 5, notify_webhook: `${receiver.url}/alerts`,
+        name: "e2e errors",
+        level: "error",
+        threshold: 3,
+        window_minutes: 5,
+        notify_webhook: `${receiver.url}/alerts`,
       });
       expectStatus(alert, 201, "create alert");
       assert.deepEqual(alert.body.data.channels, ["webhook"]);
@@ -52,7 +56,9 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
         JSON.stringify({ message: `${marker} batch c`, level: "info" }),
       ];
       const batch = await request(url, "POST", "/api/v1/logs/ingest/batch", {
-        key: token, raw: `${lines.join("\n")}\n`, headers: { "content-type": "application/x-ndjson" },
+        key: token,
+        raw: `${lines.join("\n")}\n`,
+        headers: { "content-type": "application/x-ndjson" },
       });
       expectStatus(batch, 202, "batch ingest");
       assert.deepEqual(batch.body, { ok: true, count: 3, dropped: 1 });
@@ -64,14 +70,20 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
       assert.deepEqual(errors.body.data.map((e) => e.message).sort(), [`${marker} batch a`, `${marker} batch b`, `${marker} single`]);
       const all = expectStatus(await api("GET", `/logs/projects/${project.id}/entries?q=${encodeURIComponent(marker)}`), 200, "query all entries");
       assert.equal(all.body.data.length, 4);
-      assert.ok(all.body.data.every((e) => e.timestamp === e.created_at), "without a timestamp the entry's time is its receive time");
+      assert.ok(
+        all.body.data.every((e) => e.timestamp === e.created_at),
+        "without a timestamp the entry's time is its receive time",
+      );
       assert.equal(all.body.data.find((e) => e.message === `${marker} single`).stream, "e2e");
     },
 
     "logs: the sender's timestamp is kept beside the receive time": async () => {
       const project = need(state.project, "project");
       const at = new Date(Date.now() - 3_600_000).toISOString();
-      const one = await request(url, "POST", "/api/v1/logs/ingest", { key: state.token, body: { message: `${marker} stamped`, timestamp: at, host: "e2e-host" } });
+      const one = await request(url, "POST", "/api/v1/logs/ingest", {
+        key: state.token,
+        body: { message: `${marker} stamped`, timestamp: at, host: "e2e-host" },
+      });
       expectStatus(one, 202, "single ingest with a timestamp");
       const found = expectStatus(await api("GET", `/logs/projects/${project.id}/entries?q=${encodeURIComponent(`${marker} stamped`)}`), 200, "query stamped");
       assert.equal(found.body.data[0].timestamp, at);
@@ -113,7 +125,11 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
           JSON.stringify({ message: `${marker} tail info`, level: "info" }),
           JSON.stringify({ message: `${marker} tail warn`, level: "warn", stream: "e2e" }),
         ].join("\n");
-        expectStatus(await request(url, "POST", "/api/v1/logs/ingest/batch", { key: state.token, raw: batch, headers: { "content-type": "application/x-ndjson" } }), 202, "batch for the tail");
+        expectStatus(
+          await request(url, "POST", "/api/v1/logs/ingest/batch", { key: state.token, raw: batch, headers: { "content-type": "application/x-ndjson" } }),
+          202,
+          "batch for the tail",
+        );
         let block;
         do block = await Promise.race([nextBlock(), new Promise((_, reject) => setTimeout(() => reject(new Error("no tail event within 10 s")), 10_000))]);
         while (!block.startsWith("data: "));
@@ -148,13 +164,25 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
     "logs: an alert resolves when its window falls back under the threshold, and its history says so": async () => {
       const project = need(state.project, "project");
       const token = need(state.token, "ingest token");
-      const alert = expectStatus(await api("POST", `/logs/projects/${project.id}/alerts`, {
-        name: "e2e fatal", level: "fatal", threshold: 2, window_minutes: 1, notify_webhook: `${receiver.url}/resolve`,
-      }), 201, "create alert").body.data;
+      const alert = expectStatus(
+        await api("POST", `/logs/projects/${project.id}/alerts`, {
+          name: "e2e fatal",
+          level: "fatal",
+          threshold: 2,
+          window_minutes: 1,
+          notify_webhook: `${receiver.url}/resolve`,
+        }),
+        201,
+        "create alert",
+      ).body.data;
       // Two fatal entries stamped 50 s ago: inside the 1-minute window now, out of it 10 s from now.
       const stamp = Date.now() - 50_000;
       const lines = [0, 1].map((i) => JSON.stringify({ message: `${marker} fatal ${i}`, level: "fatal", timestamp: stamp })).join("\n");
-      expectStatus(await request(url, "POST", "/api/v1/logs/ingest/batch", { key: token, raw: lines, headers: { "content-type": "application/x-ndjson" } }), 202, "fatal batch");
+      expectStatus(
+        await request(url, "POST", "/api/v1/logs/ingest/batch", { key: token, raw: lines, headers: { "content-type": "application/x-ndjson" } }),
+        202,
+        "fatal batch",
+      );
       const cron = () => fetch(`${url}/__scheduled?cron=*+*+*+*+*`).then((r) => r.text());
       await cron();
       const fired = JSON.parse((await receiver.waitFor((r) => r.path === "/resolve" && JSON.parse(r.text).type === "log.alert.triggered")).text);
@@ -168,7 +196,10 @@ export async function logsChecks({ url, createTeamWithKey, defer }) {
       assert.equal(hit.headers["x-alert-firing-id"], fired.firing_id);
       assert.equal(resolved.count, 0);
       const history = expectStatus(await api("GET", `/logs/alerts/${alert.id}/firings`), 200, "list firings");
-      assert.deepEqual(history.body.data.map((f) => [f.id, f.count, f.resolved_at]), [[fired.firing_id, 2, resolved.resolved_at]]);
+      assert.deepEqual(
+        history.body.data.map((f) => [f.id, f.count, f.resolved_at]),
+        [[fired.firing_id, 2, resolved.resolved_at]],
+      );
     },
   };
 }

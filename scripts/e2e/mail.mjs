@@ -33,7 +33,10 @@ export async function mailChecks({ url, createTeamWithKey, defer, dns }) {
       dns.records.set(record.name, ["v=spf1 -all", record.value]);
       const verified = expectStatus(await api("POST", `/domains/${domain.id}/verify`), 200, "verify");
       assert.equal(verified.body.data.status, "verified");
-      assert.ok(dns.asked.some((q) => q.name === record.name && q.type === "TXT" && q.accept === "application/dns-json"), "the resolver was asked over HTTP");
+      assert.ok(
+        dns.asked.some((q) => q.name === record.name && q.type === "TXT" && q.accept === "application/dns-json"),
+        "the resolver was asked over HTTP",
+      );
     },
 
     "mail: a webhook for email.delivered at a local receiver": async () => {
@@ -47,11 +50,19 @@ export async function mailChecks({ url, createTeamWithKey, defer, dns }) {
       const sent = expectStatus(await api("POST", "/emails", message), 201, "send");
       assert.equal(sent.body.data.status, "queued");
       const id = sent.body.data.id;
-      const email = await eventually(async () => {
-        const res = expectStatus(await api("GET", `/emails/${id}`), 200, "get email");
-        return res.body.data.status === "delivered" ? res.body.data : Promise.reject(new Error(`status ${res.body.data.status}, history ${JSON.stringify(res.body.data.history)}`));
-      }, { timeoutMs: 20_000 });
-      assert.deepEqual(email.history.map((h) => h.status), ["queued", "sent", "delivered"]);
+      const email = await eventually(
+        async () => {
+          const res = expectStatus(await api("GET", `/emails/${id}`), 200, "get email");
+          return res.body.data.status === "delivered"
+            ? res.body.data
+            : Promise.reject(new Error(`status ${res.body.data.status}, history ${JSON.stringify(res.body.data.history)}`));
+        },
+        { timeoutMs: 20_000 },
+      );
+      assert.deepEqual(
+        email.history.map((h) => h.status),
+        ["queued", "sent", "delivered"],
+      );
       assert.deepEqual(email.to, ["user@example.com"]);
       // The body is read back from the MAIL_BODIES bucket of wrangler dev's local R2.
       assert.equal(email.text, "Hi there");

@@ -96,7 +96,11 @@ export async function pushChecks({ url, createTeamWithKey, defer, tls }) {
     "push: a notification arrives encrypted (aes128gcm) with a VAPID header that verifies": async () => {
       const app = need(state.app, "app");
       const sub = need(state.sub, "subscriber");
-      const sent = expectStatus(await api("POST", `/push/apps/${app.id}/notifications`, { title: "Hello", body: "Your order shipped", data: { order: 42 } }), 202, "send notification");
+      const sent = expectStatus(
+        await api("POST", `/push/apps/${app.id}/notifications`, { title: "Hello", body: "Your order shipped", data: { order: 42 } }),
+        202,
+        "send notification",
+      );
       assert.equal(sent.body.data.recipients, 1);
       const hit = await pushRequest((r) => r.path === new URL(sub.endpoint).pathname, app.id, sent.body.data.id);
       assert.equal(hit.method, "POST");
@@ -109,7 +113,15 @@ export async function pushChecks({ url, createTeamWithKey, defer, tls }) {
       assert.equal(claims.aud, new URL(sub.endpoint).origin);
       assert.ok(claims.exp > Date.now() / 1000, "the JWT is not expired");
       const payload = JSON.parse(await decryptPush(new Uint8Array(hit.body), sub));
-      assert.deepEqual(payload, { notification_id: sent.body.data.id, app_id: app.id, title: "Hello", body: "Your order shipped", icon: null, url: null, data: { order: 42 } });
+      assert.deepEqual(payload, {
+        notification_id: sent.body.data.id,
+        app_id: app.id,
+        title: "Hello",
+        body: "Your order shipped",
+        icon: null,
+        url: null,
+        data: { order: 42 },
+      });
       const done = await eventually(async () => {
         const res = expectStatus(await api("GET", `/push/apps/${app.id}/notifications/${sent.body.data.id}`), 200, "notification detail");
         return res.body.data.status === "completed" ? res.body.data : Promise.reject(new Error(`notification: ${JSON.stringify(res.body.data.counts)}`));
@@ -123,7 +135,11 @@ export async function pushChecks({ url, createTeamWithKey, defer, tls }) {
       need(state.subscriberId, "subscriber");
       needReceiver().status = 410;
       const before = receiver.requests.length;
-      const sent = expectStatus(await api("POST", `/push/apps/${app.id}/notifications`, { title: "Gone?", body: "This one is refused" }), 202, "send notification");
+      const sent = expectStatus(
+        await api("POST", `/push/apps/${app.id}/notifications`, { title: "Gone?", body: "This one is refused" }),
+        202,
+        "send notification",
+      );
       await pushRequest((r) => receiver.requests.indexOf(r) >= before, app.id, sent.body.data.id);
       const done = await eventually(async () => {
         const res = expectStatus(await api("GET", `/push/apps/${app.id}/notifications/${sent.body.data.id}`), 200, "notification detail");

@@ -46,10 +46,11 @@ export async function startReceiver({ status = 200, secret = null, tls = null } 
         { timeoutMs },
       );
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections?.();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
   };
   const handler = (req, res) => {
     const chunks = [];
@@ -77,7 +78,9 @@ export async function startReceiver({ status = 200, secret = null, tls = null } 
 }
 
 function summary(requests) {
-  return JSON.stringify(requests.slice(-3).map((r) => ({ method: r.method, path: r.path, verified: r.verified, problem: r.problem, body: r.text.slice(0, 200) })));
+  return JSON.stringify(
+    requests.slice(-3).map((r) => ({ method: r.method, path: r.path, verified: r.verified, problem: r.problem, body: r.text.slice(0, 200) })),
+  );
 }
 
 /** Starts a receiver, runs `fn(receiver)` and closes the receiver whatever happens. */
@@ -101,8 +104,27 @@ export function createTlsMaterial(dir) {
   };
   try {
     writeFileSync(join(dir, "leaf.ext"), "subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n");
-    run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
-      "-days", "2", "-subj", "/CN=edge-platform e2e CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+    run([
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=edge-platform e2e CA",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
     run(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"]);
     run(["x509", "-req", "-in", "leaf.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.crt", "-days", "2", "-extfile", "leaf.ext"]);
     return { caFile: join(dir, "ca.crt"), key: readFileSync(join(dir, "leaf.key")), cert: readFileSync(join(dir, "leaf.crt")) };

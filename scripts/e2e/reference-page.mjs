@@ -35,8 +35,15 @@ export async function referencePageChecks({ url, defer }) {
       // Tags in the document's order, the operator's group the last of them.
       const tags = ["Usage", "Surveys", "Audit", "Logs", "Push", "Webhook relay", "Mail", "Operator"];
       const positions = tags.map((tag) => text.indexOf(`\n${tag}\n`));
-      assert.ok(positions.every((p) => p >= 0), `every tag listed: ${tags.filter((_, i) => positions[i] < 0)}`);
-      assert.deepEqual([...positions].sort((a, b) => a - b), positions, "tags in reading order, Operator last");
+      assert.ok(
+        positions.every((p) => p >= 0),
+        `every tag listed: ${tags.filter((_, i) => positions[i] < 0)}`,
+      );
+      assert.deepEqual(
+        [...positions].sort((a, b) => a - b),
+        positions,
+        "tags in reading order, Operator last",
+      );
       const logo = await page.evaluate(() => getComputedStyle(document.querySelector(".t-doc__sidebar"), "::before").backgroundImage);
       assert.match(logo, /^url\("data:image\/svg\+xml;base64,/);
       await page.close();

@@ -17,7 +17,11 @@ export async function relayChecks({ url, createTeamWithKey, defer }) {
 
   return {
     "relay: a generic signed source and a destination at a local receiver": async () => {
-      const source = expectStatus(await api("POST", "/webhooks/sources", { name: "e2e orders", provider: "generic", signing_secret: signingSecret }), 201, "create source");
+      const source = expectStatus(
+        await api("POST", "/webhooks/sources", { name: "e2e orders", provider: "generic", signing_secret: signingSecret }),
+        201,
+        "create source",
+      );
       assert.equal(source.body.data.signature_verification, true);
       assert.equal(source.body.data.signing_secret, undefined);
       state.source = source.body.data;
@@ -30,9 +34,11 @@ export async function relayChecks({ url, createTeamWithKey, defer }) {
 
     "relay: ingest with a bad signature answers 401, a valid one 202": async () => {
       const source = need(state.source, "source");
-      const ingest = (signature) => request(url, "POST", `/in/${source.slug}`, {
-        raw: body, headers: { "content-type": "application/json", "x-signature": signature, "x-event-id": JSON.parse(body).id },
-      });
+      const ingest = (signature) =>
+        request(url, "POST", `/in/${source.slug}`, {
+          raw: body,
+          headers: { "content-type": "application/json", "x-signature": signature, "x-event-id": JSON.parse(body).id },
+        });
       const bad = expectStatus(await ingest(sign(`${body} `)), 401, "ingest with a wrong signature");
       assert.deepEqual(bad.body, { error: "Invalid webhook signature" });
       const ok = expectStatus(await ingest(sign(body)), 202, "ingest with a valid signature");

@@ -38,8 +38,7 @@ export async function surveyPageChecks({ url, createTeamWithKey }) {
   const key = team.key;
   mkdirSync(SHOTS, { recursive: true });
   let browser;
-  const launch = async () =>
-    (browser ??= await launchBrowser());
+  const launch = async () => (browser ??= await launchBrowser());
 
   const checks = {
     "hosted page: every question type and a branch, answered in Chromium": async () => {
@@ -85,7 +84,10 @@ export async function surveyPageChecks({ url, createTeamWithKey }) {
       await next("text");
       await page.locator("#answer").fill("not-an-email");
       await page.locator("form button[type=submit]").click();
-      await page.locator(".error").filter({ hasText: /valid email/ }).waitFor();
+      await page
+        .locator(".error")
+        .filter({ hasText: /valid email/ })
+        .waitFor();
       await shot("email-hint");
       await page.locator("#answer").fill("ada@example.com");
       await next("email");
@@ -204,7 +206,11 @@ window.addEventListener("message", function (e) { if (e.data && e.data.type === 
       const title = () => page.locator("legend.title").textContent();
       const stars = () =>
         page.locator(".star-row button").evaluateAll((buttons) =>
-          buttons.map((b) => ({ pressed: b.getAttribute("aria-pressed"), lit: b.classList.contains("lit"), fill: getComputedStyle(b.querySelector("svg")).fill })),
+          buttons.map((b) => ({
+            pressed: b.getAttribute("aria-pressed"),
+            lit: b.classList.contains("lit"),
+            fill: getComputedStyle(b.querySelector("svg")).fill,
+          })),
         );
       await page.goto(`${url}/s/${slug}`);
       await page.getByRole("button", { name: "Start" }).click();
@@ -220,8 +226,14 @@ window.addEventListener("message", function (e) { if (e.data && e.data.type === 
       await shot("01-stars-unselected");
       await page.getByRole("button", { name: "2 stars" }).click();
       const chosen = await stars();
-      assert.deepEqual(chosen.map((s) => s.lit), [true, true, false, false, false]);
-      assert.deepEqual(chosen.map((s) => s.pressed), ["false", "true", "false", "false", "false"]);
+      assert.deepEqual(
+        chosen.map((s) => s.lit),
+        [true, true, false, false, false],
+      );
+      assert.deepEqual(
+        chosen.map((s) => s.pressed),
+        ["false", "true", "false", "false", "false"],
+      );
       assert.equal(chosen[2].fill, "none");
       assert.notEqual(chosen[0].fill, "none");
       await shot("02-two-stars");
@@ -232,7 +244,10 @@ window.addEventListener("message", function (e) { if (e.data && e.data.type === 
       await page.getByRole("button", { name: "Previous" }).click();
       await page.locator("legend.title").filter({ hasText: "Rate your visit" }).waitFor();
       // The earlier answer is pre-filled: two stars, the second pressed.
-      assert.deepEqual((await stars()).map((s) => s.lit), [true, true, false, false, false]);
+      assert.deepEqual(
+        (await stars()).map((s) => s.lit),
+        [true, true, false, false, false],
+      );
       assert.equal(await page.getByRole("button", { name: "Previous" }).count(), 0);
       await shot("04-back-prefilled");
       await page.getByRole("button", { name: "5 stars" }).click();

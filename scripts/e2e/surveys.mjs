@@ -20,18 +20,27 @@ export async function surveysChecks({ url, createTeamWithKey, defer }) {
       state.survey = survey.body.data;
       const section = expectStatus(await api("POST", `/surveys/${state.survey.id}/sections`, { title: "About us", position: 1 }), 201, "create section");
       const nps = await api("POST", `/surveys/${state.survey.id}/questions`, {
-        type: "nps", title: "How likely are you to recommend us?", position: 1, section_id: section.body.data.id,
+        type: "nps",
+        title: "How likely are you to recommend us?",
+        position: 1,
+        section_id: section.body.data.id,
       });
       expectStatus(nps, 201, "create nps question");
       const text = await api("POST", `/surveys/${state.survey.id}/questions`, {
-        type: "text", title: "Why?", position: 2, section_id: section.body.data.id,
+        type: "text",
+        title: "Why?",
+        position: 2,
+        section_id: section.body.data.id,
       });
       expectStatus(text, 201, "create text question");
       state.questions = [nps.body.data, text.body.data];
       const activated = expectStatus(await api("POST", `/surveys/${state.survey.id}/activate`), 200, "activate");
       assert.equal(activated.body.data.status, "active");
       const detail = expectStatus(await api("GET", `/surveys/${state.survey.id}`), 200, "get survey");
-      assert.deepEqual(detail.body.data.questions.map((q) => q.id), state.questions.map((q) => q.id));
+      assert.deepEqual(
+        detail.body.data.questions.map((q) => q.id),
+        state.questions.map((q) => q.id),
+      );
     },
 
     "surveys: a webhook is registered with a whsec_ secret shown once": async () => {
@@ -96,17 +105,23 @@ export async function surveysChecks({ url, createTeamWithKey, defer }) {
     "surveys: a less_than branch, going back to change the answer, and the summary counts the final answers only": async () => {
       const other = `e2e-back-${randomUUID().slice(0, 8)}`;
       const survey = expectStatus(await api("POST", "/surveys", { name: "E2E back", slug: other }), 201, "create survey").body.data;
-      const why = expectStatus(await api("POST", `/surveys/${survey.id}/questions`, { type: "text", title: "What went wrong?", position: 2 }), 201, "text").body.data;
+      const why = expectStatus(await api("POST", `/surveys/${survey.id}/questions`, { type: "text", title: "What went wrong?", position: 2 }), 201, "text").body
+        .data;
       const score = expectStatus(
         await api("POST", `/surveys/${survey.id}/questions`, {
-          type: "nps", title: "Score", position: 1,
+          type: "nps",
+          title: "Score",
+          position: 1,
           branching: { rules: [{ if: { less_than: 7 }, then: { go_to_question_id: why.id } }], default: { skip_to_end: true } },
         }),
         201,
         "nps with a less_than rule",
       ).body.data;
       const wrongType = await api("POST", `/surveys/${survey.id}/questions`, {
-        type: "text", title: "Bad rule", position: 3, branching: { rules: [{ if: { less_than: 7 }, then: { skip_to_end: true } }] },
+        type: "text",
+        title: "Bad rule",
+        position: 3,
+        branching: { rules: [{ if: { less_than: 7 }, then: { skip_to_end: true } }] },
       });
       expectStatus(wrongType, 422, "less_than on a text question");
       assert.ok(wrongType.body.errors["branching.rules.0.if"], JSON.stringify(wrongType.body));

@@ -81,7 +81,10 @@ export async function typedClientChecks({ url, createTeamWithKey }) {
       const survey = expectData(await api.POST("/api/v1/surveys", { body: { name: "Typed", slug } }), 201, "createSurvey").data;
       assert.equal(survey.status, "draft");
       const question = expectData(
-        await api.POST("/api/v1/surveys/{survey_id}/questions", { params: { path: { survey_id: survey.id } }, body: { type: "yes_no", title: "Typed?", position: 1 } }),
+        await api.POST("/api/v1/surveys/{survey_id}/questions", {
+          params: { path: { survey_id: survey.id } },
+          body: { type: "yes_no", title: "Typed?", position: 1 },
+        }),
         201,
         "createSurveyQuestion",
       ).data;
@@ -89,16 +92,35 @@ export async function typedClientChecks({ url, createTeamWithKey }) {
       assert.equal(active.status, "active");
 
       // The public start names the survey by slug, the authenticated list by id: one path item.
-      const started = expectData(await publicApi.POST("/api/v1/surveys/{survey}/responses", { params: { path: { survey: slug } }, body: {} }), 201, "startSurveyResponse").data;
+      const started = expectData(
+        await publicApi.POST("/api/v1/surveys/{survey}/responses", { params: { path: { survey: slug } }, body: {} }),
+        201,
+        "startSurveyResponse",
+      ).data;
       assert.equal(started.status, "in_progress");
       const path = { slug, response_id: started.id };
-      const answered = expectData(await publicApi.POST("/api/v1/surveys/{slug}/responses/{response_id}/answers", { params: { path }, body: { question_id: question.id, value: true } }), 200, "answerSurveyQuestion").data;
+      const answered = expectData(
+        await publicApi.POST("/api/v1/surveys/{slug}/responses/{response_id}/answers", { params: { path }, body: { question_id: question.id, value: true } }),
+        200,
+        "answerSurveyQuestion",
+      ).data;
       assert.equal(answered.finished, true);
-      const completed = expectData(await publicApi.POST("/api/v1/surveys/{slug}/responses/{response_id}/complete", { params: { path } }), 200, "completeSurveyResponse").data;
+      const completed = expectData(
+        await publicApi.POST("/api/v1/surveys/{slug}/responses/{response_id}/complete", { params: { path } }),
+        200,
+        "completeSurveyResponse",
+      ).data;
       assert.equal(completed.status, "completed");
 
-      const list = expectData(await api.GET("/api/v1/surveys/{survey}/responses", { params: { path: { survey: survey.id }, query: { status: "completed" } } }), 200, "listSurveyResponses");
-      assert.deepEqual(list.data.map((r) => r.id), [started.id]);
+      const list = expectData(
+        await api.GET("/api/v1/surveys/{survey}/responses", { params: { path: { survey: survey.id }, query: { status: "completed" } } }),
+        200,
+        "listSurveyResponses",
+      );
+      assert.deepEqual(
+        list.data.map((r) => r.id),
+        [started.id],
+      );
       assert.equal(list.data[0].answers[question.id]?.value, true);
       assert.equal(list.pagination.total, 1);
     },

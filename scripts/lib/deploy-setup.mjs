@@ -120,7 +120,13 @@ const tomlValue = (value) => {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   throw new SetupError(`cannot write ${JSON.stringify(value)} to TOML`);
 };
-const tomlTable = (header, object) => [header, ...Object.entries(object).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} = ${tomlValue(v)}`), ""];
+const tomlTable = (header, object) => [
+  header,
+  ...Object.entries(object)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k} = ${tomlValue(v)}`),
+  "",
+];
 
 /** A var of an earlier run (APP_URL, MAIL_HTTP_URL, ...), read back from its generated section. */
 export function previousVar(text, name) {
@@ -266,7 +272,9 @@ export async function deploySetup({
   const config = readConfig(configPath);
   const db = config.d1_databases?.[0];
   if (!db?.database_name) throw new SetupError("wrangler.toml declares no D1 database");
-  const databaseId = dryRun ? (run(["d1", "list", "--json"]), run(["d1", "create", db.database_name]), `<id of ${db.database_name}>`) : ensureDatabase(db.database_name, wrangler, log);
+  const databaseId = dryRun
+    ? (run(["d1", "list", "--json"]), run(["d1", "create", db.database_name]), `<id of ${db.database_name}>`)
+    : ensureDatabase(db.database_name, wrangler, log);
   for (const bucket of config.r2_buckets ?? []) {
     const args = ["r2", "bucket", "create", bucket.bucket_name];
     dryRun ? run(args) : ensureNamed(`R2 bucket ${bucket.bucket_name}`, args, wrangler, log);
@@ -290,7 +298,9 @@ export async function deploySetup({
   if (!dryRun) log(`D1 migrations applied to ${db.database_name} (remote)`);
 
   // Secrets: each missing one is generated and put; one already set is never rotated.
-  const existing = dryRun ? (run(["secret", "list", "--env", ENV_NAME, "--config", configPath, "--format", "json"]), new Set()) : existingSecrets(configPath, wrangler);
+  const existing = dryRun
+    ? (run(["secret", "list", "--env", ENV_NAME, "--config", configPath, "--format", "json"]), new Set())
+    : existingSecrets(configPath, wrangler);
   const secrets = [];
   let adminToken = null;
   const put = (name, value) => {
@@ -320,7 +330,9 @@ export async function deploySetup({
         secrets.push({ name: MAIL_SECRET.name, created: true });
       } else {
         secrets.push({ name: MAIL_SECRET.name, created: false, missing: true });
-        warn(`secret ${MAIL_SECRET.name} is not set: put it with \`${commandLine(["secret", "put", MAIL_SECRET.name, "--env", ENV_NAME])}\` (mail fails until then)`);
+        warn(
+          `secret ${MAIL_SECRET.name} is not set: put it with \`${commandLine(["secret", "put", MAIL_SECRET.name, "--env", ENV_NAME])}\` (mail fails until then)`,
+        );
       }
     }
   } else {

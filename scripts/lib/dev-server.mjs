@@ -30,7 +30,10 @@ export function parseVars(text) {
 }
 
 export function writeVars(path, vars) {
-  const body = Object.entries(vars).map(([k, v]) => `${k}="${v}"`).join("\n") + "\n";
+  const body =
+    Object.entries(vars)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join("\n") + "\n";
   writeFileSync(path, body, { mode: 0o600 });
 }
 
@@ -96,7 +99,18 @@ export function applyMigrations({ persistTo } = {}) {
  * wrangler.toml's `main`, relative to the repository: the benchmarks' bench/worker.ts).
  * Returns { url, child, stop(), output() }; stop() resolves once wrangler has exited.
  */
-export async function startDevServer({ port, persistTo, envFile, vars = {}, testScheduled = false, quiet = true, logLevel, inspectorPort, signal, script } = {}) {
+export async function startDevServer({
+  port,
+  persistTo,
+  envFile,
+  vars = {},
+  testScheduled = false,
+  quiet = true,
+  logLevel,
+  inspectorPort,
+  signal,
+  script,
+} = {}) {
   const args = [WRANGLER, "dev", ...(script ? [script] : []), "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
   if (inspectorPort === undefined) inspectorPort = await freePort();
   if (inspectorPort !== null) args.push("--inspector-port", String(inspectorPort));
@@ -168,12 +182,27 @@ export async function adminCall(url, token, method, path, body) {
 }
 
 export const ALL_SCOPES = [
-  "surveys:read", "surveys:write", "audit:read", "audit:write", "logs:read", "logs:write",
-  "push:read", "push:write", "webhooks:read", "webhooks:write", "mail:send", "mail:read", "billing:read",
+  "surveys:read",
+  "surveys:write",
+  "audit:read",
+  "audit:write",
+  "logs:read",
+  "logs:write",
+  "push:read",
+  "push:write",
+  "webhooks:read",
+  "webhooks:write",
+  "mail:send",
+  "mail:read",
+  "billing:read",
 ];
 
 /** Creates a team and a key with every scope; returns { teamId, key }. */
-export async function createTeamWithKey(url, adminToken, { name = "Demo team", plan = "pro", ownerEmail = "owner@example.com", scopes = ALL_SCOPES, domains = ["example.com"] } = {}) {
+export async function createTeamWithKey(
+  url,
+  adminToken,
+  { name = "Demo team", plan = "pro", ownerEmail = "owner@example.com", scopes = ALL_SCOPES, domains = ["example.com"] } = {},
+) {
   const team = await adminCall(url, adminToken, "POST", "teams", { name, plan, owner_email: ownerEmail });
   if (team.status !== 201) throw new Error(`creating a team failed: ${team.status} ${JSON.stringify(team.body)}`);
   const key = await adminCall(url, adminToken, "POST", `teams/${team.body.data.id}/keys`, { name: "all scopes", scopes });

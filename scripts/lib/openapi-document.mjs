@@ -28,7 +28,12 @@ export async function buildOpenApiDocument() {
   const { app } = await import(`data:text/javascript;base64,${Buffer.from(code).toString("base64")}`);
   // The document reads no secret, but the app checks them at the door (platform/config.ts): these
   // throwaway values only pass that check, and nothing here encrypts, signs or authenticates.
-  const env = { RATE_LIMITS: "off", ADMIN_TOKEN: "document-build-admin-token", ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64url"), SIGNING_KEY: "document-build-signing-key-of-32-characters" };
+  const env = {
+    RATE_LIMITS: "off",
+    ADMIN_TOKEN: "document-build-admin-token",
+    ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64url"),
+    SIGNING_KEY: "document-build-signing-key-of-32-characters",
+  };
   const res = await app.fetch(new Request(`${DOCUMENT_ORIGIN}/api/v1/openapi.json`), env);
   if (res.status !== 200) throw new Error(`GET /api/v1/openapi.json answered ${res.status}: ${await res.text()}`);
   return res.json();

@@ -13,7 +13,16 @@ import { after, beforeEach, describe, test } from "node:test";
 import { ROOT } from "../lib/dev-server.mjs";
 
 const FAKE = join(ROOT, "scripts", "test", "fixtures", "fake-wrangler.mjs");
-const QUEUES = ["report-export", "webhook-deliveries", "push-sends", "mail-sends", "alert-notifications", "survey-webhooks", "log-alert-checks", "platform-dlq"];
+const QUEUES = [
+  "report-export",
+  "webhook-deliveries",
+  "push-sends",
+  "mail-sends",
+  "alert-notifications",
+  "survey-webhooks",
+  "log-alert-checks",
+  "platform-dlq",
+];
 const APP_URL = "https://api.example.net";
 
 const tmp = mkdtempSync(join(tmpdir(), "edge-deploy-setup-"));
@@ -42,7 +51,11 @@ const SECRET_CALLS = (cfg) => [
 ];
 const calls = () => {
   try {
-    return readFileSync(join(work, "fake", "calls.jsonl"), "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).join(" "));
+    return readFileSync(join(work, "fake", "calls.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).join(" "));
   } catch {
     return [];
   }
@@ -72,7 +85,12 @@ describe("a first run on an empty account", () => {
     assert.ok(after.startsWith(before.trimEnd()), "the top-level config is kept as it was");
     const env = section(after);
     assert.match(env, /^\[env\.production\]$/m);
-    assert.match(env, new RegExp(`\\[\\[env\\.production\\.d1_databases\\]\\]\\nbinding = "DB"\\ndatabase_name = "edge-platform"\\ndatabase_id = "${d1[0].uuid}"\\nmigrations_dir = "migrations"`));
+    assert.match(
+      env,
+      new RegExp(
+        `\\[\\[env\\.production\\.d1_databases\\]\\]\\nbinding = "DB"\\ndatabase_name = "edge-platform"\\ndatabase_id = "${d1[0].uuid}"\\nmigrations_dir = "migrations"`,
+      ),
+    );
     assert.doesNotMatch(env, /00000000-0000-0000-0000-000000000000/);
     assert.match(env, /APP_URL = "https:\/\/api\.example\.net"/);
     assert.match(env, /ALLOW_PRIVATE_TARGETS = "false"/);
@@ -89,7 +107,10 @@ describe("a first run on an empty account", () => {
     assert.deepEqual(Object.keys(put), ["ADMIN_TOKEN", "ENCRYPTION_KEY", "SIGNING_KEY"]);
     for (const value of Object.values(put)) assert.equal(Buffer.from(value, "base64").length, 32);
     assert.equal(new Set(Object.values(put)).size, 3);
-    assert.match(run.output, new RegExp(`ADMIN_TOKEN \\(the operator API's credential; shown this once[^\\n]*\\n\\n  ${put.ADMIN_TOKEN.replace(/[+/]/g, "\\$&")}\\n`));
+    assert.match(
+      run.output,
+      new RegExp(`ADMIN_TOKEN \\(the operator API's credential; shown this once[^\\n]*\\n\\n  ${put.ADMIN_TOKEN.replace(/[+/]/g, "\\$&")}\\n`),
+    );
     assert.ok(!run.output.includes(put.ENCRYPTION_KEY) && !run.output.includes(put.SIGNING_KEY));
     assert.match(run.output, /npm run deploy/);
     assert.doesNotMatch(run.output, /MAIL_HTTP_TOKEN/, "only with a mail provider");
@@ -135,7 +156,7 @@ describe("--dry-run", () => {
     assert.equal(run.status, 0, run.output);
     assert.deepEqual(calls(), []);
     assert.equal(readFileSync(config, "utf8"), before);
-    const printed = [...run.output.matchAll(/^would run: npx wrangler (.*?)(?:   \(.*)?$/gm)].map((m) => m[1]);
+    const printed = [...run.output.matchAll(/^would run: npx wrangler (.*?)(?: {3}\(.*)?$/gm)].map((m) => m[1]);
     assert.deepEqual(printed, [
       "whoami",
       "d1 list --json",
@@ -216,7 +237,10 @@ describe("idempotency", () => {
   });
 
   test("a database that already exists on the account is used, not created", () => {
-    writeFileSync(join(work, "fake", "state.json"), JSON.stringify({ d1: [{ name: "edge-platform", uuid: "6f0c1c36-3a55-4a8e-9d59-7c1d2b1e4f00" }], r2: [], queues: [] }));
+    writeFileSync(
+      join(work, "fake", "state.json"),
+      JSON.stringify({ d1: [{ name: "edge-platform", uuid: "6f0c1c36-3a55-4a8e-9d59-7c1d2b1e4f00" }], r2: [], queues: [] }),
+    );
     const run = setup();
     assert.equal(run.status, 0, run.output);
     assert.ok(!calls().some((c) => c.startsWith("d1 create")));
@@ -272,22 +296,36 @@ describe("refusals and failures", () => {
   });
 });
 
-test("the real wrangler accepts the written [env.production]: a dry-run deploy of it binds every resource with no inheritance warning", { timeout: 120_000 }, () => {
+test("the real wrangler accepts the written [env.production]: a dry-run deploy of it binds every resource with no inheritance warning", {
+  timeout: 120_000,
+}, () => {
   assert.equal(setup().status, 0);
   // A root that sees the project's sources through links, with the written config.
   const root = join(work, "project");
   mkdirSync(root);
   for (const name of ["src", "node_modules", "migrations", "dist", "package.json", "tsconfig.json"]) symlinkSync(join(ROOT, name), join(root, name));
   copyFileSync(config, join(root, "wrangler.toml"));
-  const dry = spawnSync(process.execPath, [join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "deploy", "--dry-run", "--env", "production", "--outdir", join(work, "out")], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-  });
+  const dry = spawnSync(
+    process.execPath,
+    [join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "deploy", "--dry-run", "--env", "production", "--outdir", join(work, "out")],
+    {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    },
+  );
   const output = dry.stdout + dry.stderr;
   assert.equal(dry.status, 0, output);
   assert.doesNotMatch(output, /not inherited|exists at the top level, but not on/i, output);
-  for (const expected of ["env.DB (edge-platform)", "env.REPORTS (edge-platform-reports)", "env.MAIL_BODIES (edge-platform-mail-bodies)", "env.RATE_LIMITER (RateLimiter)", "env.WEBHOOK_QUEUE (webhook-deliveries)", 'env.APP_URL ("https://api.example.net")', 'env.ALLOW_PRIVATE_TARGETS ("false")']) {
+  for (const expected of [
+    "env.DB (edge-platform)",
+    "env.REPORTS (edge-platform-reports)",
+    "env.MAIL_BODIES (edge-platform-mail-bodies)",
+    "env.RATE_LIMITER (RateLimiter)",
+    "env.WEBHOOK_QUEUE (webhook-deliveries)",
+    'env.APP_URL ("https://api.example.net")',
+    'env.ALLOW_PRIVATE_TARGETS ("false")',
+  ]) {
     assert.ok(output.includes(expected), `dry-run output lacks ${expected}:\n${output}`);
   }
 });

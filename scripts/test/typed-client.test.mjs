@@ -60,13 +60,19 @@ test("the typed client compiles against the document, and not against a document
   }
 });
 
-test("the committed document is the app's, and the committed types are generated from it (else: npm run client:update)", { skip, timeout: 180_000 }, async () => {
+test("the committed document is the app's, and the committed types are generated from it (else: npm run client:update)", {
+  skip,
+  timeout: 180_000,
+}, async () => {
   const committed = readFileSync(COMMITTED_DOCUMENT, "utf8");
   assert.ok(committed === documentText(await buildOpenApiDocument()), "clients/typescript/openapi.json is stale: run `npm run client:update`");
   const dir = mkdtempSync(join(tmpdir(), "edge-client-types-"));
   try {
     generateTypes(committed, join(dir, "schema.d.ts"));
-    assert.ok(readFileSync(join(dir, "schema.d.ts"), "utf8") === readFileSync(COMMITTED_TYPES, "utf8"), "clients/typescript/schema.d.ts is stale: run `npm run client:update`");
+    assert.ok(
+      readFileSync(join(dir, "schema.d.ts"), "utf8") === readFileSync(COMMITTED_TYPES, "utf8"),
+      "clients/typescript/schema.d.ts is stale: run `npm run client:update`",
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -107,7 +113,10 @@ describe("createClient against a local server", { skip }, () => {
   };
 
   test("sends the key, and one Idempotency-Key on a POST, the same on every retry of a 5xx", async () => {
-    reset([{ status: 503, body: { error: "Log storage temporarily unavailable" } }, { status: 502, body: { error: "x" } }]);
+    reset([
+      { status: 503, body: { error: "Log storage temporarily unavailable" } },
+      { status: 502, body: { error: "x" } },
+    ]);
     const api = client.createClient(`${url}/`, "edp_test", { baseDelayMs: 5 });
     const result = await api.POST("/api/v1/logs/projects", { body: { name: "api" } });
     assert.equal(result.response.status, 200);

@@ -32,9 +32,19 @@ export function UsageBar(props: { id: string; label: string; used: number; limit
   const percent = percentOf(used, limit);
   const filled = limit === null ? 0 : Math.min(100, (used / Math.max(limit, 1)) * 100);
   const title =
-    limit === null ? `${props.label}: ${formatNumber(used)} ${props.unit}, no monthly limit` : `${props.label}: ${formatNumber(used)} of ${formatNumber(limit)} ${props.unit} (${percent} %)`;
+    limit === null
+      ? `${props.label}: ${formatNumber(used)} ${props.unit}, no monthly limit`
+      : `${props.label}: ${formatNumber(used)} of ${formatNumber(limit)} ${props.unit} (${percent} %)`;
   return (
-    <svg class={`usage-bar ${toneOf(percent)}`} viewBox="0 0 100 10" preserveAspectRatio="none" width="100%" height="14" role="img" aria-labelledby={`${props.id}-title`}>
+    <svg
+      class={`usage-bar ${toneOf(percent)}`}
+      viewBox="0 0 100 10"
+      preserveAspectRatio="none"
+      width="100%"
+      height="14"
+      role="img"
+      aria-labelledby={`${props.id}-title`}
+    >
       <title id={`${props.id}-title`}>{title}</title>
       <rect class="track" x="0" y="0" width="100" height="10" rx="2" />
       <rect class="fill" x="0" y="0" width={filled.toFixed(2)} height="10" rx="2" />
@@ -87,7 +97,15 @@ export function DailyChart(props: { id: string; caption: string; unit: string; d
         {days.map((d, i) => {
           const h = peak > 0 ? (d.value / peak) * plot : 0;
           return (
-            <rect class="bar" x={(CHART.left + i * slot + slot * 0.15).toFixed(2)} y={(CHART.top + plot - h).toFixed(2)} width={(slot * 0.7).toFixed(2)} height={h.toFixed(2)} data-day={d.day} data-value={d.value}>
+            <rect
+              class="bar"
+              x={(CHART.left + i * slot + slot * 0.15).toFixed(2)}
+              y={(CHART.top + plot - h).toFixed(2)}
+              width={(slot * 0.7).toFixed(2)}
+              height={h.toFixed(2)}
+              data-day={d.day}
+              data-value={d.value}
+            >
               <title>{`${d.day}: ${formatNumber(d.value)} ${props.unit}`}</title>
             </rect>
           );

@@ -22,8 +22,21 @@ function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise
     log.error("unhandled console error", { request_id: c.get("requestId"), path: c.req.path, error: String(error), stack: (error as Error)?.stack });
   }
   const status = (apiError?.status ?? 500) as ContentfulStatusCode;
-  const titles: Partial<Record<number, string>> = { 403: "Not allowed", 404: "Page not found", 409: "Not possible", 422: "Check what you entered", 429: "Too many requests" };
-  const message = apiError && status < 500 ? (apiError.details ? Object.entries(apiError.details).map(([field, errors]) => `${field} ${errors.join(", ")}`).join("; ") : apiError.message) : "Something went wrong on our side. Try again.";
+  const titles: Partial<Record<number, string>> = {
+    403: "Not allowed",
+    404: "Page not found",
+    409: "Not possible",
+    422: "Check what you entered",
+    429: "Too many requests",
+  };
+  const message =
+    apiError && status < 500
+      ? apiError.details
+        ? Object.entries(apiError.details)
+            .map(([field, errors]) => `${field} ${errors.join(", ")}`)
+            .join("; ")
+        : apiError.message
+      : "Something went wrong on our side. Try again.";
   for (const [name, value] of Object.entries(apiError?.headers ?? {})) c.header(name, value);
   return c.html(<MessagePage title={titles[status] ?? "Something went wrong"} message={message} />, status);
 }
@@ -39,7 +52,9 @@ consoleRouter.route("/", publicPages);
 consoleRouter.get("/", requireSession(), (c) => {
   const [first] = c.get("consoleTeams");
   if (first) return c.redirect(`/console/teams/${first.id}/keys`, 303);
-  return c.html(<MessagePage title="No team yet" message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page." />);
+  return c.html(
+    <MessagePage title="No team yet" message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page." />,
+  );
 });
 
 consoleRouter.use("/teams/:team_id", requireSession(), teamAccess());

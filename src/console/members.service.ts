@@ -156,7 +156,10 @@ export async function removeMember(db: Db, teamId: string, actor: Actor, userId:
   // One transaction: the membership goes, and with it every pending invitation of the address to
   // this team (another link in their mailbox must not bring a removed member back).
   const [removed] = await db.batch([
-    db.delete(memberships).where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard)).returning({ userId: memberships.userId }),
+    db
+      .delete(memberships)
+      .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard))
+      .returning({ userId: memberships.userId }),
     db
       .delete(consoleLinks)
       .where(
@@ -187,6 +190,9 @@ export async function addMember(db: Db, teamId: string, input: { email: string; 
   // Already a member: a role change, under the last-owner rule.
   if (inserted.length === 0) await changeRole(db, teamId, operator, user.id, input.role);
   else await recordAction(db, teamId, operator, "member_added", `${email} (${input.role})`);
-  const [row] = await db.select().from(memberships).where(and(eq(memberships.teamId, teamId), eq(memberships.userId, user.id)));
+  const [row] = await db
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, user.id)));
   return { team_id: teamId, user_id: user.id, email, role: row.role, created_at: row.createdAt };
 }

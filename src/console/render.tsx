@@ -24,7 +24,14 @@ export function page(c: Context<ConsoleEnv>, options: PageOptions, content: Chil
   const code = c.req.query("notice");
   const notice = code && options.notices && Object.hasOwn(options.notices, code) ? options.notices[code] : null;
   return c.html(
-    <ConsoleLayout title={options.title} user={c.get("consoleUser")} teams={c.get("consoleTeams")} team={c.get("consoleTeam")} active={options.active} notice={notice}>
+    <ConsoleLayout
+      title={options.title}
+      user={c.get("consoleUser")}
+      teams={c.get("consoleTeams")}
+      team={c.get("consoleTeam")}
+      active={options.active}
+      notice={notice}
+    >
       {content}
     </ConsoleLayout>,
     options.status ?? 200,

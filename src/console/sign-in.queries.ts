@@ -36,9 +36,7 @@ export function consumeStatements(d1: D1Database, input: ConsumeInput): D1Prepar
   if (input.kind === "sign_up") {
     statements.push(
       d1
-        .prepare(
-          `INSERT INTO teams (id, name, plan, owner_email, created_at, updated_at) SELECT ?3, ?4, 'free', ?5, ?6, ?6 WHERE ${CONSUMED}`,
-        )
+        .prepare(`INSERT INTO teams (id, name, plan, owner_email, created_at, updated_at) SELECT ?3, ?4, 'free', ?5, ?6, ?6 WHERE ${CONSUMED}`)
         .bind(input.linkId, input.sessionId, input.teamId, input.teamName, input.email, input.now),
     );
   }

@@ -101,7 +101,10 @@ const SUBJECTS: Record<LinkKind, string> = {
  * nothing leaves the machine, so the link is also printed to the Worker's log (wrangler dev's
  * terminal): how a local developer, and the end-to-end run, follow it. Never with a real transport.
  */
-export async function mailLink(env: Env, input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null }): Promise<void> {
+export async function mailLink(
+  env: Env,
+  input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null },
+): Promise<void> {
   // Tenant text in platform mail: plain text on one line, at most 100 characters (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it").
   const oneLine = input.teamName ? headerSafe(input.teamName, 1000) : null;
   const team = oneLine && oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
@@ -249,7 +252,10 @@ export async function loadSessionWith<T>(
   const [[row], readRows] = more ? await db.batch([session, more]) : [await session, null];
   if (!row) return null;
   if (Date.parse(row.lastUsedAt) < at - SESSION_TOUCH_MS) {
-    await db.update(sessions).set({ lastUsedAt: new Date(at).toISOString() }).where(eq(sessions.id, row.sessionId));
+    await db
+      .update(sessions)
+      .set({ lastUsedAt: new Date(at).toISOString() })
+      .where(eq(sessions.id, row.sessionId));
   }
   return { user: { sessionId: row.sessionId, userId: row.userId, email: row.email }, read: readRows as T };
 }

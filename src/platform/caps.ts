@@ -21,8 +21,14 @@ export async function insertUnderCap<T extends SQLiteTable>(
 ): Promise<boolean> {
   const columns = getTableColumns(table) as Record<string, SQLiteColumn>;
   const entries = Object.entries(values as Record<string, unknown>).filter(([, value]) => value !== undefined);
-  const names = sql.join(entries.map(([key]) => sql.identifier(columns[key].name)), sql`, `);
-  const params = sql.join(entries.map(([key, value]) => sql`${columns[key].mapToDriverValue(value)}`), sql`, `);
+  const names = sql.join(
+    entries.map(([key]) => sql.identifier(columns[key].name)),
+    sql`, `,
+  );
+  const params = sql.join(
+    entries.map(([key, value]) => sql`${columns[key].mapToDriverValue(value)}`),
+    sql`, `,
+  );
   const result = await db.run(
     sql`INSERT INTO ${table} (${names}) SELECT ${params} WHERE (SELECT COUNT(*) FROM ${table} WHERE ${scope.column} = ${scope.value}${scope.where ? sql` AND ${scope.where}` : sql``}) < ${cap}`,
   );

@@ -116,7 +116,10 @@ export class Coalescer<I, A> {
     this.stats.calls++;
     this.stats.items += batch.length;
     // The call, the hand-over and the others' answers in one promise, kept alive with the request.
-    const done = this.send(key, batch.map((w) => w.item)).then(
+    const done = this.send(
+      key,
+      batch.map((w) => w.item),
+    ).then(
       (answers) => this.finish(key, line, me, batch, answers, null),
       (error: unknown) => this.finish(key, line, me, batch, null, error),
     );

@@ -22,4 +22,3 @@ export function isUniqueViolation(error: unknown, column?: string): boolean {
 export function isCheckViolation(error: unknown, constraint?: string): boolean {
   return messagesOf(error).some((message) => message.includes("CHECK constraint failed") && (!constraint || message.includes(constraint)));
 }
-

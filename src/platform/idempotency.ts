@@ -186,9 +186,9 @@ async function claim(env: Env, teamId: string, key: string, requestHash: string)
       .where(and(eq(idempotencyKeys.teamId, teamId), eq(idempotencyKeys.key, key)));
     if (!row) continue;
     if (row.requestHash !== requestHash) {
-      throw ApiError.validation(
-        { [IDEMPOTENCY_HEADER]: ["was already used with a different request (method, path or body); use a new key for a new request"] },
-      );
+      throw ApiError.validation({
+        [IDEMPOTENCY_HEADER]: ["was already used with a different request (method, path or body); use a new key for a new request"],
+      });
     }
     if (row.responseStatus === null) {
       throw new ApiError("conflict", `A request with this ${IDEMPOTENCY_HEADER} is in progress; retry after it has finished`, {
@@ -224,9 +224,13 @@ async function replay(env: Env, row: StoredRow): Promise<Response> {
       // Sealed under a key that is gone (ENCRYPTION_KEY rotated without its previous value): the
       // work is done and must not run again, and its answer cannot be read.
       log.error("idempotent answer unreadable", { error: String(error) });
-      throw new ApiError("conflict", `A request with this ${IDEMPOTENCY_HEADER} already completed with status ${status}; its stored response can no longer be read, and the work was not repeated`, {
-        headers: { [REPLAYED_HEADER]: "true" },
-      });
+      throw new ApiError(
+        "conflict",
+        `A request with this ${IDEMPOTENCY_HEADER} already completed with status ${status}; its stored response can no longer be read, and the work was not repeated`,
+        {
+          headers: { [REPLAYED_HEADER]: "true" },
+        },
+      );
     }
   }
   return new Response(body, { status, headers });
@@ -291,11 +295,9 @@ async function gunzip(bytes: Uint8Array): Promise<ArrayBuffer> {
  * them (the claim takes an expired row over), so the job only reclaims space.
  */
 export async function idempotencyRetention(env: Env): Promise<number> {
-  return deleteInSteps(
-    env.DB,
-    "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ?1 LIMIT ?2)",
-    [cutoffIso(nowMs(), IDEMPOTENCY_TTL_HOURS / 24)],
-  );
+  return deleteInSteps(env.DB, "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ?1 LIMIT ?2)", [
+    cutoffIso(nowMs(), IDEMPOTENCY_TTL_HOURS / 24),
+  ]);
 }
 
 /** Hourly: the idempotency keys' retention. */
@@ -307,7 +309,7 @@ export const IDEMPOTENCY_PARAMETER = {
   in: "header",
   required: false,
   description:
-    "Makes a retry safe (README \"Idempotent retries\"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. " +
+    'Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. ' +
     "For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. " +
     "The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. " +
     "A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400.",

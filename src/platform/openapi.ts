@@ -41,9 +41,7 @@ export function jsonResponse<T extends z.ZodType>(description: string, schema: T
 export const AuthErrorSchema = z.object({ error: z.string() }).openapi("AuthError");
 
 /** The rate-limit error body of the specification (429). */
-export const RateLimitErrorSchema = z
-  .object({ error: z.literal("Rate limit exceeded"), retry_after: z.number().int() })
-  .openapi("RateLimitError");
+export const RateLimitErrorSchema = z.object({ error: z.literal("Rate limit exceeded"), retry_after: z.number().int() }).openapi("RateLimitError");
 
 /** 401, 403 and 429 responses shared by every authenticated route. */
 export const authResponses = {
@@ -129,9 +127,7 @@ const NEEDS = ["scope", "idempotent", "strict", "readsUsage"] as const;
  * what `createRoute` returns for the merged config, so `c.req.valid(...)` and the typed responses
  * of the handler are inferred exactly as with `createRoute` itself.
  */
-export function productRoutes<const S extends "bearer" | "public" | SecurityRequirements, E extends Responses = {}>(
-  options: ProductRouteOptions<S, E>,
-) {
+export function productRoutes<const S extends "bearer" | "public" | SecurityRequirements, E extends Responses = {}>(options: ProductRouteOptions<S, E>) {
   const security = options.security === "bearer" ? bearerSecurity : options.security === "public" ? publicSecurity : (options.security as SecurityRequirements);
   const shared = { ...(options.security === "bearer" ? authResponses : {}), ...options.errors } as SharedResponses<S, E>;
   const tags = options.tags;

@@ -48,7 +48,12 @@ export function tenantText(value: string): string {
     .replace(/([\p{L}\p{N}])[.\u3002\uff0e\uff61](?=\p{L})/gu, "$1[.]")
     .replace(/@/g, "[at]");
   const chars = [...defanged];
-  return chars.length <= TENANT_TEXT_MAX ? defanged : `${chars.slice(0, TENANT_TEXT_MAX - 1).join("").trimEnd()}…`;
+  return chars.length <= TENANT_TEXT_MAX
+    ? defanged
+    : `${chars
+        .slice(0, TENANT_TEXT_MAX - 1)
+        .join("")
+        .trimEnd()}…`;
 }
 
 /** Stores one platform mail message; returns its id. */
@@ -57,7 +62,17 @@ export async function queuePlatformMail(env: Env, input: PlatformMail): Promise<
   const id = crypto.randomUUID();
   await getDb(env.DB)
     .insert(platformOutbox)
-    .values({ id, teamId: mail.teamId, kind: mail.kind, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? null, status: "pending", createdAt: nowIso() });
+    .values({
+      id,
+      teamId: mail.teamId,
+      kind: mail.kind,
+      to: mail.to,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html ?? null,
+      status: "pending",
+      createdAt: nowIso(),
+    });
   try {
     await env.MAIL_QUEUE.send({ type: "platform", id });
   } catch (error) {

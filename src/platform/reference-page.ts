@@ -10,7 +10,10 @@ export const REFERENCE_TITLE = "Edge Platform API reference";
 /** The document's tags in reading order, each with the line the reference shows above its group. */
 export const DOCUMENT_TAGS = [
   { name: "Usage", description: "This month's usage per metered service, and the plan's limits." },
-  { name: "API keys", description: "The team's own keys (`keys:read`, `keys:write`): list, create with chosen scopes, revoke. The console's keys page uses the same service." },
+  {
+    name: "API keys",
+    description: "The team's own keys (`keys:read`, `keys:write`): list, create with chosen scopes, revoke. The console's keys page uses the same service.",
+  },
   { name: "Request log", description: "The requests made with the team's keys in the last 7 days, newest first, with our error bodies." },
   { name: "Surveys", description: "Build surveys from sections and questions, activate, close, duplicate; results and webhooks." },
   { name: "Surveys (public)", description: "The respondent's flow: no credential, counted per client IP." },

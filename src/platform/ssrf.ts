@@ -63,7 +63,10 @@ export function checkUrl(raw: string, options: SsrfOptions): string | null {
   if (url.username || url.password) return "must not contain credentials";
   if (url.protocol !== "https:" && !(options.allowPrivate && url.protocol === "http:")) return "must use https";
   // Trailing dots name the same host (`localhost.`, `metadata.google.internal.`).
-  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
   if (!host) return "must have a host";
   if (ipaddr.isValid(host)) {
     if (!/^[0-9.]+$/.test(host) && !host.includes(":")) return INTERNAL;

@@ -16,7 +16,10 @@ import { consoleRoutes, consoleTeam, fillPath, mailedLinks, memberOf, page, sess
 afterEach(() => setClock(null));
 
 const address = (tag: string) => `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-const one = <T>(sql: string, ...binds: unknown[]) => env.DB.prepare(sql).bind(...binds).first<T>();
+const one = <T>(sql: string, ...binds: unknown[]) =>
+  env.DB.prepare(sql)
+    .bind(...binds)
+    .first<T>();
 
 /** A team with an owner signed in, a second member, a key and a pending invitation: an id for every route parameter. */
 async function targets(role: "owner" | "viewer" = "owner") {
@@ -51,7 +54,17 @@ async function productIds(key: string): Promise<Record<string, string>> {
     made("webhooks", { url: "https://hooks.example.com/mail", events: ["email.sent"] }),
     made("push/apps", { name: "a" }),
   ]);
-  return { project_id, source_id, survey_id, domain_id, webhook_id, app_id, event_id: crypto.randomUUID(), email_id: crypto.randomUUID(), report_id: crypto.randomUUID() };
+  return {
+    project_id,
+    source_id,
+    survey_id,
+    domain_id,
+    webhook_id,
+    app_id,
+    event_id: crypto.randomUUID(),
+    email_id: crypto.randomUUID(),
+    report_id: crypto.randomUUID(),
+  };
 }
 
 /** Everything a console POST could change for this team and these addresses, as one comparable value. */
@@ -63,7 +76,7 @@ async function snapshot(team: ConsoleTeam, actorEmail: string, formEmail: string
     env.DB.prepare("SELECT s.id FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ? ORDER BY s.id").bind(actorEmail),
     env.DB.prepare("SELECT count(*) AS n FROM console_actions WHERE team_id = ?").bind(team.teamId),
     env.DB.prepare("SELECT count(*) AS n FROM teams WHERE name = ?").bind(teamName),
-    env.DB.prepare("SELECT count(*) AS n FROM platform_outbox WHERE \"to\" IN (?, ?)").bind(actorEmail, formEmail),
+    env.DB.prepare('SELECT count(*) AS n FROM platform_outbox WHERE "to" IN (?, ?)').bind(actorEmail, formEmail),
   ]);
   return JSON.stringify(rows.map((r) => r.results));
 }
@@ -77,7 +90,17 @@ describe("CSRF: every state-changing console route", () => {
   const posts = consoleRoutes("POST");
 
   it("is enumerated from the app's route table (sign-in, sign-up, links, sign-out, keys, members)", () => {
-    for (const path of ["/console/sign-in", "/console/sign-up", "/console/auth/:token", "/console/sign-out", "/console/sign-out-everywhere", "/console/teams/:team_id/keys", "/console/teams/:team_id/keys/:key_id/revoke", "/console/teams/:team_id/members/invite", "/console/teams/:team_id/members/:user_id/remove"]) {
+    for (const path of [
+      "/console/sign-in",
+      "/console/sign-up",
+      "/console/auth/:token",
+      "/console/sign-out",
+      "/console/sign-out-everywhere",
+      "/console/teams/:team_id/keys",
+      "/console/teams/:team_id/keys/:key_id/revoke",
+      "/console/teams/:team_id/members/invite",
+      "/console/teams/:team_id/members/:user_id/remove",
+    ]) {
       expect(posts).toContain(path);
     }
     // No console route answers PUT, PATCH or DELETE: each would need the same Origin rule.
@@ -129,7 +152,12 @@ describe("framing and pages", () => {
 
   it("every console page, error pages included, sends the strict CSP, no framing, nosniff and no-store, and changes nothing", async () => {
     const { team, actor, params } = await targets();
-    const paths = [...gets.map((route) => fillPath(route, { ...params, page: "usage" })), "/console/teams/not-a-team/keys", "/console/auth/unknown", "/console/nothing-here"];
+    const paths = [
+      ...gets.map((route) => fillPath(route, { ...params, page: "usage" })),
+      "/console/teams/not-a-team/keys",
+      "/console/auth/unknown",
+      "/console/nothing-here",
+    ];
     const before = await snapshot(team, actor.email, actor.email, "-");
     for (const path of paths) {
       for (const cookie of [actor.cookie, null]) {
@@ -249,7 +277,9 @@ describe("invitation links", () => {
     const [token] = await mailedLinks(email);
     const used = await useLink(token, { cookie: bystander.cookie });
     expect(used.status).toBe(303);
-    const members = await env.DB.prepare("SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ?").bind(team.teamId).all<{ email: string }>();
+    const members = await env.DB.prepare("SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ?")
+      .bind(team.teamId)
+      .all<{ email: string }>();
     expect(members.results.map((m) => m.email).sort()).toEqual([team.email, email].sort());
     expect(sessionCookie(used)).not.toBe(bystander.cookie);
   });
@@ -260,10 +290,14 @@ describe("invitation links", () => {
     for (let i = 0; i < MAX_PENDING_INVITATIONS - 2; i++) {
       expect((await page("POST", `${base}/invite`, { cookie: team.cookie, form: { email: address("seq"), role: "viewer" } })).status).toBe(303);
     }
-    const answers = await Promise.all(Array.from({ length: 8 }, () => page("POST", `${base}/invite`, { cookie: team.cookie, form: { email: address("par"), role: "viewer" } })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => page("POST", `${base}/invite`, { cookie: team.cookie, form: { email: address("par"), role: "viewer" } })),
+    );
     expect(answers.filter((r) => r.status === 303)).toHaveLength(2);
     expect(answers.filter((r) => r.status === 422)).toHaveLength(6);
-    expect(await one<{ n: number }>("SELECT count(*) AS n FROM console_links WHERE team_id = ? AND kind = 'invite' AND used_at IS NULL", team.teamId)).toEqual({ n: MAX_PENDING_INVITATIONS });
+    expect(await one<{ n: number }>("SELECT count(*) AS n FROM console_links WHERE team_id = ? AND kind = 'invite' AND used_at IS NULL", team.teamId)).toEqual({
+      n: MAX_PENDING_INVITATIONS,
+    });
   });
 });
 
@@ -329,7 +363,10 @@ describe("roles", () => {
     const team = await consoleTeam("owner");
     const adminUser = await memberOf(team.teamId, "admin");
     await addMember(getDb(env.DB), team.teamId, { email: adminUser.email, role: "viewer" });
-    const res = await page("POST", `/console/teams/${team.teamId}/members/invite`, { cookie: adminUser.cookie, form: { email: address("late"), role: "viewer" } });
+    const res = await page("POST", `/console/teams/${team.teamId}/members/invite`, {
+      cookie: adminUser.cookie,
+      form: { email: address("late"), role: "viewer" },
+    });
     expect(res.status).toBe(403);
     const html = await (await page("GET", `/console/teams/${team.teamId}/keys`, { cookie: adminUser.cookie })).text();
     expect(html).not.toContain('data-testid="create-key"');

@@ -152,7 +152,11 @@ describe("charts", () => {
     const html = String(await DailyChart({ id: "c", caption: "Mail per day, June 2031", unit: "emails", days }));
     expect(html).toContain('<title id="c-title">Mail per day, June 2031: 250 emails this month, at most 200 on 2031-06-10</title>');
     expect(html).toContain('role="img" aria-labelledby="c-title"');
-    const heights = [...html.matchAll(/height="([\d.]+)" data-day="([\d-]+)" data-value="(\d+)"/g)].map((m) => ({ h: Number(m[1]), day: m[2], v: Number(m[3]) }));
+    const heights = [...html.matchAll(/height="([\d.]+)" data-day="([\d-]+)" data-value="(\d+)"/g)].map((m) => ({
+      h: Number(m[1]),
+      day: m[2],
+      v: Number(m[3]),
+    }));
     expect(heights.length).toBe(30);
     const peak = heights.find((b) => b.day === "2031-06-10")!;
     const small = heights.find((b) => b.day === "2031-06-02")!;
@@ -179,7 +183,17 @@ describe("charts", () => {
 });
 
 describe("requests page", () => {
-  const row = (at: number, status: number, path: string, error: string | null = null): RequestLogRow => [at, "GET", path, status, 7, "key-id", "edp_abcd", `req-${path}`, error];
+  const row = (at: number, status: number, path: string, error: string | null = null): RequestLogRow => [
+    at,
+    "GET",
+    path,
+    status,
+    7,
+    "key-id",
+    "edp_abcd",
+    `req-${path}`,
+    error,
+  ];
 
   it("a key's requests show up, newest first, with data-status; an error row opens to its body", async () => {
     const team = await consoleTeam("viewer", { scopes: ["billing:read"] });
@@ -198,7 +212,9 @@ describe("requests page", () => {
   it("filters by status class and pages with a cursor", async () => {
     const team = await consoleTeam("developer");
     const now = Date.now();
-    const rows = Array.from({ length: 60 }, (_, i) => row(now - 10_000 + i, i % 3 === 0 ? 500 : 200, `/api/v1/r${i}`, i % 3 === 0 ? '{"error":"Internal server error"}' : null));
+    const rows = Array.from({ length: 60 }, (_, i) =>
+      row(now - 10_000 + i, i % 3 === 0 ? 500 : 200, `/api/v1/r${i}`, i % 3 === 0 ? '{"error":"Internal server error"}' : null),
+    );
     await requestLogStore(env, team.teamId).append(rows, now);
     const base = `/console/teams/${team.teamId}/requests`;
     const first = await (await page("GET", base, { cookie: team.cookie })).text();

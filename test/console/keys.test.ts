@@ -24,7 +24,10 @@ describe("the keys page", () => {
     for (const scope of KEY_SCOPES) expect(html).toContain(`name="scopes" value="${scope}"`);
     for (const preset of ["Full access", "Read only", "Sending only"]) expect(html).toContain(preset);
 
-    const created = await page("POST", path, { cookie: team.cookie, form: { name: "CI", scopes: ["logs:read", "logs:write"], allowed_streams: ["transactional", "broadcast"] } });
+    const created = await page("POST", path, {
+      cookie: team.cookie,
+      form: { name: "CI", scopes: ["logs:read", "logs:write"], allowed_streams: ["transactional", "broadcast"] },
+    });
     expect(created.status).toBe(200);
     expect(created.headers.get("cache-control")).toBe("no-store");
     const key = NEW_KEY.exec(await created.text())?.[1];
@@ -45,7 +48,12 @@ describe("the keys page", () => {
   it("answers 422 with the form and what to fix, and creates nothing", async () => {
     const team = await consoleTeam("owner");
     const path = `/console/teams/${team.teamId}/keys`;
-    const forms: Record<string, string>[] = [{ name: "", scopes: "logs:read" }, { name: "x" }, { name: "x", scopes: "root:all" }, { name: "x", scopes: "logs:read", allowed_recipients: "not-an-address" }];
+    const forms: Record<string, string>[] = [
+      { name: "", scopes: "logs:read" },
+      { name: "x" },
+      { name: "x", scopes: "root:all" },
+      { name: "x", scopes: "logs:read", allowed_recipients: "not-an-address" },
+    ];
     for (const form of forms) {
       const res = await page("POST", path, { cookie: team.cookie, form: { allowed_streams: "transactional", ...form } });
       expect(res.status, JSON.stringify(form)).toBe(422);
@@ -113,7 +121,9 @@ describe("the keys page", () => {
     expect(created.status).toBe(200);
     const row = await env.DB.prepare("SELECT id FROM api_keys WHERE team_id = ? AND name = 'Recorded'").bind(team.teamId).first<{ id: string }>();
     await page("POST", `${path}/${row!.id}/revoke`, { cookie: team.cookie, form: { confirm: "yes" } });
-    const actions = await env.DB.prepare("SELECT actor, action FROM console_actions WHERE team_id = ? AND action LIKE 'key_%' ORDER BY created_at").bind(team.teamId).all();
+    const actions = await env.DB.prepare("SELECT actor, action FROM console_actions WHERE team_id = ? AND action LIKE 'key_%' ORDER BY created_at")
+      .bind(team.teamId)
+      .all();
     expect(actions.results).toEqual([
       { actor: team.email, action: "key_created" },
       { actor: team.email, action: "key_revoked" },
@@ -150,7 +160,9 @@ describe("/api/v1/keys", () => {
     // keys:write implies keys:read, so that may be granted too.
     expect((await call("POST", "keys", { key: team.key, body: { scopes: ["keys:read"] } })).status).toBe(201);
     for (const scopes of [["logs:write"], ["logs:read", "mail:send"], ["billing:read"]]) {
-      await expectError(await call("POST", "keys", { key: team.key, body: { scopes } }), 403, { error: `A key cannot grant scopes it does not hold: ${scopes.filter((s) => s !== "logs:read").join(", ")}` });
+      await expectError(await call("POST", "keys", { key: team.key, body: { scopes } }), 403, {
+        error: `A key cannot grant scopes it does not hold: ${scopes.filter((s) => s !== "logs:read").join(", ")}`,
+      });
     }
     expect(await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE team_id = ?").bind(team.teamId).first("n")).toBe(3);
   });
@@ -169,14 +181,30 @@ describe("/api/v1/keys", () => {
   });
 
   it("a sandbox key makes only sandbox keys, with streams no wider than its own and its caps", async () => {
-    const team = await setupTeam({ scopes: ["keys:write", "mail:send"], mail: { sandbox: true, allowed_streams: ["transactional"], hourly_cap: 10, daily_cap: 50 } });
-    await expectError(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { sandbox: false } } }), 403, { error: "A sandbox key can only create sandbox keys" });
-    await expectError(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_streams: ["transactional", "broadcast"] } } }), 403, {
-      error: "A sandbox key cannot grant streams it does not hold: broadcast",
+    const team = await setupTeam({
+      scopes: ["keys:write", "mail:send"],
+      mail: { sandbox: true, allowed_streams: ["transactional"], hourly_cap: 10, daily_cap: 50 },
     });
+    await expectError(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { sandbox: false } } }), 403, {
+      error: "A sandbox key can only create sandbox keys",
+    });
+    await expectError(
+      await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_streams: ["transactional", "broadcast"] } } }),
+      403,
+      {
+        error: "A sandbox key cannot grant streams it does not hold: broadcast",
+      },
+    );
     const res = await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_recipients: ["qa@example.com"] } } });
     expect(res.status).toBe(201);
-    expect((await json(res)).data.mail).toEqual({ sandbox: true, allowed_streams: ["transactional"], allowed_recipients: ["qa@example.com"], hourly_cap: 10, daily_cap: 50, suspended: false });
+    expect((await json(res)).data.mail).toEqual({
+      sandbox: true,
+      allowed_streams: ["transactional"],
+      allowed_recipients: ["qa@example.com"],
+      hourly_cap: 10,
+      daily_cap: 50,
+      suspended: false,
+    });
   });
 
   it("while a sandbox key of the team is suspended, a new sandbox key starts suspended (a live one does not), and no team lifts it", async () => {
@@ -189,7 +217,10 @@ describe("/api/v1/keys", () => {
     expect((await json(live)).data.mail).toMatchObject({ sandbox: false, suspended: false });
     // The console's form takes the same path.
     const owner = await memberOf(team.teamId, "owner");
-    const page1 = await page("POST", `/console/teams/${team.teamId}/keys`, { cookie: owner.cookie, form: { name: "sb", scopes: "mail:send", sandbox: "on", allowed_streams: "transactional" } });
+    const page1 = await page("POST", `/console/teams/${team.teamId}/keys`, {
+      cookie: owner.cookie,
+      form: { name: "sb", scopes: "mail:send", sandbox: "on", allowed_streams: "transactional" },
+    });
     expect(page1.status).toBe(200);
     const row = await env.DB.prepare("SELECT mail FROM api_keys WHERE team_id = ? AND name = 'sb'").bind(team.teamId).first<{ mail: string }>();
     expect(JSON.parse(row!.mail).suspended).toBe(true);
@@ -220,6 +251,8 @@ describe("/api/v1/keys", () => {
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(4); // 96 held (95 + the team's own)
     expect(statuses.filter((s) => s === 422)).toHaveLength(8);
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE team_id = ? AND revoked_at IS NULL").bind(team.teamId).first("n")).toBe(MAX_KEYS_PER_TEAM);
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE team_id = ? AND revoked_at IS NULL").bind(team.teamId).first("n")).toBe(
+      MAX_KEYS_PER_TEAM,
+    );
   });
 });

@@ -93,7 +93,11 @@ describe("logs: projects", () => {
     const rotate = await page("POST", `/console/teams/${mine.teamId}/logs/${theirs.projectId}/rotate-token`, { cookie: mine.cookie, form: { confirm: "yes" } });
     expect(rotate.status).toBe(404);
     expect((await ingest(theirs.token, { message: "untouched" })).status).toBe(202);
-    for (const path of [`/console/teams/${mine.teamId}/logs`, `/console/teams/${mine.teamId}/logs/${mine.projectId}`, `/console/teams/${mine.teamId}/logs/${mine.projectId}/tail`]) {
+    for (const path of [
+      `/console/teams/${mine.teamId}/logs`,
+      `/console/teams/${mine.teamId}/logs/${mine.projectId}`,
+      `/console/teams/${mine.teamId}/logs/${mine.projectId}/tail`,
+    ]) {
       const res = await page("GET", path);
       expect(res.status, path).toBe(303);
       expect(res.headers.get("location")).toBe("/console/sign-in");
@@ -187,7 +191,13 @@ describe("logs: the explorer", () => {
     expect(res.status).toBe(201);
     const t0 = Date.parse("2026-06-01T12:00:00Z");
     setClock(t0);
-    await ingestBatch(f.token, ndjson([{ message: "e1", level: "error" }, { message: "e2", level: "error" }]));
+    await ingestBatch(
+      f.token,
+      ndjson([
+        { message: "e1", level: "error" },
+        { message: "e2", level: "error" },
+      ]),
+    );
     expect((await checkAlerts(env, t0 + 1_000, [f.projectId])).fired).toHaveLength(1);
     let body = await html(await page("GET", `/console/teams/${f.teamId}/logs/${f.projectId}`, { cookie: f.cookie }));
     expect(body).toContain('data-testid="alert-row"');
@@ -239,7 +249,13 @@ describe("logs: the live tail", () => {
   it("streams matching entries as they arrive, from the same store as the API's tail", async () => {
     const f = await withProject("viewer");
     const tail = await openTail(f, "?level=error");
-    await ingestBatch(f.token, ndjson([{ message: "quiet", level: "info" }, { message: "boom", level: "error", stream: "jobs" }]));
+    await ingestBatch(
+      f.token,
+      ndjson([
+        { message: "quiet", level: "info" },
+        { message: "boom", level: "error", stream: "jobs" },
+      ]),
+    );
     const block = await tail.next();
     const entry = JSON.parse(block!.replace(/^data: /, ""));
     expect(entry).toMatchObject({ message: "boom", level: "error", stream: "jobs", project_id: f.projectId });

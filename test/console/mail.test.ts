@@ -70,7 +70,11 @@ describe("console mail page", () => {
 
   it("lists emails with status, and one email with its history and a sandboxed preview served with a CSP that runs nothing", async () => {
     const team = await consoleTeam("viewer");
-    const sent = await send(team.key, { ...LIVE, subject: "Your <receipt>", html: '<h1>Thanks</h1><script>alert(1)</script><img src="https://tracker.example/p.gif">' });
+    const sent = await send(team.key, {
+      ...LIVE,
+      subject: "Your <receipt>",
+      html: '<h1>Thanks</h1><script>alert(1)</script><img src="https://tracker.example/p.gif">',
+    });
     expect(sent.status).toBe(201);
     const id = (await json(sent)).data.id;
     const list = await (await page("GET", mailPath(team.teamId), { cookie: team.cookie })).text();

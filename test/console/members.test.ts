@@ -11,7 +11,9 @@ afterEach(() => setClock(null));
 
 const address = (tag: string) => `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
 const roleOf = (teamId: string, email: string) =>
-  env.DB.prepare("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ? AND u.email = ?").bind(teamId, email).first<string>("role");
+  env.DB.prepare("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ? AND u.email = ?")
+    .bind(teamId, email)
+    .first<string>("role");
 
 describe("invitations", () => {
   it("an invitation is pending until its link is used; then the invitee is a member with the role", async () => {

@@ -46,7 +46,10 @@ describe("console push pages", () => {
     const sub = await browserSubscription();
     await subscribe(team.key, app.id, sub);
     const seen = pushService();
-    const res = await page("POST", teamPage(team.teamId, `push/apps/${app.id}/test`), { cookie: team.cookie, form: { title: "Hello from the console", body: "It works!" } });
+    const res = await page("POST", teamPage(team.teamId, `push/apps/${app.id}/test`), {
+      cookie: team.cookie,
+      form: { title: "Hello from the console", body: "It works!" },
+    });
     expect(res.status).toBe(303);
     const html = await (await page("GET", res.headers.get("location")!, { cookie: team.cookie })).text();
     expect(html).toContain("Test notification queued for every subscriber.");
@@ -75,14 +78,18 @@ describe("console push pages", () => {
     }
     const seen = await (await page("GET", teamPage(team.teamId, `push/apps/${app.id}`), { cookie: viewer.cookie })).text();
     expect(seen).not.toMatch(/<form method="post" action="\/console\/teams\/[^"]*\/push/);
-    expect((await page("POST", teamPage(team.teamId, `push/apps/${app.id}/test`), { cookie: viewer.cookie, form: { title: "x", body: "y" } })).status).toBe(403);
+    expect((await page("POST", teamPage(team.teamId, `push/apps/${app.id}/test`), { cookie: viewer.cookie, form: { title: "x", body: "y" } })).status).toBe(
+      403,
+    );
     expect((await page("POST", teamPage(team.teamId, "push"), { cookie: viewer.cookie, form: { name: "x" } })).status).toBe(403);
     expect((await page("POST", teamPage(team.teamId, "push"), { cookie: team.cookie, origin: "http://evil.test", form: { name: "x" } })).status).toBe(403);
 
     const stranger = await setupTeam();
     const theirs = await createApp(stranger.key);
     expect((await page("GET", teamPage(team.teamId, `push/apps/${theirs.id}`), { cookie: team.cookie })).status).toBe(404);
-    expect((await page("POST", teamPage(team.teamId, `push/apps/${theirs.id}/test`), { cookie: team.cookie, form: { title: "x", body: "y" } })).status).toBe(404);
+    expect((await page("POST", teamPage(team.teamId, `push/apps/${theirs.id}/test`), { cookie: team.cookie, form: { title: "x", body: "y" } })).status).toBe(
+      404,
+    );
     expect((await page("GET", teamPage(stranger.teamId, "push"), { cookie: team.cookie })).status).toBe(404);
   });
 });
@@ -135,7 +142,11 @@ describe("console audit pages", () => {
     const seen = await (await page("GET", project, { cookie: viewer.cookie })).text();
     expect(seen).toContain('data-testid="download-report"');
     expect(seen).not.toMatch(/<form method="post" action="\/console\/teams\/[^"]*\/audit/);
-    for (const [path, form] of [["/export", { format: "json" }], ["/share", { report_id: record.id }], ["/share/revoke", {}]] as const) {
+    for (const [path, form] of [
+      ["/export", { format: "json" }],
+      ["/share", { report_id: record.id }],
+      ["/share/revoke", {}],
+    ] as const) {
       expect((await page("POST", `${project}${path}`, { cookie: viewer.cookie, form })).status, path).toBe(403);
     }
 

@@ -26,7 +26,11 @@ async function postSettled(path: string, cookie: string, form: Record<string, st
   for (const [name, value] of Object.entries(form)) for (const v of Array.isArray(value) ? value : [value]) body.append(name, v);
   const ctx = createExecutionContext();
   const res = await app.fetch(
-    new Request(`${ORIGIN}${path}`, { method: "POST", headers: { cookie, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" }, body: body.toString() }),
+    new Request(`${ORIGIN}${path}`, {
+      method: "POST",
+      headers: { cookie, origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+      body: body.toString(),
+    }),
     env,
     ctx,
   );
@@ -66,7 +70,10 @@ describe("relay: sources", () => {
     const empty = await html(await page("GET", `/console/teams/${team.teamId}/relay`, { cookie: team.cookie }));
     expect(empty).toContain("No sources yet");
     expect(empty).toContain('data-testid="create-source"');
-    const res = await page("POST", `/console/teams/${team.teamId}/relay`, { cookie: team.cookie, form: { name: "Stripe", provider: "stripe", signing_secret: "whsec_test" } });
+    const res = await page("POST", `/console/teams/${team.teamId}/relay`, {
+      cookie: team.cookie,
+      form: { name: "Stripe", provider: "stripe", signing_secret: "whsec_test" },
+    });
     expect(res.status).toBe(303);
     const location = res.headers.get("location")!;
     expect(location).toMatch(new RegExp(`^/console/teams/${team.teamId}/relay/sources/[0-9a-f-]{36}\\?notice=created$`));
@@ -115,7 +122,12 @@ describe("relay: a source and its events", () => {
     const team = await consoleTeam("developer");
     const source = await createSource(team.key);
     const path = `/console/teams/${team.teamId}/relay/sources/${source.id}`;
-    const added = await html(await page("POST", `${path}/destinations`, { cookie: team.cookie, form: { url: "http://127.0.0.1:9/hook", event_filter: "invoice.*, customer.created" } }));
+    const added = await html(
+      await page("POST", `${path}/destinations`, {
+        cookie: team.cookie,
+        form: { url: "http://127.0.0.1:9/hook", event_filter: "invoice.*, customer.created" },
+      }),
+    );
     const secret = /data-testid="new-secret">([^<]+)</.exec(added)?.[1];
     expect(secret).toMatch(/^whsec_/);
     const again = await html(await page("GET", path, { cookie: team.cookie }));
@@ -174,7 +186,14 @@ describe("relay: a source and its events", () => {
     expect(body).not.toContain('data-testid="replay"');
     expect((await postSettled(`${path}/replay`, viewer.cookie, {})).status).toBe(403);
     expect((await page("POST", `/console/teams/${f.team.teamId}/relay`, { cookie: viewer.cookie, form: { name: "x", provider: "generic" } })).status).toBe(403);
-    expect((await page("POST", `/console/teams/${f.team.teamId}/relay/sources/${f.source.id}/destinations`, { cookie: viewer.cookie, form: { url: "http://127.0.0.1:9/x" } })).status).toBe(403);
+    expect(
+      (
+        await page("POST", `/console/teams/${f.team.teamId}/relay/sources/${f.source.id}/destinations`, {
+          cookie: viewer.cookie,
+          form: { url: "http://127.0.0.1:9/x" },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it("answers 404 for another team's source, event or team, and redirects without a session", async () => {
@@ -193,9 +212,16 @@ describe("relay: a source and its events", () => {
     }
     const replay = await postSettled(`/console/teams/${t}/relay/sources/${theirs.source.id}/events/${theirs.eventId}/replay`, mine.team.cookie, {});
     expect(replay.status).toBe(404);
-    const add = await page("POST", `/console/teams/${t}/relay/sources/${theirs.source.id}/destinations`, { cookie: mine.team.cookie, form: { url: "http://127.0.0.1:9/x" } });
+    const add = await page("POST", `/console/teams/${t}/relay/sources/${theirs.source.id}/destinations`, {
+      cookie: mine.team.cookie,
+      form: { url: "http://127.0.0.1:9/x" },
+    });
     expect(add.status).toBe(404);
-    for (const path of [`/console/teams/${t}/relay`, `/console/teams/${t}/relay/sources/${mine.source.id}`, `/console/teams/${t}/relay/sources/${mine.source.id}/events/${mine.eventId}`]) {
+    for (const path of [
+      `/console/teams/${t}/relay`,
+      `/console/teams/${t}/relay/sources/${mine.source.id}`,
+      `/console/teams/${t}/relay/sources/${mine.source.id}/events/${mine.eventId}`,
+    ]) {
       const res = await page("GET", path);
       expect(res.status, path).toBe(303);
       expect(res.headers.get("location")).toBe("/console/sign-in");

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { consoleTeam, page } from "../helpers/console";
 import { setupTeam } from "../helpers/api";
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 describe("console shell", () => {
   it("serves a landing page at / linking the console, sign-up and the API reference", async () => {

@@ -100,7 +100,9 @@ describe("the link", () => {
     const { token } = await createLink(getDb(env.DB), { kind: "sign_in", email: team.email });
     const answers = await Promise.all([useLink(token), useLink(token), useLink(token)]);
     expect(answers.map((r) => r.status).sort()).toEqual([303, 410, 410]);
-    const sessions = await env.DB.prepare("SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ?").bind(team.email).first<{ n: number }>();
+    const sessions = await env.DB.prepare("SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ?")
+      .bind(team.email)
+      .first<{ n: number }>();
     expect(sessions!.n).toBe(2); // consoleTeam's own sign-in, and this one
   });
 
@@ -137,10 +139,14 @@ describe("signing up", () => {
     expect(token).toBeDefined();
     const used = await useLink(token);
     expect(used.status).toBe(303);
-    const team = await env.DB.prepare("SELECT id, plan, owner_email FROM teams WHERE name = ?").bind(name).first<{ id: string; plan: string; owner_email: string }>();
+    const team = await env.DB.prepare("SELECT id, plan, owner_email FROM teams WHERE name = ?")
+      .bind(name)
+      .first<{ id: string; plan: string; owner_email: string }>();
     expect(team).toMatchObject({ plan: "free", owner_email: email });
     expect(used.headers.get("location")).toBe(`/console/teams/${team!.id}/keys`);
-    const role = await env.DB.prepare("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = ? AND m.team_id = ?").bind(email, team!.id).first("role");
+    const role = await env.DB.prepare("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = ? AND m.team_id = ?")
+      .bind(email, team!.id)
+      .first("role");
     expect(role).toBe("owner");
     const keys = await page("GET", `/console/teams/${team!.id}/keys`, { cookie: sessionCookie(used) });
     expect(keys.status).toBe(200);
@@ -151,7 +157,7 @@ describe("signing up", () => {
     expect((await page("POST", "/console/sign-up", { form: { email, team_name: "Evil\r\nBcc: victim@example.com" } })).status).toBe(422);
     const name = `Acme ${"x".repeat(190)}`;
     expect((await page("POST", "/console/sign-up", { form: { email, team_name: name } })).status).toBe(200);
-    const mail = await env.DB.prepare("SELECT subject, text FROM platform_outbox WHERE \"to\" = ?").bind(email).first<{ subject: string; text: string }>();
+    const mail = await env.DB.prepare('SELECT subject, text FROM platform_outbox WHERE "to" = ?').bind(email).first<{ subject: string; text: string }>();
     const quoted = /team "([^"]*)"/.exec(mail!.text)![1];
     expect(quoted).toHaveLength(100);
     expect(quoted.endsWith("…")).toBe(true);
@@ -252,7 +258,9 @@ describe("operator routes", () => {
     const email = address("owner");
     const created = await admin("POST", "teams", { name: "Owned", owner_email: email });
     const teamId = (await json(created)).data.id;
-    const members = await env.DB.prepare("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ? AND u.email = ?").bind(teamId, email).all();
+    const members = await env.DB.prepare("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ? AND u.email = ?")
+      .bind(teamId, email)
+      .all();
     expect(members.results).toEqual([{ role: "owner" }]);
     expect((await admin("POST", `teams/${teamId}/members`, { email, role: "viewer" })).status).toBe(409);
   });
@@ -263,10 +271,14 @@ describe("operator routes", () => {
     const backfill = migration.queries.slice(-2);
     expect(backfill[0]).toContain("INSERT INTO `users`");
     for (const query of backfill) await env.DB.prepare(query).run();
-    const row = await env.DB.prepare("SELECT u.email, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ?").bind(team.teamId).first<{ email: string; role: string }>();
+    const row = await env.DB.prepare("SELECT u.email, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.team_id = ?")
+      .bind(team.teamId)
+      .first<{ email: string; role: string }>();
     expect(row!.role).toBe("owner");
     expect(row!.email).toMatch(/^legacy-[0-9a-f]{6}@example\.com$/);
-    expect((await env.DB.prepare("SELECT id FROM users WHERE email = ?").bind(row!.email).first<{ id: string }>())!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect((await env.DB.prepare("SELECT id FROM users WHERE email = ?").bind(row!.email).first<{ id: string }>())!.id).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
   });
 });
 

@@ -62,7 +62,9 @@ describe("console surveys pages", () => {
 
     const viewer = await memberOf(team.teamId, "viewer");
     expect((await page("POST", `/console/teams/${team.teamId}/surveys`, { cookie: viewer.cookie, form: { name: "Nope" } })).status).toBe(403);
-    expect((await page("POST", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie, origin: "http://evil.test", form: { name: "Nope" } })).status).toBe(403);
+    expect(
+      (await page("POST", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie, origin: "http://evil.test", form: { name: "Nope" } })).status,
+    ).toBe(403);
     const list = await (await page("GET", `/console/teams/${team.teamId}/surveys`, { cookie: team.cookie })).text();
     expect(list.match(/data-testid="survey-row"/g)).toHaveLength(1);
   });
@@ -95,7 +97,12 @@ describe("console surveys pages", () => {
     expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     const rows: string[][] = parse(await csv.text());
     expect(rows).toHaveLength(4);
-    expect(rows.slice(1).map((r) => r[6]).sort()).toEqual(["'=cmd", "fine, thanks", "more"]);
+    expect(
+      rows
+        .slice(1)
+        .map((r) => r[6])
+        .sort(),
+    ).toEqual(["'=cmd", "fine, thanks", "more"]);
   });
 
   it("gives a viewer the results and the export but no write button, and refuses its writes", async () => {

@@ -132,9 +132,16 @@ describe("queue consumers crashing midway and redelivered", () => {
   it("relay: the destination got the delivery, the consumer died before recording it; redeliveries do not send it again until the lease ends, then once with the same webhook-id", async () => {
     const team = await setupTeam({ plan: "enterprise" });
     const source = (await json(await call("POST", "webhooks/sources", { key: team.key, body: { name: "s", provider: "generic" } }))).data;
-    const destination = (await json(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/relay-crash" } }))).data;
+    const destination = (
+      await json(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/relay-crash" } }))
+    ).data;
     const queue = recordingQueue("WEBHOOK_QUEUE");
-    const ingest = await call("POST", `/in/${source.slug}`, { raw: '{"type":"a.b"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: queue.env });
+    const ingest = await call("POST", `/in/${source.slug}`, {
+      raw: '{"type":"a.b"}',
+      headers: { "content-type": "application/json" },
+      ip: anyIp(),
+      env: queue.env,
+    });
     expect(ingest.status).toBe(202);
     expect(queue.sent).toHaveLength(1);
     // The ingest's own first attempt fails before the receiver is up (it runs in the background of the request).
@@ -238,7 +245,10 @@ describe("queue consumers crashing midway and redelivered", () => {
     expect(sends).toHaveLength(1);
 
     // The store's write of the result fails (the consumer dies after the push service answered).
-    await storeRows(app.id, "CREATE TRIGGER fail_record BEFORE UPDATE ON deliveries WHEN NEW.status = 'delivered' BEGIN SELECT RAISE(ABORT, 'simulated crash after the external call'); END");
+    await storeRows(
+      app.id,
+      "CREATE TRIGGER fail_record BEFORE UPDATE ON deliveries WHEN NEW.status = 'delivered' BEGIN SELECT RAISE(ABORT, 'simulated crash after the external call'); END",
+    );
     const first = batchOf("push-sends", sends);
     await pushSendsConsumer.consume(first.batch, queue.env);
     await storeRows(app.id, "DROP TRIGGER fail_record");
@@ -319,10 +329,15 @@ describe("a lost queue message", () => {
   it("relay: a delivery whose message never arrived is re-queued by the hourly job after 15 minutes and delivered once", async () => {
     const team = await setupTeam({ plan: "enterprise" });
     const source = (await json(await call("POST", "webhooks/sources", { key: team.key, body: { name: "s", provider: "generic" } }))).data;
-    const destination = (await json(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/relay-lost" } }))).data;
+    const destination = (
+      await json(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/relay-lost" } }))
+    ).data;
     // The ingest is accepted but its queue message is lost (recorded here, never delivered).
     const lost = recordingQueue("WEBHOOK_QUEUE");
-    expect((await call("POST", `/in/${source.slug}`, { raw: '{"type":"lost"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: lost.env })).status).toBe(202);
+    expect(
+      (await call("POST", `/in/${source.slug}`, { raw: '{"type":"lost"}', headers: { "content-type": "application/json" }, ip: anyIp(), env: lost.env }))
+        .status,
+    ).toBe(202);
     // The ingest's own first attempt (sent at once since issue 15) fails: the receiver is not up yet.
     const store = relayStore(env, source.id);
     const eventId = (await json(await call("GET", `webhooks/sources/${source.id}/events`, { key: team.key }))).data[0].id;

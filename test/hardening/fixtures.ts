@@ -38,7 +38,7 @@ export async function loadOperations(): Promise<{ doc: any; operations: Operatio
       const security = op.security?.[0] ? Object.keys(op.security[0])[0] : null;
       const content = op.requestBody?.content ?? {};
       const bodyTypes = Object.keys(content);
-      const raw = bodyTypes.length ? content[bodyTypes[0]].schema ?? null : null;
+      const raw = bodyTypes.length ? (content[bodyTypes[0]].schema ?? null) : null;
       operations.push({
         method: method.toUpperCase(),
         path,
@@ -157,7 +157,9 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   // Relay: a signed source, a (disabled) destination and one received event.
   const signingSecret = `sig_${crypto.randomUUID()}`;
   secrets.push(signingSecret);
-  const source = await ok(await call("POST", "webhooks/sources", { key, body: { name: "src", provider: "standard", signing_secret: `whsec_${btoa(signingSecret)}` } }));
+  const source = await ok(
+    await call("POST", "webhooks/sources", { key, body: { name: "src", provider: "standard", signing_secret: `whsec_${btoa(signingSecret)}` } }),
+  );
   secrets.push(`whsec_${btoa(signingSecret)}`);
   ids.source = source.id;
   ids.slug = source.slug;
@@ -167,7 +169,9 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   await ok(await call("PATCH", `webhooks/sources/${source.id}/destinations/${destination.id}`, { key, body: { enabled: false } }));
   const payload = JSON.stringify({ type: "invoice.paid", id: crypto.randomUUID() });
   const headers = await standardWebhookHeaders(`whsec_${btoa(signingSecret)}`, `msg_${crypto.randomUUID()}`, nowSeconds(), payload);
-  ids.event = (await ok(await call("POST", `/in/${source.slug}`, { raw: payload, headers: { "content-type": "application/json", ...headers }, ip: anyIp() }))).id;
+  ids.event = (
+    await ok(await call("POST", `/in/${source.slug}`, { raw: payload, headers: { "content-type": "application/json", ...headers }, ip: anyIp() }))
+  ).id;
 
   // Push: an app with FCM credentials, a subscriber and a notification.
   const fcm = `fcm-${crypto.randomUUID()}`;
@@ -181,7 +185,14 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   ids.notification = (await ok(await call("POST", `push/apps/${ids.pushApp}/notifications`, { key, body: { title: "Hi", body: "there" } }))).id;
 
   // Mail: an email and a webhook (its secret is shown once).
-  ids.email = (await ok(await call("POST", "emails", { key, body: { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Hello", text: "Hi", stream: "transactional" } }))).id;
+  ids.email = (
+    await ok(
+      await call("POST", "emails", {
+        key,
+        body: { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Hello", text: "Hi", stream: "transactional" },
+      }),
+    )
+  ).id;
   const mailHook = await ok(await call("POST", "webhooks", { key, body: { url: "https://127.0.0.1:9/mail", events: ["email.sent"] } }));
   ids.mailWebhook = mailHook.id;
   secrets.push(mailHook.secret);
@@ -192,7 +203,9 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   ids.survey = survey.id;
   ids.surveySlug = survey.slug;
   ids.section = (await ok(await call("POST", `surveys/${survey.id}/sections`, { key, body: { title: "Part 1", position: 1 } }))).id;
-  ids.question = (await ok(await call("POST", `surveys/${survey.id}/questions`, { key, body: { type: "text", title: "Why?", position: 1, section_id: ids.section } }))).id;
+  ids.question = (
+    await ok(await call("POST", `surveys/${survey.id}/questions`, { key, body: { type: "text", title: "Why?", position: 1, section_id: ids.section } }))
+  ).id;
   const surveyHook = await ok(await call("POST", `surveys/${survey.id}/webhooks`, { key, body: { url: "http://127.0.0.1:9/survey" } }));
   ids.surveyWebhook = surveyHook.id;
   secrets.push(surveyHook.secret);
@@ -230,9 +243,15 @@ export function expectNoSecrets(label: string, text: string, secrets: string[], 
   } catch {
     // HTML pages and artefacts: only the values are checked.
   }
-  expect(secretFieldsIn(parsed).filter((p) => !allowed.includes(p)), `${label}: secret field in body`).toEqual([]);
+  expect(
+    secretFieldsIn(parsed).filter((p) => !allowed.includes(p)),
+    `${label}: secret field in body`,
+  ).toEqual([]);
   const leaked = secrets.filter((s) => text.includes(s));
-  expect(leaked.map((s) => s.slice(0, 6) + "…"), `${label}: secret value in body`).toEqual([]);
+  expect(
+    leaked.map((s) => s.slice(0, 6) + "…"),
+    `${label}: secret value in body`,
+  ).toEqual([]);
 }
 
 /** Run `task` over `items` with at most `limit` in flight. */

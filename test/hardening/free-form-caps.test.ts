@@ -19,7 +19,9 @@ const UNDER = FREE_FORM_JSON_BYTES - 64;
 const cap = "must be at most 16 KB of JSON";
 
 async function count(sql: string, ...params: unknown[]): Promise<number> {
-  return (await env.DB.prepare(sql).bind(...params).first<{ n: number }>())!.n;
+  return (await env.DB.prepare(sql)
+    .bind(...params)
+    .first<{ n: number }>())!.n;
 }
 
 describe("surveys", () => {
@@ -45,7 +47,8 @@ describe("surveys", () => {
   it("question settings, options and branching past 16 KB answer 422 on create and on PATCH; nothing is stored", async () => {
     const team = await setupTeam();
     const survey = await createSurvey(team.key);
-    const post = (body: Record<string, unknown>) => call("POST", `surveys/${survey.id}/questions`, { key: team.key, body: { type: "text", title: "Q", position: 1, ...body } });
+    const post = (body: Record<string, unknown>) =>
+      call("POST", `surveys/${survey.id}/questions`, { key: team.key, body: { type: "text", title: "Q", position: 1, ...body } });
     const cases: Array<[string, Record<string, unknown>]> = [
       ["settings", { settings: objectOf(OVER) }],
       // 100 options of 200 two-byte characters: within the per-option limits, 40 KB together.
@@ -70,8 +73,12 @@ describe("surveys", () => {
     const survey = await createSurvey(team.key);
     const question = await addQuestion(team.key, survey.id, { type: "text", title: "Q", position: 1 });
     // Rows written before the caps existed: up to D1's 1 MB per value.
-    await env.DB.prepare("UPDATE survey_questions SET settings = ? WHERE id = ?").bind(JSON.stringify(objectOf(200_000)), question.id).run();
-    await env.DB.prepare("UPDATE surveys SET settings = ? WHERE id = ?").bind(JSON.stringify(objectOf(OVER)), survey.id).run();
+    await env.DB.prepare("UPDATE survey_questions SET settings = ? WHERE id = ?")
+      .bind(JSON.stringify(objectOf(200_000)), question.id)
+      .run();
+    await env.DB.prepare("UPDATE surveys SET settings = ? WHERE id = ?")
+      .bind(JSON.stringify(objectOf(OVER)), survey.id)
+      .run();
     const res = await call("POST", `surveys/${survey.id}/duplicate`, { key: team.key });
     expect(res.status).toBe(422);
     expect((await json(res)).errors).toEqual({ settings: [cap], "questions.0.settings": [cap] });

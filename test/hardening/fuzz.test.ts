@@ -202,13 +202,34 @@ function bodyArbitrary(op: Operation): fc.Arbitrary<{ body?: string; contentType
     {
       weight: 1,
       arbitrary: fc
-        .tuple(fc.constantFrom("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "application/json; charset=utf-16", ""), fc.boolean())
+        .tuple(
+          fc.constantFrom(
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/xml",
+            "application/json; charset=utf-16",
+            "",
+          ),
+          fc.boolean(),
+        )
         .map(([contentType, valid]) => ({ body: valid ? JSON.stringify(base) : "a=1&b=2", contentType })),
     },
-    { weight: 1, arbitrary: fc.constantFrom({ body: "", contentType: json }, { body: undefined, contentType: undefined }, { body: "null", contentType: json }, { body: "   ", contentType: json }) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        { body: "", contentType: json },
+        { body: undefined, contentType: undefined },
+        { body: "null", contentType: json },
+        { body: "   ", contentType: json },
+      ),
+    },
     { weight: 1, arbitrary: asJson(fc.tuple(fc.integer({ min: 900, max: 1100 }), fc.boolean()).map(([d, arr]) => nest(d, 1, arr))) },
     { weight: 1, arbitrary: asJson(withProp(() => fc.integer({ min: 900, max: 1100 }).map((d) => JSON.parse(nest(Math.min(d, 990), "x", false))))) },
-    { weight: op.bodyTypes.includes("application/x-ndjson") ? 4 : 0, arbitrary: ndjsonLines.map((lines) => ({ body: lines.join("\n"), contentType: "application/x-ndjson" })) },
+    {
+      weight: op.bodyTypes.includes("application/x-ndjson") ? 4 : 0,
+      arbitrary: ndjsonLines.map((lines) => ({ body: lines.join("\n"), contentType: "application/x-ndjson" })),
+    },
   );
 }
 
@@ -237,17 +258,15 @@ function pathArbitrary(op: Operation): fc.Arbitrary<string> {
     fc.constantFrom("..", "%2e%2e", "0", "-1", "null", "x".repeat(2000), "' OR 1=1 --", "\u0000"),
     unicodeString,
   );
-  return fc
-    .array(fc.tuple(fc.boolean(), garbage), { minLength: names.length, maxLength: names.length })
-    .map((choices) => {
-      const values: Record<string, string> = {};
-      names.forEach((name, i) => {
-        const real = A.ids[paramKind(op.path, name, op.security === null)];
-        const [useReal, junk] = choices[i];
-        values[name] = !destructive && real && useReal ? real : junk.replace(/[\uD800-\uDFFF]/g, "?") || "x";
-      });
-      return fillPath(op.path, (name) => values[name]);
+  return fc.array(fc.tuple(fc.boolean(), garbage), { minLength: names.length, maxLength: names.length }).map((choices) => {
+    const values: Record<string, string> = {};
+    names.forEach((name, i) => {
+      const real = A.ids[paramKind(op.path, name, op.security === null)];
+      const [useReal, junk] = choices[i];
+      values[name] = !destructive && real && useReal ? real : junk.replace(/[\uD800-\uDFFF]/g, "?") || "x";
     });
+    return fillPath(op.path, (name) => values[name]);
+  });
 }
 
 function credential(op: Operation): string | null {
@@ -270,7 +289,13 @@ async function send(op: Operation, req: FuzzRequest): Promise<void> {
   statusCounts.set(res.status, (statusCounts.get(res.status) ?? 0) + 1);
   // The shape is chosen by the path the Worker sees: `..` segments are resolved by URL parsing.
   const seen = new URL(req.path.startsWith("/") ? req.path : `/api/v1/${req.path}`, "http://app.test").pathname;
-  checkAnswer(`${method} ${url.slice(0, 200)} [${req.contentType ?? "-"}] ${typeof req.body === "string" ? req.body.slice(0, 200) : ""}`, seen, res.status, res.headers.get("content-type") ?? "", text);
+  checkAnswer(
+    `${method} ${url.slice(0, 200)} [${req.contentType ?? "-"}] ${typeof req.body === "string" ? req.body.slice(0, 200) : ""}`,
+    seen,
+    res.status,
+    res.headers.get("content-type") ?? "",
+    text,
+  );
 }
 
 beforeAll(async () => {
@@ -280,7 +305,10 @@ beforeAll(async () => {
 
 afterAll(() => {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const statuses = [...statusCounts.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(" ");
+  const statuses = [...statusCounts.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, n]) => `${s}:${n}`)
+    .join(" ");
   console.log(`[fuzz] ${requests} requests over ${operations.length} operations in ${seconds} s; statuses ${statuses}`);
 });
 
@@ -295,7 +323,10 @@ describe("fuzzing every operation of the OpenAPI document", () => {
       const arbitrary = fc.record({
         path: pathArbitrary(op),
         query: queryArbitrary(op),
-        body: op.bodyTypes.length || op.method === "POST" || op.method === "PATCH" || op.method === "PUT" ? bodyArbitrary(op) : fc.constant({ body: undefined, contentType: undefined }),
+        body:
+          op.bodyTypes.length || op.method === "POST" || op.method === "PATCH" || op.method === "PUT"
+            ? bodyArbitrary(op)
+            : fc.constant({ body: undefined, contentType: undefined }),
       });
       await fc.assert(
         fc.asyncProperty(arbitrary, async ({ path, query, body }) => {
@@ -312,7 +343,9 @@ describe("fuzzing every operation of the OpenAPI document", () => {
     const huge = "é".repeat(50_000) + "x".repeat(1_000);
     for (const op of operations.filter((op) => op.bodyTypes.length)) {
       const base = (sample(op.bodySchema) ?? {}) as Body;
-      const path = fillPath(op.path, (name) => (op.method === "DELETE" ? crypto.randomUUID() : A.ids[paramKind(op.path, name, op.security === null)] ?? crypto.randomUUID()));
+      const path = fillPath(op.path, (name) =>
+        op.method === "DELETE" ? crypto.randomUUID() : (A.ids[paramKind(op.path, name, op.security === null)] ?? crypto.randomUUID()),
+      );
       const type = op.bodyTypes[0];
       const props = Object.keys(op.bodySchema?.properties ?? {}).slice(0, 6);
       for (const name of props) await send(op, { path, query: "", body: JSON.stringify({ ...base, [name]: huge }), contentType: type });
@@ -328,17 +361,42 @@ describe("fuzzing every operation of the OpenAPI document", () => {
     const ops = new Map(operations.map((op) => [routeKey(op), op]));
     const deep = (depth: number) => JSON.parse(nest(depth, "x", false));
     for (const depth of [998, 999, 1000, 1001, 1500]) {
-      await send(ops.get("POST /api/v1/logs/ingest")!, { path: "/api/v1/logs/ingest", query: "", body: JSON.stringify({ message: "deep", metadata: deep(depth) }), contentType: "application/json" });
+      await send(ops.get("POST /api/v1/logs/ingest")!, {
+        path: "/api/v1/logs/ingest",
+        query: "",
+        body: JSON.stringify({ message: "deep", metadata: deep(depth) }),
+        contentType: "application/json",
+      });
       await send(ops.get("POST /api/v1/logs/ingest/batch")!, {
         path: "/api/v1/logs/ingest/batch",
         query: "",
         body: `${JSON.stringify({ message: "deep", metadata: deep(depth) })}\n{"message":"fine"}`,
         contentType: "application/x-ndjson",
       });
-      await send(ops.get("POST /api/v1/surveys")!, { path: "/api/v1/surveys", query: "", body: JSON.stringify({ name: "deep", slug: `deep-${crypto.randomUUID().slice(0, 8)}`, settings: deep(depth) }), contentType: "application/json" });
-      await send(ops.get("PATCH /api/v1/push/apps/{app_id}")!, { path: `/api/v1/push/apps/${A.ids.pushApp}`, query: "", body: JSON.stringify({ settings: { extra: deep(depth) } }), contentType: "application/json" });
-      await send(ops.get("POST /api/v1/push/apps/{app_id}/notifications")!, { path: `/api/v1/push/apps/${A.ids.pushApp}/notifications`, query: "", body: JSON.stringify({ title: "t", body: "b", data: deep(depth) }), contentType: "application/json" });
-      await send(ops.get("POST /api/v1/webhooks/sources")!, { path: "/api/v1/webhooks/sources", query: "", body: JSON.stringify({ name: deep(depth), provider: "generic" }), contentType: "application/json" });
+      await send(ops.get("POST /api/v1/surveys")!, {
+        path: "/api/v1/surveys",
+        query: "",
+        body: JSON.stringify({ name: "deep", slug: `deep-${crypto.randomUUID().slice(0, 8)}`, settings: deep(depth) }),
+        contentType: "application/json",
+      });
+      await send(ops.get("PATCH /api/v1/push/apps/{app_id}")!, {
+        path: `/api/v1/push/apps/${A.ids.pushApp}`,
+        query: "",
+        body: JSON.stringify({ settings: { extra: deep(depth) } }),
+        contentType: "application/json",
+      });
+      await send(ops.get("POST /api/v1/push/apps/{app_id}/notifications")!, {
+        path: `/api/v1/push/apps/${A.ids.pushApp}/notifications`,
+        query: "",
+        body: JSON.stringify({ title: "t", body: "b", data: deep(depth) }),
+        contentType: "application/json",
+      });
+      await send(ops.get("POST /api/v1/webhooks/sources")!, {
+        path: "/api/v1/webhooks/sources",
+        query: "",
+        body: JSON.stringify({ name: deep(depth), provider: "generic" }),
+        contentType: "application/json",
+      });
     }
   });
 

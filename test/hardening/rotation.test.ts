@@ -35,7 +35,8 @@ describe("rotation through the API", () => {
   it("a relay source's signing secret sealed before the rotation still verifies inbound webhooks", async () => {
     const team = await setupTeam({ plan: "enterprise" });
     const secret = "generic-signing-secret";
-    const source = (await json(await call("POST", "webhooks/sources", { key: team.key, body: { name: "s", provider: "generic", signing_secret: secret } }))).data;
+    const source = (await json(await call("POST", "webhooks/sources", { key: team.key, body: { name: "s", provider: "generic", signing_secret: secret } })))
+      .data;
     const body = '{"type":"rotated"}';
     const headers = { "content-type": "application/json", "x-signature": toHex(await hmacSha256(secret, body)) };
     const rotated = { ...(env as Env), ENCRYPTION_KEY: NEW_KEY, ENCRYPTION_KEY_PREVIOUS: OLD_KEY };

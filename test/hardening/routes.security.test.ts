@@ -227,7 +227,10 @@ async function send(op: Operation, path: string, options: RequestOptions & { bod
   }
   // A secret shown once joins the list of values no later answer may carry.
   if (shownOnce) {
-    const value = shownOnce.split(".").slice(1).reduce<any>((node, k) => node?.[k], body);
+    const value = shownOnce
+      .split(".")
+      .slice(1)
+      .reduce<any>((node, k) => node?.[k], body);
     if (typeof value === "string") allSecrets.push(value);
   }
   return { status: res.status, text, body };
@@ -258,11 +261,23 @@ beforeAll(async () => {
 
 describe("the route table", () => {
   it("has an entry for every route of the OpenAPI document, and no entry for a route that is gone", () => {
-    const documented = operations.filter((op) => op.security !== null).map(routeKey).sort();
-    expect(documented.filter((k) => !(k in SCOPE_TABLE)), "routes without security tests: add them to SCOPE_TABLE").toEqual([]);
-    expect(Object.keys(SCOPE_TABLE).filter((k) => !documented.includes(k)), "SCOPE_TABLE entries for routes not in the document").toEqual([]);
+    const documented = operations
+      .filter((op) => op.security !== null)
+      .map(routeKey)
+      .sort();
+    expect(
+      documented.filter((k) => !(k in SCOPE_TABLE)),
+      "routes without security tests: add them to SCOPE_TABLE",
+    ).toEqual([]);
+    expect(
+      Object.keys(SCOPE_TABLE).filter((k) => !documented.includes(k)),
+      "SCOPE_TABLE entries for routes not in the document",
+    ).toEqual([]);
     const open = operations.filter((op) => op.security === null).map(routeKey);
-    expect(open.filter((k) => !PUBLIC_ROUTES.has(k)), "unauthenticated routes not known to be public").toEqual([]);
+    expect(
+      open.filter((k) => !PUBLIC_ROUTES.has(k)),
+      "unauthenticated routes not known to be public",
+    ).toEqual([]);
     for (const op of operations) {
       const access = SCOPE_TABLE[routeKey(op)];
       if (access === "ingest") expect(op.security).toBe("ingestToken");
@@ -381,7 +396,9 @@ describe("another team's ids answer exactly like unknown ids", () => {
     }
     const survey = await send(bearerOps().find((op) => routeKey(op) === "GET /api/v1/surveys/{id}")!, `surveys/${A.ids.survey}`, { key: A.team.key });
     expect((survey.body as any).data.name).toBe("Survey");
-    const source = await send(bearerOps().find((op) => routeKey(op) === "GET /api/v1/webhooks/sources/{source_id}")!, `webhooks/sources/${A.ids.source}`, { key: A.team.key });
+    const source = await send(bearerOps().find((op) => routeKey(op) === "GET /api/v1/webhooks/sources/{source_id}")!, `webhooks/sources/${A.ids.source}`, {
+      key: A.team.key,
+    });
     expect((source.body as any).data.name).toBe("src");
   });
 
@@ -394,12 +411,31 @@ describe("another team's ids answer exactly like unknown ids", () => {
       // them): it echoes what B sent, and holds only B's own keys' requests.
       if (routeKey(op) === "GET /api/v1/requests") {
         const keyIds = [...new Set((JSON.parse(res.text) as { data: { key_id: string }[] }).data.map((row) => row.key_id))];
-        const owners = await env.DB.prepare("SELECT DISTINCT team_id FROM api_keys WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(keyIds)).all<{ team_id: string }>();
+        const owners = await env.DB.prepare("SELECT DISTINCT team_id FROM api_keys WHERE id IN (SELECT value FROM json_each(?))")
+          .bind(JSON.stringify(keyIds))
+          .all<{ team_id: string }>();
         expect(owners.results.map((r) => r.team_id)).toEqual(keyIds.length ? [B.team.teamId] : []);
         return;
       }
       const text = res.text;
-      for (const kind of ["survey", "section", "question", "finding", "report", "logProject", "alert", "source", "destination", "event", "pushApp", "subscriber", "notification", "email", "mailWebhook", "surveyWebhook"]) {
+      for (const kind of [
+        "survey",
+        "section",
+        "question",
+        "finding",
+        "report",
+        "logProject",
+        "alert",
+        "source",
+        "destination",
+        "event",
+        "pushApp",
+        "subscriber",
+        "notification",
+        "email",
+        "mailWebhook",
+        "surveyWebhook",
+      ]) {
         expect(text.includes(A.ids[kind]), `${routeKey(op)} shows A's ${kind}`).toBe(false);
       }
     });
@@ -423,7 +459,10 @@ describe("no secret in any body", () => {
     expect(app.status).toBe(200);
     expect(app.text).not.toContain("fcm-rotated-value-123");
     // Validation errors do not echo a submitted secret either.
-    const bad = await send(appPatch, `push/apps/${A.ids.pushApp}`, { key: A.team.key, body: { name: "", apns_credentials: 42, vapid_private_key: "leak-me-private-key" } });
+    const bad = await send(appPatch, `push/apps/${A.ids.pushApp}`, {
+      key: A.team.key,
+      body: { name: "", apns_credentials: 42, vapid_private_key: "leak-me-private-key" },
+    });
     expect(bad.status).toBe(422);
     expect(bad.text).not.toContain("leak-me-private-key");
     expect(observed).toBeGreaterThan(30);

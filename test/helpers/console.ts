@@ -80,7 +80,9 @@ export async function memberOf(teamId: string, role: Role): Promise<{ email: str
 
 /** The console links mailed to `email` (newest first), read from the platform outbox. */
 export async function mailedLinks(email: string): Promise<string[]> {
-  const { results } = await env.DB.prepare("SELECT text FROM platform_outbox WHERE \"to\" = ? AND kind LIKE 'console_%' ORDER BY created_at DESC").bind(email).all<{ text: string }>();
+  const { results } = await env.DB.prepare("SELECT text FROM platform_outbox WHERE \"to\" = ? AND kind LIKE 'console_%' ORDER BY created_at DESC")
+    .bind(email)
+    .all<{ text: string }>();
   return results.map((row) => /\/console\/auth\/([A-Za-z0-9_-]{43})/.exec(row.text)?.[1]).filter((t): t is string => Boolean(t));
 }
 

@@ -191,8 +191,19 @@ describe("keys", () => {
     expect([...(await json(res)).data.scopes].sort()).toEqual([...ALL_SCOPES].sort());
     expect([...ALL_SCOPES].sort()).toEqual(
       [
-        "surveys:read", "surveys:write", "audit:read", "audit:write", "logs:read", "logs:write", "push:read",
-        "push:write", "webhooks:read", "webhooks:write", "mail:send", "mail:read", "billing:read",
+        "surveys:read",
+        "surveys:write",
+        "audit:read",
+        "audit:write",
+        "logs:read",
+        "logs:write",
+        "push:read",
+        "push:write",
+        "webhooks:read",
+        "webhooks:write",
+        "mail:send",
+        "mail:read",
+        "billing:read",
       ].sort(),
     );
   });

@@ -134,8 +134,19 @@ describe("hasScope", () => {
   it("the scope list is the specification's", () => {
     expect([...SCOPES].sort()).toEqual(
       [
-        "surveys:read", "surveys:write", "audit:read", "audit:write", "logs:read", "logs:write", "push:read",
-        "push:write", "webhooks:read", "webhooks:write", "mail:send", "mail:read", "billing:read",
+        "surveys:read",
+        "surveys:write",
+        "audit:read",
+        "audit:write",
+        "logs:read",
+        "logs:write",
+        "push:read",
+        "push:write",
+        "webhooks:read",
+        "webhooks:write",
+        "mail:send",
+        "mail:read",
+        "billing:read",
       ].sort(),
     );
   });

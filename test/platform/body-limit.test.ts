@@ -34,7 +34,11 @@ describe("body limits", () => {
       ["POST", "logs/projects", { error: TOO_LARGE }],
       ["POST", "webhooks/sources", { error: TOO_LARGE }],
       ["POST", "webhooks", { error: TOO_LARGE }],
-      ["POST", `orgs/${team.teamId}/projects/p1/audit/findings`, { data: null, meta: { request_id: expect.any(String) }, error: { code: "payload_too_large", message: TOO_LARGE } }],
+      [
+        "POST",
+        `orgs/${team.teamId}/projects/p1/audit/findings`,
+        { data: null, meta: { request_id: expect.any(String) }, error: { code: "payload_too_large", message: TOO_LARGE } },
+      ],
     ];
     for (const [method, path, body] of cases) {
       const res = await call(method, path, { key: team.key, raw: oversized(), headers: { "content-type": "application/json" } });

@@ -34,7 +34,9 @@ const db = () => getDb(env.DB);
 
 async function newTeam(): Promise<string> {
   const id = crypto.randomUUID();
-  await db().insert(teams).values({ id, name: "claims", createdAt: isoSeconds(T0), updatedAt: isoSeconds(T0) });
+  await db()
+    .insert(teams)
+    .values({ id, name: "claims", createdAt: isoSeconds(T0), updatedAt: isoSeconds(T0) });
   return id;
 }
 

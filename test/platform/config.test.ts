@@ -32,8 +32,22 @@ describe("settings", () => {
       dnsResolverUrl: DEFAULTS.DNS_RESOLVER_URL,
     });
     expect(settings({ APP_URL: "", MAIL_TRANSPORT: "" })).toMatchObject({ appUrl: DEFAULTS.APP_URL, mailTransport: "outbox" });
-    const set = settings({ APP_URL: "https://api.example.com/base//", RATE_LIMITS: "off", REQUEST_LOG: "off", ALLOW_PRIVATE_TARGETS: "true", SANDBOX_DOMAIN: "Sandbox.Example.COM" });
-    expect(set).toMatchObject({ appUrl: "https://api.example.com/base", appOrigin: "https://api.example.com", https: true, rateLimits: false, requestLog: false, allowPrivateTargets: true, sandboxDomain: "sandbox.example.com" });
+    const set = settings({
+      APP_URL: "https://api.example.com/base//",
+      RATE_LIMITS: "off",
+      REQUEST_LOG: "off",
+      ALLOW_PRIVATE_TARGETS: "true",
+      SANDBOX_DOMAIN: "Sandbox.Example.COM",
+    });
+    expect(set).toMatchObject({
+      appUrl: "https://api.example.com/base",
+      appOrigin: "https://api.example.com",
+      https: true,
+      rateLimits: false,
+      requestLog: false,
+      allowPrivateTargets: true,
+      sandboxDomain: "sandbox.example.com",
+    });
     // Only the exact words switch: anything else keeps the safe default.
     expect(settings({ RATE_LIMITS: "0", ALLOW_PRIVATE_TARGETS: "1" })).toMatchObject({ rateLimits: true, allowPrivateTargets: false });
   });
@@ -58,7 +72,11 @@ describe("secretProblems", () => {
     expect(secretProblems({ ...good, ADMIN_TOKEN: "" })).toEqual(["ADMIN_TOKEN is not set"]);
     const bad = { ADMIN_TOKEN: "short-token", ENCRYPTION_KEY: btoa("k".repeat(16)), SIGNING_KEY: "tiny-signing-key" };
     const problems = secretProblems(bad);
-    expect(problems).toEqual([`ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN} characters`, "ENCRYPTION_KEY is not base64 of 32 bytes", `SIGNING_KEY is shorter than ${SIGNING_KEY_MIN} characters`]);
+    expect(problems).toEqual([
+      `ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN} characters`,
+      "ENCRYPTION_KEY is not base64 of 32 bytes",
+      `SIGNING_KEY is shorter than ${SIGNING_KEY_MIN} characters`,
+    ]);
     for (const value of Object.values(bad)) expect(problems.join(" ")).not.toContain(value);
     expect(secretProblems({ ...good, ENCRYPTION_KEY: "not base64 at all!" })).toEqual(["ENCRYPTION_KEY is not base64 of 32 bytes"]);
   });

@@ -18,7 +18,10 @@ import { surveyWebhookMessage } from "../../src/products/surveys/surveys.consume
 
 /** A real batch of the pool, with the delay of every retry recorded (the queue result names only the ids). */
 function batchOf(queue: string, bodies: unknown[], attempts = 1) {
-  const batch = createMessageBatch(queue, bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts, body })));
+  const batch = createMessageBatch(
+    queue,
+    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts, body })),
+  );
   const delays = new Map<string, number | undefined>();
   for (const message of batch.messages) {
     const retry = message.retry.bind(message);
@@ -156,7 +159,10 @@ describe("defineConsumer: the loop", () => {
     expect(steps).toEqual(["start", "handle 1", "handle 2", "handle 3", "finish 1,2,3"]);
     // The end of the batch failing changes nothing about the messages: logged, not thrown.
     expect(await resultOf(batch)).toEqual({ acked: ["m0", "m2"], retried: ["m1"] });
-    expect(logged.map((l) => [l.msg, l.queue])).toEqual([["message failed, retrying", QUEUE], ["end of batch failed", QUEUE]]);
+    expect(logged.map((l) => [l.msg, l.queue])).toEqual([
+      ["message failed, retrying", QUEUE],
+      ["end of batch failed", QUEUE],
+    ]);
     // A second batch starts afresh.
     steps.length = 0;
     await errorsLoggedBy(() => consumer.consume(batchOf(QUEUE, bodies("7")), env));
@@ -256,7 +262,15 @@ describe("queue message schemas against the bodies on the wire", () => {
       "alert-notifications",
       alertNotification,
       [
-        { firing_id: uuid, alert_id: uuid, team_id: uuid, channel: "email", count: 12, window_start: "2026-11-25T10:00:00.000Z", triggered_at: "2026-11-25T10:05:00.000Z" },
+        {
+          firing_id: uuid,
+          alert_id: uuid,
+          team_id: uuid,
+          channel: "email",
+          count: 12,
+          window_start: "2026-11-25T10:00:00.000Z",
+          triggered_at: "2026-11-25T10:05:00.000Z",
+        },
         {
           kind: "resolved",
           firing_id: uuid,
@@ -270,12 +284,21 @@ describe("queue message schemas against the bodies on the wire", () => {
         },
       ],
     ],
-    ["log-alert-checks", alertCheck, [{ at: 1_795_000_000_000, project_ids: [uuid] }, { at: 1_795_000_000_000, project_ids: [] }]],
+    [
+      "log-alert-checks",
+      alertCheck,
+      [
+        { at: 1_795_000_000_000, project_ids: [uuid] },
+        { at: 1_795_000_000_000, project_ids: [] },
+      ],
+    ],
     ["survey-webhooks", surveyWebhookMessage, [{ delivery_id: uuid }, { delivery_id: uuid, token: uuid }]],
   ];
 
   it("has a schema for every queue a binding produces to", () => {
-    const produced = Object.entries(QUEUES).filter(([, q]) => q.binding !== null).map(([name]) => name);
+    const produced = Object.entries(QUEUES)
+      .filter(([, q]) => q.binding !== null)
+      .map(([name]) => name);
     expect(wire.map(([queue]) => queue).sort()).toEqual(produced.sort());
   });
 
@@ -288,7 +311,9 @@ describe("queue message schemas against the bodies on the wire", () => {
   it("refuses what no producer sends", () => {
     expect(exportMessage.safeParse({ report_id: uuid }).success).toBe(false);
     expect(mailQueueMessage.safeParse({ type: "webhook", id: uuid }).success).toBe(false);
-    expect(alertNotification.safeParse({ firing_id: uuid, alert_id: uuid, team_id: uuid, channel: "sms", count: 1, window_start: "x", triggered_at: "y" }).success).toBe(false);
+    expect(
+      alertNotification.safeParse({ firing_id: uuid, alert_id: uuid, team_id: uuid, channel: "sms", count: 1, window_start: "x", triggered_at: "y" }).success,
+    ).toBe(false);
     expect(alertCheck.safeParse({ at: "now", project_ids: [uuid] }).success).toBe(false);
     expect(surveyWebhookMessage.safeParse({ delivery_id: uuid, token: null }).success).toBe(false);
     expect(deliveryMessage.safeParse({ delivery_id: 42 }).success).toBe(false);

@@ -97,7 +97,7 @@ describe("signToken / verifyToken", () => {
   });
 
   it("returns null for malformed tokens", async () => {
-    for (const token of ["", "abc", ".abc", "abc.", "a.b.c", `${(await signToken(env.SIGNING_KEY, payload))}.x`]) {
+    for (const token of ["", "abc", ".abc", "abc.", "a.b.c", `${await signToken(env.SIGNING_KEY, payload)}.x`]) {
       expect({ token, result: await verifyToken(env.SIGNING_KEY, token) }).toEqual({ token, result: null });
     }
   });

@@ -46,7 +46,9 @@ describe("dispatch tables against wrangler.toml", () => {
     expect(new Set(names).size).toBe(names.length);
     expect(Object.values(cronJobs).flat().length).toBe(cronDeclarations.length);
     const run = async () => null;
-    expect(() => cronTable([defineCron({ name: "a", schedule: "hourly", run }), defineCron({ name: "a", schedule: "everyMinute", run })])).toThrow("two cron jobs named a");
+    expect(() => cronTable([defineCron({ name: "a", schedule: "hourly", run }), defineCron({ name: "a", schedule: "everyMinute", run })])).toThrow(
+      "two cron jobs named a",
+    );
   });
 
   it("retries and logs a batch of a queue without a consumer (never acks it away), and dispatches a known one to its declaration", async () => {
@@ -104,7 +106,9 @@ describe("dispatch tables against wrangler.toml", () => {
 
 describe("the queue table (src/platform/jobs/queues.ts) against wrangler.toml", () => {
   it("names every consumed queue with its max_retries, and every producer binding", () => {
-    const table = Object.entries(QUEUES).map(([queue, q]) => ({ queue, max_retries: q.maxRetries })).sort((a, b) => a.queue.localeCompare(b.queue));
+    const table = Object.entries(QUEUES)
+      .map(([queue, q]) => ({ queue, max_retries: q.maxRetries }))
+      .sort((a, b) => a.queue.localeCompare(b.queue));
     const declared = jobs.consumers.map((c) => ({ queue: c.queue, max_retries: c.max_retries })).sort((a, b) => a.queue.localeCompare(b.queue));
     expect(table).toEqual(declared);
     const producers = Object.entries(QUEUES)
@@ -124,14 +128,21 @@ describe("sendAll", () => {
 
   it("sends in batches of at most 100 messages, in order", async () => {
     const { calls, queue } = recording();
-    await sendAll(queue, Array.from({ length: 250 }, (_, i) => ({ id: i })));
+    await sendAll(
+      queue,
+      Array.from({ length: 250 }, (_, i) => ({ id: i })),
+    );
     expect(calls.map((c) => c.length)).toEqual([100, 100, 50]);
     expect(calls.flat().map((m) => (m as { body: { id: number } }).body.id)).toEqual(Array.from({ length: 250 }, (_, i) => i));
   });
 
   it("keeps a batch under the 256 KB limit, passes options on, and sends nothing for no bodies", async () => {
     const { calls, queue } = recording();
-    await sendAll(queue, Array.from({ length: 5 }, () => ({ pad: "x".repeat(100_000) })), { delaySeconds: 5 });
+    await sendAll(
+      queue,
+      Array.from({ length: 5 }, () => ({ pad: "x".repeat(100_000) })),
+      { delaySeconds: 5 },
+    );
     expect(calls.map((c) => c.length)).toEqual([2, 2, 1]);
     expect((calls[0][0] as { delaySeconds: number }).delaySeconds).toBe(5);
     const empty = recording();

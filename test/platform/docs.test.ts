@@ -101,7 +101,8 @@ describe("the reference, configured for us", () => {
   it("lists every tag in reading order with a description, Operator last", async () => {
     const doc = await json(await call("GET", "openapi.json", { ip: freshIp() }));
     const used = new Set<string>();
-    for (const item of Object.values<Record<string, { tags?: string[] }>>(doc.paths)) for (const op of Object.values(item)) for (const tag of op.tags ?? []) used.add(tag);
+    for (const item of Object.values<Record<string, { tags?: string[] }>>(doc.paths))
+      for (const op of Object.values(item)) for (const tag of op.tags ?? []) used.add(tag);
     const names = doc.tags.map((tag: { name: string }) => tag.name);
     expect(new Set(names)).toEqual(used);
     expect(names.at(-1)).toBe("Operator");
@@ -112,7 +113,8 @@ describe("the reference, configured for us", () => {
     const doc = await json(await call("GET", "openapi.json", { ip: freshIp() }));
     const bare: string[] = [];
     for (const [path, item] of Object.entries<Record<string, { description?: string; operationId: string }>>(doc.paths)) {
-      for (const [method, op] of Object.entries(item)) if (!op.description || op.description.trim().length < 20) bare.push(`${method} ${path} ${op.operationId}`);
+      for (const [method, op] of Object.entries(item))
+        if (!op.description || op.description.trim().length < 20) bare.push(`${method} ${path} ${op.operationId}`);
     }
     expect(bare).toEqual([]);
   });

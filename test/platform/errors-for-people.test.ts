@@ -46,7 +46,13 @@ describe("405 for a known path and a wrong method", () => {
 
   it("keeps 404 on mail's paths (the specification's mail statuses have no 405)", async () => {
     const team = await setupTeam();
-    for (const [method, path] of [["PUT", "emails"], ["DELETE", "emails/batch"], ["PATCH", "webhooks"], ["PUT", `webhooks/${SOME_ID}/test`], ["PUT", "domains"]]) {
+    for (const [method, path] of [
+      ["PUT", "emails"],
+      ["DELETE", "emails/batch"],
+      ["PATCH", "webhooks"],
+      ["PUT", `webhooks/${SOME_ID}/test`],
+      ["PUT", "domains"],
+    ]) {
       const res = await call(method, path, { key: team.key });
       expect(res.headers.get("allow"), `${method} ${path}`).toBeNull();
       await expectError(res, 404, { error: "Not found" });
@@ -66,7 +72,12 @@ describe("unknown top-level fields on configuration bodies", () => {
     const named = { retention: ["is not a known field"] };
     const cases: Array<[string, string, Record<string, unknown>, unknown]> = [
       ["POST", "logs/projects", { name: "api", retention: 3 }, { error: "Validation failed", details: named }],
-      ["POST", `logs/projects/${SOME_ID}/alerts`, { name: "a", level: "error", threshold: 1, window_minutes: 5, retention: 3 }, { error: "Validation failed", details: named }],
+      [
+        "POST",
+        `logs/projects/${SOME_ID}/alerts`,
+        { name: "a", level: "error", threshold: 1, window_minutes: 5, retention: 3 },
+        { error: "Validation failed", details: named },
+      ],
       ["PUT", `logs/alerts/${SOME_ID}`, { retention: 3 }, { error: "Validation failed", details: named }],
       ["POST", "webhooks/sources", { name: "s", provider: "generic", retention: 3 }, { error: "Validation failed", details: named }],
       ["PATCH", `webhooks/sources/${SOME_ID}`, { retention: 3 }, { error: "Validation failed", details: named }],
@@ -136,15 +147,14 @@ describe("messages written for people", () => {
       error: "Validation failed",
       details: { name: ["is required"], provider: ["is required"] },
     });
-    await expectError(
-      await call("POST", "logs/projects", { key: team.key, body: { name: "x".repeat(201), daily_limit_mb: 1.5, retention_days: 0 } }),
-      422,
-      {
-        error: "Validation failed",
-        details: { name: ["must be at most 200 characters"], daily_limit_mb: ["must be a whole number"], retention_days: ["must be at least 1"] },
-      },
-    );
-    await expectError(await call("POST", "push/apps", { key: team.key, body: [] }), 422, { error: "Validation failed", details: { _body: ["must be an object"] } });
+    await expectError(await call("POST", "logs/projects", { key: team.key, body: { name: "x".repeat(201), daily_limit_mb: 1.5, retention_days: 0 } }), 422, {
+      error: "Validation failed",
+      details: { name: ["must be at most 200 characters"], daily_limit_mb: ["must be a whole number"], retention_days: ["must be at least 1"] },
+    });
+    await expectError(await call("POST", "push/apps", { key: team.key, body: [] }), 422, {
+      error: "Validation failed",
+      details: { _body: ["must be an object"] },
+    });
   });
 
   it("maps each kind of zod failure to a sentence", () => {
@@ -162,7 +172,21 @@ describe("messages written for people", () => {
       own: z.string().regex(/^a/, "must start with a"),
       obj: z.strictObject({ inner: z.number() }),
     });
-    const result = schema.safeParse({ s: 1, b: "yes", a: [], many: ["1", "2", "3"], e: "no", u: "no", lit: "other", blank: "", big: 11, pos: 0, own: "b", obj: { inner: "x", extra: 1 }, more: 1 });
+    const result = schema.safeParse({
+      s: 1,
+      b: "yes",
+      a: [],
+      many: ["1", "2", "3"],
+      e: "no",
+      u: "no",
+      lit: "other",
+      blank: "",
+      big: 11,
+      pos: 0,
+      own: "b",
+      obj: { inner: "x", extra: 1 },
+      more: 1,
+    });
     expect(result.success).toBe(false);
     expect(zodDetails(result.error!)).toEqual({
       s: ["must be a string"],
@@ -171,7 +195,7 @@ describe("messages written for people", () => {
       many: ["must have at most 2 items"],
       e: ["must be a valid email address"],
       u: ["must be a valid URL"],
-      lit: ['must be only'],
+      lit: ["must be only"],
       blank: ["can't be blank"],
       big: ["must be at most 10"],
       pos: ["must be greater than 0"],
@@ -194,7 +218,10 @@ describe("a caller's __proto__ key", () => {
   });
 
   it("answers 422 through a route, not 500 (the fuzz's counterexample on the public back route)", async () => {
-    const res = await call("POST", "surveys/%7D8x/responses/-1/back", { raw: '{"__proto__": {"a": true}, "ref": [null, true]}', headers: { "content-type": "application/json" } });
+    const res = await call("POST", "surveys/%7D8x/responses/-1/back", {
+      raw: '{"__proto__": {"a": true}, "ref": [null, true]}',
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBeLessThan(500);
     expect([404, 422]).toContain(res.status);
   });

@@ -5,16 +5,7 @@
 import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import {
-  auth,
-  isWellFormedKey,
-  KEY_CACHE_TTL_MS,
-  keyCacheSizes,
-  requireScope,
-  resolveKey,
-  UNKNOWN_KEY_MAX,
-  UNKNOWN_KEY_TTL_MS,
-} from "../../src/platform/auth";
+import { auth, isWellFormedKey, KEY_CACHE_TTL_MS, keyCacheSizes, requireScope, resolveKey, UNKNOWN_KEY_MAX, UNKNOWN_KEY_TTL_MS } from "../../src/platform/auth";
 import { setClock } from "../../src/platform/clock";
 import { sha256Hex } from "../../src/platform/crypto";
 import { handleError } from "../../src/platform/handle-error";
@@ -51,7 +42,13 @@ function countingLimiter(): { namespace: Env["RATE_LIMITER"]; calls: () => numbe
 /** A well-formed key that was never issued. */
 function randomKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return "edp_" + btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return (
+    "edp_" +
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "")
+  );
 }
 
 const teamStub = (teamId: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(teamObject(teamId)));
@@ -174,7 +171,14 @@ describe("negative cache", () => {
     await env.DB.prepare(
       "INSERT INTO api_keys (id, team_id, name, prefix, key_hash, scopes, mail, created_at) VALUES (?, ?, 'late', ?, ?, '[\"billing:read\"]', ?, ?)",
     )
-      .bind(crypto.randomUUID(), team.teamId, later.slice(0, 12), await sha256Hex(later), JSON.stringify({ sandbox: false, allowed_streams: [], allowed_recipients: [], hourly_cap: null, daily_cap: null, suspended: false }), new Date(T0).toISOString())
+      .bind(
+        crypto.randomUUID(),
+        team.teamId,
+        later.slice(0, 12),
+        await sha256Hex(later),
+        JSON.stringify({ sandbox: false, allowed_streams: [], allowed_recipients: [], hourly_cap: null, daily_cap: null, suspended: false }),
+        new Date(T0).toISOString(),
+      )
       .run();
     setClock(T0 + UNKNOWN_KEY_TTL_MS - 1);
     expect(await resolveKey(db, later)).toBeNull();
@@ -325,10 +329,25 @@ describe("counter storage", () => {
 
   it("hitAll stops at the first counter that refuses", async () => {
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`default:team:${crypto.randomUUID()}`));
-    expect(await stub.hitAll(T0_S, [{ name: "", limit: 1 }, { name: "strict:x", limit: 5 }])).toEqual([1, 1]);
-    expect(await stub.hitAll(T0_S, [{ name: "", limit: 1 }, { name: "strict:x", limit: 5 }])).toEqual([2]);
+    expect(
+      await stub.hitAll(T0_S, [
+        { name: "", limit: 1 },
+        { name: "strict:x", limit: 5 },
+      ]),
+    ).toEqual([1, 1]);
+    expect(
+      await stub.hitAll(T0_S, [
+        { name: "", limit: 1 },
+        { name: "strict:x", limit: 5 },
+      ]),
+    ).toEqual([2]);
     expect(await stub.peek(T0_S, "strict:x")).toBe(1);
-    expect(await stub.hitAll(T0_S, [{ name: "strict:x", limit: 1 }, { name: "", limit: 100 }])).toEqual([2]);
+    expect(
+      await stub.hitAll(T0_S, [
+        { name: "strict:x", limit: 1 },
+        { name: "", limit: 100 },
+      ]),
+    ).toEqual([2]);
   });
 });
 
@@ -409,7 +428,13 @@ function readApp(answer: (c: Context<AppEnv>) => Response | Promise<Response>) {
   });
   app.onError(handleError);
   const send = (method: string, key: string, bindings: Env) =>
-    Promise.resolve(app.fetch(new Request("http://app.test/thing", { method, headers: { authorization: `Bearer ${key}`, "cf-connecting-ip": "203.0.113.201" } }), bindings, createExecutionContext()));
+    Promise.resolve(
+      app.fetch(
+        new Request("http://app.test/thing", { method, headers: { authorization: `Bearer ${key}`, "cf-connecting-ip": "203.0.113.201" } }),
+        bindings,
+        createExecutionContext(),
+      ),
+    );
   return { ran, send };
 }
 

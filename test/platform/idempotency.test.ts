@@ -54,7 +54,9 @@ function withKey(key: string, extra: Record<string, string> = {}) {
 }
 
 async function count(sql: string, ...params: unknown[]): Promise<number> {
-  return (await env.DB.prepare(sql).bind(...params).first<{ n: number }>())!.n;
+  return (await env.DB.prepare(sql)
+    .bind(...params)
+    .first<{ n: number }>())!.n;
 }
 
 const emailCount = (team: TestTeam) => count("SELECT COUNT(*) AS n FROM emails WHERE team_id = ?", team.teamId);
@@ -199,7 +201,11 @@ describe("the same key with another request", () => {
     const team = await setupTeam();
     const base = `orgs/${team.teamId}/projects/web/audit`;
     expect((await call("POST", `${base}/reports/export`, { key: team.key, body: { format: "json" }, headers: withKey("k") })).status).toBe(202);
-    const res = await call("POST", `${base}/reports/export`, { key: team.key, body: { format: "csv" }, headers: withKey("k", { "x-request-id": "req-idem-1" }) });
+    const res = await call("POST", `${base}/reports/export`, {
+      key: team.key,
+      body: { format: "csv" },
+      headers: withKey("k", { "x-request-id": "req-idem-1" }),
+    });
     await expectError(res, 422, {
       data: null,
       meta: { request_id: "req-idem-1" },
@@ -239,7 +245,10 @@ describe("concurrent duplicates", () => {
       Array.from({ length: 10 }, () => call("POST", "emails", { key: team.key, body: LIVE, headers: withKey("parallel"), env: mail.env })),
     );
     const statuses = responses.map((r) => r.status);
-    expect(statuses.every((s) => s === 201 || s === 409), String(statuses)).toBe(true);
+    expect(
+      statuses.every((s) => s === 201 || s === 409),
+      String(statuses),
+    ).toBe(true);
     const executed = responses.filter((r) => r.status === 201 && r.headers.get("idempotent-replayed") === null);
     expect(executed).toHaveLength(1);
     expect(await emailCount(team)).toBe(1);
@@ -334,7 +343,11 @@ describe("scope and syntax of keys", () => {
       await expectError(await call("POST", "emails", { key: team.key, body: LIVE, headers: withKey(bad), env: mail.env }), 400, { error: expected });
     }
     await expectError(
-      await call("POST", `orgs/${team.teamId}/projects/p/audit/reports/export`, { key: team.key, body: {}, headers: withKey("x".repeat(256), { "x-request-id": "req-idem-2" }) }),
+      await call("POST", `orgs/${team.teamId}/projects/p/audit/reports/export`, {
+        key: team.key,
+        body: {},
+        headers: withKey("x".repeat(256), { "x-request-id": "req-idem-2" }),
+      }),
       400,
       { data: null, meta: { request_id: "req-idem-2" }, error: { code: "invalid_params", message: expected } },
     );
@@ -395,7 +408,9 @@ describe("replays never outrank authority (issue 23, finding 2)", () => {
     const team = await setupTeam();
     const first = await call("POST", "logs/projects", { key: team.key, body: { name: "sealed" }, headers: withKey("sealed") });
     const token = (await json(first)).data.ingest_token as string;
-    const row = await env.DB.prepare("SELECT response_body FROM idempotency_keys WHERE team_id = ? AND key = 'sealed'").bind(team.teamId).first<{ response_body: ArrayBuffer }>();
+    const row = await env.DB.prepare("SELECT response_body FROM idempotency_keys WHERE team_id = ? AND key = 'sealed'")
+      .bind(team.teamId)
+      .first<{ response_body: ArrayBuffer }>();
     const stored = new Uint8Array(row!.response_body);
     const gunzipText = async (bytes: Uint8Array) => new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
     // Not a readable gzip stream: only the key opens it.
@@ -457,7 +472,7 @@ describe("which answers are kept", () => {
       return Array.from(random, (b) => (b % 36).toString(36)).join("");
     };
     const body = { ...LIVE, text: noise(), html: `<p>${noise().slice(7)}</p>` };
-    expect(2 * LIMITS.body * Math.log2(36) / 8).toBeGreaterThan(STORED_BODY_CAP);
+    expect((2 * LIMITS.body * Math.log2(36)) / 8).toBeGreaterThan(STORED_BODY_CAP);
     const first = await call("POST", "emails", { key: team.key, body, headers: withKey("big"), env: mail.env });
     expect(first.status).toBe(201);
     const again = await call("POST", "emails", { key: team.key, body, headers: withKey("big"), env: mail.env });
@@ -465,7 +480,9 @@ describe("which answers are kept", () => {
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect((await json(again)).error).toMatch(/already completed with status 201; its response \(\d+ bytes\) was too large to keep/);
     expect(await emailCount(team)).toBe(1);
-    const stored = await env.DB.prepare("SELECT response_status AS s, response_body IS NULL AS gone FROM idempotency_keys WHERE team_id = ?").bind(team.teamId).first<{ s: number; gone: number }>();
+    const stored = await env.DB.prepare("SELECT response_status AS s, response_body IS NULL AS gone FROM idempotency_keys WHERE team_id = ?")
+      .bind(team.teamId)
+      .first<{ s: number; gone: number }>();
     expect(stored).toEqual({ s: 201, gone: 1 });
   });
 });
@@ -503,7 +520,9 @@ describe("failures give the key back", () => {
     const sent: unknown[] = [];
     const working = { ...(env as Env), PUSH_QUEUE: { send: async (m: unknown) => void sent.push(m) } as unknown as Queue };
     expect((await call("POST", path, { key: team.key, body: { title: "t", body: "b" }, headers: withKey("n"), env: working })).status).toBe(202);
-    expect((await call("POST", path, { key: team.key, body: { title: "t", body: "b" }, headers: withKey("n"), env: working })).headers.get("idempotent-replayed")).toBe("true");
+    expect(
+      (await call("POST", path, { key: team.key, body: { title: "t", body: "b" }, headers: withKey("n"), env: working })).headers.get("idempotent-replayed"),
+    ).toBe("true");
     expect(sent).toHaveLength(1);
     expect(await count("SELECT COUNT(*) AS n FROM push_notifications WHERE app_id = ?", app.id)).toBe(1);
   });
@@ -518,7 +537,11 @@ describe("retention", () => {
     // More old rows than one delete statement takes.
     const stale = new Date(T0 - 2 * HOUR).toISOString();
     const inserts = Array.from({ length: RETENTION_CHUNK + 20 }, (_, i) =>
-      env.DB.prepare("INSERT INTO idempotency_keys (team_id, key, request_hash, response_status, created_at) VALUES (?, ?, 'h', 201, ?)").bind(team.teamId, `old-${i}`, stale),
+      env.DB.prepare("INSERT INTO idempotency_keys (team_id, key, request_hash, response_status, created_at) VALUES (?, ?, 'h', 201, ?)").bind(
+        team.teamId,
+        `old-${i}`,
+        stale,
+      ),
     );
     await env.DB.batch(inserts);
 
@@ -546,7 +569,9 @@ describe("retention", () => {
   it("the hourly cron runs the retention", async () => {
     const team = await setupTeam();
     const at = Date.parse("2026-06-01T12:00:00.000Z");
-    await env.DB.prepare("INSERT INTO idempotency_keys (team_id, key, request_hash, response_status, created_at) VALUES (?, 'old', 'h', 201, ?), (?, 'young', 'h', 201, ?)")
+    await env.DB.prepare(
+      "INSERT INTO idempotency_keys (team_id, key, request_hash, response_status, created_at) VALUES (?, 'old', 'h', 201, ?), (?, 'young', 'h', 201, ?)",
+    )
       .bind(team.teamId, new Date(at - 25 * HOUR).toISOString(), team.teamId, new Date(at - 23 * HOUR).toISOString())
       .run();
     setClock(at);
@@ -568,7 +593,10 @@ describe("OpenAPI document", () => {
       expect(operation.parameters, path).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
       expect(operation.responses["409"], path).toBeTruthy();
       // Mounted, not only documented: a malformed key is refused on that very route.
-      const concrete = route.replace(":org_id", team.teamId).replace(/:(\w+)/g, () => crypto.randomUUID()).slice(1);
+      const concrete = route
+        .replace(":org_id", team.teamId)
+        .replace(/:(\w+)/g, () => crypto.randomUUID())
+        .slice(1);
       const res = await call("POST", concrete, { key: team.key, body: {}, headers: withKey("") });
       expect(res.status, route).toBe(400);
     }

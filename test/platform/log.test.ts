@@ -73,7 +73,9 @@ describe("log", () => {
       }),
     );
     expect(ids.sort()).toEqual(["req-a", "req-b"]);
-    const logged = lines("info").map((l) => `${l.request_id} ${l.msg}`).sort();
+    const logged = lines("info")
+      .map((l) => `${l.request_id} ${l.msg}`)
+      .sort();
     expect(logged).toEqual(["req-a after the answer", "req-a in the handler", "req-b after the answer", "req-b in the handler"]);
   });
 

@@ -120,8 +120,18 @@ describe("coalescing: fewer calls than requests, every position given once", () 
         { quota: { service: "ai", amount: 6, limit: 10 } },
         { quota: { service: "ai", amount: 6, limit: 10 } },
         { quota: { service: "ai", amount: -2, limit: null } },
-        { counters: [{ name: "", limit: 2 }, { name: "strict:push_subscribers", limit: 30 }] },
-        { counters: [{ name: "", limit: 2 }, { name: "strict:push_subscribers", limit: 30 }] },
+        {
+          counters: [
+            { name: "", limit: 2 },
+            { name: "strict:push_subscribers", limit: 30 },
+          ],
+        },
+        {
+          counters: [
+            { name: "", limit: 2 },
+            { name: "strict:push_subscribers", limit: 30 },
+          ],
+        },
         { read: true },
       ]),
     );
@@ -282,9 +292,12 @@ describe("the durable record: roll-up, loss and retention", () => {
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM usage_counters WHERE team_id = ?").bind(o.teamId).first("n")).toBe(0);
     expect(await runDurableObjectAlarm(meterOf(o.teamId))).toBe(true);
     expect(await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = 'push'").bind(o.teamId).first("used")).toBe(40);
-    expect(await env.DB.prepare("SELECT day, used FROM usage_daily WHERE team_id = ? AND service = 'push'").bind(o.teamId).all().then((r) => r.results)).toEqual([
-      { day: "2031-07-15", used: 40 },
-    ]);
+    expect(
+      await env.DB.prepare("SELECT day, used FROM usage_daily WHERE team_id = ? AND service = 'push'")
+        .bind(o.teamId)
+        .all()
+        .then((r) => r.results),
+    ).toEqual([{ day: "2031-07-15", used: 40 }]);
     await consumeQuota(env, o, "push", 2); // after the last roll-up: what a lost meter forgets
     // The object loses its storage and starts over (as a new instance would).
     await runInDurableObject(meterOf(o.teamId), async (meter, state) => {
@@ -350,4 +363,3 @@ describe("the durable record: roll-up, loss and retention", () => {
     expect(enterprise.month.services.mail).toEqual({ metric: "emails_sent", used: 6, limit: null, remaining: null, unlimited: true });
   });
 });
-

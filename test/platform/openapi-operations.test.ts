@@ -57,9 +57,18 @@ describe("security", () => {
     const schemes = Object.keys(doc.components?.securitySchemes ?? {});
     const missing = ops.filter((op) => !Array.isArray(op.operation.security)).map((op) => op.key);
     expect(missing).toEqual([]);
-    const unknown = ops.flatMap((op) => op.operation.security.flatMap((req: object) => Object.keys(req).filter((s) => !schemes.includes(s)).map((s) => `${op.key}: ${s}`)));
+    const unknown = ops.flatMap((op) =>
+      op.operation.security.flatMap((req: object) =>
+        Object.keys(req)
+          .filter((s) => !schemes.includes(s))
+          .map((s) => `${op.key}: ${s}`),
+      ),
+    );
     expect(unknown).toEqual([]);
-    const open = ops.filter((op) => op.operation.security.length === 0).map((op) => op.key).sort();
+    const open = ops
+      .filter((op) => op.operation.security.length === 0)
+      .map((op) => op.key)
+      .sort();
     expect(open).toEqual([
       "GET /api/v1/surveys/{slug}/public",
       "GET /api/v1/surveys/{slug}/responses/{response_id}",
@@ -84,7 +93,10 @@ describe("paths", () => {
     }
     for (const op of ops) {
       const inTemplate = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
-      const declared = (op.operation.parameters ?? []).filter((p: any) => p.in === "path").map((p: any) => p.name).sort();
+      const declared = (op.operation.parameters ?? [])
+        .filter((p: any) => p.in === "path")
+        .map((p: any) => p.name)
+        .sort();
       expect(declared, op.key).toEqual(inTemplate);
     }
   });

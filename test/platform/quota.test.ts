@@ -32,7 +32,9 @@ async function attempt(o: QuotaOwner, service: Service, amount = 1): Promise<num
 }
 
 async function outbox(teamId: string) {
-  const { results } = await env.DB.prepare("SELECT team_id, kind, \"to\", subject, text, status FROM platform_outbox WHERE team_id = ? ORDER BY created_at, subject")
+  const { results } = await env.DB.prepare(
+    'SELECT team_id, kind, "to", subject, text, status FROM platform_outbox WHERE team_id = ? ORDER BY created_at, subject',
+  )
     .bind(teamId)
     .all<{ team_id: string; kind: string; to: string; subject: string; text: string; status: string }>();
   return results;
@@ -44,7 +46,6 @@ async function warnings(teamId: string) {
     .all<{ service: string; period: string; threshold: number }>();
   return results;
 }
-
 
 describe("monthOf", () => {
   it("gives the UTC calendar month of an instant", () => {

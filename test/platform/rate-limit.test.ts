@@ -24,7 +24,7 @@ afterEach(() => setClock(null));
 
 function freshIp(): string {
   const r = crypto.getRandomValues(new Uint8Array(3));
-  return `198.51.${r[0]}.${r[1] % 254 + 1}`;
+  return `198.51.${r[0]}.${(r[1] % 254) + 1}`;
 }
 
 /** The counter object of one bucket key, as the limiter names it (`<bucket>:<key>`). */
@@ -115,7 +115,13 @@ describe("bucket limits", () => {
     expect(bucketLimit("public")).toBe(200);
     expect(bucketLimit("log_ingest")).toBe(300);
     expect(bucketLimit("anonymous")).toBe(100);
-    const plans: Array<[string, number | null]> = [["free", 600], ["starter", 3_000], ["pro", 6_000], ["scale", 30_000], ["enterprise", null]];
+    const plans: Array<[string, number | null]> = [
+      ["free", 600],
+      ["starter", 3_000],
+      ["pro", 6_000],
+      ["scale", 30_000],
+      ["enterprise", null],
+    ];
     for (const [plan, limit] of plans) {
       expect({ plan, d: bucketLimit("default", plan) }).toEqual({ plan, d: limit });
     }
@@ -211,7 +217,13 @@ describe("429 Rate limit exceeded", () => {
   it("retry_after at 59.5 s into the window is 1, at 0.2 s it is 60, at 30 s it is 30", async () => {
     const team = await setupTeam({ plan: "free" });
     await teamCounter(team.teamId).hit(T0_S, 600);
-    for (const [offset, expected] of [[59_500, 1], [200, 60], [30_000, 30], [59_999, 1], [0, 60]]) {
+    for (const [offset, expected] of [
+      [59_500, 1],
+      [200, 60],
+      [30_000, 30],
+      [59_999, 1],
+      [0, 60],
+    ]) {
       setClock(T0 + offset);
       await expect429(await call("GET", "usage", { key: team.key }), expected);
     }

@@ -123,13 +123,19 @@ describe("request examples of the OpenAPI document", () => {
     const before: Partial<Record<(typeof ORDER)[number], () => Promise<void>>> = {
       replayWebhookEvent: async () => {
         const body = JSON.stringify({ type: "order.created", id: "o_1" });
-        const res = await call("POST", `/in/${ids.source_slug}`, { raw: body, headers: { "content-type": "application/json", "x-signature": await hmacHex("whsec_example_secret", body) } });
+        const res = await call("POST", `/in/${ids.source_slug}`, {
+          raw: body,
+          headers: { "content-type": "application/json", "x-signature": await hmacHex("whsec_example_secret", body) },
+        });
         expect(res.status).toBe(202);
         const events = await json(await call("GET", `webhooks/sources/${ids.source_id}/events`, { key: team.key }));
         ids.event_id = events.data[0].id;
       },
       createTeamApiKey: async () => {
-        const res = await call("POST", `admin/teams/${team.teamId}/keys`, { key: ADMIN_TOKEN, body: { name: "keys", scopes: ["keys:write", "logs:read", "logs:write"] } });
+        const res = await call("POST", `admin/teams/${team.teamId}/keys`, {
+          key: ADMIN_TOKEN,
+          body: { name: "keys", scopes: ["keys:write", "logs:read", "logs:write"] },
+        });
         expect(res.status).toBe(201);
         keysKey = (await json(res)).data.key;
       },
@@ -154,7 +160,16 @@ describe("request examples of the OpenAPI document", () => {
       });
       const raw = typeof example === "string" ? example : JSON.stringify(example).replaceAll("QUESTION_ID", ids.question_id ?? "");
       const scheme = Object.keys(op.security?.[0] ?? {})[0];
-      const key = operationId === "createTeamApiKey" ? keysKey : scheme === "bearerAuth" ? team.key : scheme === "adminToken" ? ADMIN_TOKEN : scheme === "ingestToken" ? ingestToken : null;
+      const key =
+        operationId === "createTeamApiKey"
+          ? keysKey
+          : scheme === "bearerAuth"
+            ? team.key
+            : scheme === "adminToken"
+              ? ADMIN_TOKEN
+              : scheme === "ingestToken"
+                ? ingestToken
+                : null;
       const res = await call(method.toUpperCase(), url, { key, raw, headers: { "content-type": type } });
       const text = await res.text();
       results.push(`${operationId} ${res.status}${res.status >= 300 ? ` ${text}` : ""}`);

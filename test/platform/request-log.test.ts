@@ -44,7 +44,11 @@ describe("what a request leaves in the log", () => {
   it("time, method, path without its query, status, latency, key and request id; no request body", async () => {
     setClock(T0);
     const team = await setupTeam();
-    const res = await call("POST", "push/apps?x=secret-in-query", { key: team.key, body: { name: "very-secret-request-body" }, headers: { "x-request-id": "req-123" } });
+    const res = await call("POST", "push/apps?x=secret-in-query", {
+      key: team.key,
+      body: { name: "very-secret-request-body" },
+      headers: { "x-request-id": "req-123" },
+    });
     expect(res.status).toBe(201);
     const { data } = await logged(team.teamId);
     expect(data).toEqual([
@@ -62,7 +66,9 @@ describe("what a request leaves in the log", () => {
       },
     ]);
     expect(data[0].latency_ms).toBeGreaterThanOrEqual(0);
-    const stored = await runInDurableObject(requestLogStore(env, team.teamId), (_o, state) => JSON.stringify(state.storage.sql.exec("SELECT * FROM requests").toArray()));
+    const stored = await runInDurableObject(requestLogStore(env, team.teamId), (_o, state) =>
+      JSON.stringify(state.storage.sql.exec("SELECT * FROM requests").toArray()),
+    );
     expect(stored).not.toContain("very-secret-request-body");
     expect(stored).not.toContain("secret-in-query");
   });
@@ -134,7 +140,10 @@ describe("reading the log", () => {
     const now = Date.now();
     const store = requestLogStore(env, team.teamId);
     const statuses = [200, 201, 301, 404, 422, 500, 200, 403];
-    await store.append(statuses.map((status, i) => row(now - 1000 + i, status, `/api/v1/r${i}`)), now);
+    await store.append(
+      statuses.map((status, i) => row(now - 1000 + i, status, `/api/v1/r${i}`)),
+      now,
+    );
     const all = await listRequests(env, team.teamId, {});
     expect(all.data.map((r) => r.status)).toEqual([...statuses].reverse());
     expect(all.pagination.next_cursor).toBeNull();
@@ -155,7 +164,10 @@ describe("reading the log", () => {
   it("rows with the same time keep a stable order across pages", async () => {
     const team = await setupTeam();
     const now = Date.now();
-    await requestLogStore(env, team.teamId).append(Array.from({ length: 7 }, (_, i) => row(now, 200, `/p${i}`)), now);
+    await requestLogStore(env, team.teamId).append(
+      Array.from({ length: 7 }, (_, i) => row(now, 200, `/p${i}`)),
+      now,
+    );
     const first = await listRequests(env, team.teamId, { limit: 4 });
     const second = await listRequests(env, team.teamId, { limit: 4, cursor: first.pagination.next_cursor! });
     expect([...first.data, ...second.data].map((r) => r.path)).toEqual(["/p6", "/p5", "/p4", "/p3", "/p2", "/p1", "/p0"]);
@@ -184,7 +196,10 @@ describe("bounds", () => {
     const newest = await listRequests(env, team.teamId, { limit: 1 });
     expect(newest.data[0].path).toBe(`/n${total - 1}`);
     // The oldest kept is the 251st written.
-    const oldest = await runInDurableObject(store, (_o, state) => state.storage.sql.exec<{ path: string }>("SELECT path FROM requests ORDER BY at, seq LIMIT 1").one().path);
+    const oldest = await runInDurableObject(
+      store,
+      (_o, state) => state.storage.sql.exec<{ path: string }>("SELECT path FROM requests ORDER BY at, seq LIMIT 1").one().path,
+    );
     expect(oldest).toBe("/n250");
   });
 
@@ -222,7 +237,9 @@ describe("batching per isolate", () => {
   it("requests in their own request contexts, answered and ended, all reach the log", async () => {
     const team = await setupTeam({ scopes: ["billing:read"] });
     const answers = await Promise.all(
-      Array.from({ length: 30 }, () => SELF.fetch("http://app.test/api/v1/usage", { headers: { authorization: `Bearer ${team.key}`, "cf-connecting-ip": "203.0.113.7" } })),
+      Array.from({ length: 30 }, () =>
+        SELF.fetch("http://app.test/api/v1/usage", { headers: { authorization: `Bearer ${team.key}`, "cf-connecting-ip": "203.0.113.7" } }),
+      ),
     );
     for (const res of answers) {
       expect(res.status).toBe(200);
@@ -375,7 +392,9 @@ describe("GET /api/v1/requests", () => {
     const res = await call("GET", "requests?limit=1", { key: team.key });
     expect(res.status).toBe(200);
     const page = await json(res);
-    expect(page.data.map((r: { path: string; status: number }) => `${r.status} ${r.path}`)).toEqual(["404 /api/v1/push/apps/00000000-0000-4000-8000-000000000000"]);
+    expect(page.data.map((r: { path: string; status: number }) => `${r.status} ${r.path}`)).toEqual([
+      "404 /api/v1/push/apps/00000000-0000-4000-8000-000000000000",
+    ]);
     expect(page.pagination.limit).toBe(1);
     const next = await json(await call("GET", `requests?limit=1&cursor=${page.pagination.next_cursor}`, { key: team.key }));
     expect(next.data.map((r: { path: string }) => r.path)).toEqual(["/api/v1/usage"]);
@@ -394,7 +413,10 @@ describe("GET /api/v1/requests", () => {
       expect(res.status, query).toBe(422);
       expect(Object.keys((await json(res)).details).length, query).toBeGreaterThan(0);
     }
-    await expectError(await call("GET", "requests?cursor=bm9wZQ", { key: reader.key }), 422, { error: "Validation failed", details: { cursor: ["is invalid"] } });
+    await expectError(await call("GET", "requests?cursor=bm9wZQ", { key: reader.key }), 422, {
+      error: "Validation failed",
+      details: { cursor: ["is invalid"] },
+    });
   });
 
   it("never shows another team's requests", async () => {

@@ -18,7 +18,9 @@ const LATER = T0 + (DELIVERY_LOG_RETENTION_DAYS + 1) * 86_400_000;
 afterEach(() => setClock(null));
 
 async function count(sql: string, ...params: unknown[]): Promise<number> {
-  return (await env.DB.prepare(sql).bind(...params).first<{ n: number }>())!.n;
+  return (await env.DB.prepare(sql)
+    .bind(...params)
+    .first<{ n: number }>())!.n;
 }
 
 describe("retention jobs", () => {
@@ -61,7 +63,10 @@ describe("retention jobs", () => {
     const notification = (await json(sentRes)).data;
 
     const { survey } = await activeSurvey([{ type: "text", title: "Q" }], {}, team);
-    const hook = await call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: "https://hooks.example.com/r", events: ["response.completed"] } });
+    const hook = await call("POST", `surveys/${survey.id}/webhooks`, {
+      key: team.key,
+      body: { url: "https://hooks.example.com/r", events: ["response.completed"] },
+    });
     expect(hook.status).toBe(201);
     for (let i = 0; i < 2; i++) {
       const response = await startOk(survey.slug);
@@ -69,7 +74,8 @@ describe("retention jobs", () => {
       await answer(survey.slug, response.id, question, "fine");
       await complete(survey.slug, response.id);
     }
-    const deliveries = (await env.DB.prepare("SELECT id FROM survey_webhook_deliveries WHERE survey_id = ? ORDER BY id").bind(survey.id).all<{ id: string }>()).results;
+    const deliveries = (await env.DB.prepare("SELECT id FROM survey_webhook_deliveries WHERE survey_id = ? ORDER BY id").bind(survey.id).all<{ id: string }>())
+      .results;
     expect(deliveries).toHaveLength(2);
     await env.DB.prepare("UPDATE survey_webhook_deliveries SET status = 'delivered' WHERE id = ?").bind(deliveries[0].id).run();
     await env.DB.prepare("UPDATE survey_webhook_deliveries SET status = 'pending' WHERE id = ?").bind(deliveries[1].id).run();

@@ -99,7 +99,15 @@ describe("checkUrl (production: allowPrivate false)", () => {
 
 describe("checkUrl (dev and tests: allowPrivate true)", () => {
   it("allows http and loopback targets, which local development needs", () => {
-    for (const url of ["http://127.0.0.1:8787/hook", "http://localhost:3000", "http://localhost.:3000", "http://api.localhost/", "http://[::1]:9000/", "http://example.com/", "https://example.com/"]) {
+    for (const url of [
+      "http://127.0.0.1:8787/hook",
+      "http://localhost:3000",
+      "http://localhost.:3000",
+      "http://api.localhost/",
+      "http://[::1]:9000/",
+      "http://example.com/",
+      "https://example.com/",
+    ]) {
       expect({ url, reason: checkUrl(url, DEV) }).toEqual({ url, reason: null });
     }
   });

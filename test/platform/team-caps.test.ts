@@ -78,7 +78,9 @@ describe("per-team caps under parallel creates", () => {
     const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM surveys WHERE team_id = ?").bind(team.teamId).first<{ n: number }>())!;
     expect(n).toBe(MAX_SURVEYS_PER_TEAM);
     // A refused duplicate left no orphaned questions behind.
-    const orphans = await env.DB.prepare("SELECT count(*) AS n FROM survey_questions q LEFT JOIN surveys s ON s.id = q.survey_id WHERE s.id IS NULL").first<{ n: number }>();
+    const orphans = await env.DB.prepare("SELECT count(*) AS n FROM survey_questions q LEFT JOIN surveys s ON s.id = q.survey_id WHERE s.id IS NULL").first<{
+      n: number;
+    }>();
     expect(orphans!.n).toBe(0);
   });
 });
@@ -106,7 +108,10 @@ describe("per-survey caps under parallel creates", () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(3);
     for (const refused of results.filter((r) => r.status !== 201)) {
       expect(refused.status).toBe(422);
-      expect(await json(refused)).toEqual({ error: "Validation failed", errors: { survey_id: [`a survey can have at most ${MAX_QUESTIONS_PER_SURVEY} questions`] } });
+      expect(await json(refused)).toEqual({
+        error: "Validation failed",
+        errors: { survey_id: [`a survey can have at most ${MAX_QUESTIONS_PER_SURVEY} questions`] },
+      });
     }
     expect(await countOf("survey_questions", survey.id)).toBe(MAX_QUESTIONS_PER_SURVEY);
     // Another survey of the same team keeps its own room.
@@ -121,7 +126,10 @@ describe("per-survey caps under parallel creates", () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(2);
     for (const refused of results.filter((r) => r.status !== 201)) {
       expect(refused.status).toBe(422);
-      expect(await json(refused)).toEqual({ error: "Validation failed", errors: { survey_id: [`a survey can have at most ${MAX_SECTIONS_PER_SURVEY} sections`] } });
+      expect(await json(refused)).toEqual({
+        error: "Validation failed",
+        errors: { survey_id: [`a survey can have at most ${MAX_SECTIONS_PER_SURVEY} sections`] },
+      });
     }
     expect(await countOf("survey_sections", survey.id)).toBe(MAX_SECTIONS_PER_SURVEY);
   });

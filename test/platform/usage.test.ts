@@ -174,13 +174,13 @@ describe("visibility by scope", () => {
     expect(Object.keys((await usage(team.key)).services).sort()).toEqual(ALL_SERVICES);
   });
 
-  it.each([
-    [["surveys:read"]],
-    [["surveys:read", "surveys:write", "push:read", "logs:read", "webhooks:write", "audit:read"]],
-  ])("a key with none of mail:send, mail:read, billing:read (%j) gets 403", async (scopes) => {
-    const team = await setupTeam({ scopes });
-    await expectError(await call("GET", "usage", { key: team.key }), 403, { error: "Insufficient scope" });
-  });
+  it.each([[["surveys:read"]], [["surveys:read", "surveys:write", "push:read", "logs:read", "webhooks:write", "audit:read"]]])(
+    "a key with none of mail:send, mail:read, billing:read (%j) gets 403",
+    async (scopes) => {
+      const team = await setupTeam({ scopes });
+      await expectError(await call("GET", "usage", { key: team.key }), 403, { error: "Insufficient scope" });
+    },
+  );
 
   it("visibility is per key, not per team", async () => {
     const team = await setupTeam({ scopes: ["mail:send"] });

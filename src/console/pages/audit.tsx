@@ -44,7 +44,9 @@ auditPages.get("/audit", async (c) => {
     projects.length === 0 ? (
       <section class="section">
         <h2>Record your first finding</h2>
-        <p>Audit projects appear here once they have a finding or a report. Record one with a key that has <code>audit:write</code>:</p>
+        <p>
+          Audit projects appear here once they have a finding or a report. Record one with a key that has <code>audit:write</code>:
+        </p>
         <CopyBlock
           id="create-finding-curl"
           text={`curl -X POST ${api}/orgs/${teamId}/projects/my-app/audit/findings \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"title": "Missing rate limit on login", "priority_score": 80}'`}
@@ -81,7 +83,10 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
     {
       title: `Audit · ${scope.projectId}`,
       active: "audit",
-      notices: { "export-queued": "Export queued. The report is ready to download in a few seconds: reload this page.", revoked: "Every share link of this project is revoked." },
+      notices: {
+        "export-queued": "Export queued. The report is ready to download in a few seconds: reload this page.",
+        revoked: "Every share link of this project is revoked.",
+      },
     },
     <>
       <div class="row-actions">

@@ -141,7 +141,11 @@ function KeyList(props: { keys: KeyRow[]; canRevoke: boolean; base: string }) {
             <th scope="col">Scopes</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
-            {props.canRevoke ? <th scope="col"><span class="skip">Actions</span></th> : null}
+            {props.canRevoke ? (
+              <th scope="col">
+                <span class="skip">Actions</span>
+              </th>
+            ) : null}
           </tr>
         </thead>
         <tbody>
@@ -187,7 +191,11 @@ function KeyList(props: { keys: KeyRow[]; canRevoke: boolean; base: string }) {
 
 const NOTICES = { revoked: "The key was revoked. Requests made with it now answer 401." };
 
-async function keysPage(c: Context<ConsoleEnv>, extra: { state?: FormState; errors?: FieldErrors; created?: { key: string; name: string | null } }, status: 200 | 422 = 200) {
+async function keysPage(
+  c: Context<ConsoleEnv>,
+  extra: { state?: FormState; errors?: FieldErrors; created?: { key: string; name: string | null } },
+  status: 200 | 422 = 200,
+) {
   const keys = await listTeamKeys(getDb(c.env.DB), c.get("consoleTeam").id);
   const canWrite = roleAtLeast(c.get("consoleTeam").role, "developer");
   return page(
@@ -212,7 +220,11 @@ async function keysPage(c: Context<ConsoleEnv>, extra: { state?: FormState; erro
         <h2>Keys</h2>
         <KeyList keys={keys} canRevoke={canWrite} base={teamPath(c, "keys")} />
       </section>
-      {canWrite ? <KeyForm action={teamPath(c, "keys")} state={extra.state ?? EMPTY_FORM} errors={extra.errors} /> : <p class="muted">Viewers can read the keys list; a developer, admin or owner creates and revokes keys.</p>}
+      {canWrite ? (
+        <KeyForm action={teamPath(c, "keys")} state={extra.state ?? EMPTY_FORM} errors={extra.errors} />
+      ) : (
+        <p class="muted">Viewers can read the keys list; a developer, admin or owner creates and revokes keys.</p>
+      )}
     </>,
   );
 }
@@ -232,15 +244,26 @@ keysPages.post("/keys", async (c) => {
   const preset = await formText(c, "preset");
   if (preset && Object.hasOwn(PRESETS, preset)) return keysPage(c, { state: { ...state, scopes: [...PRESETS[preset].scopes] } });
   const recipients = state.recipients.split(/[\s,]+/).filter(Boolean);
-  const parsed = CreateForm.safeParse({ name: state.name, scopes: state.scopes, sandbox: state.sandbox, allowed_streams: state.streams, allowed_recipients: recipients });
+  const parsed = CreateForm.safeParse({
+    name: state.name,
+    scopes: state.scopes,
+    sandbox: state.sandbox,
+    allowed_streams: state.streams,
+    allowed_recipients: recipients,
+  });
   if (!parsed.success) return keysPage(c, { state, errors: zodDetails(parsed.error) }, 422);
   const input = parsed.data;
   const db = getDb(c.env.DB);
-  const { row, key } = await createTeamKey(db, c.get("consoleTeam").id, { kind: "member" }, {
-    name: input.name,
-    scopes: input.scopes,
-    mail: { sandbox: input.sandbox, allowed_streams: input.allowed_streams, allowed_recipients: input.allowed_recipients },
-  });
+  const { row, key } = await createTeamKey(
+    db,
+    c.get("consoleTeam").id,
+    { kind: "member" },
+    {
+      name: input.name,
+      scopes: input.scopes,
+      mail: { sandbox: input.sandbox, allowed_streams: input.allowed_streams, allowed_recipients: input.allowed_recipients },
+    },
+  );
   await recordAction(db, c.get("consoleTeam").id, actorOf(c), "key_created", `${row.name} (${row.prefix}…)`);
   return keysPage(c, { created: { key, name: row.name } });
 });
@@ -251,13 +274,17 @@ keysPages.post("/keys/:key_id/revoke", async (c) => {
   const teamId = c.get("consoleTeam").id;
   const keyId = c.req.param("key_id");
   if ((await formText(c, "confirm")) !== "yes") {
-    const key = orNotFound((await listTeamKeys(db, teamId)).find((k) => k.id === keyId), ApiError.notFound("Key not found"));
+    const key = orNotFound(
+      (await listTeamKeys(db, teamId)).find((k) => k.id === keyId),
+      ApiError.notFound("Key not found"),
+    );
     return page(
       c,
       { title: "Revoke this key?", active: "keys" },
       <form method="post" class="section">
         <p>
-          Revoke <strong>{key.name ?? "the unnamed key"}</strong> (<code>{key.prefix}…</code>)? Every request made with it answers 401 from now on. This cannot be undone.
+          Revoke <strong>{key.name ?? "the unnamed key"}</strong> (<code>{key.prefix}…</code>)? Every request made with it answers 401 from now on. This cannot
+          be undone.
         </p>
         <input type="hidden" name="confirm" value="yes" />
         <p class="presets">

@@ -44,7 +44,9 @@ export function LandingPage(props: { appUrl: string }) {
           <code>{`curl ${props.appUrl}/api/v1/usage \\\n  -H "Authorization: Bearer edp_..."`}</code>
         </pre>
       </section>
-      <footer class="footer small">Edge Platform · rate limits, quotas and usage per team · <a href="/api/v1/openapi.json">OpenAPI document</a></footer>
+      <footer class="footer small">
+        Edge Platform · rate limits, quotas and usage per team · <a href="/api/v1/openapi.json">OpenAPI document</a>
+      </footer>
     </PublicLayout>
   );
 }

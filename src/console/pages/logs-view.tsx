@@ -95,7 +95,9 @@ export function HistogramChart(props: { histogram: Histogram; since: string; unt
             if (!count) return null;
             const height = Math.max((count / max) * (HEIGHT - 4), 1.5);
             y -= height;
-            return <rect x={(i * step + step * 0.1).toFixed(2)} y={y.toFixed(2)} width={(step * 0.8).toFixed(2)} height={height.toFixed(2)} class={`bar-${level}`} />;
+            return (
+              <rect x={(i * step + step * 0.1).toFixed(2)} y={y.toFixed(2)} width={(step * 0.8).toFixed(2)} height={height.toFixed(2)} class={`bar-${level}`} />
+            );
           });
         })}
       </svg>
@@ -220,8 +222,8 @@ export function IngestCommand(props: { appUrl: string; token?: string; tokenPref
       </div>
       {props.token ? null : (
         <p class="hint muted small">
-          <code>$INGEST_TOKEN</code> is the project's ingest token (it starts with <code>{props.tokenPrefix}</code>), shown when the project was created or its token last rotated.
-          Batches go to <code>/api/v1/logs/ingest/batch</code> as NDJSON.
+          <code>$INGEST_TOKEN</code> is the project's ingest token (it starts with <code>{props.tokenPrefix}</code>), shown when the project was created or its
+          token last rotated. Batches go to <code>/api/v1/logs/ingest/batch</code> as NDJSON.
         </p>
       )}
     </>

@@ -50,7 +50,11 @@ function queryString(values: Record<string, string | undefined>): string {
 
 type CreatedProject = { id: string; name: string; token: string; prefix: string };
 
-async function projectsPage(c: Context<ConsoleEnv>, extra: { created?: CreatedProject; errors?: Record<string, string[]>; name?: string } = {}, status: 200 | 422 = 200) {
+async function projectsPage(
+  c: Context<ConsoleEnv>,
+  extra: { created?: CreatedProject; errors?: Record<string, string[]>; name?: string } = {},
+  status: 200 | 422 = 200,
+) {
   const team = c.get("consoleTeam");
   const projects = (await listProjects(c.env, team.id)).map(projectView);
   const canWrite = roleAtLeast(team.role, "developer");
@@ -83,7 +87,11 @@ async function projectsPage(c: Context<ConsoleEnv>, extra: { created?: CreatedPr
         {projects.length === 0 ? (
           <div class="empty-state">
             <p>No log projects yet. A project holds the entries of one app or service and has its own ingest token.</p>
-            {canWrite ? <p>Create the first one below, then send it a line with curl.</p> : <p class="muted">A developer, admin or owner of the team creates projects.</p>}
+            {canWrite ? (
+              <p>Create the first one below, then send it a line with curl.</p>
+            ) : (
+              <p class="muted">A developer, admin or owner of the team creates projects.</p>
+            )}
           </div>
         ) : (
           <div class="table-wrap">
@@ -181,7 +189,9 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
   const since = new Date(untilMs - RANGES[range].ms).toISOString();
   const until = new Date(untilMs).toISOString();
   const state: SearchState = { q: params.q ?? "", level: params.level ?? "", stream: params.stream ?? "", range };
-  const parsed = EntriesQuery.safeParse(filled({ q: state.q, level: state.level, stream: state.stream, since, until, cursor: params.cursor, limit: String(PAGE_SIZE) }));
+  const parsed = EntriesQuery.safeParse(
+    filled({ q: state.q, level: state.level, stream: state.stream, since, until, cursor: params.cursor, limit: String(PAGE_SIZE) }),
+  );
   if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
   const query = parsed.data;
   const filter = { q: query.q, level: query.level, stream: query.stream };
@@ -270,7 +280,8 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
         <h2 id="alerts-title">Alerts</h2>
         {alerts.length === 0 ? (
           <p class="muted">
-            No alerts. An alert fires when a level passes a count within a window, e.g. more than 10 errors in 5 minutes; create one with <code>POST /api/v1/logs/projects/{view.id}/alerts</code>.
+            No alerts. An alert fires when a level passes a count within a window, e.g. more than 10 errors in 5 minutes; create one with{" "}
+            <code>POST /api/v1/logs/projects/{view.id}/alerts</code>.
           </p>
         ) : (
           <div class="table-wrap">
@@ -295,7 +306,9 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
                         {a.threshold} or more <span class={`level level-${a.level}`}>{a.level}</span> in {a.windowMinutes} min
                       </td>
                       <td>{a.channels.join(", ")}</td>
-                      <td>{!a.enabled ? <span class="badge gray">off</span> : open ? <span class="badge danger">firing</span> : <span class="badge ok">ok</span>}</td>
+                      <td>
+                        {!a.enabled ? <span class="badge gray">off</span> : open ? <span class="badge danger">firing</span> : <span class="badge ok">ok</span>}
+                      </td>
                       <td>
                         <Time iso={a.lastTriggeredAt === null ? null : new Date(a.lastTriggeredAt).toISOString()} />
                       </td>
@@ -341,7 +354,8 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
       <section class="section" aria-labelledby="ingest-title">
         <h2 id="ingest-title">Ingest</h2>
         <p>
-          Token <code>{view.ingest_token_prefix}…</code> · entries kept {view.retention_days} days · up to {view.daily_limit_mb} MB a day · project id <code>{view.id}</code>
+          Token <code>{view.ingest_token_prefix}…</code> · entries kept {view.retention_days} days · up to {view.daily_limit_mb} MB a day · project id{" "}
+          <code>{view.id}</code>
         </p>
         {empty ? null : <IngestCommand appUrl={settings(c.env).appUrl} tokenPrefix={view.ingest_token_prefix} />}
         {canWrite ? (
@@ -369,7 +383,8 @@ logsPages.post("/logs/:project_id/rotate-token", async (c) => {
       { title: "Rotate the ingest token?", active: "logs" },
       <form method="post" class="section">
         <p>
-          Rotate the ingest token of <strong>{project.name}</strong> (<code>{project.tokenPrefix}…</code>)? The current token stops working at once: every sender must switch to the new one.
+          Rotate the ingest token of <strong>{project.name}</strong> (<code>{project.tokenPrefix}…</code>)? The current token stops working at once: every
+          sender must switch to the new one.
         </p>
         <input type="hidden" name="confirm" value="yes" />
         <p class="presets">

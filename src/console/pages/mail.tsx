@@ -96,13 +96,25 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
                         <td>{record.type}</td>
                         <td>
                           <code id={`rec-name-${d.id}`}>{record.name}</code>{" "}
-                          <button type="button" class="secondary small" data-copy={`#rec-name-${d.id}`} hidden aria-label={`Copy the record name for ${d.name}`}>
+                          <button
+                            type="button"
+                            class="secondary small"
+                            data-copy={`#rec-name-${d.id}`}
+                            hidden
+                            aria-label={`Copy the record name for ${d.name}`}
+                          >
                             Copy
                           </button>
                         </td>
                         <td>
                           <code id={`rec-value-${d.id}`}>{record.value}</code>{" "}
-                          <button type="button" class="secondary small" data-copy={`#rec-value-${d.id}`} hidden aria-label={`Copy the record value for ${d.name}`}>
+                          <button
+                            type="button"
+                            class="secondary small"
+                            data-copy={`#rec-value-${d.id}`}
+                            hidden
+                            aria-label={`Copy the record value for ${d.name}`}
+                          >
                             Copy
                           </button>
                         </td>
@@ -155,7 +167,9 @@ async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 2
         <h2 id="emails-title">Recent emails</h2>
         {emails.rows.length === 0 ? (
           <>
-            <p class="empty">No email sent yet. Send the first one with a key that has <code>mail:send</code>:</p>
+            <p class="empty">
+              No email sent yet. Send the first one with a key that has <code>mail:send</code>:
+            </p>
             <CopyBlock
               id="send-email-curl"
               text={`curl -X POST ${api}/emails \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"from": "hello@${sender}", "to": "you@example.com", "subject": "Hello", "html": "<p>It works!</p>"}'`}
@@ -414,7 +428,15 @@ mailPages.get("/mail/emails/:email_id", async (c) => {
         {e.html ? (
           <>
             <p class="muted small">Shown in a sandbox: scripts, forms and remote images in the email do not run or load here.</p>
-            <iframe class="preview" src={`${base}/emails/${e.id}/preview`} sandbox="" title={`Preview of the email “${e.subject}”`} referrerpolicy="no-referrer" loading="lazy" data-testid="email-preview"></iframe>
+            <iframe
+              class="preview"
+              src={`${base}/emails/${e.id}/preview`}
+              sandbox=""
+              title={`Preview of the email “${e.subject}”`}
+              referrerpolicy="no-referrer"
+              loading="lazy"
+              data-testid="email-preview"
+            ></iframe>
           </>
         ) : (
           <pre class="dns-answer">{e.text ?? "This email has no body."}</pre>

@@ -76,7 +76,11 @@ membersPages.get("/members", async (c) => {
                 <th scope="col">Email</th>
                 <th scope="col">Role</th>
                 <th scope="col">Member since</th>
-                {manage ? <th scope="col"><span class="skip">Actions</span></th> : null}
+                {manage ? (
+                  <th scope="col">
+                    <span class="skip">Actions</span>
+                  </th>
+                ) : null}
               </tr>
             </thead>
             <tbody>
@@ -144,7 +148,9 @@ membersPages.get("/members", async (c) => {
               </div>
               <button type="submit">Send invitation</button>
             </div>
-            <p class="hint muted small">Owners manage everything including ownership; admins everything but ownership; developers keys and every product; viewers read only.</p>
+            <p class="hint muted small">
+              Owners manage everything including ownership; admins everything but ownership; developers keys and every product; viewers read only.
+            </p>
           </form>
           <section class="section">
             <h2>Pending invitations</h2>
@@ -157,7 +163,9 @@ membersPages.get("/members", async (c) => {
                     <th scope="col">Email</th>
                     <th scope="col">Role</th>
                     <th scope="col">Expires</th>
-                    <th scope="col"><span class="skip">Actions</span></th>
+                    <th scope="col">
+                      <span class="skip">Actions</span>
+                    </th>
                   </tr>
                 </thead>
                 <tbody>

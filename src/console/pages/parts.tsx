@@ -38,11 +38,19 @@ export function Pager(props: { base: string; page: number; pages: number; name?:
   const href = (n: number) => `${props.base}?${name}=${n}`;
   return (
     <nav class="pager" aria-label="Pages">
-      {props.page > 1 ? <a href={href(props.page - 1)} rel="prev">← Newer</a> : null}
+      {props.page > 1 ? (
+        <a href={href(props.page - 1)} rel="prev">
+          ← Newer
+        </a>
+      ) : null}
       <span class="muted small">
         Page {props.page} of {Math.max(1, props.pages)}
       </span>
-      {props.page < props.pages ? <a href={href(props.page + 1)} rel="next">Older →</a> : null}
+      {props.page < props.pages ? (
+        <a href={href(props.page + 1)} rel="next">
+          Older →
+        </a>
+      ) : null}
     </nav>
   );
 }

@@ -15,7 +15,12 @@ export const publicPages = new Hono<ConsoleEnv>();
 
 const Email = z.string().trim().email().max(320);
 /** One line of text: no control characters (a team name shows in mail and pages). */
-const TeamName = z.string().trim().min(1).max(200).regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/);
+const TeamName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/);
 
 /** Public console traffic is counted per client IP in the `public` bucket. */
 const perIp = async (c: Parameters<typeof enforceBucket>[0]) => enforceBucket(c, "public", `ip:${clientIp(c)}`);
@@ -115,7 +120,11 @@ publicPages.post("/sign-up", async (c) => {
   if (!email.success || !teamName.success) {
     return c.html(
       <PublicLayout title="Sign up">
-        <SignUpForm email={raw.email} teamName={raw.teamName} error={!email.success ? "Enter a valid email address." : "Enter a team name: one line, at most 200 characters."} />
+        <SignUpForm
+          email={raw.email}
+          teamName={raw.teamName}
+          error={!email.success ? "Enter a valid email address." : "Enter a team name: one line, at most 200 characters."}
+        />
       </PublicLayout>,
       422,
     );
@@ -130,7 +139,15 @@ const LINK_TITLES = { sign_in: "Sign in", sign_up: "Create your team", invite: "
 publicPages.get("/auth/:token", async (c) => {
   await perIp(c);
   const link = await findUsableLink(getDb(c.env.DB), c.req.param("token"));
-  if (!link) return c.html(<MessagePage title="This link has expired" message="Sign-in links work once, for 15 minutes (invitations for 7 days). Ask for a new one." signedIn={false} />, 410);
+  if (!link)
+    return c.html(
+      <MessagePage
+        title="This link has expired"
+        message="Sign-in links work once, for 15 minutes (invitations for 7 days). Ask for a new one."
+        signedIn={false}
+      />,
+      410,
+    );
   return c.html(
     <PublicLayout title={LINK_TITLES[link.kind]}>
       <form method="post" class="card">
@@ -161,7 +178,8 @@ publicPages.get("/auth/:token", async (c) => {
 publicPages.post("/auth/:token", async (c) => {
   await perIp(c);
   const used = await consumeLink(c.env, c.req.param("token"));
-  if (!used) return c.html(<MessagePage title="This link has expired" message="This link was already used or has expired. Ask for a new one." signedIn={false} />, 410);
+  if (!used)
+    return c.html(<MessagePage title="This link has expired" message="This link was already used or has expired. Ask for a new one." signedIn={false} />, 410);
   setSessionCookie(c, used.sessionToken);
   return c.redirect(used.teamId ? `/console/teams/${used.teamId}/keys` : "/console", 303);
 });

@@ -31,7 +31,9 @@ pushPages.get("/push", async (c) => {
           <h2>Create your first push app</h2>
           <p>An app holds its own VAPID key pair: browsers subscribe with its public key, and you send to its subscribers.</p>
           {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
-          <p class="muted">Or over the API with a key that has <code>push:write</code>:</p>
+          <p class="muted">
+            Or over the API with a key that has <code>push:write</code>:
+          </p>
           <CopyBlock
             id="create-app-curl"
             text={`curl -X POST ${api}/push/apps \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"name": "My web app"}'`}
@@ -117,13 +119,18 @@ pushPages.get("/push/apps/:app_id", async (c) => {
       </div>
       <section class="section" aria-labelledby="key-title">
         <h2 id="key-title">VAPID public key</h2>
-        <p class="muted">Pass it as <code>applicationServerKey</code> to <code>pushManager.subscribe()</code> in the browser. The private key never leaves the platform.</p>
+        <p class="muted">
+          Pass it as <code>applicationServerKey</code> to <code>pushManager.subscribe()</code> in the browser. The private key never leaves the platform.
+        </p>
         <CopyBlock id="vapid-public-key" text={app.vapid_public_key} />
       </section>
       {app.subscriber_count === 0 ? (
         <section class="section" aria-labelledby="subscribe-title">
           <h2 id="subscribe-title">Subscribe the first browser</h2>
-          <p>In your site's code, with its service worker registered, subscribe and send the subscription to your server, which registers it with a key that has <code>push:write</code>:</p>
+          <p>
+            In your site's code, with its service worker registered, subscribe and send the subscription to your server, which registers it with a key that has{" "}
+            <code>push:write</code>:
+          </p>
           <CopyBlock
             id="subscribe-snippet"
             text={`// in the browser

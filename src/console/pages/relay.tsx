@@ -72,7 +72,10 @@ async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
         <h2>Sources</h2>
         {sources.length === 0 ? (
           <div class="empty-state">
-            <p>No sources yet. A source is a public address you give a sender (Stripe, GitHub, your own app); every event it receives is stored and forwarded, signed, to your destinations.</p>
+            <p>
+              No sources yet. A source is a public address you give a sender (Stripe, GitHub, your own app); every event it receives is stored and forwarded,
+              signed, to your destinations.
+            </p>
             {canWrite ? <p>Create the first one below.</p> : <p class="muted">A developer, admin or owner of the team creates sources.</p>}
           </div>
         ) : (
@@ -136,7 +139,9 @@ async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
               <button type="submit">Create source</button>
             </div>
           </div>
-          <p class="hint muted small">With the sender's signing secret, events whose signature does not match are refused. The secret is stored encrypted and never shown again.</p>
+          <p class="hint muted small">
+            With the sender's signing secret, events whose signature does not match are refused. The secret is stored encrypted and never shown again.
+          </p>
         </form>
       ) : null}
     </>,
@@ -173,7 +178,11 @@ function Health(props: { d: { enabled: boolean; disabled_reason: string | null; 
   return <span class="badge ok">healthy</span>;
 }
 
-async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: string; secret: string }; errors?: FieldErrors; url?: string; filter?: string } = {}, status: 200 | 422 = 200) {
+async function sourcePage(
+  c: Context<ConsoleEnv>,
+  extra: { created?: { url: string; secret: string }; errors?: FieldErrors; url?: string; filter?: string } = {},
+  status: 200 | 422 = 200,
+) {
   const team = c.get("consoleTeam");
   const sourceId = c.req.param("source_id") ?? "";
   const cursor = c.req.query("cursor") || undefined;
@@ -182,7 +191,12 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
     listDestinations(c.env, team.id, sourceId),
     listEvents(c.env, team.id, sourceId, { limit: EVENTS_PAGE, cursor }),
   ]);
-  const statuses = await eventDestinationStatuses(c.env, team.id, sourceId, events.data.map((e) => e.id));
+  const statuses = await eventDestinationStatuses(
+    c.env,
+    team.id,
+    sourceId,
+    events.data.map((e) => e.id),
+  );
   const canWrite = roleAtLeast(team.role, "developer");
   const base = teamPath(c, `relay/sources/${sourceId}`);
   // A destination as a chip names it: host and path, cut short.
@@ -204,7 +218,10 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
       </p>
       <section class="section">
         <h2>Ingest address</h2>
-        <p class="muted small">Give this address to {SENDER_NAMES[source.provider]} as its webhook URL. Anyone who has it can send events{source.signature_verification ? " signed with your secret" : ""}.</p>
+        <p class="muted small">
+          Give this address to {SENDER_NAMES[source.provider]} as its webhook URL. Anyone who has it can send events
+          {source.signature_verification ? " signed with your secret" : ""}.
+        </p>
         <div class="secret">
           <code id="ingest-url" data-testid="ingest-url">
             {source.url}
@@ -214,7 +231,8 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
           </button>
         </div>
         <p class="small muted">
-          {source.signature_verification ? "Signatures are verified." : "Signatures are not checked (no signing secret)."} Events are kept {source.retention_days} days.
+          {source.signature_verification ? "Signatures are verified." : "Signatures are not checked (no signing secret)."} Events are kept{" "}
+          {source.retention_days} days.
           {source.enabled ? "" : " This source is paused: it answers 404 to senders."}
         </p>
       </section>
@@ -223,7 +241,8 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
         <section class="section" aria-labelledby="new-secret-title">
           <h2 id="new-secret-title">Destination added</h2>
           <p>
-            Events are forwarded to <code>{extra.created.url}</code>, signed with this secret (Standard Webhooks headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>).
+            Events are forwarded to <code>{extra.created.url}</code>, signed with this secret (Standard Webhooks headers <code>webhook-id</code>,{" "}
+            <code>webhook-timestamp</code>, <code>webhook-signature</code>).
           </p>
           <p class="warning">Copy the signing secret now. It is shown only this once.</p>
           <div class="secret">
@@ -279,7 +298,15 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
             <div class="inline-form">
               <div class="field grow">
                 <label for="destination-url">URL</label>
-                <input id="destination-url" type="url" name="url" required maxlength={2048} value={extra.url ?? ""} placeholder="https://example.com/webhooks" />
+                <input
+                  id="destination-url"
+                  type="url"
+                  name="url"
+                  required
+                  maxlength={2048}
+                  value={extra.url ?? ""}
+                  placeholder="https://example.com/webhooks"
+                />
               </div>
               <div class="field">
                 <label for="destination-filter">Only these event types (optional)</label>
@@ -299,7 +326,10 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { created?: { url: stri
           <div class="empty-state" data-testid="events-empty">
             <p>No events yet. Send a test event to the ingest address:</p>
             <div class="secret">
-              <pre class="code-sample" id="test-event">{`curl -X POST ${source.url} \\\n  -H "Content-Type: application/json" \\\n  -d '{"type": "test.ping", "id": "evt_1", "data": {"hello": "world"}}'`}</pre>
+              <pre
+                class="code-sample"
+                id="test-event"
+              >{`curl -X POST ${source.url} \\\n  -H "Content-Type: application/json" \\\n  -d '{"type": "test.ping", "id": "evt_1", "data": {"hello": "world"}}'`}</pre>
               <button type="button" class="secondary small" data-copy="#test-event" hidden>
                 Copy
               </button>
@@ -386,7 +416,10 @@ relayPages.post("/relay/sources/:source_id/destinations", async (c) => {
 // ---------------------------------------------------------------------------------------------
 // An event
 
-const EVENT_NOTICES = { replayed: "Replay queued. New attempts appear below as they happen; reload to see them.", nothing: "No destination admits this event now: nothing was queued." };
+const EVENT_NOTICES = {
+  replayed: "Replay queued. New attempts appear below as they happen; reload to see them.",
+  nothing: "No destination admits this event now: nothing was queued.",
+};
 
 /** The payload as stored, indented when it is JSON. */
 function payloadText(body: string): string {
@@ -401,7 +434,11 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
   const team = c.get("consoleTeam");
   const sourceId = c.req.param("source_id") ?? "";
   const eventId = c.req.param("event_id") ?? "";
-  const [source, destinations, event] = await Promise.all([getSource(c.env, team.id, sourceId), listDestinations(c.env, team.id, sourceId), getEvent(c.env, team.id, sourceId, eventId)]);
+  const [source, destinations, event] = await Promise.all([
+    getSource(c.env, team.id, sourceId),
+    listDestinations(c.env, team.id, sourceId),
+    getEvent(c.env, team.id, sourceId, eventId),
+  ]);
   const canWrite = roleAtLeast(team.role, "developer");
   const base = teamPath(c, `relay/sources/${sourceId}`);
   const urlOf = new Map(destinations.map((d) => [d.id, d.url]));
@@ -505,7 +542,9 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
                     </label>
                   ))}
                 </fieldset>
-                <p class="hint muted small">Tick none to send it to every enabled destination whose filter admits it. Each delivery counts against the month's webhooks quota.</p>
+                <p class="hint muted small">
+                  Tick none to send it to every enabled destination whose filter admits it. Each delivery counts against the month's webhooks quota.
+                </p>
                 <button type="submit">Replay</button>
               </>
             )}
@@ -516,7 +555,9 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
       <section class="section" aria-labelledby="payload-title">
         <h2 id="payload-title">Payload</h2>
         <p class="muted small">{event.content_type ?? "no content type"}</p>
-        <pre class="code-sample payload" data-testid="payload">{payloadText(event.body)}</pre>
+        <pre class="code-sample payload" data-testid="payload">
+          {payloadText(event.body)}
+        </pre>
         <details>
           <summary>Headers</summary>
           <dl class="facts">
@@ -549,7 +590,14 @@ relayPages.post("/relay/sources/:source_id/events/:event_id/replay", async (c) =
   const sourceId = c.req.param("source_id");
   const eventId = c.req.param("event_id");
   try {
-    const result = await replayEvent(c.env, { teamId, plan: team.plan, ownerEmail: team.ownerEmail }, sourceId, eventId, c.executionCtx, parsed.data.destination_ids);
+    const result = await replayEvent(
+      c.env,
+      { teamId, plan: team.plan, ownerEmail: team.ownerEmail },
+      sourceId,
+      eventId,
+      c.executionCtx,
+      parsed.data.destination_ids,
+    );
     return redirectTo(c, `relay/sources/${sourceId}/events/${eventId}`, result.count > 0 ? "replayed" : "nothing");
   } catch (error) {
     if (error instanceof ApiError && error.code === "validation") return eventPage(c, { errors: error.details }, 422);

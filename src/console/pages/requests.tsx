@@ -74,14 +74,18 @@ requestsPages.get("/requests", async (c) => {
   const { status, cursor } = parsed.data;
   const base = teamPath(c, "requests");
   const result = await listRequests(c.env, c.get("consoleTeam").id, { status, cursor, limit: PAGE_SIZE });
-  const filters: Array<{ label: string; value: string | undefined }> = [{ label: "All", value: undefined }, ...STATUS_CLASSES.map((value) => ({ label: value, value }))];
+  const filters: Array<{ label: string; value: string | undefined }> = [
+    { label: "All", value: undefined },
+    ...STATUS_CLASSES.map((value) => ({ label: value, value })),
+  ];
   return page(
     c,
     { title: "Requests", active: "requests" },
     <>
       <p class="muted">
-        The requests made with your team's API keys in the last 7 days (at most the newest 10,000), newest first. Request bodies are never kept; an error shows the body we
-        answered. Log ingest, public pages and this console are not listed. Also at <code>GET /api/v1/requests</code> with a <code>billing:read</code> key.
+        The requests made with your team's API keys in the last 7 days (at most the newest 10,000), newest first. Request bodies are never kept; an error shows
+        the body we answered. Log ingest, public pages and this console are not listed. Also at <code>GET /api/v1/requests</code> with a{" "}
+        <code>billing:read</code> key.
       </p>
       <nav aria-label="Filter by status" class="filters">
         {filters.map((f) => (
@@ -92,7 +96,13 @@ requestsPages.get("/requests", async (c) => {
       </nav>
       <section class="section">
         {result.data.length === 0 ? (
-          <p class="empty">{cursor ? "No older requests." : status ? `No ${status} requests in the last 7 days.` : "No requests in the last 7 days. Requests made with an API key show up here moments after they answer."}</p>
+          <p class="empty">
+            {cursor
+              ? "No older requests."
+              : status
+                ? `No ${status} requests in the last 7 days.`
+                : "No requests in the last 7 days. Requests made with an API key show up here moments after they answer."}
+          </p>
         ) : (
           <div class="table-wrap">
             <table>

@@ -26,7 +26,12 @@ const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").ro
 
 /** A slug from a name: lower-case words joined by hyphens, with a short random tail (slugs are global). */
 function slugFrom(name: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/, "");
   return `${base || "survey"}-${crypto.randomUUID().slice(0, 6)}`;
 }
 
@@ -47,7 +52,9 @@ surveysPages.get("/surveys", async (c) => {
           <h2>Create your first survey</h2>
           <p>Ask your users what they think: build a survey, share its page or embed it, and read the results here.</p>
           {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
-          <p class="muted">Or create one over the API with a key that has <code>surveys:write</code>:</p>
+          <p class="muted">
+            Or create one over the API with a key that has <code>surveys:write</code>:
+          </p>
           <CopyBlock id="create-survey-curl" text={curl} />
         </section>
       ) : (
@@ -179,7 +186,9 @@ function QuestionChart(props: { q: QuestionSummary; recent: string[] }) {
           <p>
             <span class="big-number">{q.average === null ? "–" : String(q.average)}</span> <span class="muted">average</span>
           </p>
-          {Object.keys((q.distribution ?? {}) as object).length <= 21 ? <ColumnChart id={id} title={`Scores given to “${q.title}”`} data={entries(q.distribution)} /> : null}
+          {Object.keys((q.distribution ?? {}) as object).length <= 21 ? (
+            <ColumnChart id={id} title={`Scores given to “${q.title}”`} data={entries(q.distribution)} />
+          ) : null}
         </>
       );
     case "matrix": {
@@ -227,14 +236,20 @@ function QuestionChart(props: { q: QuestionSummary; recent: string[] }) {
 
 /** The latest answers to a question among the responses shown (newest first), at most five. */
 function recentAnswers(rows: Array<{ answers: Record<string, { value: unknown }> }>, questionId: string): string[] {
-  return rows.map((r) => answerText(r.answers[questionId]?.value)).filter(Boolean).slice(0, 5);
+  return rows
+    .map((r) => answerText(r.answers[questionId]?.value))
+    .filter(Boolean)
+    .slice(0, 5);
 }
 
 /** An answer as one short line of the responses table. */
 function answerText(value: unknown): string {
   if (value === null || value === undefined) return "";
   if (Array.isArray(value)) return value.join(", ");
-  if (typeof value === "object") return Object.entries(value).map(([k, v]) => `${k}: ${String(v)}`).join(", ");
+  if (typeof value === "object")
+    return Object.entries(value)
+      .map(([k, v]) => `${k}: ${String(v)}`)
+      .join(", ");
   return String(value);
 }
 
@@ -262,7 +277,11 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
     {
       title: survey.name,
       active: "surveys",
-      notices: { created: "Survey created. Add questions over the API, then activate it.", activated: "The survey is active and accepts responses.", closed: "The survey is closed: new responses cannot start." },
+      notices: {
+        created: "Survey created. Add questions over the API, then activate it.",
+        activated: "The survey is active and accepts responses.",
+        closed: "The survey is closed: new responses cannot start.",
+      },
     },
     <>
       <div class="row-actions">
@@ -307,7 +326,10 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
         <h2 id="share-title">Share</h2>
         {survey.status === "draft" ? <p class="warning">This survey is a draft: its page answers “not found” until it is activated.</p> : null}
         <p>
-          Hosted page: <a href={hosted} data-testid="hosted-link">{hosted}</a>
+          Hosted page:{" "}
+          <a href={hosted} data-testid="hosted-link">
+            {hosted}
+          </a>
         </p>
         <CopyBlock id="hosted-url" text={hosted} label="Copy link" />
         <p>Embed it on your site:</p>

@@ -34,17 +34,23 @@ usagePages.get("/usage", async (c) => {
     { title: "Usage", active: "usage" },
     <>
       <p class="muted">
-        {monthName(month.period)} (UTC), {team.plan} plan. Warnings are mailed to the owner at 80 % and 95 % of a limit; past the limit, requests answer 429 until the
-        1st of next month.
+        {monthName(month.period)} (UTC), {team.plan} plan. Warnings are mailed to the owner at 80 % and 95 % of a limit; past the limit, requests answer 429
+        until the 1st of next month.
       </p>
-      <section class="section" aria-labelledby="window-title" data-testid="rate-limit-window" data-limit={window.limit ?? "unlimited"} data-remaining={window.remaining ?? "unlimited"}>
+      <section
+        class="section"
+        aria-labelledby="window-title"
+        data-testid="rate-limit-window"
+        data-limit={window.limit ?? "unlimited"}
+        data-remaining={window.remaining ?? "unlimited"}
+      >
         <h2 id="window-title">Rate limit</h2>
         {window.limit === null ? (
           <p>Your plan has no per-minute rate limit.</p>
         ) : (
           <p>
-            <strong>{formatNumber(window.limit - (window.remaining ?? window.limit))}</strong> of {formatNumber(window.limit)} requests used in the current minute (shared by every key of
-            the team); the window resets at <Time iso={new Date(window.reset * 1000).toISOString().slice(0, 19) + "Z"} />.
+            <strong>{formatNumber(window.limit - (window.remaining ?? window.limit))}</strong> of {formatNumber(window.limit)} requests used in the current
+            minute (shared by every key of the team); the window resets at <Time iso={new Date(window.reset * 1000).toISOString().slice(0, 19) + "Z"} />.
           </p>
         )}
       </section>
@@ -57,7 +63,13 @@ usagePages.get("/usage", async (c) => {
             usage.daily.filter((d) => d.service === service).map((d) => ({ day: d.day, value: d.used })),
           );
           return (
-            <article class="usage-card" data-testid={`usage-${service}`} data-used={figures.used} data-limit={figures.limit ?? "unlimited"} aria-labelledby={`usage-${service}-name`}>
+            <article
+              class="usage-card"
+              data-testid={`usage-${service}`}
+              data-used={figures.used}
+              data-limit={figures.limit ?? "unlimited"}
+              aria-labelledby={`usage-${service}-name`}
+            >
               <h3 id={`usage-${service}-name`}>{label}</h3>
               <p class="usage-figures">
                 <strong>{formatNumber(figures.used)}</strong>

@@ -17,7 +17,9 @@ export const auditFindings = sqliteTable(
   "audit_findings",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
     title: text("title").notNull(),
     priorityScore: real("priority_score").notNull(),
@@ -41,35 +43,37 @@ export const auditFindingHistory = sqliteTable(
   "audit_finding_history",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
-    findingId: text("finding_id").notNull().references(() => auditFindings.id, { onDelete: "cascade" }),
+    findingId: text("finding_id")
+      .notNull()
+      .references(() => auditFindings.id, { onDelete: "cascade" }),
     fromStatus: text("from_status").$type<FindingStatus>(),
     status: text("status").$type<FindingStatus>().notNull(),
     priorityScore: real("priority_score").notNull(),
     at: text("at").notNull(),
   },
-  (t) => [
-    index("audit_finding_history_project_idx").on(t.teamId, t.projectId, t.at),
-    index("audit_finding_history_finding_idx").on(t.findingId, t.id),
-  ],
+  (t) => [index("audit_finding_history_project_idx").on(t.teamId, t.projectId, t.at), index("audit_finding_history_finding_idx").on(t.findingId, t.id)],
 );
 
 export const auditVerifications = sqliteTable(
   "audit_verifications",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
-    findingId: text("finding_id").notNull().references(() => auditFindings.id, { onDelete: "cascade" }),
+    findingId: text("finding_id")
+      .notNull()
+      .references(() => auditFindings.id, { onDelete: "cascade" }),
     result: text("result").$type<"passed" | "failed">().notNull(),
     note: text("note"),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [
-    index("audit_verifications_project_idx").on(t.teamId, t.projectId),
-    index("audit_verifications_finding_idx").on(t.findingId, t.createdAt),
-  ],
+  (t) => [index("audit_verifications_project_idx").on(t.teamId, t.projectId), index("audit_verifications_finding_idx").on(t.findingId, t.createdAt)],
 );
 
 /**
@@ -79,7 +83,9 @@ export const auditVerifications = sqliteTable(
 export const auditSummaryCounters = sqliteTable(
   "audit_summary_counters",
   {
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
     openFindings: integer("open_findings").notNull().default(0),
     terminalFindings: integer("terminal_findings").notNull().default(0),
@@ -99,7 +105,9 @@ export const auditSummaryCounters = sqliteTable(
 export const auditRiskDays = sqliteTable(
   "audit_risk_days",
   {
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
     day: text("day").notNull(),
     openRiskMicros: integer("open_risk_micros").notNull(),
@@ -119,7 +127,9 @@ export const auditReports = sqliteTable(
   "audit_reports",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
     periodStart: text("period_start").notNull(),
     periodEnd: text("period_end").notNull(),

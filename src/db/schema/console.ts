@@ -21,8 +21,12 @@ export const users = sqliteTable(
 export const memberships = sqliteTable(
   "memberships",
   {
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     role: text("role").$type<Role>().notNull(),
     createdAt: text("created_at").notNull(),
   },
@@ -68,7 +72,9 @@ export const sessions = sqliteTable(
     id: text("id").primaryKey(),
     /** SHA-256 (hex) of the cookie's token. */
     tokenHash: text("token_hash").notNull(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     createdAt: text("created_at").notNull(),
     /** Moved forward at most once an hour (console/session.ts): idle expiry is 30 days after it. */
     lastUsedAt: text("last_used_at").notNull(),

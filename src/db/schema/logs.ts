@@ -16,7 +16,9 @@ export const logProjects = sqliteTable(
   "log_projects",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     /** SHA-256 of the ingest token; the plaintext is shown only on create and rotation. */
     tokenHash: text("token_hash").notNull(),
@@ -38,7 +40,9 @@ export const logProjects = sqliteTable(
 export const logStreams = sqliteTable(
   "log_streams",
   {
-    projectId: text("project_id").notNull().references(() => logProjects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => logProjects.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     teamId: text("team_id").notNull(),
     createdAt: text("created_at").notNull(),
@@ -75,7 +79,9 @@ export const logEntries = sqliteTable(
 export const logDailyUsage = sqliteTable(
   "log_daily_usage",
   {
-    projectId: text("project_id").notNull().references(() => logProjects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => logProjects.id, { onDelete: "cascade" }),
     /** UTC day, `YYYY-MM-DD`. */
     day: text("day").notNull(),
     teamId: text("team_id").notNull(),
@@ -90,8 +96,12 @@ export const logAlerts = sqliteTable(
   "log_alerts",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
-    projectId: text("project_id").notNull().references(() => logProjects.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => logProjects.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     level: text("level").$type<LogLevel>().notNull(),
     threshold: integer("threshold").notNull(),
@@ -138,7 +148,9 @@ export const logAlertFirings = sqliteTable(
   "log_alert_firings",
   {
     id: text("id").primaryKey(),
-    alertId: text("alert_id").notNull().references(() => logAlerts.id, { onDelete: "cascade" }),
+    alertId: text("alert_id")
+      .notNull()
+      .references(() => logAlerts.id, { onDelete: "cascade" }),
     teamId: text("team_id").notNull(),
     projectId: text("project_id").notNull(),
     firedAt: integer("fired_at").notNull(),

@@ -11,7 +11,9 @@ export const emails = sqliteTable(
   "emails",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     /** The key that sent it: sandbox caps and suspension are counted per key. */
     keyId: text("key_id").references(() => apiKeys.id, { onDelete: "set null" }),
     sandbox: integer("sandbox", { mode: "boolean" }).notNull().default(false),
@@ -75,7 +77,9 @@ export const mailWebhooks = sqliteTable(
   "mail_webhooks",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     events: text("events", { mode: "json" }).$type<MailWebhookEvent[]>().notNull(),
     /** The signing secret, AES-GCM encrypted; shown in plaintext only in the create answer. */
@@ -93,7 +97,9 @@ export const sendingDomains = sqliteTable(
   "sending_domains",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     status: text("status").$type<"pending" | "verified">().notNull(),
     token: text("token").notNull(),
@@ -113,7 +119,9 @@ export type SendingDomainRow = typeof sendingDomains.$inferSelect;
 export const sandboxCapUsage = sqliteTable(
   "sandbox_cap_usage",
   {
-    keyId: text("key_id").notNull().references(() => apiKeys.id, { onDelete: "cascade" }),
+    keyId: text("key_id")
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: "cascade" }),
     window: text("window").$type<"hour" | "day">().notNull(),
     start: text("start").notNull(),
     used: integer("used").notNull(),

@@ -19,7 +19,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     name: text("name"),
     prefix: text("prefix").notNull(),
     keyHash: text("key_hash").notNull(),
@@ -46,7 +48,9 @@ export interface MailKeyPolicy {
 export const usageCounters = sqliteTable(
   "usage_counters",
   {
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     service: text("service").notNull(),
     /** Calendar month in UTC, `YYYY-MM`. */
     period: text("period").notNull(),
@@ -59,7 +63,9 @@ export const usageCounters = sqliteTable(
 export const usageDaily = sqliteTable(
   "usage_daily",
   {
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     service: text("service").notNull(),
     /** UTC day, `YYYY-MM-DD`. */
     day: text("day").notNull(),
@@ -71,7 +77,9 @@ export const usageDaily = sqliteTable(
 export const usageWarnings = sqliteTable(
   "usage_warnings",
   {
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     service: text("service").notNull(),
     period: text("period").notNull(),
     threshold: integer("threshold").notNull(),
@@ -104,7 +112,9 @@ export const platformOutbox = sqliteTable(
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
   {
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
     /** SHA-256 (hex) of method, path and body of the request that claimed the key. */
     requestHash: text("request_hash").notNull(),

@@ -9,7 +9,9 @@ export const pushApps = sqliteTable(
   "push_apps",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     vapidPublicKey: text("vapid_public_key").notNull(),
     /** encryptSecret() of the base64url `d` of the private key; never returned. */
@@ -35,7 +37,9 @@ export const pushSubscribers = sqliteTable(
   {
     id: text("id").primaryKey(),
     teamId: text("team_id").notNull(),
-    appId: text("app_id").notNull().references(() => pushApps.id, { onDelete: "cascade" }),
+    appId: text("app_id")
+      .notNull()
+      .references(() => pushApps.id, { onDelete: "cascade" }),
     endpoint: text("endpoint").notNull(),
     p256dh: text("p256dh").notNull(),
     auth: text("auth").notNull(),
@@ -53,17 +57,16 @@ export const pushSubscribers = sqliteTable(
   ],
 );
 
-export type PushTarget =
-  | { type: "all" }
-  | { type: "subscribers"; subscriber_ids: string[] }
-  | { type: "tags"; tags: string[] };
+export type PushTarget = { type: "all" } | { type: "subscribers"; subscriber_ids: string[] } | { type: "tags"; tags: string[] };
 
 export const pushNotifications = sqliteTable(
   "push_notifications",
   {
     id: text("id").primaryKey(),
     teamId: text("team_id").notNull(),
-    appId: text("app_id").notNull().references(() => pushApps.id, { onDelete: "cascade" }),
+    appId: text("app_id")
+      .notNull()
+      .references(() => pushApps.id, { onDelete: "cascade" }),
     /** The exact JSON string every subscriber's service worker receives. */
     payload: text("payload").notNull(),
     ttl: integer("ttl").notNull(),
@@ -101,7 +104,9 @@ export type PushDeliveryStatus = "queued" | "sending" | "retrying" | "delivered"
 export const pushDeliveries = sqliteTable(
   "push_deliveries",
   {
-    notificationId: text("notification_id").notNull().references(() => pushNotifications.id, { onDelete: "cascade" }),
+    notificationId: text("notification_id")
+      .notNull()
+      .references(() => pushNotifications.id, { onDelete: "cascade" }),
     /** Not a foreign key: the row outlives a subscriber the push service removed (410). */
     subscriberId: text("subscriber_id").notNull(),
     status: text("status").$type<PushDeliveryStatus>().notNull(),

@@ -11,7 +11,9 @@ export const webhookSources = sqliteTable(
   "webhook_sources",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     provider: text("provider").notNull(),
     /** Unguessable identifier of the ingest address `{APP_URL}/in/<slug>`. */
@@ -30,8 +32,12 @@ export const webhookDestinations = sqliteTable(
   "webhook_destinations",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
-    sourceId: text("source_id").notNull().references(() => webhookSources.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    sourceId: text("source_id")
+      .notNull()
+      .references(() => webhookSources.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     eventFilter: text("event_filter", { mode: "json" }).$type<string[]>().notNull(),
     /** The `whsec_` signing secret, sealed: the plaintext is needed to sign each delivery. */
@@ -51,8 +57,12 @@ export const webhookEvents = sqliteTable(
   "webhook_events",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
-    sourceId: text("source_id").notNull().references(() => webhookSources.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    sourceId: text("source_id")
+      .notNull()
+      .references(() => webhookSources.id, { onDelete: "cascade" }),
     eventType: text("event_type"),
     /** The provider's own id of the event, used to drop redelivered duplicates. */
     providerEventId: text("provider_event_id"),
@@ -75,9 +85,15 @@ export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
-    eventId: text("event_id").notNull().references(() => webhookEvents.id, { onDelete: "cascade" }),
-    destinationId: text("destination_id").notNull().references(() => webhookDestinations.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: "cascade" }),
+    destinationId: text("destination_id")
+      .notNull()
+      .references(() => webhookDestinations.id, { onDelete: "cascade" }),
     status: text("status").$type<DeliveryStatus>().notNull(),
     attempts: integer("attempts").notNull().default(0),
     /** While `sending`: until when the consumer that claimed it owns it (ms since epoch). */
@@ -98,8 +114,12 @@ export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
-    deliveryId: text("delivery_id").notNull().references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
     number: integer("number").notNull(),
     attemptedAt: text("attempted_at").notNull(),
     statusCode: integer("status_code"),

@@ -12,7 +12,9 @@ export const surveys = sqliteTable(
   "surveys",
   {
     id: text("id").primaryKey(),
-    teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     /** Globally unique (hence unique per team): the public URLs carry only the slug. */
     slug: text("slug").notNull(),
@@ -32,7 +34,9 @@ export const surveySections = sqliteTable(
   {
     id: text("id").primaryKey(),
     teamId: text("team_id").notNull(),
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
     title: text("title"),
     description: text("description"),
     position: integer("position").notNull(),
@@ -60,7 +64,9 @@ export const surveyQuestions = sqliteTable(
   {
     id: text("id").primaryKey(),
     teamId: text("team_id").notNull(),
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
     sectionId: text("section_id").references(() => surveySections.id, { onDelete: "set null" }),
     type: text("type").notNull(),
     title: text("title").notNull(),
@@ -111,7 +117,9 @@ export const surveyResponses = sqliteTable(
   {
     id: text("id").primaryKey(),
     teamId: text("team_id").notNull(),
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
     status: text("status").$type<"in_progress" | "completed">().notNull().default("in_progress"),
     respondent: text("respondent", { mode: "json" }).$type<Respondent>().notNull(),
     /** question id → StoredAnswer; answers of deleted questions stay here. */
@@ -135,7 +143,9 @@ export const surveyWebhooks = sqliteTable(
   {
     id: text("id").primaryKey(),
     teamId: text("team_id").notNull(),
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     events: text("events", { mode: "json" }).$type<string[]>().notNull(),
     /** The whsec_ signing secret, AES-GCM encrypted; shown in plaintext only at creation. */
@@ -151,8 +161,12 @@ export const surveyWebhookDeliveries = sqliteTable(
     /** Also the `webhook-id` header: stable across retries so receivers can de-duplicate. */
     id: text("id").primaryKey(),
     teamId: text("team_id").notNull(),
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
-    webhookId: text("webhook_id").notNull().references(() => surveyWebhooks.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => surveyWebhooks.id, { onDelete: "cascade" }),
     event: text("event").notNull(),
     /**
      * The completed response the delivery announces (in the survey's store): its body is built
@@ -193,7 +207,9 @@ export const surveyCompletions = sqliteTable(
   "survey_completions",
   {
     responseId: text("response_id").primaryKey(),
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
     teamId: text("team_id").notNull(),
     token: text("token").notNull(),
     createdAt: text("created_at").notNull(),
@@ -206,7 +222,9 @@ export const surveyCompletions = sqliteTable(
  * and are rebuilt there from the moved responses; the migration deletes these rows.
  */
 export const surveySummaryState = sqliteTable("survey_summary_state", {
-  surveyId: text("survey_id").primaryKey().references(() => surveys.id, { onDelete: "cascade" }),
+  surveyId: text("survey_id")
+    .primaryKey()
+    .references(() => surveys.id, { onDelete: "cascade" }),
   teamId: text("team_id").notNull(),
   inProgress: integer("in_progress").notNull().default(0),
   completed: integer("completed").notNull().default(0),
@@ -221,9 +239,13 @@ export const surveySummaryState = sqliteTable("survey_summary_state", {
 export const surveySummaryValues = sqliteTable(
   "survey_summary_values",
   {
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
     teamId: text("team_id").notNull(),
-    questionId: text("question_id").notNull().references(() => surveyQuestions.id, { onDelete: "cascade" }),
+    questionId: text("question_id")
+      .notNull()
+      .references(() => surveyQuestions.id, { onDelete: "cascade" }),
     kind: text("kind").notNull(),
     value: text("value").notNull(),
     n: integer("n").notNull().default(0),
@@ -239,9 +261,13 @@ export const surveySummaryValues = sqliteTable(
 export const surveySummaryElements = sqliteTable(
   "survey_summary_elements",
   {
-    surveyId: text("survey_id").notNull().references(() => surveys.id, { onDelete: "cascade" }),
+    surveyId: text("survey_id")
+      .notNull()
+      .references(() => surveys.id, { onDelete: "cascade" }),
     teamId: text("team_id").notNull(),
-    questionId: text("question_id").notNull().references(() => surveyQuestions.id, { onDelete: "cascade" }),
+    questionId: text("question_id")
+      .notNull()
+      .references(() => surveyQuestions.id, { onDelete: "cascade" }),
     kind: text("kind").notNull(),
     rowKey: text("row_key").notNull(),
     item: text("item").notNull(),

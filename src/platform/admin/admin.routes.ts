@@ -8,7 +8,6 @@ import { mailAdminRoutes } from "../../products/mail/mail.admin.routes";
 import { pushAdminRoutes } from "../../products/push/push.admin.routes";
 import { relayAdminRoutes } from "../../products/relay/relay.admin.routes";
 import { surveysAdminRoutes } from "../../products/surveys/surveys.admin.routes";
-import { adminAuth } from "../auth";
 import { createRouter } from "../router";
 import { dataResponse, jsonBody, jsonResponse } from "../openapi";
 import { operatorRoute } from "./operator-routes";
@@ -31,7 +30,7 @@ adminRouter.openapi(
     summary: "Create a team",
     description:
       "Operator token only (`Authorization: Bearer <ADMIN_TOKEN>`), not a team key. Creates a team on `plan` (default `free`); `owner_email` receives the usage warnings. Then create its first key with `createApiKey`.",
-    request: { body: jsonBody(CreateTeamBody, {"name": "Acme", "plan": "free", "owner_email": "ops@acme.test"}) },
+    request: { body: jsonBody(CreateTeamBody, { name: "Acme", plan: "free", owner_email: "ops@acme.test" }) },
     responses: { 201: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
@@ -46,8 +45,7 @@ adminRouter.openapi(
     path: "/teams/{id}",
     operationId: "getTeam",
     summary: "Get a team",
-    description:
-      "Operator token only. The team with its plan and owner; an unknown id answers 404.",
+    description: "Operator token only. The team with its plan and owner; an unknown id answers 404.",
     request: { params: IdParam },
     responses: { 200: dataResponse("The team", TeamSchema) },
   }),
@@ -60,9 +58,8 @@ adminRouter.openapi(
     path: "/teams/{id}",
     operationId: "updateTeam",
     summary: "Change a team's plan, name or owner",
-    description:
-      "Operator token only. Changes the plan (limits and quotas follow at once), the name or the owner's address; only the fields sent change.",
-    request: { params: IdParam, body: jsonBody(PatchTeamBody, {"plan": "starter"}) },
+    description: "Operator token only. Changes the plan (limits and quotas follow at once), the name or the owner's address; only the fields sent change.",
+    request: { params: IdParam, body: jsonBody(PatchTeamBody, { plan: "starter" }) },
     responses: { 200: dataResponse("The team", TeamSchema) },
   }),
   async (c) => {
@@ -79,7 +76,7 @@ adminRouter.openapi(
     summary: "Create an API key (the plaintext is shown only here)",
     description:
       "Operator token only. A key for the team with the listed `scopes` (the specification's scopes plus `keys:read` / `keys:write`) and an optional mail policy (sandbox, allowed streams and recipients, caps). The plaintext `key` is in this answer only; only its SHA-256 hash is stored.",
-    request: { params: IdParam, body: jsonBody(CreateKeyBody, {"name": "CI", "scopes": ["logs:read", "logs:write"]}) },
+    request: { params: IdParam, body: jsonBody(CreateKeyBody, { name: "CI", scopes: ["logs:read", "logs:write"] }) },
     responses: { 201: dataResponse("The key with its plaintext", CreatedKeySchema) },
   }),
   async (c) => {
@@ -96,7 +93,7 @@ adminRouter.openapi(
     summary: "Change a key's name or mail policy (lift or set a sandbox suspension)",
     description:
       "Operator token only. Renames a key or changes its mail policy, including setting or lifting a sandbox suspension. The plaintext is never returned again.",
-    request: { params: IdParam, body: jsonBody(PatchKeyBody, {"name": "CI (rotated)"}) },
+    request: { params: IdParam, body: jsonBody(PatchKeyBody, { name: "CI (rotated)" }) },
     responses: { 200: dataResponse("The key, without plaintext", KeySchema) },
   }),
   async (c) => {
@@ -111,8 +108,7 @@ adminRouter.openapi(
     path: "/keys/{id}",
     operationId: "revokeApiKey",
     summary: "Revoke a key",
-    description:
-      "Operator token only. The key answers 401 from then on: at once on the isolate that revoked it, within 10 s everywhere else.",
+    description: "Operator token only. The key answers 401 from then on: at once on the isolate that revoked it, within 10 s everywhere else.",
     request: { params: IdParam },
     responses: { 204: { description: "Revoked; the key answers 401 from now on" } },
   }),
@@ -130,7 +126,7 @@ adminRouter.openapi(
     summary: "Verify a sending domain for a team directly",
     description:
       "Operator token only. Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
-    request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain"), {"name": "mail.acme.test"}) },
+    request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain"), { name: "mail.acme.test" }) },
     responses: { 201: dataResponse("The verified domain", DomainSchema) },
   }),
   async (c) => {
@@ -153,7 +149,10 @@ adminRouter.openapi(
       "Operator token only. Creates the user when the address is new. An existing member gets the role; the last owner cannot be demoted (409). The member signs in with a one-time link (POST /admin/sign-in-links, or the console's sign-in page).",
     request: {
       params: IdParam,
-      body: jsonBody(z.object({ email: z.string().trim().email().max(320), role: z.enum(ROLES) }).openapi("AdminAddMember"), { email: "teammate@example.com", role: "developer" }),
+      body: jsonBody(z.object({ email: z.string().trim().email().max(320), role: z.enum(ROLES) }).openapi("AdminAddMember"), {
+        email: "teammate@example.com",
+        role: "developer",
+      }),
     },
     responses: { 201: dataResponse("The membership", MemberSchema), 409: jsonResponse("The last owner cannot be demoted", AdminError) },
   }),

@@ -30,7 +30,11 @@ const emailAddress = z.string().email().max(320);
 export const MailPolicyInput = z
   .object({
     sandbox: z.boolean().optional(),
-    allowed_streams: z.array(z.enum(["transactional", "broadcast"])).min(1).max(2).optional(),
+    allowed_streams: z
+      .array(z.enum(["transactional", "broadcast"]))
+      .min(1)
+      .max(2)
+      .optional(),
     allowed_recipients: z.array(emailAddress).max(100).optional(),
     hourly_cap: z.number().int().min(1).max(1_000_000).nullable().optional(),
     daily_cap: z.number().int().min(1).max(10_000_000).nullable().optional(),

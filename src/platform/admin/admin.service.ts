@@ -50,7 +50,10 @@ export async function createTeam(db: Db, input: { name: string; plan: Plan; owne
   const at = nowIso();
   const id = crypto.randomUUID();
   const [[team]] = await db.batch([
-    db.insert(teams).values({ id, name: input.name, plan: input.plan, ownerEmail: input.owner_email ?? null, createdAt: at, updatedAt: at }).returning(),
+    db
+      .insert(teams)
+      .values({ id, name: input.name, plan: input.plan, ownerEmail: input.owner_email ?? null, createdAt: at, updatedAt: at })
+      .returning(),
     ...(input.owner_email ? ownerStatements(db, id, input.owner_email, at) : []),
   ]);
   return team;
@@ -136,10 +139,7 @@ async function insertKeyUnderCap(db: Db, values: typeof apiKeys.$inferInsert & {
 }
 
 export async function updateKey(db: Db, id: string, input: { name?: string; mail?: Partial<MailKeyPolicy> }): Promise<KeyRow> {
-  const current = orNotFound(
-    await db.query.apiKeys.findFirst({ where: and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)) }),
-    keyNotFound(),
-  );
+  const current = orNotFound(await db.query.apiKeys.findFirst({ where: and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)) }), keyNotFound());
   const changes: Partial<KeyRow> = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.mail !== undefined) changes.mail = { ...current.mail, ...input.mail };

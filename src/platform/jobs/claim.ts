@@ -60,10 +60,7 @@ export function leaseFree(table: ClaimTable, at: number): SQL {
 
 /** A row claimable at `at`: waiting with no live lease, or in flight under a lease that has ended. */
 export function claimableAt(table: ClaimTable, spec: ClaimSpec, at: number): SQL {
-  return or(
-    and(inArray(table.status, [...spec.from]), leaseFree(table, at)),
-    and(eq(table.status, spec.inFlight), lt(table.leaseUntil, at)),
-  )!;
+  return or(and(inArray(table.status, [...spec.from]), leaseFree(table, at)), and(eq(table.status, spec.inFlight), lt(table.leaseUntil, at)))!;
 }
 
 /**

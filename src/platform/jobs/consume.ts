@@ -66,7 +66,8 @@ export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageO
     queue: spec.queue,
     async consume(batch, env) {
       const shared = spec.perBatch ? spec.perBatch.start() : (undefined as Shared);
-      const one = (message: Message<unknown>) => withLogScope({ queue: spec.queue, message_id: message.id, attempts: message.attempts }, () => handleOne(message));
+      const one = (message: Message<unknown>) =>
+        withLogScope({ queue: spec.queue, message_id: message.id, attempts: message.attempts }, () => handleOne(message));
       const handleOne = async (message: Message<unknown>) => {
         const parsed = spec.schema.safeParse(message.body);
         if (!parsed.success) {

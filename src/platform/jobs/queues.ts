@@ -77,7 +77,11 @@ export function sendTogether<Body>(queue: Queue<Body>, bodies: Body[], options?:
   let lines = sendLines.get(queue);
   if (!lines) {
     lines = new Coalescer(async (_key, requests) => {
-      await sendAll(queue as Queue<unknown>, requests.flatMap((r) => r.bodies), requests[0]!.options);
+      await sendAll(
+        queue as Queue<unknown>,
+        requests.flatMap((r) => r.bodies),
+        requests[0]!.options,
+      );
       return requests.map(() => null);
     });
     sendLines.set(queue, lines);

@@ -63,9 +63,7 @@ export interface SweepResult {
 }
 
 /** A product's sweep declaration, typed from its table and key columns. */
-export function declareSweep<T extends ClaimTable, Key extends Record<string, SQLiteColumn>, Body>(
-  spec: SweepSpec<T, Key, Body>,
-): SweepSpec<T, Key, Body> {
+export function declareSweep<T extends ClaimTable, Key extends Record<string, SQLiteColumn>, Body>(spec: SweepSpec<T, Key, Body>): SweepSpec<T, Key, Body> {
   return spec;
 }
 
@@ -105,14 +103,20 @@ export async function sweep<T extends ClaimTable, Key extends Record<string, SQL
   while (result.requeued + result.unsent < spec.limit) {
     const size = Math.min(batch, spec.limit - result.requeued - result.unsent);
     // Marked: picked and moved out of the lost set in one statement. Unmarked: read only.
-    const rows = (spec.mark
-      ? await db.update(table).set(spec.mark(at)).where(inArray(rowid, oldest(retriable, size))).returning(spec.key)
-      : await db
-          .select(spec.key as Record<string, SQLiteColumn>)
-          .from(table as ClaimTable)
-          .where(retriable)
-          .orderBy(asc(due))
-          .limit(size)) as Parameters<typeof spec.messages>[0];
+    const rows = (
+      spec.mark
+        ? await db
+            .update(table)
+            .set(spec.mark(at))
+            .where(inArray(rowid, oldest(retriable, size)))
+            .returning(spec.key)
+        : await db
+            .select(spec.key as Record<string, SQLiteColumn>)
+            .from(table as ClaimTable)
+            .where(retriable)
+            .orderBy(asc(due))
+            .limit(size)
+    ) as Parameters<typeof spec.messages>[0];
     if (rows.length === 0) break;
     try {
       await sendAll(spec.queue(env), spec.messages(rows), spec.sendOptions);

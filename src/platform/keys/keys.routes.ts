@@ -33,7 +33,11 @@ const CreateTeamKeyBody = z
     mail: z
       .object({
         sandbox: z.boolean().optional(),
-        allowed_streams: z.array(z.enum(["transactional", "broadcast"])).min(1).max(2).optional(),
+        allowed_streams: z
+          .array(z.enum(["transactional", "broadcast"]))
+          .min(1)
+          .max(2)
+          .optional(),
         allowed_recipients: z.array(z.string().email().max(320)).max(100).optional(),
       })
       .strict()
@@ -70,8 +74,7 @@ keysRouter.openapi(
     path: "/",
     operationId: "createTeamApiKey",
     summary: "Create an API key (the plaintext is shown only here)",
-    description:
-      `Requires \`keys:write\`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: \`sandbox\`, \`allowed_streams\`, \`allowed_recipients\`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most ${MAX_KEYS_PER_TEAM} keys per team (422).`,
+    description: `Requires \`keys:write\`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: \`sandbox\`, \`allowed_streams\`, \`allowed_recipients\`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most ${MAX_KEYS_PER_TEAM} keys per team (422).`,
     scope: "keys:write",
     request: { body: jsonBody(CreateTeamKeyBody, { name: "CI deploys", scopes: ["logs:read", "logs:write"] }) },
     responses: {
@@ -82,11 +85,16 @@ keysRouter.openapi(
   async (c) => {
     const principal = c.get("principal");
     const body = c.req.valid("json");
-    const { row, key } = await createTeamKey(getDb(c.env.DB), principal.teamId, { kind: "key", scopes: principal.scopes, mail: principal.mail }, {
-      name: body.name,
-      scopes: body.scopes as Scope[],
-      mail: body.mail,
-    });
+    const { row, key } = await createTeamKey(
+      getDb(c.env.DB),
+      principal.teamId,
+      { kind: "key", scopes: principal.scopes, mail: principal.mail },
+      {
+        name: body.name,
+        scopes: body.scopes as Scope[],
+        mail: body.mail,
+      },
+    );
     return c.json({ data: { ...teamKeyView(row), key } }, 201);
   },
 );

@@ -46,7 +46,13 @@ async function hasSuspendedSandboxKey(db: Db, teamId: string): Promise<boolean> 
   const rows = await db
     .select({ id: apiKeys.id })
     .from(apiKeys)
-    .where(and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt), sql`json_extract(${apiKeys.mail}, '$.sandbox') = 1 AND json_extract(${apiKeys.mail}, '$.suspended') = 1`))
+    .where(
+      and(
+        eq(apiKeys.teamId, teamId),
+        isNull(apiKeys.revokedAt),
+        sql`json_extract(${apiKeys.mail}, '$.sandbox') = 1 AND json_extract(${apiKeys.mail}, '$.suspended') = 1`,
+      ),
+    )
     .limit(1);
   return rows.length > 0;
 }

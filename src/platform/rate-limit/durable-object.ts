@@ -71,14 +71,16 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private createTables(): void {
-    this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, start INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (name, start))",
-    );
+    this.sql.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, start INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (name, start))");
     this.sql.exec("CREATE TABLE IF NOT EXISTS seen (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)");
     // The meter: units per service and month, per day and service, each with a dirty mark until
     // the roll-up wrote it; `months` lists the months seeded from D1, with the team they belong to.
-    this.sql.exec("CREATE TABLE IF NOT EXISTS usage (service TEXT NOT NULL, period TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (service, period))");
-    this.sql.exec("CREATE TABLE IF NOT EXISTS daily (day TEXT NOT NULL, service TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (day, service))");
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS usage (service TEXT NOT NULL, period TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (service, period))",
+    );
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS daily (day TEXT NOT NULL, service TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (day, service))",
+    );
     this.sql.exec("CREATE TABLE IF NOT EXISTS months (period TEXT PRIMARY KEY, team_id TEXT NOT NULL)");
     // Objects written before named counters kept one unnamed counter in `windows`: carry its
     // current count over once, so a deploy does not hand every team a fresh window.
@@ -246,9 +248,14 @@ export class RateLimiter extends DurableObject<Env> {
 
   private snapshot(period: string, windowStart: number): UsageSnapshot {
     const used: Record<string, number> = {};
-    for (const row of this.sql.exec<{ service: string; used: number }>("SELECT service, used FROM usage WHERE period = ?", period)) used[row.service] = row.used;
+    for (const row of this.sql.exec<{ service: string; used: number }>("SELECT service, used FROM usage WHERE period = ?", period))
+      used[row.service] = row.used;
     const daily = this.sql
-      .exec<{ day: string; service: string; used: number }>("SELECT day, service, used FROM daily WHERE day >= ? AND day < ? AND used > 0 ORDER BY day, service", `${period}-01`, `${period}-32`)
+      .exec<{ day: string; service: string; used: number }>(
+        "SELECT day, service, used FROM daily WHERE day >= ? AND day < ? AND used > 0 ORDER BY day, service",
+        `${period}-01`,
+        `${period}-32`,
+      )
       .toArray()
       .map((row) => ({ day: row.day, service: row.service, used: row.used }));
     return { period, used, daily, windowCount: this.peek(windowStart) };
@@ -297,7 +304,12 @@ export class RateLimiter extends DurableObject<Env> {
     const months = this.sql.exec<{ service: string; period: string; used: number }>("SELECT service, period, used FROM usage WHERE dirty = 1").toArray();
     const days = this.sql.exec<{ day: string; service: string; used: number }>("SELECT day, service, used FROM daily WHERE dirty = 1").toArray();
     if (months.length === 0 && days.length === 0) return false;
-    const teams = new Map(this.sql.exec<{ period: string; team_id: string }>("SELECT period, team_id FROM months").toArray().map((m) => [m.period, m.team_id]));
+    const teams = new Map(
+      this.sql
+        .exec<{ period: string; team_id: string }>("SELECT period, team_id FROM months")
+        .toArray()
+        .map((m) => [m.period, m.team_id]),
+    );
     const teamId = teams.values().next().value;
     if (!teamId) return false;
     try {

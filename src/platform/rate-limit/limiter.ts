@@ -72,7 +72,11 @@ export class MeterClient {
       const at = nowMs();
       const teamId = requests.find((r) => r.teamId !== null)?.teamId ?? null;
       const stub = namespace.get(namespace.idFromName(key));
-      const answers = await stub.meter(at, teamId, requests.map((r) => r.item));
+      const answers = await stub.meter(
+        at,
+        teamId,
+        requests.map((r) => r.item),
+      );
       return answers.map((answer) => ({ at, answer }));
     });
   }

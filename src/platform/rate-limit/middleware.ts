@@ -107,10 +107,12 @@ export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, pla
   if (readsUsage) {
     let readUsage!: (reply: ReadUsageReply | null) => void;
     c.set("usageRead", new Promise<ReadUsageReply | null>((resolve) => (readUsage = resolve)));
-    const counted = await getLimiter(c.env).hitAllReading(teamId, counters, keepAliveOf(c)).catch((error: unknown) => {
-      readUsage(null);
-      throw error;
-    });
+    const counted = await getLimiter(c.env)
+      .hitAllReading(teamId, counters, keepAliveOf(c))
+      .catch((error: unknown) => {
+        readUsage(null);
+        throw error;
+      });
     readUsage(counted.usage);
     results = counted.results;
   } else {

@@ -33,7 +33,10 @@ function batchFor(env: Env): IsolateBatch<KeyUse> {
       batchMax: 500,
       pendingMax: 10_000,
       send: async (uses) => {
-        await touchKeys(d1, uses.map((use) => [use.keyId, iso(use.at), iso(use.at - LAST_USED_EVERY_MS)]));
+        await touchKeys(
+          d1,
+          uses.map((use) => [use.keyId, iso(use.at), iso(use.at - LAST_USED_EVERY_MS)]),
+        );
       },
     });
     batches.set(env.DB, batch);

@@ -38,7 +38,11 @@ const DAY_MS = 86_400_000;
 const CURSOR_FORM = /^(\d{1,16})\.(\d{1,16})$/;
 
 /** One page of a team's request log. A cursor that does not decode answers 422 `cursor: ['is invalid']`. */
-export async function listRequests(env: Env, teamId: string, query: RequestsQuery): Promise<{ data: LoggedRequest[]; pagination: { limit: number; next_cursor: string | null } }> {
+export async function listRequests(
+  env: Env,
+  teamId: string,
+  query: RequestsQuery,
+): Promise<{ data: LoggedRequest[]; pagination: { limit: number; next_cursor: string | null } }> {
   let after: { at: number; seq: number } | undefined;
   if (query.cursor) {
     const match = decodeCursor(query.cursor, CURSOR_FORM);

@@ -81,7 +81,16 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
     // Our own error body, read after the answer from a copy (never a request body).
     const copy = status >= 400 ? c.res.clone() : null;
     const env = c.env;
-    const base = [at, c.req.method.slice(0, 16), c.req.path.slice(0, PATH_MAX), status, latency, principal.keyId, principal.keyPrefix, c.get("requestId")] as const;
+    const base = [
+      at,
+      c.req.method.slice(0, 16),
+      c.req.path.slice(0, PATH_MAX),
+      status,
+      latency,
+      principal.keyId,
+      principal.keyPrefix,
+      c.get("requestId"),
+    ] as const;
     const lastUse = touchKey(env, principal.keyId, at);
     const batch = batchFor(env);
     if (copy) {

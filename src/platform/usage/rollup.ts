@@ -24,7 +24,10 @@ export const DAILY_RETENTION_DAYS = 400;
 export async function readRolledUp(d1: D1Database, teamId: string, period: string): Promise<{ used: Record<string, number>; daily: DailyUsage[] }> {
   const db = getDb(d1);
   const [months, days] = await db.batch([
-    db.select({ service: usageCounters.service, used: usageCounters.used }).from(usageCounters).where(and(eq(usageCounters.teamId, teamId), eq(usageCounters.period, period))),
+    db
+      .select({ service: usageCounters.service, used: usageCounters.used })
+      .from(usageCounters)
+      .where(and(eq(usageCounters.teamId, teamId), eq(usageCounters.period, period))),
     db
       .select({ day: usageDaily.day, service: usageDaily.service, used: usageDaily.used })
       .from(usageDaily)

@@ -30,7 +30,7 @@ auditFindingsRouter.openapi(
     description: "A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.",
     scope: "audit:write",
     idempotent: true,
-    request: { params: ProjectParams, body: jsonBody(CreateFindingBody, {"title": "XSS in search", "priority_score": 7}) },
+    request: { params: ProjectParams, body: jsonBody(CreateFindingBody, { title: "XSS in search", priority_score: 7 }) },
     responses: { 201: jsonResponse("The finding", envelope(Finding)) },
   }),
   async (c) => {
@@ -87,7 +87,7 @@ auditFindingsRouter.openapi(
     description:
       "Each change of `status` or `priority_score` appends to the status history, which the burn-down reads. Moving from `resolved` or `dismissed` back to a non-terminal status makes the finding a regression while it stays non-terminal. A concurrent change of the same finding answers 409 `conflict`.",
     scope: "audit:write",
-    request: { params: FindingParams, body: jsonBody(PatchFindingBody, {"status": "triaged"}) },
+    request: { params: FindingParams, body: jsonBody(PatchFindingBody, { status: "triaged" }) },
     responses: {
       200: jsonResponse("The finding", envelope(FindingDetail)),
       409: jsonResponse("`conflict`: changed concurrently", AuditErrorSchema),
@@ -107,7 +107,7 @@ auditFindingsRouter.openapi(
     summary: "Record a verification of a finding",
     description: "`result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.",
     scope: "audit:write",
-    request: { params: FindingParams, body: jsonBody(CreateVerificationBody, {"result": "passed", "note": "Fixed in release 2.4"}) },
+    request: { params: FindingParams, body: jsonBody(CreateVerificationBody, { result: "passed", note: "Fixed in release 2.4" }) },
     responses: { 201: jsonResponse("The verification", envelope(Verification)) },
   }),
   async (c) => {

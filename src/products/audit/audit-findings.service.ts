@@ -38,11 +38,7 @@ function findingView(row: AuditFinding): FindingView {
   };
 }
 
-export async function createFinding(
-  env: Env,
-  scope: Scope,
-  input: { title: string; priority_score: number; status: FindingStatus },
-): Promise<FindingView> {
+export async function createFinding(env: Env, scope: Scope, input: { title: string; priority_score: number; status: FindingStatus }): Promise<FindingView> {
   const db = getDb(env.DB);
   const at = nowIso();
   const row: AuditFinding = {
@@ -89,7 +85,11 @@ export async function listFindings(
 export async function getFinding(env: Env, scope: Scope, id: string) {
   const db = getDb(env.DB);
   const [found, history, verifications] = await db.batch([
-    db.select().from(auditFindings).where(projectRow(auditFindings, scope, id)).limit(1),
+    db
+      .select()
+      .from(auditFindings)
+      .where(projectRow(auditFindings, scope, id))
+      .limit(1),
     db
       .select()
       .from(auditFindingHistory)
@@ -109,14 +109,13 @@ export async function getFinding(env: Env, scope: Scope, id: string) {
   };
 }
 
-export async function updateFinding(
-  env: Env,
-  scope: Scope,
-  id: string,
-  patch: { title?: string; priority_score?: number; status?: FindingStatus },
-) {
+export async function updateFinding(env: Env, scope: Scope, id: string, patch: { title?: string; priority_score?: number; status?: FindingStatus }) {
   const db = getDb(env.DB);
-  const [current] = await db.select().from(auditFindings).where(projectRow(auditFindings, scope, id)).limit(1);
+  const [current] = await db
+    .select()
+    .from(auditFindings)
+    .where(projectRow(auditFindings, scope, id))
+    .limit(1);
   const row = orNotFound(current);
   const at = nowIso();
   const status = patch.status ?? row.status;
@@ -147,10 +146,7 @@ export async function updateFinding(
   };
   const statements = [
     ...(changed
-      ? [
-          guardedHistoryInsert(env.DB, write),
-          ...summaryStatements(env.DB, scope, findingDelta(row, next, at), { findingId: id, version: row.version }),
-        ]
+      ? [guardedHistoryInsert(env.DB, write), ...summaryStatements(env.DB, scope, findingDelta(row, next, at), { findingId: id, version: row.version })]
       : []),
     guardedFindingUpdate(env.DB, write),
   ];
@@ -167,7 +163,11 @@ function verificationView(row: typeof auditVerifications.$inferSelect) {
 
 export async function addVerification(env: Env, scope: Scope, findingId: string, input: { result: "passed" | "failed"; note?: string }) {
   const db = getDb(env.DB);
-  const [finding] = await db.select({ id: auditFindings.id }).from(auditFindings).where(projectRow(auditFindings, scope, findingId)).limit(1);
+  const [finding] = await db
+    .select({ id: auditFindings.id })
+    .from(auditFindings)
+    .where(projectRow(auditFindings, scope, findingId))
+    .limit(1);
   orNotFound(finding);
   const row = {
     id: crypto.randomUUID(),

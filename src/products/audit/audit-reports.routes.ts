@@ -6,7 +6,18 @@ import { authResponses, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { computeSummary } from "./audit-summary.service";
 import { BASE, ok, okPage, route, scopeOf } from "./audit.openapi";
-import { AuditErrorSchema, envelope, ExportBody, ListMeta, ListReportsQuery, ProjectParams, Report, ReportParams, Summary, SummaryQuery } from "./audit.schemas";
+import {
+  AuditErrorSchema,
+  envelope,
+  ExportBody,
+  ListMeta,
+  ListReportsQuery,
+  ProjectParams,
+  Report,
+  ReportParams,
+  Summary,
+  SummaryQuery,
+} from "./audit.schemas";
 import { artefactHeaders, getReport, listReports, readArtefact, reportView, startExport } from "./audit.service";
 
 export const auditReportsRouter = createRouter();
@@ -42,7 +53,10 @@ auditReportsRouter.openapi(
     request: { params: ProjectParams, body: { required: false, content: { "application/json": { schema: ExportBody, example: { format: "json" } } } } },
     responses: {
       202: jsonResponse("The report record, `queued`", envelope(Report)),
-      429: jsonResponse("`quota_exceeded` (enveloped), or the platform rate-limit body", z.union([AuditErrorSchema, authResponses[429].content["application/json"].schema])),
+      429: jsonResponse(
+        "`quota_exceeded` (enveloped), or the platform rate-limit body",
+        z.union([AuditErrorSchema, authResponses[429].content["application/json"].schema]),
+      ),
     },
   }),
   async (c) => {

@@ -19,7 +19,7 @@ auditShareRouter.openapi(
     scope: "audit:write",
     idempotent: true,
     strict: "audit_share",
-    request: { params: ProjectParams, body: jsonBody(ShareBody, {"channel": "link"}) },
+    request: { params: ProjectParams, body: jsonBody(ShareBody, { channel: "link" }) },
     responses: {
       200: jsonResponse("The share result", envelope(ShareResult)),
       422: jsonResponse("`invalid_channel`, `invalid_params` or `request_failed`", AuditErrorSchema),

@@ -223,9 +223,7 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
     const text =
       `An audit report for project ${project} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
       `View it here (the link is valid for 48 hours): ${url}\n`;
-    const results = await Promise.allSettled(
-      valid.map((to) => queuePlatformMail(env, { teamId: row.teamId, kind: "report_share", to, subject, text })),
-    );
+    const results = await Promise.allSettled(valid.map((to) => queuePlatformMail(env, { teamId: row.teamId, kind: "report_share", to, subject, text })));
     results.forEach((result, i) => {
       if (result.status === "fulfilled") accepted.push(valid[i]);
       else {

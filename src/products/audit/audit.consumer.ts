@@ -16,7 +16,6 @@ import { renderArtefact } from "./audit.render";
 import { exportMessage, type ExportMessage } from "./audit.messages";
 import { objectKeyOf, reportView } from "./audit.service";
 
-
 /** How long a claim protects a record from being taken over by another delivery. */
 export const CLAIM_LEASE_MS = CLAIMS["report-export"].leaseMs;
 /** A record waits `queued` and is claimed `exporting` (both API-visible). */

@@ -35,11 +35,7 @@ export async function projectPage<T extends ProjectTable>(
   query: PageQuery & { status?: T["$inferSelect"]["status"] },
 ): Promise<{ rows: T["$inferSelect"][]; total: number }> {
   const db = getDb(env.DB);
-  const where = and(
-    eq(table.teamId, scope.teamId),
-    eq(table.projectId, scope.projectId),
-    query.status ? eq(table.status, query.status) : undefined,
-  );
+  const where = and(eq(table.teamId, scope.teamId), eq(table.projectId, scope.projectId), query.status ? eq(table.status, query.status) : undefined);
   const [rows, [{ total }]] = await db.batch([
     db
       .select()

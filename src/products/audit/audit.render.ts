@@ -43,7 +43,17 @@ export const CSV_HEADER = "report_id,project_id,period_start,period_end,date,ope
 export function renderCsv(report: ReportView): string {
   const s = report.snapshot;
   const rows = s.risk_burn_down.map((day) =>
-    csvRow([report.id, report.project_id, report.period_start, report.period_end, day.date, day.open_risk_score, s.verification_pass_rate, s.regression_rate, s.open_findings]),
+    csvRow([
+      report.id,
+      report.project_id,
+      report.period_start,
+      report.period_end,
+      day.date,
+      day.open_risk_score,
+      s.verification_pass_rate,
+      s.regression_rate,
+      s.open_findings,
+    ]),
   );
   return `${CSV_HEADER}\r\n${rows.join("")}`;
 }

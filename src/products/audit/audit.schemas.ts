@@ -96,13 +96,9 @@ export const Verification = z
   .object({ id: z.string(), finding_id: z.string(), result: z.enum(["passed", "failed"]), note: z.string().nullable(), created_at: z.string() })
   .openapi("Verification");
 
-export const FindingDetail = Finding.extend({ status_history: z.array(StatusChange), verifications: z.array(Verification) }).openapi(
-  "FindingDetail",
-);
+export const FindingDetail = Finding.extend({ status_history: z.array(StatusChange), verifications: z.array(Verification) }).openapi("FindingDetail");
 
-export const CreateVerificationBody = z
-  .object({ result: z.enum(["passed", "failed"]), note: z.string().max(2000).optional() })
-  .openapi("CreateVerification");
+export const CreateVerificationBody = z.object({ result: z.enum(["passed", "failed"]), note: z.string().max(2000).optional() }).openapi("CreateVerification");
 
 export const Pagination = z.object({ page: z.number(), per_page: z.number(), total: z.number(), total_pages: z.number() });
 export const ListMeta = Meta.extend({ pagination: Pagination });
@@ -158,9 +154,15 @@ export const ListReportsQuery = z.object({
 // `invalid_channel` (not `invalid_params`), and fields a channel ignores must not fail it.
 export const ShareBody = z
   .object({
-    channel: z.any().optional().openapi({ type: "string", enum: [...SHARE_CHANNELS], description: "Required: `email`, `chat` or `link`." }),
+    channel: z
+      .any()
+      .optional()
+      .openapi({ type: "string", enum: [...SHARE_CHANNELS], description: "Required: `email`, `chat` or `link`." }),
     report_id: z.string().max(64).optional().openapi({ description: "Default: the project's most recent report." }),
-    recipients: z.any().optional().openapi({ type: "array", items: { type: "string" }, description: "Channel `email`: 1 to 10 addresses." }),
+    recipients: z
+      .any()
+      .optional()
+      .openapi({ type: "array", items: { type: "string" }, description: "Channel `email`: 1 to 10 addresses." }),
     webhook_url: z.any().optional().openapi({ type: "string", description: "Channel `chat`: the incoming-webhook URL." }),
   })
   .openapi("ShareReport");

@@ -51,7 +51,11 @@ export async function listProjects(env: Env, teamId: string): Promise<string[]> 
 }
 
 export async function getReport(env: Env, scope: Scope, id: string): Promise<AuditReport> {
-  const [row] = await getDb(env.DB).select().from(auditReports).where(projectRow(auditReports, scope, id)).limit(1);
+  const [row] = await getDb(env.DB)
+    .select()
+    .from(auditReports)
+    .where(projectRow(auditReports, scope, id))
+    .limit(1);
   return orNotFound(row);
 }
 

@@ -140,7 +140,9 @@ async function fire(env: Env, at: number, hits: { alert: DueAlert; n: number }[]
   const claimedIds = new Set(claim.results.map((row) => row.id));
   const fired = planned.filter(({ alert }) => claimedIds.has(alert.id));
 
-  const messages = fired.flatMap(({ alert, n, firingId }) => notifications(alert, at, { firing_id: firingId, count: n, triggered_at: new Date(at).toISOString() }));
+  const messages = fired.flatMap(({ alert, n, firingId }) =>
+    notifications(alert, at, { firing_id: firingId, count: n, triggered_at: new Date(at).toISOString() }),
+  );
   try {
     await sendAll(env.ALERT_QUEUE, messages);
   } catch (error) {
@@ -167,16 +169,32 @@ async function fire(env: Env, at: number, hits: { alert: DueAlert; n: number }[]
  * are given back so the next run tries again. Returns the firing ids resolved.
  */
 async function resolve(env: Env, at: number, calm: { alert: DueAlert; n: number; firingId: string; firedAt: number }[]): Promise<string[]> {
-  const claimedIds = new Set(await claimResolves(env.DB, at, calm.map(({ firingId }) => firingId)));
+  const claimedIds = new Set(
+    await claimResolves(
+      env.DB,
+      at,
+      calm.map(({ firingId }) => firingId),
+    ),
+  );
   const resolved = calm.filter(({ firingId }) => claimedIds.has(firingId));
 
   const messages = resolved.flatMap(({ alert, n, firingId, firedAt }) =>
-    notifications(alert, at, { kind: "resolved", firing_id: firingId, count: n, triggered_at: new Date(firedAt).toISOString(), resolved_at: new Date(at).toISOString() }),
+    notifications(alert, at, {
+      kind: "resolved",
+      firing_id: firingId,
+      count: n,
+      triggered_at: new Date(firedAt).toISOString(),
+      resolved_at: new Date(at).toISOString(),
+    }),
   );
   try {
     await sendAll(env.ALERT_QUEUE, messages);
   } catch (error) {
-    await releaseResolves(env.DB, at, resolved.map(({ firingId }) => firingId));
+    await releaseResolves(
+      env.DB,
+      at,
+      resolved.map(({ firingId }) => firingId),
+    );
     throw error;
   }
   return resolved.map(({ firingId }) => firingId);
@@ -203,7 +221,5 @@ export const alertChecksCron = defineCron({ name: "log alert checks", schedule: 
 /** The alert's channels that have an address: a channel without one never fires (spec). */
 function channelsWithAddress(alert: Pick<DueAlert, "channels" | "notify_email" | "notify_webhook">): AlertChannel[] {
   const channels = JSON.parse(alert.channels) as string[];
-  return ALERT_CHANNELS.filter(
-    (channel) => channels.includes(channel) && (channel === "email" ? !!alert.notify_email : !!alert.notify_webhook),
-  );
+  return ALERT_CHANNELS.filter((channel) => channels.includes(channel) && (channel === "email" ? !!alert.notify_email : !!alert.notify_webhook));
 }

@@ -15,8 +15,7 @@ logAlertsRouter.openapi(
     path: "/projects/{id}/alerts",
     operationId: "listLogAlerts",
     summary: "List a project's alerts",
-    description:
-      "Requires `logs:read`. The project's alert rules, oldest first, each with `last_triggered_at`; another team's project answers 404.",
+    description: "Requires `logs:read`. The project's alert rules, oldest first, each with `last_triggered_at`; another team's project answers 404.",
     scope: "logs:read",
     request: { params: IdParam },
     responses: { 200: dataResponse("Alerts", z.array(AlertSchema)), ...notFound("Project") },
@@ -40,7 +39,17 @@ logAlertsRouter.openapi(
       "The check runs every minute; after firing, an alert does not fire again until `window_minutes` have passed.",
     scope: "logs:write",
     idempotent: true,
-    request: { params: IdParam, body: jsonBody(CreateAlertBody, {"name": "Errors spike", "level": "error", "threshold": 50, "window_minutes": 5, "channels": ["webhook"], "notify_webhook": "https://hooks.example.com/alerts"}) },
+    request: {
+      params: IdParam,
+      body: jsonBody(CreateAlertBody, {
+        name: "Errors spike",
+        level: "error",
+        threshold: 50,
+        window_minutes: 5,
+        channels: ["webhook"],
+        notify_webhook: "https://hooks.example.com/alerts",
+      }),
+    },
     responses: { 201: dataResponse("The alert", AlertSchema), ...notFound("Project"), ...validation },
   }),
   async (c) => {
@@ -57,7 +66,7 @@ logAlertsRouter.openapi(
     summary: "Update an alert",
     description: "Any subset of the create fields; only the fields given change. The result must still meet the create rules.",
     scope: "logs:write",
-    request: { params: IdParam, body: jsonBody(UpdateAlertBody, {"threshold": 100, "enabled": false}) },
+    request: { params: IdParam, body: jsonBody(UpdateAlertBody, { threshold: 100, enabled: false }) },
     responses: { 200: dataResponse("The alert", AlertSchema), ...notFound("Alert"), ...validation },
   }),
   async (c) => {
@@ -72,8 +81,7 @@ logAlertsRouter.openapi(
     path: "/alerts/{id}",
     operationId: "deleteLogAlert",
     summary: "Delete an alert",
-    description:
-      "Requires `logs:write`. Deletes the rule and its firing history; another team's alert answers 404.",
+    description: "Requires `logs:write`. Deletes the rule and its firing history; another team's alert answers 404.",
     scope: "logs:write",
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...notFound("Alert") },

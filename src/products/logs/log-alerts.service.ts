@@ -88,20 +88,20 @@ export async function createAlert(env: Env, teamId: string, projectId: string, i
   await checkRecipient(env, teamId, notifyEmail);
   const at = nowIso();
   const row: AlertRow = {
-      id: crypto.randomUUID(),
-      teamId,
-      projectId,
-      name: input.name,
-      level: input.level,
-      threshold: input.threshold,
-      windowMinutes: input.window_minutes,
-      channels,
-      notifyEmail,
-      notifyWebhook,
-      enabled: input.enabled,
-      lastTriggeredAt: null,
-      insertedAt: at,
-      updatedAt: at,
+    id: crypto.randomUUID(),
+    teamId,
+    projectId,
+    name: input.name,
+    level: input.level,
+    threshold: input.threshold,
+    windowMinutes: input.window_minutes,
+    channels,
+    notifyEmail,
+    notifyWebhook,
+    enabled: input.enabled,
+    lastTriggeredAt: null,
+    insertedAt: at,
+    updatedAt: at,
   };
   // Every alert is checked every minute and may mail or call out: a project holds a bounded number.
   if (!(await insertUnderCap(db, logAlerts, row, { column: logAlerts.projectId, value: projectId }, MAX_ALERTS_PER_PROJECT))) {
@@ -114,7 +114,11 @@ export async function createAlert(env: Env, teamId: string, projectId: string, i
 export const MAX_ALERTS_PER_PROJECT = 20;
 
 async function getAlert(db: Db, teamId: string, id: string): Promise<AlertRow> {
-  const [row] = await db.select().from(logAlerts).where(ownedRow(logAlerts, teamId, id)).limit(1);
+  const [row] = await db
+    .select()
+    .from(logAlerts)
+    .where(ownedRow(logAlerts, teamId, id))
+    .limit(1);
   return orNotFound(row, alertNotFound());
 }
 
@@ -205,7 +209,13 @@ export async function projectFirings(env: Env, teamId: string, projectId: string
     .where(
       and(
         eq(logAlertFirings.teamId, teamId),
-        inArray(logAlertFirings.alertId, db.select({ id: logAlerts.id }).from(logAlerts).where(and(ownedBy(logAlerts, teamId), eq(logAlerts.projectId, projectId)))),
+        inArray(
+          logAlertFirings.alertId,
+          db
+            .select({ id: logAlerts.id })
+            .from(logAlerts)
+            .where(and(ownedBy(logAlerts, teamId), eq(logAlerts.projectId, projectId))),
+        ),
       ),
     )
     .orderBy(desc(logAlertFirings.firedAt))
@@ -214,6 +224,9 @@ export async function projectFirings(env: Env, teamId: string, projectId: string
 }
 
 export async function deleteAlert(env: Env, teamId: string, id: string): Promise<void> {
-  const deleted = await getDb(env.DB).delete(logAlerts).where(ownedRow(logAlerts, teamId, id)).returning({ id: logAlerts.id });
+  const deleted = await getDb(env.DB)
+    .delete(logAlerts)
+    .where(ownedRow(logAlerts, teamId, id))
+    .returning({ id: logAlerts.id });
   orNotFound(deleted[0], alertNotFound());
 }

@@ -43,7 +43,17 @@ logsIngestRouter.openapi(
       `\`${MESSAGE_REQUIRED}\`, \`${LEVEL_MESSAGE}\`, \`${INGEST_MESSAGES.streamLimit}\` (a new stream at the cap), ` +
       "a field-type message such as `stream must be a string`, or a `timestamp` outside 7 days before to 1 hour after receipt " +
       "(`timestamp must not be more than 7 days before the time of receipt`). Body up to 1 MB; malformed JSON answers 400.",
-    request: { body: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/LogEntryInput" }, example: { message: "payment failed", level: "error", service: "checkout", metadata: { order_id: "o_123" } } } } } },
+    request: {
+      body: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: { $ref: "#/components/schemas/LogEntryInput" },
+            example: { message: "payment failed", level: "error", service: "checkout", metadata: { order_id: "o_123" } },
+          },
+        },
+      },
+    },
     responses: {
       202: jsonResponse("Stored", IngestOk),
       400: jsonResponse("Malformed JSON in request body", IngestError),
@@ -79,7 +89,12 @@ logsIngestRouter.openapi(
       "`count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; " +
       "`count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the " +
       "stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).",
-    request: { body: { required: true, content: { "application/x-ndjson": { schema: z.string().openapi({ example: '{"message":"a"}\n{"message":"b","level":"error"}\n' }) } } } },
+    request: {
+      body: {
+        required: true,
+        content: { "application/x-ndjson": { schema: z.string().openapi({ example: '{"message":"a"}\n{"message":"b","level":"error"}\n' }) } },
+      },
+    },
     responses: {
       202: jsonResponse("Stored the valid lines", BatchIngestOk),
       413: jsonResponse(INGEST_MESSAGES.batchTooLarge, IngestError),

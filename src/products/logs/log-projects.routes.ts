@@ -3,7 +3,18 @@
 import { z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/router";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
-import { CreateProjectBody, EntriesPage, EntriesQuery, IdParam, LogsError, ProjectSchema, ProjectWithToken, StreamSchema, StreamsQuery, TailQuery } from "./logs.schemas";
+import {
+  CreateProjectBody,
+  EntriesPage,
+  EntriesQuery,
+  IdParam,
+  LogsError,
+  ProjectSchema,
+  ProjectWithToken,
+  StreamSchema,
+  StreamsQuery,
+  TailQuery,
+} from "./logs.schemas";
 import { notFound, route, validation } from "./logs.openapi";
 import { CREDENTIAL_CHECK_MS, KEEP_ALIVE_MS, MAX_TAIL_BUFFER_BYTES, MAX_TAIL_MS, MAX_TAILS } from "./store/log-tails";
 import { openTail, queryEntries } from "./log-entries.service";
@@ -20,7 +31,7 @@ logProjectsRouter.openapi(
     description: "Answers the project with its `ingest_token` in plaintext: the only time it is shown (besides rotation). Only its SHA-256 hash is stored.",
     scope: "logs:write",
     idempotent: true,
-    request: { body: jsonBody(CreateProjectBody, {"name": "api", "daily_limit_mb": 100, "retention_days": 7}) },
+    request: { body: jsonBody(CreateProjectBody, { name: "api", daily_limit_mb: 100, retention_days: 7 }) },
     responses: { 201: dataResponse("The project and its ingest token", ProjectWithToken), ...validation },
   }),
   async (c) => {
@@ -49,8 +60,7 @@ logProjectsRouter.openapi(
     path: "/projects/{id}",
     operationId: "getLogProject",
     summary: "Get a log project",
-    description:
-      "Requires `logs:read`. One project without its ingest token; another team's project answers 404.",
+    description: "Requires `logs:read`. One project without its ingest token; another team's project answers 404.",
     scope: "logs:read",
     request: { params: IdParam },
     responses: { 200: dataResponse("The project (never its token)", ProjectSchema), ...notFound("Project") },
@@ -64,8 +74,7 @@ logProjectsRouter.openapi(
     path: "/projects/{id}",
     operationId: "deleteLogProject",
     summary: "Delete a log project",
-    description:
-      "Deletes the project with its alerts, streams and every stored entry; its ingest token answers 401 from this moment. Cannot be undone.",
+    description: "Deletes the project with its alerts, streams and every stored entry; its ingest token answers 401 from this moment. Cannot be undone.",
     scope: "logs:write",
     request: { params: IdParam },
     responses: { 204: { description: "Deleted" }, ...notFound("Project") },
@@ -145,7 +154,10 @@ logProjectsRouter.openapi(
     scope: "logs:read",
     request: { params: IdParam, query: TailQuery },
     responses: {
-      200: { description: "An event stream", content: { "text/event-stream": { schema: z.string().openapi({ example: 'data: {"id":"…","message":"user signed in",…}\n\n' }) } } },
+      200: {
+        description: "An event stream",
+        content: { "text/event-stream": { schema: z.string().openapi({ example: 'data: {"id":"…","message":"user signed in",…}\n\n' }) } },
+      },
       ...notFound("Project"),
       ...validation,
       429: jsonResponse(`\`Too many live tails open for this project (max ${MAX_TAILS})\` (\`{error}\`), or the rate limit`, LogsError),

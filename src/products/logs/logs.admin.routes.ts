@@ -18,10 +18,9 @@ logsAdminRoutes.openapi(
       "projects' stores and deletes them from D1. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. " +
       "`dropped` counts rows of projects that no longer exist (deleted, not moved).",
     request: {
-      body: jsonBody(
-        z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"),
-        { limit: 1000 },
-      ),
+      body: jsonBody(z.object({ limit: z.number().int().min(1).max(MIGRATE_MAX_ROWS).default(MIGRATE_MAX_ROWS) }).openapi("AdminMigrateLogEntries"), {
+        limit: 1000,
+      }),
     },
     responses: {
       200: dataResponse(

@@ -23,8 +23,6 @@ import { safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { checkProjects } from "./log-alerts.cron";
 import { alertCheck, alertNotification, type AlertNotification } from "./logs.messages";
 
-
-
 /**
  * The key of a notification's delivery record: the firing id for the firing's notification, with
  * `:resolved` for its resolve notification, so each is sent once per channel and neither blocks the other.
@@ -35,7 +33,6 @@ export function deliveryKey(note: AlertNotification): string {
 
 /** Webhook timeout (the spec's delivery timeout for chat webhooks, applied here too). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-
 
 /** The consumer of the alert-notifications queue: each (firing, channel) sent once, retried with backoff. */
 export const alertNotificationsConsumer = defineConsumer({
@@ -107,7 +104,16 @@ async function deliver(env: Env, note: AlertNotification): Promise<void> {
   const at = nowIso();
   const [claim] = await getDb(env.DB)
     .insert(logAlertDeliveries)
-    .values({ firingId: deliveryKey(note), channel: note.channel, alertId: alert.id, teamId: note.team_id, status: "sending", attempts: 1, createdAt: at, updatedAt: at })
+    .values({
+      firingId: deliveryKey(note),
+      channel: note.channel,
+      alertId: alert.id,
+      teamId: note.team_id,
+      status: "sending",
+      attempts: 1,
+      createdAt: at,
+      updatedAt: at,
+    })
     .onConflictDoUpdate({
       target: [logAlertDeliveries.firingId, logAlertDeliveries.channel],
       set: { attempts: sql`${logAlertDeliveries.attempts} + 1`, updatedAt: sql`excluded.updated_at` },

@@ -254,15 +254,16 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
   }
 
   try {
-    await logStore(env, project.id).append(rowChunks(accepted.map(({ entry, ts }) => entryRow(entry, ts))), { receivedAt: ms, retentionDays: project.retentionDays });
+    await logStore(env, project.id).append(rowChunks(accepted.map(({ entry, ts }) => entryRow(entry, ts))), {
+      receivedAt: ms,
+      retentionDays: project.retentionDays,
+    });
   } catch (error) {
     // Nothing of the batch is in the store: take back what D1 recorded for it. (A stream this batch
     // created may have been named by a concurrent batch meanwhile; it is recreated on next use.)
     const undo = [subtractDailyBytes(env.DB, project.id, day, bytes)];
     if (created.length > 0) undo.push(deleteStreams(env.DB, project.id, created), recountStreams(env.DB, project.id));
-    await env.DB.batch(undo).catch((undoError) =>
-      log.error("log store undo failed", { project_id: project.id, error: String(undoError) }),
-    );
+    await env.DB.batch(undo).catch((undoError) => log.error("log store undo failed", { project_id: project.id, error: String(undoError) }));
     await giveQuotaBack();
     throw storeFailed(project, accepted.length, error);
   }

@@ -46,7 +46,12 @@ export async function selectAlertsToCheck(db: D1Database, at: number, projectIds
  * (RETURNING the alerts claimed), closes the open firing of each alert claimed at `at`, and records
  * a firing row `[firingId, alertId, count]` for each (unique on (alert_id, fired_at)).
  */
-export function claimFirings(db: D1Database, at: number, alertIds: string[], planned: Array<[firingId: string, alertId: string, count: number]>): D1PreparedStatement[] {
+export function claimFirings(
+  db: D1Database,
+  at: number,
+  alertIds: string[],
+  planned: Array<[firingId: string, alertId: string, count: number]>,
+): D1PreparedStatement[] {
   const ids = JSON.stringify(alertIds);
   return [
     db

@@ -64,7 +64,9 @@ const timestampField = (field: TimestampField) =>
       { error: timestampFormatMessage(field) },
     )
     .nullish()
-    .openapi({ description: field === "timestamp" ? "The entry's time: ISO 8601 with a zone, or epoch ms. Default: the time of receipt" : "Alias of `timestamp`" });
+    .openapi({
+      description: field === "timestamp" ? "The entry's time: ISO 8601 with a zone, or epoch ms. Default: the time of receipt" : "Alias of `timestamp`",
+    });
 
 export const LogEntryInput = z
   .object({
@@ -87,14 +89,20 @@ export const LogEntryInput = z
       "One log entry. `level` defaults to `info`; `stream` is created on first use. `timestamp` (or its aliases `dt`, then `time`) is the " +
       "sender's time, at most 7 days before and 1 hour after receipt; default the time of receipt. Any other top-level field is kept in " +
       "`metadata` (an explicit `metadata` key wins a clash; the merged object must stay within 32,768 bytes).",
-    example: { message: "user signed in", level: "info", stream: "auth", service: "api", trace_id: "4bf92f35", timestamp: "2026-01-01T10:00:00.000Z", metadata: { user_id: 42 } },
+    example: {
+      message: "user signed in",
+      level: "info",
+      stream: "auth",
+      service: "api",
+      trace_id: "4bf92f35",
+      timestamp: "2026-01-01T10:00:00.000Z",
+      metadata: { user_id: 42 },
+    },
   });
 export type LogEntryInput = z.infer<typeof LogEntryInput>;
 
 export const IngestOk = z.object({ ok: z.literal(true) }).openapi("LogIngestOk");
-export const BatchIngestOk = z
-  .object({ ok: z.literal(true), count: z.number().int(), dropped: z.number().int() })
-  .openapi("LogBatchIngestOk");
+export const BatchIngestOk = z.object({ ok: z.literal(true), count: z.number().int(), dropped: z.number().int() }).openapi("LogBatchIngestOk");
 export const IngestError = z.object({ error: z.string() }).openapi("LogIngestError");
 
 // Projects
@@ -105,8 +113,20 @@ export const DEFAULT_RETENTION_DAYS = 7;
 export const CreateProjectBody = z
   .strictObject({
     name: z.string().trim().min(1).max(200),
-    daily_limit_mb: z.number().int().min(1).max(1_048_576).default(DEFAULT_DAILY_LIMIT_MB).openapi({ description: `Default ${DEFAULT_DAILY_LIMIT_MB}` }),
-    retention_days: z.number().int().min(1).max(365).default(DEFAULT_RETENTION_DAYS).openapi({ description: `Default ${DEFAULT_RETENTION_DAYS}` }),
+    daily_limit_mb: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_048_576)
+      .default(DEFAULT_DAILY_LIMIT_MB)
+      .openapi({ description: `Default ${DEFAULT_DAILY_LIMIT_MB}` }),
+    retention_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(365)
+      .default(DEFAULT_RETENTION_DAYS)
+      .openapi({ description: `Default ${DEFAULT_RETENTION_DAYS}` }),
   })
   .openapi("CreateLogProject");
 
@@ -173,7 +193,9 @@ export const EntrySchema = z
     trace_id: z.string().nullable(),
     span_id: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
-    timestamp: z.string().openapi({ description: "The entry's time (the sender's, or the time of receipt when it sent none): orders the query, serves since/until and alert windows" }),
+    timestamp: z.string().openapi({
+      description: "The entry's time (the sender's, or the time of receipt when it sent none): orders the query, serves since/until and alert windows",
+    }),
     created_at: z.string().openapi({ description: "The time the platform received the entry" }),
   })
   .openapi("LogEntry");
@@ -258,10 +280,9 @@ export const FiringSchema = z
     alert_id: z.string(),
     fired_at: z.string(),
     count: z.number().int().openapi({ description: "Entries counted in the window when it fired" }),
-    resolved_at: z
-      .string()
-      .nullable()
-      .openapi({ description: "When the window fell back under the threshold (or a later firing took over, or the alert was disabled); null while it is firing" }),
+    resolved_at: z.string().nullable().openapi({
+      description: "When the window fell back under the threshold (or a later firing took over, or the alert was disabled); null while it is firing",
+    }),
   })
   .openapi("LogAlertFiring");
 
@@ -272,6 +293,4 @@ export const FiringsPage = z
   })
   .openapi("LogAlertFiringsPage");
 
-export const LogsError = z
-  .object({ error: z.string(), details: z.record(z.string(), z.array(z.string())).optional() })
-  .openapi("LogsError");
+export const LogsError = z.object({ error: z.string(), details: z.record(z.string(), z.array(z.string())).optional() }).openapi("LogsError");

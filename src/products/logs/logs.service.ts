@@ -75,7 +75,11 @@ export async function listProjects(env: Env, teamId: string): Promise<ProjectRow
 
 /** The team's project, or "Project not found": what every route under a project checks first. */
 export async function loadProject(db: Db, teamId: string, id: string): Promise<ProjectRow> {
-  const [row] = await db.select().from(logProjects).where(ownedRow(logProjects, teamId, id)).limit(1);
+  const [row] = await db
+    .select()
+    .from(logProjects)
+    .where(ownedRow(logProjects, teamId, id))
+    .limit(1);
   return orNotFound(row, projectNotFound());
 }
 
@@ -101,7 +105,10 @@ export async function rotateToken(env: Env, teamId: string, id: string): Promise
  */
 export async function deleteProject(env: Env, teamId: string, id: string): Promise<void> {
   const db = getDb(env.DB);
-  const deleted = await db.delete(logProjects).where(ownedRow(logProjects, teamId, id)).returning({ id: logProjects.id });
+  const deleted = await db
+    .delete(logProjects)
+    .where(ownedRow(logProjects, teamId, id))
+    .returning({ id: logProjects.id });
   orNotFound(deleted[0], projectNotFound());
   try {
     await logStore(env, id).destroy();

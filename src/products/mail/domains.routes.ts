@@ -40,7 +40,7 @@ domainsRouter.openapi(
       "Adds a domain the team wants to send from, `pending` until verified. Publish the returned TXT record (`_edge-platform.<name>` = `edp-verify=<token>`) and call verify. A live key may send only from a verified domain of its team (403 `domain_not_verified`). The platform's own sender domain and the sandbox domain cannot be added (422); at most 50 domains per team. Requires `mail:send`.",
     scope: "mail:send",
     idempotent: true,
-    request: { body: jsonBody(DomainBody, {"name": "mail.yourcompany.com"}) },
+    request: { body: jsonBody(DomainBody, { name: "mail.yourcompany.com" }) },
     responses: { 201: dataResponse("The domain, pending, with the record to publish", DomainSchema), ...errors },
   }),
   async (c) => c.json({ data: domainView(await addDomain(c.env, c.get("principal").teamId, c.req.valid("json").name)) }, 201),

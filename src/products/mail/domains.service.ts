@@ -74,14 +74,26 @@ function newToken(): string {
 export async function addDomain(env: Env, teamId: string, rawName: unknown, status: "pending" | "verified" = "pending"): Promise<SendingDomainRow> {
   const name = normaliseDomain(env, rawName);
   const db = getDb(env.DB);
-  const [existing] = await db.select().from(sendingDomains).where(and(ownedBy(sendingDomains, teamId), eq(sendingDomains.name, name))).limit(1);
+  const [existing] = await db
+    .select()
+    .from(sendingDomains)
+    .where(and(ownedBy(sendingDomains, teamId), eq(sendingDomains.name, name)))
+    .limit(1);
   if (existing) {
     if (status === "verified" && existing.status !== "verified") return markVerified(db, existing);
     if (status === "verified") return existing;
     throw ApiError.validation({ name: ["has already been added"] });
   }
   const at = nowIso();
-  const row: SendingDomainRow = { id: crypto.randomUUID(), teamId, name, status, token: newToken(), createdAt: at, verifiedAt: status === "verified" ? at : null };
+  const row: SendingDomainRow = {
+    id: crypto.randomUUID(),
+    teamId,
+    name,
+    status,
+    token: newToken(),
+    createdAt: at,
+    verifiedAt: status === "verified" ? at : null,
+  };
   let inserted: boolean;
   try {
     inserted = await insertUnderCap(db, sendingDomains, row, { column: sendingDomains.teamId, value: teamId }, MAX_DOMAINS);
@@ -105,12 +117,19 @@ export async function listDomains(env: Env, teamId: string): Promise<SendingDoma
 }
 
 export async function getDomain(env: Env, teamId: string, id: string): Promise<SendingDomainRow> {
-  const [row] = await getDb(env.DB).select().from(sendingDomains).where(ownedRow(sendingDomains, teamId, id)).limit(1);
+  const [row] = await getDb(env.DB)
+    .select()
+    .from(sendingDomains)
+    .where(ownedRow(sendingDomains, teamId, id))
+    .limit(1);
   return orNotFound(row, domainNotFound());
 }
 
 export async function deleteDomain(env: Env, teamId: string, id: string): Promise<void> {
-  const deleted = await getDb(env.DB).delete(sendingDomains).where(ownedRow(sendingDomains, teamId, id)).returning({ id: sendingDomains.id });
+  const deleted = await getDb(env.DB)
+    .delete(sendingDomains)
+    .where(ownedRow(sendingDomains, teamId, id))
+    .returning({ id: sendingDomains.id });
   orNotFound(deleted[0], domainNotFound());
 }
 

@@ -41,8 +41,19 @@ export const mailSendRouter = createRouter();
  */
 /** The bodies the reference shows and sends: they succeed as sent with `npm start`'s demo key (example.com is verified for its team). */
 const EXAMPLES = {
-  SendEmail: {"from": "Acme <app@example.com>", "to": "ada@example.com", "subject": "Welcome to Acme", "text": "Hello Ada, your account is ready.", "stream": "transactional"},
-  SendEmailBatch: {"emails": [{"from": "Acme <app@example.com>", "to": "ada@example.com", "subject": "Welcome to Acme", "text": "Hello Ada, your account is ready.", "stream": "transactional"}, {"from": "app@example.com", "to": ["grace@example.com"], "subject": "Your receipt", "html": "<p>Thanks for your order.</p>", "stream": "transactional"}]},
+  SendEmail: {
+    from: "Acme <app@example.com>",
+    to: "ada@example.com",
+    subject: "Welcome to Acme",
+    text: "Hello Ada, your account is ready.",
+    stream: "transactional",
+  },
+  SendEmailBatch: {
+    emails: [
+      { from: "Acme <app@example.com>", to: "ada@example.com", subject: "Welcome to Acme", text: "Hello Ada, your account is ready.", stream: "transactional" },
+      { from: "app@example.com", to: ["grace@example.com"], subject: "Your receipt", html: "<p>Thanks for your order.</p>", stream: "transactional" },
+    ],
+  },
 };
 
 function documentedBody(name: "SendEmail" | "SendEmailBatch") {
@@ -83,7 +94,10 @@ const batchRoute = route({
   request: { body: documentedBody("SendEmailBatch") },
   responses: {
     201: dataResponse("Every email created, in request order", z.array(EmailSchema)),
-    207: dataResponse("Some items failed validation: created emails and `{status: 422, errors}` in request order", z.array(z.union([EmailSchema, BatchItemFailure]))),
+    207: dataResponse(
+      "Some items failed validation: created emails and `{status: 422, errors}` in request order",
+      z.array(z.union([EmailSchema, BatchItemFailure])),
+    ),
     ...sendErrors,
   },
 });

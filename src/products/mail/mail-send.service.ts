@@ -55,7 +55,13 @@ async function store(ctx: SendContext, accepted: AcceptedEmail[], inline: number
     throw error;
   });
   // The queue message of each of these is delayed past the attempt's lease: it is the retry.
-  if (first > 0) ctx.waitUntil?.(sendFirstAttempts(ctx.env, rows.slice(0, first).map((row) => row.id)));
+  if (first > 0)
+    ctx.waitUntil?.(
+      sendFirstAttempts(
+        ctx.env,
+        rows.slice(0, first).map((row) => row.id),
+      ),
+    );
   return rows;
 }
 
@@ -105,7 +111,11 @@ export async function sendEmailBatch(ctx: SendContext, body: Record<string, unkn
     }
     if (!("email" in result)) return;
     try {
-      accepted.push({ index, email: result.email, stream: evaluatePolicy(items[index] as Record<string, unknown>, result.email, ctx.principal.mail, sandboxDomain(ctx.env)) });
+      accepted.push({
+        index,
+        email: result.email,
+        stream: evaluatePolicy(items[index] as Record<string, unknown>, result.email, ctx.principal.mail, sandboxDomain(ctx.env)),
+      });
     } catch (error) {
       // The sandbox sender-domain rule answers the Validation shape: the item is set aside like
       // any other invalid item.

@@ -7,7 +7,16 @@ import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { mailErrorFormat } from "./mail.errors";
 import { uuidOr404 } from "../../platform/tenancy";
-import { CreatedMailWebhookSchema, CreateWebhookBody, ErrorBody, GatewayErrorBody, IdParam, MailWebhookSchema, ValidationErrorBody, WebhookTestResult } from "./mail.schemas";
+import {
+  CreatedMailWebhookSchema,
+  CreateWebhookBody,
+  ErrorBody,
+  GatewayErrorBody,
+  IdParam,
+  MailWebhookSchema,
+  ValidationErrorBody,
+  WebhookTestResult,
+} from "./mail.schemas";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook, webhookNotFound, webhookView } from "./mail-webhooks.service";
 import { webhookRoute } from "./mail.openapi";
 
@@ -24,8 +33,12 @@ mailWebhooksRouter.openapi(
       "Events: `email.sent`, `email.delivered`, `email.bounced`, `email.complained`, `email.failed`. Deliveries are signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) using the returned `secret`, shown only here. At most 10 per team. Requires `mail:send`.",
     scope: "mail:send",
     idempotent: true,
-    request: { body: jsonBody(CreateWebhookBody, {"url": "https://hooks.example.com/mail", "events": ["email.delivered", "email.bounced"]}) },
-    responses: { 201: dataResponse("The webhook with its signing secret", CreatedMailWebhookSchema), 400: jsonResponse("Malformed JSON", ErrorBody), ...webhookErrors },
+    request: { body: jsonBody(CreateWebhookBody, { url: "https://hooks.example.com/mail", events: ["email.delivered", "email.bounced"] }) },
+    responses: {
+      201: dataResponse("The webhook with its signing secret", CreatedMailWebhookSchema),
+      400: jsonResponse("Malformed JSON", ErrorBody),
+      ...webhookErrors,
+    },
   }),
   async (c) => {
     const { row, secret } = await createWebhook(c.env, c.get("principal").teamId, c.req.valid("json"));

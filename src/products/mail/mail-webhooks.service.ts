@@ -51,7 +51,10 @@ export async function listWebhooks(env: Env, teamId: string): Promise<WebhookRow
 }
 
 export async function deleteWebhook(env: Env, teamId: string, id: string): Promise<void> {
-  const deleted = await getDb(env.DB).delete(mailWebhooks).where(ownedRow(mailWebhooks, teamId, id)).returning({ id: mailWebhooks.id });
+  const deleted = await getDb(env.DB)
+    .delete(mailWebhooks)
+    .where(ownedRow(mailWebhooks, teamId, id))
+    .returning({ id: mailWebhooks.id });
   orNotFound(deleted[0], webhookNotFound());
 }
 
@@ -71,7 +74,11 @@ async function post(env: Env, webhook: WebhookRow, messageId: string, payload: u
  * reached (network failure, timeout, refused URL) or answers non-2xx: 502 `{error: {message, detail}}`.
  */
 export async function testWebhook(env: Env, teamId: string, id: string) {
-  const [webhook] = await getDb(env.DB).select().from(mailWebhooks).where(ownedRow(mailWebhooks, teamId, id)).limit(1);
+  const [webhook] = await getDb(env.DB)
+    .select()
+    .from(mailWebhooks)
+    .where(ownedRow(mailWebhooks, teamId, id))
+    .limit(1);
   orNotFound(webhook, webhookNotFound());
   const messageId = `msg_test_${crypto.randomUUID()}`;
   const payload = {
@@ -103,7 +110,10 @@ export async function fanOut(env: Env, events: EventRow[]): Promise<void> {
   const relevant = events.filter((e) => e.teamId && e.status !== "queued");
   if (relevant.length === 0) return;
   const teamIds = [...new Set(relevant.map((e) => e.teamId as string))];
-  const hooks = await getDb(env.DB).select({ id: mailWebhooks.id, teamId: mailWebhooks.teamId, events: mailWebhooks.events }).from(mailWebhooks).where(inArray(mailWebhooks.teamId, teamIds));
+  const hooks = await getDb(env.DB)
+    .select({ id: mailWebhooks.id, teamId: mailWebhooks.teamId, events: mailWebhooks.events })
+    .from(mailWebhooks)
+    .where(inArray(mailWebhooks.teamId, teamIds));
   const messages = relevant.flatMap((event) =>
     hooks
       .filter((hook) => hook.teamId === event.teamId && hook.events.includes(`email.${event.status}` as MailWebhookEvent))

@@ -22,7 +22,6 @@ import { readEmailBody, type EmailBody } from "./mail.bodies";
 import { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 export { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 
-
 /** Delivery attempts of one message before it is marked `failed`. */
 export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;
 /** A message stays `queued` (API-visible) while it is being sent: only the lease says it is held. */
@@ -238,7 +237,14 @@ async function sendPlatformMail(env: Env, id: string, deliveries: number): Promi
       .set({ status: statuses[statuses.length - 1], sentAt: outcome.ok ? done : null })
       .where(eq(platformOutbox.id, id)),
     db.insert(emailEvents).values(
-      statuses.map((status) => ({ id: crypto.randomUUID(), emailId: id, teamId: null, status, detail: outcome.ok ? outcome.detail : outcome.error, createdAt: done })),
+      statuses.map((status) => ({
+        id: crypto.randomUUID(),
+        emailId: id,
+        teamId: null,
+        status,
+        detail: outcome.ok ? outcome.detail : outcome.error,
+        createdAt: done,
+      })),
     ),
   ]);
   return { ack: true };

@@ -51,7 +51,10 @@ export async function sweepMail(env: Env): Promise<{ emails: number; platform: n
   const platformIds = lostPlatform.map((row) => row.id);
   // A platform mail left `sending` by a consumer that died is made sendable again.
   if (platformIds.length) await db.update(platformOutbox).set({ status: "pending" }).where(inArray(platformOutbox.id, platformIds));
-  await enqueue(env, platformIds.map((id) => ({ type: "platform" as const, id })));
+  await enqueue(
+    env,
+    platformIds.map((id) => ({ type: "platform" as const, id })),
+  );
   return { emails: swept.requeued + swept.unsent, platform: platformIds.length };
 }
 
@@ -70,11 +73,9 @@ export async function mailRetention(env: Env): Promise<{ emails: number; events:
     [cutoff],
   );
   // Sandbox cap counters of windows that are over (the day window is the longest).
-  await deleteInSteps(
-    env.DB,
-    "DELETE FROM sandbox_cap_usage WHERE rowid IN (SELECT rowid FROM sandbox_cap_usage WHERE start < ?1 LIMIT ?2)",
-    [cutoffIso(nowMs(), 2)],
-  );
+  await deleteInSteps(env.DB, "DELETE FROM sandbox_cap_usage WHERE rowid IN (SELECT rowid FROM sandbox_cap_usage WHERE start < ?1 LIMIT ?2)", [
+    cutoffIso(nowMs(), 2),
+  ]);
   return { emails: emailsDeleted, events, platform };
 }
 

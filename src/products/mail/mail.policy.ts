@@ -3,7 +3,7 @@
 // (mail.validation.ts, by zod; addresses are parsed by platform/mailbox.ts) and the policy rules of the specification's table, evaluated in one
 // fixed order (README: "Evaluation order").
 import { isPlainObject } from "../../platform/sizes";
-import { domainOf, LINE_BREAK, parseAddress } from "../../platform/mailbox";
+import { domainOf, parseAddress } from "../../platform/mailbox";
 import { readBodyCapped } from "../../platform/body";
 import type { MailKeyPolicy } from "../../db/schema";
 import { MAIL_POLICY_STATUS, ApiError, MALFORMED_JSON } from "../../platform/errors";

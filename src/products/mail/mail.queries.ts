@@ -39,7 +39,9 @@ export async function capUsed(d1: D1Database, keyId: string, x: CapWindow): Prom
 
 /** Gives `amount` back to the counter (never below 0). */
 export function releaseCap(d1: D1Database, keyId: string, x: CapWindow, amount: number): D1PreparedStatement {
-  return d1.prepare("UPDATE sandbox_cap_usage SET used = MAX(0, used - ?4) WHERE key_id = ?1 AND window = ?2 AND start = ?3").bind(keyId, x.window, x.start, amount);
+  return d1
+    .prepare("UPDATE sandbox_cap_usage SET used = MAX(0, used - ?4) WHERE key_id = ?1 AND window = ?2 AND start = ?3")
+    .bind(keyId, x.window, x.start, amount);
 }
 
 /** A chunk of finished emails past the cutoff: what retention deletes next (their R2 bodies first). */

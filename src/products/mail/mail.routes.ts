@@ -46,7 +46,8 @@ emailsRouter.openapi(
     path: "/{id}",
     operationId: "getEmail",
     summary: "Get an email with its status history",
-    description: "`history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).",
+    description:
+      "`history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).",
     scope: "mail:read",
     request: { params: IdParam },
     responses: { 200: dataResponse("The email", EmailSchema), 404: jsonResponse("Not found", ErrorBody) },

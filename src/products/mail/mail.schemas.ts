@@ -27,7 +27,10 @@ export const SendEmailBody = EmailFields.extend({
   cc: EmailFields.shape.cc.openapi(ADDRESS_LIST),
   bcc: EmailFields.shape.bcc.openapi(ADDRESS_LIST),
   reply_to: EmailFields.shape.reply_to.openapi(ADDRESS_LIST),
-  headers: z.record(z.string(), z.string()).optional().openapi({ description: "Custom headers (string values); reserved names are refused with `forbidden_header`." }),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .openapi({ description: "Custom headers (string values); reserved names are refused with `forbidden_header`." }),
   stream: z.enum(STREAMS).optional().openapi({ description: "Required when the key allows more than one stream." }),
   tags: z.array(z.string()).optional().openapi({ description: "Up to 10 labels of 1–64 characters `[A-Za-z0-9_-]`." }),
 }).openapi("SendEmail");
@@ -60,9 +63,7 @@ export const EmailSchema = z
   })
   .openapi("Email");
 
-export const BatchItemFailure = z
-  .object({ status: z.literal(422), errors: z.record(z.string(), z.array(z.string())) })
-  .openapi("EmailBatchItemFailure");
+export const BatchItemFailure = z.object({ status: z.literal(422), errors: z.record(z.string(), z.array(z.string())) }).openapi("EmailBatchItemFailure");
 
 export const ListEmailsQuery = z.object({
   status: z.enum(MAIL_STATUSES).optional(),

@@ -178,14 +178,24 @@ export async function createEmails(
   const db = getDb(env.DB);
   try {
     // Multi-row inserts sized to D1's 100 bound parameters per statement, all in one batch.
-    const events = rows.map((row) => ({ id: crypto.randomUUID(), emailId: row.id, teamId: row.teamId, status: "queued" as const, detail: null, createdAt: at }));
+    const events = rows.map((row) => ({
+      id: crypto.randomUUID(),
+      emailId: row.id,
+      teamId: row.teamId,
+      status: "queued" as const,
+      detail: null,
+      createdAt: at,
+    }));
     const [first, ...rest] = [
       ...chunk(rows, rowsPerStatement(rows[0])).map((part) => db.insert(emails).values(part)),
       ...chunk(events, rowsPerStatement(events[0])).map((part) => db.insert(emailEvents).values(part)),
     ];
     await db.batch([first, ...rest]);
   } catch (error) {
-    await deleteBodyKeys(env, rows.map((row) => bodyKey(row.teamId, row.id)));
+    await deleteBodyKeys(
+      env,
+      rows.map((row) => bodyKey(row.teamId, row.id)),
+    );
     await releaseQuota(env, principal.teamId, "mail", rows.length);
     throw error;
   }
@@ -253,8 +263,16 @@ export function sortHistory(history: EventRow[]): EventRow[] {
 export async function getEmail(env: Env, teamId: string, id: string) {
   const db = getDb(env.DB);
   const [found, history] = await db.batch([
-    db.select().from(emails).where(ownedRow(emails, teamId, id)).limit(1),
-    db.select().from(emailEvents).where(and(eq(emailEvents.emailId, id), eq(emailEvents.teamId, teamId))).orderBy(asc(emailEvents.createdAt), asc(emailEvents.id)),
+    db
+      .select()
+      .from(emails)
+      .where(ownedRow(emails, teamId, id))
+      .limit(1),
+    db
+      .select()
+      .from(emailEvents)
+      .where(and(eq(emailEvents.emailId, id), eq(emailEvents.teamId, teamId)))
+      .orderBy(asc(emailEvents.createdAt), asc(emailEvents.id)),
   ]);
   const [row] = await withBodies(env, [orNotFound(found[0], emailNotFound())]);
   return { row, history: sortHistory(history) };

@@ -38,7 +38,11 @@ export async function deliver(env: Env, mail: OutgoingMail): Promise<DeliveryOut
   const transport = settings(env).mailTransport;
   if (transport === "http") return deliverHttp(env, mail);
   if (transport === "outbox") return deliverOutbox(env, mail);
-  return { ok: false, retry: false, error: `no mail transport: MAIL_TRANSPORT is "${transport}" (set "http" with MAIL_HTTP_URL: npm run deploy:setup -- --mail-url <provider URL>)` };
+  return {
+    ok: false,
+    retry: false,
+    error: `no mail transport: MAIL_TRANSPORT is "${transport}" (set "http" with MAIL_HTTP_URL: npm run deploy:setup -- --mail-url <provider URL>)`,
+  };
 }
 
 /** Outbox: nothing leaves the platform; the message is delivered unless it targets a simulator. */
@@ -101,8 +105,7 @@ async function deliverHttp(env: Env, mail: OutgoingMail): Promise<DeliveryOutcom
   } catch {
     // A provider that answers 2xx without JSON accepted the message all the same.
   }
-  const status: AcceptedStatus =
-    answer.status === "delivered" || answer.status === "bounced" || answer.status === "complained" ? answer.status : "sent";
+  const status: AcceptedStatus = answer.status === "delivered" || answer.status === "bounced" || answer.status === "complained" ? answer.status : "sent";
   const providerId = typeof answer.id === "string" ? answer.id.slice(0, 200) : null;
   return { ok: true, status, providerId, detail: `provider answered HTTP ${response.status}` };
 }

@@ -50,8 +50,12 @@ export const EmailFields = z.object({
     .refine((value) => value.trim() !== "", { error: "must not be empty", abort: true })
     .refine((value) => value.length <= LIMITS.subject, { error: `must be at most ${LIMITS.subject} characters`, abort: true })
     .refine((value) => !LINE_BREAK.test(value), "must not contain line breaks"),
-  html: text().refine((value) => value.length <= LIMITS.body, `must be at most ${LIMITS.body} characters`).optional(),
-  text: text().refine((value) => value.length <= LIMITS.body, `must be at most ${LIMITS.body} characters`).optional(),
+  html: text()
+    .refine((value) => value.length <= LIMITS.body, `must be at most ${LIMITS.body} characters`)
+    .optional(),
+  text: text()
+    .refine((value) => value.length <= LIMITS.body, `must be at most ${LIMITS.body} characters`)
+    .optional(),
   cc: addressList(LIMITS.recipientsPerField, false).optional(),
   bcc: addressList(LIMITS.recipientsPerField, false).optional(),
   reply_to: addressList(LIMITS.replyTo, false).optional(),
@@ -83,7 +87,8 @@ export function checkEmail(raw: unknown): CheckedEmail {
     return { errors };
   }
   const body = result.data;
-  const list = (value: string | string[] | undefined) => (value === undefined ? [] : typeof value === "string" ? [value] : value).map((item) => canonicalAddress(item) ?? item.trim());
+  const list = (value: string | string[] | undefined) =>
+    (value === undefined ? [] : typeof value === "string" ? [value] : value).map((item) => canonicalAddress(item) ?? item.trim());
   return {
     email: {
       from: canonicalAddress(body.from) ?? body.from.trim(),

@@ -39,7 +39,11 @@ export async function listApps(env: Env, teamId: string) {
 }
 
 export async function loadApp(env: Env, teamId: string, appId: string): Promise<AppRow> {
-  const rows = await getDb(env.DB).select().from(pushApps).where(ownedRow(pushApps, teamId, appId)).limit(1);
+  const rows = await getDb(env.DB)
+    .select()
+    .from(pushApps)
+    .where(ownedRow(pushApps, teamId, appId))
+    .limit(1);
   return orNotFound(rows[0], appNotFound());
 }
 
@@ -110,7 +114,11 @@ export async function updateApp(env: Env, teamId: string, appId: string, input: 
   if (input.settings !== undefined) changes.settings = input.settings;
   if (input.fcm_credentials !== undefined) changes.fcmCredentialsEnc = await sealCredentials(env, input.fcm_credentials);
   if (input.apns_credentials !== undefined) changes.apnsCredentialsEnc = await sealCredentials(env, input.apns_credentials);
-  const rows = await getDb(env.DB).update(pushApps).set(changes).where(ownedRow(pushApps, teamId, appId)).returning();
+  const rows = await getDb(env.DB)
+    .update(pushApps)
+    .set(changes)
+    .where(ownedRow(pushApps, teamId, appId))
+    .returning();
   return toApp(orNotFound(rows[0], appNotFound()));
 }
 
@@ -121,6 +129,9 @@ export async function updateApp(env: Env, teamId: string, appId: string, input: 
 export async function deleteApp(env: Env, teamId: string, appId: string): Promise<void> {
   await loadApp(env, teamId, appId);
   await inStore(() => pushStore(env, appId).destroy());
-  const rows = await getDb(env.DB).delete(pushApps).where(ownedRow(pushApps, teamId, appId)).returning({ id: pushApps.id });
+  const rows = await getDb(env.DB)
+    .delete(pushApps)
+    .where(ownedRow(pushApps, teamId, appId))
+    .returning({ id: pushApps.id });
   orNotFound(rows[0], appNotFound());
 }

@@ -64,8 +64,7 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
     urgency: input.urgency ?? (settings.default_urgency as NotificationRow["urgency"] | undefined) ?? "normal",
     topic: input.topic ?? null,
     target,
-    vapidSubject:
-      (settings.vapid_subject as string | undefined) ?? (owner.ownerEmail ? `mailto:${owner.ownerEmail}` : appSettings(env).appUrl),
+    vapidSubject: (settings.vapid_subject as string | undefined) ?? (owner.ownerEmail ? `mailto:${owner.ownerEmail}` : appSettings(env).appUrl),
     recipients,
     fanoutDone: recipients === 0,
     fanoutToken: recipients === 0 ? null : crypto.randomUUID(),
@@ -135,7 +134,11 @@ export async function listNotifications(env: Env, teamId: string, appId: string,
     .where(and(eq(pushNotifications.appId, appId), eq(pushNotifications.teamId, teamId)))
     .orderBy(desc(pushNotifications.createdAt), desc(pushNotifications.id))
     .limit(limit);
-  const summaries = await summariesOf(env, appId, rows.map((row) => row.id));
+  const summaries = await summariesOf(
+    env,
+    appId,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => toNotification(row, summaries.get(row.id) ?? NOTHING));
 }
 

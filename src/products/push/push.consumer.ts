@@ -30,7 +30,7 @@ import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { pushStore, syncCount } from "./push.store";
 import { sendMessages, type Outcome, type SubscriberRecord } from "./store/push-store.types";
-import { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.messages";
+import { pushQueueMessage, type PushQueueMessage } from "./push.messages";
 export { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.messages";
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
@@ -40,7 +40,6 @@ export const MAX_ATTEMPTS = CLAIMS["push-sends"].maxAttempts;
 export const SEND_TIMEOUT_MS = 10_000;
 /** The lease of a claimed row: a claim older than this (its consumer died) may be taken over. */
 export const STALE_CLAIM_MS = CLAIMS["push-sends"].leaseMs;
-
 
 /** The consumer of the push-sends queue. */
 export const pushSendsConsumer = defineConsumer({
@@ -73,7 +72,12 @@ export async function fanOut(env: Env, notificationId: string, after: string | n
     await db
       .update(pushNotifications)
       .set({ fanoutAt: nowIso() })
-      .where(and(eq(pushNotifications.id, notificationId), token === undefined ? sql`${pushNotifications.fanoutToken} IS NULL` : eq(pushNotifications.fanoutToken, token)));
+      .where(
+        and(
+          eq(pushNotifications.id, notificationId),
+          token === undefined ? sql`${pushNotifications.fanoutToken} IS NULL` : eq(pushNotifications.fanoutToken, token),
+        ),
+      );
     return;
   }
   // Last chunk: recipients become the rows really written (subscribers deleted meanwhile drop
@@ -117,7 +121,11 @@ export async function sendChunk(env: Env, notificationId: string, subscriberIds:
   // Rows another consumer is sending right now: look again once its claim could have gone stale.
   if (claimed.length === 0) return busy ? Math.ceil(STALE_CLAIM_MS / 1000) : null;
 
-  const vapid = { subject: n.vapidSubject, publicKey: n.publicKey, privateKey: await decryptSecret(env.ENCRYPTION_KEY, n.privateKeyEnc, env.ENCRYPTION_KEY_PREVIOUS) };
+  const vapid = {
+    subject: n.vapidSubject,
+    publicKey: n.publicKey,
+    privateKey: await decryptSecret(env.ENCRYPTION_KEY, n.privateKeyEnc, env.ENCRYPTION_KEY_PREVIOUS),
+  };
   const options = { ttl: n.ttl, urgency: n.urgency, ...(n.topic ? { topic: n.topic } : {}) };
 
   const outcomes = await Promise.all(

@@ -62,11 +62,9 @@ export const pushSweepCron = defineCron({ name: "push sweep", schedule: "hourly"
  * long dead.
  */
 export async function pushRetention(env: Env): Promise<number> {
-  return deleteInSteps(
-    env.DB,
-    "DELETE FROM push_notifications WHERE id IN (SELECT id FROM push_notifications WHERE created_at < ?1 LIMIT ?2)",
-    [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)],
-  );
+  return deleteInSteps(env.DB, "DELETE FROM push_notifications WHERE id IN (SELECT id FROM push_notifications WHERE created_at < ?1 LIMIT ?2)", [
+    cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS),
+  ]);
 }
 
 /** Hourly: the push retention. */

@@ -80,10 +80,13 @@ export async function migrateLegacyPush(env: Env, limit: number): Promise<{ subs
   const subscriberIds = [...done.flatMap((d) => d.subscriberIds), ...droppedSubscribers];
   const deliveryKeys = [...done.flatMap((d) => d.deliveryKeys), ...droppedDeliveries];
   const deletes = [];
-  if (subscriberIds.length) deletes.push(env.DB.prepare("DELETE FROM push_subscribers WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(subscriberIds)));
+  if (subscriberIds.length)
+    deletes.push(env.DB.prepare("DELETE FROM push_subscribers WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(subscriberIds)));
   if (deliveryKeys.length) {
     deletes.push(
-      env.DB.prepare("DELETE FROM push_deliveries WHERE (notification_id, subscriber_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))").bind(JSON.stringify(deliveryKeys)),
+      env.DB.prepare("DELETE FROM push_deliveries WHERE (notification_id, subscriber_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))").bind(
+        JSON.stringify(deliveryKeys),
+      ),
     );
   }
   if (deletes.length) await env.DB.batch(deletes);

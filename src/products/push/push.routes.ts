@@ -26,8 +26,7 @@ import { getNotification, listNotifications, sendNotification } from "./push-not
 import { deleteSubscriber, listSubscribers, registerSubscriber } from "./push-subscribers.service";
 
 /** Push errors: `{error}`, plus `details` on validation failures. */
-const pushErrorFormat: ErrorFormatter = (error) =>
-  error.details ? { error: error.message, details: error.details } : { error: error.message };
+const pushErrorFormat: ErrorFormatter = (error) => (error.details ? { error: error.message, details: error.details } : { error: error.message });
 
 const ErrorSchema = z.object({ error: z.string() }).openapi("PushError");
 const ValidationErrorSchema = z
@@ -65,7 +64,9 @@ pushRouter.openapi(
     summary: "Create a push app",
     description:
       "Creates an app with a VAPID key pair (ECDSA P-256). A key is generated for each of `vapid_public_key` / `vapid_private_key` that is absent: with neither, a new pair; with only the private key, the public key is derived from it; a public key alone is refused (no private key can be generated for it). Supplied keys must be base64url: the public key the raw 65-byte uncompressed point, the private key the 32-byte `d`, and they must belong together. The private key, `fcm_credentials` and `apns_credentials` are stored AES-256-GCM-encrypted and never returned.",
-    request: { body: jsonBody(CreateAppSchema, {"name": "Web app", "settings": {"default_icon": "https://example.com/icon.png", "default_url": "https://example.com"}}) },
+    request: {
+      body: jsonBody(CreateAppSchema, { name: "Web app", settings: { default_icon: "https://example.com/icon.png", default_url: "https://example.com" } }),
+    },
     responses: { 201: dataResponse("The app", PushAppSchema), ...invalid },
   }),
   async (c) => c.json({ data: await createApp(c.env, c.get("principal").teamId, c.req.valid("json")) }, 201),
@@ -95,11 +96,10 @@ pushRouter.openapi(
     summary: "Update a push app",
     description:
       "Only the given fields change. `settings` replaces the stored settings object. `fcm_credentials` / `apns_credentials` may be replaced (or cleared with null); VAPID keys cannot be changed.",
-    request: { params: AppIdParam, body: jsonBody(UpdateAppSchema, {"name": "Web app (production)"}) },
+    request: { params: AppIdParam, body: jsonBody(UpdateAppSchema, { name: "Web app (production)" }) },
     responses: { 200: dataResponse("The app", PushAppSchema), ...notFound("App"), ...invalid },
   }),
-  async (c) =>
-    c.json({ data: await updateApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("json")) }, 200),
+  async (c) => c.json({ data: await updateApp(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("json")) }, 200),
 );
 
 pushRouter.openapi(
@@ -131,7 +131,14 @@ pushRouter.openapi(
     summary: "Register a subscriber",
     description:
       "Takes a browser `PushSubscription` as `subscription.toJSON()` gives it (`endpoint`, `keys.p256dh`, `keys.auth`, optional `expirationTime`) plus optional `tags` and `external_id`. The endpoint must be https and pass the SSRF guard. Registering an endpoint already known to the app updates that subscriber (201 when new, 200 when updated); omitted `tags` / `external_id` keep their stored values. Strict bucket (30 requests per 60 s per team).",
-    request: { params: AppIdParam, body: jsonBody(SubscribeSchema, {"endpoint": "https://push.example.com/send/abc123", "keys": {"p256dh": "BOHq2f1hbbox-ZLG10bOLf9IN6wIhXIG07NEFRx3PtbO_y9C8VrEQvOdV_Lt7F1BCukVCjiPVXHuF8u9tGHCFro", "auth": "o3DwdUsf-_NAFRFI5xJmZQ"}, "tags": ["beta"]}) },
+    request: {
+      params: AppIdParam,
+      body: jsonBody(SubscribeSchema, {
+        endpoint: "https://push.example.com/send/abc123",
+        keys: { p256dh: "BOHq2f1hbbox-ZLG10bOLf9IN6wIhXIG07NEFRx3PtbO_y9C8VrEQvOdV_Lt7F1BCukVCjiPVXHuF8u9tGHCFro", auth: "o3DwdUsf-_NAFRFI5xJmZQ" },
+        tags: ["beta"],
+      }),
+    },
     responses: {
       201: dataResponse("New subscriber", SubscriberSchema),
       200: dataResponse("Existing subscriber updated", SubscriberSchema),
@@ -140,12 +147,7 @@ pushRouter.openapi(
     },
   }),
   async (c) => {
-    const { subscriber, created } = await registerSubscriber(
-      c.env,
-      c.get("principal").teamId,
-      c.req.valid("param").app_id,
-      c.req.valid("json"),
-    );
+    const { subscriber, created } = await registerSubscriber(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("json"));
     return created ? c.json({ data: subscriber }, 201) : c.json({ data: subscriber }, 200);
   },
 );
@@ -165,8 +167,7 @@ pushRouter.openapi(
       ...invalid,
     },
   }),
-  async (c) =>
-    c.json(await listSubscribers(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query")), 200),
+  async (c) => c.json(await listSubscribers(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query")), 200),
 );
 
 pushRouter.openapi(
@@ -176,8 +177,7 @@ pushRouter.openapi(
     operationId: "deletePushSubscriber",
     scope: "push:write",
     summary: "Delete a subscriber",
-    description:
-      "Requires `push:write`. Removes one subscriber of the app; later notifications skip it. Another team's app or subscriber answers 404.",
+    description: "Requires `push:write`. Removes one subscriber of the app; later notifications skip it. Another team's app or subscriber answers 404.",
     request: { params: SubscriberParams },
     responses: { 204: { description: "Deleted" }, ...notFound("App or subscriber") },
   }),
@@ -200,7 +200,10 @@ pushRouter.openapi(
     summary: "Send a notification",
     description:
       "Answers 202 at once; fan-out and sending run on a queue. Target: every subscriber (default), `subscriber_ids`, or `tags` (subscribers with any of them). `icon`, `url`, `ttl` and `urgency` default to the app's `default_icon`, `default_url`, `default_ttl` (86400) and `default_urgency` (`normal`). Each recipient consumes one unit of the `push` monthly quota when the notification is accepted (429 when the quota cannot cover them all). The payload the service worker receives is the JSON in `payload`, at most 3993 bytes.",
-    request: { params: AppIdParam, body: jsonBody(SendSchema, {"title": "Your order shipped", "body": "It arrives on Thursday.", "url": "https://example.com/orders/42"}) },
+    request: {
+      params: AppIdParam,
+      body: jsonBody(SendSchema, { title: "Your order shipped", body: "It arrives on Thursday.", url: "https://example.com/orders/42" }),
+    },
     responses: {
       202: dataResponse("Accepted", NotificationSchema),
       ...notFound("App"),
@@ -224,11 +227,7 @@ pushRouter.openapi(
     request: { params: AppIdParam, query: ListNotificationsQuery },
     responses: { 200: dataResponse("Notifications", z.array(NotificationSchema)), ...notFound("App"), ...invalid },
   }),
-  async (c) =>
-    c.json(
-      { data: await listNotifications(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query").limit) },
-      200,
-    ),
+  async (c) => c.json({ data: await listNotifications(c.env, c.get("principal").teamId, c.req.valid("param").app_id, c.req.valid("query").limit) }, 200),
 );
 
 pushRouter.openapi(

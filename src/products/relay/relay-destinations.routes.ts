@@ -18,7 +18,7 @@ relayDestinationsRouter.openapi(
       "The `url` must pass the SSRF guard (https, no private or internal address). `event_filter` lists event types to forward; an entry ending in `*` admits a prefix (`invoice.*`); empty or absent admits every event. At most 20 destinations per source. The `secret` (`whsec_...`) that signs deliveries is returned only here.",
     scope: "webhooks:write",
     idempotent: true,
-    request: { params: SourceParam, body: jsonBody(CreateDestinationBody, {"url": "https://hooks.example.com/orders", "event_filter": ["order.*"]}) },
+    request: { params: SourceParam, body: jsonBody(CreateDestinationBody, { url: "https://hooks.example.com/orders", event_filter: ["order.*"] }) },
     responses: { 201: dataResponse("The destination with its secret", CreatedDestinationSchema) },
   }),
   async (c) => {
@@ -50,7 +50,7 @@ relayDestinationsRouter.openapi(
     description:
       "`url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled` (any change of it clears `failing_since` and `disabled_reason`: re-enabling a destination the relay disabled after 5 days of failures starts afresh). Queued deliveries to a destination disabled meanwhile end as `failed`.",
     scope: "webhooks:write",
-    request: { params: DestinationParam, body: jsonBody(PatchDestinationBody, {"enabled": false}) },
+    request: { params: DestinationParam, body: jsonBody(PatchDestinationBody, { enabled: false }) },
     responses: { 200: dataResponse("The destination", DestinationSchema) },
   }),
   async (c) => {

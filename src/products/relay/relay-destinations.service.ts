@@ -91,7 +91,11 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
     changes.failingSince = null;
     changes.disabledReason = null;
   }
-  const [row] = await db.update(webhookDestinations).set(changes).where(destinationWhere(teamId, sourceId, destinationId)).returning();
+  const [row] = await db
+    .update(webhookDestinations)
+    .set(changes)
+    .where(destinationWhere(teamId, sourceId, destinationId))
+    .returning();
   forgetIngestSource(sourceId);
   return destinationView(orNotFound(row, RelayErrors.destination()));
 }
@@ -99,7 +103,10 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
 export async function deleteDestination(env: Env, teamId: string, sourceId: string, destinationId: string): Promise<void> {
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
-  const [row] = await db.delete(webhookDestinations).where(destinationWhere(teamId, sourceId, destinationId)).returning({ id: webhookDestinations.id });
+  const [row] = await db
+    .delete(webhookDestinations)
+    .where(destinationWhere(teamId, sourceId, destinationId))
+    .returning({ id: webhookDestinations.id });
   orNotFound(row, RelayErrors.destination());
   forgetIngestSource(sourceId);
   // Its deliveries and their attempts go with it (a delivery of it claimed later is dropped by the consumer).

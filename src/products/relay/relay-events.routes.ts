@@ -52,7 +52,8 @@ relayEventsRouter.openapi(
     path: "/{source_id}/events/{event_id}",
     operationId: "getWebhookEvent",
     summary: "Get an event with its deliveries and attempts",
-    description: "The stored body, content type and filtered headers, and every delivery (ingest and replays) with each attempt: time, status code, duration, error, the first 1 KB of the answer and the delay before the next try.",
+    description:
+      "The stored body, content type and filtered headers, and every delivery (ingest and replays) with each attempt: time, status code, duration, error, the first 1 KB of the answer and the delay before the next try.",
     scope: "webhooks:read",
     request: { params: EventParam },
     responses: { 200: dataResponse("The event", EventDetailSchema) },

@@ -78,7 +78,11 @@ export async function listSources(env: Env, teamId: string) {
 
 /** The team's source, or the relay's 404: what every route under a source checks first. */
 export async function loadSource(db: Db, teamId: string, sourceId: string): Promise<SourceRow> {
-  const [row] = await db.select().from(webhookSources).where(ownedRow(webhookSources, teamId, sourceId)).limit(1);
+  const [row] = await db
+    .select()
+    .from(webhookSources)
+    .where(ownedRow(webhookSources, teamId, sourceId))
+    .limit(1);
   return orNotFound(row, RelayErrors.source());
 }
 
@@ -101,7 +105,11 @@ export async function patchSource(env: Env, teamId: string, sourceId: string, in
   if (input.signing_secret !== undefined) {
     changes.signingSecret = input.signing_secret === null ? null : await encryptSecret(env.ENCRYPTION_KEY, input.signing_secret);
   }
-  const [row] = await db.update(webhookSources).set(changes).where(ownedRow(webhookSources, teamId, sourceId)).returning({ id: webhookSources.id });
+  const [row] = await db
+    .update(webhookSources)
+    .set(changes)
+    .where(ownedRow(webhookSources, teamId, sourceId))
+    .returning({ id: webhookSources.id });
   orNotFound(row, RelayErrors.source());
   forgetIngestSource(sourceId);
   // The store's retention alarm purges with the new setting (ingest hands it over too).
@@ -115,7 +123,10 @@ export async function patchSource(env: Env, teamId: string, sourceId: string, in
  * removes the events within the source's retention.
  */
 export async function deleteSource(env: Env, teamId: string, sourceId: string): Promise<void> {
-  const [row] = await getDb(env.DB).delete(webhookSources).where(ownedRow(webhookSources, teamId, sourceId)).returning({ id: webhookSources.id });
+  const [row] = await getDb(env.DB)
+    .delete(webhookSources)
+    .where(ownedRow(webhookSources, teamId, sourceId))
+    .returning({ id: webhookSources.id });
   orNotFound(row, RelayErrors.source());
   forgetIngestSource(sourceId);
   try {

@@ -31,7 +31,6 @@ const CLAIM = claimSpec("webhook-deliveries", { from: ["pending"], inFlight: "se
 const RESPONSE_BODY_BYTES = 1024;
 export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
-
 /** The consumer of the webhook-deliveries queue: each message is handled on its own, in parallel. */
 export const webhookDeliveriesConsumer = defineConsumer({
   queue: "webhook-deliveries",
@@ -161,7 +160,14 @@ export async function attemptDelivery(env: Env, message: DeliveryMessage): Promi
       : false,
   ]);
   if (disabled) {
-    await notifyDestinationDisabled(env, { teamId: destination.teamId, ownerEmail: destination.ownerEmail, sourceId, destinationId: destination.id, url: destination.url, failingSince: destination.failingSince! });
+    await notifyDestinationDisabled(env, {
+      teamId: destination.teamId,
+      ownerEmail: destination.ownerEmail,
+      sourceId,
+      destinationId: destination.id,
+      url: destination.url,
+      failingSince: destination.failingSince!,
+    });
   }
   return { result: success ? "delivered" : final ? "failed" : "retry", retryInSeconds: retryIn };
 }
@@ -203,19 +209,18 @@ async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult>
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    const response = await safeFetch(
-      destination.url,
-      { method: "POST", headers, body: event.body },
-      { ...ssrfOptions(env), timeoutMs: DELIVERY_TIMEOUT_MS },
-    );
+    const response = await safeFetch(destination.url, { method: "POST", headers, body: event.body }, { ...ssrfOptions(env), timeoutMs: DELIVERY_TIMEOUT_MS });
     const responseBody = response.body ? await readCapped(response, RESPONSE_BODY_BYTES) : null;
     const ok = response.status >= 200 && response.status < 300;
     return { startedAt, statusCode: response.status, durationMs: elapsed(), error: ok ? null : `HTTP ${response.status}`, responseBody, permanent: false };
   } catch (error) {
     const name = (error as Error)?.name;
-    if (error instanceof BlockedUrlError) return { startedAt, statusCode: null, durationMs: elapsed(), error: error.message, responseBody: null, permanent: true };
+    if (error instanceof BlockedUrlError)
+      return { startedAt, statusCode: null, durationMs: elapsed(), error: error.message, responseBody: null, permanent: true };
     const message =
-      name === "TimeoutError" || name === "AbortError" ? `timeout after ${DELIVERY_TIMEOUT_MS / 1000} s` : `network error: ${String((error as Error)?.message ?? error)}`;
+      name === "TimeoutError" || name === "AbortError"
+        ? `timeout after ${DELIVERY_TIMEOUT_MS / 1000} s`
+        : `network error: ${String((error as Error)?.message ?? error)}`;
     return { startedAt, statusCode: null, durationMs: elapsed(), error: message.slice(0, 500), responseBody: null, permanent: false };
   }
 }

@@ -38,8 +38,19 @@ export async function recordHealth(db: Db, destinationId: string, outcome: { suc
 /** The statements that record an attempt's outcome on its destination; when `disable`, the last one disables it and RETURNS its id only if it was still enabled. */
 function destinationHealthStatements(db: Db, destinationId: string, outcome: { success: boolean; disable: boolean; at: string }) {
   const byId = eq(webhookDestinations.id, destinationId);
-  if (outcome.success) return [db.update(webhookDestinations).set({ failingSince: null }).where(and(byId, isNotNull(webhookDestinations.failingSince)))];
-  const statements = [db.update(webhookDestinations).set({ failingSince: outcome.at }).where(and(byId, isNull(webhookDestinations.failingSince)))];
+  if (outcome.success)
+    return [
+      db
+        .update(webhookDestinations)
+        .set({ failingSince: null })
+        .where(and(byId, isNotNull(webhookDestinations.failingSince))),
+    ];
+  const statements = [
+    db
+      .update(webhookDestinations)
+      .set({ failingSince: outcome.at })
+      .where(and(byId, isNull(webhookDestinations.failingSince))),
+  ];
   if (!outcome.disable) return statements;
   return [
     ...statements,

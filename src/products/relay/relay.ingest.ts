@@ -131,7 +131,9 @@ export async function receiveWebhook(
   const { identity, sizeBytes, units } = taken;
   const eventId = crypto.randomUUID();
   const at = nowIso();
-  const deliveries = found.destinations.filter((d) => filterAdmits(d.eventFilter, identity.type)).map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
+  const deliveries = found.destinations
+    .filter((d) => filterAdmits(d.eventFilter, identity.type))
+    .map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
   const store = relayStore(env, source.id);
 
   // Event and deliveries in one store call (one transaction: a copy of a stored provider event id
@@ -227,9 +229,7 @@ async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebh
 
 /** Gives back the units of an event that was not stored (logged, never thrown: the answer is already an error). */
 function giveBack(env: Env, teamId: string, units: number): Promise<void> {
-  return releaseQuota(env, teamId, "webhooks", units).catch((error) =>
-    log.error("relay: giving back units failed", { team_id: teamId, error: String(error) }),
-  );
+  return releaseQuota(env, teamId, "webhooks", units).catch((error) => log.error("relay: giving back units failed", { team_id: teamId, error: String(error) }));
 }
 
 /** The stored event of a provider event id (a refused event may still be a copy of one); null when none, or when the store cannot say. */

@@ -27,9 +27,12 @@ export const CreateSourceBody = z
         "How inbound signatures are verified and the event type and id are read. `standard` accepts Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) and Svix's (`svix-id`, `svix-timestamp`, `svix-signature`: Clerk, Resend and other Svix senders).",
     }),
     signing_secret: signingSecret.nullable().optional().openapi({
-      description: "The secret the provider signs with. Optional: without it, anyone who knows the ingest URL can post events. Stored encrypted, never returned.",
+      description:
+        "The secret the provider signs with. Optional: without it, anyone who knows the ingest URL can post events. Stored encrypted, never returned.",
     }),
-    retention_days: retentionDays.default(RETENTION_DEFAULT_DAYS).openapi({ description: `Days events are kept, 1 to ${RETENTION_MAX_DAYS}; default ${RETENTION_DEFAULT_DAYS}.` }),
+    retention_days: retentionDays
+      .default(RETENTION_DEFAULT_DAYS)
+      .openapi({ description: `Days events are kept, 1 to ${RETENTION_MAX_DAYS}; default ${RETENTION_DEFAULT_DAYS}.` }),
     enabled: z.boolean().default(true),
   })
   .openapi("CreateWebhookSource");
@@ -71,7 +74,10 @@ const eventFilter = z.array(filterEntry).max(MAX_FILTER_ENTRIES);
 export const CreateDestinationBody = z
   .strictObject({
     url: z.string().max(2048),
-    event_filter: eventFilter.nullable().optional().openapi({ description: "Event types to forward; entries may end in `*` to admit a prefix. Empty or absent: every event." }),
+    event_filter: eventFilter
+      .nullable()
+      .optional()
+      .openapi({ description: "Event types to forward; entries may end in `*` to admit a prefix. Empty or absent: every event." }),
     enabled: z.boolean().default(true),
   })
   .openapi("CreateWebhookDestination");
@@ -92,7 +98,8 @@ export const DestinationSchema = z
     event_filter: z.array(z.string()),
     enabled: z.boolean(),
     disabled_reason: z.enum(["failing"]).nullable().openapi({
-      description: "`failing` when the relay disabled the destination because every attempt had failed for 5 days (the team owner is emailed); null otherwise. Cleared by any change of `enabled`.",
+      description:
+        "`failing` when the relay disabled the destination because every attempt had failed for 5 days (the team owner is emailed); null otherwise. Cleared by any change of `enabled`.",
     }),
     failing_since: z.string().nullable().openapi({ description: "When the current run of failed attempts began; null after a successful attempt." }),
     created_at: z.string(),
@@ -143,7 +150,8 @@ export const EventSummarySchema = z
     size_bytes: z.number().int(),
     received_at: z.string(),
     delivery_status: z.enum(EVENT_DELIVERY_STATUSES).openapi({
-      description: "`failed` when any delivery failed, else `pending` while any is pending or sending, else `delivered`; `none` when no destination admitted it.",
+      description:
+        "`failed` when any delivery failed, else `pending` while any is pending or sending, else `delivered`; `none` when no destination admitted it.",
     }),
   })
   .openapi("WebhookEventSummary");
@@ -165,15 +173,10 @@ export const PaginationSchema = z.object({ next_cursor: z.string().nullable(), h
 
 export const ReplayBody = z
   .object({
-    destination_ids: z
-      .array(z.string().max(100))
-      .min(1)
-      .max(MAX_DESTINATIONS_PER_SOURCE)
-      .optional()
-      .openapi({
-        description:
-          "Resend only to these destinations of the source (e.g. the one that failed), not to the healthy ones. Each must be a destination of this source, enabled, and admit the event's type (422 otherwise). Absent: every enabled destination whose filter admits the event.",
-      }),
+    destination_ids: z.array(z.string().max(100)).min(1).max(MAX_DESTINATIONS_PER_SOURCE).optional().openapi({
+      description:
+        "Resend only to these destinations of the source (e.g. the one that failed), not to the healthy ones. Each must be a destination of this source, enabled, and admit the event's type (422 otherwise). Absent: every enabled destination whose filter admits the event.",
+    }),
   })
   .openapi("WebhookReplayRequest");
 
@@ -188,6 +191,4 @@ export const DestinationParam = SourceParam.extend({ destination_id: z.string().
 export const EventParam = SourceParam.extend({ event_id: z.string().max(100) });
 export const SlugParam = z.object({ slug: z.string().max(100) });
 
-export const RelayErrorSchema = z
-  .object({ error: z.string(), details: z.record(z.string(), z.array(z.string())).optional() })
-  .openapi("RelayError");
+export const RelayErrorSchema = z.object({ error: z.string(), details: z.record(z.string(), z.array(z.string())).optional() }).openapi("RelayError");

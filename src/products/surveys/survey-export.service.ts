@@ -25,7 +25,10 @@ function answerCell(answer: StoredAnswer | undefined): CsvValue {
   if (value === null || value === undefined) return null;
   if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
   if (Array.isArray(value)) return value.map(String).join("; ");
-  if (typeof value === "object") return Object.entries(value).map(([row, column]) => `${row}: ${String(column)}`).join("; ");
+  if (typeof value === "object")
+    return Object.entries(value)
+      .map(([row, column]) => `${row}: ${String(column)}`)
+      .join("; ");
   return String(value);
 }
 

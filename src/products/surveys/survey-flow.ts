@@ -2,7 +2,7 @@
 // response, the question that comes next in either mode (branching in manual mode, the question
 // generator in AI mode), the question a stored response expects, and the state a respondent sees.
 // No storage here: the services load and write the response (survey-responses.service.ts).
-import { surveyResponses, type GeneratedQuestion, type StoredAnswer } from "../../db/schema/surveys";
+import type { surveyResponses, GeneratedQuestion, StoredAnswer } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { effectiveAiConfig, questionGenerator } from "./survey-generator";

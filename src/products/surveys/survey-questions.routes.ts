@@ -31,7 +31,7 @@ surveyQuestionsRouter.openapi(
     summary: "Reorder questions",
     description: "`question_ids` must list every question of the survey exactly once (else 400); positions 1..n are rewritten in one statement.",
     scope: "surveys:write",
-    request: { params: SurveyIdParam2, body: jsonBody(ReorderBody, {"question_ids": ["QUESTION_ID"]}) },
+    request: { params: SurveyIdParam2, body: jsonBody(ReorderBody, { question_ids: ["QUESTION_ID"] }) },
     responses: { 200: jsonResponse("Reordered", Ok), 400: jsonResponse("Partial or duplicated list", SurveyErrorSchema) },
   }),
   async (c) => {
@@ -49,7 +49,7 @@ surveyQuestionsRouter.openapi(
     description:
       "`options` are required for `choice`, `multi_choice` and `ranking` (and must be empty otherwise); `scale` and `slider` need integer `settings.min` < `settings.max`; `matrix` needs `settings.rows` and `settings.columns`; branching targets must be questions of the same survey.",
     scope: "surveys:write",
-    request: { params: SurveyIdParam2, body: jsonBody(CreateQuestionBody, {"type": "nps", "title": "How likely are you to recommend us?", "position": 1}) },
+    request: { params: SurveyIdParam2, body: jsonBody(CreateQuestionBody, { type: "nps", title: "How likely are you to recommend us?", position: 1 }) },
     responses: { 201: dataResponse("The question", QuestionSchema) },
   }),
   async (c) => c.json({ data: await createQuestion(c.env, c.get("principal").teamId, c.req.valid("param").survey_id, c.req.valid("json")) }, 201),
@@ -63,7 +63,7 @@ surveyQuestionsRouter.openapi(
     summary: "Update a question",
     description: "Any question field. Editing a question of an `active` survey increments its `version`.",
     scope: "surveys:write",
-    request: { params: QuestionParams, body: jsonBody(PatchQuestionBody, {"title": "How likely are you to recommend us to a friend?"}) },
+    request: { params: QuestionParams, body: jsonBody(PatchQuestionBody, { title: "How likely are you to recommend us to a friend?" }) },
     responses: { 200: dataResponse("The question", QuestionSchema) },
   }),
   async (c) => {

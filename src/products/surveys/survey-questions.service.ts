@@ -11,7 +11,7 @@ import { ApiError, type FieldErrors } from "../../platform/errors";
 import { ownedRow } from "../../platform/tenancy";
 import { branchingConditionErrors, questionDefinitionErrors } from "./survey-rules";
 import type { CreateQuestionInput, PatchQuestionInput, QuestionType } from "./surveys.schemas";
-import { listedPosition, listedQuestion, listQuestionRows, loadQuestion, loadSurvey, runBatch, type QuestionRow, type SurveyRow } from "./surveys.queries";
+import { listedPosition, listedQuestion, listQuestionRows, loadQuestion, loadSurvey, type QuestionRow, type SurveyRow } from "./surveys.queries";
 
 const DEFAULT_BRANCHING: Branching = { rules: [], default: { go_to_next: true } };
 
@@ -50,7 +50,11 @@ async function checkQuestion(
     .map((t) => t.go_to_question_id);
   const [section, found] = await Promise.all([
     q.sectionId
-      ? db.select({ id: surveySections.id }).from(surveySections).where(and(ownedRow(surveySections, survey.teamId, q.sectionId), eq(surveySections.surveyId, survey.id))).get()
+      ? db
+          .select({ id: surveySections.id })
+          .from(surveySections)
+          .where(and(ownedRow(surveySections, survey.teamId, q.sectionId), eq(surveySections.surveyId, survey.id)))
+          .get()
       : Promise.resolve({ id: null }),
     targets.length
       ? db

@@ -47,7 +47,16 @@ export const BackBody = z
 export type BackInput = z.infer<typeof BackBody>;
 
 /** A question as a respondent sees it: the stored question's fields, or a generated follow-up's (no position, no branching). */
-export const PublicQuestionSchema = QuestionSchema.pick({ id: true, section_id: true, type: true, title: true, description: true, options: true, settings: true, version: true })
+export const PublicQuestionSchema = QuestionSchema.pick({
+  id: true,
+  section_id: true,
+  type: true,
+  title: true,
+  description: true,
+  options: true,
+  settings: true,
+  version: true,
+})
   .extend({
     position: z.number().int().nullable(),
     branching: JsonObject.optional(),
@@ -62,10 +71,9 @@ export const ResponseStateSchema = z
     status: z.enum(["in_progress", "completed"]),
     answered_count: z.number().int(),
     next_question: PublicQuestionSchema.nullable(),
-    previous_answer: z
-      .object({ value: z.unknown(), answered_at: z.string() })
-      .nullable()
-      .openapi({ description: "After going back: the answer the response gave `next_question` before, until it is answered again (to pre-fill a control); else null" }),
+    previous_answer: z.object({ value: z.unknown(), answered_at: z.string() }).nullable().openapi({
+      description: "After going back: the answer the response gave `next_question` before, until it is answered again (to pre-fill a control); else null",
+    }),
     can_go_back: z.boolean().openapi({ description: "True while the response is in progress and has answered at least one question" }),
     finished: z.boolean(),
     started_at: z.string(),

@@ -17,16 +17,7 @@ import { orNotFound } from "../../platform/tenancy";
 import { adoptLegacyResponse } from "./surveys.migrate";
 import { fromStored, ownerOf, summaryQuestions, surveyStore, toStored } from "./surveys.store";
 import { effectiveAiConfig } from "./survey-generator";
-import {
-  expectedQuestion,
-  nextQuestion,
-  nextQuestionId,
-  publicQuestion,
-  questionById,
-  stateView,
-  type FlowState,
-  type ResponseRow,
-} from "./survey-flow";
+import { expectedQuestion, nextQuestion, nextQuestionId, publicQuestion, questionById, stateView, type FlowState, type ResponseRow } from "./survey-flow";
 import { answerError, canonical, isEmail, type QuestionShape } from "./survey-rules";
 import type { AnswerInput, BackInput, StartResponseInput } from "./survey-responses.schemas";
 import { listQuestionRows, surveyNotFound, type QuestionRow, type SurveyRow } from "./surveys.queries";
@@ -113,7 +104,12 @@ async function loadResponse(env: Env, survey: SurveyRow, responseId: string): Pr
 }
 
 /** Writes an answer or a step back, only while the response still holds what was read. */
-async function saveFlow(env: Env, survey: SurveyRow, row: ResponseRow, set: Pick<ResponseRow, "answers" | "path" | "nextQuestionId" | "generatedQuestions" | "updatedAt">) {
+async function saveFlow(
+  env: Env,
+  survey: SurveyRow,
+  row: ResponseRow,
+  set: Pick<ResponseRow, "answers" | "path" | "nextQuestionId" | "generatedQuestions" | "updatedAt">,
+) {
   return surveyStore(env, survey.id).update(row.id, {
     expect: { updatedAt: row.updatedAt, nextQuestionId: row.nextQuestionId, path: JSON.stringify(row.path) },
     set: {
@@ -228,7 +224,12 @@ export async function completeResponse(env: Env, survey: PublicSurvey, responseI
     throw new ApiError("unanswered_questions", "Response has unanswered questions", { extra: { next_question_id: expected.id } });
   }
 
-  const { won } = await surveyStore(env, survey.id).complete(ownerOf(survey), row.id, { completionId: crypto.randomUUID(), at: nowIso() }, summaryQuestions(ordered));
+  const { won } = await surveyStore(env, survey.id).complete(
+    ownerOf(survey),
+    row.id,
+    { completionId: crypto.randomUUID(), at: nowIso() },
+    summaryQuestions(ordered),
+  );
   if (won) {
     // The winner spends the team's `surveys` unit, never refused: a start was refused while no
     // unit was left, so at most the responses in flight go over. The completion is committed: a

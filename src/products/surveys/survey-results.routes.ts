@@ -76,7 +76,7 @@ surveyResultsRouter.openapi(
       "Receives `response.completed` events through the survey-webhooks queue, signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The `secret` is shown only in this answer.",
     scope: "surveys:write",
     idempotent: true,
-    request: { params: SurveyIdParam, body: jsonBody(CreateWebhookBody, {"url": "https://hooks.example.com/surveys", "events": ["response.completed"]}) },
+    request: { params: SurveyIdParam, body: jsonBody(CreateWebhookBody, { url: "https://hooks.example.com/surveys", events: ["response.completed"] }) },
     responses: { 201: dataResponse("The webhook with its secret", CreatedWebhookSchema) },
   }),
   async (c) => c.json({ data: await createWebhook(c.env, c.get("principal").teamId, c.req.valid("param").id, c.req.valid("json")) }, 201),
@@ -88,8 +88,7 @@ surveyResultsRouter.openapi(
     path: "/{id}/webhooks",
     operationId: "listSurveyWebhooks",
     summary: "List a survey's webhooks",
-    description:
-      "Requires `surveys:read`. The survey's webhooks (URL and events); their signing secrets are shown only at creation.",
+    description: "Requires `surveys:read`. The survey's webhooks (URL and events); their signing secrets are shown only at creation.",
     scope: "surveys:read",
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("Webhooks (without secrets)", z.array(WebhookSchema)) },
@@ -103,8 +102,7 @@ surveyResultsRouter.openapi(
     path: "/{id}/webhooks/{webhook_id}",
     operationId: "deleteSurveyWebhook",
     summary: "Delete a survey webhook",
-    description:
-      "Requires `surveys:write`. Deletes the webhook; deliveries already queued for it are dropped.",
+    description: "Requires `surveys:write`. Deletes the webhook; deliveries already queued for it are dropped.",
     scope: "surveys:write",
     request: { params: WebhookParams },
     responses: { 204: { description: "Deleted" } },

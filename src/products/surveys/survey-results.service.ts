@@ -33,12 +33,7 @@ export interface ResponsesQuery {
   until?: string;
 }
 
-export async function listResponses(
-  env: Env,
-  teamId: string,
-  surveyId: string,
-  q: ResponsesQuery,
-) {
+export async function listResponses(env: Env, teamId: string, surveyId: string, q: ResponsesQuery) {
   return responsesPage(env, await loadSurvey(getDb(env.DB), teamId, surveyId), q);
 }
 

@@ -161,9 +161,7 @@ export function answerError(q: QuestionShape, value: unknown): string | null {
     case "ranking": {
       if (!Array.isArray(value)) return "must be an array ordering every option";
       const ok =
-        value.length === q.options.length &&
-        value.every((v) => typeof v === "string" && q.options.includes(v)) &&
-        new Set(value).size === value.length;
+        value.length === q.options.length && value.every((v) => typeof v === "string" && q.options.includes(v)) && new Set(value).size === value.length;
       return ok ? null : "must list every option exactly once";
     }
     case "yes_no":
@@ -191,12 +189,7 @@ export function canonical(value: unknown): string {
  * A jump to a question that no longer exists or is already answered falls back to the next one,
  * so a path can never loop.
  */
-export function nextManualQuestion(
-  ordered: QuestionShape[],
-  current: QuestionShape,
-  value: unknown,
-  answered: ReadonlySet<string>,
-): string | null {
+export function nextManualQuestion(ordered: QuestionShape[], current: QuestionShape, value: unknown, answered: ReadonlySet<string>): string | null {
   const branching = current.branching;
   const rule = branching?.rules.find((r) => conditionHolds(r.if, value));
   const then = rule?.then ?? branching?.default ?? { go_to_next: true };

@@ -31,7 +31,7 @@ surveySectionsRouter.openapi(
     description:
       "Requires `surveys:write`. `position` (1-based) is required; `title` and `description` are optional. At most 50 sections per survey (422 past it).",
     scope: "surveys:write",
-    request: { params: SurveyIdParam2, body: jsonBody(CreateSectionBody, {"title": "About you", "position": 1}) },
+    request: { params: SurveyIdParam2, body: jsonBody(CreateSectionBody, { title: "About you", position: 1 }) },
     responses: { 201: dataResponse("The section", SectionSchema) },
   }),
   async (c) => c.json({ data: await createSection(c.env, c.get("principal").teamId, c.req.valid("param").survey_id, c.req.valid("json")) }, 201),
@@ -43,10 +43,9 @@ surveySectionsRouter.openapi(
     path: "/{survey_id}/sections/{section_id}",
     operationId: "updateSurveySection",
     summary: "Update a section",
-    description:
-      "Requires `surveys:write`. Changes `title`, `description` or `position`; only the fields sent change.",
+    description: "Requires `surveys:write`. Changes `title`, `description` or `position`; only the fields sent change.",
     scope: "surveys:write",
-    request: { params: SectionParams, body: jsonBody(PatchSectionBody, {"title": "About your team"}) },
+    request: { params: SectionParams, body: jsonBody(PatchSectionBody, { title: "About your team" }) },
     responses: { 200: dataResponse("The section", SectionSchema) },
   }),
   async (c) => {

@@ -32,7 +32,6 @@ export const CLAIM_LEASE_MS = CLAIMS["survey-webhooks"].leaseMs;
 /** A delivery stays `pending` while an attempt holds it: only the lease says it is held. */
 const CLAIM = claimSpec("survey-webhooks", { from: ["pending"], inFlight: "pending" });
 
-
 type Outcome = { kind: "done" } | { kind: "retry"; delaySeconds: number };
 /** What an attempt needs of the delivery row it claimed. */
 interface ClaimedDelivery {

@@ -41,7 +41,9 @@ async function moveRows(env: Env, owner: { surveyId: string; teamId: string }, r
     .bind(owner.surveyId, owner.teamId)
     .all<{ id: string; type: string }>();
   await surveyStore(env, owner.surveyId).importResponses(owner, rows.map(storedOf), questions);
-  await env.DB.prepare("DELETE FROM survey_responses WHERE rowid IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(rows.map((r) => r.rowid))).run();
+  await env.DB.prepare("DELETE FROM survey_responses WHERE rowid IN (SELECT value FROM json_each(?1))")
+    .bind(JSON.stringify(rows.map((r) => r.rowid)))
+    .run();
   return rows.length;
 }
 

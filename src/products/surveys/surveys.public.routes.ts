@@ -32,7 +32,10 @@ const route = productRoutes({
   bucket: "public",
   errors: {
     404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
-    429: jsonResponse("Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota", RateLimitErrorSchema),
+    429: jsonResponse(
+      "Per-IP public bucket exceeded; on start also the team's strict bucket (survey starts), the per-IP share of it, or the monthly surveys quota",
+      RateLimitErrorSchema,
+    ),
   },
 });
 /** What the response flow (start, answer, back, complete) answers besides the shared errors. */
@@ -67,7 +70,10 @@ export function clientNetwork(ip: string): string {
   if (address.kind() === "ipv4") return address.toString();
   const v6 = address as ipaddr.IPv6;
   if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
-  return `${v6.parts.slice(0, 4).map((part) => part.toString(16)).join(":")}::/64`;
+  return `${v6.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(":")}::/64`;
 }
 
 export const surveysPublicRouter = createRouter({ errorFormat: surveysErrorFormat });
@@ -136,7 +142,7 @@ surveysPublicRouter.openapi(
     summary: "Answer the next question",
     description:
       "Body `{question_id, value}`. Only the expected next question may be answered: any other answers 409 with `expected_question_id`. The value is checked against the question type (422 `errors.value`). Branching (manual mode) or the generator (AI mode) picks the next question, returned in full, or `finished: true`. Works on closed surveys for responses already in progress.",
-    request: { params: ResponseParams, body: jsonBody(AnswerBody, {"question_id": "QUESTION_ID", "value": 9}) },
+    request: { params: ResponseParams, body: jsonBody(AnswerBody, { question_id: "QUESTION_ID", value: 9 }) },
     responses: { 200: dataResponse("The response state with the next question", ResponseStateSchema), ...flowErrors },
   }),
   async (c) => {

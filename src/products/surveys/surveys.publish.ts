@@ -49,7 +49,10 @@ export async function publishCompletion(env: Env, owner: StoreOwner, responseId:
   const wrote = results[0].meta.changes === 1;
   if (wrote && deliveries.length) {
     try {
-      await sendAll(env.SURVEY_QUEUE, deliveries.map((d) => ({ delivery_id: d.id })));
+      await sendAll(
+        env.SURVEY_QUEUE,
+        deliveries.map((d) => ({ delivery_id: d.id })),
+      );
     } catch (error) {
       // The rows are committed and stay pending: the hourly sweep (surveys.cron.ts) queues them again.
       log.error("survey webhook enqueue failed", { response_id: responseId, error: String(error) });

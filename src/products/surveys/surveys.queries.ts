@@ -21,7 +21,11 @@ export const sectionNotFound = () => ApiError.notFound("Section not found");
 export const questionNotFound = () => ApiError.notFound("Question not found");
 
 export async function loadSurvey(db: Db, teamId: string, id: string): Promise<SurveyRow> {
-  const row = await db.select().from(surveys).where(ownedRow(surveys, teamId, id)).get();
+  const row = await db
+    .select()
+    .from(surveys)
+    .where(ownedRow(surveys, teamId, id))
+    .get();
   return orNotFound(row, surveyNotFound());
 }
 
@@ -41,7 +45,11 @@ async function listParts<T extends SurveyPart>(db: Db, table: T, survey: SurveyR
 /** One part of the survey, or the part's 404 when it is missing, another survey's or another team's. */
 async function loadPart<T extends SurveyPart>(db: Db, table: T, survey: SurveyRow, id: string, notFound: () => ApiError): Promise<T["$inferSelect"]> {
   const part = table as SurveyPart;
-  const row = await db.select().from(part).where(and(ownedRow(part, survey.teamId, id), eq(part.surveyId, survey.id))).get();
+  const row = await db
+    .select()
+    .from(part)
+    .where(and(ownedRow(part, survey.teamId, id), eq(part.surveyId, survey.id)))
+    .get();
   return orNotFound(row as T["$inferSelect"] | undefined, notFound());
 }
 
@@ -80,5 +88,4 @@ export const listedPosition = (questionIds: string[]): SQL =>
   sql`(SELECT j.key + 1 FROM json_each(${JSON.stringify(questionIds)}) AS j WHERE j.value = ${surveyQuestions.id})`;
 
 /** The question is one of the list (reorder). */
-export const listedQuestion = (questionIds: string[]): SQL =>
-  sql`${surveyQuestions.id} IN (SELECT value FROM json_each(${JSON.stringify(questionIds)}))`;
+export const listedQuestion = (questionIds: string[]): SQL => sql`${surveyQuestions.id} IN (SELECT value FROM json_each(${JSON.stringify(questionIds)}))`;

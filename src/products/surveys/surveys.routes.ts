@@ -52,7 +52,7 @@ surveysRouter.openapi(
       "Created as `draft`. `slug` is URL-safe and globally unique (so unique per team and resolvable from the public URL alone); a taken slug answers 422 `errors.slug: ['has already been taken']`. Mode `ai` requires `ai_config.goal`; manual surveys keep `ai_config` `{}`.",
     scope: "surveys:write",
     idempotent: true,
-    request: { body: jsonBody(CreateSurveyBody, {"name": "Customer pulse", "slug": "customer-pulse", "mode": "manual"}) },
+    request: { body: jsonBody(CreateSurveyBody, { name: "Customer pulse", slug: "customer-pulse", mode: "manual" }) },
     responses: { 201: dataResponse("The survey", SurveySchema) },
   }),
   async (c) => {
@@ -82,8 +82,7 @@ surveysRouter.openapi(
     path: "/{id}",
     operationId: "getSurvey",
     summary: "Get a survey with its sections and questions",
-    description:
-      "Requires `surveys:read`. The survey with its `sections` and `questions` in position order; another team's survey answers 404.",
+    description: "Requires `surveys:read`. The survey with its `sections` and `questions` in position order; another team's survey answers 404.",
     scope: "surveys:read",
     request: { params: SurveyIdParam },
     responses: { 200: dataResponse("The survey", SurveyDetailSchema) },
@@ -100,7 +99,7 @@ surveysRouter.openapi(
     description:
       "Any of `name`, `slug`, `mode`, `status`, `settings`, `ai_config`. `status` follows the action endpoints' rules. Changing `slug` invalidates existing embed configurations and invitation URLs.",
     scope: "surveys:write",
-    request: { params: SurveyIdParam, body: jsonBody(PatchSurveyBody, {"name": "Customer pulse (Q3)"}) },
+    request: { params: SurveyIdParam, body: jsonBody(PatchSurveyBody, { name: "Customer pulse (Q3)" }) },
     responses: { 200: dataResponse("The updated survey", SurveySchema) },
   }),
   async (c) => {

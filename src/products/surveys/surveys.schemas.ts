@@ -11,20 +11,7 @@ import { cappedJsonObject, FREE_FORM_JSON_BYTES, jsonCapMessage, jsonFits } from
 const fits = (value: unknown) => jsonFits(value, FREE_FORM_JSON_BYTES);
 const capMessage = jsonCapMessage(FREE_FORM_JSON_BYTES);
 
-export const QUESTION_TYPES = [
-  "text",
-  "email",
-  "choice",
-  "multi_choice",
-  "rating",
-  "nps",
-  "scale",
-  "slider",
-  "matrix",
-  "ranking",
-  "yes_no",
-  "date",
-] as const;
+export const QUESTION_TYPES = ["text", "email", "choice", "multi_choice", "rating", "nps", "scale", "slider", "matrix", "ranking", "yes_no", "date"] as const;
 export type QuestionType = (typeof QUESTION_TYPES)[number];
 
 export const SURVEY_STATUSES = ["draft", "active", "closed"] as const;
@@ -32,14 +19,10 @@ export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
 
 export const JsonObject = z.record(z.string(), z.unknown());
 
-export const SurveyErrorSchema = z
-  .object({ error: z.string(), errors: z.record(z.string(), z.array(z.string())).optional() })
-  .openapi("SurveyError");
+export const SurveyErrorSchema = z.object({ error: z.string(), errors: z.record(z.string(), z.array(z.string())).optional() }).openapi("SurveyError");
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,98}[a-z0-9])?$/;
-const Slug = z
-  .string()
-  .regex(SLUG_PATTERN, "must be 1 to 100 lowercase letters, digits, hyphens or underscores, starting and ending with a letter or digit");
+const Slug = z.string().regex(SLUG_PATTERN, "must be 1 to 100 lowercase letters, digits, hyphens or underscores, starting and ending with a letter or digit");
 
 export const AiConfigSchema = z
   .looseObject({
@@ -49,7 +32,8 @@ export const AiConfigSchema = z
   })
   .refine(fits, capMessage)
   .openapi("SurveyAiConfig", {
-    description: "AI mode configuration: `goal` (required in AI mode), `target_questions` (1..20, default 5), `tone` (e.g. neutral, friendly, formal). At most 16 KB of JSON.",
+    description:
+      "AI mode configuration: `goal` (required in AI mode), `target_questions` (1..20, default 5), `tone` (e.g. neutral, friendly, formal). At most 16 KB of JSON.",
   });
 
 export const SurveySchema = z
@@ -78,10 +62,7 @@ export const SectionSchema = z
   })
   .openapi("SurveySection");
 
-const BranchTarget = z.union([
-  z.strictObject({ go_to_question_id: z.string().min(1) }),
-  z.strictObject({ skip_to_end: z.literal(true) }),
-]);
+const BranchTarget = z.union([z.strictObject({ go_to_question_id: z.string().min(1) }), z.strictObject({ skip_to_end: z.literal(true) })]);
 
 export const BRANCH_OPERATORS = ["equals", "less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal", "includes"] as const;
 

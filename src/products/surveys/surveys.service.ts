@@ -146,7 +146,10 @@ export async function setStatus(env: Env, teamId: string, id: string, target: Su
   await checkTransition(db, survey, target);
   if (target === survey.status) return survey;
   const updated = { ...survey, status: target, updatedAt: nowIso() };
-  await db.update(surveys).set({ status: target, updatedAt: updated.updatedAt }).where(ownedRow(surveys, teamId, id));
+  await db
+    .update(surveys)
+    .set({ status: target, updatedAt: updated.updatedAt })
+    .where(ownedRow(surveys, teamId, id));
   return updated;
 }
 
@@ -172,7 +175,15 @@ export async function updateSurvey(env: Env, teamId: string, id: string, patch: 
   await withSlug(
     db
       .update(surveys)
-      .set({ name: next.name, slug: next.slug, mode: next.mode, status: next.status, settings: next.settings, aiConfig: next.aiConfig, updatedAt: next.updatedAt })
+      .set({
+        name: next.name,
+        slug: next.slug,
+        mode: next.mode,
+        status: next.status,
+        settings: next.settings,
+        aiConfig: next.aiConfig,
+        updatedAt: next.updatedAt,
+      })
       .where(ownedRow(surveys, teamId, id)),
   );
   return next;
@@ -202,7 +213,12 @@ export async function deleteSurvey(env: Env, teamId: string, id: string): Promis
 async function copySlug(db: Db, slug: string): Promise<string> {
   const base = `${slug.slice(0, 84).replace(/[-_]+$/, "")}-copy`;
   const taken = new Set(
-    (await db.select({ slug: surveys.slug }).from(surveys).where(or(eq(surveys.slug, base), like(surveys.slug, `${base}-%`)))).map((r) => r.slug),
+    (
+      await db
+        .select({ slug: surveys.slug })
+        .from(surveys)
+        .where(or(eq(surveys.slug, base), like(surveys.slug, `${base}-%`)))
+    ).map((r) => r.slug),
   );
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;

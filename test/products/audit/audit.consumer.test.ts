@@ -113,7 +113,14 @@ describe("export enqueue failure", () => {
     const { ApiError } = await import("../../../src/platform/errors");
     const team = await setupTeam();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const broken = { ...env, EXPORT_QUEUE: { send: async () => { throw new Error("queue down"); } } } as unknown as Env;
+    const broken = {
+      ...env,
+      EXPORT_QUEUE: {
+        send: async () => {
+          throw new Error("queue down");
+        },
+      },
+    } as unknown as Env;
     const owner = { teamId: team.teamId, plan: "pro", ownerEmail: null };
     const error = await startExport(broken, owner, { teamId: team.teamId, projectId: "p1" }, { format: "json" }).catch((e) => e);
     expect(error).toBeInstanceOf(ApiError);

@@ -130,7 +130,11 @@ describe("not_found (404)", () => {
       404,
       "not_found",
     );
-    await expectAuditError(await call("POST", `${team.base}/reports/share`, { key: team.key, body: { channel: "link", report_id: missing } }), 404, "not_found");
+    await expectAuditError(
+      await call("POST", `${team.base}/reports/share`, { key: team.key, body: { channel: "link", report_id: missing } }),
+      404,
+      "not_found",
+    );
     await expectAuditError(await call("DELETE", `${team.base}/reports/share`, { key: team.key }), 404, "not_found");
     await expectAuditError(await call("GET", `${team.base}/nothing-here`, { key: team.key }), 404, "not_found");
   });

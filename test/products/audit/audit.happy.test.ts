@@ -12,12 +12,23 @@ const at = (iso: string) => setClock(new Date(iso));
 describe("audit findings", () => {
   it("creates, lists, reads and changes findings in the envelope, with status history", async () => {
     const team = await newTeam();
-    const res = await call("POST", `${team.base}/findings`, { key: team.key, body: { title: "SQL injection", priority_score: 8.5 }, headers: { "x-request-id": "req-abc" } });
+    const res = await call("POST", `${team.base}/findings`, {
+      key: team.key,
+      body: { title: "SQL injection", priority_score: 8.5 },
+      headers: { "x-request-id": "req-abc" },
+    });
     expect(res.status).toBe(201);
     const created = await json(res);
     expect(created.meta).toEqual({ request_id: "req-abc" });
     expect(created.error).toBeNull();
-    expect(created.data).toMatchObject({ title: "SQL injection", priority_score: 8.5, status: "new", org_id: team.teamId, project_id: "web-app", regression: false });
+    expect(created.data).toMatchObject({
+      title: "SQL injection",
+      priority_score: 8.5,
+      status: "new",
+      org_id: team.teamId,
+      project_id: "web-app",
+      regression: false,
+    });
 
     const id = created.data.id;
     await patchFinding(team.key, team.base, id, { status: "resolved" });
@@ -111,7 +122,13 @@ describe("audit summary", () => {
     at("2026-01-01T00:30:00Z");
     const body = await json(await call("GET", `${team.base}/reports/summary`, { key: team.key }));
     expect(body.data.risk_burn_down.map((d: { date: string }) => d.date)).toEqual([
-      "2025-12-26", "2025-12-27", "2025-12-28", "2025-12-29", "2025-12-30", "2025-12-31", "2026-01-01",
+      "2025-12-26",
+      "2025-12-27",
+      "2025-12-28",
+      "2025-12-29",
+      "2025-12-30",
+      "2025-12-31",
+      "2026-01-01",
     ]);
     expect(body.data).toMatchObject({ verification_pass_rate: 0, regression_rate: 0, open_findings: 0 });
     expect(body.data.risk_burn_down.every((d: { open_risk_score: number }) => d.open_risk_score === 0)).toBe(true);

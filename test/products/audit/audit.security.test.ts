@@ -88,17 +88,31 @@ describe("the public viewer", () => {
     // The project id charset refuses markup outright.
     expect((await call("GET", `${auditBase(team, encodeURIComponent(project))}/reports/summary`, { key: team.key })).status).toBe(422);
     const report = await exportReport(team.key, team.base, team.teamId, { format: "pdf" });
-    const url = (await json(await call("POST", `${team.base}/reports/share`, { key: team.key, body: { channel: "link", report_id: report.id } }))).data.share_url;
+    const url = (await json(await call("POST", `${team.base}/reports/share`, { key: team.key, body: { channel: "link", report_id: report.id } }))).data
+      .share_url;
     const page = await call("GET", url);
     expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(page.headers.get("x-robots-tag")).toContain("noindex");
     expect(await page.text()).not.toMatch(/<script/i);
 
     // Whatever reaches the page is escaped.
-    const html = renderHtml({
-      id: "r1", org_id: "o", project_id: "<img src=x onerror=alert(1)>", period_start: "2026-01-01", period_end: "2026-01-07",
-      format: "pdf", status: "shared", snapshot: emptySummary(), exported_at: null, shared_at: null, created_at: "c", updated_at: "u",
-    }, { downloadUrl: 'https://x/"><script>' });
+    const html = renderHtml(
+      {
+        id: "r1",
+        org_id: "o",
+        project_id: "<img src=x onerror=alert(1)>",
+        period_start: "2026-01-01",
+        period_end: "2026-01-07",
+        format: "pdf",
+        status: "shared",
+        snapshot: emptySummary(),
+        exported_at: null,
+        shared_at: null,
+        created_at: "c",
+        updated_at: "u",
+      },
+      { downloadUrl: 'https://x/"><script>' },
+    );
     expect(html).not.toContain("<img");
     expect(html).not.toContain("<script");
     expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");

@@ -44,9 +44,16 @@ describe("tenant text in share mail (issue 23, finding 4)", () => {
     const team = await newTeam();
     const project = "www.evil.test-verify-your-account";
     const report = await insertReport(team.teamId, T0, { projectId: project, status: "exported", objectKey: "k", exportedAt: "2026-06-01T09:00:00Z" });
-    const res = await share(team.key, `orgs/${team.teamId}/projects/${project}/audit`, { channel: "email", report_id: report.id, recipients: ["reader@example.com"] });
+    const res = await share(team.key, `orgs/${team.teamId}/projects/${project}/audit`, {
+      channel: "email",
+      report_id: report.id,
+      recipients: ["reader@example.com"],
+    });
     expect(res.status).toBe(200);
-    const [mail] = await getDb(env.DB).select().from(platformOutbox).where(and(eq(platformOutbox.teamId, team.teamId), eq(platformOutbox.kind, "report_share")));
+    const [mail] = await getDb(env.DB)
+      .select()
+      .from(platformOutbox)
+      .where(and(eq(platformOutbox.teamId, team.teamId), eq(platformOutbox.kind, "report_share")));
     expect(mail.subject).toBe("Audit report for project www[.]evil[.]test-verify-your-account");
     expect(mail.text).not.toContain(project);
   });
@@ -111,7 +118,10 @@ describe("share by link", () => {
     const [payload, mac] = token.split(".");
     const decoded = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
     // A payload with a later expiry, re-encoded, keeps the old signature: refused.
-    const forged = btoa(JSON.stringify({ ...decoded, exp: decoded.exp + 10 * 48 * 3600 })).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const forged = btoa(JSON.stringify({ ...decoded, exp: decoded.exp + 10 * 48 * 3600 }))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
     const base = "http://app.test/insights/audit/reports";
     for (const bad of [
       `${forged}.${mac}`,
@@ -190,8 +200,7 @@ describe("share by email", () => {
 
   it("meters each accepted recipient against the team's mail quota; short of units: 429 quota_exceeded and nothing is mailed", async () => {
     const { team, report } = await exportedTeam();
-    const used = async () =>
-      ((await usedOf(team.teamId, "mail")) ?? 0);
+    const used = async () => (await usedOf(team.teamId, "mail")) ?? 0;
     const ok = await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["a@example.com", "b@example.com", "bad"] });
     expect(ok.status).toBe(200);
     expect(await used()).toBe(2);
@@ -201,7 +210,10 @@ describe("share by email", () => {
     const refused = await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["c@example.com", "d@example.com"] });
     expect(refused.status).toBe(429);
     expect((await json(refused)).error.code).toBe("quota_exceeded");
-    const mails = await getDb(env.DB).select().from(platformOutbox).where(and(eq(platformOutbox.teamId, team.teamId), eq(platformOutbox.kind, "report_share")));
+    const mails = await getDb(env.DB)
+      .select()
+      .from(platformOutbox)
+      .where(and(eq(platformOutbox.teamId, team.teamId), eq(platformOutbox.kind, "report_share")));
     expect(mails.map((m) => m.to).sort()).toEqual(["a@example.com", "b@example.com"]);
     expect(await used()).toBe(limit - 1);
     expect((await share(team.key, team.base, { channel: "email", report_id: report.id, recipients: ["c@example.com"] })).status).toBe(200);
@@ -227,7 +239,12 @@ describe("share to chat", () => {
       seen.push({ url, init: init! });
       return new Response("ok");
     });
-    const res = await share(team.key, team.base, { channel: "chat", report_id: report.id, webhook_url: "https://chat.example.com/hooks/T1", recipients: ["ignored"] });
+    const res = await share(team.key, team.base, {
+      channel: "chat",
+      report_id: report.id,
+      webhook_url: "https://chat.example.com/hooks/T1",
+      recipients: ["ignored"],
+    });
     expect(res.status).toBe(200);
     const data = (await json(res)).data;
     expect(data).toMatchObject({ channel: "chat", recipients: [], accepted: [], rejected: [] });
@@ -301,7 +318,9 @@ describe("default report and placeholder", () => {
     // Straight to the service too (no HTTP in between), with a second project racing alongside.
     const { shareReport } = await import("../../../src/products/audit/audit-share.service");
     const results = await Promise.all(
-      ["p2", "p2", "p2", "p3", "p3"].map((projectId) => shareReport(env, { teamId: team.teamId, projectId }, { teamId: team.teamId, plan: "free", ownerEmail: null }, { channel: "link" })),
+      ["p2", "p2", "p2", "p3", "p3"].map((projectId) =>
+        shareReport(env, { teamId: team.teamId, projectId }, { teamId: team.teamId, plan: "free", ownerEmail: null }, { channel: "link" }),
+      ),
     );
     expect(new Set(results.slice(0, 3).map((r) => r.id)).size).toBe(1);
     expect(new Set(results.slice(3).map((r) => r.id)).size).toBe(1);
@@ -315,7 +334,10 @@ describe("default report and placeholder", () => {
       { project_id: "p3", n: 1 },
       { project_id: "web-app", n: 1 },
     ]);
-    for (const [projectId, id] of [["p2", results[0].id], ["p3", results[3].id]]) {
+    for (const [projectId, id] of [
+      ["p2", results[0].id],
+      ["p3", results[3].id],
+    ]) {
       const listed = await env.REPORTS.list({ prefix: `audit/${team.teamId}/${projectId}/` });
       expect(listed.objects.map((o) => o.key)).toEqual([`audit/${team.teamId}/${projectId}/${id}.json`]);
     }

@@ -45,7 +45,12 @@ async function recomputedSummary(scope: Scope): Promise<ReportSummary> {
       .from(auditFindings)
       .where(and(eq(auditFindings.teamId, scope.teamId), eq(auditFindings.projectId, scope.projectId))),
     db
-      .select({ findingId: auditFindingHistory.findingId, status: auditFindingHistory.status, priority: auditFindingHistory.priorityScore, at: auditFindingHistory.at })
+      .select({
+        findingId: auditFindingHistory.findingId,
+        status: auditFindingHistory.status,
+        priority: auditFindingHistory.priorityScore,
+        at: auditFindingHistory.at,
+      })
       .from(auditFindingHistory)
       .where(and(eq(auditFindingHistory.teamId, scope.teamId), eq(auditFindingHistory.projectId, scope.projectId)))
       .orderBy(asc(auditFindingHistory.findingId), asc(auditFindingHistory.at), asc(auditFindingHistory.id)),
@@ -87,7 +92,10 @@ async function recomputedSummary(scope: Scope): Promise<ReportSummary> {
 async function recomputedRegressions(scope: Scope): Promise<Record<string, boolean>> {
   const db = getDb(env.DB);
   const [findings, history] = await db.batch([
-    db.select().from(auditFindings).where(and(eq(auditFindings.teamId, scope.teamId), eq(auditFindings.projectId, scope.projectId))),
+    db
+      .select()
+      .from(auditFindings)
+      .where(and(eq(auditFindings.teamId, scope.teamId), eq(auditFindings.projectId, scope.projectId))),
     db
       .select({ findingId: auditFindingHistory.findingId, status: auditFindingHistory.status })
       .from(auditFindingHistory)
@@ -107,10 +115,7 @@ const status = fc.constantFrom(...FINDING_STATUSES);
 const command = fc.oneof(
   fc.record({ kind: fc.constant("create" as const), priority, status }),
   fc.record({ kind: fc.constant("create" as const), priority, status: fc.constant<FindingStatus>("new") }),
-  fc.record(
-    { kind: fc.constant("patch" as const), pick: fc.nat(), status, priority, title: fc.boolean() },
-    { requiredKeys: ["kind", "pick"] },
-  ),
+  fc.record({ kind: fc.constant("patch" as const), pick: fc.nat(), status, priority, title: fc.boolean() }, { requiredKeys: ["kind", "pick"] }),
   fc.record({ kind: fc.constant("verify" as const), pick: fc.nat(), passed: fc.boolean() }),
   // Up to two and a half days: sequences span more than the 7-day window, so days fall out of it.
   fc.record({ kind: fc.constant("advance" as const), ms: fc.integer({ min: 0, max: 2.5 * DAY_MS }) }),
@@ -191,7 +196,9 @@ describe("audit summary from counters", () => {
       for (const res of answers.filter((r) => r.status === 409)) expect((await json(res)).error.code).toBe("conflict");
       await expectMatchesOracle(scope);
       // Parallel verifications count once each.
-      await Promise.all(ids.map((id, i) => call("POST", `${base}/findings/${id}/verifications`, { key: team.key, body: { result: i % 2 ? "passed" : "failed" } })));
+      await Promise.all(
+        ids.map((id, i) => call("POST", `${base}/findings/${id}/verifications`, { key: team.key, body: { result: i % 2 ? "passed" : "failed" } })),
+      );
       await expectMatchesOracle(scope);
     }
     // Past midnight the series carries on from the day before.
@@ -236,7 +243,14 @@ describe("risk series compaction (hourly audit job)", () => {
     }
     setClock(start + 20 * DAY_MS); // cutoff: day 10
     const days = async (s: Scope) =>
-      (await getDb(env.DB).select().from(auditRiskDays).where(and(eq(auditRiskDays.teamId, s.teamId), eq(auditRiskDays.projectId, s.projectId)))).map((r) => r.day).sort();
+      (
+        await getDb(env.DB)
+          .select()
+          .from(auditRiskDays)
+          .where(and(eq(auditRiskDays.teamId, s.teamId), eq(auditRiskDays.projectId, s.projectId)))
+      )
+        .map((r) => r.day)
+        .sort();
     expect(await days(scope)).toEqual(["2026-09-01", "2026-09-06", "2026-09-09", "2026-09-10", "2026-09-18"]);
     const before = await computeSummary(env, scope);
     const beforeLone = await computeSummary(env, lone);
@@ -281,33 +295,74 @@ describe("audit summary backfill (migration 0017)", () => {
     // counters or series. History over several days: created, resolved, reopened, re-weighted.
     const db = getDb(env.DB);
     const finding = (id: string, status: FindingStatus, priorityScore: number, at: string) => ({
-      id, teamId: legacy.teamId, projectId: legacy.projectId, title: id, priorityScore, status, createdAt: at, updatedAt: at,
+      id,
+      teamId: legacy.teamId,
+      projectId: legacy.projectId,
+      title: id,
+      priorityScore,
+      status,
+      createdAt: at,
+      updatedAt: at,
     });
     const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     const history = (findingId: string, fromStatus: FindingStatus | null, status: FindingStatus, priorityScore: number, at: string) => ({
-      teamId: legacy.teamId, projectId: legacy.projectId, findingId, fromStatus, status, priorityScore, at,
+      teamId: legacy.teamId,
+      projectId: legacy.projectId,
+      findingId,
+      fromStatus,
+      status,
+      priorityScore,
+      at,
     });
     await db.batch([
-      db.insert(auditFindings).values([
-        finding(ids[0], "triaged", 7.5, "2026-07-25T10:00:00.000Z"),
-        finding(ids[1], "resolved", 2, "2026-07-27T10:00:00.000Z"),
-        finding(ids[2], "new", 4, "2026-07-30T10:00:00.000Z"),
-        finding(ids[3], "dismissed", 9, "2026-07-31T10:00:00.000Z"),
-      ]),
-      db.insert(auditFindingHistory).values([
-        history(ids[0], null, "new", 5, "2026-07-25T10:00:00.000Z"),
-        history(ids[0], "new", "resolved", 5, "2026-07-28T23:59:59.999Z"),
-        history(ids[0], "resolved", "triaged", 5, "2026-07-30T00:00:00.000Z"),
-        history(ids[0], "triaged", "triaged", 7.5, "2026-07-30T09:00:00.000Z"),
-        history(ids[1], null, "new", 2, "2026-07-27T10:00:00.000Z"),
-        history(ids[1], "new", "resolved", 2, "2026-07-29T10:00:00.000Z"),
-        history(ids[2], null, "new", 4, "2026-07-30T10:00:00.000Z"),
-        history(ids[3], null, "dismissed", 9, "2026-07-31T10:00:00.000Z"),
-      ]),
+      db
+        .insert(auditFindings)
+        .values([
+          finding(ids[0], "triaged", 7.5, "2026-07-25T10:00:00.000Z"),
+          finding(ids[1], "resolved", 2, "2026-07-27T10:00:00.000Z"),
+          finding(ids[2], "new", 4, "2026-07-30T10:00:00.000Z"),
+          finding(ids[3], "dismissed", 9, "2026-07-31T10:00:00.000Z"),
+        ]),
+      db
+        .insert(auditFindingHistory)
+        .values([
+          history(ids[0], null, "new", 5, "2026-07-25T10:00:00.000Z"),
+          history(ids[0], "new", "resolved", 5, "2026-07-28T23:59:59.999Z"),
+          history(ids[0], "resolved", "triaged", 5, "2026-07-30T00:00:00.000Z"),
+          history(ids[0], "triaged", "triaged", 7.5, "2026-07-30T09:00:00.000Z"),
+          history(ids[1], null, "new", 2, "2026-07-27T10:00:00.000Z"),
+          history(ids[1], "new", "resolved", 2, "2026-07-29T10:00:00.000Z"),
+          history(ids[2], null, "new", 4, "2026-07-30T10:00:00.000Z"),
+          history(ids[3], null, "dismissed", 9, "2026-07-31T10:00:00.000Z"),
+        ]),
       db.insert(auditVerifications).values([
-        { id: crypto.randomUUID(), teamId: legacy.teamId, projectId: legacy.projectId, findingId: ids[0], result: "passed", note: null, createdAt: "2026-07-29T00:00:00.000Z" },
-        { id: crypto.randomUUID(), teamId: legacy.teamId, projectId: legacy.projectId, findingId: ids[1], result: "failed", note: null, createdAt: "2026-07-29T00:00:00.000Z" },
-        { id: crypto.randomUUID(), teamId: legacy.teamId, projectId: legacy.projectId, findingId: ids[1], result: "passed", note: null, createdAt: "2026-07-29T00:00:00.000Z" },
+        {
+          id: crypto.randomUUID(),
+          teamId: legacy.teamId,
+          projectId: legacy.projectId,
+          findingId: ids[0],
+          result: "passed",
+          note: null,
+          createdAt: "2026-07-29T00:00:00.000Z",
+        },
+        {
+          id: crypto.randomUUID(),
+          teamId: legacy.teamId,
+          projectId: legacy.projectId,
+          findingId: ids[1],
+          result: "failed",
+          note: null,
+          createdAt: "2026-07-29T00:00:00.000Z",
+        },
+        {
+          id: crypto.randomUUID(),
+          teamId: legacy.teamId,
+          projectId: legacy.projectId,
+          findingId: ids[1],
+          result: "passed",
+          note: null,
+          createdAt: "2026-07-29T00:00:00.000Z",
+        },
       ]),
     ]);
     expect((await computeSummary(env, legacy)).open_findings).toBe(0); // nothing counted yet

@@ -66,11 +66,17 @@ describe("audit export sweep", () => {
     const team = await setupTeam();
     const queuedOld = await insertReport(team.teamId, T0);
     const queuedYoung = await insertReport(team.teamId, T0 + 2 * MINUTE);
-    const deadClaim = await insertReport(team.teamId, T0, { status: "exporting", leaseUntil: T0 + 13 * MINUTE + CLAIM_LEASE_MS, updatedAt: isoSeconds(T0 + 13 * MINUTE) });
-    const liveClaim = await insertReport(team.teamId, T0, { status: "exporting", leaseUntil: T0 + 15 * MINUTE + CLAIM_LEASE_MS, updatedAt: isoSeconds(T0 + 15 * MINUTE) });
-    const settled = await Promise.all(
-      (["exported", "shared", "failed"] as const).map((status) => insertReport(team.teamId, T0 - 60 * MINUTE, { status })),
-    );
+    const deadClaim = await insertReport(team.teamId, T0, {
+      status: "exporting",
+      leaseUntil: T0 + 13 * MINUTE + CLAIM_LEASE_MS,
+      updatedAt: isoSeconds(T0 + 13 * MINUTE),
+    });
+    const liveClaim = await insertReport(team.teamId, T0, {
+      status: "exporting",
+      leaseUntil: T0 + 15 * MINUTE + CLAIM_LEASE_MS,
+      updatedAt: isoSeconds(T0 + 15 * MINUTE),
+    });
+    const settled = await Promise.all((["exported", "shared", "failed"] as const).map((status) => insertReport(team.teamId, T0 - 60 * MINUTE, { status })));
 
     // At T0 + 14 min nothing is stale yet: queued for 14 minutes, the claim 1 minute old.
     const early = queueEnv();
@@ -158,7 +164,11 @@ describe("audit export sweep", () => {
     const past = Date.parse("2020-01-01T00:00:00Z");
     const c = await insertReport(team.teamId, past + 2 * MINUTE);
     const a = await insertReport(team.teamId, past);
-    const b = await insertReport(team.teamId, past + MINUTE, { status: "exporting", leaseUntil: past + MINUTE + CLAIM_LEASE_MS, updatedAt: isoSeconds(past + MINUTE) });
+    const b = await insertReport(team.teamId, past + MINUTE, {
+      status: "exporting",
+      leaseUntil: past + MINUTE + CLAIM_LEASE_MS,
+      updatedAt: isoSeconds(past + MINUTE),
+    });
     setClock(T0);
     const first = queueEnv();
     expect(await requeueStuckExports(first.env, 2)).toEqual({ requeued: 2, failed: 0 });

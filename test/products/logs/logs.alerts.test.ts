@@ -247,7 +247,20 @@ describe("alert check", () => {
     await entriesAt(other, T0, "error", 1);
     setClock(T0 + MIN);
     const notify = vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
-    const broken = { ...env, LOG_STORE: { idFromName: (name: string) => env.LOG_STORE.idFromName(name), get: (id: DurableObjectId) => (id.equals(env.LOG_STORE.idFromName(f.projectId)) ? { countLevels: async () => { throw new Error("store unreachable"); } } : env.LOG_STORE.get(id)) } } as unknown as typeof env;
+    const broken = {
+      ...env,
+      LOG_STORE: {
+        idFromName: (name: string) => env.LOG_STORE.idFromName(name),
+        get: (id: DurableObjectId) =>
+          id.equals(env.LOG_STORE.idFromName(f.projectId))
+            ? {
+                countLevels: async () => {
+                  throw new Error("store unreachable");
+                },
+              }
+            : env.LOG_STORE.get(id),
+      },
+    } as unknown as typeof env;
     const body: AlertCheck = { at: T0 + MIN, project_ids: [f.projectId, other.projectId] };
     const batch = createMessageBatch("log-alert-checks", [{ id: "check-2", timestamp: new Date(), attempts: 1, body }]);
     const ctx = createExecutionContext();
@@ -352,7 +365,9 @@ describe("alert notifications consumer", () => {
     const lure = "Your account is locked, verify at https://evil.test/login or www.evil.test or mail help@evil.test " + "x".repeat(100);
     const alert = await createAlert(f, { name: lure });
     await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);
-    const row = await env.DB.prepare("SELECT subject, text, html FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<Record<string, string | null>>();
+    const row = await env.DB.prepare("SELECT subject, text, html FROM platform_outbox WHERE team_id = ? AND kind = 'alert'")
+      .bind(f.teamId)
+      .first<Record<string, string | null>>();
     for (const part of [row!.subject!, row!.text!]) {
       expect(part).not.toMatch(/https?:\/\/evil|evil\.test|www\.evil|help@/);
       expect(part).toContain("https[:]//evil[.]test/login");
@@ -382,8 +397,7 @@ describe("alert notifications consumer", () => {
     setClock(T0);
     const f = await setupProject();
     const alert = await createAlert(f, {});
-    const used = async () =>
-      ((await usedOf(f.teamId, "mail")) ?? 0);
+    const used = async () => (await usedOf(f.teamId, "mail")) ?? 0;
     await alertNotificationsConsumer.consume(fakeBatch([await firedNote(f, alert.id, "email")]), env);
     expect(await used()).toBe(1);
     const limit = planLimits("pro").monthly.mail as number;

@@ -4,8 +4,7 @@ import { describe, expect, it } from "vitest";
 import { judgeEntry, plainEntry } from "../../../src/products/logs/logs.ingest";
 import { LogEntryInput, timestampMs } from "../../../src/products/logs/logs.schemas";
 
-const text = (max: number) =>
-  fc.oneof(fc.constant(""), fc.constant(" \t"), fc.string({ maxLength: 8 }), fc.string({ minLength: max - 1, maxLength: max + 1 }));
+const text = (max: number) => fc.oneof(fc.constant(""), fc.constant(" \t"), fc.string({ maxLength: 8 }), fc.string({ minLength: max - 1, maxLength: max + 1 }));
 const anyValue = fc.oneof(fc.constant(null), fc.constant(undefined), fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}), fc.constant({ a: 1 }));
 const field = (max: number) => fc.oneof(text(max), anyValue);
 // Well-formed and malformed times: ISO with and without zone, impossible dates, fractions, numbers.
@@ -91,7 +90,16 @@ describe("the sender's time", () => {
     expect(timestampMs("2026-06-01T07:00-0500")).toBe(NOW);
     expect(timestampMs("2026-06-01 12:00:00z")).toBe(NOW);
     expect(timestampMs(NOW + 0.9)).toBe(NOW);
-    for (const bad of ["2026-06-01T12:00:00", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-06-01T12:60:00Z", "2026-06-01T12:00:00+25:00", "1780000000", "", "2026-06-01"]) {
+    for (const bad of [
+      "2026-06-01T12:00:00",
+      "2026-02-29T00:00:00Z",
+      "2026-04-31T00:00:00Z",
+      "2026-06-01T12:60:00Z",
+      "2026-06-01T12:00:00+25:00",
+      "1780000000",
+      "",
+      "2026-06-01",
+    ]) {
       expect(timestampMs(bad), bad).toBeNull();
     }
     expect(timestampMs("2028-02-29T00:00:00Z")).toBe(Date.UTC(2028, 1, 29));
@@ -100,8 +108,12 @@ describe("the sender's time", () => {
 
   it("takes timestamp, then dt, then time; only the one taken must be inside the window", () => {
     const an = (iso: string) => Date.parse(iso);
-    expect(judgeEntry({ message: "m", timestamp: "2026-06-01T11:00:00Z", dt: "2026-06-01T10:00:00Z", time: NOW - 3 * HOUR }, NOW)).toMatchObject({ ts: an("2026-06-01T11:00:00Z") });
-    expect(judgeEntry({ message: "m", timestamp: null, dt: "2026-06-01T10:00:00Z", time: NOW - 3 * HOUR }, NOW)).toMatchObject({ ts: an("2026-06-01T10:00:00Z") });
+    expect(judgeEntry({ message: "m", timestamp: "2026-06-01T11:00:00Z", dt: "2026-06-01T10:00:00Z", time: NOW - 3 * HOUR }, NOW)).toMatchObject({
+      ts: an("2026-06-01T11:00:00Z"),
+    });
+    expect(judgeEntry({ message: "m", timestamp: null, dt: "2026-06-01T10:00:00Z", time: NOW - 3 * HOUR }, NOW)).toMatchObject({
+      ts: an("2026-06-01T10:00:00Z"),
+    });
     expect(judgeEntry({ message: "m", time: NOW - 3 * HOUR }, NOW)).toMatchObject({ ts: NOW - 3 * HOUR });
     // A far-off alias is not looked at when a higher one is set (but it must still be well-formed).
     expect(judgeEntry({ message: "m", timestamp: NOW, time: 5 }, NOW)).toMatchObject({ ts: NOW });
@@ -114,7 +126,9 @@ describe("the sender's time", () => {
     const DAY = 24 * HOUR;
     expect(judgeEntry({ message: "m", timestamp: NOW - 7 * DAY }, NOW)).toMatchObject({ ts: NOW - 7 * DAY });
     expect(judgeEntry({ message: "m", timestamp: NOW + HOUR }, NOW)).toMatchObject({ ts: NOW + HOUR });
-    expect(judgeEntry({ message: "m", timestamp: NOW - 7 * DAY - 1 }, NOW)).toEqual({ error: "timestamp must not be more than 7 days before the time of receipt" });
+    expect(judgeEntry({ message: "m", timestamp: NOW - 7 * DAY - 1 }, NOW)).toEqual({
+      error: "timestamp must not be more than 7 days before the time of receipt",
+    });
     expect(judgeEntry({ message: "m", dt: NOW + HOUR + 1 }, NOW)).toEqual({ error: "dt must not be more than 1 hour after the time of receipt" });
     // Epoch seconds read as milliseconds land in 1970: refused, not stored at the wrong time.
     expect(judgeEntry({ message: "m", time: Math.floor(NOW / 1000) }, NOW)).toEqual({ error: "time must not be more than 7 days before the time of receipt" });

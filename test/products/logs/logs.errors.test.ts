@@ -17,8 +17,6 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-
-
 /** Puts a project at the stream cap with one direct statement: `existing` plus 9,999 others. */
 async function seedStreamsToCap(f: LogsFixture, existing: string): Promise<void> {
   const names = [existing, ...Array.from({ length: 9_999 }, (_, i) => `seed-${i}`)];
@@ -66,11 +64,9 @@ describe("single ingest validation", () => {
 
   it("answers 400 on malformed JSON and 413 over 1 MB", async () => {
     const f = await setupProject();
-    await expectError(
-      await call("POST", "logs/ingest", { key: f.token, raw: "{nope", headers: { "content-type": "application/json" } }),
-      400,
-      { error: "Malformed JSON in request body" },
-    );
+    await expectError(await call("POST", "logs/ingest", { key: f.token, raw: "{nope", headers: { "content-type": "application/json" } }), 400, {
+      error: "Malformed JSON in request body",
+    });
     await expectError(await ingest(f.token, { message: "x".repeat(1024 * 1024) }), 413, { error: "Payload too large (max 1MB)" });
   });
 });
@@ -78,11 +74,19 @@ describe("single ingest validation", () => {
 describe("batch size", () => {
   it("answers 413 past 5 MB read from a body without Content-Length, and accepts exactly 5 MB", async () => {
     const f = await setupProject({ daily_limit_mb: 1000 });
-    const over = await call("POST", "logs/ingest/batch", { key: f.token, raw: streamOf(5 * 1024 * 1024 + 1), headers: { "content-type": "application/x-ndjson" } });
+    const over = await call("POST", "logs/ingest/batch", {
+      key: f.token,
+      raw: streamOf(5 * 1024 * 1024 + 1),
+      headers: { "content-type": "application/x-ndjson" },
+    });
     await expectError(over, 413, { error: "Payload too large (max 5MB)" });
     expect(await entryCount(f)).toBe(0);
 
-    const exact = await call("POST", "logs/ingest/batch", { key: f.token, raw: streamOf(5 * 1024 * 1024), headers: { "content-type": "application/x-ndjson" } });
+    const exact = await call("POST", "logs/ingest/batch", {
+      key: f.token,
+      raw: streamOf(5 * 1024 * 1024),
+      headers: { "content-type": "application/x-ndjson" },
+    });
     expect(exact.status).toBe(202);
     const body = await json(exact);
     // 5 MB of 1,015-byte lines: every whole line counted, the cut-off last one dropped.
@@ -110,7 +114,13 @@ describe("stream cap", () => {
     expect(await json(okBatch)).toEqual({ ok: true, count: 3, dropped: 0 });
 
     const before = await entryCount(f);
-    const rejected = await ingestBatch(f.token, ndjson([{ message: "a", stream: "web" }, { message: "b", stream: "brand-new" }]));
+    const rejected = await ingestBatch(
+      f.token,
+      ndjson([
+        { message: "a", stream: "web" },
+        { message: "b", stream: "brand-new" },
+      ]),
+    );
     await expectError(rejected, 422, { error: STREAM_CAP });
     expect(await entryCount(f)).toBe(before);
     const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM log_streams WHERE project_id = ?").bind(f.projectId).first<{ n: number }>())!;
@@ -164,7 +174,9 @@ describe("daily limit", () => {
     const res = await call("POST", "logs/ingest", { key: f.token, body: { message: "racing" }, env: { ...env, RATE_LIMITER: racing } as Env });
     await expectError(res, 429, { error: "Daily log ingestion limit exceeded" });
     expect(await entryCount(f)).toBe(1);
-    const usage = await env.DB.prepare("SELECT bytes, limit_bytes FROM log_daily_usage WHERE project_id = ?").bind(f.projectId).first<{ bytes: number; limit_bytes: number }>();
+    const usage = await env.DB.prepare("SELECT bytes, limit_bytes FROM log_daily_usage WHERE project_id = ?")
+      .bind(f.projectId)
+      .first<{ bytes: number; limit_bytes: number }>();
     // The racing write left the day full; this request added nothing to it.
     expect(usage!.bytes).toBe(usage!.limit_bytes);
   });
@@ -253,7 +265,6 @@ describe("storage failure", () => {
     expect((await json(await call("GET", "usage", { key: f.key }))).data.services.logs.used).toBe(0);
     expect((await allEntries(f)).length).toBe(0);
   });
-
 });
 
 describe("management validation and 404", () => {
@@ -301,10 +312,19 @@ describe("management validation and 404", () => {
       error: "Validation failed",
       details: { notify_webhook: ["must use https"] },
     });
-    await expectError(await call("POST", path, { key: f.key, body: { ...base, channels: ["sms"], threshold: 0, window_minutes: 1441, notify_email: "nope" } }), 422, {
-      error: "Validation failed",
-      details: { threshold: [expect.any(String)], window_minutes: [expect.any(String)], "channels.0": [expect.any(String)], notify_email: [expect.any(String)] },
-    });
+    await expectError(
+      await call("POST", path, { key: f.key, body: { ...base, channels: ["sms"], threshold: 0, window_minutes: 1441, notify_email: "nope" } }),
+      422,
+      {
+        error: "Validation failed",
+        details: {
+          threshold: [expect.any(String)],
+          window_minutes: [expect.any(String)],
+          "channels.0": [expect.any(String)],
+          notify_email: [expect.any(String)],
+        },
+      },
+    );
     await expectError(await call("POST", path, { key: f.key, body: { ...base, channels: ["email", "email"], notify_email: "owner@example.com" } }), 422, {
       error: "Validation failed",
       details: { channels: ["must not repeat a channel"] },
@@ -340,7 +360,10 @@ describe("management validation and 404", () => {
       await expectError(await call(method, `logs/projects/${missing}${suffix}`, { key: f.key }), 404, { error: "Project not found" });
     }
     await expectError(
-      await call("POST", `logs/projects/not-a-uuid/alerts`, { key: f.key, body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "owner@example.com" } }),
+      await call("POST", `logs/projects/not-a-uuid/alerts`, {
+        key: f.key,
+        body: { name: "a", level: "error", threshold: 1, window_minutes: 1, notify_email: "owner@example.com" },
+      }),
       404,
       { error: "Project not found" },
     );

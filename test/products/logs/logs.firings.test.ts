@@ -177,7 +177,10 @@ describe("firings", () => {
     const alert = await createAlert(f);
     await expectError(await call("GET", `logs/alerts/${alert.id}/firings`, { key: other.key }), 404, { error: "Alert not found" });
     await expectError(await call("GET", `logs/alerts/${crypto.randomUUID()}/firings`, { key: f.key }), 404, { error: "Alert not found" });
-    await expectError(await call("GET", `logs/alerts/${alert.id}/firings?cursor=nope`, { key: f.key }), 422, { error: "Validation failed", details: { cursor: ["is invalid"] } });
+    await expectError(await call("GET", `logs/alerts/${alert.id}/firings?cursor=nope`, { key: f.key }), 422, {
+      error: "Validation failed",
+      details: { cursor: ["is invalid"] },
+    });
     expect((await call("GET", `logs/alerts/${alert.id}/firings?limit=0`, { key: f.key })).status).toBe(422);
     const writeOnly = await setupProject({ scopes: ["logs:write"] });
     const theirs = await createAlert(writeOnly);
@@ -253,11 +256,12 @@ describe("resolve notifications", () => {
     setClock(T0);
     const f = await setupProject();
     const alert = await createAlert(f);
-    const used = async () =>
-      ((await usedOf(f.teamId, "mail")) ?? 0);
+    const used = async () => (await usedOf(f.teamId, "mail")) ?? 0;
     await alertNotificationsConsumer.consume(fakeBatch([resolvedNote(f, alert.id, "email")]), env);
     expect(await used()).toBe(1);
-    const row = await env.DB.prepare("SELECT subject, text FROM platform_outbox WHERE team_id = ? AND kind = 'alert'").bind(f.teamId).first<{ subject: string; text: string }>();
+    const row = await env.DB.prepare("SELECT subject, text FROM platform_outbox WHERE team_id = ? AND kind = 'alert'")
+      .bind(f.teamId)
+      .first<{ subject: string; text: string }>();
     expect(row!.subject).toBe("[Log alert resolved] errors: 1 error entries in the last 5 minute(s) (threshold 3)");
 
     await setUsed(f.teamId, "mail", planLimits("pro").monthly.mail as number);

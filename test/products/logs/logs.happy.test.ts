@@ -23,7 +23,9 @@ describe("log projects", () => {
 
     const row = await env.DB.prepare("SELECT * FROM log_projects WHERE id = ?").bind(f.projectId).first<Record<string, string>>();
     expect(JSON.stringify(row)).not.toContain(f.token);
-    const digest = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(f.token))), (b) => b.toString(16).padStart(2, "0")).join("");
+    const digest = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(f.token))), (b) =>
+      b.toString(16).padStart(2, "0"),
+    ).join("");
     expect(row!.token_hash).toBe(digest);
   });
 
@@ -135,15 +137,21 @@ describe("entry query", () => {
   it("filters by level, stream, service, trace_id, time and text, newest first with a cursor", async () => {
     const f = await setupProject();
     setClock(Date.parse("2026-03-01T10:00:00Z"));
-    await ingestBatch(f.token, ndjson([
-      { message: "boot ok", level: "info", stream: "sys", service: "api" },
-      { message: "disk 100% full", level: "error", stream: "sys", service: "worker", trace_id: "abc" },
-    ]));
+    await ingestBatch(
+      f.token,
+      ndjson([
+        { message: "boot ok", level: "info", stream: "sys", service: "api" },
+        { message: "disk 100% full", level: "error", stream: "sys", service: "worker", trace_id: "abc" },
+      ]),
+    );
     setClock(Date.parse("2026-03-01T11:00:00Z"));
-    await ingestBatch(f.token, ndjson([
-      { message: "Login failed", level: "warn", stream: "auth", service: "api", trace_id: "abc" },
-      { message: "login ok", level: "info", stream: "auth", service: "api" },
-    ]));
+    await ingestBatch(
+      f.token,
+      ndjson([
+        { message: "Login failed", level: "warn", stream: "auth", service: "api", trace_id: "abc" },
+        { message: "login ok", level: "info", stream: "auth", service: "api" },
+      ]),
+    );
 
     const q = async (query: string) => (await allEntries(f, query)).map((e) => e.message);
     expect(await q("")).toEqual(["login ok", "Login failed", "disk 100% full", "boot ok"]);
@@ -190,10 +198,20 @@ describe("alerts CRUD", () => {
     });
     expect(alert.inserted_at).toBe(alert.updated_at);
 
-    const both = await json(await call("POST", `logs/projects/${f.projectId}/alerts`, {
-      key: f.key,
-      body: { name: "b", level: "fatal", threshold: 1, window_minutes: 1, notify_email: "owner@example.com", notify_webhook: "https://hooks.example.com/x", enabled: false },
-    }));
+    const both = await json(
+      await call("POST", `logs/projects/${f.projectId}/alerts`, {
+        key: f.key,
+        body: {
+          name: "b",
+          level: "fatal",
+          threshold: 1,
+          window_minutes: 1,
+          notify_email: "owner@example.com",
+          notify_webhook: "https://hooks.example.com/x",
+          enabled: false,
+        },
+      }),
+    );
     expect(both.data).toMatchObject({ channels: ["email", "webhook"], enabled: false });
 
     const list = await json(await call("GET", `logs/projects/${f.projectId}/alerts`, { key: f.key }));
@@ -215,7 +233,13 @@ describe("alerts CRUD", () => {
 
   it("appears in the OpenAPI document", async () => {
     const doc = await json(await call("GET", "openapi.json"));
-    for (const path of ["/api/v1/logs/ingest", "/api/v1/logs/ingest/batch", "/api/v1/logs/projects/{id}/alerts", "/api/v1/logs/alerts/{id}", "/api/v1/logs/projects/{id}/entries"]) {
+    for (const path of [
+      "/api/v1/logs/ingest",
+      "/api/v1/logs/ingest/batch",
+      "/api/v1/logs/projects/{id}/alerts",
+      "/api/v1/logs/alerts/{id}",
+      "/api/v1/logs/projects/{id}/entries",
+    ]) {
       expect(doc.paths).toHaveProperty([path]);
     }
     expect(doc.components.schemas).toHaveProperty("LogEntryInput");

@@ -161,7 +161,11 @@ describe("the per-minute roll-up", () => {
   it("stays equal to the entries through appends and retention steps", async () => {
     const f = await setupProject({ retention_days: 1 });
     setClock(NOW);
-    const lines = Array.from({ length: 300 }, (_, i) => ({ message: `l${i}`, level: ["info", "warn", "error"][i % 3], timestamp: iso(NOW - 3 * DAY + i * 7_000) }));
+    const lines = Array.from({ length: 300 }, (_, i) => ({
+      message: `l${i}`,
+      level: ["info", "warn", "error"][i % 3],
+      timestamp: iso(NOW - 3 * DAY + i * 7_000),
+    }));
     await ingestBatch(f.token, ndjson(lines.slice(0, 150)));
     await ingestBatch(f.token, ndjson(lines.slice(150)));
     await ingestBatch(f.token, ndjson([{ message: "now", level: "fatal" }]));

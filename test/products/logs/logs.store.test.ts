@@ -15,7 +15,10 @@ afterEach(() => {
 /** Messages held in a project's object, read inside the object itself (not through the API). */
 async function messagesInObject(projectId: string): Promise<string[]> {
   return runInDurableObject(logStore(env, projectId), (_instance, state) =>
-    state.storage.sql.exec<{ message: string }>("SELECT message FROM entries ORDER BY seq").toArray().map((r) => r.message),
+    state.storage.sql
+      .exec<{ message: string }>("SELECT message FROM entries ORDER BY seq")
+      .toArray()
+      .map((r) => r.message),
   );
 }
 
@@ -40,7 +43,9 @@ describe("one store per project", () => {
     await expectError(await call("GET", `logs/projects/${a.projectId}/entries`, { key: other.key }), 404, { error: "Project not found" });
     const unknown = crypto.randomUUID();
     await expectError(await call("GET", `logs/projects/${unknown}/entries`, { key: a.key }), 404, { error: "Project not found" });
-    const tables = await runInDurableObject(logStore(env, unknown), (_i, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'entries'").toArray());
+    const tables = await runInDurableObject(logStore(env, unknown), (_i, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'entries'").toArray(),
+    );
     // Touching the object here runs its migrations; what matters is that it holds no entries.
     expect(tables).toHaveLength(1);
     expect(await entryCount({ projectId: unknown })).toBe(0);
@@ -96,13 +101,18 @@ describe("search (q) through the trigram index", () => {
 
   it("combines with the other filters and pages with the cursor", async () => {
     const f = await setupProject();
-    await ingestBatch(f.token, ndjson(Array.from({ length: 30 }, (_, i) => ({ message: `job ${i} ${i % 3 === 0 ? "timeout" : "done"}`, level: i % 2 ? "error" : "info" }))));
+    await ingestBatch(
+      f.token,
+      ndjson(Array.from({ length: 30 }, (_, i) => ({ message: `job ${i} ${i % 3 === 0 ? "timeout" : "done"}`, level: i % 2 ? "error" : "info" }))),
+    );
     const hits = await allEntries(f, "q=timeout&level=error");
     expect(hits.map((e) => e.message)).toEqual(["job 27 timeout", "job 21 timeout", "job 15 timeout", "job 9 timeout", "job 3 timeout"]);
     const pages: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = await json(await call("GET", `logs/projects/${f.projectId}/entries?q=timeout&limit=4${cursor ? `&cursor=${cursor}` : ""}`, { key: f.key }));
+      const page: any = await json(
+        await call("GET", `logs/projects/${f.projectId}/entries?q=timeout&limit=4${cursor ? `&cursor=${cursor}` : ""}`, { key: f.key }),
+      );
       pages.push(...page.data.map((e: { message: string }) => e.message));
       cursor = page.pagination.next_cursor;
     } while (cursor);
@@ -129,7 +139,10 @@ describe("deleting a project", () => {
   it("deletes the project, its token, alerts and every stored entry", async () => {
     const f = await setupProject();
     await ingestBatch(f.token, ndjson([{ message: "one", stream: "s" }, { message: "two" }]));
-    await call("POST", `logs/projects/${f.projectId}/alerts`, { key: f.key, body: { name: "a", level: "error", threshold: 1, window_minutes: 5, notify_email: "owner@example.com" } });
+    await call("POST", `logs/projects/${f.projectId}/alerts`, {
+      key: f.key,
+      body: { name: "a", level: "error", threshold: 1, window_minutes: 5, notify_email: "owner@example.com" },
+    });
     const res = await call("DELETE", `logs/projects/${f.projectId}`, { key: f.key });
     expect(res.status).toBe(204);
     await expectError(await call("GET", `logs/projects/${f.projectId}`, { key: f.key }), 404, { error: "Project not found" });
@@ -161,9 +174,19 @@ describe("moving entries from D1 into the stores (operator)", () => {
   const T = Date.parse("2026-02-01T00:00:00Z");
 
   async function legacyRows(f: LogsFixture, n: number, from = 0) {
-    const rows = Array.from({ length: n }, (_, i) => [`legacy-${f.projectId}-${from + i}`, f.teamId, f.projectId, "api", i % 2 ? "error" : "info", `old ${from + i}`, T + from + i]);
+    const rows = Array.from({ length: n }, (_, i) => [
+      `legacy-${f.projectId}-${from + i}`,
+      f.teamId,
+      f.projectId,
+      "api",
+      i % 2 ? "error" : "info",
+      `old ${from + i}`,
+      T + from + i,
+    ]);
     await env.DB.batch(
-      rows.map((r) => env.DB.prepare("INSERT INTO log_entries (id, team_id, project_id, stream, level, message, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)").bind(...r)),
+      rows.map((r) =>
+        env.DB.prepare("INSERT INTO log_entries (id, team_id, project_id, stream, level, message, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)").bind(...r),
+      ),
     );
   }
   const legacyCount = async () => (await env.DB.prepare("SELECT count(*) AS n FROM log_entries").first<{ n: number }>())!.n;
@@ -189,7 +212,13 @@ describe("moving entries from D1 into the stores (operator)", () => {
     expect(await legacyCount()).toBe(0);
     const entries = await allEntries(a);
     expect(entries.map((e) => e.message)).toEqual(["new", "old 4", "old 3", "old 2", "old 1", "old 0"]);
-    expect(entries[5]).toMatchObject({ id: `legacy-${a.projectId}-0`, stream: "api", level: "info", created_at: new Date(T).toISOString(), project_id: a.projectId });
+    expect(entries[5]).toMatchObject({
+      id: `legacy-${a.projectId}-0`,
+      stream: "api",
+      level: "info",
+      created_at: new Date(T).toISOString(),
+      project_id: a.projectId,
+    });
     expect((await allEntries(b)).map((e) => e.message)).toEqual(["old 2", "old 1", "old 0"]);
     expect((await allEntries(a, "q=old 3")).map((e) => e.message)).toEqual(["old 3"]);
   });
@@ -225,7 +254,9 @@ describe("moving entries from D1 into the stores (operator)", () => {
     await legacyRows(f, 2);
     await env.DB.prepare("PRAGMA foreign_keys = OFF").run();
     const gone = crypto.randomUUID();
-    await env.DB.prepare("INSERT INTO log_entries (id, team_id, project_id, level, message, created_at) VALUES ('orphan', ?, ?, 'info', 'x', ?)").bind(f.teamId, gone, T).run();
+    await env.DB.prepare("INSERT INTO log_entries (id, team_id, project_id, level, message, created_at) VALUES ('orphan', ?, ?, 'info', 'x', ?)")
+      .bind(f.teamId, gone, T)
+      .run();
     const refused = await call("POST", "admin/logs/migrate-entries", { key: f.key, body: {} });
     await expectError(refused, 401, { error: "Invalid or missing admin token" });
     await expectError(await admin("POST", "logs/migrate-entries", { limit: 0 }), 422, expect.anything());
@@ -251,7 +282,8 @@ describe("the search index is built after the append, and a search never misses 
     // Whether or not the background build ran yet, the search indexes what is pending first.
     expect((await allEntries(f, "q=beta")).map((e) => e.message)).toEqual(["beta two"]);
     const stub = logStore(env, f.projectId);
-    const mark = () => runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'fts_upto'").one().value);
+    const mark = () =>
+      runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'fts_upto'").one().value);
     expect(await mark()).toBe(2);
 
     // Deleting the highest rows lowers the mark, so the seq values SQLite hands out again are
@@ -263,7 +295,12 @@ describe("the search index is built after the append, and a search never misses 
     expect((await allEntries(f, "q=beta")).map((e) => e.message)).toEqual([]);
     expect((await allEntries(f, "q=alpha")).map((e) => e.message)).toEqual(["alpha one"]);
     // The index holds exactly the rows held: one document per entry (FTS5's docsize table).
-    const indexed = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ id: number }>("SELECT id FROM entries_fts_docsize ORDER BY id").toArray().map((r) => r.id));
+    const indexed = await runInDurableObject(stub, (_i, state) =>
+      state.storage.sql
+        .exec<{ id: number }>("SELECT id FROM entries_fts_docsize ORDER BY id")
+        .toArray()
+        .map((r) => r.id),
+    );
     expect(indexed).toEqual([1, 2]);
   });
 
@@ -274,11 +311,17 @@ describe("the search index is built after the append, and a search never misses 
     // The background build runs once the append has answered; poll the mark without searching.
     let upto = 0;
     for (let i = 0; i < 50 && upto < 50; i++) {
-      upto = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'fts_upto'").one().value);
+      upto = await runInDurableObject(
+        stub,
+        (_i, state) => state.storage.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'fts_upto'").one().value,
+      );
       if (upto < 50) await new Promise((r) => setTimeout(r, 10));
     }
     expect(upto).toBe(50);
-    const hits = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM entries_fts WHERE entries_fts MATCH '\"marker\"'").one().n);
+    const hits = await runInDurableObject(
+      stub,
+      (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM entries_fts WHERE entries_fts MATCH '\"marker\"'").one().n,
+    );
     expect(hits).toBe(50);
   });
 });

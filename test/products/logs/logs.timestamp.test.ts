@@ -101,7 +101,17 @@ describe("entry time", () => {
     await expectError(await ingest(f.token, { message: "m", metadata: { a: big }, extra: big }), 422, {
       error: "metadata must be at most 32768 bytes (unknown top-level fields are kept in metadata and count towards it)",
     });
-    expect(await json(await ingestBatch(f.token, ndjson([{ message: "fits", k: "v" }, { message: "too big", a: big, b: big }])))).toEqual({
+    expect(
+      await json(
+        await ingestBatch(
+          f.token,
+          ndjson([
+            { message: "fits", k: "v" },
+            { message: "too big", a: big, b: big },
+          ]),
+        ),
+      ),
+    ).toEqual({
       ok: true,
       count: 1,
       dropped: 1,
@@ -122,10 +132,22 @@ describe("entry time", () => {
     vi.spyOn(env.ALERT_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
     // Two errors that happened an hour ago arrive now: outside the 5-minute window that ends now.
     setClock(NOW);
-    await ingestBatch(f.token, ndjson([{ message: "e", level: "error", timestamp: NOW - HOUR }, { message: "e", level: "error", timestamp: NOW - HOUR + MIN }]));
+    await ingestBatch(
+      f.token,
+      ndjson([
+        { message: "e", level: "error", timestamp: NOW - HOUR },
+        { message: "e", level: "error", timestamp: NOW - HOUR + MIN },
+      ]),
+    );
     expect(await checkProjects(env, NOW, [f.projectId])).not.toContain(alert.id);
     // Two errors stamped within the last five minutes, arriving late together, do count.
-    await ingestBatch(f.token, ndjson([{ message: "e", level: "error", timestamp: NOW - 4 * MIN }, { message: "e", level: "error", timestamp: NOW - MIN }]));
+    await ingestBatch(
+      f.token,
+      ndjson([
+        { message: "e", level: "error", timestamp: NOW - 4 * MIN },
+        { message: "e", level: "error", timestamp: NOW - MIN },
+      ]),
+    );
     expect(await checkProjects(env, NOW, [f.projectId])).toEqual([alert.id]);
   });
 });

@@ -84,7 +84,9 @@ describe("sending domains", () => {
     const team = await setupTeam({ domains: [] });
     const domain = await addDomain(team.key, "example.net");
     resolver({}, 500);
-    await expectError(await call("POST", `domains/${domain.id}/verify`, { key: team.key }), 503, { error: "The DNS resolver could not be reached; try again later" });
+    await expectError(await call("POST", `domains/${domain.id}/verify`, { key: team.key }), 503, {
+      error: "The DNS resolver could not be reached; try again later",
+    });
     for (const name of ["localhost", "1.2.3.4", "-bad-.com", "a..b", "x".repeat(64) + ".com", "", "exa mple.com"]) {
       const res = await call("POST", "domains", { key: team.key, body: { name } });
       expect({ name, status: res.status }).toEqual({ name, status: 422 });

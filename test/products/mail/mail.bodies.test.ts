@@ -67,7 +67,10 @@ describe("bodies in R2", () => {
       { ...LIVE, html: "<b>two</b>" },
     ]);
     const data = await created(res);
-    expect(data.map((e: { text: string | null; html: string | null }) => [e.text, e.html])).toEqual([["one", null], ["Hi", "<b>two</b>"]]);
+    expect(data.map((e: { text: string | null; html: string | null }) => [e.text, e.html])).toEqual([
+      ["one", null],
+      ["Hi", "<b>two</b>"],
+    ]);
     expect((await teamObjects(team.teamId)).sort()).toEqual(data.map((e: { id: string }) => bodyKey(team.teamId, e.id)).sort());
     await expectError(await call("GET", `emails/${data[0].id}`, { key: other.key }), 404, { error: "Email not found" });
   });
@@ -84,7 +87,9 @@ describe("bodies in R2", () => {
     expect(lost.messages[0].retry).toHaveBeenCalled();
     // Reading it answers 500 rather than an email without its body.
     expect((await call("GET", `emails/${id}`, { key: team.key })).status).toBe(500);
-    const stored = await env.DB.prepare("SELECT status, attempts, last_error FROM emails WHERE id = ?").bind(id).first<{ status: string; attempts: number; last_error: string }>();
+    const stored = await env.DB.prepare("SELECT status, attempts, last_error FROM emails WHERE id = ?")
+      .bind(id)
+      .first<{ status: string; attempts: number; last_error: string }>();
     expect(stored).toMatchObject({ status: "queued", attempts: 1 });
     expect(stored!.last_error).toMatch(/^the body could not be read from storage: .*mail body missing from R2/);
 
@@ -224,7 +229,9 @@ describe("moving bodies of rows stored before (operator)", () => {
     const team = await setupTeam();
     const ids = await legacyRows(team.teamId, 3);
     const failPut = vi.spyOn(env.MAIL_BODIES, "put").mockImplementation(async () => Promise.reject(new Error("R2: internal error")));
-    await expectError(await admin("POST", "mail/migrate-bodies", {}), 503, { error: "The mail body bucket did not answer; nothing was moved, run the step again" });
+    await expectError(await admin("POST", "mail/migrate-bodies", {}), 503, {
+      error: "The mail body bucket did not answer; nothing was moved, run the step again",
+    });
     failPut.mockRestore();
     expect(await row(ids[0])).toEqual({ body_in_r2: 0, html: "<p>old 0</p>", text: "old 0" });
     expect(await teamObjects(team.teamId)).toEqual([]);

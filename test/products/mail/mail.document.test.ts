@@ -34,7 +34,11 @@ describe("the document's SendEmail body and the validator", () => {
   });
 
   it("accept every documented field", () => {
-    expect(Object.keys(samples).sort()).toEqual(Object.keys(shape).filter((key) => !(REQUIRED_FIELDS as readonly string[]).includes(key)).sort());
+    expect(Object.keys(samples).sort()).toEqual(
+      Object.keys(shape)
+        .filter((key) => !(REQUIRED_FIELDS as readonly string[]).includes(key))
+        .sort(),
+    );
     expect(checkEmail(base)).toHaveProperty("email");
     for (const [field, value] of Object.entries(samples)) {
       const body = { ...base, [field]: value };

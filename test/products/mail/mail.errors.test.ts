@@ -80,7 +80,10 @@ describe("POST /emails: 422 validation", () => {
       error: "Validation failed",
       details: { headers: ["value of X-A must be one line of at most 998 characters"] },
     });
-    await expectError(await send(team.key, { ...LIVE, headers: ["X-A"] }), 422, { error: "Validation failed", details: { headers: ["must be an object of string values"] } });
+    await expectError(await send(team.key, { ...LIVE, headers: ["X-A"] }), 422, {
+      error: "Validation failed",
+      details: { headers: ["must be an object of string values"] },
+    });
   });
 });
 
@@ -147,7 +150,20 @@ describe("POST /emails: the 12 policy codes", () => {
 
   it("forbidden_header: custom headers are an allow-list; trace and authentication headers are refused (regression)", async () => {
     const team = await setupTeam();
-    for (const name of ["Authentication-Results", "Resent-From", "Resent-To", "Received", "ARC-Seal", "DKIM-Signature", "Return-Path", "Sender", "X-Edp-Anything", "Content-Type", "Bcc", "X-"]) {
+    for (const name of [
+      "Authentication-Results",
+      "Resent-From",
+      "Resent-To",
+      "Received",
+      "ARC-Seal",
+      "DKIM-Signature",
+      "Return-Path",
+      "Sender",
+      "X-Edp-Anything",
+      "Content-Type",
+      "Bcc",
+      "X-",
+    ]) {
       await expectError(await send(team.key, { ...LIVE, headers: { [name]: "spoof" } }), 422, {
         error: `The header '${name}' is reserved and cannot be set`,
         code: "forbidden_header",
@@ -155,14 +171,31 @@ describe("POST /emails: the 12 policy codes", () => {
     }
     const ok = await send(team.key, {
       ...LIVE,
-      headers: { "List-Unsubscribe": "<https://example.com/u>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click", "In-Reply-To": "<a@b>", References: "<a@b>", "X-Campaign": "spring" },
+      headers: {
+        "List-Unsubscribe": "<https://example.com/u>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+        "In-Reply-To": "<a@b>",
+        References: "<a@b>",
+        "X-Campaign": "spring",
+      },
     });
     expect(ok.status).toBe(201);
   });
 
   it("regression (issue 23, finding 7): provider control headers and unprintable values are forbidden_header; nothing is stored", async () => {
     const team = await setupTeam();
-    for (const name of ["X-SMTPAPI", "x-smtpapi", "X-PM-Message-Stream", "X-PM-Tag", "X-SES-CONFIGURATION-SET", "X-Ses-Message-Tags", "X-Mailgun-Variables", "X-Mailgun-Tag", "X-MC-Tags", "X-MSYS-API"]) {
+    for (const name of [
+      "X-SMTPAPI",
+      "x-smtpapi",
+      "X-PM-Message-Stream",
+      "X-PM-Tag",
+      "X-SES-CONFIGURATION-SET",
+      "X-Ses-Message-Tags",
+      "X-Mailgun-Variables",
+      "X-Mailgun-Tag",
+      "X-MC-Tags",
+      "X-MSYS-API",
+    ]) {
       await expectError(await send(team.key, { ...LIVE, headers: { [name]: '{"to":["victim@external.test"]}' } }), 422, {
         error: `The header '${name}' is reserved and cannot be set`,
         code: "forbidden_header",
@@ -329,11 +362,21 @@ describe("POST /emails: rule order", () => {
     const all = { ...LIVE, from: `x@${SANDBOX}`, status: "sent", headers: { Subject: "x" }, stream: "nope" };
     const codes: string[] = [];
     const steps = [
-      (b: Record<string, unknown>) => { delete b.status; },
-      (b: Record<string, unknown>) => { delete b.headers; },
-      (b: Record<string, unknown>) => { b.stream = "broadcast"; },
-      (b: Record<string, unknown>) => { b.stream = "transactional"; },
-      (b: Record<string, unknown>) => { b.from = LIVE.from; },
+      (b: Record<string, unknown>) => {
+        delete b.status;
+      },
+      (b: Record<string, unknown>) => {
+        delete b.headers;
+      },
+      (b: Record<string, unknown>) => {
+        b.stream = "broadcast";
+      },
+      (b: Record<string, unknown>) => {
+        b.stream = "transactional";
+      },
+      (b: Record<string, unknown>) => {
+        b.from = LIVE.from;
+      },
     ];
     const body: Record<string, unknown> = { ...all };
     for (const step of steps) {
@@ -383,7 +426,9 @@ describe("POST /emails/batch", () => {
     const team = await setupTeam();
     await expectError(await call("POST", "emails/batch", { key: team.key, body: {} }), 400, { error: "Missing required field: emails" });
     await expectError(await call("POST", "emails/batch", { key: team.key, body: { emails: LIVE } }), 400, { error: "emails must be an array" });
-    await expectError(await call("POST", "emails/batch", { key: team.key, raw: "[", headers: { "content-type": "application/json" } }), 400, { error: "Malformed JSON in request body" });
+    await expectError(await call("POST", "emails/batch", { key: team.key, raw: "[", headers: { "content-type": "application/json" } }), 400, {
+      error: "Malformed JSON in request body",
+    });
   });
 
   it("answers 422 naming the 0-indexed position of an item missing a required field; nothing stored", async () => {
@@ -424,10 +469,17 @@ describe("POST /emails/batch", () => {
 
   it("answers 422 with indexed details when every item fails validation", async () => {
     const team = await setupTeam();
-    await expectError(await sendBatch(team.key, [{ ...LIVE, to: "a" }, { ...LIVE, from: "b" }]), 422, {
-      error: "Validation failed",
-      details: { "emails.0.to": ["is not a valid email address: a"], "emails.1.from": ["must be a valid email address"] },
-    });
+    await expectError(
+      await sendBatch(team.key, [
+        { ...LIVE, to: "a" },
+        { ...LIVE, from: "b" },
+      ]),
+      422,
+      {
+        error: "Validation failed",
+        details: { "emails.0.to": ["is not a valid email address: a"], "emails.1.from": ["must be a valid email address"] },
+      },
+    );
   });
 
   it("sets aside a sandbox item sending from another domain like any invalid item (207)", async () => {

@@ -172,4 +172,3 @@ describe("first delivery attempt from the send request", () => {
     expect((await email(team.key, id)).status).toBe("delivered");
   });
 });
-

@@ -25,7 +25,8 @@ afterEach(() => {
 });
 
 const PROVIDER = "http://mail-provider.test/v1/send";
-const httpEnv = (queue: ReturnType<typeof recordingEnv>) => ({ ...queue.env, MAIL_TRANSPORT: "http", MAIL_HTTP_URL: PROVIDER, MAIL_HTTP_TOKEN: "provider-token" }) as Env;
+const httpEnv = (queue: ReturnType<typeof recordingEnv>) =>
+  ({ ...queue.env, MAIL_TRANSPORT: "http", MAIL_HTTP_URL: PROVIDER, MAIL_HTTP_TOKEN: "provider-token" }) as Env;
 
 async function principalOf(key: string): Promise<Principal> {
   return (await loadPrincipal(env.DB, key)) as Principal;
@@ -51,7 +52,14 @@ describe("sending and reading", () => {
   it("stores a queued message and the queue consumer delivers it through the outbox", async () => {
     const team = await setupTeam();
     const data = await created(
-      await send(team.key, { ...LIVE, to: ["A <a@example.com>", "b@example.com"], cc: "c@example.com", html: "<p>Hi</p>", headers: { "X-Campaign": "spring" }, tags: ["welcome"] }),
+      await send(team.key, {
+        ...LIVE,
+        to: ["A <a@example.com>", "b@example.com"],
+        cc: "c@example.com",
+        html: "<p>Hi</p>",
+        headers: { "X-Campaign": "spring" },
+        tags: ["welcome"],
+      }),
     );
     // Stored as parsed: display names re-quoted.
     expect(data).toMatchObject({
@@ -102,7 +110,15 @@ describe("sending and reading", () => {
 
   it("creates every item of a valid batch (201) in request order", async () => {
     const team = await setupTeam();
-    const res = await call("POST", "emails/batch", { key: team.key, body: { emails: [{ ...LIVE, subject: "One" }, { ...LIVE, subject: "Two" }] } });
+    const res = await call("POST", "emails/batch", {
+      key: team.key,
+      body: {
+        emails: [
+          { ...LIVE, subject: "One" },
+          { ...LIVE, subject: "Two" },
+        ],
+      },
+    });
     expect(res.status).toBe(201);
     const { data } = await json(res);
     expect(data.map((e: { subject: string }) => e.subject)).toEqual(["One", "Two"]);
@@ -237,7 +253,9 @@ describe("delivery", () => {
   it("a message held by another consumer (lease) is not sent twice", async () => {
     const team = await setupTeam();
     const { rows, recorder } = await storeEmails(team.key, [LIVE]);
-    await env.DB.prepare("UPDATE emails SET lease_until = ? WHERE id = ?").bind(Date.now() + 60_000, rows[0].id).run();
+    await env.DB.prepare("UPDATE emails SET lease_until = ? WHERE id = ?")
+      .bind(Date.now() + 60_000, rows[0].id)
+      .run();
     const spy = vi.spyOn(globalThis, "fetch");
     const { batch, messages } = fakeBatch(recorder.sent);
     await mailSendsConsumer.consume(batch, httpEnv(recorder));
@@ -334,7 +352,10 @@ describe("platform mail", () => {
 describe("mail webhooks", () => {
   it("creates (secret shown once), lists and deletes", async () => {
     const team = await setupTeam();
-    const res = await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/mail", events: ["email.delivered", "email.bounced"] } });
+    const res = await call("POST", "webhooks", {
+      key: team.key,
+      body: { url: "https://hooks.example.com/mail", events: ["email.delivered", "email.bounced"] },
+    });
     expect(res.status).toBe(201);
     const hook = (await json(res)).data;
     expect(hook).toMatchObject({ url: "https://hooks.example.com/mail", events: ["email.delivered", "email.bounced"] });
@@ -350,7 +371,8 @@ describe("mail webhooks", () => {
 
   it("delivers signed status events for the subscribed types, with retries", async () => {
     const team = await setupTeam();
-    const hook = (await json(await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/mail", events: ["email.delivered"] } }))).data;
+    const hook = (await json(await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/mail", events: ["email.delivered"] } })))
+      .data;
     const { rows, recorder } = await storeEmails(team.key, [{ ...LIVE, tags: ["t"] }]);
     await mailSendsConsumer.consume(fakeBatch(recorder.sent.splice(0)).batch, recorder.env);
     const webhookMessages = recorder.sent.splice(0) as Array<MailQueueMessage & { type: "webhook" }>;
@@ -449,14 +471,24 @@ describe("mail webhooks", () => {
     const res = await call("POST", `webhooks/${hook.id}/test`, { key: team.key });
     expect(res.status).toBe(502);
     const body = await json(res);
-    expect(body.error).toEqual({ message: "Test delivery could not reach the endpoint", detail: "The endpoint could not be reached (connection failed or timed out)" });
+    expect(body.error).toEqual({
+      message: "Test delivery could not reach the endpoint",
+      detail: "The endpoint could not be reached (connection failed or timed out)",
+    });
   });
 });
 
 describe("OpenAPI", () => {
   it("documents every mail route", async () => {
     const doc = await json(await call("GET", "openapi.json"));
-    for (const path of ["/api/v1/emails", "/api/v1/emails/batch", "/api/v1/emails/{id}", "/api/v1/webhooks", "/api/v1/webhooks/{id}", "/api/v1/webhooks/{id}/test"]) {
+    for (const path of [
+      "/api/v1/emails",
+      "/api/v1/emails/batch",
+      "/api/v1/emails/{id}",
+      "/api/v1/webhooks",
+      "/api/v1/webhooks/{id}",
+      "/api/v1/webhooks/{id}/test",
+    ]) {
       expect(doc.paths[path]).toBeDefined();
     }
     expect(doc.paths["/api/v1/emails"].post.requestBody.content["application/json"].schema).toBeDefined();
@@ -471,7 +503,9 @@ describe("a full batch", () => {
     expect(res.status).toBe(201);
     const { data } = await json(res);
     expect(data.map((e: { subject: string }) => e.subject)).toEqual(emails.map((e) => e.subject));
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM email_events WHERE team_id = ? AND status = 'queued'").bind(team.teamId).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM email_events WHERE team_id = ? AND status = 'queued'")
+      .bind(team.teamId)
+      .first<{ n: number }>();
     expect(count?.n).toBe(100);
     expect((await json(await call("GET", "emails?per_page=100", { key: team.key }))).pagination.total).toBe(100);
   });
@@ -480,7 +514,9 @@ describe("a full batch", () => {
 describe("webhook delivery edges", () => {
   async function pendingDelivery() {
     const team = await setupTeam();
-    const hook = (await json(await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/e", events: ["email.failed", "email.delivered"] } }))).data;
+    const hook = (
+      await json(await call("POST", "webhooks", { key: team.key, body: { url: "https://hooks.example.com/e", events: ["email.failed", "email.delivered"] } }))
+    ).data;
     const { recorder } = await storeEmails(team.key, [LIVE]);
     await mailSendsConsumer.consume(fakeBatch(recorder.sent.splice(0)).batch, recorder.env);
     return { team, hook, recorder, messages: recorder.sent.splice(0) };
@@ -508,7 +544,13 @@ describe("webhook delivery edges", () => {
 
 describe("platform mail sweep", () => {
   it("queues again platform mail whose queue message was lost", async () => {
-    const lost = recordingEnv({ MAIL_QUEUE: { send: async () => { throw new Error("queue down"); } } as unknown as Queue });
+    const lost = recordingEnv({
+      MAIL_QUEUE: {
+        send: async () => {
+          throw new Error("queue down");
+        },
+      } as unknown as Queue,
+    });
     const id = await queuePlatformMail(lost.env, { teamId: null, kind: "alert", to: "ops@example.com", subject: "Alert", text: "x" });
     setClock(Date.now() + 20 * 60_000);
     const recorder = recordingEnv();

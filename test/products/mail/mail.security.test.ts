@@ -52,7 +52,9 @@ describe("authentication and scopes", () => {
     const team = await setupTeam({ scopes: ["mail:read"] });
     await expectError(await send(team.key, LIVE), 403, { error: "Insufficient scope" });
     await expectError(await call("POST", "emails/batch", { key: team.key, body: { emails: [LIVE] } }), 403, { error: "Insufficient scope" });
-    await expectError(await call("POST", "webhooks", { key: team.key, body: { url: "https://x.example.com", events: ["email.sent"] } }), 403, { error: "Insufficient scope" });
+    await expectError(await call("POST", "webhooks", { key: team.key, body: { url: "https://x.example.com", events: ["email.sent"] } }), 403, {
+      error: "Insufficient scope",
+    });
     expect((await call("GET", "emails", { key: team.key })).status).toBe(200);
     expect((await call("GET", "webhooks", { key: team.key })).status).toBe(200);
 
@@ -103,7 +105,9 @@ describe("mail webhooks input", () => {
   it("regression: 25 parallel creates store exactly 10 webhooks (the cap is checked and written in one statement)", async () => {
     const team = await setupTeam();
     const results = await Promise.all(
-      Array.from({ length: 25 }, (_, i) => call("POST", "webhooks", { key: team.key, body: { url: `https://hooks.example.com/p${i}`, events: ["email.sent"] } })),
+      Array.from({ length: 25 }, (_, i) =>
+        call("POST", "webhooks", { key: team.key, body: { url: `https://hooks.example.com/p${i}`, events: ["email.sent"] } }),
+      ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(10);
     expect(results.filter((r) => r.status === 422)).toHaveLength(15);

@@ -16,7 +16,14 @@ describe("bytes per email", () => {
   it("a delivered email with a 5 KB body costs D1 under 2 KB with its history and indexes; the body is in R2", async () => {
     const team = await setupTeam();
     const html = `<p>${"Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(90)}</p>`.slice(0, 5_000);
-    const item = { ...LIVE, to: "Ada Lovelace <ada@example.com>", html, text: html.replace(/<[^>]+>/g, ""), tags: ["welcome"], headers: { "X-Campaign": "spring-2026" } };
+    const item = {
+      ...LIVE,
+      to: "Ada Lovelace <ada@example.com>",
+      html,
+      text: html.replace(/<[^>]+>/g, ""),
+      tags: ["welcome"],
+      headers: { "X-Campaign": "spring-2026" },
+    };
     const before = await databaseBytes();
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {

@@ -18,7 +18,16 @@ describe("checkEmail", () => {
 
   it("lists every message of a field in order, and one message where the first broken rule wins", () => {
     const to = Array.from({ length: 51 }, (_, i) => (i === 3 ? "not an address" : `u${i}@example.com`));
-    expect(checkEmail({ ...base, to, subject: " ", tags: ["ok", "bad tag", ...Array.from({ length: 12 }, (_, i) => `t${i}`)], html: 5, headers: { "bad name": "x", "X-A": "a\nb" } })).toEqual({
+    expect(
+      checkEmail({
+        ...base,
+        to,
+        subject: " ",
+        tags: ["ok", "bad tag", ...Array.from({ length: 12 }, (_, i) => `t${i}`)],
+        html: 5,
+        headers: { "bad name": "x", "X-A": "a\nb" },
+      }),
+    ).toEqual({
       errors: {
         to: ["must contain at most 50 addresses", "is not a valid email address: not an address"],
         subject: ["must not be empty"],
@@ -62,7 +71,9 @@ describe("the hook's answers through the API", () => {
   it("a single send missing fields answers 400; a batch item missing them 422 with its 0-indexed position", async () => {
     const team = await setupTeam();
     await expectError(await send(team.key, { ...LIVE, to: null, subject: undefined }), 400, { error: "Missing required fields: to, subject" });
-    await expectError(await sendBatch(team.key, [LIVE, LIVE, { from: LIVE.from, to: LIVE.to }]), 422, { error: "Item at index 2: Missing required field: subject" });
+    await expectError(await sendBatch(team.key, [LIVE, LIVE, { from: LIVE.from, to: LIVE.to }]), 422, {
+      error: "Item at index 2: Missing required field: subject",
+    });
     await expectError(await sendBatch(team.key, [LIVE, "x"]), 422, { error: "Item at index 1: Missing required fields: from, to, subject" });
   });
 });

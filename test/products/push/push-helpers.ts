@@ -82,12 +82,7 @@ export async function decryptPush(body: Uint8Array, sub: TestSubscriber): Promis
 export async function verifyJwt(jwt: string, publicKey: string): Promise<Record<string, unknown>> {
   const [header, payload, signature] = jwt.split(".");
   const key = await crypto.subtle.importKey("raw", fromBase64Url(publicKey), { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
-  const valid = await crypto.subtle.verify(
-    { name: "ECDSA", hash: "SHA-256" },
-    key,
-    fromBase64Url(signature),
-    encoder.encode(`${header}.${payload}`),
-  );
+  const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, fromBase64Url(signature), encoder.encode(`${header}.${payload}`));
   expect(valid).toBe(true);
   expect(JSON.parse(new TextDecoder().decode(fromBase64Url(header)))).toMatchObject({ alg: "ES256" });
   return JSON.parse(new TextDecoder().decode(fromBase64Url(payload)));
@@ -123,7 +118,9 @@ export function pushService(respond: (req: PushRequest, index: number) => number
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
     const headers: Record<string, string> = {};
-    request.headers.forEach((value, key) => (headers[key] = value));
+    request.headers.forEach((value, key) => {
+      headers[key] = value;
+    });
     const req = { url: request.url, headers, body: new Uint8Array(await request.arrayBuffer()) };
     requests.push(req);
     const answer = respond(req, requests.length - 1);
@@ -183,13 +180,22 @@ export function fakeBatch(bodies: Array<{ body: unknown; attempts?: number }>) {
       ack: () => void (record.acked = true),
       retry: (options?: { delaySeconds?: number }) => void (record.retried = options ?? {}),
     })),
-    ackAll: () => records.forEach((r) => (r.acked = true)),
-    retryAll: () => records.forEach((r) => (r.retried = {})),
+    ackAll: () => {
+      for (const r of records) r.acked = true;
+    },
+    retryAll: () => {
+      for (const r of records) r.retried = {};
+    },
   } as unknown as MessageBatch<unknown>;
   return { batch, records };
 }
 
 /** Rows of a query run inside an app's store (its SQLite tables: subscribers, notifications, deliveries, meta). */
 export async function storeRows<T = Record<string, unknown>>(appId: string, query: string, ...params: SqlStorageValue[]): Promise<T[]> {
-  return runInDurableObject(pushStore(env, appId), async (_object, state) => state.storage.sql.exec(query, ...params).toArray().map((row) => ({ ...row }) as T));
+  return runInDurableObject(pushStore(env, appId), async (_object, state) =>
+    state.storage.sql
+      .exec(query, ...params)
+      .toArray()
+      .map((row) => ({ ...row }) as T),
+  );
 }

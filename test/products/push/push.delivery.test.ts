@@ -11,17 +11,7 @@ import { backoffSeconds } from "../../../src/platform/backoff";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { deliveriesOf } from "../../../src/platform/jobs/queues";
 import { MAX_ATTEMPTS, pushSendsConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
-import {
-  browserSubscription,
-  createApp,
-  decryptPush,
-  fakeBatch,
-  pushService,
-  storeRows,
-  subscribe,
-  verifyJwt,
-  waitForCompletion,
-} from "./push-helpers";
+import { browserSubscription, createApp, decryptPush, fakeBatch, pushService, storeRows, subscribe, verifyJwt, waitForCompletion } from "./push-helpers";
 
 let restore: (() => void) | null = null;
 afterEach(() => {
@@ -70,9 +60,7 @@ describe("push delivery", () => {
 
     const done = await waitForCompletion(team.key, app.id, accepted.id);
     expect(done.counts).toEqual({ queued: 0, delivered: 1, failed: 0, removed: 0 });
-    expect(done.results).toEqual([
-      expect.objectContaining({ subscriber_id: registered.id, status: "delivered", attempts: 1, status_code: 201, error: null }),
-    ]);
+    expect(done.results).toEqual([expect.objectContaining({ subscriber_id: registered.id, status: "delivered", attempts: 1, status_code: 201, error: null })]);
     expect(service.requests).toHaveLength(1);
     const [req] = service.requests;
     expect(req.url).toBe(sub.endpoint);
@@ -167,7 +155,10 @@ describe("push delivery", () => {
     expect(service.requests).toHaveLength(3);
 
     // Redelivered again (at-least-once queue): nothing is sent.
-    const again = fakeBatch([{ body: message, attempts: 4 }, { body: message, attempts: 1 }]);
+    const again = fakeBatch([
+      { body: message, attempts: 4 },
+      { body: message, attempts: 1 },
+    ]);
     await pushSendsConsumer.consume(again.batch, env);
     expect(again.records.every((r) => r.acked)).toBe(true);
     expect(service.requests).toHaveLength(3);
@@ -189,7 +180,11 @@ describe("push delivery", () => {
     const sent = (await json(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" }, env: queue.env }))).data;
     await queue.deliver();
     expect((await deliveryRow(app.id, sent.id, flakyId))?.status).toBe("retrying");
-    expect(await deliveryRow(app.id, sent.id, rejectedId)).toMatchObject({ status: "failed", status_code: 403, error: "push service answered 403: push service says no" });
+    expect(await deliveryRow(app.id, sent.id, rejectedId)).toMatchObject({
+      status: "failed",
+      status_code: 403,
+      error: "push service answered 403: push service says no",
+    });
 
     // Simulate the remaining queue attempts until the last one.
     for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -233,7 +228,11 @@ describe("push delivery", () => {
     restore = service.restore;
     const queue = playedQueue("push-sends");
 
-    const res = await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "Sale", body: "50% off", tags: ["bulk"] }, env: queue.env });
+    const res = await call("POST", `push/apps/${app.id}/notifications`, {
+      key: team.key,
+      body: { title: "Sale", body: "50% off", tags: ["bulk"] },
+      env: queue.env,
+    });
     expect(res.status).toBe(202);
     const sent = (await json(res)).data;
     expect(sent.recipients).toBe(total);
@@ -322,7 +321,13 @@ describe("push delivery", () => {
     const notificationId = crypto.randomUUID();
     const at = new Date(nowMs()).toISOString();
     await fannedOutNotification(team, app.id, notificationId, at, 1);
-    await storeRows(app.id, "INSERT INTO deliveries (notification_id, subscriber_id, status, attempts, updated_at) VALUES (?, ?, 'retrying', 1, ?)", notificationId, subscriberId, at);
+    await storeRows(
+      app.id,
+      "INSERT INTO deliveries (notification_id, subscriber_id, status, attempts, updated_at) VALUES (?, ?, 'retrying', 1, ?)",
+      notificationId,
+      subscriberId,
+      at,
+    );
     const service = pushService(() => 503);
     restore = service.restore;
     const { batch, records } = fakeBatch([

@@ -4,7 +4,6 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
-import { monthOf } from "../../../src/platform/quota";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { registerSubscriber } from "../../../src/products/push/push-subscribers.service";
 import { generateVapidKeys } from "../../../src/products/push/vapid";
@@ -33,16 +32,12 @@ describe("push 404s", () => {
   it("answers Subscriber not found and Notification not found", async () => {
     const team = await setupTeam();
     const app = await createApp(team.key);
-    await expectError(
-      await call("DELETE", `push/apps/${app.id}/subscribers/${crypto.randomUUID()}`, { key: team.key }),
-      404,
-      { error: "Subscriber not found" },
-    );
-    await expectError(
-      await call("GET", `push/apps/${app.id}/notifications/${crypto.randomUUID()}`, { key: team.key }),
-      404,
-      { error: "Notification not found" },
-    );
+    await expectError(await call("DELETE", `push/apps/${app.id}/subscribers/${crypto.randomUUID()}`, { key: team.key }), 404, {
+      error: "Subscriber not found",
+    });
+    await expectError(await call("GET", `push/apps/${app.id}/notifications/${crypto.randomUUID()}`, { key: team.key }), 404, {
+      error: "Notification not found",
+    });
     // A subscriber of another app of the same team is not found under this app.
     const other = await createApp(team.key, { name: "other" });
     const otherSub = await subscribe(team.key, other.id, await browserSubscription());
@@ -71,11 +66,9 @@ describe("push app validation", () => {
       422,
       validation({ "settings.vapid_subject": ["must be a mailto: or https: URI"] }),
     );
-    await expectError(
-      await call("POST", "push/apps", { key: team.key, raw: "{not json", headers: { "content-type": "application/json" } }),
-      400,
-      { error: "Malformed JSON in request body" },
-    );
+    await expectError(await call("POST", "push/apps", { key: team.key, raw: "{not json", headers: { "content-type": "application/json" } }), 400, {
+      error: "Malformed JSON in request body",
+    });
     await expectError(
       await call("POST", "push/apps", { key: team.key, raw: "[1]", headers: { "content-type": "application/json" } }),
       422,
@@ -217,9 +210,17 @@ describe("push notification validation and quota", () => {
     const noTitle = await post({ body: "b" });
     expect(noTitle.status).toBe(422);
     expect(Object.keys((await json(noTitle)).details)).toEqual(["title"]);
-    await expectError(await post({ title: "t", body: "b", subscriber_ids: [sub.id], tags: ["x"] }), 422, validation({ tags: ["give either subscriber_ids or tags, not both"] }));
+    await expectError(
+      await post({ title: "t", body: "b", subscriber_ids: [sub.id], tags: ["x"] }),
+      422,
+      validation({ tags: ["give either subscriber_ids or tags, not both"] }),
+    );
     const unknownId = crypto.randomUUID();
-    await expectError(await post({ title: "t", body: "b", subscriber_ids: [sub.id, unknownId] }), 422, validation({ subscriber_ids: [`unknown subscriber ids: ${unknownId}`] }));
+    await expectError(
+      await post({ title: "t", body: "b", subscriber_ids: [sub.id, unknownId] }),
+      422,
+      validation({ subscriber_ids: [`unknown subscriber ids: ${unknownId}`] }),
+    );
     const tooBig = await json(await post({ title: "t", body: "b", data: { blob: "x".repeat(4000) } }));
     expect(tooBig.details.payload[0]).toMatch(/^is \d+ bytes once encoded; the maximum is 3993$/);
     for (const body of [
@@ -242,11 +243,9 @@ describe("push notification validation and quota", () => {
     await subscribe(team.key, app.id, await browserSubscription());
     // Free plan: 10,000 push messages a month; 9,999 are used, two recipients do not fit.
     await setUsed(team.teamId, "push", 9999);
-    await expectError(
-      await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" } }),
-      429,
-      { error: "Monthly usage limit exceeded. Upgrade your plan." },
-    );
+    await expectError(await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" } }), 429, {
+      error: "Monthly usage limit exceeded. Upgrade your plan.",
+    });
     expect(await json(await call("GET", `push/apps/${app.id}/notifications`, { key: team.key }))).toEqual({ data: [] });
     const usage = { used: await usedOf(team.teamId, "push") };
     expect(usage!.used).toBe(9999);

@@ -30,7 +30,9 @@ describe("push apps", () => {
     expect(patched.status).toBe(200);
     const afterName = (await json(patched)).data;
     expect(afterName).toMatchObject({ name: "Web 2", settings: app.settings, vapid_public_key: app.vapid_public_key });
-    const afterSettings = (await json(await call("PATCH", `push/apps/${app.id}`, { key: team.key, body: { settings: { default_url: "https://example.com/" } } }))).data;
+    const afterSettings = (
+      await json(await call("PATCH", `push/apps/${app.id}`, { key: team.key, body: { settings: { default_url: "https://example.com/" } } }))
+    ).data;
     expect(afterSettings).toMatchObject({ name: "Web 2", settings: { default_url: "https://example.com/" } });
 
     const deleted = await call("DELETE", `push/apps/${app.id}`, { key: team.key });
@@ -97,7 +99,13 @@ describe("push subscribers", () => {
     expect(first.status).toBe(201);
     expect(first.headers.get("x-ratelimit-limit")).toBe("30");
     const created = (await json(first)).data;
-    expect(created).toMatchObject({ app_id: app.id, endpoint: sub.endpoint, expiration_time: 1_900_000_000_000, tags: ["news", "sport"], external_id: "user-1" });
+    expect(created).toMatchObject({
+      app_id: app.id,
+      endpoint: sub.endpoint,
+      expiration_time: 1_900_000_000_000,
+      tags: ["news", "sport"],
+      external_id: "user-1",
+    });
     expect(created).not.toHaveProperty("keys");
 
     // Same endpoint again with rotated keys: the same subscriber, updated; tags kept when omitted.
@@ -148,7 +156,9 @@ describe("push subscribers", () => {
     const row = await env.DB.prepare("SELECT count(*) AS n FROM push_notifications WHERE app_id = ?").bind(app.id).first<{ n: number }>();
     expect(row!.n).toBe(0);
     // The store holds nothing: its tables went with deleteAll.
-    expect(await storeRows(app.id, "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('subscribers', 'deliveries', 'notifications', 'meta')")).toEqual([]);
+    expect(
+      await storeRows(app.id, "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('subscribers', 'deliveries', 'notifications', 'meta')"),
+    ).toEqual([]);
     expect((await call("GET", `push/apps/${app.id}`, { key: team.key })).status).toBe(404);
   });
 

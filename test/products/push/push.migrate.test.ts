@@ -45,9 +45,13 @@ async function legacyApp(team: TestTeam, n: number) {
        VALUES (?, ?, ?, '{"title":"t"}', 60, 'normal', '{"type":"all"}', 'mailto:ops@example.com', ?, 1, ?, ?)`,
     ).bind(notificationId, team.teamId, app.id, n, T, T),
     ...ids.map((id, i) =>
-      env.DB.prepare(
-        "INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, status_code, updated_at) VALUES (?, ?, ?, 1, ?, ?)",
-      ).bind(notificationId, id, i === 0 ? "removed" : "delivered", i === 0 ? 410 : 201, T),
+      env.DB.prepare("INSERT INTO push_deliveries (notification_id, subscriber_id, status, attempts, status_code, updated_at) VALUES (?, ?, ?, 1, ?, ?)").bind(
+        notificationId,
+        id,
+        i === 0 ? "removed" : "delivered",
+        i === 0 ? 410 : 201,
+        T,
+      ),
     ),
     env.DB.prepare("UPDATE push_apps SET subscriber_count = ? WHERE id = ?").bind(n, app.id),
   ]);
@@ -89,7 +93,12 @@ describe("push migration to the per-app stores", () => {
     expect(one.count).toBe(6);
     expect(one.total).toBe(6);
     expect(one.ids.sort()).toEqual([...first.ids, fresh.id].sort());
-    expect(one.list.find((s: { id: string }) => s.id === first.ids[1])).toMatchObject({ app_id: first.app.id, tags: ["old"], external_id: "user-1", created_at: T });
+    expect(one.list.find((s: { id: string }) => s.id === first.ids[1])).toMatchObject({
+      app_id: first.app.id,
+      tags: ["old"],
+      external_id: "user-1",
+      created_at: T,
+    });
     expect(one.notification).toMatchObject({ status: "completed", recipients: 5, counts: { queued: 0, delivered: 4, failed: 0, removed: 1 } });
     expect(one.notification.results).toHaveLength(5);
     expect(one.notification.results[0]).toMatchObject({ subscriber_id: first.ids[0], status: "removed", status_code: 410, attempts: 1 });

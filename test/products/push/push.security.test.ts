@@ -133,7 +133,7 @@ describe("push security", () => {
     expect(bodies.length).toBeGreaterThan(10);
     for (const text of bodies) {
       for (const secret of secrets) expect(text).not.toContain(secret);
-      for (const field of ["vapid_private_key\":\"", "fcm_credentials", "apns_credentials", "_enc"]) expect(text).not.toContain(field);
+      for (const field of ['vapid_private_key":"', "fcm_credentials", "apns_credentials", "_enc"]) expect(text).not.toContain(field);
     }
   });
 });

@@ -80,7 +80,15 @@ describe("push row sizes", () => {
     const d1Deliveries = (await env.DB.prepare("SELECT 1").run()).meta.size_after;
 
     // Notification rows (they stay in D1): a typical payload of ~250 bytes.
-    const payload = JSON.stringify({ notification_id: crypto.randomUUID(), app_id: app.id, title: "Your order has shipped", body: "Order 4711 left our warehouse and arrives on Thursday.", icon: "https://cdn.example.com/icon.png", url: "/orders/4711", data: { order: 4711 } });
+    const payload = JSON.stringify({
+      notification_id: crypto.randomUUID(),
+      app_id: app.id,
+      title: "Your order has shipped",
+      body: "Order 4711 left our warehouse and arrives on Thursday.",
+      icon: "https://cdn.example.com/icon.png",
+      url: "/orders/4711",
+      data: { order: 4711 },
+    });
     const notes = Array.from({ length: N }, () =>
       env.DB.prepare(
         `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, fanout_token, fanout_at, created_at, completed_at)

@@ -208,8 +208,14 @@ describe("push sweep: fan-out", () => {
     const last = queue.take(id);
     expect(last.fanouts).toEqual([]);
     expect(last.sends).toEqual([{ kind: "send", notification_id: id, subscriber_ids: [subId(FANOUT_CHUNK)] }]);
-    const row = await env.DB.prepare("SELECT fanout_done, recipients FROM push_notifications WHERE id = ?").bind(id).first<{ fanout_done: number; recipients: number }>();
-    const [store] = await storeRows(app.id, "SELECT fanout_done, (SELECT count(*) FROM deliveries WHERE notification_id = ?1) AS n FROM notifications WHERE id = ?1", id);
+    const row = await env.DB.prepare("SELECT fanout_done, recipients FROM push_notifications WHERE id = ?")
+      .bind(id)
+      .first<{ fanout_done: number; recipients: number }>();
+    const [store] = await storeRows(
+      app.id,
+      "SELECT fanout_done, (SELECT count(*) FROM deliveries WHERE notification_id = ?1) AS n FROM notifications WHERE id = ?1",
+      id,
+    );
     expect({ ...row, store }).toEqual({ fanout_done: 1, recipients: total, store: { fanout_done: 1, n: total } });
   });
 
@@ -334,7 +340,10 @@ describe("push sweep: deliveries", () => {
     await consume(queue.env, swept);
     await consume(queue.env, [send], 2);
     expect(service.requests).toHaveLength(2);
-    expect(await detail(team, app.id, id)).toMatchObject({ status: "completed", results: [expect.objectContaining({ subscriber_id: subs[0].id, status: "delivered", attempts: 2 })] });
+    expect(await detail(team, app.id, id)).toMatchObject({
+      status: "completed",
+      results: [expect.objectContaining({ subscriber_id: subs[0].id, status: "delivered", attempts: 2 })],
+    });
   });
 
   it("re-queues a row whose consumer died holding the claim, 15 minutes after the claim could be taken over", async () => {
@@ -392,7 +401,10 @@ describe("push sweep: bounds", () => {
     // one fanned-out notification with SWEEP_MAX_ROWS + 30 queued rows in the app's store, due one
     // second apart, and SWEEP_MAX_FANOUTS + 5 notifications whose fan-out stalled, a minute apart.
     const target = crypto.randomUUID();
-    const stalled = Array.from({ length: SWEEP_MAX_FANOUTS + extraFanouts }, (_, i) => ({ id: crypto.randomUUID(), at: new Date(Date.UTC(2000, 0, 1, 0, i)).toISOString() }));
+    const stalled = Array.from({ length: SWEEP_MAX_FANOUTS + extraFanouts }, (_, i) => ({
+      id: crypto.randomUUID(),
+      at: new Date(Date.UTC(2000, 0, 1, 0, i)).toISOString(),
+    }));
     const insertNotification = (id: string, done: number, at: string | null) =>
       env.DB.prepare(
         `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, fanout_token, fanout_at, created_at)
@@ -422,11 +434,21 @@ describe("push sweep: bounds", () => {
       const first = await run();
       expect(first.rows).toEqual(rowIds(0, SWEEP_MAX_ROWS));
       expect(first.sends.every((m) => m.subscriber_ids.length <= SEND_CHUNK)).toBe(true);
-      expect(first.fanouts.sort()).toEqual(stalled.slice(0, SWEEP_MAX_FANOUTS).map((n) => n.id).sort());
+      expect(first.fanouts.sort()).toEqual(
+        stalled
+          .slice(0, SWEEP_MAX_FANOUTS)
+          .map((n) => n.id)
+          .sort(),
+      );
 
       const second = await run();
       expect(second.rows).toEqual(rowIds(SWEEP_MAX_ROWS, SWEEP_MAX_ROWS + extraRows));
-      expect(second.fanouts.sort()).toEqual(stalled.slice(SWEEP_MAX_FANOUTS).map((n) => n.id).sort());
+      expect(second.fanouts.sort()).toEqual(
+        stalled
+          .slice(SWEEP_MAX_FANOUTS)
+          .map((n) => n.id)
+          .sort(),
+      );
 
       // Everything was just re-queued: a third run right away finds nothing of it.
       const third = await run();
@@ -449,8 +471,16 @@ describe("push store alarm", () => {
     await storeRows(app.id, "UPDATE deliveries SET next_attempt_at = '2000-01-01T00:00:00.000Z' WHERE notification_id = ?", id);
     // An old notification's rows, past retention, and a count D1 did not get.
     const old = crypto.randomUUID();
-    await storeRows(app.id, "INSERT INTO notifications (id, created_at, fanout_done, completed_at) VALUES (?, '2000-01-01T00:00:00.000Z', 1, '2000-01-01T00:00:00.000Z')", old);
-    await storeRows(app.id, "INSERT INTO deliveries (notification_id, subscriber_id, status, updated_at) VALUES (?, 'x', 'delivered', '2000-01-01T00:00:00.000Z')", old);
+    await storeRows(
+      app.id,
+      "INSERT INTO notifications (id, created_at, fanout_done, completed_at) VALUES (?, '2000-01-01T00:00:00.000Z', 1, '2000-01-01T00:00:00.000Z')",
+      old,
+    );
+    await storeRows(
+      app.id,
+      "INSERT INTO deliveries (notification_id, subscriber_id, status, updated_at) VALUES (?, 'x', 'delivered', '2000-01-01T00:00:00.000Z')",
+      old,
+    );
     // As if the second registration's D1 write had failed: D1 holds the first one's count.
     await env.DB.prepare("UPDATE push_apps SET subscriber_count = 1, subscriber_count_seq = 1 WHERE id = ?").bind(app.id).run();
 

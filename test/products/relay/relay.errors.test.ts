@@ -71,7 +71,9 @@ describe("inbound signatures", () => {
     const res = await ingest(source.slug, body, await standardHeaders(secret, body, "msg_1"));
     expect(res.status).toBe(202);
     expect((await json(res)).data.event_type).toBe("user.created");
-    await expectError(await ingest(source.slug, body, await standardHeaders("whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", body, "msg_2")), 401, { error: "Invalid webhook signature" });
+    await expectError(await ingest(source.slug, body, await standardHeaders("whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", body, "msg_2")), 401, {
+      error: "Invalid webhook signature",
+    });
     await expectError(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_3", STALE())), 401, { error: "Invalid webhook signature" });
     await expectError(await ingest(source.slug, body), 401, { error: "Invalid webhook signature" });
     expect(await eventCount(source.id)).toBe(1);
@@ -97,7 +99,12 @@ describe("inbound signatures", () => {
     const headers = await genericHeaders("g-secret", body);
     const first = await json(await ingest(source.slug, body, { ...headers, "x-event-id": "a", "x-event-type": "invoice.paid" }));
     expect(first.data).toMatchObject({ event_type: "invoice.paid", duplicate: false });
-    const extras: Array<Record<string, string>> = [{ "x-event-id": "b", "x-event-type": "account.deleted" }, { "webhook-id": "c" }, { "idempotency-key": "d" }, {}];
+    const extras: Array<Record<string, string>> = [
+      { "x-event-id": "b", "x-event-type": "account.deleted" },
+      { "webhook-id": "c" },
+      { "idempotency-key": "d" },
+      {},
+    ];
     for (const extra of extras) {
       const again = await json(await ingest(source.slug, body, { ...headers, ...extra }));
       expect(again.data).toMatchObject({ id: first.data.id, event_type: "invoice.paid", duplicate: true });
@@ -118,7 +125,11 @@ describe("inbound signatures", () => {
     const body = JSON.stringify({ action: "opened", number: 7 });
     const first = await json(await ingest(source.slug, body, await githubHeaders("gh-secret", body, "pull_request", "d-1")));
     expect(first.data).toMatchObject({ event_type: "pull_request", duplicate: false, deliveries: 1 });
-    for (const [event, delivery] of [["pull_request", "d-2"], ["release", "d-3"], ["release", "d-1"]]) {
+    for (const [event, delivery] of [
+      ["pull_request", "d-2"],
+      ["release", "d-3"],
+      ["release", "d-1"],
+    ]) {
       const again = await json(await ingest(source.slug, body, await githubHeaders("gh-secret", body, event, delivery)));
       expect(again.data, `${event} ${delivery}`).toEqual({ id: first.data.id, event_type: "pull_request", duplicate: true, deliveries: 0 });
     }
@@ -128,7 +139,10 @@ describe("inbound signatures", () => {
     expect([await deliveries(releases.id), await deliveries(everything.id)]).toEqual([0, 1]);
     // Another signed body is another event.
     const other = JSON.stringify({ action: "published" });
-    expect((await json(await ingest(source.slug, other, await githubHeaders("gh-secret", other, "release", "d-1")))).data).toMatchObject({ duplicate: false, deliveries: 2 });
+    expect((await json(await ingest(source.slug, other, await githubHeaders("gh-secret", other, "release", "d-1")))).data).toMatchObject({
+      duplicate: false,
+      deliveries: 2,
+    });
   });
 
   it("regression (issue 23, finding 3): a signed Stripe event without an id is accepted once, whatever timestamp it is signed with", async () => {
@@ -148,7 +162,10 @@ describe("inbound signatures", () => {
     const source = await createSource(team.key, { provider: "standard", signing_secret: secret });
     const body = JSON.stringify({ type: "user.created" });
     const first = await json(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_1")));
-    expect((await json(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_1")))).data).toMatchObject({ id: first.data.id, duplicate: true });
+    expect((await json(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_1")))).data).toMatchObject({
+      id: first.data.id,
+      duplicate: true,
+    });
     expect((await json(await ingest(source.slug, body, await standardHeaders(secret, body, "msg_2")))).data.duplicate).toBe(false);
   });
 
@@ -222,15 +239,26 @@ describe("ingest errors", () => {
     const source = await createSource(team.key);
     const destination = await createDestination(team.key, source.id);
     // The store's object cannot be reached: every call to it fails as an unreachable object's does.
-    const unreachable = { get: () => ({ ingest: () => Promise.reject(new Error("Network connection lost.")) }), idFromName: (name: string) => env.RELAY_STORE.idFromName(name) };
+    const unreachable = {
+      get: () => ({ ingest: () => Promise.reject(new Error("Network connection lost.")) }),
+      idFromName: (name: string) => env.RELAY_STORE.idFromName(name),
+    };
     const queue = recordingQueue();
     const brokenEnv = { ...queue.env, RELAY_STORE: unreachable } as unknown as typeof env;
     vi.spyOn(console, "error").mockImplementation(() => {});
     const rx = receiver([destination.url]);
     try {
-      await expectError(await callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ id: "evt_1", type: "x" }), headers: { "content-type": "application/json" }, env: brokenEnv }), 503, {
-        error: "Event could not be stored; retry later",
-      });
+      await expectError(
+        await callSettled("POST", `/in/${source.slug}`, {
+          raw: JSON.stringify({ id: "evt_1", type: "x" }),
+          headers: { "content-type": "application/json" },
+          env: brokenEnv,
+        }),
+        503,
+        {
+          error: "Event could not be stored; retry later",
+        },
+      );
       expect(await usedOf(team.teamId, "webhooks")).toBe(0);
       expect(await relayStore(env, source.id).stats()).toMatchObject({ events: 0, deliveries: 0 });
       // The messages queued beside the failed write find no delivery: acknowledged, nothing sent.
@@ -249,7 +277,14 @@ describe("ingest errors", () => {
     const source = await createSource(team.key);
     const destination = await createDestination(team.key, source.id);
     const brokenQueue = { sendBatch: vi.fn(async () => Promise.reject(new Error("queue down"))) };
-    const brokenEnv = { DB: env.DB, RATE_LIMITER: env.RATE_LIMITER, RELAY_STORE: env.RELAY_STORE, ENCRYPTION_KEY: env.ENCRYPTION_KEY, APP_URL: env.APP_URL, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
+    const brokenEnv = {
+      DB: env.DB,
+      RATE_LIMITER: env.RATE_LIMITER,
+      RELAY_STORE: env.RELAY_STORE,
+      ENCRYPTION_KEY: env.ENCRYPTION_KEY,
+      APP_URL: env.APP_URL,
+      WEBHOOK_QUEUE: brokenQueue,
+    } as unknown as typeof env;
     const background: Promise<unknown>[] = [];
     const rx = receiver([destination.url]);
     try {
@@ -306,7 +341,10 @@ describe("validation", () => {
       error: "Validation failed",
       details: { url: ["must not contain credentials"] },
     });
-    const filter = await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "https://example.com/", event_filter: ["a*b"] } });
+    const filter = await call("POST", `webhooks/sources/${source.id}/destinations`, {
+      key: team.key,
+      body: { url: "https://example.com/", event_filter: ["a*b"] },
+    });
     expect(filter.status).toBe(422);
     expect((await json(filter)).details["event_filter.0"]).toBeDefined();
     const dest = await createDestination(team.key, source.id);
@@ -324,7 +362,10 @@ describe("validation", () => {
   it("refuses a bad events cursor or filter", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
-    await expectError(await call("GET", `webhooks/sources/${source.id}/events?cursor=bogus`, { key: team.key }), 422, { error: "Validation failed", details: { cursor: ["is invalid"] } });
+    await expectError(await call("GET", `webhooks/sources/${source.id}/events?cursor=bogus`, { key: team.key }), 422, {
+      error: "Validation failed",
+      details: { cursor: ["is invalid"] },
+    });
     const bad = await call("GET", `webhooks/sources/${source.id}/events?status=weird&limit=500`, { key: team.key });
     expect(bad.status).toBe(422);
     expect(Object.keys((await json(bad)).details).sort()).toEqual(["limit", "status"]);
@@ -380,4 +421,3 @@ describe("retention", () => {
     expect(await store.stats()).toMatchObject({ events: 0, deliveries: 0, attempts: 0 });
   });
 });
-

@@ -17,7 +17,14 @@ describe("relay sources and destinations", () => {
     const res = await call("POST", "webhooks/sources", { key: team.key, body: { name: "Stripe prod", provider: "stripe", signing_secret: "whsec_abc" } });
     expect(res.status).toBe(201);
     const created = (await json(res)).data;
-    expect(created).toMatchObject({ name: "Stripe prod", provider: "stripe", destinations_count: 0, enabled: true, retention_days: 7, signature_verification: true });
+    expect(created).toMatchObject({
+      name: "Stripe prod",
+      provider: "stripe",
+      destinations_count: 0,
+      enabled: true,
+      retention_days: 7,
+      signature_verification: true,
+    });
     expect(created.slug).toMatch(/^[A-Za-z0-9_-]{24}$/);
     expect(created.url).toBe(`http://app.test/in/${created.slug}`);
     expect(JSON.stringify(created)).not.toContain("whsec_abc");
@@ -37,7 +44,10 @@ describe("relay sources and destinations", () => {
     const got = await json(await call("GET", `webhooks/sources/${created.id}`, { key: team.key }));
     expect(got.data).toMatchObject({ id: created.id, destinations_count: 1 });
 
-    const patched = await call("PATCH", `webhooks/sources/${created.id}`, { key: team.key, body: { name: "renamed", enabled: false, retention_days: 30, signing_secret: null } });
+    const patched = await call("PATCH", `webhooks/sources/${created.id}`, {
+      key: team.key,
+      body: { name: "renamed", enabled: false, retention_days: 30, signing_secret: null },
+    });
     expect(patched.status).toBe(200);
     expect((await json(patched)).data).toMatchObject({ name: "renamed", enabled: false, retention_days: 30, signature_verification: false });
 
@@ -114,7 +124,12 @@ describe("ingest and forwarding", () => {
     const rx = receiver([dest.url]);
     try {
       const body = JSON.stringify({ id: "evt_1", type: "invoice.paid", data: { amount: 10 } }, null, 2);
-      const res = await ingest(source.slug, body, { ...(await stripeHeaders("whsec_stripe_test", body)), "x-custom": "kept", cookie: "a=b", "x-forwarded-for": "1.2.3.4" });
+      const res = await ingest(source.slug, body, {
+        ...(await stripeHeaders("whsec_stripe_test", body)),
+        "x-custom": "kept",
+        cookie: "a=b",
+        "x-forwarded-for": "1.2.3.4",
+      });
       expect(res.status).toBe(202);
       const accepted = (await json(res)).data;
 
@@ -134,12 +149,27 @@ describe("ingest and forwarding", () => {
       expect(delivered.headers.get("x-relay-event-id")).toBe(accepted.id);
       const ok = await verifyStandardWebhook(
         dest.secret,
-        { id: delivered.headers.get("webhook-id"), timestamp: delivered.headers.get("webhook-timestamp"), signature: delivered.headers.get("webhook-signature") },
+        {
+          id: delivered.headers.get("webhook-id"),
+          timestamp: delivered.headers.get("webhook-timestamp"),
+          signature: delivered.headers.get("webhook-signature"),
+        },
         delivered.body,
         nowSeconds(),
       );
       expect(ok).toBe(true);
-      expect(await verifyStandardWebhook("whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", { id: delivered.headers.get("webhook-id"), timestamp: delivered.headers.get("webhook-timestamp"), signature: delivered.headers.get("webhook-signature") }, delivered.body, nowSeconds())).toBe(false);
+      expect(
+        await verifyStandardWebhook(
+          "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+          {
+            id: delivered.headers.get("webhook-id"),
+            timestamp: delivered.headers.get("webhook-timestamp"),
+            signature: delivered.headers.get("webhook-signature"),
+          },
+          delivered.body,
+          nowSeconds(),
+        ),
+      ).toBe(false);
 
       const event = await waitFor(async () => {
         const e = await getEvent(team.key, source.id, accepted.id);
@@ -190,7 +220,9 @@ describe("ingest and forwarding", () => {
       const event = await getEvent(team.key, source.id, accepted.id);
       const delivery = event.deliveries[0];
       expect(delivery).toMatchObject({ status: "delivered", attempts_count: 3, last_status_code: 200, last_error: null, next_attempt_at: null });
-      expect(delivery.attempts.map((a: { number: number; status_code: number; retry_in_seconds: number | null }) => [a.number, a.status_code, a.retry_in_seconds])).toEqual([
+      expect(
+        delivery.attempts.map((a: { number: number; status_code: number; retry_in_seconds: number | null }) => [a.number, a.status_code, a.retry_in_seconds]),
+      ).toEqual([
         [1, 500, 5],
         [2, 502, 300],
         [3, 200, null],
@@ -289,7 +321,12 @@ describe("ingest and forwarding", () => {
       expect(body).toEqual({ data: { count: 2, destination_ids: [a.id, b.id] } });
       const event = await getEvent(team.key, source.id, accepted.id);
       expect(event.deliveries).toHaveLength(3);
-      expect(event.deliveries.filter((d: { trigger: string }) => d.trigger === "replay").map((d: { destination_id: string }) => d.destination_id).sort()).toEqual([a.id, b.id].sort());
+      expect(
+        event.deliveries
+          .filter((d: { trigger: string }) => d.trigger === "replay")
+          .map((d: { destination_id: string }) => d.destination_id)
+          .sort(),
+      ).toEqual([a.id, b.id].sort());
       await waitFor(async () => rx.received.length === 2);
       // A replay is a new delivery: a new webhook-id, the same event.
       expect(rx.received[1].headers.get("webhook-id")).not.toBe(rx.received[0].headers.get("webhook-id"));
@@ -305,8 +342,7 @@ describe("replay metering", () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
     const period = monthOf(nowMs()).period;
-    const used = async () =>
-      ((await usedOf(team.teamId, "webhooks")) ?? 0);
+    const used = async () => (await usedOf(team.teamId, "webhooks")) ?? 0;
     const big = JSON.stringify({ type: "bulk.export", id: "evt_big", data: "x".repeat(200 * 1024) });
     expect((await ingest(source.slug, big, { "x-event-id": "evt_big" })).status).toBe(202);
     expect(await used()).toBe(Math.ceil(new TextEncoder().encode(big).byteLength / (64 * 1024)));
@@ -325,8 +361,7 @@ describe("replay metering", () => {
     await createDestination(team.key, source.id);
     await createDestination(team.key, source.id);
     const period = monthOf(nowMs()).period;
-    const used = async () =>
-      ((await usedOf(team.teamId, "webhooks")) ?? 0);
+    const used = async () => (await usedOf(team.teamId, "webhooks")) ?? 0;
     const before = await used();
     const res = await call("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key });
     expect((await json(res)).data.count).toBe(2);

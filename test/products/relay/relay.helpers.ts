@@ -82,7 +82,10 @@ export function fakeMessage(sourceId: string, deliveryId: string, attempts = 1) 
 /** Runs the consumer on one fake message (a delivery of `sourceId`) and returns it (ack / retry spies). */
 export async function deliverOnce(sourceId: string, deliveryId: string, attempts = 1) {
   const message = fakeMessage(sourceId, deliveryId, attempts);
-  await webhookDeliveriesConsumer.consume({ queue: "webhook-deliveries", messages: [message], ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
+  await webhookDeliveriesConsumer.consume(
+    { queue: "webhook-deliveries", messages: [message], ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>,
+    env,
+  );
   return message;
 }
 
@@ -154,6 +157,9 @@ export function recordingQueue(): { env: Env; sent: RecordedMessage[] } {
 /** Runs the consumer on recorded messages, as the queue would deliver them (`attempts` = delivery count). */
 export async function consumeRecorded(messages: RecordedMessage[], attempts = 1) {
   const fakes = messages.map((m) => ({ ...fakeMessage(m.body.source_id!, m.body.delivery_id, attempts) }));
-  await webhookDeliveriesConsumer.consume({ queue: "webhook-deliveries", messages: fakes, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>, env);
+  await webhookDeliveriesConsumer.consume(
+    { queue: "webhook-deliveries", messages: fakes, ackAll: vi.fn(), retryAll: vi.fn() } as unknown as MessageBatch<unknown>,
+    env,
+  );
   return fakes;
 }

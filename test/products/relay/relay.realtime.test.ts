@@ -10,7 +10,19 @@ import { planLimits } from "../../../src/platform/plans";
 import { retryDelaySeconds } from "../../../src/products/relay/relay.consumer";
 import { expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
-import { callSettled, consumeRecorded, createDestination, createSource, env, eventCount, getEvent, ingestSettled, receiver, recordingQueue, storeSql } from "./relay.helpers";
+import {
+  callSettled,
+  consumeRecorded,
+  createDestination,
+  createSource,
+  env,
+  eventCount,
+  getEvent,
+  ingestSettled,
+  receiver,
+  recordingQueue,
+  storeSql,
+} from "./relay.helpers";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -144,7 +156,13 @@ describe("the ingest write", () => {
     const limit = planLimits("free").monthly.webhooks as number;
     await setUsed(team.teamId, "webhooks", limit - 3);
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "x", n: i }), headers: { "content-type": "application/json" }, env: queue.env })),
+      Array.from({ length: 8 }, (_, i) =>
+        callSettled("POST", `/in/${source.slug}`, {
+          raw: JSON.stringify({ type: "x", n: i }),
+          headers: { "content-type": "application/json" },
+          env: queue.env,
+        }),
+      ),
     );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([202, 202, 202, 429, 429, 429, 429, 429]);
@@ -162,7 +180,9 @@ describe("the ingest write", () => {
     const limit = planLimits("free").monthly.webhooks as number;
     await setUsed(team.teamId, "webhooks", limit * 0.8 - 2);
     const warnings = () =>
-      env.DB.prepare("SELECT \"to\", subject FROM platform_outbox WHERE team_id = ? AND kind = 'usage_warning'").bind(team.teamId).all<{ to: string; subject: string }>();
+      env.DB.prepare("SELECT \"to\", subject FROM platform_outbox WHERE team_id = ? AND kind = 'usage_warning'")
+        .bind(team.teamId)
+        .all<{ to: string; subject: string }>();
     expect((await ingestSettled(source.slug, JSON.stringify({ type: "a" }))).status).toBe(202);
     expect((await warnings()).results).toEqual([]);
     expect((await ingestSettled(source.slug, JSON.stringify({ type: "b" }))).status).toBe(202);
@@ -229,10 +249,18 @@ describe("queue sends shared by concurrent ingests", () => {
     await createDestination(team.key, source.id, { url: "http://127.0.0.1:9/never" });
     const queue = heldQueue();
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const first = callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "first" }), headers: { "content-type": "application/json" }, env: queue.env });
+    const first = callSettled("POST", `/in/${source.slug}`, {
+      raw: JSON.stringify({ type: "first" }),
+      headers: { "content-type": "application/json" },
+      env: queue.env,
+    });
     for (let i = 0; i < 500 && queue.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
     const behind = Array.from({ length: 5 }, (_, i) =>
-      callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "behind", n: i }), headers: { "content-type": "application/json" }, env: queue.env }),
+      callSettled("POST", `/in/${source.slug}`, {
+        raw: JSON.stringify({ type: "behind", n: i }),
+        headers: { "content-type": "application/json" },
+        env: queue.env,
+      }),
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
     queue.failNext();

@@ -7,7 +7,18 @@ import { QUEUES } from "../../../src/platform/jobs/queues";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { MAX_ATTEMPTS, QUEUE_MAX_RETRIES, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "../../../src/products/relay/relay.retry";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
-import { callSettled, consumeRecorded, createDestination, createSource, env, getEvent, ingestSettled, receiver, recordingQueue, storeSql } from "./relay.helpers";
+import {
+  callSettled,
+  consumeRecorded,
+  createDestination,
+  createSource,
+  env,
+  getEvent,
+  ingestSettled,
+  receiver,
+  recordingQueue,
+  storeSql,
+} from "./relay.helpers";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -35,7 +46,6 @@ describe("retry schedule", () => {
     // Even when the queue makes every attempt itself: one delivery and MAX_ATTEMPTS - 1 retries.
     expect(maxRetries).toBeGreaterThanOrEqual(MAX_ATTEMPTS - 1);
   });
-
 
   it("a delivery failing every attempt is retried on the schedule for about a day, then marked failed", async () => {
     setClock(T0);
@@ -78,12 +88,14 @@ describe("retry schedule", () => {
 describe("a destination that keeps failing", () => {
   async function outbox(teamId: string) {
     return (
-      await env.DB.prepare("SELECT kind, \"to\", subject, text FROM platform_outbox WHERE team_id = ? AND kind = 'relay_destination_disabled'").bind(teamId).all<{
-        kind: string;
-        to: string;
-        subject: string;
-        text: string;
-      }>()
+      await env.DB.prepare("SELECT kind, \"to\", subject, text FROM platform_outbox WHERE team_id = ? AND kind = 'relay_destination_disabled'")
+        .bind(teamId)
+        .all<{
+          kind: string;
+          to: string;
+          subject: string;
+          text: string;
+        }>()
     ).results;
   }
 
@@ -111,7 +123,8 @@ describe("a destination that keeps failing", () => {
       expect(res.status).toBe(202);
       return (await json(res)).data.id as string;
     };
-    const destinationRow = () => env.DB.prepare("SELECT enabled, disabled_reason, failing_since FROM webhook_destinations WHERE id = ?").bind(failing.id).first();
+    const destinationRow = () =>
+      env.DB.prepare("SELECT enabled, disabled_reason, failing_since FROM webhook_destinations WHERE id = ?").bind(failing.id).first();
 
     await ingestAt(T0);
     expect(await destinationRow()).toEqual({ enabled: 1, disabled_reason: null, failing_since: new Date(T0).toISOString() });
@@ -137,7 +150,10 @@ describe("a destination that keeps failing", () => {
     const sendsBefore = (vi.mocked(globalThis.fetch).mock.calls as unknown[][]).length;
     const pendingIds = await storeSql<{ id: string }>(source.id, "SELECT id FROM deliveries WHERE destination_id = ? AND status = 'pending'", failing.id);
     expect(pendingIds.length).toBeGreaterThan(0);
-    const messages = await consumeRecorded(pendingIds.map((r) => ({ body: { delivery_id: r.id, source_id: source.id }, delaySeconds: undefined })), 2);
+    const messages = await consumeRecorded(
+      pendingIds.map((r) => ({ body: { delivery_id: r.id, source_id: source.id }, delaySeconds: undefined })),
+      2,
+    );
     for (const m of messages) expect(m.ack).toHaveBeenCalled();
     expect((vi.mocked(globalThis.fetch).mock.calls as unknown[][]).length).toBe(sendsBefore);
     expect(await outbox(team.teamId)).toHaveLength(1);
@@ -146,7 +162,11 @@ describe("a destination that keeps failing", () => {
     expect(healthyRx).toHaveLength(5);
 
     const listed = (await json(await call("GET", `webhooks/sources/${source.id}/destinations`, { key: team.key }))).data;
-    expect(listed.find((d: { id: string }) => d.id === failing.id)).toMatchObject({ enabled: false, disabled_reason: "failing", failing_since: new Date(T0).toISOString() });
+    expect(listed.find((d: { id: string }) => d.id === failing.id)).toMatchObject({
+      enabled: false,
+      disabled_reason: "failing",
+      failing_since: new Date(T0).toISOString(),
+    });
     expect(listed.find((d: { id: string }) => d.id === healthy.id)).toMatchObject({ enabled: true, disabled_reason: null, failing_since: null });
 
     // Enabled again by its owner: a fresh start.
@@ -199,7 +219,11 @@ describe("replay to chosen destinations", () => {
     const { team, source, ok, missed, queue, rx, event } = await setup();
     try {
       expect(rx.received).toHaveLength(2);
-      const res = await callSettled("POST", `webhooks/sources/${source.id}/events/${event.id}/replay`, { key: team.key, env: queue.env, body: { destination_ids: [missed.id, missed.id] } });
+      const res = await callSettled("POST", `webhooks/sources/${source.id}/events/${event.id}/replay`, {
+        key: team.key,
+        env: queue.env,
+        body: { destination_ids: [missed.id, missed.id] },
+      });
       expect(res.status).toBe(202);
       expect(await json(res)).toEqual({ data: { count: 1, destination_ids: [missed.id] } });
       expect(rx.received.map((r) => r.url)).toEqual(expect.arrayContaining([ok.url, missed.url]));
@@ -233,11 +257,27 @@ describe("replay to chosen destinations", () => {
     const replay = (body: unknown) => call("POST", `webhooks/sources/${source.id}/events/${event.id}/replay`, { key: team.key, body });
     const unknown = crypto.randomUUID();
     for (const id of [unknown, sibling.id, foreign.id, "not-a-uuid"]) {
-      await expectError(await replay({ destination_ids: [missed.id, id] }), 422, { error: "Validation failed", details: { destination_ids: [`${id} is not a destination of this source`] } });
+      await expectError(await replay({ destination_ids: [missed.id, id] }), 422, {
+        error: "Validation failed",
+        details: { destination_ids: [`${id} is not a destination of this source`] },
+      });
     }
-    await expectError(await replay({ destination_ids: [disabled.id] }), 422, { error: "Validation failed", details: { destination_ids: [`${disabled.id} is disabled; enable it first`] } });
-    await expectError(await replay({ destination_ids: [filtered.id] }), 422, { error: "Validation failed", details: { destination_ids: [`${filtered.id} does not admit event type invoice.paid`] } });
-    for (const body of [{ destination_ids: [] }, { destination_ids: "x" }, { destination_ids: [1] }, { destination_ids: Array.from({ length: 21 }, () => missed.id) }, null, []]) {
+    await expectError(await replay({ destination_ids: [disabled.id] }), 422, {
+      error: "Validation failed",
+      details: { destination_ids: [`${disabled.id} is disabled; enable it first`] },
+    });
+    await expectError(await replay({ destination_ids: [filtered.id] }), 422, {
+      error: "Validation failed",
+      details: { destination_ids: [`${filtered.id} does not admit event type invoice.paid`] },
+    });
+    for (const body of [
+      { destination_ids: [] },
+      { destination_ids: "x" },
+      { destination_ids: [1] },
+      { destination_ids: Array.from({ length: 21 }, () => missed.id) },
+      null,
+      [],
+    ]) {
       const res = await replay(body);
       expect(res.status).toBe(422);
       const parsed = await json(res);

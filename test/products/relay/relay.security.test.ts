@@ -38,7 +38,9 @@ describe("tenancy", () => {
       await expectError(await call(method, path, { key: b.key, body }), 404, { error: "Source not found" });
     }
     // Team B's own source with team A's destination or event ids.
-    await expectError(await call("PATCH", `webhooks/sources/${own.id}/destinations/${a.dest.id}`, { key: b.key, body: { enabled: false } }), 404, { error: "Destination not found" });
+    await expectError(await call("PATCH", `webhooks/sources/${own.id}/destinations/${a.dest.id}`, { key: b.key, body: { enabled: false } }), 404, {
+      error: "Destination not found",
+    });
     await expectError(await call("DELETE", `webhooks/sources/${own.id}/destinations/${a.dest.id}`, { key: b.key }), 404, { error: "Destination not found" });
     await expectError(await call("GET", `webhooks/sources/${own.id}/events/${a.event.id}`, { key: b.key }), 404, { error: "Event not found" });
     await expectError(await call("POST", `webhooks/sources/${own.id}/events/${a.event.id}/replay`, { key: b.key }), 404, { error: "Event not found" });
@@ -57,7 +59,9 @@ describe("tenancy", () => {
     const missing = crypto.randomUUID();
     await expectError(await call("GET", `webhooks/sources/${missing}`, { key: a.team.key }), 404, { error: "Source not found" });
     await expectError(await call("GET", `webhooks/sources/not-a-uuid/events`, { key: a.team.key }), 404, { error: "Source not found" });
-    await expectError(await call("PATCH", `webhooks/sources/${other.id}/destinations/${a.dest.id}`, { key: a.team.key, body: { enabled: false } }), 404, { error: "Destination not found" });
+    await expectError(await call("PATCH", `webhooks/sources/${other.id}/destinations/${a.dest.id}`, { key: a.team.key, body: { enabled: false } }), 404, {
+      error: "Destination not found",
+    });
     await expectError(await call("GET", `webhooks/sources/${other.id}/events/${a.event.id}`, { key: a.team.key }), 404, { error: "Event not found" });
     await expectError(await call("GET", `webhooks/sources/${a.source.id}/events/${missing}`, { key: a.team.key }), 404, { error: "Event not found" });
   });
@@ -66,7 +70,9 @@ describe("tenancy", () => {
 describe("authentication and scopes", () => {
   it("refuses a missing or invalid key with 401", async () => {
     await expectError(await call("GET", "webhooks/sources"), 401, { error: "Invalid or missing API key" });
-    await expectError(await call("POST", "webhooks/sources", { key: "edp_nope", body: { name: "x", provider: "generic" } }), 401, { error: "Invalid or missing API key" });
+    await expectError(await call("POST", "webhooks/sources", { key: "edp_nope", body: { name: "x", provider: "generic" } }), 401, {
+      error: "Invalid or missing API key",
+    });
   });
 
   it("webhooks:read reads but cannot write; webhooks:write does both; other scopes get 403", async () => {
@@ -75,7 +81,13 @@ describe("authentication and scopes", () => {
     const writer = await addKey(a.team.teamId, ["webhooks:write"]);
     const stranger = await addKey(a.team.teamId, ["mail:send", "surveys:write"]);
     const S = a.source.id;
-    const reads = ["webhooks/sources", `webhooks/sources/${S}`, `webhooks/sources/${S}/destinations`, `webhooks/sources/${S}/events`, `webhooks/sources/${S}/events/${a.event.id}`];
+    const reads = [
+      "webhooks/sources",
+      `webhooks/sources/${S}`,
+      `webhooks/sources/${S}/destinations`,
+      `webhooks/sources/${S}/events`,
+      `webhooks/sources/${S}/events/${a.event.id}`,
+    ];
     for (const path of reads) {
       expect((await call("GET", path, { key: reader.key })).status).toBe(200);
       expect((await call("GET", path, { key: writer.key })).status).toBe(200);

@@ -75,7 +75,11 @@ describe("Svix senders on a standard source (svix-* headers)", () => {
     await expectError(await ingest(source.slug, body, svixHeaders(secret, body, { id: null })), 401, INVALID);
     // A signature of one family is never checked against the id of the other.
     const svix = svixHeaders(secret, body, { id: "msg_a" });
-    await expectError(await ingest(source.slug, body, { "svix-signature": svix["svix-signature"]!, "svix-timestamp": svix["svix-timestamp"]!, "webhook-id": "msg_a" }), 401, INVALID);
+    await expectError(
+      await ingest(source.slug, body, { "svix-signature": svix["svix-signature"]!, "svix-timestamp": svix["svix-timestamp"]!, "webhook-id": "msg_a" }),
+      401,
+      INVALID,
+    );
     await expectError(await ingest(source.slug, body, { "svix-id": "msg_b", "svix-timestamp": svix["svix-timestamp"]! }), 401, INVALID);
     expect(await eventCount(source.id)).toBe(0);
     // Within the 5-minute tolerance is fine.
@@ -111,11 +115,18 @@ describe("Stripe events signed by the stripe library", () => {
     const accepted = (await json(res)).data;
     expect(accepted).toMatchObject({ event_type: "invoice.paid", duplicate: false });
     expect((await getEvent(team.key, source.id, accepted.id)).provider_event_id).toBe("evt_lib_1");
-    expect((await json(await ingest(source.slug, body, { "stripe-signature": await header(body, secret) }))).data).toMatchObject({ id: accepted.id, duplicate: true });
+    expect((await json(await ingest(source.slug, body, { "stripe-signature": await header(body, secret) }))).data).toMatchObject({
+      id: accepted.id,
+      duplicate: true,
+    });
 
     const other = JSON.stringify({ id: "evt_lib_2", object: "event", type: "invoice.paid" });
     await expectError(await ingest(source.slug, other, { "stripe-signature": await header(other, "whsec_other") }), 401, INVALID);
-    await expectError(await ingest(source.slug, other, { "stripe-signature": await header(other, secret, Math.floor(Date.now() / 1000) - 6 * 60) }), 401, INVALID);
+    await expectError(
+      await ingest(source.slug, other, { "stripe-signature": await header(other, secret, Math.floor(Date.now() / 1000) - 6 * 60) }),
+      401,
+      INVALID,
+    );
     await expectError(await ingest(source.slug, other, { "stripe-signature": await header(body, secret) }), 401, INVALID);
     await expectError(await ingest(source.slug, other), 401, INVALID);
     expect(await eventCount(source.id)).toBe(1);
@@ -128,7 +139,11 @@ describe("GitHub events signed by @octokit/webhooks-methods", () => {
     const secret = "gh-library-secret";
     const source = await createSource(team.key, { provider: "github", signing_secret: secret });
     const body = JSON.stringify({ action: "opened", number: 7 });
-    const headers = { "x-hub-signature-256": await githubSign(secret, body), "x-github-event": "pull_request", "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958" };
+    const headers = {
+      "x-hub-signature-256": await githubSign(secret, body),
+      "x-github-event": "pull_request",
+      "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+    };
     const res = await ingest(source.slug, body, headers);
     expect(res.status).toBe(202);
     const accepted = (await json(res)).data;
@@ -177,7 +192,14 @@ describe("forwarded deliveries carry only the relay's signature (issue 17)", () 
       // The verifiers are not rubber stamps: another secret, or the sender's headers put back, fail.
       expect(() => new SvixWebhook(whsec()).verify(delivered.body, headers)).toThrow();
       expect(() => new StandardWebhook(destination.secret).verify(delivered.body + " ", headers)).toThrow();
-      expect(() => new SvixWebhook(destination.secret).verify(delivered.body, { ...headers, "svix-id": inbound["svix-id"]!, "svix-timestamp": inbound["svix-timestamp"]!, "svix-signature": inbound["svix-signature"]! })).toThrow();
+      expect(() =>
+        new SvixWebhook(destination.secret).verify(delivered.body, {
+          ...headers,
+          "svix-id": inbound["svix-id"]!,
+          "svix-timestamp": inbound["svix-timestamp"]!,
+          "svix-signature": inbound["svix-signature"]!,
+        }),
+      ).toThrow();
     } finally {
       rx.restore();
     }

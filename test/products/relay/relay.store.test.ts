@@ -7,7 +7,19 @@ import { setClock } from "../../../src/platform/clock";
 import { relayStore } from "../../../src/products/relay/relay.store";
 import { ESTIMATE_SQL, ROW_BYTES } from "../../../src/products/relay/store/relay-store.rows";
 import { admin, call, json, setupTeam } from "../../helpers/api";
-import { consumeRecorded, createDestination, createSource, env, eventCount, getEvent, ingest, ingestSettled, receiver, recordingQueue, storeSql } from "./relay.helpers";
+import {
+  consumeRecorded,
+  createDestination,
+  createSource,
+  env,
+  eventCount,
+  getEvent,
+  ingest,
+  ingestSettled,
+  receiver,
+  recordingQueue,
+  storeSql,
+} from "./relay.helpers";
 
 afterEach(() => {
   setClock(null);
@@ -28,7 +40,9 @@ describe("a store per source", () => {
     expect(await eventCount(sourceB.id)).toBe(1);
     expect(env.RELAY_STORE.idFromName(sourceA.id).equals(env.RELAY_STORE.idFromName(sourceB.id))).toBe(false);
     // Nothing of them in D1: its former relay tables stay empty.
-    const d1 = await env.DB.prepare("SELECT (SELECT count(*) FROM webhook_events WHERE source_id IN (?1, ?2)) + (SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.source_id IN (?1, ?2)) AS n")
+    const d1 = await env.DB.prepare(
+      "SELECT (SELECT count(*) FROM webhook_events WHERE source_id IN (?1, ?2)) + (SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.source_id IN (?1, ?2)) AS n",
+    )
       .bind(sourceA.id, sourceB.id)
       .first<{ n: number }>();
     expect(d1!.n).toBe(0);
@@ -77,7 +91,9 @@ describe("a store per source", () => {
     }
     // The source answers 404 and its object holds no table any more.
     expect((await call("GET", `webhooks/sources/${source.id}/events`, { key: team.key })).status).toBe(404);
-    const tables = await runInDurableObject(relayStore(env, source.id), (_o, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name IN ('events', 'deliveries', 'attempts')").toArray());
+    const tables = await runInDurableObject(relayStore(env, source.id), (_o, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name IN ('events', 'deliveries', 'attempts')").toArray(),
+    );
     expect(tables).toEqual([]);
   });
 });
@@ -126,7 +142,18 @@ describe("moving relay rows from D1 into the stores (operator)", () => {
         ).bind(eventId, teamId, sourceId, `prov-${i}`, JSON.stringify({ "x-n": String(i) }), `{"n":${i}}`, 7, iso(T + i * 1000)),
         env.DB.prepare(
           "INSERT INTO webhook_deliveries (id, team_id, event_id, destination_id, status, attempts, last_status_code, next_attempt_at, delivered_at, trigger, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, 'ingest', ?, ?)",
-        ).bind(deliveryId, teamId, eventId, destinationId, pending ? "pending" : "delivered", pending ? 500 : 200, pending ? iso(T + i * 1000 + 5000) : null, pending ? null : iso(T + i * 1000), iso(T + i * 1000), iso(T + i * 1000)),
+        ).bind(
+          deliveryId,
+          teamId,
+          eventId,
+          destinationId,
+          pending ? "pending" : "delivered",
+          pending ? 500 : 200,
+          pending ? iso(T + i * 1000 + 5000) : null,
+          pending ? null : iso(T + i * 1000),
+          iso(T + i * 1000),
+          iso(T + i * 1000),
+        ),
         env.DB.prepare(
           "INSERT INTO webhook_attempts (id, team_id, delivery_id, number, attempted_at, status_code, duration_ms, retry_in_seconds) VALUES (?, ?, ?, 1, ?, ?, 12, ?)",
         ).bind(`legacy-a-${sourceId}-${i}`, teamId, deliveryId, iso(T + i * 1000), pending ? 500 : 200, pending ? 5 : null),
@@ -172,7 +199,12 @@ describe("moving relay rows from D1 into the stores (operator)", () => {
     const detail = await getEvent(team.key, a.id, `legacy-e-${a.id}-0`);
     expect(detail).toMatchObject({ body: '{"n":0}', headers: { "x-n": "0" }, delivery_status: "delivered" });
     expect(detail.deliveries).toEqual([
-      expect.objectContaining({ id: `legacy-d-${a.id}-0`, status: "delivered", attempts_count: 1, attempts: [expect.objectContaining({ id: `legacy-a-${a.id}-0`, status_code: 200, duration_ms: 12 })] }),
+      expect.objectContaining({
+        id: `legacy-d-${a.id}-0`,
+        status: "delivered",
+        attempts_count: 1,
+        attempts: [expect.objectContaining({ id: `legacy-a-${a.id}-0`, status_code: 200, duration_ms: 12 })],
+      }),
     ]);
     // The pending one is the store's due work: its alarm would queue it again.
     expect(await relayStore(env, a.id).lostMessages(T + 3600_000)).toEqual([{ delivery_id: `legacy-d-${a.id}-4`, source_id: a.id }]);
@@ -219,8 +251,13 @@ describe("the bytes of a source's rows", () => {
     const n = 100;
     try {
       // A typical provider event: ~1 KB of JSON and a dozen headers; delivered on the first attempt.
-      const body = (i: number) => JSON.stringify({ id: `evt_${i}_${crypto.randomUUID()}`, type: "invoice.paid", data: { object: { id: `in_${i}`, lines: "x".repeat(900) } } });
-      const headers = { "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)", "stripe-signature": `t=1,v1=${"a".repeat(64)}`, accept: "*/*; q=0.5, application/xml" };
+      const body = (i: number) =>
+        JSON.stringify({ id: `evt_${i}_${crypto.randomUUID()}`, type: "invoice.paid", data: { object: { id: `in_${i}`, lines: "x".repeat(900) } } });
+      const headers = {
+        "user-agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+        "stripe-signature": `t=1,v1=${"a".repeat(64)}`,
+        accept: "*/*; q=0.5, application/xml",
+      };
       for (let i = 0; i < n; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => ingestSettled(source.slug, body(i + j), headers)));
     } finally {
       rx.restore();
@@ -228,7 +265,9 @@ describe("the bytes of a source's rows", () => {
     const stats = await store.stats();
     expect(stats).toMatchObject({ events: n, deliveries: n, attempts: n });
     const perEvent = (stats.bytes - empty) / n;
-    console.log(JSON.stringify({ msg: "relay store bytes per event (1 KB body, 1 delivery, 1 attempt)", perEvent: Math.round(perEvent), databaseBytes: stats.bytes }));
+    console.log(
+      JSON.stringify({ msg: "relay store bytes per event (1 KB body, 1 delivery, 1 attempt)", perEvent: Math.round(perEvent), databaseBytes: stats.bytes }),
+    );
     // The README's arithmetic takes 2.5 KB per such event (measured at 2.3 KB over 200 events; the
     // file grows by 4 KB pages, so fewer events read higher): the measure must stay near it.
     expect(perEvent).toBeGreaterThan(1_000);

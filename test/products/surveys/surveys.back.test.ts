@@ -19,7 +19,11 @@ async function storedResponse(key: string, surveyId: string, responseId: string)
 
 describe("going back", () => {
   it("one step back, then to any earlier question: the path is cut and later answers are discarded", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "nps", title: "Score" },
       { type: "choice", title: "Plan", options: ["free", "pro"] },
       { type: "text", title: "Why" },
@@ -136,7 +140,11 @@ describe("going back", () => {
   });
 
   it("refuses a question deleted since it was answered", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "yes_no", title: "A" },
       { type: "yes_no", title: "B" },
     ]);

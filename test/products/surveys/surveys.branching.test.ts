@@ -74,7 +74,9 @@ describe("comparison and includes operators", () => {
     const toTail = { go_to_question_id: q[3].id };
     expect((await setBranching(team.key, survey.id, q[0].id, { rules: [{ if: { less_than_or_equal: 2 }, then: toTail }] })).status).toBe(200);
     expect((await setBranching(team.key, survey.id, q[1].id, { rules: [{ if: { greater_than: -1 }, then: toTail }] })).status).toBe(200);
-    expect((await setBranching(team.key, survey.id, q[2].id, { rules: [{ if: { greater_than_or_equal: 50.5 }, then: { skip_to_end: true } }] })).status).toBe(200);
+    expect((await setBranching(team.key, survey.id, q[2].id, { rules: [{ if: { greater_than_or_equal: 50.5 }, then: { skip_to_end: true } }] })).status).toBe(
+      200,
+    );
     await activate(team.key, survey.id);
     expect(await nextAfter(survey.slug, q[0].id, 2)).toBe(q[3].id);
     expect(await nextAfter(survey.slug, q[0].id, 3)).toBe(q[1].id);
@@ -96,12 +98,16 @@ describe("comparison and includes operators", () => {
       { type: "text", title: "Push feedback" },
       { type: "text", title: "Low score" },
     ]);
+    expect((await setBranching(team.key, survey.id, q[0].id, { rules: [{ if: { includes: "Push" }, then: { go_to_question_id: q[2].id } }] })).status).toBe(
+      200,
+    );
     expect(
-      (await setBranching(team.key, survey.id, q[0].id, { rules: [{ if: { includes: "Push" }, then: { go_to_question_id: q[2].id } }] })).status,
-    ).toBe(200);
-    expect(
-      (await setBranching(team.key, survey.id, q[1].id, { rules: [{ if: { less_than: 7 }, then: { go_to_question_id: q[3].id } }], default: { skip_to_end: true } }))
-        .status,
+      (
+        await setBranching(team.key, survey.id, q[1].id, {
+          rules: [{ if: { less_than: 7 }, then: { go_to_question_id: q[3].id } }],
+          default: { skip_to_end: true },
+        })
+      ).status,
     ).toBe(200);
     await activate(team.key, survey.id);
     expect(await nextAfter(survey.slug, q[0].id, ["Logs", "Push"])).toBe(q[2].id);
@@ -131,7 +137,12 @@ describe("operator validation at write time", () => {
     const survey = await createSurvey(team.key);
     const cases: Array<[Record<string, unknown>, unknown, string, string?]> = [
       [{ type: "text" }, { less_than: 7 }, "branching.rules.0.if", "less_than needs a numeric question (rating, nps, scale, slider), not text"],
-      [{ type: "choice", options: ["a", "b"] }, { greater_than: 1 }, "branching.rules.0.if", "greater_than needs a numeric question (rating, nps, scale, slider), not choice"],
+      [
+        { type: "choice", options: ["a", "b"] },
+        { greater_than: 1 },
+        "branching.rules.0.if",
+        "greater_than needs a numeric question (rating, nps, scale, slider), not choice",
+      ],
       [{ type: "yes_no" }, { less_than_or_equal: 0 }, "branching.rules.0.if"],
       [{ type: "date" }, { greater_than_or_equal: 2020 }, "branching.rules.0.if"],
       [{ type: "choice", options: ["a", "b"] }, { includes: "a" }, "branching.rules.0.if", "includes needs a multi_choice question, not choice"],

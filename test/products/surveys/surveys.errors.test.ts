@@ -90,7 +90,9 @@ describe("survey errors", () => {
     const survey = await createSurvey(team.key);
     await expectError(await call("PATCH", `surveys/${survey.id}/sections/${id}`, { key: team.key, body: { title: "x" } }), 404, { error: "Section not found" });
     await expectError(await call("DELETE", `surveys/${survey.id}/sections/${id}`, { key: team.key }), 404, { error: "Section not found" });
-    await expectError(await call("PATCH", `surveys/${survey.id}/questions/${id}`, { key: team.key, body: { title: "x" } }), 404, { error: "Question not found" });
+    await expectError(await call("PATCH", `surveys/${survey.id}/questions/${id}`, { key: team.key, body: { title: "x" } }), 404, {
+      error: "Question not found",
+    });
     await expectError(await call("DELETE", `surveys/${survey.id}/questions/${id}`, { key: team.key }), 404, { error: "Question not found" });
     await expectError(await call("DELETE", `surveys/${survey.id}/webhooks/${id}`, { key: team.key }), 404, { error: "Webhook not found" });
   });
@@ -178,7 +180,12 @@ describe("survey errors", () => {
     for (const [body, field] of cases) {
       const res = await call("POST", `surveys/${survey.id}/questions`, { key: team.key, body: { title: "Q", position: 1, ...body } });
       const json_ = await json(res);
-      expect({ body, status: res.status, error: json_.error, has: Object.keys(json_.errors ?? {}).some((k) => k === field || k.startsWith(`${field}.`)) }).toEqual({
+      expect({
+        body,
+        status: res.status,
+        error: json_.error,
+        has: Object.keys(json_.errors ?? {}).some((k) => k === field || k.startsWith(`${field}.`)),
+      }).toEqual({
         body,
         status: 422,
         error: "Validation failed",

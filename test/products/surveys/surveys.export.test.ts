@@ -31,7 +31,7 @@ const QUESTIONS = [
   { type: "multi_choice", title: "Which features?", options: ["Logs", "Relay", "Mail"] },
   { type: "yes_no", title: "Would you buy again?" },
   { type: "matrix", title: "Rate each", settings: { rows: ["Speed", "Price"], columns: ["Bad", "Good"] } },
-  { type: "text", title: "=HYPERLINK(\"http://evil.test\")" },
+  { type: "text", title: '=HYPERLINK("http://evil.test")' },
 ];
 
 describe("GET /surveys/{id}/responses/export", () => {
@@ -85,7 +85,18 @@ describe("GET /surveys/{id}/responses/export", () => {
     const rows: string[][] = parse(text);
     expect(rows).toHaveLength(texts.length + 1);
     const byId = new Map(rows.slice(1).map((r) => [r[0], r.slice(3)]));
-    const expected = ["a,b", 'say "hi"', "line one\nline two", "'=SUM(A1:A9)", "'+1", "'-2+3+cmd|' /C calc'!A0", "'@SUM(1)", "'\tindented", "'\rreturn", "ordinary"];
+    const expected = [
+      "a,b",
+      'say "hi"',
+      "line one\nline two",
+      "'=SUM(A1:A9)",
+      "'+1",
+      "'-2+3+cmd|' /C calc'!A0",
+      "'@SUM(1)",
+      "'\tindented",
+      "'\rreturn",
+      "ordinary",
+    ];
     for (const [i, id] of ids.entries()) expect(byId.get(id)).toEqual([expected[i], i % 2 ? "-3" : "3"]);
   });
 
@@ -131,13 +142,16 @@ describe("GET /surveys/{id}/responses/export", () => {
     expect(new Set(exported)).toEqual(new Set(wanted.map((r) => r.id)));
     // In insertion (start) order, each row's value from its own response.
     expect(exported).toEqual(wanted.map((r) => r.id));
-    const valueOf = new Map(wanted.map((r) => [r.id, String(JSON.parse(r.answers)[questions[0].id].value)]));
-    for (const r of parsed.slice(1)) expect(r[3]).toBe(valueOf.get(r[0]));
+    const valueById = new Map(wanted.map((r) => [r.id, String(JSON.parse(r.answers)[questions[0].id].value)]));
+    for (const r of parsed.slice(1)) expect(r[3]).toBe(valueById.get(r[0]));
   });
 
   it("reads each page as one range of the store's status index, never a scan or a sort", async () => {
     const details = await runInDurableObject(surveyStore(env, crypto.randomUUID()), async (_store, state) =>
-      state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${COMPLETED_AFTER_SQL}`, 0, 10).toArray().map((r) => r.detail),
+      state.storage.sql
+        .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${COMPLETED_AFTER_SQL}`, 0, 10)
+        .toArray()
+        .map((r) => r.detail),
     );
     expect(details).toEqual([expect.stringMatching(/^SEARCH responses USING INDEX responses_status_idx \(status=\? AND rowid>\?\)$/)]);
   });

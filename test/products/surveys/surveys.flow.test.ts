@@ -1,7 +1,6 @@
 // The public response flow: start, answers validated per type at their bounds, branching
 // (rules, skip-to-end, default, jump attempts), closed surveys, exactly-once completion, quota,
 // AI mode, the public definition and the results endpoints.
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
@@ -53,9 +52,21 @@ describe("answer validation per type", () => {
       [{ speed: "good" }, { speed: "good", price: "great" }, { speed: "good", price: "ok", colour: "ok" }, ["good", "bad"], "good"],
     ));
   it("ranking", () =>
-    accepts({ type: "ranking", title: "R", options: ["x", "y", "z"] }, [["z", "x", "y"], ["x", "y", "z"]], [["x", "y"], ["x", "y", "y"], ["x", "y", "w"], "x,y,z"]));
+    accepts(
+      { type: "ranking", title: "R", options: ["x", "y", "z"] },
+      [
+        ["z", "x", "y"],
+        ["x", "y", "z"],
+      ],
+      [["x", "y"], ["x", "y", "y"], ["x", "y", "w"], "x,y,z"],
+    ));
   it("yes_no", () => accepts({ type: "yes_no", title: "Y" }, [true, false], ["yes", 1, 0]));
-  it("date", () => accepts({ type: "date", title: "D" }, ["2024-02-29", "1999-12-31"], ["2023-02-29", "2024-13-01", "2024-1-01", "2024-01-01T00:00:00Z", "tomorrow", 20240101]));
+  it("date", () =>
+    accepts(
+      { type: "date", title: "D" },
+      ["2024-02-29", "1999-12-31"],
+      ["2023-02-29", "2024-13-01", "2024-1-01", "2024-01-01T00:00:00Z", "tomorrow", 20240101],
+    ));
   it("optional question accepts null when settings.required is false", () =>
     accepts({ type: "rating", title: "R", settings: { required: false } }, [null, 3], [9]));
 });
@@ -124,7 +135,10 @@ describe("response flow", () => {
         },
       },
     });
-    await call("PATCH", `surveys/${survey.id}/questions/${q[1].id}`, { key: team.key, body: { branching: { rules: [], default: { go_to_question_id: q[3].id } } } });
+    await call("PATCH", `surveys/${survey.id}/questions/${q[1].id}`, {
+      key: team.key,
+      body: { branching: { rules: [], default: { go_to_question_id: q[3].id } } },
+    });
 
     // paid → Why paid? → Last
     let r = await startOk(survey.slug);
@@ -197,7 +211,11 @@ describe("response flow", () => {
   });
 
   it("rejects new starts after close while in-progress responses still answer and complete", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "yes_no", title: "A" },
       { type: "yes_no", title: "B" },
     ]);
@@ -275,7 +293,11 @@ describe("response flow", () => {
   });
 
   it("keeps answers of a deleted question but no longer renders them, and continues the path", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "yes_no", title: "A" },
       { type: "yes_no", title: "B" },
       { type: "yes_no", title: "C" },
@@ -296,7 +318,11 @@ describe("response flow", () => {
   });
 
   it("records the version an answer was given against", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "choice", title: "A", options: ["x", "y"] },
       { type: "text", title: "B" },
     ]);
@@ -344,7 +370,7 @@ describe("AI mode", () => {
       type: "rating",
       title: "How was onboarding?",
       position: 1,
-      branching: { rules: [{ if: { equals: 2 } , then: { skip_to_end: true } }] },
+      branching: { rules: [{ if: { equals: 2 }, then: { skip_to_end: true } }] },
     });
     await call("POST", `surveys/${survey.id}/activate`, { key: team.key });
     const def = (await json(await call("GET", `surveys/${survey.slug}/public`))).data;
@@ -420,7 +446,11 @@ describe("results", () => {
   });
 
   it("summarises completed responses per question type", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "nps", title: "NPS" },
       { type: "rating", title: "Rating" },
       { type: "choice", title: "Choice", options: ["a", "b"] },
@@ -438,15 +468,15 @@ describe("results", () => {
     // More public calls than one strict window holds: each respondent comes a minute later.
     const base = Date.parse("2031-05-05T10:00:00Z");
     try {
-    for (const [n, values] of rows.entries()) {
-      setClock(base + n * 60_000);
-      const r = await startOk(survey.slug);
-      for (const [i, v] of values.entries()) expect((await answer(survey.slug, r.id, q[i].id, v)).status).toBe(200);
-      await complete(survey.slug, r.id);
-    }
-    setClock(base + 10 * 60_000);
-    const r = await startOk(survey.slug); // in progress: not summarised
-    await answer(survey.slug, r.id, q[0].id, 0);
+      for (const [n, values] of rows.entries()) {
+        setClock(base + n * 60_000);
+        const r = await startOk(survey.slug);
+        for (const [i, v] of values.entries()) expect((await answer(survey.slug, r.id, q[i].id, v)).status).toBe(200);
+        await complete(survey.slug, r.id);
+      }
+      setClock(base + 10 * 60_000);
+      const r = await startOk(survey.slug); // in progress: not summarised
+      await answer(survey.slug, r.id, q[0].id, 0);
     } finally {
       setClock(null);
     }

@@ -29,7 +29,13 @@ describe("question generator", () => {
   it("built-in reacts to a low rating in the configured tone, deterministically", async () => {
     const a = await new BuiltInGenerator().next(input);
     const b = await new BuiltInGenerator().next(input);
-    expect(a).toEqual({ type: "text", title: "Thank you. What is the main reason for your score of 2?", description: null, options: [], settings: { multiline: true } });
+    expect(a).toEqual({
+      type: "text",
+      title: "Thank you. What is the main reason for your score of 2?",
+      description: null,
+      options: [],
+      settings: { multiline: true },
+    });
     expect(b).toEqual(a);
   });
 
@@ -42,7 +48,12 @@ describe("question generator", () => {
 
   it("falls back to the built-in generator on invalid output or a failed call", async () => {
     const expected = await new BuiltInGenerator().next(input);
-    for (const ai of [fakeAi("no json here"), fakeAi('{"type":"choice","title":"Pick"}'), fakeAi('{"type":"poem","title":"x"}'), fakeAi(new Error("model down"))]) {
+    for (const ai of [
+      fakeAi("no json here"),
+      fakeAi('{"type":"choice","title":"Pick"}'),
+      fakeAi('{"type":"poem","title":"x"}'),
+      fakeAi(new Error("model down")),
+    ]) {
       expect(await new WorkersAiGenerator(ai).next(input)).toEqual(expected);
     }
   });

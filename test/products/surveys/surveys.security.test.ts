@@ -186,7 +186,10 @@ describe("survey security", () => {
   });
 
   it("regression: definitions fetched from many IPs and a full start family never cut off respondents already answering", async () => {
-    const { survey, questions } = await activeSurvey([{ type: "text", title: "Q1" }, { type: "text", title: "Q2" }]);
+    const { survey, questions } = await activeSurvey([
+      { type: "text", title: "Q1" },
+      { type: "text", title: "Q2" },
+    ]);
     setClock(Date.parse("2032-03-04T12:00:05Z"));
     try {
       const respondent = await startOk(survey.slug);

@@ -16,19 +16,34 @@ afterEach(() => vi.restoreAllMocks());
 const responseCount = async (surveyId: string) =>
   (await env.DB.prepare("SELECT response_count AS n FROM surveys WHERE id = ?").bind(surveyId).first<{ n: number }>())!.n;
 const deliveries = async (surveyId: string) =>
-  (await env.DB.prepare("SELECT id, response_id FROM survey_webhook_deliveries WHERE survey_id = ?").bind(surveyId).all<{ id: string; response_id: string }>()).results;
+  (await env.DB.prepare("SELECT id, response_id FROM survey_webhook_deliveries WHERE survey_id = ?").bind(surveyId).all<{ id: string; response_id: string }>())
+    .results;
 const at = "2031-02-03T04:05:06.000Z";
 
 /** A row of the former D1 table. */
-async function legacyRow(teamId: string, surveyId: string, values: { id?: string; status: "completed" | "in_progress"; answers: Record<string, unknown>; path?: string[]; next?: string | null }) {
+async function legacyRow(
+  teamId: string,
+  surveyId: string,
+  values: { id?: string; status: "completed" | "in_progress"; answers: Record<string, unknown>; path?: string[]; next?: string | null },
+) {
   const id = values.id ?? crypto.randomUUID();
   const answers = Object.fromEntries(Object.entries(values.answers).map(([q, value]) => [q, { value, version: 1, answered_at: at }]));
   await env.DB.prepare(
     `INSERT INTO survey_responses (id, team_id, survey_id, status, respondent, answers, path, next_question_id, generated_questions, completion_id, started_at, updated_at, completed_at)
      VALUES (?1, ?2, ?3, ?4, '{"email":"old@example.com"}', ?5, ?6, ?7, '[]', ?8, ?9, ?9, ?10)`,
   )
-    .bind(id, teamId, surveyId, values.status, JSON.stringify(answers), JSON.stringify(values.path ?? Object.keys(answers)), values.next ?? null,
-      values.status === "completed" ? "legacy" : null, at, values.status === "completed" ? at : null)
+    .bind(
+      id,
+      teamId,
+      surveyId,
+      values.status,
+      JSON.stringify(answers),
+      JSON.stringify(values.path ?? Object.keys(answers)),
+      values.next ?? null,
+      values.status === "completed" ? "legacy" : null,
+      at,
+      values.status === "completed" ? at : null,
+    )
     .run();
   return id;
 }
@@ -56,7 +71,10 @@ describe("survey store", () => {
 
   it("writes the D1 side of a completion once: a failed write is retried by the alarm, a repeat changes nothing", async () => {
     const { team, survey, questions } = await activeSurvey([{ type: "yes_no", title: "Again?" }]);
-    const hook = await call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: "https://hooks.example.com/store", events: ["response.completed"] } });
+    const hook = await call("POST", `surveys/${survey.id}/webhooks`, {
+      key: team.key,
+      body: { url: "https://hooks.example.com/store", events: ["response.completed"] },
+    });
     expect(hook.status).toBe(201);
     const send = vi.spyOn(env.SURVEY_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
     const r = await startOk(survey.slug);
@@ -114,7 +132,11 @@ describe("survey store", () => {
     const store = surveyStore(env, survey.id);
     // The owner check fails inside the completion's transaction.
     await expect(
-      runInDurableObject(store, (instance) => (instance as unknown as SurveyStore).complete({ surveyId: survey.id, teamId: "another-team" }, r.id, { completionId: "x", at }, [{ id: questions[0].id, type: "yes_no" }])),
+      runInDurableObject(store, (instance) =>
+        (instance as unknown as SurveyStore).complete({ surveyId: survey.id, teamId: "another-team" }, r.id, { completionId: "x", at }, [
+          { id: questions[0].id, type: "yes_no" },
+        ]),
+      ),
     ).rejects.toThrow(/owner/);
     expect(await store.get(r.id)).toMatchObject({ status: "in_progress", completion_id: null });
     expect(await store.counts()).toEqual({ inProgress: 1, completed: 0 });
@@ -124,12 +146,14 @@ describe("survey store", () => {
   it("answers 500 (the surveys product has no 503) when its store fails, with nothing stored", async () => {
     const { survey } = await activeSurvey([{ type: "yes_no", title: "Q" }]);
     const store = surveyStore(env, survey.id);
-    await runInDurableObject(store, (instance) =>
-      void Object.assign(instance, {
-        start: () => {
-          throw new Error("storage down");
-        },
-      }),
+    await runInDurableObject(
+      store,
+      (instance) =>
+        void Object.assign(instance, {
+          start: () => {
+            throw new Error("storage down");
+          },
+        }),
     );
     const res = await call("POST", `surveys/${survey.slug}/responses`, {});
     expect(res.status).toBe(500);
@@ -140,22 +164,36 @@ describe("survey store", () => {
   });
 
   it("migrates D1 responses step by step: repeated, and after a step that stopped half-way, nothing is doubled", async () => {
-    const one = await activeSurvey([{ type: "choice", title: "Plan", options: ["free", "pro"] }, { type: "rating", title: "Rate" }]);
+    const one = await activeSurvey([
+      { type: "choice", title: "Plan", options: ["free", "pro"] },
+      { type: "rating", title: "Rate" },
+    ]);
     const two = await activeSurvey([{ type: "yes_no", title: "Again?" }]);
     const [plan, rate] = one.questions;
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await legacyRow(one.team.teamId, one.survey.id, { status: "completed", answers: { [plan.id]: i % 2 ? "pro" : "free", [rate.id]: 1 + i } }));
+    for (let i = 0; i < 5; i++)
+      ids.push(await legacyRow(one.team.teamId, one.survey.id, { status: "completed", answers: { [plan.id]: i % 2 ? "pro" : "free", [rate.id]: 1 + i } }));
     const open = await legacyRow(one.team.teamId, one.survey.id, { status: "in_progress", answers: { [plan.id]: "pro" }, next: rate.id });
     for (let i = 0; i < 3; i++) await legacyRow(two.team.teamId, two.survey.id, { status: "completed", answers: { [two.questions[0].id]: i === 0 } });
-    await env.DB.prepare("INSERT INTO survey_summary_state (survey_id, team_id, in_progress, completed, rebuilt_at) VALUES (?, ?, 1, 5, ?)").bind(one.survey.id, one.team.teamId, at).run();
+    await env.DB.prepare("INSERT INTO survey_summary_state (survey_id, team_id, in_progress, completed, rebuilt_at) VALUES (?, ?, 1, 5, ?)")
+      .bind(one.survey.id, one.team.teamId, at)
+      .run();
     await env.DB.prepare("UPDATE surveys SET response_count = 5 WHERE id = ?").bind(one.survey.id).run();
 
     // A step that imported its rows and stopped before deleting them from D1.
-    const first = (await env.DB.prepare("SELECT id, status, respondent, answers, path, next_question_id, generated_questions, completion_id, started_at, updated_at, completed_at FROM survey_responses WHERE id = ?").bind(ids[0]).first())!;
-    await surveyStore(env, one.survey.id).importResponses({ surveyId: one.survey.id, teamId: one.team.teamId }, [first as never], [
-      { id: plan.id, type: "choice" },
-      { id: rate.id, type: "rating" },
-    ]);
+    const first = (await env.DB.prepare(
+      "SELECT id, status, respondent, answers, path, next_question_id, generated_questions, completion_id, started_at, updated_at, completed_at FROM survey_responses WHERE id = ?",
+    )
+      .bind(ids[0])
+      .first())!;
+    await surveyStore(env, one.survey.id).importResponses(
+      { surveyId: one.survey.id, teamId: one.team.teamId },
+      [first as never],
+      [
+        { id: plan.id, type: "choice" },
+        { id: rate.id, type: "rating" },
+      ],
+    );
 
     const steps = [];
     for (let i = 0; i < 10; i++) {
@@ -189,7 +227,10 @@ describe("survey store", () => {
   });
 
   it("moves a response not migrated yet when its respondent comes back to it", async () => {
-    const { team, survey, questions } = await activeSurvey([{ type: "yes_no", title: "One" }, { type: "yes_no", title: "Two" }]);
+    const { team, survey, questions } = await activeSurvey([
+      { type: "yes_no", title: "One" },
+      { type: "yes_no", title: "Two" },
+    ]);
     const id = await legacyRow(team.teamId, survey.id, { status: "in_progress", answers: { [questions[0].id]: true }, next: questions[1].id });
     const state = await json(await call("GET", `surveys/${survey.slug}/responses/${id}`));
     expect(state.data).toMatchObject({ id, status: "in_progress", answered_count: 1 });
@@ -227,7 +268,13 @@ describe("survey store size", () => {
       { type: "yes_no", title: "Would you buy again?" },
       { type: "text", title: "Anything else?" },
     ]);
-    const values = (i: number) => [i % 11, ["free", "pro", "scale"][i % 3], ["logs", "mail", "surveys"].slice(0, 1 + (i % 3)), i % 2 === 0, `Works well for us, ticket ${i}`];
+    const values = (i: number) => [
+      i % 11,
+      ["free", "pro", "scale"][i % 3],
+      ["logs", "mail", "surveys"].slice(0, 1 + (i % 3)),
+      i % 2 === 0,
+      `Works well for us, ticket ${i}`,
+    ];
     for (let i = 0; i < 10; i++) {
       const r = await startOk(survey.slug);
       for (const [n, q] of questions.entries()) expect((await answer(survey.slug, r.id, q.id, values(i)[n])).status).toBe(200);
@@ -240,9 +287,15 @@ describe("survey store size", () => {
     const size = () => runInDurableObject(store, async (_o, state) => state.storage.sql.databaseSize);
     const before = await size();
     const copies = Array.from({ length: 5_000 }, (_, i) => ({ ...real[i % real.length], id: crypto.randomUUID() }));
-    await store.importResponses({ surveyId: survey.id, teamId: team.teamId }, copies, questions.map((q: { id: string; type: string }) => ({ id: q.id, type: q.type })));
+    await store.importResponses(
+      { surveyId: survey.id, teamId: team.teamId },
+      copies,
+      questions.map((q: { id: string; type: string }) => ({ id: q.id, type: q.type })),
+    );
     const perResponse = ((await size()) - before) / copies.length;
-    const rowBytes = real.reduce((n, r) => n + Object.values(r).reduce<number>((m, v) => m + (typeof v === "string" ? new TextEncoder().encode(v).length : 8), 0), 0) / real.length;
+    const rowBytes =
+      real.reduce((n, r) => n + Object.values(r).reduce<number>((m, v) => m + (typeof v === "string" ? new TextEncoder().encode(v).length : 8), 0), 0) /
+      real.length;
     console.log(JSON.stringify({ msg: "survey store size", row_bytes: Math.round(rowBytes), stored_bytes_per_response: Math.round(perResponse) }));
     expect(perResponse).toBeGreaterThan(rowBytes);
     expect(perResponse).toBeLessThan(4 * rowBytes);

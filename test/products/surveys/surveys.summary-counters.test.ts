@@ -88,7 +88,11 @@ describe("incremental survey summary", () => {
   });
 
   it("stays exact under parallel answers and repeated parallel completions", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "nps", title: "Score" },
       { type: "multi_choice", title: "Uses", options: ["x", "y", "z"] },
       { type: "yes_no", title: "Again?" },
@@ -167,7 +171,11 @@ describe("incremental survey summary", () => {
   });
 
   it("drops a deleted question's counters and everything with the survey", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "choice", title: "Plan", options: ["a", "b"] },
       { type: "ranking", title: "Rank", options: ["p", "q"] },
     ]);

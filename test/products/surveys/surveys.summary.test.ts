@@ -257,7 +257,11 @@ describe("survey summary (SQL aggregation)", () => {
   });
 
   it("counts each element of multi_choice answers and every matrix row, only from completed responses", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "multi_choice", title: "Multi", options: ["x", "y", "z"] },
       { type: "matrix", title: "Matrix", settings: { rows: ["r1", "r2"], columns: ["c1", "c2", "c3"] } },
       { type: "ranking", title: "Rank", options: ["p", "q", "s"] },
@@ -295,7 +299,11 @@ describe("survey summary (SQL aggregation)", () => {
   });
 
   it("stops rendering a question deleted after it was answered, and keeps the others intact", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "nps", title: "Score" },
       { type: "choice", title: "Plan", options: ["free", "pro"] },
     ]);
@@ -314,7 +322,11 @@ describe("survey summary (SQL aggregation)", () => {
   });
 
   it("answers zeros and nulls for a survey without responses", async () => {
-    const { team, survey, questions: q } = await activeSurvey([
+    const {
+      team,
+      survey,
+      questions: q,
+    } = await activeSurvey([
       { type: "nps", title: "Score" },
       { type: "ranking", title: "Rank", options: ["p", "q"] },
       { type: "yes_no", title: "Again?" },
@@ -338,7 +350,15 @@ describe("survey summary (SQL aggregation)", () => {
           detractors: 0,
           nps: null,
         },
-        { question_id: q[1].id, type: "ranking", title: "Rank", position: 2, answered: 0, average_rank: { p: null, q: null }, first_choice_counts: { p: 0, q: 0 } },
+        {
+          question_id: q[1].id,
+          type: "ranking",
+          title: "Rank",
+          position: 2,
+          answered: 0,
+          average_rank: { p: null, q: null },
+          first_choice_counts: { p: 0, q: 0 },
+        },
         { question_id: q[2].id, type: "yes_no", title: "Again?", position: 3, answered: 0, yes: 0, no: 0, yes_rate: null },
       ],
     });
@@ -347,7 +367,11 @@ describe("survey summary (SQL aggregation)", () => {
   it("ignores responses of another survey, even with the same question ids in their answers", async () => {
     const { team, survey, questions: q } = await activeSurvey([{ type: "yes_no", title: "A" }]);
     const other = await activeSurvey([{ type: "yes_no", title: "B" }]);
-    const forged: StoredResponse = { id: crypto.randomUUID(), status: "completed", answers: { [q[0].id]: { value: true, version: 1, answered_at: "2031-01-01T00:00:00.000Z" } } };
+    const forged: StoredResponse = {
+      id: crypto.randomUUID(),
+      status: "completed",
+      answers: { [q[0].id]: { value: true, version: 1, answered_at: "2031-01-01T00:00:00.000Z" } },
+    };
     await insertResponses(other.team.teamId, other.survey.id, [forged]);
     const s = await summaryOf(team.key, survey.id);
     expect(s.questions[0]).toMatchObject({ answered: 0, yes: 0 });

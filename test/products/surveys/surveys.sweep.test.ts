@@ -55,7 +55,14 @@ function fakeBatch(body: SurveyWebhookMessage, attempts = 1) {
 async function deliveryRow(id: string) {
   return env.DB.prepare("SELECT status, attempts, queue_token, lease_until, next_attempt_at, last_error FROM survey_webhook_deliveries WHERE id = ?")
     .bind(id)
-    .first<{ status: string; attempts: number; queue_token: string | null; lease_until: number | null; next_attempt_at: string | null; last_error: string | null }>();
+    .first<{
+      status: string;
+      attempts: number;
+      queue_token: string | null;
+      lease_until: number | null;
+      next_attempt_at: string | null;
+      last_error: string | null;
+    }>();
 }
 
 async function webhookSurvey(url: string) {
@@ -119,7 +126,11 @@ describe("survey delivery sweep", () => {
     await worker.scheduled(controller, recorder.env);
     const requeued = mine(recorder.sent, id);
     expect(requeued).toEqual([{ delivery_id: id, token: expect.stringMatching(/^[0-9a-f]{32}$/) }]);
-    expect(await deliveryRow(id)).toMatchObject({ status: "pending", queue_token: requeued[0].token, next_attempt_at: new Date(start + SWEEP_STALE_MS + MINUTE).toISOString() });
+    expect(await deliveryRow(id)).toMatchObject({
+      status: "pending",
+      queue_token: requeued[0].token,
+      next_attempt_at: new Date(start + SWEEP_STALE_MS + MINUTE).toISOString(),
+    });
 
     // The original message was only late after all: it arrives now and sends nothing.
     const late = fakeBatch({ delivery_id: id });
@@ -223,7 +234,12 @@ describe("survey delivery sweep", () => {
     await surveyWebhooksConsumer.consume(eighth.batch, env);
     const delaySeconds = eighth.message.retry.mock.calls[0][0].delaySeconds as number;
     expect(delaySeconds).toBe(1280);
-    expect(await deliveryRow(id)).toMatchObject({ status: "pending", attempts: 8, lease_until: null, next_attempt_at: new Date(start + delaySeconds * 1000).toISOString() });
+    expect(await deliveryRow(id)).toMatchObject({
+      status: "pending",
+      attempts: 8,
+      lease_until: null,
+      next_attempt_at: new Date(start + delaySeconds * 1000).toISOString(),
+    });
 
     const recorder = queueEnv();
     setClock(start + delaySeconds * 1000 + SWEEP_STALE_MS - MINUTE);
@@ -289,10 +305,25 @@ describe("survey delivery sweep", () => {
     const firstRun = recorder.sent.filter((m) => ids.has(m.delivery_id)).map((m) => m.delivery_id);
     expect(firstRun).toHaveLength(SWEEP_BATCH_SIZE * SWEEP_MAX_BATCHES);
     expect(new Set(firstRun).size).toBe(firstRun.length);
-    expect(firstRun.sort()).toEqual(rows.slice(0, SWEEP_BATCH_SIZE * SWEEP_MAX_BATCHES).map((r) => r.id).sort());
+    expect(firstRun.sort()).toEqual(
+      rows
+        .slice(0, SWEEP_BATCH_SIZE * SWEEP_MAX_BATCHES)
+        .map((r) => r.id)
+        .sort(),
+    );
 
     const second = queueEnv();
     await sweepSurveyDeliveries(second.env);
-    expect(second.sent.filter((m) => ids.has(m.delivery_id)).map((m) => m.delivery_id).sort()).toEqual(rows.slice(-30).map((r) => r.id).sort());
+    expect(
+      second.sent
+        .filter((m) => ids.has(m.delivery_id))
+        .map((m) => m.delivery_id)
+        .sort(),
+    ).toEqual(
+      rows
+        .slice(-30)
+        .map((r) => r.id)
+        .sort(),
+    );
   });
 });

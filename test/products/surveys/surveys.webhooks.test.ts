@@ -60,7 +60,14 @@ describe("survey webhooks", () => {
   it("regression: a completed response is stored once, however many webhooks announce it", async () => {
     const { team, survey, questions } = await activeSurvey([{ type: "text", title: "Q" }]);
     for (let i = 0; i < 10; i++) {
-      expect((await call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: `https://hooks.example.com/one-copy/${i}`, events: ["response.completed"] } })).status).toBe(201);
+      expect(
+        (
+          await call("POST", `surveys/${survey.id}/webhooks`, {
+            key: team.key,
+            body: { url: `https://hooks.example.com/one-copy/${i}`, events: ["response.completed"] },
+          })
+        ).status,
+      ).toBe(201);
     }
     const send = vi.spyOn(env.SURVEY_QUEUE, "sendBatch").mockResolvedValue(undefined as never);
     const response = await startOk(survey.slug);
@@ -75,7 +82,9 @@ describe("survey webhooks", () => {
   it("regression: 25 parallel creates store exactly 10 webhooks on a survey (one statement checks and writes)", async () => {
     const { team, survey } = await activeSurvey([{ type: "text", title: "Q" }]);
     const results = await Promise.all(
-      Array.from({ length: 25 }, (_, i) => call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: `https://hooks.example.com/s${i}`, events: ["response.completed"] } })),
+      Array.from({ length: 25 }, (_, i) =>
+        call("POST", `surveys/${survey.id}/webhooks`, { key: team.key, body: { url: `https://hooks.example.com/s${i}`, events: ["response.completed"] } }),
+      ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(10);
     const refused = results.find((r) => r.status !== 201)!;

@@ -19,7 +19,10 @@ export function summaryRows(sql: SqlStorage, ids: string[]): NotificationSummary
   )) {
     out.get(r.id)!.counts[r.status] = r.n;
   }
-  for (const r of sql.exec<{ id: string; completed_at: string | null }>("SELECT id, completed_at FROM notifications WHERE id IN (SELECT value FROM json_each(?))", list)) {
+  for (const r of sql.exec<{ id: string; completed_at: string | null }>(
+    "SELECT id, completed_at FROM notifications WHERE id IN (SELECT value FROM json_each(?))",
+    list,
+  )) {
     out.get(r.id)!.completedAt = r.completed_at;
   }
   return [...out.values()];

@@ -18,15 +18,7 @@ import type { PushTarget } from "../../../db/schema";
 import { CLAIMS } from "../../../platform/jobs/claim";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./push-store.schema";
-import {
-  CLAIM_DELIVERIES,
-  COMPLETE_IF_DONE,
-  INSERT_DELIVERIES,
-  RECORD_DELIVERY,
-  SUBSCRIBER_COLUMNS,
-  SYNC_COUNT,
-  targetWhere,
-} from "./push-store.queries";
+import { CLAIM_DELIVERIES, COMPLETE_IF_DONE, INSERT_DELIVERIES, RECORD_DELIVERY, SUBSCRIBER_COLUMNS, SYNC_COUNT, targetWhere } from "./push-store.queries";
 import { progressRows, resultRows, summaryRows, type NotificationSummary } from "./push-store.reads";
 import { importRows, purgeRows, takeStuckRows } from "./push-store.upkeep";
 import { requeueStuck, type DeliveryRecord, type LegacyImport, type Outcome, type SubscriberRecord } from "./push-store.types";
@@ -60,7 +52,10 @@ export class PushStore extends DurableObject<Env> {
    * Registers a subscription, or updates the one with the same endpoint (tags and external_id only
    * when given). The count goes up only when the endpoint was new, in the same transaction.
    */
-  async register(appId: string, input: Omit<SubscriberRecord, "tags" | "external_id" | "created_at" | "updated_at"> & { tags?: string[]; external_id?: string | null; at: string }) {
+  async register(
+    appId: string,
+    input: Omit<SubscriberRecord, "tags" | "external_id" | "created_at" | "updated_at"> & { tags?: string[]; external_id?: string | null; at: string },
+  ) {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
@@ -115,7 +110,12 @@ export class PushStore extends DurableObject<Env> {
     const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
     const sql = this.ctx.storage.sql;
     const rows = sql
-      .exec<SubscriberRecord & Row>(`SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers ${clause} ORDER BY created_at, id LIMIT ? OFFSET ?`, ...params, query.perPage, (query.page - 1) * query.perPage)
+      .exec<SubscriberRecord & Row>(
+        `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers ${clause} ORDER BY created_at, id LIMIT ? OFFSET ?`,
+        ...params,
+        query.perPage,
+        (query.page - 1) * query.perPage,
+      )
       .toArray();
     const total = where.length ? sql.exec<{ n: number }>(`SELECT count(*) AS n FROM subscribers ${clause}`, ...params).one().n : this.countState().count;
     return { rows: rows.map((r) => ({ ...r })), total };
@@ -125,7 +125,9 @@ export class PushStore extends DurableObject<Env> {
   async remove(appId: string, ids: string[]): Promise<{ removed: number; count: CountState }> {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
-      const removed = this.ctx.storage.sql.exec("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?)) RETURNING id", JSON.stringify(ids)).toArray().length;
+      const removed = this.ctx.storage.sql
+        .exec("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?)) RETURNING id", JSON.stringify(ids))
+        .toArray().length;
       return { removed, count: removed ? this.changeCount(-removed) : this.countState() };
     });
     await this.noteApp(appId);
@@ -153,14 +155,25 @@ export class PushStore extends DurableObject<Env> {
    * row (kept if it exists: a repeated step writes nothing twice). A step that finds fewer than
    * `limit` ends the fan-out and answers the rows written in all (`total`).
    */
-  async fanOut(n: { id: string; createdAt: string; target: PushTarget }, after: string | null, limit: number, at: string): Promise<{ ids: string[]; done: boolean; total: number }> {
+  async fanOut(
+    n: { id: string; createdAt: string; target: PushTarget },
+    after: string | null,
+    limit: number,
+    at: string,
+  ): Promise<{ ids: string[]; done: boolean; total: number }> {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
       sql.exec("INSERT INTO notifications (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", n.id, n.createdAt);
       const t = targetWhere(n.target);
       const ids = sql
-        .exec<{ id: string }>(`SELECT id FROM subscribers WHERE created_at <= ? AND ${t.sql} AND id > ? ORDER BY id LIMIT ?`, n.createdAt, ...t.params, after ?? "", limit)
+        .exec<{ id: string }>(
+          `SELECT id FROM subscribers WHERE created_at <= ? AND ${t.sql} AND id > ? ORDER BY id LIMIT ?`,
+          n.createdAt,
+          ...t.params,
+          after ?? "",
+          limit,
+        )
         .toArray()
         .map((r) => r.id);
       if (ids.length) sql.exec(INSERT_DELIVERIES, n.id, at, JSON.stringify(ids));
@@ -179,13 +192,25 @@ export class PushStore extends DurableObject<Env> {
    * returns them with their subscribers (null: deleted since). `busy`: some of the others are held
    * by another consumer right now.
    */
-  async claim(notificationId: string, subscriberIds: string[], at: number): Promise<{ claimed: { subscriberId: string; attempts: number; subscriber: SubscriberRecord | null }[]; busy: boolean }> {
+  async claim(
+    notificationId: string,
+    subscriberIds: string[],
+    at: number,
+  ): Promise<{ claimed: { subscriberId: string; attempts: number; subscriber: SubscriberRecord | null }[]; busy: boolean }> {
     this.assertLive();
     return this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
       const leaseEnd = at + LEASE_MS;
       const won = sql
-        .exec<{ subscriber_id: string; attempts: number }>(CLAIM_DELIVERIES, notificationId, JSON.stringify(subscriberIds), at, leaseEnd, new Date(leaseEnd).toISOString(), new Date(at).toISOString())
+        .exec<{ subscriber_id: string; attempts: number }>(
+          CLAIM_DELIVERIES,
+          notificationId,
+          JSON.stringify(subscriberIds),
+          at,
+          leaseEnd,
+          new Date(leaseEnd).toISOString(),
+          new Date(at).toISOString(),
+        )
         .toArray();
       let busy = false;
       if (won.length < subscriberIds.length) {
@@ -193,12 +218,19 @@ export class PushStore extends DurableObject<Env> {
         const others = subscriberIds.filter((id) => !mine.has(id));
         busy =
           sql
-            .exec("SELECT 1 FROM deliveries WHERE notification_id = ? AND status = 'sending' AND subscriber_id IN (SELECT value FROM json_each(?)) LIMIT 1", notificationId, JSON.stringify(others))
+            .exec(
+              "SELECT 1 FROM deliveries WHERE notification_id = ? AND status = 'sending' AND subscriber_id IN (SELECT value FROM json_each(?)) LIMIT 1",
+              notificationId,
+              JSON.stringify(others),
+            )
             .toArray().length > 0;
       }
       const subs = new Map(
         sql
-          .exec<SubscriberRecord & Row>(`SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(won.map((w) => w.subscriber_id)))
+          .exec<SubscriberRecord & Row>(
+            `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id IN (SELECT value FROM json_each(?))`,
+            JSON.stringify(won.map((w) => w.subscriber_id)),
+          )
           .toArray()
           .map((s) => [s.id, { ...s }]),
       );
@@ -210,11 +242,18 @@ export class PushStore extends DurableObject<Env> {
    * The results of a send, in one transaction: each row's outcome, the deletion of subscribers the
    * push service said are gone (the count lowered by the rows really deleted) and the completion.
    */
-  async record(appId: string, notificationId: string, outcomes: Outcome[], retryAt: string | null, at: string): Promise<{ removed: number; count: CountState }> {
+  async record(
+    appId: string,
+    notificationId: string,
+    outcomes: Outcome[],
+    retryAt: string | null,
+    at: string,
+  ): Promise<{ removed: number; count: CountState }> {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
-      for (const o of outcomes) sql.exec(RECORD_DELIVERY, notificationId, o.subscriberId, o.status, o.statusCode, o.error, o.status === "retrying" ? retryAt : null, at);
+      for (const o of outcomes)
+        sql.exec(RECORD_DELIVERY, notificationId, o.subscriberId, o.status, o.statusCode, o.error, o.status === "retrying" ? retryAt : null, at);
       const gone = outcomes.filter((o) => o.status === "removed").map((o) => o.subscriberId);
       const removed = gone.length
         ? sql.exec("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?)) RETURNING id", JSON.stringify(gone)).toArray().length

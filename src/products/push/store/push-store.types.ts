@@ -61,7 +61,8 @@ export function sendMessages(rows: { notification_id: string; subscriber_id: str
   const messages: PushQueueMessage[] = [];
   for (const [notificationId, ids] of byNotification) {
     ids.sort();
-    for (let i = 0; i < ids.length; i += SEND_CHUNK) messages.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
+    for (let i = 0; i < ids.length; i += SEND_CHUNK)
+      messages.push({ kind: "send", notification_id: notificationId, subscriber_ids: ids.slice(i, i + SEND_CHUNK) });
   }
   return messages;
 }

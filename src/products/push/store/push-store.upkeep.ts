@@ -74,7 +74,12 @@ export function importRows(sql: SqlStorage, rows: LegacyImport): { subscribers: 
  */
 export function takeStuckRows(sql: SqlStorage, now: number): { notification_id: string; subscriber_id: string }[] {
   return sql
-    .exec<{ notification_id: string; subscriber_id: string }>(SWEEP_STUCK, new Date(now).toISOString(), new Date(now - SWEEP_STUCK_MS).toISOString(), SWEEP_MAX_ROWS)
+    .exec<{ notification_id: string; subscriber_id: string }>(
+      SWEEP_STUCK,
+      new Date(now).toISOString(),
+      new Date(now - SWEEP_STUCK_MS).toISOString(),
+      SWEEP_MAX_ROWS,
+    )
     .toArray()
     .map((r) => ({ ...r }));
 }

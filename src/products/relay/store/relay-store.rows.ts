@@ -9,7 +9,11 @@ export type StoredEvent = typeof schema.events.$inferInsert & { id: string; prov
 
 /** What a claim answers: the delivery won with its event, or who holds it (null: gone or unknown). */
 export type ClaimResult =
-  | { won: true; delivery: { id: string; eventId: string; destinationId: string; attempts: number }; event: { body: string; contentType: string | null; headers: string; eventType: string | null } }
+  | {
+      won: true;
+      delivery: { id: string; eventId: string; destinationId: string; attempts: number };
+      event: { body: string; contentType: string | null; headers: string; eventType: string | null };
+    }
   | { won: false; status: string; leaseUntil: number | null }
   | null;
 
@@ -18,7 +22,15 @@ export interface AttemptRecord {
   deliveryId: string;
   /** The delivery's attempt count at its claim: the attempt's number. */
   number: number;
-  attempt: { id: string; attemptedAt: string; statusCode: number | null; durationMs: number; error: string | null; responseBody: string | null; retryInSeconds: number | null };
+  attempt: {
+    id: string;
+    attemptedAt: string;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+    responseBody: string | null;
+    retryInSeconds: number | null;
+  };
   status: "delivered" | "failed" | "pending";
   nextAttemptAt: string | null;
   dueMs: number | null;

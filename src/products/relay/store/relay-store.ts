@@ -59,7 +59,12 @@ export class RelayStore extends DurableObject<Env> {
    * Ingest, in one transaction: a copy of a stored provider event id answers the stored event
    * (nothing written); otherwise the event and one pending delivery per destination given.
    */
-  async ingest(input: { sourceId: string; retentionDays: number; event: StoredEvent; deliveries: Array<{ id: string; destinationId: string }> }): Promise<{ duplicate: { id: string; eventType: string | null } | null }> {
+  async ingest(input: {
+    sourceId: string;
+    retentionDays: number;
+    event: StoredEvent;
+    deliveries: Array<{ id: string; destinationId: string }>;
+  }): Promise<{ duplicate: { id: string; eventType: string | null } | null }> {
     this.assertLive();
     const { event } = input;
     const duplicate = this.ctx.storage.transactionSync(() => {
@@ -149,7 +154,11 @@ export class RelayStore extends DurableObject<Env> {
       )
       .toArray();
     if (!won) {
-      const [held] = this.db.select({ status: schema.deliveries.status, leaseUntil: schema.deliveries.leaseUntil }).from(schema.deliveries).where(eq(schema.deliveries.id, deliveryId)).all();
+      const [held] = this.db
+        .select({ status: schema.deliveries.status, leaseUntil: schema.deliveries.leaseUntil })
+        .from(schema.deliveries)
+        .where(eq(schema.deliveries.id, deliveryId))
+        .all();
       return held ? { won: false, ...held } : null;
     }
     const [event] = this.db
@@ -166,7 +175,15 @@ export class RelayStore extends DurableObject<Env> {
     this.assertLive();
     this.db
       .update(schema.deliveries)
-      .set({ status: "failed", attempts: sql`${schema.deliveries.attempts} - 1`, leaseUntil: null, lastError: "destination disabled", nextAttemptAt: null, dueMs: null, updatedAt: at })
+      .set({
+        status: "failed",
+        attempts: sql`${schema.deliveries.attempts} - 1`,
+        leaseUntil: null,
+        lastError: "destination disabled",
+        nextAttemptAt: null,
+        dueMs: null,
+        updatedAt: at,
+      })
       .where(and(eq(schema.deliveries.id, deliveryId), eq(schema.deliveries.status, "sending")))
       .run();
   }
@@ -191,7 +208,10 @@ export class RelayStore extends DurableObject<Env> {
         .returning({ id: schema.deliveries.id })
         .all();
       // The attempt happened whatever its claim became: it is recorded either way, as in D1.
-      this.db.insert(schema.attempts).values({ ...record.attempt, deliveryId: record.deliveryId, number: record.number }).run();
+      this.db
+        .insert(schema.attempts)
+        .values({ ...record.attempt, deliveryId: record.deliveryId, number: record.number })
+        .run();
       return updated.length > 0;
     });
   }
@@ -204,15 +224,34 @@ export class RelayStore extends DurableObject<Env> {
   }
 
   /** One event with its headers and body, roll-up, deliveries (oldest first) and their attempts; null when unknown. */
-  async eventDetail(eventId: string): Promise<{ event: EventSummaryRow & { headers: string; body: string }; deliveries: DeliveryRow[]; attempts: AttemptRow[] } | null> {
+  async eventDetail(
+    eventId: string,
+  ): Promise<{ event: EventSummaryRow & { headers: string; body: string }; deliveries: DeliveryRow[]; attempts: AttemptRow[] } | null> {
     this.assertLive();
-    const [event] = this.ctx.storage.sql.exec<EventSummaryRow & { headers: string; body: string } & Record<string, SqlStorageValue>>(EVENT_DETAIL_SQL, eventId).toArray();
+    const [event] = this.ctx.storage.sql
+      .exec<EventSummaryRow & { headers: string; body: string } & Record<string, SqlStorageValue>>(EVENT_DETAIL_SQL, eventId)
+      .toArray();
     if (!event) return null;
-    const deliveries = this.db.select().from(schema.deliveries).where(eq(schema.deliveries.eventId, eventId)).orderBy(asc(schema.deliveries.createdAt), asc(schema.deliveries.id)).all();
+    const deliveries = this.db
+      .select()
+      .from(schema.deliveries)
+      .where(eq(schema.deliveries.eventId, eventId))
+      .orderBy(asc(schema.deliveries.createdAt), asc(schema.deliveries.id))
+      .all();
     const attempts =
       deliveries.length === 0
         ? []
-        : this.db.select().from(schema.attempts).where(inArray(schema.attempts.deliveryId, deliveries.map((d) => d.id))).orderBy(asc(schema.attempts.number)).all();
+        : this.db
+            .select()
+            .from(schema.attempts)
+            .where(
+              inArray(
+                schema.attempts.deliveryId,
+                deliveries.map((d) => d.id),
+              ),
+            )
+            .orderBy(asc(schema.attempts.number))
+            .all();
     return { event, deliveries, attempts };
   }
 
@@ -243,7 +282,8 @@ export class RelayStore extends DurableObject<Env> {
     this.assertLive();
     const imported = this.ctx.storage.transactionSync(() => {
       let count = 0;
-      for (const event of rows.events) count += this.db.insert(schema.events).values(event).onConflictDoNothing().returning({ id: schema.events.id }).all().length;
+      for (const event of rows.events)
+        count += this.db.insert(schema.events).values(event).onConflictDoNothing().returning({ id: schema.events.id }).all().length;
       for (const delivery of rows.deliveries) this.db.insert(schema.deliveries).values(delivery).onConflictDoNothing().run();
       for (const attempt of rows.attempts) this.db.insert(schema.attempts).values(attempt).onConflictDoNothing().run();
       this.setSettings(settings.sourceId, settings.retentionDays);
@@ -332,7 +372,19 @@ export class RelayStore extends DurableObject<Env> {
     const dueMs = Date.parse(at);
     this.db
       .insert(schema.deliveries)
-      .values(deliveries.map((d) => ({ id: d.id, eventId, destinationId: d.destinationId, status: "pending" as const, attempts: 0, dueMs, trigger, createdAt: at, updatedAt: at })))
+      .values(
+        deliveries.map((d) => ({
+          id: d.id,
+          eventId,
+          destinationId: d.destinationId,
+          status: "pending" as const,
+          attempts: 0,
+          dueMs,
+          trigger,
+          createdAt: at,
+          updatedAt: at,
+        })),
+      )
       .run();
   }
 
@@ -359,7 +411,10 @@ export class RelayStore extends DurableObject<Env> {
     const settings = `${sourceId}|${retentionDays}`;
     if (settings === this.settings) return;
     this.settings = settings;
-    for (const [key, value] of [["source_id", sourceId], ["retention_days", String(retentionDays)]]) {
+    for (const [key, value] of [
+      ["source_id", sourceId],
+      ["retention_days", String(retentionDays)],
+    ]) {
       this.db.insert(schema.meta).values({ key, value }).onConflictDoUpdate({ target: schema.meta.key, set: { value } }).run();
     }
   }

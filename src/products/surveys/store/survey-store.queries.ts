@@ -20,8 +20,7 @@ const questionIds = (types?: string[]) => `SELECT id FROM summary_questions${typ
 
 /** `all`: every completed response. `listed`: the completed responses whose ids ?1 lists (a JSON array). */
 export type Scope = "all" | "listed";
-const responsesOf = (scope: Scope) =>
-  scope === "all" ? "r.status = 'completed'" : "r.id IN (SELECT value FROM json_each(?1)) AND r.status = 'completed'";
+const responsesOf = (scope: Scope) => (scope === "all" ? "r.status = 'completed'" : "r.id IN (SELECT value FROM json_each(?1)) AND r.status = 'completed'");
 
 // Both statements walk the responses' answers: json_each over the answers map (a: one row per
 // question id), json_each over that answer (v: the row whose key is 'value'), and for array /

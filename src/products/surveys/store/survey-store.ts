@@ -55,7 +55,11 @@ export class SurveyStore extends DurableObject<Env> {
       this.own(owner);
       const [inserted] = this.insertRows([row]);
       if (!inserted) throw new Error("survey store: response id already held");
-      this.db.update(schema.state).set({ inProgress: sql`${schema.state.inProgress} + 1` }).where(eq(schema.state.id, 1)).run();
+      this.db
+        .update(schema.state)
+        .set({ inProgress: sql`${schema.state.inProgress} + 1` })
+        .where(eq(schema.state.id, 1))
+        .run();
     });
   }
 
@@ -163,7 +167,9 @@ export class SurveyStore extends DurableObject<Env> {
    * so a caller can ask while it is still reading the questions and ask again only when the list
    * it gets back differs (summaryOf in survey-results.service.ts).
    */
-  async summary(questions?: SummaryQuestion[]): Promise<{ inProgress: number; completed: number; questions: SummaryQuestion[]; values: ValueRow[]; elements: ElementRow[] }> {
+  async summary(
+    questions?: SummaryQuestion[],
+  ): Promise<{ inProgress: number; completed: number; questions: SummaryQuestion[]; values: ValueRow[]; elements: ElementRow[] }> {
     return this.ctx.storage.transactionSync(() => {
       if (questions) this.syncQuestions(questions);
       return {
@@ -211,7 +217,11 @@ export class SurveyStore extends DurableObject<Env> {
 
   /** Completions whose D1 side is not confirmed yet (tests, operators). */
   async pendingPublishes(): Promise<string[]> {
-    return this.db.select({ id: schema.pendingPublish.responseId }).from(schema.pendingPublish).all().map((r) => r.id);
+    return this.db
+      .select({ id: schema.pendingPublish.responseId })
+      .from(schema.pendingPublish)
+      .all()
+      .map((r) => r.id);
   }
 
   /** Deleting the survey: every response, counter and pending publish, and the alarm, go. */
@@ -226,7 +236,12 @@ export class SurveyStore extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const left = await this.publishPending();
     if (left > 0) {
-      const [row] = this.db.select({ attempts: schema.pendingPublish.attempts }).from(schema.pendingPublish).orderBy(asc(schema.pendingPublish.attempts)).limit(1).all();
+      const [row] = this.db
+        .select({ attempts: schema.pendingPublish.attempts })
+        .from(schema.pendingPublish)
+        .orderBy(asc(schema.pendingPublish.attempts))
+        .limit(1)
+        .all();
       const wait = Math.min(PUBLISH_RETRY_MAX_MS, PUBLISH_RETRY_MS * 2 ** Math.min(row?.attempts ?? 0, 10));
       await this.ctx.storage.setAlarm(Date.now() + wait);
     }
@@ -290,7 +305,13 @@ export class SurveyStore extends DurableObject<Env> {
    * the counters and counts are rebuilt from the responses (the answers' grouping depends on the type).
    */
   private syncQuestions(questions: SummaryQuestion[]): void {
-    const held = new Map(this.db.select().from(schema.summaryQuestions).all().map((q) => [q.id, q.type]));
+    const held = new Map(
+      this.db
+        .select()
+        .from(schema.summaryQuestions)
+        .all()
+        .map((q) => [q.id, q.type]),
+    );
     const same = held.size === questions.length && questions.every((q) => held.get(q.id) === q.type);
     if (same) return;
     const retyped = questions.some((q) => held.has(q.id) && held.get(q.id) !== q.type);
