@@ -1,13 +1,10 @@
 // The Worker's side of the per-project log store (store/log-store.ts): the stub of a project's
 // object, and entries packed as the JSON-array chunks its append and import take.
 import type { Env } from "../../env";
-import { utf8Length } from "../../platform/sizes";
+import { jsonChunks } from "../../platform/json-chunks";
 import type { LogLevel } from "../../db/schema/logs";
 import type { LogEntryInput } from "./logs.schemas";
 import type { EntryRecord } from "./store/log-store";
-
-/** JSON bytes of rows per chunk: one bound value of the store's insert (a Durable Object string may hold 2 MB). */
-const CHUNK_BYTES = 900_000;
 
 /** The store of one project: one object per project id, wherever Cloudflare places it. */
 export function logStore(env: Env, projectId: string): DurableObjectStub<import("./store/log-store").LogStore> {
@@ -32,24 +29,9 @@ export function entryRow(entry: LogEntryInput, ts: number): StoreRow {
   ];
 }
 
-/** Rows as JSON arrays, joined into chunks of at most CHUNK_BYTES each. */
+/** Rows as JSON arrays, joined into chunks the store's insert takes (platform/json-chunks.ts). */
 export function rowChunks(rows: Iterable<StoreRow>): string[] {
-  const chunks: string[] = [];
-  let parts: string[] = [];
-  let size = 2;
-  for (const row of rows) {
-    const text = JSON.stringify(row);
-    const bytes = utf8Length(text) + 1;
-    if (parts.length > 0 && size + bytes > CHUNK_BYTES) {
-      chunks.push(`[${parts.join(",")}]`);
-      parts = [];
-      size = 2;
-    }
-    parts.push(text);
-    size += bytes;
-  }
-  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
-  return chunks;
+  return jsonChunks(rows);
 }
 
 /** An entry as the API answers it (the entry query, and each event of a live tail). */

@@ -1,7 +1,6 @@
 // What a survey's store (survey-store.ts) takes and gives over RPC: a response as it keeps it,
-// its owner, the questions its counters follow, an answer's update and the list's filter; and the
-// JSON chunks its inserts bind.
-import { utf8Length } from "../../../platform/sizes";
+// its owner, the questions its counters follow, an answer's update and the list's filter (the
+// JSON chunks its inserts bind are platform/json-chunks.ts's).
 
 /** A response as the store keeps it: JSON columns as text, exactly as the API answers them. */
 export interface StoredResponse {
@@ -40,27 +39,4 @@ export interface ResponseFilter {
   status?: "in_progress" | "completed";
   since?: string;
   until?: string;
-}
-
-/** JSON bytes of rows per insert statement (a Durable Object's SQLite refuses one larger bound string). */
-const CHUNK_BYTES = 900_000;
-
-/** Rows as JSON arrays of at most CHUNK_BYTES (a single row past it goes alone: a response is far smaller). */
-export function jsonChunks(rows: StoredResponse[]): string[] {
-  const chunks: string[] = [];
-  let parts: string[] = [];
-  let size = 2;
-  for (const row of rows) {
-    const text = JSON.stringify(row);
-    const bytes = utf8Length(text) + 1;
-    if (parts.length > 0 && size + bytes > CHUNK_BYTES) {
-      chunks.push(`[${parts.join(",")}]`);
-      parts = [];
-      size = 2;
-    }
-    parts.push(text);
-    size += bytes;
-  }
-  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
-  return chunks;
 }

@@ -7,6 +7,7 @@
 // idempotent by the response id); when that write fails, the object's alarm retries it. The
 // schema is Drizzle's (survey-store.schema.ts), migrations generated for the durable-sqlite driver
 // and applied when the object starts. Every method is an RPC of the Worker.
+import { jsonChunks } from "../../../platform/json-chunks";
 import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
 import { asc, eq, sql } from "drizzle-orm";
@@ -15,7 +16,7 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
 import { publishCompletion } from "../surveys.publish";
 import migrations from "./migrations/migrations.js";
-import { jsonChunks, type ResponseFilter, type ResponseUpdate, type StoredResponse, type StoreOwner, type SummaryQuestion } from "./survey-rows";
+import { type ResponseFilter, type ResponseUpdate, type StoredResponse, type StoreOwner, type SummaryQuestion } from "./survey-rows";
 import * as schema from "./survey-store.schema";
 import {
   addElementsSql,
@@ -281,7 +282,7 @@ export class SurveyStore extends DurableObject<Env> {
   }
 
   /**
-   * Inserts rows (ids already held are skipped), as JSON lists of at most CHUNK_BYTES each (one
+   * Inserts rows (ids already held are skipped), as JSON lists of at most JSON_CHUNK_BYTES each (one
    * bound value: SQLite refuses a larger string); returns the inserted ones' ids and statuses.
    */
   private insertRows(rows: StoredResponse[]): Array<{ id: string; status: string }> {
