@@ -3,7 +3,8 @@
 // them a notification, and sends large emails. D1's size (as D1 reports it, `meta.size_after`) is
 // read between the phases, each store's database size inside its object and R2's bytes by listing
 // MAIL_BODIES: D1 barely grows while the stores and R2 take the bytes, and every piece reads back
-// through the API. The per-item figures are printed as one JSON line (docs/SCALE.md cites them).
+// through the API. A second case measures the control plane a team leaves in D1 (its rows and
+// configuration). The figures are printed as one JSON line each (docs/SCALE.md cites them).
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { pushStore } from "../../src/products/push/push.store";
@@ -188,4 +189,32 @@ describe("D1 under a workload of every product that grows with traffic", () => {
     expect(d1Grown).toBeLessThan(0.1 * elsewhere);
     expect(d1[4] - d1[0]).toBeLessThan(0.1 * (grown.relay + grown.surveys + grown.push));
   }, 60_000);
+
+  it("measures the control plane a team leaves in D1: the team, its key and owner, a source, a push app, a survey", async () => {
+    // Many teams, so D1's 4 KB pages (and each table's empty root page) weigh little per team.
+    const before = await d1Bytes();
+    const teams = 40;
+    for (let i = 0; i < teams; i++) {
+      const team = await setupTeam();
+      const source = await createSource(team.key);
+      await createDestination(team.key, source.id);
+      await createApp(team.key);
+      await activeSurvey(
+        [
+          { type: "nps", title: "How likely are you to recommend us?" },
+          { type: "choice", title: "Plan", options: ["free", "pro", "scale"] },
+          { type: "text", title: "Anything else?" },
+        ],
+        {},
+        team,
+      );
+    }
+    const perTeam = Math.round(((await d1Bytes()) - before) / teams);
+    console.log(JSON.stringify({ msg: "scale control plane bytes per team", teams, d1_per_team: perTeam }));
+    // Rows of a few hundred bytes each (a team, an owner and membership, a key, a sending domain,
+    // a source, a destination, an app with its VAPID keys, a survey, three questions) and their
+    // indexes: a few KB, far from the megabytes its traffic used to leave.
+    expect(perTeam).toBeGreaterThan(1_000);
+    expect(perTeam).toBeLessThan(30_000);
+  });
 });
