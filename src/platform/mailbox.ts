@@ -18,7 +18,7 @@ const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 export function parseMailbox(raw: string): { address: string; name: string | null } | null {
   if (raw.length > 400 || LINE_BREAK.test(raw)) return null;
   const parsed = parseOneAddress({ input: raw.trim(), rfc6532: true });
-  if (!parsed || parsed.type !== "mailbox") return null;
+  if (parsed?.type !== "mailbox") return null;
   const mailbox = parsed as ParsedMailbox;
   const address = mailbox.address;
   if (address.length > 320) return null;

@@ -39,7 +39,7 @@ export function page(method: string, path: string, options: ConsoleRequest = {})
 export function sessionCookie(res: Response): string | null {
   const header = res.headers.get("set-cookie") ?? "";
   const match = /edp_session=([^;]*)/.exec(header);
-  return match && match[1] ? `edp_session=${match[1]}` : null;
+  return match?.[1] ? `edp_session=${match[1]}` : null;
 }
 
 /** Uses a link token: POST /console/auth/<token>; returns the response. */

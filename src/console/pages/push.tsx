@@ -25,53 +25,51 @@ pushPages.get("/push", async (c) => {
   return page(
     c,
     { title: "Push", active: "push" },
-    <>
-      {apps.length === 0 ? (
-        <section class="section">
-          <h2>Create your first push app</h2>
-          <p>An app holds its own VAPID key pair: browsers subscribe with its public key, and you send to its subscribers.</p>
-          {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
-          <p class="muted">
-            Or over the API with a key that has <code>push:write</code>:
-          </p>
-          <CopyBlock
-            id="create-app-curl"
-            text={`curl -X POST ${api}/push/apps \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"name": "My web app"}'`}
-          />
-        </section>
-      ) : (
-        <section class="section">
-          <TableWrap label="Push apps of the team">
-            <table>
-              <caption class="skip">Push apps of the team</caption>
-              <thead>
-                <tr>
-                  <th scope="col">App</th>
-                  <th scope="col">Subscribers</th>
-                  <th scope="col">Public key</th>
-                  <th scope="col">Created</th>
+    apps.length === 0 ? (
+      <section class="section">
+        <h2>Create your first push app</h2>
+        <p>An app holds its own VAPID key pair: browsers subscribe with its public key, and you send to its subscribers.</p>
+        {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
+        <p class="muted">
+          Or over the API with a key that has <code>push:write</code>:
+        </p>
+        <CopyBlock
+          id="create-app-curl"
+          text={`curl -X POST ${api}/push/apps \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"name": "My web app"}'`}
+        />
+      </section>
+    ) : (
+      <section class="section">
+        <TableWrap label="Push apps of the team">
+          <table>
+            <caption class="skip">Push apps of the team</caption>
+            <thead>
+              <tr>
+                <th scope="col">App</th>
+                <th scope="col">Subscribers</th>
+                <th scope="col">Public key</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {apps.map((app) => (
+                <tr data-testid="push-app-row">
+                  <td>
+                    <a href={teamPath(c, `push/apps/${app.id}`)}>{app.name}</a>
+                  </td>
+                  <td data-testid="subscriber-count">{app.subscriber_count}</td>
+                  <td class="mono cell-clip">{app.vapid_public_key}</td>
+                  <td>
+                    <Time iso={app.created_at} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {apps.map((app) => (
-                  <tr data-testid="push-app-row">
-                    <td>
-                      <a href={teamPath(c, `push/apps/${app.id}`)}>{app.name}</a>
-                    </td>
-                    <td data-testid="subscriber-count">{app.subscriber_count}</td>
-                    <td class="mono cell-clip">{app.vapid_public_key}</td>
-                    <td>
-                      <Time iso={app.created_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
-        </section>
-      )}
-    </>,
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+        {canWrite(c) ? <CreateAppForm action={teamPath(c, "push")} /> : null}
+      </section>
+    ),
   );
 });
 

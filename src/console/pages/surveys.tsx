@@ -46,55 +46,53 @@ surveysPages.get("/surveys", async (c) => {
   return page(
     c,
     { title: "Surveys", active: "surveys", notices: { created: "Survey created." } },
-    <>
-      {list.data.length === 0 && list.pagination.page === 1 ? (
-        <section class="section empty-state">
-          <h2>Create your first survey</h2>
-          <p>Ask your users what they think: build a survey, share its page or embed it, and read the results here.</p>
-          {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
-          <p class="muted">
-            Or create one over the API with a key that has <code>surveys:write</code>:
-          </p>
-          <CopyBlock id="create-survey-curl" text={curl} />
-        </section>
-      ) : (
-        <section class="section">
-          <TableWrap label="Surveys of the team">
-            <table>
-              <caption class="skip">Surveys of the team</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Survey</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Completed responses</th>
-                  <th scope="col">Created</th>
+    list.data.length === 0 && list.pagination.page === 1 ? (
+      <section class="section empty-state">
+        <h2>Create your first survey</h2>
+        <p>Ask your users what they think: build a survey, share its page or embed it, and read the results here.</p>
+        {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
+        <p class="muted">
+          Or create one over the API with a key that has <code>surveys:write</code>:
+        </p>
+        <CopyBlock id="create-survey-curl" text={curl} />
+      </section>
+    ) : (
+      <section class="section">
+        <TableWrap label="Surveys of the team">
+          <table>
+            <caption class="skip">Surveys of the team</caption>
+            <thead>
+              <tr>
+                <th scope="col">Survey</th>
+                <th scope="col">Status</th>
+                <th scope="col">Completed responses</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((s) => (
+                <tr data-testid="survey-row">
+                  <td>
+                    <a href={teamPath(c, `surveys/${s.id}`)}>{s.name}</a>
+                    <br />
+                    <span class="muted small">/s/{s.slug}</span>
+                  </td>
+                  <td>
+                    <StatusBadge status={s.status} tone={STATUS_TONE[s.status]} />
+                  </td>
+                  <td>{s.response_count}</td>
+                  <td>
+                    <Time iso={s.created_at} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.map((s) => (
-                  <tr data-testid="survey-row">
-                    <td>
-                      <a href={teamPath(c, `surveys/${s.id}`)}>{s.name}</a>
-                      <br />
-                      <span class="muted small">/s/{s.slug}</span>
-                    </td>
-                    <td>
-                      <StatusBadge status={s.status} tone={STATUS_TONE[s.status]} />
-                    </td>
-                    <td>{s.response_count}</td>
-                    <td>
-                      <Time iso={s.created_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager base={teamPath(c, "surveys")} page={list.pagination.page} pages={list.pagination.total_pages} />
-          {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
-        </section>
-      )}
-    </>,
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+        <Pager base={teamPath(c, "surveys")} page={list.pagination.page} pages={list.pagination.total_pages} />
+        {canWrite(c) ? <CreateSurveyForm action={teamPath(c, "surveys")} /> : null}
+      </section>
+    ),
   );
 });
 
@@ -132,7 +130,6 @@ surveysPages.get("/surveys/:survey_id/responses.csv", async (c) => {
   return csvAttachment(csv.filename, csv.body);
 });
 
-type Summary = Awaited<ReturnType<typeof summaryOf>>;
 type QuestionSummary = Record<string, unknown> & { question_id: string; type: string; title: string; answered: number };
 
 /** The chart (or words) that summarise one question's answers. */

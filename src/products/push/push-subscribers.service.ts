@@ -63,7 +63,7 @@ async function subscriptionProblems(env: Env, input: z.infer<typeof SubscribeSch
   }
   if (!validPoint) details["keys.p256dh"] = ["must be a base64url-encoded 65-byte uncompressed P-256 public key"];
   const auth = keyBytes(input.keys.auth);
-  if (!auth || auth.byteLength !== 16) details["keys.auth"] = ["must be a base64url-encoded 16-byte secret"];
+  if (auth?.byteLength !== 16) details["keys.auth"] = ["must be a base64url-encoded 16-byte secret"];
   return details;
 }
 

@@ -33,7 +33,7 @@ function decodeKey(text: string, length: number): Uint8Array | null {
 /** Why a public key is refused, or null: 65 bytes, uncompressed (0x04), a point on P-256. */
 export async function publicKeyProblem(publicKey: string): Promise<string | null> {
   const bytes = decodeKey(publicKey, 65);
-  if (!bytes || bytes[0] !== 0x04) return "must be a base64url-encoded 65-byte uncompressed P-256 public key";
+  if (bytes?.[0] !== 0x04) return "must be a base64url-encoded 65-byte uncompressed P-256 public key";
   try {
     await crypto.subtle.importKey("raw", bytes, P256, true, ["verify"]);
     return null;

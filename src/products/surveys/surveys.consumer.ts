@@ -72,7 +72,7 @@ async function unclaimed(env: Env, deliveryId: string, token: string | null): Pr
     .where(eq(surveyWebhookDeliveries.id, deliveryId))
     .get();
   // Gone (webhook or survey deleted), settled, or superseded by a re-queued message.
-  if (!row || row.status !== "pending" || row.queueToken !== token || row.leaseUntil === null) return { kind: "done" };
+  if (row?.status !== "pending" || row.queueToken !== token || row.leaseUntil === null) return { kind: "done" };
   // Another attempt holds it: come back when its lock has expired, in case it never finishes.
   return { kind: "retry", delaySeconds: secondsLeft(row.leaseUntil) };
 }

@@ -3,7 +3,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
-import { monthOf } from "../../../src/platform/quota";
 import { windowOf } from "../../../src/platform/rate-limit/limiter";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed } from "../../helpers/usage";
@@ -314,7 +313,6 @@ describe("POST /emails: the 12 policy codes", () => {
 
   it("a send refused by the monthly quota after its caps were reserved gives the reservation back", async () => {
     const team = await sandboxTeam({ hourly_cap: 1 });
-    const period = monthOf(Date.now()).period;
     await setUsed(team.teamId, "mail", 250000);
     expect((await send(team.key, SANDBOX_MAIL)).status).toBe(429);
     await setUsed(team.teamId, "mail", 0);
@@ -505,7 +503,6 @@ describe("POST /emails/batch", () => {
 describe("429", () => {
   it("monthly mail quota: one unit per email, nothing stored when refused", async () => {
     const team = await setupTeam({ plan: "free" });
-    const { period } = monthOf(Date.now());
     await setUsed(team.teamId, "mail", 2999);
     await expectError(await sendBatch(team.key, [LIVE, LIVE]), 429, { error: "Monthly usage limit exceeded. Upgrade your plan." });
     expect(await countEmails(team.teamId)).toBe(0);

@@ -8,7 +8,6 @@ import { loadPrincipal, type Principal } from "../../../src/platform/auth";
 import { setClock } from "../../../src/platform/clock";
 import { queuePlatformMail } from "../../../src/platform/platform-mail";
 import { deliveriesOf } from "../../../src/platform/jobs/queues";
-import { monthOf } from "../../../src/platform/quota";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { mailSendsConsumer, MAX_ATTEMPTS } from "../../../src/products/mail/mail.consumer";
 import type { MailQueueMessage } from "../../../src/products/mail/mail.queue";
@@ -335,7 +334,6 @@ describe("platform mail", () => {
 
   it("a usage warning is delivered by the queue consumer and consumes no quota", async () => {
     const team = await setupTeam({ plan: "free", ownerEmail: "owner@acme.dev" });
-    const { period } = monthOf(Date.now());
     await setUsed(team.teamId, "mail", 2399);
     expect((await send(team.key, LIVE)).status).toBe(201);
     let row: { status: string; to: string } | null = null;

@@ -1,7 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { monthOf } from "../../../src/platform/quota";
-import { nowMs, nowSeconds, setClock } from "../../../src/platform/clock";
+import { nowSeconds, setClock } from "../../../src/platform/clock";
 import { loadIngestSource, receiveWebhook } from "../../../src/products/relay/relay.ingest";
 import { relayStore } from "../../../src/products/relay/relay.store";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
@@ -222,7 +221,6 @@ describe("ingest errors", () => {
     const source = await createSource(team.key, { provider: "stripe" });
     const body = JSON.stringify({ id: "evt_kept", type: "invoice.paid" });
     const first = (await json(await ingest(source.slug, body))).data;
-    const period = monthOf(nowMs()).period;
     await setUsed(team.teamId, "webhooks", 10000);
     const again = await ingest(source.slug, body);
     expect(again.status).toBe(202);

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { setClock, nowMs, nowSeconds } from "../../../src/platform/clock";
+import { setClock, nowSeconds } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
-import { monthOf } from "../../../src/platform/quota";
 import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { filterAdmits } from "../../../src/products/relay/relay.inbound";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
@@ -341,7 +340,6 @@ describe("replay metering", () => {
   it("a stored event consumes one webhooks unit per started 64 KB; a duplicate gives all of them back", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
-    const period = monthOf(nowMs()).period;
     const used = async () => (await usedOf(team.teamId, "webhooks")) ?? 0;
     const big = JSON.stringify({ type: "bulk.export", id: "evt_big", data: "x".repeat(200 * 1024) });
     expect((await ingest(source.slug, big, { "x-event-id": "evt_big" })).status).toBe(202);
@@ -360,7 +358,6 @@ describe("replay metering", () => {
     const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "invoice.paid" })))).data;
     await createDestination(team.key, source.id);
     await createDestination(team.key, source.id);
-    const period = monthOf(nowMs()).period;
     const used = async () => (await usedOf(team.teamId, "webhooks")) ?? 0;
     const before = await used();
     const res = await call("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key });

@@ -5,7 +5,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { setClock, nowMs } from "../../../src/platform/clock";
-import { monthOf } from "../../../src/platform/quota";
 import { planLimits } from "../../../src/platform/plans";
 import { retryDelaySeconds } from "../../../src/products/relay/relay.consumer";
 import { expectError, json, setupTeam } from "../../helpers/api";
@@ -152,7 +151,6 @@ describe("the ingest write", () => {
     const source = await createSource(team.key);
     await createDestination(team.key, source.id);
     const queue = recordingQueue();
-    const period = monthOf(nowMs()).period;
     const limit = planLimits("free").monthly.webhooks as number;
     await setUsed(team.teamId, "webhooks", limit - 3);
     const results = await Promise.all(
@@ -176,7 +174,6 @@ describe("the ingest write", () => {
   it("taking units in the batch still warns the owner once at 80 % of the limit", async () => {
     const team = await setupTeam({ plan: "free", ownerEmail: "owner@warned.dev" });
     const source = await createSource(team.key);
-    const period = monthOf(nowMs()).period;
     const limit = planLimits("free").monthly.webhooks as number;
     await setUsed(team.teamId, "webhooks", limit * 0.8 - 2);
     const warnings = () =>

@@ -248,12 +248,12 @@ describe("survey summary (SQL aggregation)", () => {
     expect(summary.questions.map((q: { question_id: string }) => q.question_id)).not.toContain(deleted.id);
     // Sanity: the generated data did reach every aggregate.
     const byTitle = Object.fromEntries(summary.questions.map((q: { title: string }) => [q.title, q]));
-    expect(byTitle["Choice"].counts.d).toBe(0);
-    expect(byTitle["Choice"].counts.a).toBeGreaterThan(500);
-    expect(byTitle["Optional choice"].answered).toBeLessThan(byTitle["Choice"].answered);
+    expect(byTitle.Choice.counts.d).toBe(0);
+    expect(byTitle.Choice.counts.a).toBeGreaterThan(500);
+    expect(byTitle["Optional choice"].answered).toBeLessThan(byTitle.Choice.answered);
     expect(byTitle["Wide slider"].average).toBeGreaterThan(150);
-    expect(Object.values(byTitle["Matrix"].counts.speed as Record<string, number>).every((n) => n > 100)).toBe(true);
-    expect(byTitle["Text"].answered).toBeGreaterThan(2000);
+    expect(Object.values(byTitle.Matrix.counts.speed as Record<string, number>).every((n) => n > 100)).toBe(true);
+    expect(byTitle.Text.answered).toBeGreaterThan(2000);
   });
 
   it("counts each element of multi_choice answers and every matrix row, only from completed responses", async () => {

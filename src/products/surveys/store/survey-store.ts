@@ -16,7 +16,7 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
 import { publishCompletion } from "../surveys.publish";
 import migrations from "./migrations/migrations.js";
-import { type ResponseFilter, type ResponseUpdate, type StoredResponse, type StoreOwner, type SummaryQuestion } from "./survey-rows";
+import type { ResponseFilter, ResponseUpdate, StoredResponse, StoreOwner, SummaryQuestion } from "./survey-rows";
 import * as schema from "./survey-store.schema";
 import {
   addElementsSql,
