@@ -86,7 +86,7 @@ type OwnRouteConfig<P extends string, S> = Omit<RouteConfig, "path" | "tags" | "
 /** A security requirement list of OpenAPI (`[{ scheme: [scopes] }]`). */
 export type SecurityRequirements = Array<Record<string, string[]>>;
 
-/** Security requirement for routes authenticated with a team API key. */
+/** Security requirement for routes authenticated with a team API key (a route's scopes replace the empty list). */
 const bearerSecurity: SecurityRequirements = [{ bearerAuth: [] }];
 
 /**
@@ -150,7 +150,12 @@ export function productRoutes<const S extends "bearer" | "public" | SecurityRequ
     const middleware = routeMiddleware(access, needs, config.middleware);
     const responses = { ...shared, ...config.responses };
     const documented = needs.idempotent ? idempotentOperation(responses) : { responses };
-    const merged = { ...own, tags, security, middleware, ...documented } as unknown as Config;
+    // A bearer route's requirement names its scope: one requirement per accepted scope (any one
+    // suffices, which OpenAPI says with alternative requirement objects), so the document, the
+    // middleware and the security tests read the same declaration.
+    const scopes = needs.scope === undefined ? [] : typeof needs.scope === "string" ? [needs.scope] : [...needs.scope];
+    const documentedSecurity = options.security === "bearer" && scopes.length > 0 ? scopes.map((scope) => ({ bearerAuth: [scope] })) : security;
+    const merged = { ...own, tags, security: documentedSecurity, middleware, ...documented } as unknown as Config;
     return createRoute<P, Config>(merged);
   }
   /**

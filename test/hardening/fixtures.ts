@@ -18,6 +18,8 @@ export interface Operation {
   path: string;
   /** `bearerAuth`, `ingestToken`, `adminToken`, or null for public routes. */
   security: string | null;
+  /** The scopes the document's security names (any one suffices), for bearer routes. */
+  scopes: string[];
   params: Array<{ in: string; name: string; schema?: Record<string, unknown> }>;
   /** Content types of the request body, when the operation takes one. */
   bodyTypes: string[];
@@ -43,6 +45,7 @@ export async function loadOperations(): Promise<{ doc: any; operations: Operatio
         method: method.toUpperCase(),
         path,
         security,
+        scopes: (op.security ?? []).flatMap((requirement: Record<string, string[]>) => requirement.bearerAuth ?? []),
         params: (op.parameters ?? []).map((p: any) => (p.$ref ? resolve(doc, p) : p)),
         bodyTypes,
         bodySchema: raw ? resolve(doc, raw) : null,

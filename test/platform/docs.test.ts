@@ -37,7 +37,8 @@ describe("GET /api/v1/openapi.json", () => {
   it("declares bearer security on /usage and documents its 200, 401, 403 and 429", async () => {
     const doc = await json(await call("GET", "openapi.json", { ip: freshIp() }));
     const usage = doc.paths["/api/v1/usage"] ?? doc.paths["/api/v1/usage/"];
-    expect(usage.get.security).toEqual([{ bearerAuth: [] }]);
+    // Any one of its scopes suffices: one requirement object per scope.
+    expect(usage.get.security).toEqual([{ bearerAuth: ["mail:send"] }, { bearerAuth: ["mail:read"] }, { bearerAuth: ["billing:read"] }]);
     expect(Object.keys(usage.get.responses)).toEqual(expect.arrayContaining(["200", "401", "403", "429"]));
   });
 

@@ -17,6 +17,9 @@ describe("productRoutes", () => {
     const config = route({ method: "get", path: "/things", responses: { 200: dataResponse("Things", z.array(z.string())) } });
     expect(config.tags).toEqual(["Thing"]);
     expect(config.security).toEqual([{ bearerAuth: [] }]);
+    // A route's declared scopes are its requirement: one object per scope, any one suffices.
+    const scoped = route({ method: "get", path: "/logs", scope: ["logs:read", "logs:write"], responses: { 200: { description: "ok" } } });
+    expect(scoped.security).toEqual([{ bearerAuth: ["logs:read"] }, { bearerAuth: ["logs:write"] }]);
     expect(Object.keys(config.responses).sort()).toEqual(["200", "401", "403", "404", "429"]);
     expect(config.responses[401]).toBe(authResponses[401]);
     expect(config.responses[403]).toBe(authResponses[403]);
