@@ -71,11 +71,19 @@ export function claimableAt(table: ClaimTable, spec: ClaimSpec, at: number): SQL
  */
 export function claim<T extends ClaimTable>(db: Db, table: T, spec: ClaimSpec, where: SQL | undefined, set: SQLiteUpdateSetSource<T> = {}) {
   const at = nowMs();
-  const claimed = { ...set, status: spec.inFlight, attempts: sql`${table.attempts} + 1`, leaseUntil: at + spec.leaseMs };
   return db
     .update(table)
-    .set(claimed as SQLiteUpdateSetSource<T>)
+    .set(claimSet(table, spec, at, set))
     .where(and(where, claimableAt(table, spec, at)));
+}
+
+/**
+ * What a claim at `at` (ms) writes: in flight, one more attempt, leased until at + the lease, plus
+ * the product's own columns. With claimableAt, the whole rule, for a Durable Object store's rows
+ * as well (its Drizzle database, and the time its caller passes).
+ */
+export function claimSet<T extends ClaimTable>(table: T, spec: ClaimSpec, at: number, set: SQLiteUpdateSetSource<T> = {}): SQLiteUpdateSetSource<T> {
+  return { ...set, status: spec.inFlight, attempts: sql`${table.attempts} + 1`, leaseUntil: at + spec.leaseMs } as SQLiteUpdateSetSource<T>;
 }
 
 /** Seconds until a lease ends (at least 1): when a message that found its row held should come back. */

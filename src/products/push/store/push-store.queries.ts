@@ -1,7 +1,9 @@
 // The raw SQL of the push store (not named *.sql.ts: wrangler bundles an import ending in .sql as
 // text), each where Drizzle cannot say it: id lists travel as one bound JSON array expanded with
 // json_each (a Durable Object statement takes at most 100 bound parameters), tags are a JSON array
-// column, and the claim and the sweep are conditional UPDATE ... RETURNING over a subquery.
+// column, and the sweep is a conditional UPDATE ... RETURNING over a subquery (the claim is
+// platform/jobs/claim.ts's rule through the store's Drizzle database; SEND_CHUNK keeps its ids
+// well under that limit).
 import type { PushTarget } from "../../../db/schema";
 
 export const SUBSCRIBER_COLUMNS = "id, endpoint, p256dh, auth, expiration_time, tags, external_id, created_at, updated_at";
@@ -24,16 +26,6 @@ export function targetWhere(target: PushTarget): { sql: string; params: string[]
 /** One queued delivery row per subscriber id of a fan-out chunk (?1 notification, ?2 time, ?3 JSON ids); rows that exist are kept. */
 export const INSERT_DELIVERIES = `INSERT INTO deliveries (notification_id, subscriber_id, status, attempts, next_attempt_at, updated_at)
   SELECT ?1, value, 'queued', 0, ?2, ?2 FROM json_each(?3) WHERE true ON CONFLICT DO NOTHING`;
-
-/**
- * The claim (platform/jobs/claim.ts, over this store's rows): rows of ?1 among the ids ?2 that wait
- * (queued/retrying with no live lease) or are in flight under a lease that ended before ?3 (ms) go
- * in flight, one more attempt, leased until ?4 (ms; ?5 the same as ISO text, the sweep's due time).
- */
-export const CLAIM_DELIVERIES = `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?4, next_attempt_at = ?5, updated_at = ?6
-  WHERE notification_id = ?1 AND subscriber_id IN (SELECT value FROM json_each(?2))
-    AND ((status IN ('queued', 'retrying') AND (lease_until IS NULL OR lease_until < ?3)) OR (status = 'sending' AND lease_until < ?3))
-  RETURNING subscriber_id, attempts`;
 
 /** The result of one send (?1 notification, ?2 subscriber, ?3 status, ?4 code, ?5 error, ?6 next attempt, ?7 time). */
 export const RECORD_DELIVERY = `UPDATE deliveries SET status = ?3, status_code = ?4, error = ?5, lease_until = NULL, next_attempt_at = ?6, updated_at = ?7

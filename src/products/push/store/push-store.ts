@@ -11,14 +11,15 @@
 // parallel registrations; each change bumps `count_seq`, and D1 takes a count only with a newer seq.
 import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
-import { drizzle } from "drizzle-orm/durable-sqlite";
+import { and, eq, inArray } from "drizzle-orm";
+import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
 import type { PushTarget } from "../../../db/schema";
-import { CLAIMS } from "../../../platform/jobs/claim";
+import { claimableAt, claimSet, claimSpec } from "../../../platform/jobs/claim";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./push-store.schema";
-import { CLAIM_DELIVERIES, COMPLETE_IF_DONE, INSERT_DELIVERIES, RECORD_DELIVERY, SUBSCRIBER_COLUMNS, SYNC_COUNT, targetWhere } from "./push-store.queries";
+import { COMPLETE_IF_DONE, INSERT_DELIVERIES, RECORD_DELIVERY, SUBSCRIBER_COLUMNS, SYNC_COUNT, targetWhere } from "./push-store.queries";
 import { progressRows, resultRows, summaryRows, type NotificationSummary } from "./push-store.reads";
 import { importRows, purgeRows, takeStuckRows } from "./push-store.upkeep";
 import { requeueStuck, type DeliveryRecord, type LegacyImport, type Outcome, type SubscriberRecord } from "./push-store.types";
@@ -26,7 +27,8 @@ import { requeueStuck, type DeliveryRecord, type LegacyImport, type Outcome, typ
 /** How often the alarm runs while the store has work (deliveries to sweep or purge, a count D1 may not hold). */
 const ALARM_EVERY_MS = 3_600_000;
 const ALARM_AGAIN_MS = 60_000;
-const LEASE_MS = CLAIMS["push-sends"].leaseMs;
+/** The claim of a chunk of sends (platform/jobs/claim.ts): rows wait `queued` or `retrying` and go `sending`. */
+const SEND_CLAIM = claimSpec("push-sends", { from: ["queued", "retrying"], inFlight: "sending" });
 
 /** The store's subscriber count and the sequence number of its last change. */
 export interface CountState {
@@ -39,10 +41,12 @@ type Row = Record<string, SqlStorageValue>;
 export class PushStore extends DurableObject<Env> {
   private deleted = false;
   private alarmChecked = false;
+  private readonly db: DrizzleSqliteDODatabase<typeof schema>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const db = drizzle(ctx.storage, { schema });
+    this.db = db;
     void ctx.blockConcurrencyWhile(async () => {
       await migrate(db, migrations);
     });
@@ -200,18 +204,15 @@ export class PushStore extends DurableObject<Env> {
     this.assertLive();
     return this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
-      const leaseEnd = at + LEASE_MS;
-      const won = sql
-        .exec<{ subscriber_id: string; attempts: number }>(
-          CLAIM_DELIVERIES,
-          notificationId,
-          JSON.stringify(subscriberIds),
-          at,
-          leaseEnd,
-          new Date(leaseEnd).toISOString(),
-          new Date(at).toISOString(),
-        )
-        .toArray();
+      const leaseEnd = at + SEND_CLAIM.leaseMs;
+      const due = { nextAttemptAt: new Date(leaseEnd).toISOString(), updatedAt: new Date(at).toISOString() };
+      const d = schema.deliveries;
+      const won = this.db
+        .update(d)
+        .set(claimSet(d, SEND_CLAIM, at, due))
+        .where(and(eq(d.notificationId, notificationId), inArray(d.subscriberId, subscriberIds), claimableAt(d, SEND_CLAIM, at)))
+        .returning({ subscriber_id: d.subscriberId, attempts: d.attempts })
+        .all();
       let busy = false;
       if (won.length < subscriberIds.length) {
         const mine = new Set(won.map((w) => w.subscriber_id));

@@ -7,6 +7,7 @@
 // the caller (the platform clock), except the alarm, which runs on real time: retention (the
 // source's retention_days, and a byte budget under the object's 10 GB), and the re-queue of
 // deliveries whose queue message was lost (the store knows its own due work).
+import { claimableAt, claimSet } from "../../../platform/jobs/claim";
 import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
@@ -142,17 +143,18 @@ export class RelayStore extends DurableObject<Env> {
   async claim(deliveryId: string, now: number, leaseMs: number, at: string): Promise<ClaimResult> {
     // A message of a deleted source finds nothing.
     if (this.deleted) return null;
-    const [won] = this.ctx.storage.sql
-      .exec<{ id: string; event_id: string; destination_id: string; attempts: number }>(
-        `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?1, updated_at = ?2
-         WHERE id = ?3 AND ((status = 'pending' AND (lease_until IS NULL OR lease_until < ?4)) OR (status = 'sending' AND lease_until < ?4))
-         RETURNING id, event_id, destination_id, attempts`,
-        now + leaseMs,
-        at,
-        deliveryId,
-        now,
-      )
-      .toArray();
+    const spec = { from: ["pending"], inFlight: "sending", leaseMs };
+    const [won] = this.db
+      .update(schema.deliveries)
+      .set(claimSet(schema.deliveries, spec, now, { updatedAt: at }))
+      .where(and(eq(schema.deliveries.id, deliveryId), claimableAt(schema.deliveries, spec, now)))
+      .returning({
+        id: schema.deliveries.id,
+        eventId: schema.deliveries.eventId,
+        destinationId: schema.deliveries.destinationId,
+        attempts: schema.deliveries.attempts,
+      })
+      .all();
     if (!won) {
       const [held] = this.db
         .select({ status: schema.deliveries.status, leaseUntil: schema.deliveries.leaseUntil })
@@ -164,10 +166,10 @@ export class RelayStore extends DurableObject<Env> {
     const [event] = this.db
       .select({ body: schema.events.body, contentType: schema.events.contentType, headers: schema.events.headers, eventType: schema.events.eventType })
       .from(schema.events)
-      .where(eq(schema.events.id, won.event_id))
+      .where(eq(schema.events.id, won.eventId))
       .all();
     if (!event) return null;
-    return { won: true, delivery: { id: won.id, eventId: won.event_id, destinationId: won.destination_id, attempts: won.attempts }, event };
+    return { won: true, delivery: { id: won.id, eventId: won.eventId, destinationId: won.destinationId, attempts: won.attempts }, event };
   }
 
   /** A claimed delivery whose destination is disabled: `failed` without an attempt (the claim's count is taken back). */
