@@ -975,7 +975,7 @@ export interface paths {
         put?: never;
         /**
          * Public ingest address of a source
-         * @description No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event is stored and its deliveries are queued; the first delivery attempt then starts at once, in the background of this request (the queue retries failures).
+         * @description No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event and its deliveries are stored; the first delivery attempt then starts at once, in the background of this request (the queue retries failures; a queue outage delays retries, never refuses an event).
          */
         post: operations["ingestWebhook"];
         delete?: never;
@@ -7456,7 +7456,7 @@ export interface operations {
                     "application/json": components["schemas"]["RelayError"];
                 };
             };
-            /** @description Could not store (usage meter unreachable) or queue; retry */
+            /** @description Could not store (the source's store or the usage meter unreachable); retry */
             503: {
                 headers: {
                     [name: string]: unknown;

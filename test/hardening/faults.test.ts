@@ -143,11 +143,12 @@ describe("queue consumers crashing midway and redelivered", () => {
       env: queue.env,
     });
     expect(ingest.status).toBe(202);
-    expect(queue.sent).toHaveLength(1);
-    // The ingest's own first attempt fails before the receiver is up (it runs in the background of the request).
+    // The ingest's own first attempt fails before the receiver is up (it runs in the background of
+    // the request) and queues its retry.
     const eventId = (await json(ingest)).data.id;
     const delivery = async () => (await json(await call("GET", `webhooks/sources/${source.id}/events/${eventId}`, { key: team.key }))).data.deliveries[0];
     await vi.waitFor(async () => expect(await delivery()).toMatchObject({ status: "pending", attempts_count: 1 }));
+    await vi.waitFor(() => expect(queue.sent).toHaveLength(1));
     const seen = intercept("http://127.0.0.1:9/relay-crash", () => new Response("ok"));
     vi.spyOn(console, "error").mockImplementation(() => {});
 

@@ -7,6 +7,7 @@
 // and its team's owner told (relay.health.ts, in D1 with the destination).
 import { log } from "../../platform/log";
 import { defineConsumer } from "../../platform/jobs/consume";
+import { sendAll } from "../../platform/jobs/queues";
 import { claimSpec, secondsLeft } from "../../platform/jobs/claim";
 import { eq } from "drizzle-orm";
 import type { Env } from "../../env";
@@ -28,6 +29,8 @@ export { MAX_ATTEMPTS, retryDelaySeconds };
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** A delivery waits `pending` and is claimed `sending` (both API-visible). */
 const CLAIM = claimSpec("webhook-deliveries", { from: ["pending"], inFlight: "sending" });
+/** The claim a delivery is born with for its first attempt (RelayStore.ingest): the same lease. */
+export const FIRST_ATTEMPT = { leaseMs: CLAIM.leaseMs };
 const RESPONSE_BODY_BYTES = 1024;
 export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
@@ -66,31 +69,49 @@ export interface DeliveryOutcome {
   retryInSeconds: number | null;
 }
 
+/** A destination as an attempt needs it: where to send, its secret (sealed or already opened), and its health. */
+export interface AttemptDestination {
+  id: string;
+  teamId: string;
+  url: string;
+  /** The destination secret as stored (sealed), or already decrypted (`opened`). */
+  secret: string;
+  opened?: boolean;
+  /**
+   * Read from an isolate's cache (up to SOURCE_CACHE_TTL_MS old) rather than from D1 now: a failed
+   * attempt reads the destination's health again before it decides anything on it.
+   */
+  cached?: boolean;
+  enabled: boolean;
+  failingSince: string | null;
+  ownerEmail: string | null;
+}
+
+/** The destinations of a source with their teams' owners, from D1. */
+function readDestinations(env: Env, sourceId: string): Promise<AttemptDestination[]> {
+  return getDb(env.DB)
+    .select({
+      id: webhookDestinations.id,
+      teamId: webhookDestinations.teamId,
+      url: webhookDestinations.url,
+      secret: webhookDestinations.secret,
+      enabled: webhookDestinations.enabled,
+      failingSince: webhookDestinations.failingSince,
+      ownerEmail: teams.ownerEmail,
+    })
+    .from(webhookDestinations)
+    .innerJoin(teams, eq(teams.id, webhookDestinations.teamId))
+    .where(eq(webhookDestinations.sourceId, sourceId));
+}
+
 /** One attempt of one delivery (claimed in its source's store); safe to call twice for the same delivery. */
 export async function attemptDelivery(env: Env, message: DeliveryMessage): Promise<DeliveryOutcome> {
   const { delivery_id: deliveryId, source_id: sourceId } = message;
   if (sourceId === undefined) return { result: "skipped", retryInSeconds: null };
-  const db = getDb(env.DB);
   const store = relayStore(env, sourceId);
   // The claim in the store and the read of the destinations (control plane, D1) at the same time:
   // the delivery's destination is one of its source's, found once the claim names it.
-  const [claimed, destinations] = await Promise.all([
-    store.claim(deliveryId, nowMs(), CLAIM.leaseMs, nowIso()),
-    db
-      .select({
-        id: webhookDestinations.id,
-        teamId: webhookDestinations.teamId,
-        sourceId: webhookDestinations.sourceId,
-        url: webhookDestinations.url,
-        secret: webhookDestinations.secret,
-        enabled: webhookDestinations.enabled,
-        failingSince: webhookDestinations.failingSince,
-        ownerEmail: teams.ownerEmail,
-      })
-      .from(webhookDestinations)
-      .innerJoin(teams, eq(teams.id, webhookDestinations.teamId))
-      .where(eq(webhookDestinations.sourceId, sourceId)),
-  ]);
+  const [claimed, destinations] = await Promise.all([store.claim(deliveryId, nowMs(), CLAIM.leaseMs, nowIso()), readDestinations(env, sourceId)]);
   // Gone (source or event deleted) or unknown: nothing to do.
   if (!claimed) return { result: "skipped", retryInSeconds: null };
   if (!claimed.won) {
@@ -106,14 +127,54 @@ export async function attemptDelivery(env: Env, message: DeliveryMessage): Promi
     return { result: "skipped", retryInSeconds: null };
   }
   const { event } = claimed;
-  const delivery: ClaimedDelivery = {
+  return deliverClaimed(env, sourceId, {
     id: deliveryId,
     eventId: claimed.delivery.eventId,
     attempts: claimed.delivery.attempts,
     event: { ...event, headers: JSON.parse(event.headers) as Record<string, string> },
     destination,
-  };
+  });
+}
 
+/**
+ * The first attempts of an event's deliveries, claimed by the store when it stored them
+ * (RelayStore.ingest), made from the ingest request's background with the destinations its
+ * isolate holds (relay.ingest.ts's source cache: no D1 read, no decryption per event). A delivery
+ * left for a retry is queued for it here; when that send fails, or this isolate dies before the
+ * attempt reports, the store's alarm queues it (its outbox). Never throws.
+ */
+export async function attemptFirst(
+  env: Env,
+  sourceId: string,
+  event: ClaimedDelivery["event"] & { id: string },
+  deliveries: Array<{ id: string; destination: AttemptDestination }>,
+): Promise<void> {
+  const retries: Array<{ id: string; delaySeconds: number }> = [];
+  await Promise.all(
+    deliveries.map(async ({ id, destination }) => {
+      try {
+        const outcome = await deliverClaimed(env, sourceId, { id, eventId: event.id, attempts: 1, event, destination });
+        if (outcome.retryInSeconds !== null) retries.push({ id, delaySeconds: outcome.retryInSeconds });
+      } catch (error) {
+        // Nothing was recorded: the lease ends and the store's alarm queues the delivery.
+        log.error("relay: first attempt errored", { delivery_id: id, error: String(error) });
+      }
+    }),
+  );
+  for (const delaySeconds of new Set(retries.map((r) => r.delaySeconds))) {
+    const bodies = retries.filter((r) => r.delaySeconds === delaySeconds).map((r): DeliveryMessage => ({ delivery_id: r.id, source_id: sourceId }));
+    await sendAll(env.WEBHOOK_QUEUE, bodies, { delaySeconds, contentType: "json" }).catch((error: unknown) => {
+      // Stored as pending with its due time: the store's alarm queues it once it is overdue.
+      log.error("relay: queuing a retry failed", { source_id: sourceId, deliveries: bodies.length, error: String(error) });
+    });
+  }
+}
+
+/** Sends a delivery this caller holds the claim of, and records the attempt and its destination's health. */
+async function deliverClaimed(env: Env, sourceId: string, delivery: ClaimedDelivery): Promise<DeliveryOutcome> {
+  const { destination } = delivery;
+  const store = relayStore(env, sourceId);
+  const deliveryId = delivery.id;
   if (!destination.enabled) {
     await store.failDisabled(deliveryId, nowIso());
     return { result: "failed", retryInSeconds: null };
@@ -121,6 +182,12 @@ export async function attemptDelivery(env: Env, message: DeliveryMessage): Promi
 
   const attempt = await send(env, delivery);
   const success = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+  if (!success && destination.cached) {
+    // A failure decides on the destination's health (its first failure, or five days of them):
+    // on what D1 holds now, not on what this isolate read up to SOURCE_CACHE_TTL_MS ago.
+    const fresh = (await readDestinations(env, sourceId)).find((d) => d.id === destination.id);
+    if (fresh) Object.assign(destination, { failingSince: fresh.failingSince, enabled: fresh.enabled });
+  }
   // This failure ends five days of failures: the destination is disabled, so nothing is retried.
   const disable = !success && isFailingTooLong(destination.failingSince, nowMs());
   const retryIn = success || attempt.permanent || disable ? null : retryDelaySeconds(delivery.attempts);
@@ -153,12 +220,14 @@ export async function attemptDelivery(env: Env, message: DeliveryMessage): Promi
     // A health write that fails is logged, not retried: the attempt is recorded, and a retry of
     // the message would send again; the next attempt's outcome writes the health anyway.
     health
-      ? recordHealth(db, destination.id, { success, disable, at }).catch((error) => {
+      ? recordHealth(getDb(env.DB), destination.id, { success, disable, at }).catch((error) => {
           log.error("relay: destination health not recorded", { destination_id: destination.id, error: String(error) });
           return false;
         })
       : false,
   ]);
+  // What this attempt wrote is what the next one reads, where it reads an isolate's cache.
+  if (health) destination.failingSince = success ? null : (destination.failingSince ?? at);
   if (disabled) {
     await notifyDestinationDisabled(env, {
       teamId: destination.teamId,
@@ -178,7 +247,7 @@ interface ClaimedDelivery {
   eventId: string;
   attempts: number;
   event: { body: string; contentType: string | null; headers: Record<string, string>; eventType: string | null };
-  destination: { url: string; secret: string };
+  destination: AttemptDestination;
 }
 
 interface AttemptResult {
@@ -194,7 +263,7 @@ interface AttemptResult {
 /** Sends the stored body with Standard Webhooks headers signed by the destination secret. */
 async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult> {
   const { event, destination } = delivery;
-  const secret = await decryptSecret(env.ENCRYPTION_KEY, destination.secret, env.ENCRYPTION_KEY_PREVIOUS);
+  const secret = destination.opened ? destination.secret : await decryptSecret(env.ENCRYPTION_KEY, destination.secret, env.ENCRYPTION_KEY_PREVIOUS);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers)) {
     if (!isInboundSignatureHeader(name)) headers[name] = value;

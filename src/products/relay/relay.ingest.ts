@@ -7,17 +7,17 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { teams, webhookDestinations, webhookSources } from "../../db/schema";
-import { nowIso, nowSeconds } from "../../platform/clock";
+import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { consumeQuota, releaseQuota } from "../../platform/quota";
 import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
-import { attemptNow } from "./relay.consumer";
+import { attemptFirst, FIRST_ATTEMPT, type AttemptDestination } from "./relay.consumer";
 import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
-import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
-import { relayStore } from "./relay.store";
+import { RelayErrors, type Background } from "./relay.service";
+import { relayStore, type RelayStoreStub } from "./relay.store";
 
 type SourceRow = typeof webhookSources.$inferSelect;
 
@@ -41,7 +41,8 @@ export interface IngestSource {
   secret: string | null;
   plan: string;
   ownerEmail: string | null;
-  destinations: Array<{ id: string; eventFilter: string[] }>;
+  /** Its enabled destinations, with their secrets opened: the first attempts need no read of their own. */
+  destinations: Array<AttemptDestination & { eventFilter: string[] }>;
 }
 
 /** How long an isolate serves a source it read: the bound for a change made on another isolate to apply at ingest. */
@@ -80,7 +81,15 @@ async function readIngestSource(env: Env, slug: string): Promise<IngestSource | 
       .where(eq(webhookSources.slug, slug))
       .limit(1),
     db
-      .select({ id: webhookDestinations.id, eventFilter: webhookDestinations.eventFilter })
+      .select({
+        id: webhookDestinations.id,
+        teamId: webhookDestinations.teamId,
+        url: webhookDestinations.url,
+        secret: webhookDestinations.secret,
+        enabled: webhookDestinations.enabled,
+        failingSince: webhookDestinations.failingSince,
+        eventFilter: webhookDestinations.eventFilter,
+      })
       .from(webhookDestinations)
       .innerJoin(webhookSources, eq(webhookSources.id, webhookDestinations.sourceId))
       .where(and(eq(webhookSources.slug, slug), eq(webhookDestinations.enabled, true)))
@@ -89,21 +98,25 @@ async function readIngestSource(env: Env, slug: string): Promise<IngestSource | 
   const found = sources[0];
   if (!found) return null;
   const sealed = found.source.signingSecret;
-  const secret = sealed ? await decryptSecret(env.ENCRYPTION_KEY, sealed, env.ENCRYPTION_KEY_PREVIOUS) : null;
-  return { ...found, secret, destinations };
+  const open = (value: string) => decryptSecret(env.ENCRYPTION_KEY, value, env.ENCRYPTION_KEY_PREVIOUS);
+  const [secret, ...opened] = await Promise.all([sealed ? open(sealed) : null, ...destinations.map((d) => open(d.secret))]);
+  return {
+    ...found,
+    secret,
+    destinations: destinations.map((d, i) => ({ ...d, secret: opened[i]!, opened: true, cached: true, ownerEmail: found.ownerEmail })),
+  };
 }
 
 /**
  * Receives one webhook at a source (found by loadIngestSource): signature, then its quota units in
  * the team's meter (beside the per-IP bucket's count, `admitted`: the refusal it answered, or
- * null), then the event and its deliveries in one call to the source's store while the queue
- * messages are sent, then the first delivery attempt in the background (`background.waitUntil`),
- * so a healthy destination gets the event right away instead of after the queue's batch wait. The
- * queue messages are the safety net: they come back when the first retry is due and find the
- * delivery already delivered (acknowledged, nothing sent), still being sent (back after the lease)
- * or waiting for its retry. When the store fails, nothing is stored (its call is one transaction)
- * and the units are given back (503); when the queue refuses, the stored event is removed again
- * and its units given back (503), before anything was sent.
+ * null), then the event and its deliveries in one call to the source's store, which claims each
+ * delivery for its first attempt as it stores it, then those first attempts in the background
+ * (`background.waitUntil`) with the destinations this isolate holds, so a healthy destination gets
+ * the event at once, with no queue message, claim call or D1 read per event. The store is the
+ * deliveries' outbox: a delivery left for a retry is queued by its attempt, and one whose attempt
+ * never reported (the isolate died) is queued by the store's alarm once its lease has ended. When
+ * the store fails, nothing is stored (its call is one transaction) and the units are given back (503).
  */
 export async function receiveWebhook(
   env: Env,
@@ -129,63 +142,44 @@ export async function receiveWebhook(
   }
   if ("duplicate" in taken) return taken;
   const { identity, sizeBytes, units } = taken;
-  const eventId = crypto.randomUUID();
-  const at = nowIso();
+  const event = {
+    id: crypto.randomUUID(),
+    eventType: identity.type,
+    providerEventId: identity.providerEventId,
+    contentType: inbound.contentType,
+    headers: storedHeaders(inbound.headers),
+    body: inbound.body,
+    sizeBytes,
+    receivedAt: nowIso(),
+  };
   const deliveries = found.destinations
     .filter((d) => filterAdmits(d.eventFilter, identity.type))
-    .map((d) => ({ id: crypto.randomUUID(), destinationId: d.id }));
-  const store = relayStore(env, source.id);
+    .map((destination) => ({ id: crypto.randomUUID(), destination }));
 
   // Event and deliveries in one store call (one transaction: a copy of a stored provider event id
-  // writes nothing and names the stored one), and the queue messages at the same time: they are
-  // the retries' safety net, delayed until the first retry is due (5 s), so they never arrive
-  // before the write has committed, and a message whose delivery was not stored finds nothing and
-  // is acknowledged.
-  const ids = deliveries.map((d) => d.id);
-  const [stored, queued] = await Promise.allSettled([
-    store.ingest({
+  // writes nothing and names the stored one), each delivery claimed for the attempt below.
+  let stored: Awaited<ReturnType<RelayStoreStub["ingest"]>>;
+  try {
+    stored = await relayStore(env, source.id).ingest({
       sourceId: source.id,
       retentionDays: source.retentionDays,
-      event: {
-        id: eventId,
-        eventType: identity.type,
-        providerEventId: identity.providerEventId,
-        contentType: inbound.contentType,
-        headers: JSON.stringify(storedHeaders(inbound.headers)),
-        body: inbound.body,
-        sizeBytes,
-        receivedAt: at,
-      },
-      deliveries,
-    }),
-    enqueueDeliveries(env, source.id, ids),
-  ]);
-  if (stored.status === "rejected") {
+      event: { ...event, headers: JSON.stringify(event.headers) },
+      deliveries: deliveries.map((d) => ({ id: d.id, destinationId: d.destination.id })),
+      claim: { now: nowMs(), leaseMs: FIRST_ATTEMPT.leaseMs },
+    });
+  } catch (error) {
     await giveBack(env, source.teamId, units);
-    log.error("relay: store unavailable", { source_id: source.id, error: String(stored.reason) });
+    log.error("relay: store unavailable", { source_id: source.id, error: String(error) });
     throw new ApiError("unavailable", "Event could not be stored; retry later");
   }
-  const { duplicate } = stored.value;
+  const { duplicate } = stored;
   if (duplicate) {
     // A copy of a provider event already stored: the first one is kept, its units are not taken.
     await giveBack(env, source.teamId, units);
     return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
   }
-  if (queued.status === "rejected") {
-    log.error("relay enqueue failed", { event_id: eventId, error: String(queued.reason) });
-    try {
-      await store.removeEvent(eventId);
-    } catch (error) {
-      // Stored and unqueued: the store's alarm queues its deliveries once they are overdue.
-      log.error("relay: removing an unqueued event failed", { event_id: eventId, error: String(error) });
-    }
-    await giveBack(env, source.teamId, units);
-    throw new ApiError("unavailable", "Event could not be queued; retry later");
-  }
-  // Only now that the safety net holds: an attempt started before could send an event that the
-  // 503 above then tells the sender to send again.
-  if (ids.length > 0) background.waitUntil(attemptNow(env, source.id, ids));
-  return { id: eventId, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
+  if (deliveries.length > 0) background.waitUntil(attemptFirst(env, source.id, event, deliveries));
+  return { id: event.id, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
 }
 
 type Identity = Awaited<ReturnType<typeof signedIdentity>> | ReturnType<typeof eventIdentity>;

@@ -1,5 +1,6 @@
-// What the relay's services share: the product's 404s, and queuing the messages of deliveries
-// (stored in the source's store) for ingest (relay.ingest.ts) and replay (relay-replay.service.ts).
+// What the relay's services share: the product's 404s, and queuing the messages of a replay's
+// deliveries (stored in the source's store; relay-replay.service.ts). Ingest queues none: the
+// store is its outbox (relay.ingest.ts).
 // Sources, destinations, events and replay each have their own relay-*.service.ts. No Hono
 // context here.
 import type { Env } from "../../env";
@@ -22,9 +23,9 @@ export interface Background {
 export type Trigger = "ingest" | "replay";
 
 /**
- * Queues one message per delivery, in batches of at most 100 (the Queues limit), shared with the
- * concurrent ingests of this isolate (sendTogether: one sendBatch carries many events). The messages are
- * the safety net of the first attempt, which starts at once in the background: they are delayed
+ * Queues one message per delivery of a replay, in batches of at most 100 (the Queues limit), shared
+ * with the concurrent replays of this isolate (sendTogether). The messages are the safety net of
+ * the first attempt, which starts at once in the background: they are delayed
  * until the first retry is due, so they retry a failed first attempt on schedule, and attempt a
  * delivery whose background attempt never ran (the isolate was evicted) at that time.
  */

@@ -4,7 +4,9 @@
 import type { Env } from "../../env";
 import type { RelayStore } from "./store/relay-store";
 
+export type RelayStoreStub = DurableObjectStub<RelayStore>;
+
 /** The store of one source: one object per source id, wherever Cloudflare places it. */
-export function relayStore(env: Env, sourceId: string): DurableObjectStub<RelayStore> {
+export function relayStore(env: Env, sourceId: string): RelayStoreStub {
   return env.RELAY_STORE.get(env.RELAY_STORE.idFromName(sourceId));
 }

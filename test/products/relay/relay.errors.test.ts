@@ -270,36 +270,28 @@ describe("ingest errors", () => {
     }
   });
 
-  it("answers 503, keeps nothing, sends nothing and gives the quota unit back when the queue refuses", async () => {
+  it("answers 202 when the queue refuses: the event is stored, its first attempt delivers it, and no unit is given back", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
     const destination = await createDestination(team.key, source.id);
     const brokenQueue = { sendBatch: vi.fn(async () => Promise.reject(new Error("queue down"))) };
-    const brokenEnv = {
-      DB: env.DB,
-      RATE_LIMITER: env.RATE_LIMITER,
-      RELAY_STORE: env.RELAY_STORE,
-      ENCRYPTION_KEY: env.ENCRYPTION_KEY,
-      APP_URL: env.APP_URL,
-      WEBHOOK_QUEUE: brokenQueue,
-    } as unknown as typeof env;
+    const brokenEnv = { ...env, WEBHOOK_QUEUE: brokenQueue } as unknown as typeof env;
     const background: Promise<unknown>[] = [];
     const rx = receiver([destination.url]);
     try {
       const found = await loadIngestSource(env, source.slug);
       const inbound = { headers: new Headers(), body: "{}", contentType: "application/json" };
-      await expect(receiveWebhook(brokenEnv, found, inbound, { waitUntil: (p) => void background.push(p) })).rejects.toMatchObject({ status: 503 });
+      const result = await receiveWebhook(brokenEnv, found, inbound, { waitUntil: (p) => void background.push(p) });
+      expect(result).toMatchObject({ duplicate: false, deliveries: 1 });
       await Promise.all(background);
-      // The first attempt starts only once the queue holds the safety net: the sender is told to
-      // retry, so nothing may have gone out.
-      expect(rx.received).toEqual([]);
+      expect(rx.received).toHaveLength(1);
     } finally {
       rx.restore();
     }
-    expect(brokenQueue.sendBatch).toHaveBeenCalled();
-    expect(await eventCount(source.id)).toBe(0);
-    const used = { used: await usedOf(team.teamId, "webhooks") };
-    expect(used!.used).toBe(0);
+    // The store is the outbox: nothing was queued for a first attempt that delivered.
+    expect(brokenQueue.sendBatch).not.toHaveBeenCalled();
+    expect(await eventCount(source.id)).toBe(1);
+    expect(await usedOf(team.teamId, "webhooks")).toBe(1);
   });
 });
 

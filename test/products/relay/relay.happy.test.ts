@@ -5,7 +5,20 @@ import { verifyStandardWebhook } from "../../../src/platform/webhook-signature";
 import { filterAdmits } from "../../../src/products/relay/relay.inbound";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
-import { createDestination, createSource, deliverOnce, env, eventCount, getEvent, ingest, receiver, storeSql, stripeHeaders, waitFor } from "./relay.helpers";
+import {
+  createDestination,
+  createSource,
+  deliverOnce,
+  env,
+  eventCount,
+  getEvent,
+  ingest,
+  ingestSettled,
+  receiver,
+  storeSql,
+  stripeHeaders,
+  waitFor,
+} from "./relay.helpers";
 import { playedQueue } from "../../helpers/queues";
 
 afterEach(() => setClock(null));
@@ -284,20 +297,22 @@ describe("ingest and forwarding", () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
     const dest = await createDestination(team.key, source.id);
-    const rx = receiver([dest.url], [200]);
-    // The ingest's queue message is held (test/helpers/queues.ts) and handed to the Worker's own
+    // The first attempt (from the ingest request) fails, so the delivery waits for its retry.
+    const rx = receiver([dest.url], [503, 200]);
+    // The retry's queue message is held (test/helpers/queues.ts) and handed to the Worker's own
     // consumer after the three claims, instead of waiting for the real queue's batch.
     const queue = playedQueue("webhook-deliveries");
     try {
-      const accepted = (await json(await ingest(source.slug, JSON.stringify({ type: "x" }), {}, { env: queue.env }))).data;
+      const accepted = (await json(await ingestSettled(source.slug, JSON.stringify({ type: "x" }), {}, { env: queue.env }))).data;
       const event = await getEvent(team.key, source.id, accepted.id);
+      expect(event.deliveries[0].status).toBe("pending");
       const id = event.deliveries[0].id;
       await Promise.all([deliverOnce(source.id, id), deliverOnce(source.id, id), deliverOnce(source.id, id)]);
       await waitFor(async () => (await getEvent(team.key, source.id, accepted.id)).deliveries[0].status === "delivered");
-      // The worker's own consumer sees the message too.
+      // The worker's own consumer sees the retry's message too, and sends nothing more.
       expect(await queue.deliver()).toHaveLength(1);
-      expect(rx.received).toHaveLength(1);
-      expect((await getEvent(team.key, source.id, accepted.id)).deliveries[0].attempts).toHaveLength(1);
+      expect(rx.received).toHaveLength(2);
+      expect((await getEvent(team.key, source.id, accepted.id)).deliveries[0].attempts).toHaveLength(2);
     } finally {
       rx.restore();
     }

@@ -1,12 +1,17 @@
-// Real-time relay (issue 15): the first delivery attempt starts from the ingest request itself
-// (executionCtx.waitUntil) right after the event is stored; the queue is the safety net and carries
-// the retries. Here the queue records its messages instead of delivering them, so nothing but the
-// ingest request can have sent what the receiver saw; the test then plays the queue.
+// Real-time relay (issues 15, 28): the first delivery attempt starts from the ingest request itself
+// (executionCtx.waitUntil) right after the event is stored, each delivery claimed by the store as it
+// is stored; the queue carries the retries only, and the source's store is the outbox: its alarm
+// queues a delivery whose first attempt never reported. Here the queue records its messages instead
+// of delivering them, so nothing but the ingest request can have sent what the receiver saw.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { setClock, nowMs } from "../../../src/platform/clock";
 import { planLimits } from "../../../src/platform/plans";
-import { retryDelaySeconds } from "../../../src/products/relay/relay.consumer";
+import { runInDurableObject } from "cloudflare:test";
+import { FIRST_ATTEMPT, retryDelaySeconds } from "../../../src/products/relay/relay.consumer";
+import { relayStore } from "../../../src/products/relay/relay.store";
+import { FIRST_ATTEMPT_WATCH_MS } from "../../../src/products/relay/store/relay-store";
+import { LEASE_ENDED_AFTER_MS, STUCK_AFTER_MS } from "../../../src/products/relay/store/relay-store.rows";
 import { expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed, usedOf } from "../../helpers/usage";
 import {
@@ -14,6 +19,7 @@ import {
   consumeRecorded,
   createDestination,
   createSource,
+  deliverOnce,
   env,
   eventCount,
   getEvent,
@@ -29,7 +35,7 @@ afterEach(() => {
 });
 
 describe("first delivery from the ingest request", () => {
-  it("delivers before any queue consumer runs; the queued message then sends nothing more", async () => {
+  it("delivers before any queue consumer runs, with no queue message at all", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
     const destination = await createDestination(team.key, source.id);
@@ -47,20 +53,15 @@ describe("first delivery from the ingest request", () => {
       const event = await getEvent(team.key, source.id, accepted.id);
       expect(event.deliveries).toHaveLength(1);
       expect(event.deliveries[0]).toMatchObject({ status: "delivered", attempts_count: 1, last_status_code: 200 });
-
-      // The safety-net message was queued all the same, due when the first retry would be.
-      expect(queue.sent).toEqual([{ body: { delivery_id: event.deliveries[0].id, source_id: source.id }, delaySeconds: retryDelaySeconds(1) }]);
-      const [message] = await consumeRecorded(queue.sent);
-      expect(message!.ack).toHaveBeenCalled();
-      expect(message!.retry).not.toHaveBeenCalled();
-      expect(rx.received).toHaveLength(1);
-      expect((await getEvent(team.key, source.id, accepted.id)).deliveries[0].attempts).toHaveLength(1);
+      // A delivered first attempt needs no queue message: the store is the outbox.
+      expect(queue.sent).toEqual([]);
+      expect(await relayStore(env, source.id).lostMessages(Date.now() + 3_600_000)).toEqual([]);
     } finally {
       rx.restore();
     }
   });
 
-  it("a queued message arriving while the first attempt is still sending sends nothing and comes back after the lease", async () => {
+  it("a first attempt that never reports is watched by the store's alarm and queued once its lease has ended; a message then finds it and sends once", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
     const destination = await createDestination(team.key, source.id);
@@ -76,24 +77,40 @@ describe("first delivery from the ingest request", () => {
       await held; // the receiver is slow to answer
       return new Response("ok");
     });
+    const before = Date.now();
     const pending = ingestSettled(source.slug, JSON.stringify({ type: "slow" }), {}, { env: queue.env });
     await vi.waitFor(() => expect(sends).toBe(1));
-    expect(queue.sent).toHaveLength(1);
-
-    const [early] = await consumeRecorded(queue.sent);
+    expect(queue.sent).toEqual([]);
+    const [row] = await storeSql<{ id: string; status: string; attempts: number; lease_until: number }>(
+      source.id,
+      "SELECT id, status, attempts, lease_until FROM deliveries WHERE destination_id = ?",
+      destination.id,
+    );
+    expect(row).toMatchObject({ status: "sending", attempts: 1 });
+    // The alarm comes within the lease and its watch, so a lost first attempt is not left for the hour.
+    const alarm = await runInDurableObject(relayStore(env, source.id), (_object, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeLessThanOrEqual(Date.now() + FIRST_ATTEMPT.leaseMs + FIRST_ATTEMPT_WATCH_MS);
+    expect(alarm!).toBeGreaterThanOrEqual(before);
+    // Under its lease it is nobody's to re-queue; once the lease has ended it is (its isolate died).
+    const store = relayStore(env, source.id);
+    expect(await store.lostMessages(row!.lease_until - 1)).toEqual([]);
+    expect(await store.lostMessages(row!.lease_until + LEASE_ENDED_AFTER_MS + 1)).toEqual([{ delivery_id: row!.id, source_id: source.id }]);
+    // A message arriving while the attempt still holds the claim sends nothing and comes back after the lease.
+    const early = await deliverOnce(source.id, row!.id);
     expect(sends).toBe(1);
-    expect(early!.ack).not.toHaveBeenCalled();
-    const delay = early!.retry.mock.calls[0]![0].delaySeconds as number;
+    expect(early.ack).not.toHaveBeenCalled();
+    const delay = early.retry.mock.calls[0]![0].delaySeconds as number;
     expect(delay).toBeGreaterThan(0);
     expect(delay).toBeLessThanOrEqual(30);
 
     release();
     expect((await pending).status).toBe(202);
-    const [late] = await consumeRecorded(queue.sent, 2);
-    expect(late!.ack).toHaveBeenCalled();
+    const late = await deliverOnce(source.id, row!.id);
+    expect(late.ack).toHaveBeenCalled();
     expect(sends).toBe(1);
-    const [row] = await storeSql(source.id, "SELECT status, attempts FROM deliveries WHERE destination_id = ?", destination.id);
-    expect(row).toEqual({ status: "delivered", attempts: 1 });
+    const [after] = await storeSql(source.id, "SELECT status, attempts FROM deliveries WHERE destination_id = ?", destination.id);
+    expect(after).toEqual({ status: "delivered", attempts: 1 });
   });
 
   it("a failing first attempt is retried through the queue when its message comes", async () => {
@@ -135,7 +152,8 @@ describe("first delivery from the ingest request", () => {
       const res = await callSettled("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key, env: queue.env });
       expect(res.status).toBe(202);
       expect(rx.received.map((r) => r.url).sort()).toEqual([a.url, a.url, b.url, b.url].sort());
-      expect(queue.sent).toHaveLength(4);
+      // The replay's own messages only (its safety net); the ingest queued none.
+      expect(queue.sent).toHaveLength(2);
       const messages = await consumeRecorded(queue.sent);
       for (const m of messages) expect(m.ack).toHaveBeenCalled();
       expect(rx.received).toHaveLength(4);
@@ -168,6 +186,7 @@ describe("the ingest write", () => {
     expect(await eventCount(source.id)).toBe(3);
     const [counts] = await storeSql(source.id, "SELECT COUNT(*) AS deliveries FROM deliveries");
     expect({ ...counts, used: await usedOf(team.teamId, "webhooks") }).toEqual({ deliveries: 3, used: limit });
+    // Their first attempts failed (nothing listens there): each retry is queued by its attempt.
     expect(queue.sent).toHaveLength(3);
   });
 
@@ -198,74 +217,88 @@ describe("the ingest write", () => {
   });
 });
 
-describe("queue sends shared by concurrent ingests", () => {
-  /** A queue that records each sendBatch call, holding the first until released, failing when told. */
-  function heldQueue() {
+describe("the store as the deliveries' outbox", () => {
+  /** A queue that records each sendBatch call, failing when told. */
+  function brokenQueue(fail: boolean) {
     const calls: string[][] = [];
-    let release!: () => void;
-    const first = new Promise<void>((resolve) => (release = resolve));
-    let fail = false;
     const queue = {
       send: async () => {
-        throw new Error("ingest sends in batches");
+        throw new Error("the relay sends in batches");
       },
       sendBatch: async (messages: Array<{ body: { delivery_id: string } }>) => {
         calls.push(messages.map((m) => m.body.delivery_id));
-        if (calls.length === 1) await first;
         if (fail) throw new Error("queue down");
       },
     } as unknown as Queue;
-    return { env: { ...env, WEBHOOK_QUEUE: queue } as typeof env, calls, release, failNext: () => (fail = true) };
+    return { env: { ...env, WEBHOOK_QUEUE: queue } as typeof env, calls };
   }
 
-  it("60 events arriving together: every delivery queued exactly once, in far fewer sendBatch calls than events", async () => {
+  it("60 events arriving together: each delivered once from its own ingest, with no queue send", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
-    await createDestination(team.key, source.id, { url: "http://127.0.0.1:9/never" });
-    const queue = heldQueue();
-    const pending = Array.from({ length: 60 }, (_, i) =>
-      callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "x", n: i }), headers: { "content-type": "application/json" }, env: queue.env }),
-    );
-    // The first send holds while the other ingests get in line behind it.
-    for (let i = 0; i < 500 && queue.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    queue.release();
-    const results = await Promise.all(pending);
-    expect(results.map((r) => r.status)).toEqual(Array(60).fill(202));
-    const sent = queue.calls.flat();
-    expect(sent).toHaveLength(60);
-    expect(new Set(sent).size).toBe(60);
-    const rows = await storeSql<{ id: string }>(source.id, "SELECT id FROM deliveries");
-    expect(new Set(rows.map((r) => r.id))).toEqual(new Set(sent));
-    expect(queue.calls.length).toBeLessThan(30);
+    const destination = await createDestination(team.key, source.id);
+    const queue = brokenQueue(false);
+    const rx = receiver([destination.url], [200]);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          callSettled("POST", `/in/${source.slug}`, {
+            raw: JSON.stringify({ type: "x", n: i }),
+            headers: { "content-type": "application/json" },
+            env: queue.env,
+          }),
+        ),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(60).fill(202));
+      expect(rx.received).toHaveLength(60);
+      expect(new Set(rx.received.map((r) => r.headers.get("webhook-id"))).size).toBe(60);
+      expect(queue.calls).toEqual([]);
+      const [counts] = await storeSql(source.id, "SELECT COUNT(*) AS n, SUM(status = 'delivered') AS delivered, SUM(attempts) AS attempts FROM deliveries");
+      expect(counts).toEqual({ n: 60, delivered: 60, attempts: 60 });
+    } finally {
+      rx.restore();
+    }
   });
 
-  it("a shared sendBatch that fails fails every ingest it carried: each answers 503, keeps nothing and gives its unit back", async () => {
+  it("a queue that refuses does not refuse the event: stored and delivered at once (202); a failed first attempt whose retry cannot be queued waits in the store for its alarm", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);
-    await createDestination(team.key, source.id, { url: "http://127.0.0.1:9/never" });
-    const queue = heldQueue();
+    const destination = await createDestination(team.key, source.id);
+    const queue = brokenQueue(true);
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const first = callSettled("POST", `/in/${source.slug}`, {
-      raw: JSON.stringify({ type: "first" }),
-      headers: { "content-type": "application/json" },
-      env: queue.env,
-    });
-    for (let i = 0; i < 500 && queue.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
-    const behind = Array.from({ length: 5 }, (_, i) =>
-      callSettled("POST", `/in/${source.slug}`, {
-        raw: JSON.stringify({ type: "behind", n: i }),
+    const rx = receiver([destination.url], [200, 503]);
+    try {
+      const delivered = await callSettled("POST", `/in/${source.slug}`, {
+        raw: JSON.stringify({ type: "first" }),
         headers: { "content-type": "application/json" },
         env: queue.env,
-      }),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    queue.failNext();
-    queue.release();
-    const results = await Promise.all([first, ...behind]);
-    for (const res of results) await expectError(res, 503, { error: "Event could not be queued; retry later" });
-    expect(await eventCount(source.id)).toBe(0);
-    expect(await usedOf(team.teamId, "webhooks")).toBe(0);
+      });
+      expect(delivered.status).toBe(202);
+      expect(queue.calls).toEqual([]);
+      const failed = await callSettled("POST", `/in/${source.slug}`, {
+        raw: JSON.stringify({ type: "second" }),
+        headers: { "content-type": "application/json" },
+        env: queue.env,
+      });
+      expect(failed.status).toBe(202);
+      expect(rx.received).toHaveLength(2);
+      // The retry's send was tried and refused; the delivery waits pending with its due time.
+      expect(queue.calls).toHaveLength(1);
+      const [row] = await storeSql<{ id: string; status: string; due_ms: number }>(
+        source.id,
+        "SELECT id, status, due_ms FROM deliveries WHERE status != 'delivered'",
+      );
+      expect(row).toMatchObject({ status: "pending" });
+      expect(row!.id).toBe(queue.calls[0]![0]);
+      expect(await eventCount(source.id)).toBe(2);
+      expect(await usedOf(team.teamId, "webhooks")).toBe(2);
+      // The alarm's look-up finds it once it is overdue past the queue's own delay.
+      const store = relayStore(env, source.id);
+      expect(await store.lostMessages(row!.due_ms)).toEqual([]);
+      expect(await store.lostMessages(row!.due_ms + STUCK_AFTER_MS + 1)).toEqual([{ delivery_id: row!.id, source_id: source.id }]);
+    } finally {
+      rx.restore();
+    }
   });
 });
 

@@ -118,16 +118,25 @@ export const ROW_BYTES = { event: 450, delivery: 450, attempt: 350 };
 /** An events aggregate of their estimated bytes (bodies, headers and the event row's overhead). */
 export const ESTIMATE_SQL = `coalesce(sum(size_bytes + length(headers) + ${ROW_BYTES.event}), 0)`;
 
-/** A delivery still pending this long after it was due (or claimed by a consumer this long dead) lost its message. */
+/** A delivery still pending this long after it was due lost its queue message. */
 export const STUCK_AFTER_MS = 15 * 60_000;
+/**
+ * A delivery still `sending` this long after its lease ended lost whoever was sending it: the
+ * ingest request that made its first attempt (no queue message stands behind a first attempt) or a
+ * consumer whose message did not come back. Short: a first attempt has nothing else to retry it,
+ * and the claim makes a second message harmless.
+ */
+export const LEASE_ENDED_AFTER_MS = 5_000;
 
 /**
- * Deliveries whose queue message was lost (?1 now - STUCK_AFTER_MS, ?2 the bound): `pending` and
- * due for more than STUCK_AFTER_MS, or `sending` with a lease that ended that long ago. No cap is
- * settled here: the consumer fails a delivery after its last attempt.
+ * Deliveries whose queue message was lost (?1 now - STUCK_AFTER_MS, ?2 now - LEASE_ENDED_AFTER_MS,
+ * ?3 the bound): `pending` and due for more than STUCK_AFTER_MS, or `sending` with a lease that
+ * ended LEASE_ENDED_AFTER_MS ago. No cap is settled here: the consumer fails a delivery after its
+ * last attempt.
  */
 export const lostDeliveries = {
   afterMs: STUCK_AFTER_MS,
+  leaseEndedMs: LEASE_ENDED_AFTER_MS,
   limit: 1_000,
-  sql: `SELECT id FROM deliveries WHERE (status = 'pending' AND due_ms < ?1) OR (status = 'sending' AND lease_until < ?1) LIMIT ?2`,
+  sql: `SELECT id FROM deliveries WHERE (status = 'pending' AND due_ms < ?1) OR (status = 'sending' AND lease_until < ?2) LIMIT ?3`,
 };

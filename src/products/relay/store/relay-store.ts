@@ -36,6 +36,11 @@ const DAY_MS = 86_400_000;
 /** How often the alarm looks at an object that holds events; sooner while a purge or re-queue is unfinished. */
 const ALARM_EVERY_MS = 3_600_000;
 const ALARM_AGAIN_MS = 60_000;
+/**
+ * How soon after a first attempt's lease has ended the alarm looks for it: a delivery claimed at
+ * ingest whose attempt never reported (the isolate that made it died) is queued again by then.
+ */
+export const FIRST_ATTEMPT_WATCH_MS = 30_000;
 
 type DeliveryRow = typeof schema.deliveries.$inferSelect;
 type AttemptRow = typeof schema.attempts.$inferSelect;
@@ -44,6 +49,8 @@ export type { AttemptRecord, ClaimResult };
 export class RelayStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
   private alarmChecked = false;
+  /** When the alarm is set for (ms), as this object last set or read it; null: none. */
+  private alarmAt: number | null = null;
   private deleted = false;
   /** The settings last written (`source_id|retention_days`): an ingest with the same ones writes none. */
   private settings: string | null = null;
@@ -58,27 +65,34 @@ export class RelayStore extends DurableObject<Env> {
 
   /**
    * Ingest, in one transaction: a copy of a stored provider event id answers the stored event
-   * (nothing written); otherwise the event and one pending delivery per destination given.
+   * (nothing written); otherwise the event and one delivery per destination given, each already
+   * claimed for its first attempt (`sending`, attempt 1, leased until `claim.now + claim.leaseMs`:
+   * the claim rule of platform/jobs/claim.ts, taken at birth), which the ingest request then makes
+   * without a claim call of its own. This store is the deliveries' outbox: no queue message is sent
+   * for a first attempt; the alarm, moved to at most FIRST_ATTEMPT_WATCH_MS ahead, queues any
+   * delivery whose first attempt never reported (its isolate died) once its lease has ended.
    */
   async ingest(input: {
     sourceId: string;
     retentionDays: number;
     event: StoredEvent;
     deliveries: Array<{ id: string; destinationId: string }>;
+    claim: { now: number; leaseMs: number };
   }): Promise<{ duplicate: { id: string; eventType: string | null } | null }> {
     this.assertLive();
-    const { event } = input;
+    const { event, claim } = input;
     const duplicate = this.ctx.storage.transactionSync(() => {
       if (event.providerEventId !== null) {
         const found = this.findProviderEvent(event.providerEventId);
         if (found) return found;
       }
       this.db.insert(schema.events).values(event).run();
-      this.insertDeliveries(event.id, input.deliveries, "ingest", event.receivedAt);
+      this.insertDeliveries(event.id, input.deliveries, "ingest", event.receivedAt, claim.now + claim.leaseMs);
       this.setSettings(input.sourceId, input.retentionDays);
       return null;
     });
-    if (!duplicate) await this.ensureAlarm();
+    if (!duplicate && input.deliveries.length > 0) await this.watchWithin(claim.leaseMs + FIRST_ATTEMPT_WATCH_MS);
+    else if (!duplicate) await this.ensureAlarm();
     return { duplicate };
   }
 
@@ -86,15 +100,6 @@ export class RelayStore extends DurableObject<Env> {
   async findDuplicate(providerEventId: string): Promise<{ id: string; eventType: string | null } | null> {
     this.assertLive();
     return this.findProviderEvent(providerEventId);
-  }
-
-  /** Takes back an ingested event whose queue messages could not be sent (it was never attempted). */
-  async removeEvent(eventId: string): Promise<void> {
-    this.assertLive();
-    this.ctx.storage.transactionSync(() => {
-      this.db.delete(schema.deliveries).where(eq(schema.deliveries.eventId, eventId)).run();
-      this.db.delete(schema.events).where(eq(schema.events.id, eventId)).run();
-    });
   }
 
   /** An event's id and type (what a replay needs), or null. */
@@ -334,7 +339,9 @@ export class RelayStore extends DurableObject<Env> {
     this.assertLive();
     const sourceId = this.getMeta("source_id");
     if (sourceId === null) return [];
-    const rows = this.ctx.storage.sql.exec<{ id: string }>(lostDeliveries.sql, now - lostDeliveries.afterMs, lostDeliveries.limit).toArray();
+    const rows = this.ctx.storage.sql
+      .exec<{ id: string }>(lostDeliveries.sql, now - lostDeliveries.afterMs, now - lostDeliveries.leaseEndedMs, lostDeliveries.limit)
+      .toArray();
     return rows.map((row) => ({ delivery_id: row.id, source_id: sourceId }));
   }
 
@@ -353,23 +360,35 @@ export class RelayStore extends DurableObject<Env> {
     this.deleted = true;
     this.settings = null;
     await this.ctx.storage.deleteAlarm();
+    this.alarmAt = null;
     await this.ctx.storage.deleteAll();
   }
 
   override async alarm(): Promise<void> {
     if (this.deleted) return;
+    this.alarmAt = null;
     const now = Date.now();
     const purged = await this.purgeExpired(now);
     const trimmed = await this.trimToBudget(STORE_BUDGET_BYTES, STORE_CHECK_FROM_BYTES);
     const lostMore = await this.requeueLost(now);
     // Whether any event is left: one row looked at, not a count of the whole table.
     const held = this.ctx.storage.sql.exec("SELECT 1 FROM events LIMIT 1").toArray().length > 0;
-    if (purged.more || trimmed.more || lostMore) await this.ctx.storage.setAlarm(Date.now() + ALARM_AGAIN_MS);
-    else if (held) await this.ctx.storage.setAlarm(Date.now() + ALARM_EVERY_MS);
+    // Deliveries still in their first attempt are watched until their lease has ended.
+    const watching = this.ctx.storage.sql.exec("SELECT 1 FROM deliveries WHERE status = 'sending' LIMIT 1").toArray().length > 0;
+    if (purged.more || trimmed.more || lostMore) await this.setAlarm(Date.now() + ALARM_AGAIN_MS);
+    else if (watching) await this.setAlarm(Date.now() + FIRST_ATTEMPT_WATCH_MS);
+    else if (held) await this.setAlarm(Date.now() + ALARM_EVERY_MS);
     else this.alarmChecked = false;
   }
 
-  private insertDeliveries(eventId: string, deliveries: Array<{ id: string; destinationId: string }>, trigger: "ingest" | "replay", at: string): void {
+  /** New deliveries of an event: `pending`, or with `leaseUntil` already claimed for their first attempt. */
+  private insertDeliveries(
+    eventId: string,
+    deliveries: Array<{ id: string; destinationId: string }>,
+    trigger: "ingest" | "replay",
+    at: string,
+    leaseUntil: number | null = null,
+  ): void {
     if (deliveries.length === 0) return;
     const dueMs = Date.parse(at);
     this.db
@@ -379,8 +398,9 @@ export class RelayStore extends DurableObject<Env> {
           id: d.id,
           eventId,
           destinationId: d.destinationId,
-          status: "pending" as const,
-          attempts: 0,
+          status: leaseUntil === null ? ("pending" as const) : ("sending" as const),
+          attempts: leaseUntil === null ? 0 : 1,
+          leaseUntil,
           dueMs,
           trigger,
           createdAt: at,
@@ -401,8 +421,26 @@ export class RelayStore extends DurableObject<Env> {
 
   private async ensureAlarm(): Promise<void> {
     if (this.alarmChecked) return;
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + ALARM_EVERY_MS);
+    this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt === null) await this.setAlarm(Date.now() + ALARM_EVERY_MS);
     this.alarmChecked = true;
+  }
+
+  /**
+   * Makes sure the alarm comes within `ms` (real time): deliveries claimed at ingest are watched by
+   * it. A steady stream of events moves the alarm once per `ms`, not once per event (the time it is
+   * set for is kept in memory).
+   */
+  private async watchWithin(ms: number): Promise<void> {
+    if (!this.alarmChecked) await this.ensureAlarm();
+    const latest = Date.now() + ms;
+    if (this.alarmAt !== null && this.alarmAt <= latest) return;
+    await this.setAlarm(latest);
+  }
+
+  private async setAlarm(at: number): Promise<void> {
+    await this.ctx.storage.setAlarm(at);
+    this.alarmAt = at;
   }
 
   private assertLive(): void {
