@@ -20,6 +20,7 @@ import {
   inPool,
   loadOperations,
   paramKind,
+  resolve,
   routeKey,
   type Fixture,
   type Operation,
@@ -497,9 +498,21 @@ describe("413 before any credential, at each route's declared limit", () => {
         const raw = JSON.stringify({ name: "x".repeat(limit.bytes + 1 - 11) });
         const res = await call(op.method, path, { key, raw, headers: { "content-type": "application/json" }, ip: anyIp() });
         const text = await answerText(res);
-        expect({ route: routeKey(op), key: key ? "wrong" : "none", status: res.status }).toEqual({ route: routeKey(op), key: key ? "wrong" : "none", status: 413 });
-        // The product's shape carries the message the document states.
+        expect({ route: routeKey(op), key: key ? "wrong" : "none", status: res.status }).toEqual({
+          route: routeKey(op),
+          key: key ? "wrong" : "none",
+          status: 413,
+        });
+        // The product's shape carries the message the document states, in the body its document
+        // names (the route helper's errorBody, rendered by the router's error format).
         expect(text, routeKey(op)).toContain(limit.message);
+        const schema = resolve(doc, doc.paths[op.path][op.method.toLowerCase()].responses["413"].content["application/json"].schema);
+        const fields = Object.keys(JSON.parse(text));
+        expect({ route: routeKey(op), fields: fields.filter((f) => !(f in schema.properties)) }).toEqual({ route: routeKey(op), fields: [] });
+        expect({ route: routeKey(op), missing: (schema.required ?? []).filter((f: string) => !fields.includes(f)) }).toEqual({
+          route: routeKey(op),
+          missing: [],
+        });
         sent++;
       }
     }

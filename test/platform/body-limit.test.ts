@@ -102,13 +102,23 @@ function declaredApp() {
   const served = { 200: dataResponse("Served", z.number()) };
   const app = createRouter();
   app.use("*", requestContext());
-  app.openapi(route({ method: "post", path: "/declared", body: 2048, request: { body: Body }, responses: served }), (c) => c.json({ data: c.req.valid("json").name.length }, 200));
-  app.openapi(route({ method: "post", path: "/product-default", request: { body: Body }, responses: served }), (c) => c.json({ data: c.req.valid("json").name.length }, 200));
+  app.openapi(route({ method: "post", path: "/declared", body: 2048, request: { body: Body }, responses: served }), (c) =>
+    c.json({ data: c.req.valid("json").name.length }, 200),
+  );
+  app.openapi(route({ method: "post", path: "/product-default", request: { body: Body }, responses: served }), (c) =>
+    c.json({ data: c.req.valid("json").name.length }, 200),
+  );
   // Reads its body itself: nothing in front of the handler limits it.
   app.openapi(route({ method: "post", path: "/own", body: { own: 16 }, responses: served }), async (c) => c.json({ data: (await c.req.text()).length }, 200));
   app.onError(handleError);
   return (path: string, body: BodyInit) =>
-    Promise.resolve(app.fetch(new Request(`http://app.test${path}`, { method: "POST", headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.202" }, body }), env as Env, createExecutionContext()));
+    Promise.resolve(
+      app.fetch(
+        new Request(`http://app.test${path}`, { method: "POST", headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.202" }, body }),
+        env as Env,
+        createExecutionContext(),
+      ),
+    );
 }
 
 describe("a route's declared body limit", () => {
@@ -155,7 +165,10 @@ describe("the limit comes before the credential", () => {
       ["surveys", { error: TOO_LARGE }],
       ["push/apps", { error: TOO_LARGE }],
       ["webhooks", { error: TOO_LARGE }],
-      [`orgs/${team.teamId}/projects/p1/audit/findings`, { data: null, meta: { request_id: expect.any(String) }, error: { code: "payload_too_large", message: TOO_LARGE } }],
+      [
+        `orgs/${team.teamId}/projects/p1/audit/findings`,
+        { data: null, meta: { request_id: expect.any(String) }, error: { code: "payload_too_large", message: TOO_LARGE } },
+      ],
       ["admin/teams", { error: TOO_LARGE }],
     ];
     for (const [path, body] of cases) {
@@ -188,12 +201,17 @@ describe("the limit comes before the credential", () => {
   });
 
   it("the console refuses an oversized form with a 413 page, before the Origin check", async () => {
-    const res = await call("POST", "/console/sign-in", { raw: `email=${"a".repeat(JSON_BODY_LIMIT)}`, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const res = await call("POST", "/console/sign-in", {
+      raw: `email=${"a".repeat(JSON_BODY_LIMIT)}`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(res.status).toBe(413);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(await res.text()).toContain("Payload too large (max 1 MB)");
     // Control: a small form without Origin is refused by the Origin rule.
-    expect((await call("POST", "/console/sign-in", { raw: "email=a%40b.c", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(403);
+    expect((await call("POST", "/console/sign-in", { raw: "email=a%40b.c", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(
+      403,
+    );
   });
 
   it("keeps the operator token's own check after the limit", async () => {
