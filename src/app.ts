@@ -1,7 +1,8 @@
 // Builds the Hono app: request context, the request log, error rendering and 404, the operator
 // API, usage, the request log's reads, the team's keys, every product under /api/v1, the generated
 // OpenAPI document and the interactive reference, the console under /console and the landing page
-// at /.
+// at /. Body limits are the routes' own (declared with each route); the root keeps the default
+// only for requests no route answers, before their 404 or 405.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
@@ -75,13 +76,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use("*", productContext(MOUNTS));
   // A missing or unusable secret answers 500 naming it (in the product's shape), before any handler needs it.
   app.use("*", requireSecrets());
-  // Every body is limited before anything parses it: 1 MB unless the route reads its body itself
-  // with a limit and error of its own (log ingest 5 MB, mail send 10 MiB, relay ingest 1 MB).
-  const defaultLimit = limitBody(JSON_BODY_LIMIT);
-  app.use("*", async function bodyLimits(c, next) {
-    if (c.get("readsOwnBody")) return next();
-    return defaultLimit(c, next);
-  });
+  // Body limits are declared by each route (platform/route-access.ts: first in its chain, before
+  // its credential); the console limits its forms itself; what no route answers gets the default
+  // limit registered last, below.
 
   for (const [prefix, router] of MOUNTS) app.route(prefix || "/", router);
 
@@ -122,6 +119,12 @@ export function createApp(): OpenAPIHono<AppEnv> {
     ),
   );
   app.get(`${API_PREFIX}/docs`, referencePage(`${API_PREFIX}/openapi.json`));
+
+  // A request no route answers (an unknown path, or a known one asked with another method) is held
+  // to the default body limit before its 404 or 405, as a served one would be: registered after
+  // every route, so it runs only when none answered (a product's unserved paths check it first,
+  // with their credential: route.unmatched()).
+  app.use("*", limitBody(JSON_BODY_LIMIT));
 
   // Returned, not thrown: a thrown 404 would bypass the root middleware's headers. A known path
   // asked with another method answers 405 with the methods it serves (mail keeps its 404).

@@ -2028,6 +2028,9 @@ export interface components {
             /** @description The plaintext key. Shown only in this response. */
             key: string;
         };
+        KeysError: {
+            error: string;
+        };
         KeysValidationError: {
             /** @enum {string} */
             error: "Validation failed";
@@ -2043,9 +2046,6 @@ export interface components {
                 allowed_streams?: ("transactional" | "broadcast")[];
                 allowed_recipients?: string[];
             };
-        };
-        KeysError: {
-            error: string;
         };
         Finding: {
             id: string;
@@ -2589,6 +2589,9 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        PushError: {
+            error: string;
+        };
         PushValidationError: {
             /** @enum {string} */
             error: "Validation failed";
@@ -2620,9 +2623,6 @@ export interface components {
             vapid_subject?: string;
         } & {
             [key: string]: unknown;
-        };
-        PushError: {
-            error: string;
         };
         UpdatePushApp: {
             name?: string;
@@ -3100,6 +3100,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -3235,6 +3244,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -3311,6 +3329,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3453,6 +3480,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -3515,6 +3551,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3601,6 +3646,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -3661,6 +3715,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3735,6 +3798,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -3795,6 +3867,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3878,6 +3959,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -3945,6 +4035,15 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -4005,6 +4104,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4243,6 +4351,15 @@ export interface operations {
                     "application/json": components["schemas"]["AuthError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeysError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -4479,6 +4596,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
             /** @description `invalid_params` (with `details` per field) */
             422: {
                 headers: {
@@ -4647,6 +4773,15 @@ export interface operations {
                     "application/json": components["schemas"]["AuditError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
             /** @description `invalid_params` (with `details` per field) */
             422: {
                 headers: {
@@ -4725,6 +4860,15 @@ export interface operations {
             };
             /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4904,6 +5048,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
             };
             /** @description `invalid_params` (with `details` per field) */
             422: {
@@ -5242,6 +5395,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
             };
             /** @description `invalid_channel`, `invalid_params` or `request_failed` */
             422: {
@@ -5682,6 +5844,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
             };
             /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
             422: {
@@ -6243,6 +6414,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
             /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
             422: {
                 headers: {
@@ -6315,6 +6495,15 @@ export interface operations {
             };
             /** @description Alert not found (or another team's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6606,6 +6795,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -6819,6 +7017,15 @@ export interface operations {
                     "application/json": components["schemas"]["RelayError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -6980,6 +7187,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -7118,6 +7334,15 @@ export interface operations {
             };
             /** @description Source, destination or event not found (also for another team's ids) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7360,6 +7585,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -7391,7 +7625,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Stored and queued */
+            /** @description Stored; the first delivery attempts have started */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -7920,6 +8154,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -8281,6 +8524,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -8555,6 +8807,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -8749,6 +9010,15 @@ export interface operations {
                     "application/json": components["schemas"]["PushError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
@@ -8918,6 +9188,15 @@ export interface operations {
             };
             /** @description App not found (or another team's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9143,6 +9422,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
             };
             /** @description Validation failed */
             422: {
@@ -9383,6 +9671,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
             };
             /** @description Validation failed: `{error, errors: {field: [message]}}` */
             422: {
@@ -9656,6 +9953,15 @@ export interface operations {
             };
             /** @description Survey, section or question not found (or another team's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10029,6 +10335,15 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
             /** @description Validation failed: `{error, errors: {field: [message]}}` */
             422: {
                 headers: {
@@ -10167,6 +10482,15 @@ export interface operations {
             };
             /** @description Survey, section or question not found (or another team's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10323,6 +10647,15 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
             /** @description Validation failed: `{error, errors: {field: [message]}}` */
             422: {
                 headers: {
@@ -10406,6 +10739,15 @@ export interface operations {
             };
             /** @description Survey, section or question not found (or another team's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10558,6 +10900,15 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
             /** @description Validation failed: `{error, errors: {field: [message]}}` */
             422: {
                 headers: {
@@ -10701,6 +11052,15 @@ export interface operations {
             };
             /** @description Not the expected question, path finished, response completed, or survey closed */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11005,6 +11365,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
             /** @description Validation failed: `{error, errors: {field: [message]}}` */
             422: {
                 headers: {
@@ -11227,6 +11596,15 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
+            /** @description Payload too large (max 1 MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
             /** @description Invalid answer: `{error, errors: {value: [message]}}` */
             422: {
                 headers: {
@@ -11286,6 +11664,15 @@ export interface operations {
             };
             /** @description Not the expected question, path finished, response completed, or survey closed */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SurveyError"];
+                };
+            };
+            /** @description Payload too large (max 1 MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

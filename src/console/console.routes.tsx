@@ -1,12 +1,14 @@
 /** @jsxImportSource hono/jsx */
 // The console under /console and the landing page at /: security headers on every page, the
-// Origin rule for every state-changing request, the public pages (sign-in and its links), then
+// default body limit of its forms (1 MB, a 413 page; its pages are not OpenAPI routes, so they
+// declare it here for all of them), the Origin rule for every state-changing request, the public pages (sign-in and its links), then
 // every page group of pages/index.ts behind the session and the team's membership. Errors render
 // as pages, not JSON.
 import { log } from "../platform/log";
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
+import { limitBody } from "../platform/body";
 import { toApiError } from "../platform/handle-error";
 import { MessagePage } from "./layout";
 import { LandingPage } from "./pages/landing";
@@ -26,6 +28,7 @@ function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise
     403: "Not allowed",
     404: "Page not found",
     409: "Not possible",
+    413: "Too large",
     422: "Check what you entered",
     429: "Too many requests",
   };
@@ -43,6 +46,7 @@ function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise
 
 export const consoleRouter = new Hono<ConsoleEnv>();
 consoleRouter.use("*", pageHeaders());
+consoleRouter.use("*", limitBody());
 consoleRouter.use("*", sameOrigin());
 consoleRouter.onError(renderError);
 

@@ -1,8 +1,9 @@
-// Request body limits. Every route has one: a 1 MB default for JSON, applied once at the root
-// before anything parses a body, and a capped reader for the few routes that read their bodies
-// themselves with a documented limit of their own (log ingest, mail send, relay ingest). Both
-// refuse a declared Content-Length over the cap without reading, and stop reading a stream as soon
-// as more than the cap has arrived, so an oversized body is never buffered whole.
+// Request body limits. Every route has one, declared with the route (`body` of RouteNeeds,
+// platform/route-access.ts): a JSON limit (1 MB unless the route or its product declares another),
+// attached as the first middleware of the route, before its credential; or `{ own: N }`, a capped
+// reader of N bytes the handler calls itself (log ingest, mail send, relay ingest). Both refuse a
+// declared Content-Length over the cap without reading, and stop reading a stream as soon as more
+// than the cap has arrived, so an oversized body is never buffered whole.
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "../env";
@@ -11,12 +12,20 @@ import { ApiError } from "./errors";
 /** The body limit of every JSON route unless its product documents another. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
+/** A route's declared body limit: the JSON limit in bytes, or `{ own: N }` for a handler that reads at most N bytes itself. */
+export type BodyLimit = number | { own: number };
+
+/** The message of a 413 past a JSON limit (`Payload too large (max 1 MB)`), also the document's description of it. */
+export function tooLargeMessage(maxBytes: number): string {
+  return `Payload too large (max ${formatBytes(maxBytes)})`;
+}
+
 /** A body-limit middleware: 413 in the request's product error shape once `maxBytes` is passed. */
 export function limitBody(maxBytes: number = JSON_BODY_LIMIT): MiddlewareHandler<AppEnv> {
   return bodyLimit({
     maxSize: maxBytes,
     onError: () => {
-      throw new ApiError("payload_too_large", `Payload too large (max ${formatBytes(maxBytes)})`);
+      throw new ApiError("payload_too_large", tooLargeMessage(maxBytes));
     },
   });
 }

@@ -39,9 +39,9 @@ export const IDEMPOTENCY_LEASE_MS = 2 * 60_000;
  */
 export const STORED_BODY_CAP = 256 * 1024;
 /**
- * The largest body hashed. It is the largest body limit of any idempotent route (mail's 10 MiB),
- * so a larger body is refused by the route's own reader anyway: it passes through unclaimed and
- * gets that route's own error.
+ * The largest body hashed. It is the largest body limit of any idempotent route (mail's 10 MiB;
+ * route-access.ts refuses an idempotent route declaring more), so a larger body is refused by the
+ * route's own reader anyway: it passes through unclaimed and gets that route's own error.
  */
 export const HASHED_BODY_LIMIT = 10 * 1024 * 1024;
 

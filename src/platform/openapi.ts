@@ -1,13 +1,15 @@
 // Small helpers for route declarations, so every product describes bodies the same way, and the
 // route helper that gives every route of a product its tags, security, shared error responses and
-// middleware: one declaration per route says what it needs (scope, idempotency, strict family), and
-// its authentication, scope check, idempotency and buckets follow from it (route-access.ts).
+// middleware: one declaration per route says what it needs (scope, idempotency, strict family, body
+// limit), and its body limit, authentication, scope check, idempotency and buckets follow from it
+// (route-access.ts), as do its document's security and 413 entry.
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { Scope } from "./scopes";
+import { tooLargeMessage } from "./body";
 import { idempotentOperation } from "./idempotency";
-import { routeMiddleware, unmatchedMiddleware, type ProductAccess, type PublicBucket, type RouteNeeds } from "./route-access";
+import { bodyLimitOf, routeMiddleware, unmatchedMiddleware, type ProductAccess, type PublicBucket, type RouteNeeds } from "./route-access";
 
 /** `{ "application/json": { schema } }` */
 export function jsonContent<T extends z.ZodType>(schema: T) {
@@ -114,15 +116,24 @@ export interface ProductRouteOptions<S, E extends Responses> {
   authenticate?: S extends "bearer" | "public" ? never : MiddlewareHandler<AppEnv>;
   /** Bearer routes: checks run after authentication, before the scope check (route-access.ts). */
   guards?: MiddlewareHandler<AppEnv>[];
+  /** The JSON body limit of every route that declares none (default 1 MB), in bytes. */
+  body?: number;
+  /**
+   * The product's plain error body (`{error}` in most products): the schema of the 413 entry each
+   * route with a JSON body and a JSON limit gets in the document, described from its declared limit
+   * (`Payload too large (max 1 MB)`). The body itself is rendered by the router's error format.
+   */
+  errorBody?: z.ZodType;
 }
 
-const NEEDS = ["scope", "idempotent", "strict", "readsUsage"] as const;
+const NEEDS = ["scope", "idempotent", "strict", "readsUsage", "body"] as const;
 
 /**
  * The `createRoute` of one product: each route declares only what is its own (method, path,
  * operationId, texts, what it needs, request, its own responses) and gets the product's tags,
  * security requirement, shared error responses and its middleware in the platform's order
- * (route-access.ts); a route's own response for a status replaces the shared one. An idempotent
+ * (route-access.ts); a route's own response for a status replaces the shared one. A route with a
+ * JSON body documents the 413 of its declared limit in the product's `errorBody`. An idempotent
  * route's document names the Idempotency-Key header, the replay header and the 409. The result is
  * what `createRoute` returns for the merged config, so `c.req.valid(...)` and the typed responses
  * of the handler are inferred exactly as with `createRoute` itself.
@@ -136,6 +147,7 @@ export function productRoutes<const S extends "bearer" | "public" | SecurityRequ
     bucket: options.bucket,
     authenticate: options.authenticate,
     guards: options.guards,
+    body: options.body,
   };
   function route<P extends string, R extends OwnRouteConfig<P, S>>(config: R) {
     type Config = Omit<R, "responses" | "middleware" | (typeof NEEDS)[number]> & {
@@ -148,7 +160,12 @@ export function productRoutes<const S extends "bearer" | "public" | SecurityRequ
     for (const need of NEEDS) delete own[need];
     const needs = config as RouteNeeds;
     const middleware = routeMiddleware(access, needs, config.middleware);
-    const responses = { ...shared, ...config.responses };
+    const responses: Responses = { ...shared, ...config.responses };
+    // The 413 of a declared JSON limit, where the route takes a body and does not state its own.
+    const limit = bodyLimitOf(access, needs);
+    if (typeof limit === "number" && config.request?.body && options.errorBody && !responses[413]) {
+      responses[413] = jsonResponse(tooLargeMessage(limit), options.errorBody);
+    }
     const documented = needs.idempotent ? idempotentOperation(responses) : { responses };
     // A bearer route's requirement names its scope: one requirement per accepted scope (any one
     // suffices, which OpenAPI says with alternative requirement objects), so the document, the

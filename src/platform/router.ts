@@ -16,8 +16,6 @@ declare module "hono" {
   interface ContextVariableMap {
     /** The error body shape of the product that serves the request (unset: the platform's default). */
     errorFormat?: ErrorFormatter;
-    /** True when the serving router reads its bodies with a capped reader of its own (platform/body.ts). */
-    readsOwnBody?: boolean;
     /** True when a known path asked with another method answers 404, not 405 (mail's statuses). */
     wrongMethodIsNotFound?: boolean;
   }
@@ -26,7 +24,6 @@ declare module "hono" {
 /** What a router declares about itself for the root middleware. */
 interface RouterTraits {
   errorFormat?: ErrorFormatter;
-  readsOwnBody?: boolean;
   /**
    * A known path asked with a method it does not serve answers 404 instead of 405 with `Allow`:
    * for mail, whose specified statuses do not include 405.
@@ -39,8 +36,8 @@ const traits = new WeakMap<Hono<AppEnv>, RouterTraits>();
 /**
  * A product router; its routes land in the generated OpenAPI document. `errorFormat` is the
  * product's error body (omit it for the platform's default shape, or for a router mounted inside
- * another product's router, whose shape it shares); `readsOwnBody` says its routes read their
- * bodies with a limit and error of their own, so the root's default body limit stays out.
+ * another product's router, whose shape it shares). Body limits are not a router's: each route
+ * declares its own (platform/route-access.ts).
  */
 export function createRouter(options: RouterTraits = {}): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({
@@ -48,7 +45,7 @@ export function createRouter(options: RouterTraits = {}): OpenAPIHono<AppEnv> {
       if (!result.success) throw ApiError.validation(zodDetails(result.error));
     },
   });
-  if (options.errorFormat || options.readsOwnBody || options.wrongMethodIsNotFound) traits.set(router, options);
+  if (options.errorFormat || options.wrongMethodIsNotFound) traits.set(router, options);
   return router;
 }
 
@@ -57,9 +54,9 @@ export type Mounts = ReadonlyArray<readonly [prefix: string, router: Hono<AppEnv
 
 /**
  * Root middleware: puts what the mounted router serving the request declares (the longest matching
- * prefix among the routers that declare anything) into the context, first thing, so that the root
- * middleware before the router's own (body limits, idempotency keys) knows its body limit and
- * renders its errors in the product's shape.
+ * prefix among the routers that declare anything) into the context, first thing, so that every
+ * error from then on (the secrets check, a route's body limit or credential, an unknown path's 404
+ * or 405) renders in the product's shape.
  */
 export function productContext(mounts: Mounts): MiddlewareHandler<AppEnv> {
   const declared = mounts
@@ -70,7 +67,6 @@ export function productContext(mounts: Mounts): MiddlewareHandler<AppEnv> {
     const path = c.req.path;
     const match = declared.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
     if (match?.traits.errorFormat) c.set("errorFormat", match.traits.errorFormat);
-    if (match?.traits.readsOwnBody) c.set("readsOwnBody", true);
     if (match?.traits.wrongMethodIsNotFound) c.set("wrongMethodIsNotFound", true);
     await next();
   };

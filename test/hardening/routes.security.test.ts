@@ -1,7 +1,11 @@
 // Route-wide security, generated from the app's own OpenAPI document: every authenticated route
 // refuses a missing key (401) and a key without its scope (403), answers another team's ids
-// exactly like unknown ids (404), and no body ever carries a secret. A route that appears in the
-// document without an entry in SCOPE_TABLE fails the suite.
+// exactly like unknown ids (404), refuses an oversized body (413) before it looks at any
+// credential, and no body ever carries a secret. A route that appears in the document without an
+// entry in SCOPE_TABLE fails the suite. The scopes and the body limits the document states come
+// from each route's declaration (`scope`, `body` of productRoutes, platform/route-access.ts), the
+// same one that attaches the middleware: SCOPE_TABLE, written from the specification, checks the
+// scopes; the 413 tests below send each route one byte more than the limit its document states.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hasScope, KEY_SCOPES, SCOPES, type Scope } from "../../src/platform/scopes";
@@ -16,6 +20,7 @@ import {
   inPool,
   loadOperations,
   paramKind,
+  resolve,
   routeKey,
   type Fixture,
   type Operation,
@@ -188,6 +193,7 @@ function validBody(key: string): unknown {
 }
 
 let operations: Operation[];
+let doc: any;
 let A: Fixture;
 let B: Fixture;
 const limitedKeys = new Map<string, string>();
@@ -253,7 +259,7 @@ async function keyWithout(accepted: Scope[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  ({ operations } = await loadOperations());
+  ({ doc, operations } = await loadOperations());
   A = await buildFixture();
   B = await buildFixture();
   allSecrets.push(...A.secrets, ...B.secrets);
@@ -446,6 +452,71 @@ describe("another team's ids answer exactly like unknown ids", () => {
         expect(text.includes(A.ids[kind]), `${routeKey(op)} shows A's ${kind}`).toBe(false);
       }
     });
+  });
+});
+
+/**
+ * Routes whose handler reads its body itself (`body: { own: N }`): no JSON limit runs before their
+ * credential, and their answer past N is their own (its document says which).
+ */
+const OWN_BODY_READERS: Record<string, string> = {
+  "POST /api/v1/emails": "10 MiB, then 422 on `_body` (mail's shape)",
+  "POST /api/v1/emails/batch": "10 MiB, then 422 on `_body` (mail's shape)",
+  "POST /api/v1/logs/ingest": "1 MB, read after the ingest token is checked",
+  "POST /api/v1/logs/ingest/batch": "5 MB, read after the ingest token is checked",
+  "POST /in/{slug}": "1 MB, read beside the public bucket's count",
+};
+
+const UNITS: Record<string, number> = { KB: 1024, MB: 1024 * 1024 };
+/** The limit a document's 413 entry states (`Payload too large (max 1 MB)`): its bytes and message, or null. */
+function statedLimit(op: Operation): { bytes: number; message: string } | null {
+  const description: string | undefined = doc.paths[op.path][op.method.toLowerCase()].responses?.["413"]?.description;
+  const match = description?.match(/^Payload too large \(max (\d+) (KB|MB)\)$/);
+  return match ? { bytes: Number(match[1]) * UNITS[match[2]], message: match[0] } : null;
+}
+
+describe("413 before any credential, at each route's declared limit", () => {
+  it("every operation taking a body states its limit as a 413, unless its handler reads the body itself", () => {
+    const withBody = operations.filter((op) => op.bodyTypes.length > 0 && !(routeKey(op) in OWN_BODY_READERS));
+    expect(withBody.length).toBeGreaterThan(40);
+    expect(withBody.filter((op) => statedLimit(op) === null).map(routeKey), "routes with a body and no declared limit in the document").toEqual([]);
+    const documented = operations.map(routeKey);
+    expect(Object.keys(OWN_BODY_READERS).filter((k) => !documented.includes(k))).toEqual([]);
+  });
+
+  it("one byte over the stated limit answers 413 with no credential, a wrong one, or a key without the route's scope", { timeout: 120_000 }, async () => {
+    let sent = 0;
+    for (const op of operations.filter((op) => !(routeKey(op) in OWN_BODY_READERS))) {
+      const limit = statedLimit(op);
+      if (limit === null) continue;
+      const path = fillPath(op.path, (name) => (name === "org_id" ? A.team.teamId : crypto.randomUUID()));
+      const access = SCOPE_TABLE[routeKey(op)];
+      const credentials: Array<string | null> = [null];
+      if (access === "admin") credentials.push(A.team.key);
+      else if (Array.isArray(access)) credentials.push(await keyWithout(access));
+      for (const key of credentials) {
+        const raw = JSON.stringify({ name: "x".repeat(limit.bytes + 1 - 11) });
+        const res = await call(op.method, path, { key, raw, headers: { "content-type": "application/json" }, ip: anyIp() });
+        const text = await answerText(res);
+        expect({ route: routeKey(op), key: key ? "wrong" : "none", status: res.status }).toEqual({
+          route: routeKey(op),
+          key: key ? "wrong" : "none",
+          status: 413,
+        });
+        // The product's shape carries the message the document states, in the body its document
+        // names (the route helper's errorBody, rendered by the router's error format).
+        expect(text, routeKey(op)).toContain(limit.message);
+        const schema = resolve(doc, doc.paths[op.path][op.method.toLowerCase()].responses["413"].content["application/json"].schema);
+        const fields = Object.keys(JSON.parse(text));
+        expect({ route: routeKey(op), fields: fields.filter((f) => !(f in schema.properties)) }).toEqual({ route: routeKey(op), fields: [] });
+        expect({ route: routeKey(op), missing: (schema.required ?? []).filter((f: string) => !fields.includes(f)) }).toEqual({
+          route: routeKey(op),
+          missing: [],
+        });
+        sent++;
+      }
+    }
+    expect(sent).toBeGreaterThan(80);
   });
 });
 

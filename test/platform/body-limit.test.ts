@@ -1,9 +1,20 @@
 // Every route has a body limit, answered 413 in its product's error shape before anything parses
-// the body (DESIGN.md "Sizes"): 1 MB for JSON unless the product documents another.
+// the body (DESIGN.md "Sizes"): 1 MB for JSON unless the product documents another. The limit is
+// the route's declaration (`body` of RouteNeeds, platform/route-access.ts), checked first, before
+// the credential; `{ own: N }` leaves the reading to the handler; the console limits its forms
+// itself, and the root holds requests no route answers to the default.
+import { z } from "@hono/zod-openapi";
+import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Env } from "../../src/env";
 import { JSON_BODY_LIMIT } from "../../src/platform/body";
+import { handleError } from "../../src/platform/handle-error";
+import { HASHED_BODY_LIMIT } from "../../src/platform/idempotency";
+import { dataResponse, jsonBody, productRoutes } from "../../src/platform/openapi";
+import { requestContext } from "../../src/platform/request-context";
+import { createRouter } from "../../src/platform/router";
 import { activeSurvey } from "../products/surveys/helpers";
-import { call, json, setupTeam } from "../helpers/api";
+import { ADMIN_TOKEN, call, json, setupTeam } from "../helpers/api";
 
 const TOO_LARGE = "Payload too large (max 1 MB)";
 
@@ -80,5 +91,131 @@ describe("body limits", () => {
     expect(mail.status).toBe(400); // read and parsed: its fields are what is wrong, not its size
     const overMail = await call("POST", "emails", { key: team.key, raw: oversized(10 * 1024 * 1024 + 1), headers: { "content-type": "application/json" } });
     expect(await json(overMail)).toEqual({ error: "Validation failed", details: { _body: ["must be at most 10 MiB"] } });
+  });
+});
+
+/** An app serving routes declared with `productRoutes`, as the products declare theirs. */
+function declaredApp() {
+  // A product whose routes default to 4 KB.
+  const route = productRoutes({ tags: ["T"], security: "public", body: 4096 });
+  const Body = jsonBody(z.object({ name: z.string() }));
+  const served = { 200: dataResponse("Served", z.number()) };
+  const app = createRouter();
+  app.use("*", requestContext());
+  app.openapi(route({ method: "post", path: "/declared", body: 2048, request: { body: Body }, responses: served }), (c) =>
+    c.json({ data: c.req.valid("json").name.length }, 200),
+  );
+  app.openapi(route({ method: "post", path: "/product-default", request: { body: Body }, responses: served }), (c) =>
+    c.json({ data: c.req.valid("json").name.length }, 200),
+  );
+  // Reads its body itself: nothing in front of the handler limits it.
+  app.openapi(route({ method: "post", path: "/own", body: { own: 16 }, responses: served }), async (c) => c.json({ data: (await c.req.text()).length }, 200));
+  app.onError(handleError);
+  return (path: string, body: BodyInit) =>
+    Promise.resolve(
+      app.fetch(
+        new Request(`http://app.test${path}`, { method: "POST", headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.202" }, body }),
+        env as Env,
+        createExecutionContext(),
+      ),
+    );
+}
+
+describe("a route's declared body limit", () => {
+  it("replaces the product's default, which replaces 1 MB; the 413 names the declared size", async () => {
+    const send = declaredApp();
+    const declared = await send("/declared", oversized(2049));
+    expect(declared.status).toBe(413);
+    expect(await json(declared)).toEqual({ error: "Payload too large (max 2 KB)" });
+    // At the limit: read and parsed.
+    expect(await json(await send("/declared", oversized(2048)))).toEqual({ data: 2037 });
+    // Streamed, without a Content-Length: counted as it arrives.
+    expect((await send("/declared", streamed(2049))).status).toBe(413);
+    // A route that declares none has its product's 4 KB, not 2 KB and not 1 MB.
+    expect((await send("/product-default", oversized(4096))).status).toBe(200);
+    const overProduct = await send("/product-default", oversized(4097));
+    expect(overProduct.status).toBe(413);
+    expect(await json(overProduct)).toEqual({ error: "Payload too large (max 4 KB)" });
+  });
+
+  it("attaches no limit to a route that reads its body itself ({ own })", async () => {
+    const send = declaredApp();
+    // Far past the product's 4 KB and past 1 MB: the handler is the one reading (here, all of it).
+    const res = await send("/own", oversized(JSON_BODY_LIMIT + 1));
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ data: JSON_BODY_LIMIT + 1 });
+  });
+
+  it("refuses an idempotent route whose limit passes the size the idempotency check hashes", () => {
+    const route = productRoutes({ tags: ["T"], security: "bearer" });
+    const declare = (body: number | { own: number }) => () =>
+      route({ method: "post", path: "/x", scope: "mail:send", idempotent: true, body, responses: { 201: { description: "ok" } } });
+    expect(declare({ own: HASHED_BODY_LIMIT + 1 })).toThrow(/HASHED_BODY_LIMIT/);
+    expect(declare(HASHED_BODY_LIMIT + 1)).toThrow(/HASHED_BODY_LIMIT/);
+    expect(declare({ own: HASHED_BODY_LIMIT })).not.toThrow();
+  });
+});
+
+describe("the limit comes before the credential", () => {
+  const big = () => ({ raw: oversized(), headers: { "content-type": "application/json" } });
+
+  it("an oversized body without a key answers 413 in the product's shape; the same small body 401", async () => {
+    const team = await setupTeam();
+    const cases: Array<[string, unknown]> = [
+      ["surveys", { error: TOO_LARGE }],
+      ["push/apps", { error: TOO_LARGE }],
+      ["webhooks", { error: TOO_LARGE }],
+      [
+        `orgs/${team.teamId}/projects/p1/audit/findings`,
+        { data: null, meta: { request_id: expect.any(String) }, error: { code: "payload_too_large", message: TOO_LARGE } },
+      ],
+      ["admin/teams", { error: TOO_LARGE }],
+    ];
+    for (const [path, body] of cases) {
+      const res = await call("POST", path, big());
+      expect({ path, status: res.status, body: await json(res) }).toEqual({ path, status: 413, body });
+      const small = await call("POST", path, { body: { name: "x" } });
+      expect({ path, status: small.status }).toEqual({ path, status: 401 });
+    }
+  });
+
+  it("an oversized body with a key lacking the route's scope, or with a team key on the operator API, answers 413", async () => {
+    const team = await setupTeam({ scopes: ["logs:read"] });
+    for (const path of ["surveys", "push/apps", "logs/projects", "webhooks/sources", "domains", "keys", "admin/teams"]) {
+      const res = await call("POST", path, { key: team.key, ...big() });
+      expect({ path, status: res.status, body: await json(res) }).toEqual({ path, status: 413, body: { error: TOO_LARGE } });
+      // Control: the same key with a small body is refused for its scope (or its credential).
+      const small = await call("POST", path, { key: team.key, body: { name: "x" } });
+      expect({ path, refused: [401, 403].includes(small.status) }).toEqual({ path, refused: true });
+    }
+  });
+
+  it("a path no route serves holds the limit too: under a product before its credential, elsewhere before the 404", async () => {
+    const underProduct = await call("POST", "push/no-such-route", big());
+    expect(underProduct.status).toBe(413);
+    expect(await json(underProduct)).toEqual({ error: TOO_LARGE });
+    expect((await call("POST", "push/no-such-route", { body: {} })).status).toBe(401);
+    const nowhere = await call("POST", "/no-such-page", big());
+    expect(nowhere.status).toBe(413);
+    expect((await call("POST", "/no-such-page", { body: {} })).status).toBe(404);
+  });
+
+  it("the console refuses an oversized form with a 413 page, before the Origin check", async () => {
+    const res = await call("POST", "/console/sign-in", {
+      raw: `email=${"a".repeat(JSON_BODY_LIMIT)}`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(res.status).toBe(413);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await res.text()).toContain("Payload too large (max 1 MB)");
+    // Control: a small form without Origin is refused by the Origin rule.
+    expect((await call("POST", "/console/sign-in", { raw: "email=a%40b.c", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(
+      403,
+    );
+  });
+
+  it("keeps the operator token's own check after the limit", async () => {
+    const res = await call("POST", "admin/teams", { key: ADMIN_TOKEN, body: { name: "n" } });
+    expect(res.status).toBe(201);
   });
 });

@@ -1,6 +1,7 @@
 // The route helper of platform/openapi.ts: what a product declares once (tags, security, shared
-// error responses) lands on every route, a route's own response for a status wins, and the handler
-// types stay those of createRoute (the @ts-expect-error lines fail `npm run typecheck` if they drift).
+// error responses) lands on every route, a route's own response for a status wins, a route with a
+// JSON body documents the 413 of its declared limit, and the handler types stay those of
+// createRoute (the @ts-expect-error lines fail `npm run typecheck` if they drift).
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import { authResponses, dataResponse, jsonBody, jsonResponse, productRoutes } from "../../src/platform/openapi";
@@ -74,5 +75,26 @@ describe("productRoutes", () => {
     const res = await app.request("/things/a1", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n: 2 }) });
     expect(res.status).toBe(201);
     expect(await res.json()).toEqual({ data: { id: "a1", n: 2 } });
+  });
+
+  it("documents the 413 of a route's declared JSON limit in the product's error body, where the route takes a body", () => {
+    const route = productRoutes({ tags: ["Thing"], security: "bearer", errorBody: ProductError, body: 64 * 1024 });
+    const body = { body: jsonBody(z.object({ n: z.number() })) };
+    const ok = { 201: { description: "ok" } };
+    // Added to the document, not to the handler's typed answers (the 413 is thrown, never returned).
+    const r413 = (config: { responses: object }) => (config.responses as Record<string, unknown>)["413"];
+    // The product's default, then the route's own declaration.
+    const byProduct = route({ method: "post", path: "/a", scope: "logs:write", request: body, responses: ok });
+    expect(r413(byProduct)).toEqual(jsonResponse("Payload too large (max 64 KB)", ProductError));
+    const declared = route({ method: "post", path: "/b", scope: "logs:write", body: 2 * 1024 * 1024, request: body, responses: ok });
+    expect(r413(declared)).toEqual(jsonResponse("Payload too large (max 2 MB)", ProductError));
+    // A route stating its own 413 keeps it; one reading its own body, or taking none, gets none.
+    const own413 = jsonResponse("Too big for this one", ProductError);
+    expect(route({ method: "post", path: "/c", scope: "logs:write", request: body, responses: { ...ok, 413: own413 } }).responses[413]).toBe(own413);
+    expect(route({ method: "post", path: "/d", scope: "logs:write", body: { own: 1024 }, request: body, responses: ok }).responses).not.toHaveProperty("413");
+    expect(route({ method: "post", path: "/e", scope: "logs:write", responses: ok }).responses).not.toHaveProperty("413");
+    // A product that names no error body states no 413.
+    const unnamed = productRoutes({ tags: ["Thing"], security: "public" });
+    expect(unnamed({ method: "post", path: "/f", request: body, responses: ok }).responses).not.toHaveProperty("413");
   });
 });

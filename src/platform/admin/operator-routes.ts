@@ -15,6 +15,7 @@ export const operatorRoute = productRoutes({
   tags: ["Operator"],
   security: [{ adminToken: [] }],
   authenticate: adminAuth(),
+  errorBody: AdminError,
   errors: {
     401: jsonResponse("Invalid or missing admin token", AdminError),
     404: jsonResponse("Not found", AdminError),

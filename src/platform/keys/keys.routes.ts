@@ -50,7 +50,7 @@ const IdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "pa
 const ErrorBody = z.object({ error: z.string() }).openapi("KeysError");
 const ValidationBody = z.object({ error: z.literal("Validation failed"), details: z.record(z.string(), z.array(z.string())) }).openapi("KeysValidationError");
 
-const route = productRoutes({ tags: ["API keys"], security: "bearer" });
+const route = productRoutes({ tags: ["API keys"], security: "bearer", errorBody: ErrorBody });
 const keyNotFound = () => new ApiError("not_found", "Key not found");
 
 export const keysRouter = createRouter();

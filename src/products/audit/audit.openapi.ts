@@ -56,6 +56,7 @@ export const route = productRoutes({
   tags: ["Audit"],
   security: "bearer",
   guards: [ownOrg, jsonOnly],
+  errorBody: AuditErrorSchema,
   errors: {
     404: jsonResponse("`not_found`: unknown id, another team's id, or `org_id` not the caller's team", AuditErrorSchema),
     422: jsonResponse("`invalid_params` (with `details` per field)", AuditErrorSchema),

@@ -22,9 +22,9 @@ const route = productRoutes({
   },
 });
 
-// Log ingest bodies are `{error: <message>}` (spec: Response envelopes); ingest reads its body itself
-// (1 MB single, 5 MB batch; platform/body.ts).
-export const logsIngestRouter = createRouter({ errorFormat: (error) => ({ error: error.message }), readsOwnBody: true });
+// Log ingest bodies are `{error: <message>}` (spec: Response envelopes); each route reads its body
+// itself (`body: { own }`: 1 MB single, 5 MB batch; platform/body.ts).
+export const logsIngestRouter = createRouter({ errorFormat: (error) => ({ error: error.message }) });
 logsIngestRouter.openAPIRegistry.registerComponent("securitySchemes", "ingestToken", {
   type: "http",
   scheme: "bearer",
@@ -43,6 +43,7 @@ logsIngestRouter.openapi(
       `\`${MESSAGE_REQUIRED}\`, \`${LEVEL_MESSAGE}\`, \`${INGEST_MESSAGES.streamLimit}\` (a new stream at the cap), ` +
       "a field-type message such as `stream must be a string`, or a `timestamp` outside 7 days before to 1 hour after receipt " +
       "(`timestamp must not be more than 7 days before the time of receipt`). Body up to 1 MB; malformed JSON answers 400.",
+    body: { own: MAX_SINGLE_BYTES },
     request: {
       body: {
         required: true,
@@ -89,6 +90,7 @@ logsIngestRouter.openapi(
       "`count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; " +
       "`count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the " +
       "stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).",
+    body: { own: MAX_BATCH_BYTES },
     request: {
       body: {
         required: true,

@@ -8,6 +8,6 @@ import { LogsError } from "./logs.schemas";
 export const notFound = (what: string) => ({ 404: jsonResponse(`${what} not found (or another team's)`, LogsError) });
 export const validation = { 422: jsonResponse("Validation failed: `{error: 'Validation failed', details: {field: [message]}}`", LogsError) };
 /** `createRoute` of the project, stream and entry routes. */
-export const route = productRoutes({ tags: ["Logs"], security: "bearer" });
+export const route = productRoutes({ tags: ["Logs"], security: "bearer", errorBody: LogsError });
 /** `createRoute` of the alert routes. */
-export const alertRoute = productRoutes({ tags: ["Logs alerts"], security: "bearer" });
+export const alertRoute = productRoutes({ tags: ["Logs alerts"], security: "bearer", errorBody: LogsError });

@@ -22,7 +22,7 @@ export const DomainSchema = z
   .openapi("SendingDomain");
 const ErrorBody = z.object({ error: z.string() }).openapi("DomainError");
 const ValidationBody = z.object({ error: z.literal("Validation failed"), details: z.record(z.string(), z.array(z.string())) }).openapi("DomainValidationError");
-const route = productRoutes({ tags: ["Mail: sending domains"], security: "bearer" });
+const route = productRoutes({ tags: ["Mail: sending domains"], security: "bearer", errorBody: ErrorBody });
 /** What the routes on one domain, and the create route, answer besides the shared errors. */
 const errors = { 404: jsonResponse("Not found (or another team's)", ErrorBody), 422: jsonResponse("Validation failed", ValidationBody) };
 

@@ -1,8 +1,8 @@
 // Mail routes of sending: one email (POST /emails) and a batch (POST /emails/batch). They read and
-// parse their body themselves (at most 10 MiB; malformed or non-object JSON answers 400), then the
-// send service (mail-send.service.ts) validates it with zod and its hook (400 for a missing
-// required field, 422 for a bad one), applies the policy, the verified sender and the caps, stores
-// and queues. They are `.openapi` routes like the others (route and handler in one call) whose body
+// parse their body themselves (declared `body: { own: MAX_REQUEST_BYTES }`: at most 10 MiB;
+// malformed or non-object JSON answers 400), then the send service (mail-send.service.ts)
+// validates it with zod and its hook (400 for a missing required field, 422 for a bad one),
+// applies the policy, the verified sender and the caps, stores and queues. They are `.openapi` routes like the others (route and handler in one call) whose body
 // is documented by reference, so no automatic validator stands in front of the service's.
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -10,7 +10,7 @@ import type { AppEnv } from "../../env";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { waitUntilOf } from "../../platform/request-context";
-import { parseJsonObject, readBody } from "./mail.policy";
+import { MAX_REQUEST_BYTES, parseJsonObject, readBody } from "./mail.policy";
 import { BatchItemFailure, EmailSchema, ErrorBody, PolicyErrorBody, SendBatchBody, SendEmailBody, ValidationErrorBody } from "./mail.schemas";
 import { emailView } from "./mail.service";
 import { sendEmail, sendEmailBatch, type SendContext } from "./mail-send.service";
@@ -70,6 +70,7 @@ const sendRoute = route({
   description: `Stores the message as \`queued\` and delivers it through the configured transport. Consumes one unit of the \`mail\` quota. ${policyDescription}`,
   scope: "mail:send",
   idempotent: true,
+  body: { own: MAX_REQUEST_BYTES },
   request: { body: documentedBody("SendEmail") },
   responses: { 201: dataResponse("The stored message (status `queued`)", EmailSchema), ...sendErrors },
 });
@@ -91,6 +92,7 @@ const batchRoute = route({
     "An item breaking a policy rule refuses the whole batch with that policy error, its message prefixed `Item <n>: ` (1-indexed); nothing is stored. Sandbox caps count the valid items in order.",
   scope: "mail:send",
   idempotent: true,
+  body: { own: MAX_REQUEST_BYTES },
   request: { body: documentedBody("SendEmailBatch") },
   responses: {
     201: dataResponse("Every email created, in request order", z.array(EmailSchema)),

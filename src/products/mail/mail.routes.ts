@@ -14,8 +14,7 @@ import { route } from "./mail.openapi";
 
 export { mailWebhooksRouter } from "./mail-webhooks.routes";
 
-// Sending reads its body itself (10 MiB, counted as it arrives; platform/body.ts).
-export const emailsRouter = createRouter({ errorFormat: mailErrorFormat, wrongMethodIsNotFound: true, readsOwnBody: true });
+export const emailsRouter = createRouter({ errorFormat: mailErrorFormat, wrongMethodIsNotFound: true });
 // The send routes first: their operations come first in the OpenAPI document.
 emailsRouter.route("/", mailSendRouter);
 

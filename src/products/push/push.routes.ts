@@ -35,7 +35,7 @@ const ValidationErrorSchema = z
 
 const notFound = (what: string) => ({ 404: jsonResponse(`${what} not found (or another team's)`, ErrorSchema) });
 const invalid = { 422: jsonResponse("Validation failed", ValidationErrorSchema) };
-const route = productRoutes({ tags: ["Push"], security: "bearer" });
+const route = productRoutes({ tags: ["Push"], security: "bearer", errorBody: ErrorSchema });
 
 export const pushRouter = createRouter({ errorFormat: pushErrorFormat });
 

@@ -9,8 +9,7 @@ import { createRouter } from "../../platform/router";
 import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ingest";
 import { IngestAcceptedSchema, MAX_BODY_BYTES, RelayErrorSchema, SlugParam } from "./relay.schemas";
 
-// Ingest reads its body itself (1 MB; platform/body.ts).
-export const ingestRouter = createRouter({ errorFormat: relayErrorFormat, readsOwnBody: true });
+export const ingestRouter = createRouter({ errorFormat: relayErrorFormat });
 
 ingestRouter.openapi(
   publicRoute({
@@ -20,9 +19,11 @@ ingestRouter.openapi(
     summary: "Public ingest address of a source",
     description:
       "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event and its deliveries are stored; the first delivery attempt then starts at once, in the background of this request (the queue retries failures; a queue outage delays retries, never refuses an event).",
+    // Read by the handler itself as UTF-8 text, at most 1 MB (readBody below).
+    body: { own: MAX_BODY_BYTES },
     request: { params: SlugParam },
     responses: {
-      202: dataResponse("Stored and queued", IngestAcceptedSchema),
+      202: dataResponse("Stored; the first delivery attempts have started", IngestAcceptedSchema),
       401: jsonResponse("Invalid webhook signature", RelayErrorSchema),
       404: jsonResponse("Source not found", RelayErrorSchema),
       410: jsonResponse("Source is disabled", RelayErrorSchema),

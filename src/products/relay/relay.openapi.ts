@@ -10,6 +10,7 @@ const tags = ["Webhook relay"];
 export const route = productRoutes({
   tags,
   security: "bearer",
+  errorBody: RelayErrorSchema,
   errors: {
     404: jsonResponse("Source, destination or event not found (also for another team's ids)", RelayErrorSchema),
     422: jsonResponse("Validation failed", RelayErrorSchema),

@@ -11,6 +11,7 @@ import { SurveyErrorSchema } from "./surveys.schemas";
 export const route = productRoutes({
   tags: ["Surveys"],
   security: "bearer",
+  errorBody: SurveyErrorSchema,
   errors: {
     404: jsonResponse("Survey, section or question not found (or another team's)", SurveyErrorSchema),
     422: jsonResponse("Validation failed: `{error, errors: {field: [message]}}`", SurveyErrorSchema),

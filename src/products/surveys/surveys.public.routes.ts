@@ -30,6 +30,7 @@ const route = productRoutes({
   tags: ["Surveys (public)"],
   security: "public",
   bucket: "public",
+  errorBody: SurveyErrorSchema,
   errors: {
     404: jsonResponse("Unknown slug, draft survey or unknown response", SurveyErrorSchema),
     429: jsonResponse(
