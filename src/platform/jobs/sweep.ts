@@ -84,7 +84,10 @@ export async function sweep<T extends ClaimTable, Key extends Record<string, SQL
   const rowid = sql`rowid`;
   const due = sql`${spec.due}`;
   const dueBefore = (ms: number) => lt(due, spec.dueText ? spec.dueText(ms) : new Date(ms).toISOString());
-  const waitedTooLong = spec.unattemptedMs === undefined ? dueBefore(at - spec.staleMs) : or(dueBefore(at - spec.staleMs), and(eq(table.attempts, 0), dueBefore(at - spec.unattemptedMs)));
+  const waitedTooLong =
+    spec.unattemptedMs === undefined
+      ? dueBefore(at - spec.staleMs)
+      : or(dueBefore(at - spec.staleMs), and(eq(table.attempts, 0), dueBefore(at - spec.unattemptedMs)));
   const lost = or(
     and(inArray(table.status, [...spec.waiting]), waitedTooLong, leaseFree(table, at)),
     // The due test keeps a marked row (due now) from being picked again while its lease stays ended.

@@ -173,6 +173,7 @@ export async function createEmails(
   const bodies = accepted.map(({ email }, i) => ({ id: rows[i].id, teamId: principal.teamId, html: email.html, text: email.text }));
   const inline = options.background ? Math.min(options.inline ?? 0, rows.length) : 0;
   const messages = rows.map((row): MailQueueMessage => ({ type: "email", id: row.id }));
+  const attemptedAtOnce = rows.slice(0, inline).map((row) => row.id);
   await accept({
     name: "mail send",
     env,
@@ -182,7 +183,7 @@ export async function createEmails(
       if (inline > 0) await enqueue(env, messages.slice(0, inline), FIRST_ATTEMPT_QUEUE_DELAY_SECONDS);
       await enqueue(env, messages.slice(inline));
     },
-    attempt: inline > 0 ? () => sendFirstAttempts(env, rows.slice(0, inline).map((row) => row.id)) : undefined,
+    attempt: inline > 0 ? () => sendFirstAttempts(env, attemptedAtOnce) : undefined,
     background: options.background,
   });
   return rows.map((row, i) => ({ ...row, html: bodies[i].html, text: bodies[i].text }));
