@@ -44,8 +44,8 @@ export interface AcceptSpec<T> {
    * ApiError (relay and audit: 503). Default: the error as it is (the root handler's 500).
    */
   unavailable?: () => ApiError;
-  /** Queues the stored work's messages; a refusal is logged, never answered. */
-  enqueue: (stored: T) => Promise<unknown>;
+  /** Queues the stored work's messages; a refusal is logged, never answered. None: stored work with no job (log entries). */
+  enqueue?: (stored: T) => Promise<unknown>;
   /** The first attempt, started from `background` after the enqueue; never awaited by the answer. */
   attempt?: (stored: T) => Promise<unknown>;
   /** The request's waitUntil; null (no execution context): no first attempt, the queue does it. */
@@ -88,7 +88,7 @@ export async function accept<T>(spec: AcceptSpec<T>): Promise<T> {
   await giveBack(spec.unused?.(stored) ?? 0);
 
   try {
-    await spec.enqueue(stored);
+    await spec.enqueue?.(stored);
   } catch (error) {
     log.error(`${name}: enqueue failed; stored, the sweep queues it again`, { error: String(error) });
   }
