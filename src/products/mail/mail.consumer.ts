@@ -2,8 +2,9 @@
 // configured transport (an email's body read from R2 as it is sent), records each status in the message's history, suspends sandbox keys past
 // the bounce or complaint threshold, and delivers mail webhook events. Also the first delivery
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
-// through the same claim. Every step is safe to run twice: a message is claimed with a lease
-// before it is sent and is only sent while `queued`.
+// through the same claim. Every step is safe to run twice: an email or a platform mail is claimed
+// with a lease (platform/jobs/claim.ts) before it is sent and is only sent while `queued` (an email)
+// or `pending` (a platform mail).
 import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
