@@ -23,7 +23,7 @@ import { loadSource } from "./relay-sources.service";
  * getting it twice). A listed id must be a destination of this source (any other, of this team or
  * another, answers the same 422, never confirming it exists), enabled, and admit the event's type.
  */
-export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background, destinationIds?: string[]) {
+export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background | null, destinationIds?: string[]) {
   const teamId = owner.teamId;
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
