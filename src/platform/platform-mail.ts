@@ -1,16 +1,17 @@
 // Mail the platform sends on its own behalf (usage warnings, report shares, alert emails). It is
-// written to the platform outbox and queued on MAIL_QUEUE; the mail product's consumer delivers it
-// through the configured transport. Metering is the caller's: mail to addresses a team chose
+// written to the platform outbox and queued on MAIL_QUEUE (the accept step, jobs/accept.ts); the
+// mail product's consumer claims and delivers it through the configured transport. Metering is the caller's: mail to addresses a team chose
 // (report shares, alert emails) consumes that team's `mail` quota before it is queued; only usage
 // warnings are free. Subjects and recipients often carry caller-chosen strings (an alert's name, a
 // project id), so every control character is stripped here, once, before anything is stored: no
 // caller can add a header line (`\r\nBcc: ...`) to the platform's mail. Tenant text in a subject
 // or body goes through `tenantText` (one line, 100 characters, never a link).
-import { log } from "./log";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { platformOutbox } from "../db/schema";
 import { nowIso } from "./clock";
+import { accept } from "./jobs/accept";
+import { sendAll } from "./jobs/queues";
 
 export interface PlatformMail {
   teamId: string | null;
@@ -56,28 +57,48 @@ export function tenantText(value: string): string {
         .trimEnd()}…`;
 }
 
-/** Stores one platform mail message; returns its id. */
+/**
+ * Stores platform mail messages `pending` in the outbox, in one D1 batch (all or none); returns
+ * their ids in order.
+ */
+export async function storePlatformMail(env: Env, mails: PlatformMail[]): Promise<string[]> {
+  if (mails.length === 0) return [];
+  const db = getDb(env.DB);
+  const at = nowIso();
+  const rows = mails.map((input) => ({
+    id: crypto.randomUUID(),
+    teamId: input.teamId,
+    kind: input.kind,
+    to: headerSafe(input.to, 320),
+    subject: headerSafe(input.subject),
+    text: input.text,
+    html: input.html ?? null,
+    status: "pending",
+    createdAt: at,
+    updatedAt: at,
+  }));
+  const [first, ...rest] = rows.map((row) => db.insert(platformOutbox).values(row));
+  await db.batch([first, ...rest]);
+  return rows.map((row) => row.id);
+}
+
+/** Queues stored platform mail for the mail consumer (sendAll); throws what the queue throws. */
+export function enqueuePlatformMail(env: Env, ids: string[]): Promise<void> {
+  return sendAll(
+    env.MAIL_QUEUE,
+    ids.map((id) => ({ type: "platform" as const, id })),
+  );
+}
+
+/**
+ * Stores one platform mail message and queues it (the accept step: a refused message is logged, the
+ * row stays `pending` and the mail sweep, every minute, queues it again); returns its id.
+ */
 export async function queuePlatformMail(env: Env, input: PlatformMail): Promise<string> {
-  const mail = { ...input, to: headerSafe(input.to, 320), subject: headerSafe(input.subject) };
-  const id = crypto.randomUUID();
-  await getDb(env.DB)
-    .insert(platformOutbox)
-    .values({
-      id,
-      teamId: mail.teamId,
-      kind: mail.kind,
-      to: mail.to,
-      subject: mail.subject,
-      text: mail.text,
-      html: mail.html ?? null,
-      status: "pending",
-      createdAt: nowIso(),
-    });
-  try {
-    await env.MAIL_QUEUE.send({ type: "platform", id });
-  } catch (error) {
-    // The row stays `pending`; the mail sweep (hourly cron) queues it again.
-    log.error("platform mail enqueue failed", { id, error: String(error) });
-  }
-  return id;
+  return accept({
+    name: "platform mail",
+    env,
+    store: async () => (await storePlatformMail(env, [input]))[0],
+    enqueue: (id) => enqueuePlatformMail(env, [id]),
+  });
 }

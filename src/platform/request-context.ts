@@ -4,6 +4,7 @@
 // work that runs after the answer.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
+import type { Background } from "./jobs/accept";
 import { withLogScope } from "./log";
 import { rateLimitHeaders } from "./rate-limit/middleware";
 
@@ -29,13 +30,13 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * The request's waitUntil, or null when the runtime gave it no ExecutionContext (Hono's getter
- * throws then, e.g. under `app.request()`).
+ * The request's background (its waitUntil, jobs/accept.ts's Background), or null when the runtime
+ * gave it no ExecutionContext (Hono's getter throws then, e.g. under `app.request()`).
  */
-export function waitUntilOf(c: Context<AppEnv>): ((work: Promise<unknown>) => void) | null {
+export function backgroundOf(c: Context<AppEnv>): Background | null {
   try {
     const ctx = c.executionCtx;
-    return (work) => ctx.waitUntil(work);
+    return { waitUntil: (work) => ctx.waitUntil(work) };
   } catch {
     return null;
   }

@@ -488,13 +488,25 @@ describe("which answers are kept", () => {
   });
 });
 
+/** Runs `work` while D1 refuses every insert of `table` for the team (a real constraint failure, by trigger). */
+async function withFailingInsert<T>(table: string, teamId: string, work: () => Promise<T>): Promise<T> {
+  const trigger = `fail_${table}_${teamId.replace(/-/g, "")}`;
+  await env.DB.exec(`CREATE TRIGGER ${trigger} BEFORE INSERT ON ${table} WHEN NEW.team_id = '${teamId}' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`);
+  try {
+    return await work();
+  } finally {
+    await env.DB.exec(`DROP TRIGGER ${trigger}`);
+  }
+}
+
 describe("failures give the key back", () => {
-  it("a 5xx answer (audit export whose queue is down, 503) releases the key; the retry does the work once", async () => {
+  it("a 5xx answer (audit export whose record cannot be stored, 503) releases the key; the retry does the work once", async () => {
     const team = await setupTeam();
     const base = `orgs/${team.teamId}/projects/web/audit`;
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const failing = { ...(env as Env), EXPORT_QUEUE: { send: async () => Promise.reject(new Error("queue down")) } as unknown as Queue };
-    const failed = await call("POST", `${base}/reports/export`, { key: team.key, body: { format: "json" }, headers: withKey("exp"), env: failing });
+    const failed = await withFailingInsert("audit_reports", team.teamId, () =>
+      call("POST", `${base}/reports/export`, { key: team.key, body: { format: "json" }, headers: withKey("exp") }),
+    );
     expect(failed.status).toBe(503);
     expect(await keyRows(team, "exp")).toBe(0);
 
@@ -508,14 +520,15 @@ describe("failures give the key back", () => {
     expect(await count("SELECT COUNT(*) AS n FROM audit_reports WHERE team_id = ? AND status <> 'failed'", team.teamId)).toBe(1);
   });
 
-  it("a thrown error (push queue down, 500) releases the key; the retry sends the notification", async () => {
+  it("a thrown error (push notification that cannot be stored, 500) releases the key; the retry sends the notification", async () => {
     const team = await setupTeam();
     const app = await createApp(team.key);
     await subscribe(team.key, app.id, await browserSubscription());
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const failing = { ...(env as Env), PUSH_QUEUE: { send: async () => Promise.reject(new Error("queue down")) } as unknown as Queue };
     const path = `push/apps/${app.id}/notifications`;
-    const failed = await call("POST", path, { key: team.key, body: { title: "t", body: "b" }, headers: withKey("n"), env: failing });
+    const failed = await withFailingInsert("push_notifications", team.teamId, () =>
+      call("POST", path, { key: team.key, body: { title: "t", body: "b" }, headers: withKey("n") }),
+    );
     expect(failed.status).toBe(500);
     expect(await keyRows(team, "n")).toBe(0);
     const sent: unknown[] = [];

@@ -99,7 +99,12 @@ export const platformOutbox = sqliteTable(
     text: text("text").notNull(),
     html: text("html"),
     status: text("status").notNull().default("pending"),
+    /** The claim's columns (platform/jobs/claim.ts): deliveries tried, and the sender's lease (ms). */
+    attempts: integer("attempts").notNull().default(0),
+    leaseUntil: integer("lease_until"),
     createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`),
+    /** Last change (stored, claimed, released, swept): when the sweep counts a lost message from; null on rows stored before it. */
+    updatedAt: text("updated_at"),
     sentAt: text("sent_at"),
   },
   (t) => [index("platform_outbox_status_idx").on(t.status, t.createdAt)],

@@ -1,6 +1,6 @@
-// The hourly sweep of rows whose queue message was lost, declared once per product. A row is
-// lost when it waits in a claimable status, was due longer than `staleMs` ago and has no live
-// lease (its message never came, or went to the dead-letter queue), or is in flight under a lease
+// The sweep of rows whose queue message was lost, declared once per product. A row is lost when
+// it waits in a claimable status, was due longer than `staleMs` ago (`unattemptedMs` when it was
+// never attempted) and has no live lease (its message never came, or went to the dead-letter queue), or is in flight under a lease
 // that ended `inFlight.afterMs` ago (its consumer died and no redelivery came). The sweep sends
 // the lost rows' messages again with sendAll, at most `limit` rows a run (oldest due first); rows
 // that already used every attempt are settled as failed with a reason instead, when the product
@@ -37,6 +37,12 @@ export interface SweepSpec<T extends ClaimTable, Key extends Record<string, SQLi
   dueText?: (ms: number) => string;
   /** A waiting row due longer ago than this has lost its message. */
   staleMs: number;
+  /**
+   * Sooner for a waiting row never attempted (attempts = 0): its message was never sent or never
+   * came (the enqueue of its accept failed, jobs/accept.ts). Run every minute, this bounds how
+   * long accepted work can wait for a queue that refused it.
+   */
+  unattemptedMs?: number;
   /** The in-flight status, swept once its lease ended `afterMs` ago (and it was due before then). */
   inFlight?: { status: string; afterMs: number };
   /** Rows re-queued per run; with `mark`, in statements of `batch` rows. */
@@ -78,8 +84,12 @@ export async function sweep<T extends ClaimTable, Key extends Record<string, SQL
   const rowid = sql`rowid`;
   const due = sql`${spec.due}`;
   const dueBefore = (ms: number) => lt(due, spec.dueText ? spec.dueText(ms) : new Date(ms).toISOString());
+  const waitedTooLong =
+    spec.unattemptedMs === undefined
+      ? dueBefore(at - spec.staleMs)
+      : or(dueBefore(at - spec.staleMs), and(eq(table.attempts, 0), dueBefore(at - spec.unattemptedMs)));
   const lost = or(
-    and(inArray(table.status, [...spec.waiting]), dueBefore(at - spec.staleMs), leaseFree(table, at)),
+    and(inArray(table.status, [...spec.waiting]), waitedTooLong, leaseFree(table, at)),
     // The due test keeps a marked row (due now) from being picked again while its lease stays ended.
     spec.inFlight
       ? and(eq(table.status, spec.inFlight.status), lt(table.leaseUntil, at - spec.inFlight.afterMs), dueBefore(at - spec.inFlight.afterMs))

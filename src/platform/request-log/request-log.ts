@@ -9,7 +9,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../../env";
 import { nowMs } from "../clock";
 import { IsolateBatch } from "../isolate-batch";
-import { waitUntilOf } from "../request-context";
+import { backgroundOf } from "../request-context";
 import { touchKey } from "./last-used";
 import type { RequestLogRow } from "./request-log.types";
 import { settings } from "../config";
@@ -74,8 +74,8 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
     await next();
     const principal = c.get("principal");
     if (!principal || !settings(c.env).requestLog) return;
-    const waitUntil = waitUntilOf(c);
-    if (!waitUntil) return;
+    const background = backgroundOf(c);
+    if (!background) return;
     const latency = Date.now() - started;
     const status = c.res.status;
     // Our own error body, read after the answer from a copy (never a request body).
@@ -97,10 +97,10 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
       const made = readCapped(copy, ERROR_BODY_MAX).then((errorBody) => batch.add({ teamId: principal.teamId, row: [...base, errorBody] }));
       recording.add(made);
       void made.finally(() => recording.delete(made));
-      waitUntil(made.then(() => Promise.all([batch.drain(), lastUse?.drain()])));
+      background.waitUntil(made.then(() => Promise.all([batch.drain(), lastUse?.drain()])));
     } else {
       batch.add({ teamId: principal.teamId, row: [...base, null] });
-      waitUntil(Promise.all([batch.drain(), lastUse?.drain()]));
+      background.waitUntil(Promise.all([batch.drain(), lastUse?.drain()]));
     }
   };
 }

@@ -10,8 +10,9 @@ import { auditReports, type AuditReport } from "../../db/schema/audit";
 import { isoSeconds, nowSeconds } from "../../platform/clock";
 import { signToken, verifyToken } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { queuePlatformMail, tenantText } from "../../platform/platform-mail";
-import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
+import { enqueuePlatformMail, storePlatformMail, tenantText } from "../../platform/platform-mail";
+import { accept } from "../../platform/jobs/accept";
+import type { QuotaOwner } from "../../platform/quota";
 import { checkUrl, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { orNotFound } from "../../platform/tenancy";
 import { renderArtefact } from "./audit.render";
@@ -177,11 +178,18 @@ async function defaultReport(env: Env, scope: Scope): Promise<AuditReport> {
   return orNotFound(await latestReport(env, scope));
 }
 
+/**
+ * Shares a report through the accept step (platform/jobs/accept.ts). Mail to addresses the team
+ * chose is metered like its own mail: one `mail` unit per valid recipient, taken before anything
+ * changes (429 quota_exceeded, nothing shared). The store marks the report shared (only an exported
+ * or already shared report: anything else, or a row that changed under us, is the envelope's
+ * request_failed, every unit given back) and writes the share mails to the platform outbox in one
+ * batch; when that batch fails its recipients are `rejected` and their units given back. A queue
+ * that refuses the mail is logged: the rows wait `pending` for the mail sweep.
+ */
 export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, input: ShareInput): Promise<ShareResultView> {
   const { channel, recipients, webhookUrl } = validateShare(env, input);
   const report = input.report_id ? await getReport(env, scope, input.report_id) : await defaultReport(env, scope);
-  // Mail to addresses the team chose is metered like its own mail: one `mail` unit per recipient,
-  // taken before anything changes (429 quota_exceeded, nothing shared), given back when not queued.
   const valid: string[] = [];
   const rejected: string[] = [];
   if (channel === "email") {
@@ -189,16 +197,37 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
       if (!isEmailAddress(address)) rejected.push(address);
       else if (!valid.some((v) => v.toLowerCase() === address.toLowerCase())) valid.push(address);
     }
-    if (valid.length) await consumeQuota(env, owner, "mail", valid.length);
   }
-
-  // Only an exported (or already shared) report can be shared; anything else, or a row that
-  // changed under us, is the envelope's request_failed.
   const sharedAt = isoSeconds();
-  const db = getDb(env.DB);
+  const shared = await accept({
+    name: "audit share",
+    env,
+    quota: { owner, service: "mail", units: valid.length },
+    store: () => markShared(env, scope, report, sharedAt, valid),
+    unused: ({ mailIds }) => valid.length - mailIds.length,
+    enqueue: ({ mailIds }) => enqueuePlatformMail(env, mailIds),
+  });
+  const { row, url, mailIds } = shared;
+  const accepted = mailIds.length === valid.length ? valid : [];
+  if (accepted.length < valid.length) rejected.push(...valid);
+  if (channel === "chat" && webhookUrl) await postToChat(env, webhookUrl, row, url);
+  return { id: row.id, channel, recipients, accepted, rejected, shared_at: sharedAt, share_url: url };
+}
+
+/**
+ * The store of a share: the report marked shared, its share link, and one platform mail per
+ * recipient in one outbox batch (ids empty when the batch failed: logged, its recipients rejected).
+ */
+async function markShared(
+  env: Env,
+  scope: Scope,
+  report: AuditReport,
+  sharedAt: string,
+  recipients: string[],
+): Promise<{ row: AuditReport; url: string; mailIds: string[] }> {
   let updated: AuditReport[];
   try {
-    updated = await db
+    updated = await getDb(env.DB)
       .update(auditReports)
       .set({ status: "shared", sharedAt, updatedAt: sharedAt })
       .where(and(projectRow(auditReports, scope, report.id), inArray(auditReports.status, ["exported", "shared"])))
@@ -208,35 +237,25 @@ export async function shareReport(env: Env, scope: Scope, owner: QuotaOwner, inp
     updated = [];
   }
   const row = updated[0];
-  if (!row) {
-    await releaseQuota(env, owner.teamId, "mail", valid.length);
-    throw new ApiError("request_failed", `Report ${report.id} could not be shared (status ${report.status}); only exported reports can be shared`);
-  }
-
+  if (!row) throw new ApiError("request_failed", `Report ${report.id} could not be shared (status ${report.status}); only exported reports can be shared`);
   const url = shareUrl(env, await reportToken(env, row, "audit_share", SHARE_TTL_SECONDS));
-
-  const accepted: string[] = [];
-  if (channel === "email") {
-    // The project id is tenant text: one plain line of at most 100 characters, never a link.
-    const project = tenantText(row.projectId);
-    const subject = `Audit report for project ${project}`;
-    const text =
-      `An audit report for project ${project} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
-      `View it here (the link is valid for 48 hours): ${url}\n`;
-    const results = await Promise.allSettled(valid.map((to) => queuePlatformMail(env, { teamId: row.teamId, kind: "report_share", to, subject, text })));
-    results.forEach((result, i) => {
-      if (result.status === "fulfilled") accepted.push(valid[i]);
-      else {
-        rejected.push(valid[i]);
-        log.error("audit share mail not queued", { report_id: row.id, error: String(result.reason) });
-      }
-    });
-    await releaseQuota(env, owner.teamId, "mail", valid.length - accepted.length);
-  } else if (channel === "chat" && webhookUrl) {
-    await postToChat(env, webhookUrl, row, url);
+  if (recipients.length === 0) return { row, url, mailIds: [] };
+  // The project id is tenant text: one plain line of at most 100 characters, never a link.
+  const project = tenantText(row.projectId);
+  const subject = `Audit report for project ${project}`;
+  const text =
+    `An audit report for project ${project} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
+    `View it here (the link is valid for 48 hours): ${url}\n`;
+  try {
+    const mailIds = await storePlatformMail(
+      env,
+      recipients.map((to) => ({ teamId: row.teamId, kind: "report_share", to, subject, text })),
+    );
+    return { row, url, mailIds };
+  } catch (error) {
+    log.error("audit share mail not stored", { report_id: row.id, error: String(error) });
+    return { row, url, mailIds: [] };
   }
-
-  return { id: row.id, channel, recipients, accepted, rejected, shared_at: sharedAt, share_url: url };
 }
 
 /** Posts the share to a team chat incoming webhook; a failure is logged and never surfaces. */

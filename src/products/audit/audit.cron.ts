@@ -1,5 +1,5 @@
-// Hourly job of audit reports: re-queues exports whose queue message was lost, and compacts the
-// summary's daily risk series (compactRiskSeries, audit-summary.service.ts). A record stays
+// Jobs of audit reports: every minute, re-queues exports whose queue message was lost; hourly,
+// compacts the summary's daily risk series (compactRiskSeries, audit-summary.service.ts). A record stays
 // `queued` when its message never arrived (or was dropped after the consumer's retries), and
 // `exporting` with a dead claim when the consumer that claimed it died and no redelivery came.
 // Safe to run twice and to race the original message: the consumer claims the record with a
@@ -15,11 +15,18 @@ import type { ExportMessage } from "./audit.messages";
 
 /** A record `queued` this long has lost its message (a live one is consumed within seconds). */
 export const QUEUED_STUCK_AFTER_MS = 15 * 60_000;
+/**
+ * A record never claimed this long lost its first message (the export's enqueue failed: the accept
+ * step answers 202 and leaves it to this sweep). With the sweep every minute, such an export is
+ * queued again at most about two minutes after it was accepted.
+ */
+export const UNATTEMPTED_STUCK_AFTER_MS = 60_000;
 /** Upper bound of records re-queued per run (oldest first); the rest wait for the next hour. */
 export const REQUEUE_LIMIT = 500;
 
 /**
- * Export records `queued` for more than QUEUED_STUCK_AFTER_MS, and those `exporting` under a lease
+ * Export records `queued` for more than QUEUED_STUCK_AFTER_MS (UNATTEMPTED_STUCK_AFTER_MS when
+ * never claimed), and those `exporting` under a lease
  * that has ended (the consumer takes such a claim over). Both states last changed `updated_at` (an
  * `exporting` record's is its claim), which orders the oldest first and lets the
  * (status, updated_at) index serve the query. The records are not changed; a batch the queue
@@ -33,6 +40,7 @@ const lostExports = declareSweep({
   due: auditReports.updatedAt,
   dueText: isoSeconds,
   staleMs: QUEUED_STUCK_AFTER_MS,
+  unattemptedMs: UNATTEMPTED_STUCK_AFTER_MS,
   inFlight: { status: "exporting", afterMs: 0 },
   limit: REQUEUE_LIMIT,
   queue: (env) => env.EXPORT_QUEUE,
@@ -47,10 +55,10 @@ export async function requeueStuckExports(env: Env, limit = REQUEUE_LIMIT): Prom
   return { requeued, failed: unsent };
 }
 
-/** Hourly: exports whose queue message was lost go back on the queue. */
+/** Every minute: exports whose queue message was lost go back on the queue. */
 export const auditExportSweepCron = defineCron({
   name: "audit export sweep",
-  schedule: "hourly",
+  schedule: "everyMinute",
   run: async (env) => {
     const result = await requeueStuckExports(env);
     if (result.requeued > 0 || result.failed > 0) log.info("audit: re-queued exports whose message was lost", { ...result });

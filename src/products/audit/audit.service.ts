@@ -4,14 +4,14 @@
 // audit-findings.service.ts', sharing and the signed links audit-share.service.ts', the summary
 // audit-summary.service.ts'. The export consumer and the hourly sweep import from here.
 // Never sees Hono's context: routes pass the env, the scope and parsed inputs.
-import { log } from "../../platform/log";
 import { asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { auditReports, auditSummaryCounters, type AuditReport, type ReportFormat, type ReportStatus } from "../../db/schema/audit";
 import { isoSeconds } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
+import { accept } from "../../platform/jobs/accept";
+import type { QuotaOwner } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import type { ReportView } from "./audit.render";
 import { computeSummary, lastSevenDays, type Scope } from "./audit-summary.service";
@@ -65,9 +65,10 @@ export async function listReports(env: Env, scope: Scope, query: { status?: Repo
 }
 
 /**
- * Creates an export: one AI quota unit (atomic), a `queued` record holding the live summary as its
- * snapshot, and a queue message. If the record or the message cannot be written the unit is given
- * back and nothing is left half-done.
+ * Creates an export through the accept step (platform/jobs/accept.ts): one AI quota unit, a
+ * `queued` record holding the live summary as its snapshot, and a queue message. A record that
+ * cannot be written gives the unit back (503); a refused message is logged and the record, stored
+ * `queued`, is queued again by the sweep.
  */
 export async function startExport(
   env: Env,
@@ -82,7 +83,6 @@ export async function startExport(
 
   // The snapshot is read before the unit is taken, so a failed read costs the team nothing.
   const snapshot = await computeSummary(env, scope);
-  await consumeQuota(env, owner, "ai", 1);
   const db = getDb(env.DB);
   const at = isoSeconds();
   const row: AuditReport = {
@@ -104,20 +104,15 @@ export async function startExport(
     createdAt: at,
     updatedAt: at,
   };
-  try {
-    await db.insert(auditReports).values(row);
-  } catch (error) {
-    await releaseQuota(env, scope.teamId, "ai", 1);
-    throw error;
-  }
-  try {
-    await env.EXPORT_QUEUE.send({ report_id: row.id, team_id: row.teamId } satisfies ExportMessage);
-  } catch (error) {
-    log.error("audit export enqueue failed", { report_id: row.id, error: String(error) });
-    await db.update(auditReports).set({ status: "failed", updatedAt: isoSeconds() }).where(eq(auditReports.id, row.id));
-    await releaseQuota(env, scope.teamId, "ai", 1);
-    throw new ApiError("unavailable", "The export could not be queued; retry later");
-  }
+  await accept({
+    name: "audit export",
+    env,
+    quota: { owner, service: "ai", units: 1 },
+    store: () => db.insert(auditReports).values(row),
+    unavailable: () => new ApiError("unavailable", "The export could not be stored; retry later"),
+    // A refused message leaves the record `queued`: the minute sweep (audit.cron.ts) queues it.
+    enqueue: () => env.EXPORT_QUEUE.send({ report_id: row.id, team_id: row.teamId } satisfies ExportMessage),
+  });
   return reportView(row);
 }
 

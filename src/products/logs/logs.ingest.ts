@@ -10,7 +10,7 @@ import { LOG_LEVELS, MAX_STREAMS_PER_PROJECT } from "../../db/schema/logs";
 import { nowMs } from "../../platform/clock";
 import { sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota } from "../../platform/quota";
+import { accept } from "../../platform/jobs/accept";
 import { ENTRY_LIMITS, LogEntryInput, MESSAGE_REQUIRED, TIMESTAMP_FIELDS, TIMESTAMP_WINDOW, timestampMs } from "./logs.schemas";
 import { entryRow, logStore, rowChunks } from "./logs.store";
 import { addDailyBytes, countKnownStreams, deleteStreams, insertStreams, recountStreams, selectIngestProject, subtractDailyBytes } from "./logs.queries";
@@ -227,16 +227,37 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
   const limitBytes = project.dailyLimitMb * MB;
   if (project.usedTodayBytes + bytes > limitBytes) throw dailyLimitError();
 
-  const mb = bytes / MB;
-  // The units first; a meter that cannot be reached refuses the write (quotas fail closed) with the
-  // ingest's documented 503, safe to retry.
-  await consumeQuota(env, { teamId: project.teamId, plan: project.plan, ownerEmail: project.ownerEmail }, "logs", mb).catch((error: unknown) => {
-    throw error instanceof ApiError ? error : storeFailed(project, accepted.length, error);
+  // The accept step (platform/jobs/accept.ts): the units first (a meter that cannot be reached
+  // refuses the write, quotas fail closed, with the ingest's documented 503, safe to retry), then
+  // the store; a store that fails gives them back there. Log entries are stored work with no queue.
+  await accept({
+    name: "log ingest",
+    env,
+    quota: {
+      owner: { teamId: project.teamId, plan: project.plan, ownerEmail: project.ownerEmail },
+      service: "logs",
+      units: bytes / MB,
+      refused: async (error) => {
+        throw error instanceof ApiError ? error : storeFailed(project, accepted.length, error);
+      },
+    },
+    store: () => writeEntries(env, project, accepted, { ms, createdIso, day, bytes, limitBytes, names: newStreams ? names : [] }),
   });
-  const giveQuotaBack = () => releaseQuota(env, project.teamId, "logs", mb).catch(() => {});
+}
 
+/**
+ * The D1 bookkeeping of a batch (new streams, the day's bytes) in one batch, then its entries in the
+ * project's store. When the store fails, the bookkeeping is taken back; every error is an ApiError.
+ */
+async function writeEntries(
+  env: Env,
+  project: IngestProject,
+  accepted: AcceptedEntry[],
+  batch: { ms: number; createdIso: string; day: string; bytes: number; limitBytes: number; names: string[] },
+): Promise<void> {
+  const { ms, createdIso, day, bytes, limitBytes, names } = batch;
   const statements: D1PreparedStatement[] = [];
-  if (newStreams) {
+  if (names.length > 0) {
     statements.push(insertStreams(env.DB, project.id, project.teamId, createdIso, names), recountStreams(env.DB, project.id));
   }
   statements.push(addDailyBytes(env.DB, project.id, day, project.teamId, bytes, limitBytes));
@@ -244,9 +265,8 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
   let created: string[] = [];
   try {
     const results = await env.DB.batch<{ name: string }>(statements);
-    if (newStreams) created = results[0].results.map((row) => row.name);
+    if (names.length > 0) created = results[0].results.map((row) => row.name);
   } catch (error) {
-    await giveQuotaBack();
     // A concurrent batch got past the same pre-check first: the constraint decided.
     if (isCheckViolation(error, "log_stream_cap")) throw streamLimitError();
     if (isCheckViolation(error, "log_daily_limit")) throw dailyLimitError();
@@ -264,7 +284,6 @@ export async function storeEntries(env: Env, project: IngestProject, accepted: A
     const undo = [subtractDailyBytes(env.DB, project.id, day, bytes)];
     if (created.length > 0) undo.push(deleteStreams(env.DB, project.id, created), recountStreams(env.DB, project.id));
     await env.DB.batch(undo).catch((undoError) => log.error("log store undo failed", { project_id: project.id, error: String(undoError) }));
-    await giveQuotaBack();
     throw storeFailed(project, accepted.length, error);
   }
 }

@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
-import { waitUntilOf } from "../../platform/request-context";
+import { backgroundOf } from "../../platform/request-context";
 import { MAX_REQUEST_BYTES, parseJsonObject, readBody } from "./mail.policy";
 import { BatchItemFailure, EmailSchema, ErrorBody, PolicyErrorBody, SendBatchBody, SendEmailBody, ValidationErrorBody } from "./mail.schemas";
 import { emailView } from "./mail.service";
@@ -17,7 +17,7 @@ import { sendEmail, sendEmailBatch, type SendContext } from "./mail-send.service
 import { route } from "./mail.openapi";
 
 function sendContext(c: Context<AppEnv>): SendContext {
-  return { env: c.env, principal: c.get("principal"), waitUntil: waitUntilOf(c) };
+  return { env: c.env, principal: c.get("principal"), background: backgroundOf(c) };
 }
 
 const sendErrors = {

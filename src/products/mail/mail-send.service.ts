@@ -7,8 +7,8 @@ import { settings } from "../../platform/config";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth";
 import { ApiError, type FieldErrors } from "../../platform/errors";
+import type { Background } from "../../platform/jobs/accept";
 import { firstUnverifiedSender } from "./domains.service";
-import { sendFirstAttempts } from "./mail.consumer";
 import { evaluatePolicy, forItem, policyError } from "./mail.policy";
 import { MAX_BATCH } from "./mail.schemas";
 import { CapError, checkCaps, createEmails, INLINE_FIRST_ATTEMPTS, type AcceptedEmail, type EmailWithBody } from "./mail.service";
@@ -18,7 +18,7 @@ import { checkEmail, missingMessage } from "./mail.validation";
 export interface SendContext {
   env: Env;
   principal: Principal;
-  waitUntil: ((promise: Promise<unknown>) => void) | null;
+  background: Background | null;
 }
 
 function sandboxDomain(env: Env): string {
@@ -38,9 +38,10 @@ async function requireVerifiedSenders(env: Env, principal: Principal, senders: s
 }
 
 /**
- * Reserves the sandbox caps, stores the emails (the quota, their bodies, their rows) and queues
- * them, starting the first `inline` attempts from waitUntil. The caps are given back when the store
- * fails; a cap refusal throws `capError(error)`.
+ * Reserves the sandbox caps, then accepts the emails (mail.service.ts createEmails: the quota, their
+ * bodies, their rows, the queue, the first `inline` attempts from waitUntil). The caps are given
+ * back when the accept throws (the quota refused, or the store failed); a cap refusal throws
+ * `capError(error)`.
  */
 async function store(ctx: SendContext, accepted: AcceptedEmail[], inline: number, capError: (error: CapError) => ApiError): Promise<EmailWithBody[]> {
   let release: () => Promise<void>;
@@ -49,20 +50,10 @@ async function store(ctx: SendContext, accepted: AcceptedEmail[], inline: number
   } catch (error) {
     throw error instanceof CapError ? capError(error) : error;
   }
-  const first = ctx.waitUntil ? inline : 0;
-  const rows = await createEmails(ctx.env, ctx.principal, accepted, { inlineFirstAttempts: first }).catch(async (error) => {
+  return createEmails(ctx.env, ctx.principal, accepted, { inline, background: ctx.background }).catch(async (error) => {
     await release();
     throw error;
   });
-  // The queue message of each of these is delayed past the attempt's lease: it is the retry.
-  if (first > 0)
-    ctx.waitUntil?.(
-      sendFirstAttempts(
-        ctx.env,
-        rows.slice(0, first).map((row) => row.id),
-      ),
-    );
-  return rows;
 }
 
 /**

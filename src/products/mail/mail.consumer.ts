@@ -2,8 +2,9 @@
 // configured transport (an email's body read from R2 as it is sent), records each status in the message's history, suspends sandbox keys past
 // the bounce or complaint threshold, and delivers mail webhook events. Also the first delivery
 // attempt a send request starts itself (`sendFirstAttempts`, from its waitUntil), which goes
-// through the same claim. Every step is safe to run twice: a message is claimed with a lease
-// before it is sent and is only sent while `queued`.
+// through the same claim. Every step is safe to run twice: an email or a platform mail is claimed
+// with a lease (platform/jobs/claim.ts) before it is sent and is only sent while `queued` (an email)
+// or `pending` (a platform mail).
 import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
@@ -26,6 +27,8 @@ export { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;
 /** A message stays `queued` (API-visible) while it is being sent: only the lease says it is held. */
 const CLAIM = claimSpec("mail-sends", { from: ["queued"], inFlight: "queued" });
+/** Platform mail waits `pending` and is claimed `sending` (never shown by an API). */
+export const OUTBOX_CLAIM = claimSpec("mail-sends", { from: ["pending"], inFlight: "sending" });
 
 /** Sandbox suspension: over the key's messages with an outcome in the last 7 days. */
 export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, complaintRate: 0.05 } as const;
@@ -89,7 +92,7 @@ async function handleMessage(body: MailQueueMessage, { env, attempts, isLastAtte
     case "email":
       return sendEmail(env, body.id, events);
     case "platform":
-      return sendPlatformMail(env, body.id, attempts);
+      return sendPlatformMail(env, body.id);
     case "webhook": {
       const result = await deliverEvent(env, body.webhookId, body.eventId);
       if (result.done) return { ack: true };
@@ -202,14 +205,13 @@ export async function suspendIfOverThreshold(env: Env, keyId: string): Promise<b
   return true;
 }
 
-/** Platform mail (usage warnings, report shares, alerts): the same transport, no quota. */
-async function sendPlatformMail(env: Env, id: string, deliveries: number): Promise<Step> {
+/**
+ * Platform mail (usage warnings, report shares, alerts): the same transport, no quota, the same
+ * claim (a message waits `pending` and is claimed `sending`), so a redelivered message sends nothing.
+ */
+async function sendPlatformMail(env: Env, id: string): Promise<Step> {
   const db = getDb(env.DB);
-  const [row] = await db
-    .update(platformOutbox)
-    .set({ status: "sending" })
-    .where(and(eq(platformOutbox.id, id), eq(platformOutbox.status, "pending")))
-    .returning();
+  const [row] = await claim(db, platformOutbox, OUTBOX_CLAIM, eq(platformOutbox.id, id), { updatedAt: nowIso() }).returning();
   if (!row) return { ack: true };
   const outcome = await deliver(env, {
     id: row.id,
@@ -225,16 +227,16 @@ async function sendPlatformMail(env: Env, id: string, deliveries: number): Promi
     tags: [row.kind.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64)],
     stream: "transactional",
   });
-  if (!outcome.ok && outcome.retry && deliveries < MAX_ATTEMPTS) {
-    await db.update(platformOutbox).set({ status: "pending" }).where(eq(platformOutbox.id, id));
-    return { ack: false, delaySeconds: backoffSeconds(deliveries) };
+  if (!outcome.ok && outcome.retry && row.attempts < MAX_ATTEMPTS) {
+    await db.update(platformOutbox).set({ status: "pending", leaseUntil: null, updatedAt: nowIso() }).where(eq(platformOutbox.id, id));
+    return { ack: false, delaySeconds: backoffSeconds(row.attempts) };
   }
   const done = nowIso();
   const statuses: MailStatus[] = outcome.ok ? statusesOf(outcome) : ["failed"];
   await db.batch([
     db
       .update(platformOutbox)
-      .set({ status: statuses[statuses.length - 1], sentAt: outcome.ok ? done : null })
+      .set({ status: statuses[statuses.length - 1], leaseUntil: null, updatedAt: done, sentAt: outcome.ok ? done : null })
       .where(eq(platformOutbox.id, id)),
     db.insert(emailEvents).values(
       statuses.map((status) => ({

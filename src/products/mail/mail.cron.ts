@@ -1,12 +1,11 @@
-// Hourly jobs of the mail pipeline: the sweep queues again messages whose queue message was lost
-// (the enqueue failed after the row was stored, or a consumer died holding the lease; the consumer
-// sends only `queued` messages whose lease is free, so a message queued twice is sent once), and
-// retention deletes finished emails (each email's R2 body first, then its row), their status history
+// Jobs of the mail pipeline: every minute, the sweep (platform/jobs/sweep.ts) queues again emails
+// and platform mail whose queue message was lost (the enqueue failed after the row was stored, or a
+// consumer died holding the lease; the consumer claims a message before sending it, so a message
+// queued twice is sent once); hourly, retention deletes finished emails (each email's R2 body first, then its row), their status history
 // and finished platform mail after DELIVERY_LOG_RETENTION_DAYS, in bounded steps.
 import { log } from "../../platform/log";
-import { and, inArray, lt } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Env } from "../../env";
-import { getDb } from "../../db/client";
 import { emails, platformOutbox } from "../../db/schema";
 import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
@@ -14,16 +13,23 @@ import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS, RETENTION_CHUNK, RETENTION_MAX_CHUNKS } from "../../platform/retention";
 import { bodyKey, deleteBodies } from "./mail.bodies";
 import { deleteEmailsById, expiredEmails } from "./mail.queries";
-import { enqueue } from "./mail.queue";
+import { MAX_ATTEMPTS, OUTBOX_CLAIM } from "./mail.consumer";
 
 /** A message untouched for this long is considered lost by the queue. */
 export const STALE_MS = 15 * 60_000;
+/**
+ * A message never attempted this long after it was stored lost its first queue message (the
+ * accept step logged a refused enqueue and answered the send): with the sweep every minute, it is
+ * queued again at most about two minutes after it was accepted.
+ */
+export const UNATTEMPTED_STALE_MS = 60_000;
 const SWEEP_LIMIT = 100;
 
 /**
  * Emails left `queued` and untouched (`updated_at`: stored, claimed, released or swept) for
- * STALE_MS with a free lease. A re-queued email gets updated_at = now, so the next run leaves it
- * alone for another STALE_MS; a queue that refuses the send is logged, as enqueue does.
+ * STALE_MS (UNATTEMPTED_STALE_MS when never attempted) with a free lease. A re-queued email gets
+ * updated_at = now, so the next run leaves it alone for another STALE_MS; a queue that refuses the
+ * send is logged.
  */
 const lostEmails = declareSweep({
   name: "mail",
@@ -32,6 +38,7 @@ const lostEmails = declareSweep({
   waiting: ["queued"],
   due: emails.updatedAt,
   staleMs: STALE_MS,
+  unattemptedMs: UNATTEMPTED_STALE_MS,
   limit: SWEEP_LIMIT,
   mark: (at) => ({ updatedAt: new Date(at).toISOString(), leaseUntil: null }),
   queue: (env) => env.MAIL_QUEUE,
@@ -39,27 +46,36 @@ const lostEmails = declareSweep({
   onSendError: "log",
 });
 
+/**
+ * Platform mail left `pending` (or `sending` under a lease that ended: its consumer died) and
+ * untouched for STALE_MS, UNATTEMPTED_STALE_MS when never attempted; `updated_at` (rows stored
+ * before it have none: their creation). A re-queued message is made `pending` again with
+ * updated_at = now; one with no attempt left is `failed`.
+ */
+const lostPlatformMail = declareSweep({
+  name: "platform mail",
+  table: platformOutbox,
+  key: { id: platformOutbox.id },
+  waiting: [...OUTBOX_CLAIM.from],
+  due: sql`coalesce(${platformOutbox.updatedAt}, ${platformOutbox.createdAt})`,
+  staleMs: STALE_MS,
+  unattemptedMs: UNATTEMPTED_STALE_MS,
+  inFlight: { status: OUTBOX_CLAIM.inFlight, afterMs: 0 },
+  limit: SWEEP_LIMIT,
+  mark: (at) => ({ status: "pending", updatedAt: new Date(at).toISOString(), leaseUntil: null }),
+  exhausted: { maxAttempts: MAX_ATTEMPTS, set: { status: "failed" } },
+  queue: (env) => env.MAIL_QUEUE,
+  messages: (rows) => rows.map((row) => ({ type: "platform" as const, id: row.id })),
+  onSendError: "log",
+});
+
 export async function sweepMail(env: Env): Promise<{ emails: number; platform: number }> {
-  const db = getDb(env.DB);
-  const stale = new Date(nowMs() - STALE_MS).toISOString();
-  const swept = await sweep(env, lostEmails);
-  const lostPlatform = await db
-    .select({ id: platformOutbox.id })
-    .from(platformOutbox)
-    .where(and(inArray(platformOutbox.status, ["pending", "sending"]), lt(platformOutbox.createdAt, stale)))
-    .limit(SWEEP_LIMIT);
-  const platformIds = lostPlatform.map((row) => row.id);
-  // A platform mail left `sending` by a consumer that died is made sendable again.
-  if (platformIds.length) await db.update(platformOutbox).set({ status: "pending" }).where(inArray(platformOutbox.id, platformIds));
-  await enqueue(
-    env,
-    platformIds.map((id) => ({ type: "platform" as const, id })),
-  );
-  return { emails: swept.requeued + swept.unsent, platform: platformIds.length };
+  const [swept, platform] = await Promise.all([sweep(env, lostEmails), sweep(env, lostPlatformMail)]);
+  return { emails: swept.requeued + swept.unsent, platform: platform.requeued + platform.unsent };
 }
 
-/** Hourly: mail whose queue message was lost is queued again. */
-export const mailSweepCron = defineCron({ name: "mail sweep", schedule: "hourly", run: sweepMail });
+/** Every minute: mail whose queue message was lost is queued again. */
+export const mailSweepCron = defineCron({ name: "mail sweep", schedule: "everyMinute", run: sweepMail });
 
 /** Deletes finished emails, status history and platform mail older than the retention period. */
 export async function mailRetention(env: Env): Promise<{ emails: number; events: number; platform: number }> {

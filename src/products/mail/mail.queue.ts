@@ -4,7 +4,7 @@
 // request makes, and the enqueue (the message itself is in the leaf mail.messages.ts).
 import type { Env } from "../../env";
 import { CLAIMS } from "../../platform/jobs/claim";
-import { log } from "../../platform/log";
+import { sendAll } from "../../platform/jobs/queues";
 import { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 
 export { mailQueueMessage, type MailQueueMessage };
@@ -23,15 +23,10 @@ export const LEASE_MS = CLAIMS["mail-sends"].leaseMs;
 export const FIRST_ATTEMPT_QUEUE_DELAY_SECONDS = LEASE_MS / 1000 + 10;
 
 /**
- * Sends queue messages, optionally delayed; a failure is logged, not thrown: the rows are stored
- * as `queued` and the sweep job queues them again.
+ * Sends queue messages, optionally delayed, in as few sendBatch calls as the runtime allows
+ * (sendAll). Throws what the queue throws: the accept step (platform/jobs/accept.ts) logs it for a
+ * send, whose rows wait `queued` for the sweep; the webhook fan-out logs it too.
  */
-export async function enqueue(env: Env, messages: MailQueueMessage[], delaySeconds?: number): Promise<void> {
-  for (let i = 0; i < messages.length; i += 100) {
-    try {
-      await env.MAIL_QUEUE.sendBatch(messages.slice(i, i + 100).map((body) => (delaySeconds ? { body, delaySeconds } : { body })));
-    } catch (error) {
-      log.error("mail enqueue failed; the sweep will retry", { count: messages.length, error: String(error) });
-    }
-  }
+export function enqueue(env: Env, messages: MailQueueMessage[], delaySeconds?: number): Promise<void> {
+  return sendAll(env.MAIL_QUEUE, messages, delaySeconds ? { delaySeconds } : undefined);
 }

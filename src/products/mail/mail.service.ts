@@ -9,15 +9,16 @@ import { emailEvents, emails, type MailKeyPolicy, type MailStatus } from "../../
 import type { Principal } from "../../platform/auth";
 import { nowIso, nowMs } from "../../platform/clock";
 import { pagination, type PageQuery } from "../../platform/pagination";
-import { consumeQuota, releaseQuota } from "../../platform/quota";
+import { accept, type Background } from "../../platform/jobs/accept";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { ApiError } from "../../platform/errors";
 import { parseAddress } from "../../platform/mailbox";
 import { policyError, type EmailInput } from "./mail.policy";
 import { capUsed, hasRecipient, releaseCap, reserveCap, type CapWindow } from "./mail.queries";
 import type { Stream } from "./mail.schemas";
-import { bodyKey, deleteBodyKeys, putBodies, withBodies, type EmailBody } from "./mail.bodies";
+import { bodyKey, deleteBodyKeys, putBodies, withBodies, type BodyRef, type EmailBody } from "./mail.bodies";
 import { enqueue, FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, type MailQueueMessage } from "./mail.queue";
+import { sendFirstAttempts } from "./mail.consumer";
 
 export type EmailRow = typeof emails.$inferSelect;
 export type EventRow = typeof emailEvents.$inferSelect;
@@ -126,21 +127,22 @@ export interface AcceptedEmail {
 export const INLINE_FIRST_ATTEMPTS = 10;
 
 /**
- * Consumes `mail` quota for the messages, writes their bodies to R2 (one object per email), stores
- * the rows with their `queued` history entry in one D1 batch and queues them for delivery. Nothing
- * is stored when the quota refuses; when a body write fails (500) or the rows' batch fails, the
- * objects written are deleted and the quota is given back. Returns the rows with their bodies.
- * The queue messages of the first `inlineFirstAttempts` emails (those the caller will attempt at
- * once) are delayed by FIRST_ATTEMPT_QUEUE_DELAY_SECONDS.
+ * Accepts the emails through the accept step (platform/jobs/accept.ts): `mail` quota for the
+ * messages (nothing is stored when it refuses), their bodies to R2 (one object per email), the rows
+ * with their `queued` history entry in one D1 batch, their queue messages, and the first attempt of
+ * the first `inline` emails from `background` (their messages delayed past its lease by
+ * FIRST_ATTEMPT_QUEUE_DELAY_SECONDS: they are its retry). When a body write or the rows' batch
+ * fails, the objects written are deleted, the quota goes back and the error is the 500; a queue
+ * that refuses is logged and the rows, stored `queued`, are queued again by the sweep (mail.cron.ts).
+ * Returns the rows with their bodies.
  */
 export async function createEmails(
   env: Env,
   principal: Principal,
   accepted: AcceptedEmail[],
-  options: { inlineFirstAttempts?: number } = {},
+  options: { inline?: number; background?: Background | null } = {},
 ): Promise<EmailWithBody[]> {
   if (accepted.length === 0) return [];
-  await consumeQuota(env, principal, "mail", accepted.length);
   const at = nowIso();
   const rows: EmailRow[] = accepted.map(({ email, stream }) => ({
     id: crypto.randomUUID(),
@@ -169,12 +171,27 @@ export async function createEmails(
     updatedAt: at,
   }));
   const bodies = accepted.map(({ email }, i) => ({ id: rows[i].id, teamId: principal.teamId, html: email.html, text: email.text }));
-  try {
-    await putBodies(env, bodies);
-  } catch (error) {
-    await releaseQuota(env, principal.teamId, "mail", rows.length);
-    throw error;
-  }
+  const inline = options.background ? Math.min(options.inline ?? 0, rows.length) : 0;
+  const messages = rows.map((row): MailQueueMessage => ({ type: "email", id: row.id }));
+  const attemptedAtOnce = rows.slice(0, inline).map((row) => row.id);
+  await accept({
+    name: "mail send",
+    env,
+    quota: { owner: principal, service: "mail", units: rows.length },
+    store: () => storeEmails(env, rows, bodies, at),
+    enqueue: async () => {
+      if (inline > 0) await enqueue(env, messages.slice(0, inline), FIRST_ATTEMPT_QUEUE_DELAY_SECONDS);
+      await enqueue(env, messages.slice(inline));
+    },
+    attempt: inline > 0 ? () => sendFirstAttempts(env, attemptedAtOnce) : undefined,
+    background: options.background,
+  });
+  return rows.map((row, i) => ({ ...row, html: bodies[i].html, text: bodies[i].text }));
+}
+
+/** The bodies to R2, then the rows and their `queued` entries in one D1 batch; a failed batch deletes the bodies again. */
+async function storeEmails(env: Env, rows: EmailRow[], bodies: Array<Omit<BodyRef, "bodyInR2">>, at: string): Promise<void> {
+  await putBodies(env, bodies);
   const db = getDb(env.DB);
   try {
     // Multi-row inserts sized to D1's 100 bound parameters per statement, all in one batch.
@@ -196,14 +213,8 @@ export async function createEmails(
       env,
       rows.map((row) => bodyKey(row.teamId, row.id)),
     );
-    await releaseQuota(env, principal.teamId, "mail", rows.length);
     throw error;
   }
-  const inline = Math.min(options.inlineFirstAttempts ?? 0, rows.length);
-  const messages = rows.map((row): MailQueueMessage => ({ type: "email", id: row.id }));
-  if (inline > 0) await enqueue(env, messages.slice(0, inline), FIRST_ATTEMPT_QUEUE_DELAY_SECONDS);
-  await enqueue(env, messages.slice(inline));
-  return rows.map((row, i) => ({ ...row, html: bodies[i].html, text: bodies[i].text }));
 }
 
 const D1_MAX_PARAMS = 100;

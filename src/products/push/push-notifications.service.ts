@@ -11,7 +11,8 @@ import { getDb } from "../../db/client";
 import { pushNotifications, type PushTarget } from "../../db/schema";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
+import { accept } from "../../platform/jobs/accept";
+import type { QuotaOwner } from "../../platform/quota";
 import { orNotFound } from "../../platform/tenancy";
 import { loadApp } from "./push-apps.service";
 import type { PushQueueMessage } from "./push.consumer";
@@ -24,8 +25,9 @@ type NotificationRow = typeof pushNotifications.$inferSelect;
 
 /**
  * Accepts a notification: resolves defaults from the app's settings, checks the payload fits one
- * push message, counts the recipients, consumes one `push` quota unit per recipient and queues the
- * fan-out. Nothing is sent inside the request.
+ * push message, counts the recipients, then the accept step (platform/jobs/accept.ts): one `push`
+ * quota unit per recipient, the row, the fan-out's queue message (a refusal is logged; the sweep
+ * starts the fan-out). Nothing is sent inside the request.
  */
 export async function sendNotification(env: Env, owner: QuotaOwner, appId: string, input: z.infer<typeof SendSchema>) {
   const app = await loadApp(env, owner.teamId, appId);
@@ -54,7 +56,6 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
   // The app's store counts the recipients (and names listed ids that are not its subscribers).
   const { count: recipients, unknown } = await inStore(() => pushStore(env, app.id).recipients(target, createdAt));
   if (unknown.length) throw ApiError.validation({ subscriber_ids: [`unknown subscriber ids: ${unknown.slice(0, 20).join(", ")}`] });
-  if (recipients > 0) await consumeQuota(env, owner, "push", recipients);
   const row: NotificationRow = {
     id,
     teamId: owner.teamId,
@@ -72,17 +73,16 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
     createdAt,
     completedAt: recipients === 0 ? createdAt : null,
   };
-  await db.insert(pushNotifications).values(row);
-  if (recipients > 0) {
-    try {
-      await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: id, after: null, token: row.fanoutToken! } satisfies PushQueueMessage);
-    } catch (error) {
-      // Nothing was queued: undo the notification and give the units back.
-      await db.delete(pushNotifications).where(eq(pushNotifications.id, id));
-      await releaseQuota(env, owner.teamId, "push", recipients);
-      throw error;
-    }
-  }
+  await accept({
+    name: "push notification",
+    env,
+    quota: { owner, service: "push", units: recipients },
+    store: () => db.insert(pushNotifications).values(row),
+    // A refused message leaves the fan-out unstarted: the minute sweep (push.cron.ts) starts it.
+    enqueue: async () => {
+      if (recipients > 0) await env.PUSH_QUEUE.send({ kind: "fanout", notification_id: id, after: null, token: row.fanoutToken! } satisfies PushQueueMessage);
+    },
+  });
   return toNotification(row, NOTHING);
 }
 

@@ -1,9 +1,11 @@
-// Hourly sweep of push fan-outs whose queue message was lost. Accepting a notification and each
-// fan-out step end with a queue send; if that send fails for good (or a message is dropped after
-// the queue's own retries), the notification would stay `queued` forever.
+// The sweep (every minute) of push fan-outs whose queue message was lost. Accepting a notification
+// (platform/jobs/accept.ts) and each fan-out step end with a queue send; if that send fails (the
+// accept then logs it and answers 202) or a message is dropped after the queue's own retries, the
+// notification would stay `queued` forever.
 //
 // A notification whose fan-out is unfinished and did not progress for SWEEP_STUCK_MS (`fanout_at`:
-// its creation, the last step that queued the next one, or its last sweep) gets a new fanout_token
+// its creation, the last step that queued the next one, or its last sweep), or that never started
+// for UNSTARTED_STUCK_MS (`fanout_at` still its creation: its first message was never sent), gets a new fanout_token
 // and fanout_at = now in one conditional UPDATE ... RETURNING, and a `fanout` message carrying that
 // token resumes after the last subscriber that has a delivery row (the app's store says which: one
 // call per app). A late original message carries the old token and does nothing, so there is never
@@ -26,13 +28,25 @@ import { SWEEP_STUCK_MS } from "./store/push-store.upkeep";
 
 export { SWEEP_STUCK_MS };
 
+/**
+ * A fan-out whose first message never came this long after its accept: restarted then, so with
+ * the sweep every minute a notification whose enqueue failed starts at most about two minutes late.
+ */
+export const UNSTARTED_STUCK_MS = 60_000;
+
 /** Fan-outs restarted per run (one statement, one sendBatch). */
 export const SWEEP_MAX_FANOUTS = 100;
 
 /** Restarts stalled fan-outs, oldest first. Returns how many were re-queued. */
 export async function sweepPushFanouts(env: Env): Promise<number> {
   const now = nowMs();
-  const { results } = await restartStalledFanouts(env.DB, new Date(now).toISOString(), new Date(now - SWEEP_STUCK_MS).toISOString(), SWEEP_MAX_FANOUTS).all<{
+  const { results } = await restartStalledFanouts(
+    env.DB,
+    new Date(now).toISOString(),
+    new Date(now - SWEEP_STUCK_MS).toISOString(),
+    SWEEP_MAX_FANOUTS,
+    new Date(now - UNSTARTED_STUCK_MS).toISOString(),
+  ).all<{
     id: string;
     app_id: string;
     fanout_token: string;
@@ -53,8 +67,8 @@ export async function sweepPushFanouts(env: Env): Promise<number> {
   return results.length;
 }
 
-/** Hourly: push fan-outs whose queue message was lost are queued again. */
-export const pushSweepCron = defineCron({ name: "push sweep", schedule: "hourly", run: sweepPushFanouts });
+/** Every minute: push fan-outs whose queue message was lost are queued again. */
+export const pushSweepCron = defineCron({ name: "push sweep", schedule: "everyMinute", run: sweepPushFanouts });
 
 /**
  * Deletes notification rows older than the retention period, in bounded steps (their delivery rows

@@ -4,6 +4,7 @@ import type { MiddlewareHandler } from "hono";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
+import { backgroundOf } from "../../platform/request-context";
 import { createRouter } from "../../platform/router";
 import { route } from "./relay.openapi";
 import { EventDetailSchema, EventParam, EventsQuery, EventSummarySchema, PaginationSchema, ReplayBody, ReplaySchema, SourceParam } from "./relay.schemas";
@@ -81,6 +82,6 @@ relayEventsRouter.openapi(
   async (c) => {
     const { source_id, event_id } = c.req.valid("param");
     const { destination_ids } = c.req.valid("json");
-    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id, c.executionCtx, destination_ids) }, 202);
+    return c.json({ data: await replayEvent(c.env, c.get("principal"), source_id, event_id, backgroundOf(c), destination_ids) }, 202);
   },
 );

@@ -1,15 +1,15 @@
-// Replaying a stored webhook event: choosing the destinations (D1), charging the `webhooks` quota,
-// and writing the new deliveries in the source's store and queuing them, with the first attempt in
-// the background of the request. The source is found under the team before its store is asked;
+// Replaying a stored webhook event: choosing the destinations (D1), then the accept step
+// (platform/jobs/accept.ts): the `webhooks` quota, the new deliveries in the source's store, their
+// queue messages, the first attempt in the background of the request. The source is found under the team before its store is asked;
 // no Hono context here.
-import { log } from "../../platform/log";
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { webhookDestinations } from "../../db/schema";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota, type QuotaOwner } from "../../platform/quota";
+import { accept } from "../../platform/jobs/accept";
+import type { QuotaOwner } from "../../platform/quota";
 import { ownedBy, orNotFound } from "../../platform/tenancy";
 import { attemptNow } from "./relay.consumer";
 import { filterAdmits } from "./relay.inbound";
@@ -23,7 +23,7 @@ import { loadSource } from "./relay-sources.service";
  * getting it twice). A listed id must be a destination of this source (any other, of this team or
  * another, answers the same 422, never confirming it exists), enabled, and admit the event's type.
  */
-export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background, destinationIds?: string[]) {
+export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string, eventId: string, background: Background | null, destinationIds?: string[]) {
   const teamId = owner.teamId;
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
@@ -58,30 +58,22 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
   if (deliveries.length > 0) {
     const ids = deliveries.map((d) => d.id);
     // Each delivery a replay creates is outbound work the team asked for: one `webhooks` unit each
-    // (429, nothing created, when the quota is short; given back when nothing could be queued).
-    await consumeQuota(env, owner, "webhooks", deliveries.length);
-    let added: boolean;
-    try {
-      added = await store.addDeliveries(eventId, deliveries, at);
-    } catch (error) {
-      await releaseQuota(env, teamId, "webhooks", deliveries.length);
-      throw error;
-    }
-    if (!added) {
-      // Purged by retention meanwhile.
-      await releaseQuota(env, teamId, "webhooks", deliveries.length);
-      throw RelayErrors.event();
-    }
-    try {
-      await enqueueDeliveries(env, sourceId, ids);
-    } catch (error) {
-      await releaseQuota(env, teamId, "webhooks", deliveries.length);
-      await store.removeDeliveries(ids);
-      log.error("relay replay enqueue failed", { event_id: eventId, error: String(error) });
-      throw new ApiError("unavailable", "Replay could not be queued; retry later");
-    }
-    // As on ingest: the first attempt at once, the queued messages as its safety net and retries.
-    background.waitUntil(attemptNow(env, sourceId, ids));
+    // (429, nothing created, when the quota is short). As on ingest: the first attempt at once, the
+    // queued messages as its safety net and retries; a refused message is logged and the store's
+    // alarm queues the stored delivery again once it is overdue.
+    await accept({
+      name: "relay replay",
+      env,
+      quota: { owner, service: "webhooks", units: deliveries.length },
+      store: async () => {
+        // False: the event was purged by retention meanwhile (404, the units go back).
+        if (!(await store.addDeliveries(eventId, deliveries, at))) throw RelayErrors.event();
+      },
+      unavailable: () => new ApiError("unavailable", "Replay could not be stored; retry later"),
+      enqueue: () => enqueueDeliveries(env, sourceId, ids),
+      attempt: () => attemptNow(env, sourceId, ids),
+      background,
+    });
   }
   return { count: deliveries.length, destination_ids: deliveries.map((d) => d.destinationId) };
 }

@@ -15,10 +15,8 @@ export const RelayErrors = {
   event: () => ApiError.notFound("Event not found"),
 };
 
-/** Where work that must outlive the answer goes: the request's `executionCtx.waitUntil`. */
-export interface Background {
-  waitUntil(promise: Promise<unknown>): void;
-}
+/** Where work that must outlive the answer goes: the platform's one Background (jobs/accept.ts). */
+export type { Background } from "../../platform/jobs/accept";
 
 export type Trigger = "ingest" | "replay";
 

@@ -1,9 +1,11 @@
-// Hourly sweep of survey webhook deliveries whose queue message was lost: the completion commits
-// the delivery rows, then sends their messages; if that send fails (or a message is dropped after
-// the queue's own retries), the row would stay `pending` forever.
+// The sweep (every minute) of survey webhook deliveries whose queue message was lost: the
+// completion commits the delivery rows, then sends their messages (the accept step,
+// surveys.publish.ts); if that send fails (or a message is dropped after the queue's own retries),
+// the row would stay `pending` forever.
 //
 // A row is stale when it is pending, unlocked, and no message was due for it in the last
-// SWEEP_STALE_MS (`next_attempt_at`: its creation, its next retry, or its last sweep). The sweep
+// SWEEP_STALE_MS (`next_attempt_at`: its creation, its next retry, or its last sweep), or
+// UNATTEMPTED_STALE_MS when it was never attempted. The sweep
 // (declared below, run by platform/jobs/sweep.ts) gives each stale row a new queue token and
 // sends a message carrying it, in one conditional UPDATE ... RETURNING per batch, so overlapping
 // sweeps never re-queue a row twice. If the old message was only late, it now carries a
@@ -22,9 +24,14 @@ import { COMPLETION_KEY_DAYS } from "./surveys.publish";
 
 /** A pending delivery without an attempt due for this long is re-queued. */
 export const SWEEP_STALE_MS = 5 * 60_000;
+/**
+ * Sooner for a delivery never attempted: its message was never sent (the accept step logged a
+ * refused send). With the sweep every minute, it is queued again about two minutes after at most.
+ */
+export const UNATTEMPTED_STALE_MS = 60_000;
 /** Rows re-queued per statement and per sendBatch (the queue's batch limit). */
 export const SWEEP_BATCH_SIZE = 100;
-/** Batches per run: at most 1,000 re-queued deliveries an hour; the rest wait for the next run. */
+/** Batches per run: at most 1,000 re-queued deliveries a run; the rest wait for the next run. */
 export const SWEEP_MAX_BATCHES = 10;
 
 export interface SweepResult {
@@ -39,6 +46,7 @@ const lostDeliveries = declareSweep({
   waiting: ["pending"],
   due: sql`coalesce(${surveyWebhookDeliveries.nextAttemptAt}, ${surveyWebhookDeliveries.createdAt})`,
   staleMs: SWEEP_STALE_MS,
+  unattemptedMs: UNATTEMPTED_STALE_MS,
   limit: SWEEP_BATCH_SIZE * SWEEP_MAX_BATCHES,
   batch: SWEEP_BATCH_SIZE,
   // If the send fails, the rows keep their new token and become stale again after SWEEP_STALE_MS:
@@ -54,8 +62,8 @@ export async function sweepSurveyDeliveries(env: Env): Promise<SweepResult> {
   return { requeued, failed: exhausted };
 }
 
-/** Hourly: survey webhook deliveries whose queue message was lost are queued again. */
-export const surveyDeliveriesSweepCron = defineCron({ name: "survey deliveries sweep", schedule: "hourly", run: sweepSurveyDeliveries });
+/** Every minute: survey webhook deliveries whose queue message was lost are queued again. */
+export const surveyDeliveriesSweepCron = defineCron({ name: "survey deliveries sweep", schedule: "everyMinute", run: sweepSurveyDeliveries });
 
 /**
  * Deletes finished survey webhook deliveries older than the retention period, and completion keys

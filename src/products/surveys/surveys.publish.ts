@@ -5,12 +5,12 @@
 // the completion's key (survey_completions, primary key response_id) with this attempt's token,
 // and every later statement is conditioned on that token, so a repeated or concurrent attempt
 // changes nothing. A survey deleted meanwhile takes nothing.
-import { log } from "../../platform/log";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveyWebhooks } from "../../db/schema/surveys";
 import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
+import { accept } from "../../platform/jobs/accept";
 import { sendAll } from "../../platform/jobs/queues";
 import type { StoreOwner } from "./store/survey-rows";
 
@@ -26,37 +26,41 @@ export async function publishCompletion(env: Env, owner: StoreOwner, responseId:
   const deliveries = hooks.filter((h) => h.events.includes("response.completed")).map((h) => ({ id: crypto.randomUUID(), webhookId: h.id }));
   const token = crypto.randomUUID();
   const won = "EXISTS (SELECT 1 FROM survey_completions WHERE response_id = ?1 AND token = ?2)";
-  const results = await env.DB.batch([
-    env.DB.prepare(
-      `INSERT INTO survey_completions (response_id, survey_id, team_id, token, created_at)
-       SELECT ?1, id, team_id, ?2, ?5 FROM surveys WHERE id = ?3 AND team_id = ?4
-       ON CONFLICT (response_id) DO NOTHING`,
-    ).bind(responseId, token, owner.surveyId, owner.teamId, nowIso()),
-    env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND team_id = ?4 AND ${won}`).bind(
-      responseId,
-      token,
-      owner.surveyId,
-      owner.teamId,
-    ),
-    ...deliveries.map((d) =>
-      env.DB.prepare(
-        // The body is built from the stored response when sent: one copy, however many webhooks.
-        `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, response_id, status, attempts, created_at, next_attempt_at)
-         SELECT ?5, ?4, ?3, ?6, 'response.completed', ?1, 'pending', 0, ?7, ?7 WHERE ${won} AND EXISTS (SELECT 1 FROM survey_webhooks WHERE id = ?6)`,
-      ).bind(responseId, token, owner.surveyId, owner.teamId, d.id, d.webhookId, completedAt),
-    ),
-  ]);
-  const wrote = results[0].meta.changes === 1;
-  if (wrote && deliveries.length) {
-    try {
-      await sendAll(
-        env.SURVEY_QUEUE,
-        deliveries.map((d) => ({ delivery_id: d.id })),
-      );
-    } catch (error) {
-      // The rows are committed and stay pending: the hourly sweep (surveys.cron.ts) queues them again.
-      log.error("survey webhook enqueue failed", { response_id: responseId, error: String(error) });
-    }
-  }
+  // The accept step (platform/jobs/accept.ts), with no quota (the unit is spent by the completion):
+  // the rows, then their messages; a refused send is logged, the rows stay pending for the sweep.
+  const wrote = await accept({
+    name: "survey webhooks",
+    env,
+    store: async () => {
+      const results = await env.DB.batch([
+        env.DB.prepare(
+          `INSERT INTO survey_completions (response_id, survey_id, team_id, token, created_at)
+           SELECT ?1, id, team_id, ?2, ?5 FROM surveys WHERE id = ?3 AND team_id = ?4
+           ON CONFLICT (response_id) DO NOTHING`,
+        ).bind(responseId, token, owner.surveyId, owner.teamId, nowIso()),
+        env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND team_id = ?4 AND ${won}`).bind(
+          responseId,
+          token,
+          owner.surveyId,
+          owner.teamId,
+        ),
+        ...deliveries.map((d) =>
+          env.DB.prepare(
+            // The body is built from the stored response when sent: one copy, however many webhooks.
+            `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, response_id, status, attempts, created_at, next_attempt_at)
+             SELECT ?5, ?4, ?3, ?6, 'response.completed', ?1, 'pending', 0, ?7, ?7 WHERE ${won} AND EXISTS (SELECT 1 FROM survey_webhooks WHERE id = ?6)`,
+          ).bind(responseId, token, owner.surveyId, owner.teamId, d.id, d.webhookId, completedAt),
+        ),
+      ]);
+      return results[0].meta.changes === 1;
+    },
+    enqueue: async (written) => {
+      if (written && deliveries.length)
+        await sendAll(
+          env.SURVEY_QUEUE,
+          deliveries.map((d) => ({ delivery_id: d.id })),
+        );
+    },
+  });
   return wrote;
 }

@@ -108,9 +108,9 @@ describe("report-export consumer", () => {
 });
 
 describe("export enqueue failure", () => {
-  it("leaves the record failed, gives the quota unit back and answers 503", async () => {
+  it("answers the export (stored `queued`, the unit kept), logs the refusal, and the minute sweep queues it within two minutes", async () => {
     const { startExport } = await import("../../../src/products/audit/audit.service");
-    const { ApiError } = await import("../../../src/platform/errors");
+    const { requeueStuckExports } = await import("../../../src/products/audit/audit.cron");
     const team = await setupTeam();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const broken = {
@@ -122,13 +122,45 @@ describe("export enqueue failure", () => {
       },
     } as unknown as Env;
     const owner = { teamId: team.teamId, plan: "pro", ownerEmail: null };
-    const error = await startExport(broken, owner, { teamId: team.teamId, projectId: "p1" }, { format: "json" }).catch((e) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error.status).toBe(503);
-    const rows = await getDb(env.DB).select().from(auditReports).where(eq(auditReports.teamId, team.teamId));
-    expect(rows.map((r) => r.status)).toEqual(["failed"]);
-    const usage = { used: await usedOf(team.teamId, "ai") };
-    expect(usage?.used).toBe(0);
-    expect(errors).toHaveBeenCalled();
+    const start = nowMs();
+    setClock(start);
+    const view = await startExport(broken, owner, { teamId: team.teamId, projectId: "p1" }, { format: "json" });
+    expect(view.status).toBe("queued");
+    expect(await load(view.id)).toMatchObject({ status: "queued", attempts: 0, leaseUntil: null });
+    expect(await usedOf(team.teamId, "ai")).toBe(1);
+    expect(errors.mock.calls.map(([line]) => String(line)).some((line) => line.includes("audit export: enqueue failed"))).toBe(true);
+
+    // Not yet at one minute; past it, the sweep sends the message the accept could not.
+    const sent: unknown[] = [];
+    const recording = {
+      ...env,
+      EXPORT_QUEUE: { sendBatch: async (messages: Array<{ body: unknown }>) => void sent.push(...messages.map((m) => m.body)) },
+    } as unknown as Env;
+    setClock(start + 60_000);
+    await requeueStuckExports(recording);
+    expect(sent).not.toContainEqual({ report_id: view.id, team_id: team.teamId });
+    setClock(start + 61_000);
+    await requeueStuckExports(recording);
+    expect(sent).toContainEqual({ report_id: view.id, team_id: team.teamId });
+    expect(await processExport(env, { report_id: view.id, team_id: team.teamId })).toBe("exported");
+  });
+
+  it("a record that cannot be stored gives the unit back and answers 503", async () => {
+    const { startExport } = await import("../../../src/products/audit/audit.service");
+    const team = await setupTeam();
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const trigger = `fail_export_${team.teamId.replace(/-/g, "")}`;
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON audit_reports WHEN NEW.team_id = '${team.teamId}' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`,
+    );
+    try {
+      const owner = { teamId: team.teamId, plan: "pro", ownerEmail: null };
+      const error = await startExport(env, owner, { teamId: team.teamId, projectId: "p1" }, { format: "json" }).catch((e) => e);
+      expect({ status: error.status, message: error.message }).toEqual({ status: 503, message: "The export could not be stored; retry later" });
+    } finally {
+      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    }
+    expect(await getDb(env.DB).select().from(auditReports).where(eq(auditReports.teamId, team.teamId))).toEqual([]);
+    expect(await usedOf(team.teamId, "ai")).toBe(0);
   });
 });

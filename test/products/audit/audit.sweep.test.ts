@@ -1,5 +1,6 @@
-// The hourly sweep of exports whose queue message was lost: a record `queued` for more than 15
-// minutes, or `exporting` under a claim older than the consumer's lease, is re-queued (oldest
+// The sweep (every minute) of exports whose queue message was lost: a record `queued` for more than
+// 15 minutes (1 minute when it was never attempted: its accept's enqueue failed), or `exporting`
+// under a claim older than the consumer's lease, is re-queued (oldest
 // first, bounded per run); the consumer's claim keeps the late original message and the swept one
 // from rendering twice; a queue that refuses the batch leaves the records for the next run.
 import { createScheduledController, env } from "cloudflare:test";
@@ -58,14 +59,17 @@ function fakeBatch(body: unknown, attempts = 1) {
   return { batch: { queue: "report-export", messages: [message] } as unknown as MessageBatch<unknown>, message };
 }
 
-const hourly = (at: number) => createScheduledController({ cron: "0 * * * *", scheduledTime: at });
+const everyMinute = (at: number) => createScheduledController({ cron: "* * * * *", scheduledTime: at });
 const ofTeam = (sent: ExportMessage[], teamId: string) => sent.filter((m) => m.team_id === teamId).map((m) => m.report_id);
 
 describe("audit export sweep", () => {
-  it("the hourly cron re-queues only queued records older than 15 minutes and exporting ones with a dead claim", async () => {
+  it("the minute cron re-queues only queued records older than 15 minutes (1 minute when never attempted) and exporting ones with a dead claim", async () => {
     const team = await setupTeam();
-    const queuedOld = await insertReport(team.teamId, T0);
-    const queuedYoung = await insertReport(team.teamId, T0 + 2 * MINUTE);
+    // Queued again after an attempt (attempts 1): lost after 15 minutes.
+    const queuedOld = await insertReport(team.teamId, T0, { attempts: 1 });
+    const queuedYoung = await insertReport(team.teamId, T0 + 2 * MINUTE, { attempts: 1 });
+    // Never attempted (its accept's enqueue failed): lost after 1 minute.
+    const unattempted = await insertReport(team.teamId, T0 + 13.5 * MINUTE);
     const deadClaim = await insertReport(team.teamId, T0, {
       status: "exporting",
       leaseUntil: T0 + 13 * MINUTE + CLAIM_LEASE_MS,
@@ -78,20 +82,23 @@ describe("audit export sweep", () => {
     });
     const settled = await Promise.all((["exported", "shared", "failed"] as const).map((status) => insertReport(team.teamId, T0 - 60 * MINUTE, { status })));
 
-    // At T0 + 14 min nothing is stale yet: queued for 14 minutes, the claim 1 minute old.
+    // At T0 + 14 min nothing is stale yet: queued for 14 minutes, the claim 1 minute old, the
+    // never-attempted record 30 seconds old.
     const early = queueEnv();
     setClock(T0 + 14 * MINUTE);
-    await worker.scheduled(hourly(T0 + 14 * MINUTE), early.env);
+    await worker.scheduled(everyMinute(T0 + 14 * MINUTE), early.env);
     expect(ofTeam(early.sent, team.teamId)).toEqual([]);
 
-    // At T0 + 16 min: the 16-minute-old queued record and the 3-minute-old claim, oldest first.
+    // At T0 + 16 min: the 16-minute-old queued record, the 3-minute-old claim and the 2.5-minute-old
+    // never-attempted record, oldest first.
     const recorder = queueEnv();
     setClock(T0 + 16 * MINUTE);
-    await worker.scheduled(hourly(T0 + 16 * MINUTE), recorder.env);
-    expect(ofTeam(recorder.sent, team.teamId)).toEqual([queuedOld.id, deadClaim.id]);
+    await worker.scheduled(everyMinute(T0 + 16 * MINUTE), recorder.env);
+    expect(ofTeam(recorder.sent, team.teamId)).toEqual([queuedOld.id, deadClaim.id, unattempted.id]);
     expect(recorder.sent.filter((m) => m.team_id === team.teamId)).toEqual([
       { report_id: queuedOld.id, team_id: team.teamId },
       { report_id: deadClaim.id, team_id: team.teamId },
+      { report_id: unattempted.id, team_id: team.teamId },
     ]);
     // The sweep changes no record: the consumer's claim decides who renders.
     expect(await load(queuedOld.id)).toMatchObject({ status: "queued", updatedAt: queuedOld.updatedAt });
@@ -200,7 +207,7 @@ describe("audit export sweep", () => {
     expect(await load(row.id)).toMatchObject({ status: "queued", updatedAt: row.updatedAt, leaseUntil: null });
 
     // Through the cron, the failure does not escape the scheduled handler either.
-    await expect(worker.scheduled(hourly(T0 + QUEUED_STUCK_AFTER_MS + MINUTE), broken.env)).resolves.toBeUndefined();
+    await expect(worker.scheduled(everyMinute(T0 + QUEUED_STUCK_AFTER_MS + MINUTE), broken.env)).resolves.toBeUndefined();
 
     // One hour later the queue is back: the record goes out.
     setClock(T0 + QUEUED_STUCK_AFTER_MS + 61 * MINUTE);
@@ -217,7 +224,7 @@ describe("audit export sweep", () => {
     const row = await insertReport(team.teamId, start, { format: "json" });
     setClock(start + QUEUED_STUCK_AFTER_MS + MINUTE);
     const queue = playedQueue("report-export");
-    await worker.scheduled(hourly(start + QUEUED_STUCK_AFTER_MS + MINUTE), queue.env);
+    await worker.scheduled(everyMinute(start + QUEUED_STUCK_AFTER_MS + MINUTE), queue.env);
     await queue.deliver();
     const done = await waitForStatus(team.key, team.base, row.id, "exported");
     expect(done.exported_at).toBe(isoSeconds(start + QUEUED_STUCK_AFTER_MS + MINUTE));

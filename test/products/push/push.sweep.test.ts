@@ -1,6 +1,6 @@
 // The sweeps of push work whose queue message was lost: a fan-out that stopped progressing (the
-// hourly cron over D1's notifications) and delivery rows left pending long past due (each app
-// store's alarm) are re-queued after SWEEP_STUCK_MS, never before, a bounded number per run,
+// minute cron over D1's notifications; UNSTARTED_STUCK_MS for one that never started) and delivery
+// rows left pending long past due (each app store's alarm) are re-queued after SWEEP_STUCK_MS, never before, a bounded number per run,
 // oldest first; a late original message never makes a second push. The queue is played by the
 // test: a recording PUSH_QUEUE (messages accepted, then "lost" or delivered by hand with
 // pushSendsConsumer) or one whose send/sendBatch throws. The store's sweep runs as its alarm runs
@@ -11,7 +11,7 @@ import type { Env } from "../../../src/env";
 import worker from "../../../src/index";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { FANOUT_CHUNK, pushSendsConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
-import { SWEEP_MAX_FANOUTS, SWEEP_STUCK_MS, sweepPushFanouts } from "../../../src/products/push/push.cron";
+import { SWEEP_MAX_FANOUTS, SWEEP_STUCK_MS, sweepPushFanouts, UNSTARTED_STUCK_MS } from "../../../src/products/push/push.cron";
 import { pushStore } from "../../../src/products/push/push.store";
 import { SWEEP_MAX_ROWS } from "../../../src/products/push/store/push-store.upkeep";
 import { requeueStuck } from "../../../src/products/push/store/push-store.types";
@@ -115,13 +115,14 @@ describe("push sweep: fan-out", () => {
     const [original] = queue.take(id).fanouts;
     expect(original).toMatchObject({ after: null, token: expect.any(String) });
 
-    // The message is lost. Not yet stuck: nothing is re-queued.
-    setClock(t0 + SWEEP_STUCK_MS - MINUTE);
+    // The message is lost. Not yet stuck (a fan-out that never started waits UNSTARTED_STUCK_MS):
+    // nothing is re-queued.
+    setClock(t0 + UNSTARTED_STUCK_MS);
     await sweepPush(queue.env, app.id);
     expect(queue.take(id)).toEqual({ fanouts: [], sends: [] });
 
     // Past the threshold: one fan-out message, from the start, with a new token.
-    setClock(t0 + SWEEP_STUCK_MS + MINUTE);
+    setClock(t0 + UNSTARTED_STUCK_MS + 1000);
     await sweepPush(queue.env, app.id);
     const { fanouts, sends } = queue.take(id);
     expect(sends).toEqual([]);
@@ -236,14 +237,16 @@ describe("push sweep: fan-out", () => {
     const rows = await storeRows<{ status: string }>(app.id, "SELECT status FROM deliveries WHERE notification_id = ?", id);
     expect(rows.map((r) => r.status)).toEqual(["queued", "queued", "queued"]);
 
-    setClock(t0 + SWEEP_STUCK_MS - MINUTE);
+    // The step recorded no progress in D1: the fan-out counts as never started, and its rows are
+    // not stuck yet either.
+    setClock(t0 + UNSTARTED_STUCK_MS);
     await sweepPush(queue.env, app.id);
     expect(queue.take(id)).toEqual({ fanouts: [], sends: [] });
 
     // Past the threshold, but the queue is still down: the run fails and sends nothing...
     setClock(t0 + SWEEP_STUCK_MS + MINUTE);
     await expect(sweepPush(failingQueue(), app.id)).rejects.toThrow("queue unavailable");
-    // ...and the next hourly run sends both the fan-out and the rows.
+    // ...and a later run sends both the fan-out and the rows.
     setClock(t0 + SWEEP_STUCK_MS + 61 * MINUTE);
     await sweepPush(queue.env, app.id);
     const swept = queue.take(id);
@@ -378,7 +381,7 @@ describe("push sweep: deliveries", () => {
     expect(await detail(team, app.id, id)).toMatchObject({ status: "completed", counts: { delivered: 1 } });
   });
 
-  it("the hourly cron runs the sweep", async () => {
+  it("the minute cron runs the sweep", async () => {
     const { team, app } = await setup(1);
     const t0 = nowMs();
     setClock(t0);
@@ -386,8 +389,29 @@ describe("push sweep: deliveries", () => {
     const id = await accept(team, app.id, queue.env);
     queue.take(id);
     setClock(t0 + SWEEP_STUCK_MS + MINUTE);
-    await worker.scheduled(createScheduledController({ cron: "0 * * * *", scheduledTime: nowMs() }), queue.env);
+    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: nowMs() }), queue.env);
     expect(queue.take(id).fanouts).toEqual([expect.objectContaining({ kind: "fanout", notification_id: id, after: null })]);
+  });
+
+  it("a notification whose fan-out message the queue refused is accepted (202, units kept) and started by the minute cron within two minutes", async () => {
+    const { team, app, subs } = await setup(2);
+    const service = pushService();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const t0 = nowMs();
+    setClock(t0);
+    const id = await accept(team, app.id, failingQueue());
+    expect(errors.mock.calls.map(([line]) => String(line)).some((line) => line.includes("push notification: enqueue failed"))).toBe(true);
+    expect(await detail(team, app.id, id)).toMatchObject({ status: "queued", recipients: 2 });
+    expect((await json(await call("GET", "usage", { key: team.key }))).data.services.push.used).toBe(2);
+
+    const queue = recordingQueue();
+    setClock(t0 + UNSTARTED_STUCK_MS + 1000);
+    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: nowMs() }), queue.env);
+    const { fanouts } = queue.take(id);
+    expect(fanouts).toEqual([expect.objectContaining({ kind: "fanout", notification_id: id, after: null })]);
+    await consume(queue.env, fanouts);
+    await consume(queue.env, queue.take(id).sends);
+    expect(pushesPerEndpoint(service.requests)).toEqual(onceEach(subs));
   });
 });
 

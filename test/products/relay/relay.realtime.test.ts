@@ -163,6 +163,43 @@ describe("first delivery from the ingest request", () => {
   });
 });
 
+describe("a replay whose queue refuses (the accept step)", () => {
+  it("answers 202 with its units taken, attempts each delivery at once, and the store's alarm re-queues a delivery still pending once overdue", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    const destination = await createDestination(team.key, source.id);
+    const queue = recordingQueue();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    // The receiver takes the ingest's delivery, then fails the replay's first attempt.
+    const rx = receiver([destination.url], [200, 500]);
+    try {
+      const accepted = (await json(await ingestSettled(source.slug, JSON.stringify({ type: "x" }), {}, { env: queue.env }))).data;
+      const used = await usedOf(team.teamId, "webhooks");
+      const refusing = {
+        ...queue.env,
+        WEBHOOK_QUEUE: { send: vi.fn(), sendBatch: vi.fn(async () => Promise.reject(new Error("queue down"))) },
+      } as unknown as typeof env;
+      const res = await callSettled("POST", `webhooks/sources/${source.id}/events/${accepted.id}/replay`, { key: team.key, env: refusing });
+      expect(res.status).toBe(202);
+      expect((await json(res)).data).toMatchObject({ count: 1, destination_ids: [destination.id] });
+      expect(errors.mock.calls.map(([line]) => String(line)).some((line) => line.includes("relay replay: enqueue failed"))).toBe(true);
+      expect(await usedOf(team.teamId, "webhooks")).toBe((used ?? 0) + 1);
+      // The first attempt ran from the request all the same (and failed: the delivery waits).
+      expect(rx.received).toHaveLength(2);
+      const replayed = (await getEvent(team.key, source.id, accepted.id)).deliveries.find(
+        (d: { attempts_count: number; status: string }) => d.status !== "delivered",
+      );
+      expect(replayed).toMatchObject({ status: "pending", attempts_count: 1 });
+      // Once overdue (its retry due + 15 minutes), the store's alarm finds it.
+      const store = relayStore(env, source.id);
+      expect(await store.lostMessages(nowMs())).toEqual([]);
+      expect(await store.lostMessages(nowMs() + 16 * 60_000 + 60_000)).toEqual([{ delivery_id: replayed.id, source_id: source.id }]);
+    } finally {
+      rx.restore();
+    }
+  });
+});
+
 describe("the ingest write", () => {
   it("stores the event and its deliveries together after its quota units; parallel ingests never pass the quota", async () => {
     const team = await setupTeam({ plan: "free" });

@@ -1,4 +1,4 @@
-// The hourly sweep of survey webhook deliveries whose queue message was lost, and the consumer's
+// The sweep (every minute) of survey webhook deliveries whose queue message was lost, and the consumer's
 // claim that keeps every delivery to exactly one POST: a completion whose queue send failed is
 // re-queued once it is stale, a late original or a duplicate message sends nothing, a retry that
 // is merely scheduled is left alone, and each run is bounded.
@@ -8,7 +8,7 @@ import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { completeResponse } from "../../../src/products/surveys/survey-responses.service";
 import { CLAIM_LEASE_MS, surveyWebhooksConsumer, MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "../../../src/products/surveys/surveys.consumer";
-import { SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_STALE_MS, sweepSurveyDeliveries } from "../../../src/products/surveys/surveys.cron";
+import { SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_STALE_MS, sweepSurveyDeliveries, UNATTEMPTED_STALE_MS } from "../../../src/products/surveys/surveys.cron";
 import { getDb } from "../../../src/db/client";
 import { loadSurvey } from "../../../src/products/surveys/surveys.queries";
 import { surveyStore } from "../../../src/products/surveys/surveys.store";
@@ -91,7 +91,7 @@ afterEach(() => {
 });
 
 describe("survey delivery sweep", () => {
-  it("re-queues a completion whose queue send failed, through the hourly cron, and delivers it exactly once", async () => {
+  it("re-queues a completion whose queue send failed, through the minute cron, and delivers it exactly once", async () => {
     const urls = receiver();
     const url = `http://127.0.0.1:9/swept-${crypto.randomUUID()}`;
     const { team, survey, questions, hook } = await webhookSurvey(url);
@@ -112,16 +112,16 @@ describe("survey delivery sweep", () => {
     const { id } = (await env.DB.prepare("SELECT id FROM survey_webhook_deliveries WHERE webhook_id = ?").bind(hook.id).first<{ id: string }>())!;
     expect(await deliveryRow(id)).toMatchObject({ status: "pending", attempts: 0, queue_token: null });
 
-    // Not stale yet: a message may still be on its way.
+    // Not stale yet (never attempted: a minute): a message may still be on its way.
     const early = queueEnv();
-    setClock(start + SWEEP_STALE_MS - MINUTE);
-    await worker.scheduled(createScheduledController({ cron: "0 * * * *", scheduledTime: start + SWEEP_STALE_MS - MINUTE }), early.env);
+    setClock(start + UNATTEMPTED_STALE_MS);
+    await worker.scheduled(createScheduledController({ cron: "* * * * *", scheduledTime: start + UNATTEMPTED_STALE_MS }), early.env);
     expect(mine(early.sent, id)).toEqual([]);
 
-    // Stale: the hourly cron sends it again, with a new token; a second run sends nothing more.
+    // Stale: the minute cron sends it again, with a new token; a second run sends nothing more.
     const recorder = queueEnv();
-    setClock(start + SWEEP_STALE_MS + MINUTE);
-    const controller = createScheduledController({ cron: "0 * * * *", scheduledTime: start + SWEEP_STALE_MS + MINUTE });
+    setClock(start + UNATTEMPTED_STALE_MS + 1000);
+    const controller = createScheduledController({ cron: "* * * * *", scheduledTime: start + UNATTEMPTED_STALE_MS + 1000 });
     await worker.scheduled(controller, recorder.env);
     await worker.scheduled(controller, recorder.env);
     const requeued = mine(recorder.sent, id);
@@ -129,7 +129,7 @@ describe("survey delivery sweep", () => {
     expect(await deliveryRow(id)).toMatchObject({
       status: "pending",
       queue_token: requeued[0].token,
-      next_attempt_at: new Date(start + SWEEP_STALE_MS + MINUTE).toISOString(),
+      next_attempt_at: new Date(start + UNATTEMPTED_STALE_MS + 1000).toISOString(),
     });
 
     // The original message was only late after all: it arrives now and sends nothing.
