@@ -10,14 +10,14 @@ import { teams, webhookDestinations, webhookSources } from "../../db/schema";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, releaseQuota } from "../../platform/quota";
+import { accept } from "../../platform/jobs/accept";
 import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
 import { attemptFirst, FIRST_ATTEMPT, type AttemptDestination } from "./relay.consumer";
 import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
 import { RelayErrors, type Background } from "./relay.service";
-import { relayStore, type RelayStoreStub } from "./relay.store";
+import { relayStore } from "./relay.store";
 
 type SourceRow = typeof webhookSources.$inferSelect;
 
@@ -125,23 +125,18 @@ export async function receiveWebhook(
   background: Background,
   admitted: Promise<unknown> = Promise.resolve(null),
 ): Promise<IngestResult> {
-  const { source } = found;
-  // Everything up to the units runs beside the per-IP bucket's count (`admitted`): whatever this
+  const { source, plan, ownerEmail } = found;
+  // Everything up to the store runs beside the per-IP bucket's count (`admitted`): whatever this
   // request is refused for, or answered with, a rate-limit refusal comes first, as if the bucket
-  // had been asked before anything else.
-  let taken: Taken;
+  // had been asked before anything else (units taken meanwhile are given back by the step).
+  let identity: Identity;
   try {
-    taken = await verifyAndTake(env, found, inbound);
+    identity = await verify(found, inbound);
   } catch (error) {
     throw (await admitted) ?? error;
   }
-  const refused = await admitted;
-  if (refused) {
-    if (!("duplicate" in taken)) await giveBack(env, source.teamId, taken.units);
-    throw refused;
-  }
-  if ("duplicate" in taken) return taken;
-  const { identity, sizeBytes, units } = taken;
+  const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
+  const units = eventUnits(sizeBytes);
   const event = {
     id: crypto.randomUUID(),
     eventType: identity.type,
@@ -155,44 +150,61 @@ export async function receiveWebhook(
   const deliveries = found.destinations
     .filter((d) => filterAdmits(d.eventFilter, identity.type))
     .map((destination) => ({ id: crypto.randomUUID(), destination }));
+  const unavailable = () => new ApiError("unavailable", "Event could not be stored; retry later");
 
-  // Event and deliveries in one store call (one transaction: a copy of a stored provider event id
-  // writes nothing and names the stored one), each delivery claimed for the attempt below.
-  let stored: Awaited<ReturnType<RelayStoreStub["ingest"]>>;
-  try {
-    stored = await relayStore(env, source.id).ingest({
-      sourceId: source.id,
-      retentionDays: source.retentionDays,
-      event: { ...event, headers: JSON.stringify(event.headers) },
-      deliveries: deliveries.map((d) => ({ id: d.id, destinationId: d.destination.id })),
-      claim: { now: nowMs(), leaseMs: FIRST_ATTEMPT.leaseMs },
-    });
-  } catch (error) {
-    await giveBack(env, source.teamId, units);
-    log.error("relay: store unavailable", { source_id: source.id, error: String(error) });
-    throw new ApiError("unavailable", "Event could not be stored; retry later");
-  }
-  const { duplicate } = stored;
-  if (duplicate) {
+  // The platform's accept step (platform/jobs/accept.ts): the units, then the event and its
+  // deliveries in one store call (one transaction: a copy of a stored provider event id writes
+  // nothing and names the stored one), each delivery claimed there for the first attempt made
+  // from this request's background. Nothing is queued: the store is the deliveries' outbox.
+  const { duplicate } = await accept<{ duplicate: { id: string; eventType: string | null } | null }>({
+    name: "relay ingest",
+    env,
+    quota: {
+      owner: { teamId: source.teamId, plan, ownerEmail },
+      service: "webhooks",
+      units,
+      refused: async (error) => {
+        const refusal = await admitted;
+        if (refusal) throw refusal;
+        if (!(error instanceof ApiError)) {
+          // The meter cannot be reached: nothing is stored without its units (quotas fail closed).
+          log.error("relay: usage meter unavailable", { team_id: source.teamId, error: String(error) });
+          throw unavailable();
+        }
+        // Over the quota, a copy of a stored event still answers 202 duplicate (it costs nothing).
+        const stored = identity.providerEventId ? await findDuplicate(env, source.id, identity.providerEventId) : null;
+        if (stored) return { duplicate: stored };
+        throw error;
+      },
+    },
+    store: async () => {
+      const refusal = await admitted;
+      if (refusal) throw refusal;
+      return relayStore(env, source.id).ingest({
+        sourceId: source.id,
+        retentionDays: source.retentionDays,
+        event: { ...event, headers: JSON.stringify(event.headers) },
+        deliveries: deliveries.map((d) => ({ id: d.id, destinationId: d.destination.id })),
+        claim: { now: nowMs(), leaseMs: FIRST_ATTEMPT.leaseMs },
+      });
+    },
     // A copy of a provider event already stored: the first one is kept, its units are not taken.
-    await giveBack(env, source.teamId, units);
-    return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-  }
-  if (deliveries.length > 0) background.waitUntil(attemptFirst(env, source.id, event, deliveries));
+    unused: (stored) => (stored.duplicate ? units : 0),
+    unavailable,
+    attempt: async (stored) => {
+      if (!stored.duplicate && deliveries.length > 0) await attemptFirst(env, source.id, event, deliveries);
+    },
+    background,
+  });
+  if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
   return { id: event.id, event_type: identity.type, duplicate: false, deliveries: deliveries.length };
 }
 
 type Identity = Awaited<ReturnType<typeof signedIdentity>> | ReturnType<typeof eventIdentity>;
-/** Units taken for an event, or the answer for a copy of a stored one (no units taken). */
-type Taken = { identity: Identity; sizeBytes: number; units: number } | IngestResult;
 
-/**
- * The checks of an event and its units: source enabled, signature, identity, then the units in the
- * team's meter (checked and taken in one step there). A copy of a stored event costs nothing and
- * answers 202 duplicate, even with the quota used up.
- */
-async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebhook): Promise<Taken> {
-  const { source, secret, plan, ownerEmail } = found;
+/** The checks of an event before its units: source enabled, signature, then what names the event. */
+async function verify(found: IngestSource, inbound: InboundWebhook): Promise<Identity> {
+  const { source, secret } = found;
   if (!source.enabled) throw new ApiError("source_disabled", "Source is disabled");
   const provider = source.provider as Provider;
   if (secret !== null) {
@@ -200,30 +212,9 @@ async function verifyAndTake(env: Env, found: IngestSource, inbound: InboundWebh
     if (!valid) throw new ApiError("unauthorized", "Invalid webhook signature");
   }
   // Signed: only what the signature covers names the event (one signed body is accepted once).
-  const identity: Identity =
-    secret !== null
-      ? await signedIdentity(provider, inbound.headers, inbound.body, inbound.contentType)
-      : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
-  const sizeBytes = new TextEncoder().encode(inbound.body).byteLength;
-  const units = eventUnits(sizeBytes);
-  try {
-    await consumeQuota(env, { teamId: source.teamId, plan, ownerEmail }, "webhooks", units);
-  } catch (error) {
-    if (!(error instanceof ApiError)) {
-      // The meter cannot be reached: nothing is stored without its units (quotas fail closed).
-      log.error("relay: usage meter unavailable", { team_id: source.teamId, error: String(error) });
-      throw new ApiError("unavailable", "Event could not be stored; retry later");
-    }
-    const duplicate = identity.providerEventId ? await findDuplicate(env, source.id, identity.providerEventId) : null;
-    if (duplicate) return { id: duplicate.id, event_type: duplicate.eventType, duplicate: true, deliveries: 0 };
-    throw error;
-  }
-  return { identity, sizeBytes, units };
-}
-
-/** Gives back the units of an event that was not stored (logged, never thrown: the answer is already an error). */
-function giveBack(env: Env, teamId: string, units: number): Promise<void> {
-  return releaseQuota(env, teamId, "webhooks", units).catch((error) => log.error("relay: giving back units failed", { team_id: teamId, error: String(error) }));
+  return secret !== null
+    ? await signedIdentity(provider, inbound.headers, inbound.body, inbound.contentType)
+    : eventIdentity(provider, inbound.headers, inbound.body, inbound.contentType);
 }
 
 /** The stored event of a provider event id (a refused event may still be a copy of one); null when none, or when the store cannot say. */

@@ -4,9 +4,7 @@
 import type { Env } from "../../env";
 import type { RelayStore } from "./store/relay-store";
 
-export type RelayStoreStub = DurableObjectStub<RelayStore>;
-
 /** The store of one source: one object per source id, wherever Cloudflare places it. */
-export function relayStore(env: Env, sourceId: string): RelayStoreStub {
+export function relayStore(env: Env, sourceId: string): DurableObjectStub<RelayStore> {
   return env.RELAY_STORE.get(env.RELAY_STORE.idFromName(sourceId));
 }
