@@ -87,18 +87,20 @@ export interface AttemptDestination {
   ownerEmail: string | null;
 }
 
+/** The destination columns an attempt reads (here, and in the ingest's source cache). */
+export const ATTEMPT_COLUMNS = {
+  id: webhookDestinations.id,
+  teamId: webhookDestinations.teamId,
+  url: webhookDestinations.url,
+  secret: webhookDestinations.secret,
+  enabled: webhookDestinations.enabled,
+  failingSince: webhookDestinations.failingSince,
+};
+
 /** The destinations of a source with their teams' owners, from D1. */
 function readDestinations(env: Env, sourceId: string): Promise<AttemptDestination[]> {
   return getDb(env.DB)
-    .select({
-      id: webhookDestinations.id,
-      teamId: webhookDestinations.teamId,
-      url: webhookDestinations.url,
-      secret: webhookDestinations.secret,
-      enabled: webhookDestinations.enabled,
-      failingSince: webhookDestinations.failingSince,
-      ownerEmail: teams.ownerEmail,
-    })
+    .select({ ...ATTEMPT_COLUMNS, ownerEmail: teams.ownerEmail })
     .from(webhookDestinations)
     .innerJoin(teams, eq(teams.id, webhookDestinations.teamId))
     .where(eq(webhookDestinations.sourceId, sourceId));

@@ -13,7 +13,7 @@ import { ApiError } from "../../platform/errors";
 import { accept } from "../../platform/jobs/accept";
 import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
-import { attemptFirst, FIRST_ATTEMPT, type AttemptDestination } from "./relay.consumer";
+import { ATTEMPT_COLUMNS, attemptFirst, FIRST_ATTEMPT, type AttemptDestination } from "./relay.consumer";
 import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
 import { RelayErrors, type Background } from "./relay.service";
@@ -81,15 +81,7 @@ async function readIngestSource(env: Env, slug: string): Promise<IngestSource | 
       .where(eq(webhookSources.slug, slug))
       .limit(1),
     db
-      .select({
-        id: webhookDestinations.id,
-        teamId: webhookDestinations.teamId,
-        url: webhookDestinations.url,
-        secret: webhookDestinations.secret,
-        enabled: webhookDestinations.enabled,
-        failingSince: webhookDestinations.failingSince,
-        eventFilter: webhookDestinations.eventFilter,
-      })
+      .select({ ...ATTEMPT_COLUMNS, eventFilter: webhookDestinations.eventFilter })
       .from(webhookDestinations)
       .innerJoin(webhookSources, eq(webhookSources.id, webhookDestinations.sourceId))
       .where(and(eq(webhookSources.slug, slug), eq(webhookDestinations.enabled, true)))
