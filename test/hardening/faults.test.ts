@@ -154,7 +154,7 @@ describe("queue consumers crashing midway and redelivered", () => {
 
     // The claim in the source's store passes; the record after the send is the call that fails.
     const first = batchOf("webhook-deliveries", queue.sent);
-    await webhookDeliveriesConsumer.consume(first.batch, storeFailing("recordAttempt"));
+    await webhookDeliveriesConsumer.consume(first.batch, storeFailing("recordAttempts"));
     expect(seen).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
 

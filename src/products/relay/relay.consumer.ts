@@ -19,7 +19,7 @@ import { readCapped } from "../../platform/outbound";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
 import { healthChanges, isFailingTooLong, notifyDestinationDisabled, recordHealth } from "./relay.health";
-import { relayStore } from "./relay.store";
+import { recordAttempt, relayStore } from "./relay.store";
 import { isInboundSignatureHeader } from "./relay.inbound";
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay.retry";
 import { deliveryMessage, type DeliveryMessage } from "./relay.messages";
@@ -201,7 +201,7 @@ async function deliverClaimed(env: Env, sourceId: string, delivery: ClaimedDeliv
   // only when they change something (a success after failures, a first failure, the disabling).
   const health = healthChanges(destination.failingSince, { success, disable });
   const [, disabled] = await Promise.all([
-    store.recordAttempt({
+    recordAttempt(env, sourceId, {
       deliveryId,
       number: delivery.attempts,
       attempt: {

@@ -17,7 +17,7 @@ import { ATTEMPT_COLUMNS, attemptFirst, FIRST_ATTEMPT, type AttemptDestination }
 import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
 import { RelayErrors, type Background } from "./relay.service";
-import { relayStore } from "./relay.store";
+import { ingestEvent, relayStore } from "./relay.store";
 
 type SourceRow = typeof webhookSources.$inferSelect;
 
@@ -172,13 +172,17 @@ export async function receiveWebhook(
     store: async () => {
       const refusal = await admitted;
       if (refusal) throw refusal;
-      return relayStore(env, source.id).ingest({
-        sourceId: source.id,
-        retentionDays: source.retentionDays,
-        event: { ...event, headers: JSON.stringify(event.headers) },
-        deliveries: deliveries.map((d) => ({ id: d.id, destinationId: d.destination.id })),
-        claim: { now: nowMs(), leaseMs: FIRST_ATTEMPT.leaseMs },
-      });
+      return ingestEvent(
+        env,
+        {
+          sourceId: source.id,
+          retentionDays: source.retentionDays,
+          event: { ...event, headers: JSON.stringify(event.headers) },
+          deliveries: deliveries.map((d) => ({ id: d.id, destinationId: d.destination.id })),
+          claim: { now: nowMs(), leaseMs: FIRST_ATTEMPT.leaseMs },
+        },
+        (promise) => background.waitUntil(promise),
+      );
     },
     // A copy of a provider event already stored: the first one is kept, its units are not taken.
     unused: (stored) => (stored.duplicate ? units : 0),

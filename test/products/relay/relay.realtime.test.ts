@@ -297,6 +297,50 @@ describe("the store as the deliveries' outbox", () => {
     }
   });
 
+  it("concurrent events of one source share store calls, each answered as if alone: ids, duplicates and deliveries exact", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key, { provider: "stripe" });
+    const destination = await createDestination(team.key, source.id);
+    const calls: Record<string, number> = {};
+    const real = env.RELAY_STORE;
+    const counting = {
+      idFromName: (name: string) => real.idFromName(name),
+      get: (id: DurableObjectId) => {
+        const stub = real.get(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
+        return new Proxy(stub, {
+          get: (target, prop) => {
+            if (prop === "then") return undefined;
+            return (...args: unknown[]) => {
+              calls[prop as string] = (calls[prop as string] ?? 0) + 1;
+              return target[prop as string]!(...args);
+            };
+          },
+        });
+      },
+    };
+    const countingEnv = { ...env, RELAY_STORE: counting as unknown as typeof env.RELAY_STORE } as typeof env;
+    const rx = receiver([destination.url], [200]);
+    try {
+      // 40 events, 10 of them twice (the same provider event id): 40 stored, 10 answered duplicate.
+      const bodies = Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: `evt_${i % 40}`, type: "x", n: i }));
+      const results = await Promise.all(
+        bodies.map((raw) => callSettled("POST", `/in/${source.slug}`, { raw, headers: { "content-type": "application/json" }, env: countingEnv })),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(50).fill(202));
+      const answers = await Promise.all(results.map(async (r) => (await json(r)).data));
+      expect(answers.filter((a) => a.duplicate)).toHaveLength(10);
+      expect(new Set(answers.map((a) => a.id)).size).toBe(40);
+      expect(await eventCount(source.id)).toBe(40);
+      expect(rx.received).toHaveLength(40);
+      expect(await usedOf(team.teamId, "webhooks")).toBe(40);
+      // Fewer calls than events, for the ingest and for the first attempts' records.
+      expect(calls.ingestMany).toBeLessThan(50);
+      expect(calls.recordAttempts).toBeLessThan(40);
+    } finally {
+      rx.restore();
+    }
+  });
+
   it("a queue that refuses does not refuse the event: stored and delivered at once (202); a failed first attempt whose retry cannot be queued waits in the store for its alarm", async () => {
     const team = await setupTeam();
     const source = await createSource(team.key);

@@ -46,6 +46,20 @@ type DeliveryRow = typeof schema.deliveries.$inferSelect;
 type AttemptRow = typeof schema.attempts.$inferSelect;
 export type { AttemptRecord, ClaimResult };
 
+/** One ingest (RelayStore.ingest): the event, its deliveries and the claim they are born with. */
+export interface IngestInput {
+  sourceId: string;
+  retentionDays: number;
+  event: StoredEvent;
+  deliveries: Array<{ id: string; destinationId: string }>;
+  claim: { now: number; leaseMs: number };
+}
+
+/** An ingest's answer: the stored event a copy names, or null when this one was stored. */
+export interface IngestAnswer {
+  duplicate: { id: string; eventType: string | null } | null;
+}
+
 export class RelayStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
   private alarmChecked = false;
@@ -72,14 +86,7 @@ export class RelayStore extends DurableObject<Env> {
    * for a first attempt; the alarm, moved to at most FIRST_ATTEMPT_WATCH_MS ahead, queues any
    * delivery whose first attempt never reported (its isolate died) once its lease has ended.
    */
-  async ingest(input: {
-    sourceId: string;
-    retentionDays: number;
-    event: StoredEvent;
-    deliveries: Array<{ id: string; destinationId: string }>;
-    claim: { now: number; leaseMs: number };
-  }): Promise<{ duplicate: { id: string; eventType: string | null } | null }> {
-    this.assertLive();
+  private ingestOne(input: IngestInput): IngestAnswer {
     const { event, claim } = input;
     const duplicate = this.ctx.storage.transactionSync(() => {
       if (event.providerEventId !== null) {
@@ -91,9 +98,39 @@ export class RelayStore extends DurableObject<Env> {
       this.setSettings(input.sourceId, input.retentionDays);
       return null;
     });
-    if (!duplicate && input.deliveries.length > 0) await this.watchWithin(claim.leaseMs + FIRST_ATTEMPT_WATCH_MS);
-    else if (!duplicate) await this.ensureAlarm();
     return { duplicate };
+  }
+
+  /**
+   * Several ingests in one call, in order, each exactly as `ingest` alone (its own transaction): the
+   * isolate coalesces the concurrent ingests of one source (relay.store.ts). One that fails answers
+   * its error and leaves the others as they are.
+   */
+  async ingestMany(inputs: IngestInput[]): Promise<Array<IngestAnswer | { error: string }>> {
+    this.assertLive();
+    const answers = inputs.map((input) => {
+      try {
+        return this.ingestOne(input);
+      } catch (error) {
+        return { error: String(error) };
+      }
+    });
+    const claimed = inputs.filter((input, i) => input.deliveries.length > 0 && !("error" in answers[i]!) && !(answers[i] as IngestAnswer).duplicate);
+    if (claimed.length > 0) await this.watchWithin(claimed[0]!.claim.leaseMs + FIRST_ATTEMPT_WATCH_MS);
+    else if (answers.some((a) => !("error" in a) && !a.duplicate)) await this.ensureAlarm();
+    return answers;
+  }
+
+  /** Several attempts recorded in one call, each exactly as `recordAttempt` alone. */
+  async recordAttempts(records: AttemptRecord[]): Promise<Array<boolean | { error: string }>> {
+    this.assertLive();
+    return records.map((record) => {
+      try {
+        return this.recordOne(record);
+      } catch (error) {
+        return { error: String(error) };
+      }
+    });
   }
 
   /** The stored event of a provider event id, or null. */
@@ -196,8 +233,7 @@ export class RelayStore extends DurableObject<Env> {
   }
 
   /** Records an attempt and its delivery's new state, conditional on the claim: a stale consumer overwrites nothing. */
-  async recordAttempt(record: AttemptRecord): Promise<boolean> {
-    this.assertLive();
+  private recordOne(record: AttemptRecord): boolean {
     return this.ctx.storage.transactionSync(() => {
       const updated = this.db
         .update(schema.deliveries)
