@@ -1,7 +1,8 @@
 // Fewer binding calls than requests, every count still exact: per isolate and key (a Durable
 // Object, a queue), at most one call is in flight; requests arriving meanwhile wait in line, and the
 // next call carries all of them, answered in order, each as if it had come alone. The meter
-// (rate-limit/limiter.ts) and the relay's queue sends (jobs/queues.ts sendTogether) use it.
+// (rate-limit/limiter.ts), the relay's per-source store calls (products/relay/relay.store.ts) and
+// the queue sends of replays (jobs/queues.ts sendTogether) use it.
 //
 // Two rules of the runtime shape it (PLATFORM-NOTES, "I/O started by one request dies with it"):
 // - A call belongs to the request that started it. So the request whose call returns never starts
