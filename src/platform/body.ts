@@ -20,14 +20,31 @@ export function tooLargeMessage(maxBytes: number): string {
   return `Payload too large (max ${formatBytes(maxBytes)})`;
 }
 
-/** A body-limit middleware: 413 in the request's product error shape once `maxBytes` is passed. */
+declare module "hono" {
+  interface ContextVariableMap {
+    /** A body limit already holds this request's body: a later one (the root's, for what no route answers) leaves it alone. */
+    bodyLimited?: boolean;
+  }
+}
+
+/**
+ * A body-limit middleware: 413 in the request's product error shape once `maxBytes` is passed.
+ * The first limit a request meets is its limit: a product's unserved path is limited before its
+ * credential and then reaches the root's limit for what no route answers, which must not wrap the
+ * body a second time (the first has already taken its stream's reader: a 500 the fuzz test found).
+ */
 export function limitBody(maxBytes: number = JSON_BODY_LIMIT): MiddlewareHandler<AppEnv> {
-  return bodyLimit({
+  const limit = bodyLimit({
     maxSize: maxBytes,
     onError: () => {
       throw new ApiError("payload_too_large", tooLargeMessage(maxBytes));
     },
   });
+  return async function limitBodyMiddleware(c, next) {
+    if (c.get("bodyLimited")) return next();
+    c.set("bodyLimited", true);
+    return limit(c, next);
+  };
 }
 
 /**

@@ -219,3 +219,32 @@ describe("the limit comes before the credential", () => {
     expect(res.status).toBe(201);
   });
 });
+
+describe("one limit per request", () => {
+  it("a body sent with a key to a product's unserved path is read by one limit only: 404 in the product's shape, never a 500", async () => {
+    // Found by the fuzz test: the unserved path's limit and the root's limit for what no route
+    // answers both wrapped the body, and the second found its stream locked (500).
+    const team = await setupTeam();
+    const paths = [
+      `orgs/${team.teamId}/projects/x/audit`,
+      `orgs/${team.teamId}/projects/'%20OR%201%3D1%20--/audit/findings/..`,
+      "surveys/none/unknown",
+      "webhooks/sources/none/unknown",
+    ];
+    for (const path of paths) {
+      for (const raw of ["", "{}"]) {
+        const res = await call("PATCH", path, { key: team.key, headers: { "content-type": "application/json" }, raw });
+        expect([404, 405], `${path} ${JSON.stringify(raw)}`).toContain(res.status);
+      }
+    }
+    const audit = await call("PATCH", `orgs/${team.teamId}/projects/x/audit`, { key: team.key, headers: { "content-type": "application/json" }, raw: "{}" });
+    expect(await json(audit)).toMatchObject({ data: null, error: { code: "not_found" } });
+    // The first limit still refuses an oversized body.
+    const big = await call("PATCH", `orgs/${team.teamId}/projects/x/audit`, {
+      key: team.key,
+      headers: { "content-type": "application/json" },
+      raw: "x".repeat(JSON_BODY_LIMIT + 1),
+    });
+    expect(big.status).toBe(413);
+  });
+});
