@@ -13,7 +13,8 @@ import type { QuotaOwner } from "../../platform/quota";
 import { ownedBy, orNotFound } from "../../platform/tenancy";
 import { attemptNow } from "./relay.consumer";
 import { filterAdmits } from "./relay.inbound";
-import { enqueueDeliveries, RelayErrors, type Background } from "./relay.service";
+import type { Background } from "../../platform/jobs/accept";
+import { enqueueDeliveries, RelayErrors } from "./relay.service";
 import { relayStore } from "./relay.store";
 import { loadSource } from "./relay-sources.service";
 

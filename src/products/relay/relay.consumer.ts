@@ -69,17 +69,17 @@ export interface DeliveryOutcome {
   retryInSeconds: number | null;
 }
 
-/** A destination as an attempt needs it: where to send, its secret (sealed or already opened), and its health. */
+/** A destination as an attempt needs it: where to send, its secret (sealed, or opened when `cached`), and its health. */
 export interface AttemptDestination {
   id: string;
   teamId: string;
   url: string;
-  /** The destination secret as stored (sealed), or already decrypted (`opened`). */
+  /** The destination secret as stored (sealed), or already decrypted when `cached`. */
   secret: string;
-  opened?: boolean;
   /**
-   * Read from an isolate's cache (up to SOURCE_CACHE_TTL_MS old) rather than from D1 now: a failed
-   * attempt reads the destination's health again before it decides anything on it.
+   * Read from an isolate's cache (up to SOURCE_CACHE_TTL_MS old) rather than from D1 now: its
+   * secret is already opened, and a failed attempt reads the destination's health again before it
+   * decides anything on it.
    */
   cached?: boolean;
   enabled: boolean;
@@ -265,7 +265,7 @@ interface AttemptResult {
 /** Sends the stored body with Standard Webhooks headers signed by the destination secret. */
 async function send(env: Env, delivery: ClaimedDelivery): Promise<AttemptResult> {
   const { event, destination } = delivery;
-  const secret = destination.opened ? destination.secret : await decryptSecret(env.ENCRYPTION_KEY, destination.secret, env.ENCRYPTION_KEY_PREVIOUS);
+  const secret = destination.cached ? destination.secret : await decryptSecret(env.ENCRYPTION_KEY, destination.secret, env.ENCRYPTION_KEY_PREVIOUS);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers)) {
     if (!isInboundSignatureHeader(name)) headers[name] = value;

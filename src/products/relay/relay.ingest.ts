@@ -10,13 +10,13 @@ import { teams, webhookDestinations, webhookSources } from "../../db/schema";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { accept } from "../../platform/jobs/accept";
+import { accept, type Background } from "../../platform/jobs/accept";
 import { IsolateCache } from "../../platform/isolate-cache";
 import { orNotFound } from "../../platform/tenancy";
 import { ATTEMPT_COLUMNS, attemptFirst, FIRST_ATTEMPT, type AttemptDestination } from "./relay.consumer";
 import { eventIdentity, filterAdmits, signedIdentity, storedHeaders, verifySignature } from "./relay.inbound";
 import type { Provider } from "./relay.schemas";
-import { RelayErrors, type Background } from "./relay.service";
+import { RelayErrors } from "./relay.service";
 import { ingestEvent, relayStore } from "./relay.store";
 
 type SourceRow = typeof webhookSources.$inferSelect;
@@ -95,7 +95,7 @@ async function readIngestSource(env: Env, slug: string): Promise<IngestSource | 
   return {
     ...found,
     secret,
-    destinations: destinations.map((d, i) => ({ ...d, secret: opened[i]!, opened: true, cached: true, ownerEmail: found.ownerEmail })),
+    destinations: destinations.map((d, i) => ({ ...d, secret: opened[i]!, cached: true, ownerEmail: found.ownerEmail })),
   };
 }
 

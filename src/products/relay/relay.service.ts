@@ -15,9 +15,6 @@ export const RelayErrors = {
   event: () => ApiError.notFound("Event not found"),
 };
 
-/** Where work that must outlive the answer goes: the platform's one Background (jobs/accept.ts). */
-export type { Background } from "../../platform/jobs/accept";
-
 export type Trigger = "ingest" | "replay";
 
 /**
