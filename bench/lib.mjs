@@ -15,7 +15,7 @@ import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevSer
  * of the figures under /__bench/ (never part of the deployed Worker).
  * Options: vars (extra --var), logLevel (wrangler's --log-level).
  */
-export async function withServer(fn, { vars, logLevel } = {}) {
+export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "edge-bench-"));
   const envFile = join(dir, "dev.vars");
   const secrets = freshSecrets();
@@ -35,7 +35,7 @@ export async function withServer(fn, { vars, logLevel } = {}) {
   try {
     applyMigrations({ persistTo: join(dir, "state") });
     const port = await freePort();
-    starting = startDevServer({ port, persistTo: join(dir, "state"), envFile, vars, logLevel, signal: abort.signal, script: "bench/worker.ts" });
+    starting = startDevServer({ port, persistTo: join(dir, "state"), envFile, vars, logLevel, signal: abort.signal, script: "bench/worker.ts", inspectorPort });
     server = await starting;
     return await fn({
       url: server.url,

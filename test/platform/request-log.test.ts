@@ -284,6 +284,55 @@ describe("batching per isolate", () => {
     expect(batch.size).toBe(0);
   });
 
+  it("a leader lingers for more items: the items of requests arriving meanwhile go in its one write", async () => {
+    const sent: number[][] = [];
+    const batch = new IsolateBatch<number>({ name: "test", batchMax: 100, pendingMax: 1000, lingerMs: 30, send: async (items) => void sent.push(items) });
+    batch.add(1);
+    const leader = batch.drain();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    batch.add(2);
+    const standby = batch.drain();
+    batch.add(3);
+    await batch.drain(); // a third request: the leader and the standby have its item, it returns at once
+    expect(sent).toEqual([]);
+    await Promise.all([leader, standby]);
+    expect(sent).toEqual([[1, 2, 3]]);
+  });
+
+  it("while a write is in flight one drain stands by and the others return at once; every item is written", async () => {
+    const sent: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const batch = new IsolateBatch<number>({
+      name: "test",
+      batchMax: 100,
+      pendingMax: 1000,
+      send: async (items) => {
+        await gate;
+        sent.push(items);
+      },
+    });
+    batch.add(0);
+    const leader = batch.drain();
+    batch.add(1);
+    let standbyDone = false;
+    const standby = batch.drain().then(() => (standbyDone = true));
+    const others: Promise<void>[] = [];
+    for (let i = 2; i < 10; i++) {
+      batch.add(i);
+      others.push(batch.drain());
+    }
+    await Promise.all(others); // resolved with the write still held at the gate
+    expect(standbyDone).toBe(false);
+    expect(sent).toEqual([]);
+    const settled = batch.settled();
+    release();
+    await Promise.all([leader, standby, settled]);
+    expect(sent.flat().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(sent).toHaveLength(2);
+    expect(batch.size).toBe(0);
+  });
+
   it("a write lost with its request (never settles) does not hold the others past BATCH_STALE_MS", async () => {
     setClock(T0);
     const sent: string[][] = [];

@@ -58,5 +58,5 @@ export function touchKey(env: Env, keyId: string, at: number): IsolateBatch<KeyU
 
 /** Waits until every queued key use is written (tests). */
 export function lastUsedSettled(env: Env): Promise<void> {
-  return batchFor(env).drain();
+  return batchFor(env).settled();
 }

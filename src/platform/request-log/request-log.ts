@@ -18,6 +18,8 @@ import { settings } from "../config";
 export const ERROR_BODY_MAX = 4096;
 /** Characters of a path kept. */
 export const PATH_MAX = 1024;
+/** How long the isolate gathers rows before a write to the request log. */
+export const REQUEST_LOG_LINGER_MS = 50;
 
 interface TeamRow {
   teamId: string;
@@ -36,6 +38,9 @@ function batchFor(env: Env): IsolateBatch<TeamRow> {
       // ~200 rows of at most ~5 KB: one call's argument stays far under the RPC and SQL string limits.
       batchMax: 200,
       pendingMax: 10_000,
+      // A write carries the rows of 50 ms, not of the few requests in flight: under load the
+      // store's calls and transactions per request fall several-fold (docs/BENCHMARKS.md).
+      lingerMs: REQUEST_LOG_LINGER_MS,
       send: async (items) => {
         const byTeam = new Map<string, RequestLogRow[]>();
         for (const { teamId, row } of items) {
@@ -63,7 +68,7 @@ const recording = new Set<Promise<void>>();
 /** Waits until every row this isolate holds or is making is written (tests). */
 export async function requestLogSettled(env: Env): Promise<void> {
   await Promise.all(recording);
-  await batchFor(env).drain();
+  await batchFor(env).settled();
 }
 
 /** Root middleware: notes each request made with a team API key once it has answered. */
