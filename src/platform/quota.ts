@@ -21,16 +21,25 @@ export interface QuotaOwner {
 
 export const WARNING_THRESHOLDS = [80, 95] as const;
 
+/** A UTC calendar month: key `YYYY-MM` and its bounds as ISO instants. */
+export type Month = Readonly<{ period: string; start: string; end: string }>;
+/** The month monthOf answered last, with its bounds in ms. */
+let lastMonth: { from: number; until: number; month: Month } | null = null;
+
 /** The UTC calendar month of an instant: key `YYYY-MM` and its bounds. */
-export function monthOf(ms: number): { period: string; start: string; end: string } {
+export function monthOf(ms: number): Month {
+  // Every metered request asks; the answer changes once a month.
+  if (lastMonth && ms >= lastMonth.from && ms < lastMonth.until) return lastMonth.month;
   const d = new Date(ms);
   const start = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
   const next = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
-  return {
+  const month: Month = Object.freeze({
     period: start.toISOString().slice(0, 7),
     start: start.toISOString(),
     end: new Date(next.getTime() - 1).toISOString(),
-  };
+  });
+  lastMonth = { from: start.getTime(), until: next.getTime(), month };
+  return month;
 }
 
 /**

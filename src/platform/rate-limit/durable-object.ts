@@ -63,6 +63,8 @@ const dayOfMs = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** Months this object has seeded (the `months` table, read once per instance). */
+  private seededMonths: Set<string> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -71,6 +73,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private createTables(): void {
+    this.seededMonths = null;
     this.sql.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, start INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (name, start))");
     this.sql.exec("CREATE TABLE IF NOT EXISTS seen (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)");
     // The meter: units per service and month, per day and service, each with a dirty mark until
@@ -165,14 +168,20 @@ export class RateLimiter extends DurableObject<Env> {
     const windowStart = Math.floor(at / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
     const day = dayOfMs(at);
     let changed = false;
+    // The month's units as read for the last item that read them; a change to them reads again.
+    let month: Pick<UsageSnapshot, "used" | "daily"> | null = null;
     const answers = items.map((item): MeterAnswer => {
       const answer: MeterAnswer = {};
       if (item.counters) answer.counts = this.hitAll(windowStart, item.counters);
       if (item.quota) {
         answer.quota = this.take(period, day, item.quota);
-        changed ||= answer.quota.ok && item.quota.amount !== 0;
+        if (answer.quota.ok && item.quota.amount !== 0) changed = true;
+        month = null;
       }
-      if (item.read) answer.usage = this.snapshot(period, windowStart);
+      if (item.read) {
+        month ??= this.monthUsage(period);
+        answer.usage = { period, ...month, windowCount: this.peek(windowStart) };
+      }
       return answer;
     });
     if (changed) this.scheduleRollUp();
@@ -213,6 +222,7 @@ export class RateLimiter extends DurableObject<Env> {
       this.sql.exec("DELETE FROM usage WHERE period < ? AND dirty = 0", previousMonth(period));
       this.sql.exec("DELETE FROM daily WHERE day < ? AND dirty = 0", `${previousMonth(period)}-01`);
       this.sql.exec("INSERT OR REPLACE INTO months (period, team_id) VALUES (?, ?)", period, teamId);
+      this.seededMonths?.add(period);
       this.touch();
       return null;
     });
@@ -220,7 +230,8 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private seeded(period: string): boolean {
-    return this.sql.exec("SELECT 1 FROM months WHERE period = ?", period).toArray().length > 0;
+    this.seededMonths ??= new Set(this.sql.exec<{ period: string }>("SELECT period FROM months").toArray().map((row) => row.period));
+    return this.seededMonths.has(period);
   }
 
   /** Takes (or gives back) units in one step: checked and written together, as one request alone. */
@@ -246,7 +257,8 @@ export class RateLimiter extends DurableObject<Env> {
     return { ok: true, used: next };
   }
 
-  private snapshot(period: string, windowStart: number): UsageSnapshot {
+  /** The month's units per service and per day. */
+  private monthUsage(period: string): Pick<UsageSnapshot, "used" | "daily"> {
     const used: Record<string, number> = {};
     for (const row of this.sql.exec<{ service: string; used: number }>("SELECT service, used FROM usage WHERE period = ?", period))
       used[row.service] = row.used;
@@ -258,7 +270,7 @@ export class RateLimiter extends DurableObject<Env> {
       )
       .toArray()
       .map((row) => ({ day: row.day, service: row.service, used: row.used }));
-    return { period, used, daily, windowCount: this.peek(windowStart) };
+    return { used, daily };
   }
 
   /** A quota change is written to D1 within ROLLUP_MS: the alarm is brought forward when it is later. */
