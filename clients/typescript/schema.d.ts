@@ -3100,7 +3100,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3244,7 +3244,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3336,7 +3336,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3480,7 +3480,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3558,7 +3558,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3646,7 +3646,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3722,7 +3722,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3798,7 +3798,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3874,7 +3874,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3959,7 +3959,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4035,7 +4035,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4111,7 +4111,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4351,7 +4351,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4596,7 +4596,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4773,7 +4773,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4867,7 +4867,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5049,7 +5049,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5396,7 +5396,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5845,7 +5845,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6414,7 +6414,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6502,7 +6502,7 @@ export interface operations {
                     "application/json": components["schemas"]["LogsError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6795,7 +6795,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7017,7 +7017,7 @@ export interface operations {
                     "application/json": components["schemas"]["RelayError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7187,7 +7187,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7341,7 +7341,7 @@ export interface operations {
                     "application/json": components["schemas"]["RelayError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7585,7 +7585,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7663,7 +7663,7 @@ export interface operations {
                     "application/json": components["schemas"]["RelayError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8154,7 +8154,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8524,7 +8524,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8807,7 +8807,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9010,7 +9010,7 @@ export interface operations {
                     "application/json": components["schemas"]["PushError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9195,7 +9195,7 @@ export interface operations {
                     "application/json": components["schemas"]["PushError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9423,7 +9423,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9672,7 +9672,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9960,7 +9960,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10335,7 +10335,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10489,7 +10489,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10647,7 +10647,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10746,7 +10746,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -10900,7 +10900,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11059,7 +11059,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11365,7 +11365,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11596,7 +11596,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -11671,7 +11671,7 @@ export interface operations {
                     "application/json": components["schemas"]["SurveyError"];
                 };
             };
-            /** @description Payload too large (max 1 MB) */
+            /** @description Payload too large (max 1MB) */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -15,7 +15,10 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 /** A route's declared body limit: the JSON limit in bytes, or `{ own: N }` for a handler that reads at most N bytes itself. */
 export type BodyLimit = number | { own: number };
 
-/** The message of a 413 past a JSON limit (`Payload too large (max 1 MB)`), also the document's description of it. */
+/**
+ * The message of a 413 (`Payload too large (max 1MB)`, written as the spec writes log ingest's
+ * `max 5MB`), also the document's description of it: every product's 413 says its limit this way.
+ */
 export function tooLargeMessage(maxBytes: number): string {
   return `Payload too large (max ${formatBytes(maxBytes)})`;
 }
@@ -79,5 +82,5 @@ export async function readBodyCapped(request: Request, maxBytes: number, tooLarg
 }
 
 function formatBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MB` : `${Math.round(bytes / 1024)} KB`;
+  return bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024}MB` : `${Math.round(bytes / 1024)}KB`;
 }

@@ -121,7 +121,7 @@ export interface ProductRouteOptions<S, E extends Responses> {
   /**
    * The product's plain error body (`{error}` in most products): the schema of the 413 entry each
    * route with a JSON body and a JSON limit gets in the document, described from its declared limit
-   * (`Payload too large (max 1 MB)`). The body itself is rendered by the router's error format.
+   * (`Payload too large (max 1MB)`). The body itself is rendered by the router's error format.
    */
   errorBody?: z.ZodType;
 }

@@ -468,10 +468,10 @@ const OWN_BODY_READERS: Record<string, string> = {
 };
 
 const UNITS: Record<string, number> = { KB: 1024, MB: 1024 * 1024 };
-/** The limit a document's 413 entry states (`Payload too large (max 1 MB)`): its bytes and message, or null. */
+/** The limit a document's 413 entry states (`Payload too large (max 1MB)`): its bytes and message, or null. */
 function statedLimit(op: Operation): { bytes: number; message: string } | null {
   const description: string | undefined = doc.paths[op.path][op.method.toLowerCase()].responses?.["413"]?.description;
-  const match = description?.match(/^Payload too large \(max (\d+) (KB|MB)\)$/);
+  const match = description?.match(/^Payload too large \(max (\d+)(KB|MB)\)$/);
   return match ? { bytes: Number(match[1]) * UNITS[match[2]], message: match[0] } : null;
 }
 

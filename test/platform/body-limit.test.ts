@@ -16,7 +16,7 @@ import { createRouter } from "../../src/platform/router";
 import { activeSurvey } from "../products/surveys/helpers";
 import { ADMIN_TOKEN, call, json, setupTeam } from "../helpers/api";
 
-const TOO_LARGE = "Payload too large (max 1 MB)";
+const TOO_LARGE = "Payload too large (max 1MB)";
 
 /** A JSON body one byte over the default limit. */
 function oversized(bytes = JSON_BODY_LIMIT + 1): string {
@@ -126,7 +126,7 @@ describe("a route's declared body limit", () => {
     const send = declaredApp();
     const declared = await send("/declared", oversized(2049));
     expect(declared.status).toBe(413);
-    expect(await json(declared)).toEqual({ error: "Payload too large (max 2 KB)" });
+    expect(await json(declared)).toEqual({ error: "Payload too large (max 2KB)" });
     // At the limit: read and parsed.
     expect(await json(await send("/declared", oversized(2048)))).toEqual({ data: 2037 });
     // Streamed, without a Content-Length: counted as it arrives.
@@ -135,7 +135,7 @@ describe("a route's declared body limit", () => {
     expect((await send("/product-default", oversized(4096))).status).toBe(200);
     const overProduct = await send("/product-default", oversized(4097));
     expect(overProduct.status).toBe(413);
-    expect(await json(overProduct)).toEqual({ error: "Payload too large (max 4 KB)" });
+    expect(await json(overProduct)).toEqual({ error: "Payload too large (max 4KB)" });
   });
 
   it("attaches no limit to a route that reads its body itself ({ own })", async () => {
@@ -207,7 +207,7 @@ describe("the limit comes before the credential", () => {
     });
     expect(res.status).toBe(413);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
-    expect(await res.text()).toContain("Payload too large (max 1 MB)");
+    expect(await res.text()).toContain("Payload too large (max 1MB)");
     // Control: a small form without Origin is refused by the Origin rule.
     expect((await call("POST", "/console/sign-in", { raw: "email=a%40b.c", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(
       403,

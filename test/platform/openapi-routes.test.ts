@@ -85,9 +85,9 @@ describe("productRoutes", () => {
     const r413 = (config: { responses: object }) => (config.responses as Record<string, unknown>)["413"];
     // The product's default, then the route's own declaration.
     const byProduct = route({ method: "post", path: "/a", scope: "logs:write", request: body, responses: ok });
-    expect(r413(byProduct)).toEqual(jsonResponse("Payload too large (max 64 KB)", ProductError));
+    expect(r413(byProduct)).toEqual(jsonResponse("Payload too large (max 64KB)", ProductError));
     const declared = route({ method: "post", path: "/b", scope: "logs:write", body: 2 * 1024 * 1024, request: body, responses: ok });
-    expect(r413(declared)).toEqual(jsonResponse("Payload too large (max 2 MB)", ProductError));
+    expect(r413(declared)).toEqual(jsonResponse("Payload too large (max 2MB)", ProductError));
     // A route stating its own 413 keeps it; one reading its own body, or taking none, gets none.
     const own413 = jsonResponse("Too big for this one", ProductError);
     expect(route({ method: "post", path: "/c", scope: "logs:write", request: body, responses: { ...ok, 413: own413 } }).responses[413]).toBe(own413);

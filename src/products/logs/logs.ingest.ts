@@ -3,6 +3,7 @@
 // both exact even when two batches race past the pre-checks), then the entries in one RPC to the
 // project's store (a Durable Object, one transaction), so a failure stores nothing.
 import { log } from "../../platform/log";
+import { tooLargeMessage } from "../../platform/body";
 import { isCheckViolation } from "../../platform/db-errors";
 import { utf8Length } from "../../platform/sizes";
 import type { Env } from "../../env";
@@ -27,8 +28,8 @@ export const INGEST_MESSAGES = {
   streamLimit: `Stream limit exceeded for this project (max ${MAX_STREAMS_PER_PROJECT} streams)`,
   dailyLimit: "Daily log ingestion limit exceeded",
   unavailable: "Log storage temporarily unavailable",
-  batchTooLarge: "Payload too large (max 5MB)",
-  singleTooLarge: "Payload too large (max 1MB)",
+  batchTooLarge: tooLargeMessage(MAX_BATCH_BYTES),
+  singleTooLarge: tooLargeMessage(MAX_SINGLE_BYTES),
   badToken: "Invalid or missing ingest token",
 } as const;
 

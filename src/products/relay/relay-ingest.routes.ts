@@ -1,7 +1,7 @@
 // The public ingest address of webhook relay sources, {APP_URL}/in/<slug>: no credential, the
 // `public` rate-limit bucket, the body read capped as UTF-8 text, then relay.ingest.ts.
 import { publicRoute, relayErrorFormat } from "./relay.openapi";
-import { readBodyCapped } from "../../platform/body";
+import { readBodyCapped, tooLargeMessage } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
 import { clientIp, enforceBucket, refuseRemembered } from "../../platform/rate-limit/middleware";
@@ -27,7 +27,7 @@ ingestRouter.openapi(
       401: jsonResponse("Invalid webhook signature", RelayErrorSchema),
       404: jsonResponse("Source not found", RelayErrorSchema),
       410: jsonResponse("Source is disabled", RelayErrorSchema),
-      413: jsonResponse("Payload too large (max 1 MB)", RelayErrorSchema),
+      413: jsonResponse(tooLargeMessage(MAX_BODY_BYTES), RelayErrorSchema),
       415: jsonResponse("Body is not UTF-8 text", RelayErrorSchema),
       429: jsonResponse("Rate limit exceeded, or monthly quota", RelayErrorSchema),
       503: jsonResponse("Could not store (the source's store or the usage meter unreachable); retry", RelayErrorSchema),
@@ -52,7 +52,7 @@ ingestRouter.openapi(
   },
 );
 
-const tooLarge = () => new ApiError("payload_too_large", "Payload too large (max 1MB)");
+const tooLarge = () => new ApiError("payload_too_large", tooLargeMessage(MAX_BODY_BYTES));
 
 /** Reads the request body as UTF-8 text, refusing more than MAX_BODY_BYTES without buffering it all. */
 async function readBody(request: Request): Promise<string> {
