@@ -23,7 +23,9 @@ const PURGE_EVERY_MS = 3_600_000;
 const APPEND = `INSERT INTO requests (at, method, path, status, latency_ms, key_id, key_prefix, request_id, error_body)
   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8 FROM json_each(?)`;
 const COLUMNS = "seq, at, method, path, status, latency_ms, key_id, key_prefix, request_id, error_body";
-const DROP_PAST_BOUND = `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests ORDER BY at DESC, seq DESC LIMIT -1 OFFSET ?)`;
+// The oldest rows past the bound, by count: a walk of the index from its old end over as many rows as
+// go (a team at its bound drops a batch's worth per write), never over the 10,000 that stay.
+const DROP_OLDEST = `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests ORDER BY at ASC, seq ASC LIMIT ?)`;
 const DROP_EXPIRED = "DELETE FROM requests WHERE at < ?";
 
 export class RequestLogStore extends DurableObject<Env> {
@@ -50,7 +52,7 @@ export class RequestLogStore extends DurableObject<Env> {
       sql.exec(DROP_EXPIRED, now - REQUEST_LOG_DAYS * DAY_MS);
       held -= this.changes();
       if (held > REQUEST_LOG_MAX_ROWS) {
-        sql.exec(DROP_PAST_BOUND, REQUEST_LOG_MAX_ROWS);
+        sql.exec(DROP_OLDEST, held - REQUEST_LOG_MAX_ROWS);
         held = REQUEST_LOG_MAX_ROWS;
       }
       return held;
