@@ -9,6 +9,7 @@ import { Hono, type Context } from "hono";
 import { getDb } from "../../db/client";
 import { getTeam } from "../../platform/admin/admin.service";
 import { ApiError, zodDetails, type FieldErrors } from "../../platform/errors";
+import { backgroundOf } from "../../platform/request-context";
 import { createDestination, listDestinations } from "../../products/relay/relay-destinations.service";
 import { eventDestinationStatuses, getEvent, listEvents } from "../../products/relay/relay-events.service";
 import { replayEvent } from "../../products/relay/relay-replay.service";
@@ -595,7 +596,7 @@ relayPages.post("/relay/sources/:source_id/events/:event_id/replay", async (c) =
       { teamId, plan: team.plan, ownerEmail: team.ownerEmail },
       sourceId,
       eventId,
-      c.executionCtx,
+      backgroundOf(c),
       parsed.data.destination_ids,
     );
     return redirectTo(c, `relay/sources/${sourceId}/events/${eventId}`, result.count > 0 ? "replayed" : "nothing");
