@@ -8,6 +8,7 @@ import { usageCounters, usageDaily } from "../../db/schema";
 import { nowMs } from "../clock";
 import { defineCron } from "../jobs/cron";
 import { DELETE_OLD_DAILY_USAGE, deleteInSteps } from "../retention.queries";
+import { statementChunks } from "../d1-rows";
 
 /** Units of one service on one UTC day. */
 export interface DailyUsage {
@@ -48,13 +49,13 @@ export async function rollUp(
 ): Promise<void> {
   const db = getDb(d1);
   const statements = [
-    ...chunks(months).map((rows) =>
+    ...statementChunks(months, 4).map((rows) =>
       db
         .insert(usageCounters)
         .values(rows.map((m) => ({ teamId, service: m.service, period: m.period, used: m.used })))
         .onConflictDoUpdate({ target: [usageCounters.teamId, usageCounters.service, usageCounters.period], set: { used: sql`excluded.used` } }),
     ),
-    ...chunks(days).map((rows) =>
+    ...statementChunks(days, 4).map((rows) =>
       db
         .insert(usageDaily)
         .values(rows.map((d) => ({ teamId, service: d.service, day: d.day, used: d.used })))
@@ -63,13 +64,6 @@ export async function rollUp(
   ];
   if (statements.length === 0) return;
   await db.batch(statements as [(typeof statements)[number], ...(typeof statements)[number][]]);
-}
-
-/** Rows of 4 columns per statement under D1's 100 bound parameters. */
-function chunks<T>(rows: T[], size = 24): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
-  return out;
 }
 
 /** Retention of the daily counts (hourly job): days older than DAILY_RETENTION_DAYS, in bounded steps. */

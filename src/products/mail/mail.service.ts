@@ -19,6 +19,7 @@ import type { Stream } from "./mail.schemas";
 import { bodyKey, deleteBodyKeys, putBodies, withBodies, type BodyRef, type EmailBody } from "./mail.bodies";
 import { enqueue, FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, type MailQueueMessage } from "./mail.queue";
 import { sendFirstAttempts } from "./mail.consumer";
+import { statementChunks } from "../../platform/d1-rows";
 
 export type EmailRow = typeof emails.$inferSelect;
 export type EventRow = typeof emailEvents.$inferSelect;
@@ -204,8 +205,8 @@ async function storeEmails(env: Env, rows: EmailRow[], bodies: Array<Omit<BodyRe
       createdAt: at,
     }));
     const [first, ...rest] = [
-      ...chunk(rows, rowsPerStatement(rows[0])).map((part) => db.insert(emails).values(part)),
-      ...chunk(events, rowsPerStatement(events[0])).map((part) => db.insert(emailEvents).values(part)),
+      ...statementChunks(rows).map((part) => db.insert(emails).values(part)),
+      ...statementChunks(events).map((part) => db.insert(emailEvents).values(part)),
     ];
     await db.batch([first, ...rest]);
   } catch (error) {
@@ -215,18 +216,6 @@ async function storeEmails(env: Env, rows: EmailRow[], bodies: Array<Omit<BodyRe
     );
     throw error;
   }
-}
-
-const D1_MAX_PARAMS = 100;
-
-function rowsPerStatement(row: object): number {
-  return Math.max(1, Math.floor(D1_MAX_PARAMS / Object.keys(row).length));
-}
-
-function chunk<T>(items: T[], size: number): T[][] {
-  const parts: T[][] = [];
-  for (let i = 0; i < items.length; i += size) parts.push(items.slice(i, i + size));
-  return parts;
 }
 
 export interface ListFilters extends PageQuery {

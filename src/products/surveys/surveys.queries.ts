@@ -64,12 +64,6 @@ export async function runBatch(db: Db, items: BatchItem<"sqlite">[]): Promise<vo
   await db.batch(items as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
 }
 
-export function chunk<T>(rows: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
-  return out;
-}
-
 export interface PageQuery {
   page: number;
   per_page: number;

@@ -27,8 +27,8 @@ import { MAX_QUESTIONS_PER_SURVEY, questionView } from "./survey-questions.servi
 import { surveyStore } from "./surveys.store";
 import { MAX_SECTIONS_PER_SURVEY, sectionView } from "./survey-sections.service";
 import type { CreateSurveyInput, PatchSurveyInput, SurveyStatus } from "./surveys.schemas";
+import { statementChunks } from "../../platform/d1-rows";
 import {
-  chunk,
   listQuestionRows,
   listSectionRows,
   loadSurvey,
@@ -269,8 +269,8 @@ export async function duplicateSurvey(env: Env, teamId: string, id: string) {
     throw surveyCapError();
   }
   const items: BatchItem<"sqlite">[] = [];
-  for (const rows of chunk(sectionCopies, 14)) items.push(db.insert(surveySections).values(rows));
-  for (const rows of chunk(questionCopies, 7)) items.push(db.insert(surveyQuestions).values(rows));
+  for (const rows of statementChunks(sectionCopies)) items.push(db.insert(surveySections).values(rows));
+  for (const rows of statementChunks(questionCopies)) items.push(db.insert(surveyQuestions).values(rows));
   try {
     await runBatch(db, items);
   } catch (error) {
