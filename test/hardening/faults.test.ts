@@ -22,6 +22,7 @@ import { pushSendsConsumer } from "../../src/products/push/push.consumer";
 import { webhookDeliveriesConsumer } from "../../src/products/relay/relay.consumer";
 import { relayStore } from "../../src/products/relay/relay.store";
 import { anyIp, json } from "../helpers/api";
+import { wrappedNamespace } from "../helpers/counting";
 import { entryCount, withStoreTrigger } from "../products/logs/helpers";
 import { postSettled } from "../products/mail/mail-helpers";
 import { browserSubscription, storeRows, subscriptionJson } from "../products/push/push-helpers";
@@ -56,21 +57,8 @@ function batchOf(queue: string, bodies: unknown[], attempts = 1): { batch: Messa
 
 /** The pool's bindings with every relay store's `method` failing, as a consumer dying after its external effect would (the store unreachable). */
 function storeFailing(method: string): Env {
-  const real = env.RELAY_STORE;
-  const namespace = {
-    idFromName: (name: string) => real.idFromName(name),
-    get: (id: DurableObjectId) => {
-      const stub = real.get(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
-      return new Proxy(stub, {
-        get: (target, prop) => {
-          if (prop === "then") return undefined;
-          if (prop === method) return () => Promise.reject(new Error("Network connection lost."));
-          return (...args: unknown[]) => target[prop as string]!(...args);
-        },
-      });
-    },
-  };
-  return { ...(env as Env), RELAY_STORE: namespace as unknown as Env["RELAY_STORE"] };
+  const failing = wrappedNamespace(env.RELAY_STORE, (called, call) => (called === method ? Promise.reject(new Error("Network connection lost.")) : call()));
+  return { ...(env as Env), RELAY_STORE: failing };
 }
 
 /** The next `times` calls of env.DB.batch fail (after `after` that pass), as a consumer dying after its external effect would. */

@@ -1,5 +1,5 @@
 // Bindings that count what a code path asks of them, for tests that prove a read was saved (a
-// cache hit, one statement instead of two) without timing anything.
+// cache hit, one statement instead of two) without timing anything, or that refuse some of it.
 import { env } from "cloudflare:test";
 
 /** The pool's D1 behind a proxy that records every prepared statement (every query prepares one). */
@@ -19,4 +19,27 @@ export function countingDb(): { db: D1Database; statements: () => number; querie
     },
   });
   return { db, statements: () => queries.length, queries };
+}
+
+/**
+ * A Durable Object namespace whose stubs pass every RPC call through `around(method, call)`: to
+ * count the calls of each method, or to fail one (`call` makes the real call).
+ */
+export function wrappedNamespace<N extends { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): unknown }>(
+  real: N,
+  around: (method: string, call: () => unknown) => unknown,
+): N {
+  return {
+    idFromName: (name: string) => real.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = real.get(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
+      return new Proxy(stub, {
+        get: (target, prop) => {
+          // Not a thenable: an awaited stub stays a stub.
+          if (prop === "then") return undefined;
+          return (...args: unknown[]) => around(String(prop), () => target[prop as string]!(...args));
+        },
+      });
+    },
+  } as unknown as N;
 }

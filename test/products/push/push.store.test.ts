@@ -9,6 +9,7 @@ import { pushStore, syncCount } from "../../../src/products/push/push.store";
 import { SYNC_COUNT } from "../../../src/products/push/store/push-store.queries";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { browserSubscription, createApp, storeRows, subscribe, subscriptionJson } from "./push-helpers";
+import { wrappedNamespace } from "../../helpers/counting";
 
 const UNAVAILABLE = { error: "Push storage temporarily unavailable" };
 
@@ -24,18 +25,7 @@ async function listed(key: string, appId: string): Promise<string[]> {
 
 /** A PUSH_STORE whose objects throw on every call (an object that cannot be reached). */
 function brokenStore(): Env {
-  const broken = {
-    idFromName: (name: string) => env.PUSH_STORE.idFromName(name),
-    get: () =>
-      new Proxy(
-        {},
-        {
-          get: () => async () => {
-            throw new Error("Durable Object reset because its code was updated");
-          },
-        },
-      ),
-  } as unknown as Env["PUSH_STORE"];
+  const broken = wrappedNamespace(env.PUSH_STORE, () => Promise.reject(new Error("Durable Object reset because its code was updated")));
   return { ...(env as Env), PUSH_STORE: broken };
 }
 

@@ -13,6 +13,7 @@ import { relayStore } from "../../../src/products/relay/relay.store";
 import { FIRST_ATTEMPT_WATCH_MS } from "../../../src/products/relay/store/relay-store";
 import { LEASE_ENDED_AFTER_MS, STUCK_AFTER_MS } from "../../../src/products/relay/store/relay-store.rows";
 import { expectError, json, setupTeam } from "../../helpers/api";
+import { wrappedNamespace } from "../../helpers/counting";
 import { setUsed, usedOf } from "../../helpers/usage";
 import {
   callSettled,
@@ -302,23 +303,11 @@ describe("the store as the deliveries' outbox", () => {
     const source = await createSource(team.key, { provider: "stripe" });
     const destination = await createDestination(team.key, source.id);
     const calls: Record<string, number> = {};
-    const real = env.RELAY_STORE;
-    const counting = {
-      idFromName: (name: string) => real.idFromName(name),
-      get: (id: DurableObjectId) => {
-        const stub = real.get(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
-        return new Proxy(stub, {
-          get: (target, prop) => {
-            if (prop === "then") return undefined;
-            return (...args: unknown[]) => {
-              calls[prop as string] = (calls[prop as string] ?? 0) + 1;
-              return target[prop as string]!(...args);
-            };
-          },
-        });
-      },
-    };
-    const countingEnv = { ...env, RELAY_STORE: counting as unknown as typeof env.RELAY_STORE } as typeof env;
+    const counting = wrappedNamespace(env.RELAY_STORE, (method, call) => {
+      calls[method] = (calls[method] ?? 0) + 1;
+      return call();
+    });
+    const countingEnv = { ...env, RELAY_STORE: counting } as typeof env;
     const rx = receiver([destination.url], [200]);
     try {
       // 40 events, 10 of them twice (the same provider event id): 40 stored, 10 answered duplicate.
