@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SCOPES } from "../../src/platform/scopes.ts";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -181,21 +182,8 @@ export async function adminCall(url, token, method, path, body) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-export const ALL_SCOPES = [
-  "surveys:read",
-  "surveys:write",
-  "audit:read",
-  "audit:write",
-  "logs:read",
-  "logs:write",
-  "push:read",
-  "push:write",
-  "webhooks:read",
-  "webhooks:write",
-  "mail:send",
-  "mail:read",
-  "billing:read",
-];
+/** The specification's scopes (src/platform/scopes.ts, read by Node's type stripping): a demo key's. */
+export const ALL_SCOPES = [...SCOPES];
 
 /** Creates a team and a key with every scope; returns { teamId, key }. */
 export async function createTeamWithKey(
