@@ -22,6 +22,23 @@ const T0 = Date.UTC(2031, 5, 1, 12, 0, 0);
 
 afterEach(() => setClock(null));
 
+/** A batch whose writes wait at a gate until `release()`; `sent` lists the writes made. */
+function gatedBatch(): { batch: IsolateBatch<number>; sent: number[][]; release: () => void } {
+  const sent: number[][] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const batch = new IsolateBatch<number>({
+    name: "test",
+    batchMax: 100,
+    pendingMax: 1000,
+    send: async (items) => {
+      await gate;
+      sent.push(items);
+    },
+  });
+  return { batch, sent, release };
+}
+
 /** Everything the isolate holds is written. */
 async function settled(bindings: Env = env): Promise<void> {
   await Promise.all([requestLogSettled(bindings), lastUsedSettled(bindings)]);
@@ -256,18 +273,7 @@ describe("batching per isolate", () => {
   });
 
   it("writes the items of many requests in fewer calls, and an item whose request ended waits for the next drain", async () => {
-    const sent: number[][] = [];
-    let release!: () => void;
-    let gate = new Promise<void>((resolve) => (release = resolve));
-    const batch = new IsolateBatch<number>({
-      name: "test",
-      batchMax: 100,
-      pendingMax: 1000,
-      send: async (items) => {
-        await gate;
-        sent.push(items);
-      },
-    });
+    const { batch, sent, release } = gatedBatch();
     batch.add(1);
     const first = batch.drain(); // leads a write of [1], held at the gate
     batch.add(2);
@@ -275,7 +281,6 @@ describe("batching per isolate", () => {
     const second = batch.drain(); // waits for the write in flight, then leads [2, 3]
     batch.add(4); // a request that added an item and ended without draining
     release();
-    gate = Promise.resolve();
     await Promise.all([first, second]);
     expect(sent).toEqual([[1], [2, 3, 4]]);
     batch.add(5);
@@ -300,18 +305,7 @@ describe("batching per isolate", () => {
   });
 
   it("while a write is in flight one drain stands by and the others return at once; every item is written", async () => {
-    const sent: number[][] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const batch = new IsolateBatch<number>({
-      name: "test",
-      batchMax: 100,
-      pendingMax: 1000,
-      send: async (items) => {
-        await gate;
-        sent.push(items);
-      },
-    });
+    const { batch, sent, release } = gatedBatch();
     batch.add(0);
     const leader = batch.drain();
     batch.add(1);
