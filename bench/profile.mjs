@@ -61,7 +61,8 @@ function summarize(profile, top = 25) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
-  const label = (n) => `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url ? `${n.callFrame.url.split("/").pop()}:${n.callFrame.lineNumber + 1}` : "(native)"}`;
+  const label = (n) =>
+    `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url ? `${n.callFrame.url.split("/").pop()}:${n.callFrame.lineNumber + 1}` : "(native)"}`;
   const self = new Map();
   const chains = new Map();
   let total = 0;

@@ -230,7 +230,12 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private seeded(period: string): boolean {
-    this.seededMonths ??= new Set(this.sql.exec<{ period: string }>("SELECT period FROM months").toArray().map((row) => row.period));
+    this.seededMonths ??= new Set(
+      this.sql
+        .exec<{ period: string }>("SELECT period FROM months")
+        .toArray()
+        .map((row) => row.period),
+    );
     return this.seededMonths.has(period);
   }
 
