@@ -103,6 +103,27 @@ export async function consoleChecks(ctx) {
       await check(owner, "keys-list");
     },
 
+    "console: a form past the size limit answers a page that says what to do, and nothing is saved": async () => {
+      // A name filled past the form's 1 MB limit by script (the field's own limits set aside).
+      await owner.evaluate(() => {
+        const input = document.querySelector("form[data-testid=create-key] input[name=name]");
+        input.removeAttribute("maxlength");
+        input.value = "x".repeat(1024 * 1024 + 1);
+      });
+      await owner.check("input[name=scopes][value='logs:read']");
+      const [answer] = await Promise.all([
+        owner.waitForResponse((response) => response.request().method() === "POST"),
+        owner.click("form[data-testid=create-key] button:has-text('Create key')"),
+      ]);
+      assert.equal(answer.status(), 413);
+      await owner.waitForLoadState();
+      assert.match(await owner.locator("h1").textContent(), /Too large/);
+      assert.match(await owner.locator("body").textContent(), /Shorten it and send the form again; nothing was saved/);
+      await check(owner, "form-too-large");
+      await owner.goto(`${app}/console/teams/${state.teamId}/keys`);
+      assert.equal(await owner.locator("[data-testid=key-row]").count(), 1, "no key was created");
+    },
+
     "console: revoke the key behind a confirmation; it answers 401 at once": async () => {
       await owner.click("[data-testid=key-row] form[data-testid=revoke-key] button");
       await owner.waitForSelector("[data-testid=confirm-revoke]");

@@ -8,7 +8,7 @@ import { log } from "../platform/log";
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
-import { limitBody } from "../platform/body";
+import { JSON_BODY_LIMIT, limitBody } from "../platform/body";
 import { toApiError } from "../platform/handle-error";
 import { MessagePage } from "./layout";
 import { LandingPage } from "./pages/landing";
@@ -33,13 +33,16 @@ function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise
     429: "Too many requests",
   };
   const message =
-    apiError && status < 500
-      ? apiError.details
-        ? Object.entries(apiError.details)
-            .map(([field, errors]) => `${field} ${errors.join(", ")}`)
-            .join("; ")
-        : apiError.message
-      : "Something went wrong on our side. Try again.";
+    status === 413
+      ? // The API's "Payload too large" is not the console's language: say what to do.
+        `What you entered is more than a console form takes (${JSON_BODY_LIMIT / 1024 / 1024} MB at most). Shorten it and send the form again; nothing was saved.`
+      : apiError && status < 500
+        ? apiError.details
+          ? Object.entries(apiError.details)
+              .map(([field, errors]) => `${field} ${errors.join(", ")}`)
+              .join("; ")
+          : apiError.message
+        : "Something went wrong on our side. Try again.";
   for (const [name, value] of Object.entries(apiError?.headers ?? {})) c.header(name, value);
   return c.html(<MessagePage title={titles[status] ?? "Something went wrong"} message={message} />, status);
 }
