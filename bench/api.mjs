@@ -9,7 +9,7 @@
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { load, withServer } from "./lib.mjs";
+import { load, median, withServer } from "./lib.mjs";
 
 const rounds = Number(process.env.ROUNDS ?? 3);
 const duration = Number(process.env.DURATION ?? 5);
@@ -32,13 +32,6 @@ if (only && figures.length !== only.size) {
       .join(", ")}`,
   );
   process.exit(2);
-}
-
-/** The median of a list of numbers. */
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 const rows = [];

@@ -58,6 +58,13 @@ export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
   }
 }
 
+/** The median of a list of numbers. */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** One autocannon run; returns requests/s, mean, p50 and p99 latency and the non-2xx count. */
 export async function load(options) {
   const result = await autocannon({ connections: 20, duration: 10, ...options });

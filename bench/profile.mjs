@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import WebSocket from "ws";
-import { load, withServer } from "./lib.mjs";
+import { load, median, withServer } from "./lib.mjs";
 import { freePort } from "../scripts/lib/dev-server.mjs";
 
 const name = process.argv[2];
@@ -22,11 +22,6 @@ if (!name) {
 }
 const here = dirname(fileURLToPath(import.meta.url));
 const figure = (await import(pathToFileURL(join(here, "figures", `${name}.mjs`)).href)).default;
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** One Chrome DevTools Protocol session on the Worker's inspector. */
 async function inspect(port) {

@@ -13,17 +13,11 @@
 //   (BENCH_DELIVERY_WAIT_MS, default 120000: how long to wait for the deliveries)
 import { createHmac, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
-import { verifyStandardWebhook as verify, withServer } from "./lib.mjs";
+import { median, verifyStandardWebhook as verify, withServer } from "./lib.mjs";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const DELIVERY_WAIT_MS = Number(process.env.BENCH_DELIVERY_WAIT_MS ?? 120_000);
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);

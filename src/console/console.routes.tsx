@@ -17,6 +17,20 @@ import { publicPages } from "./pages/public";
 import { pageHeaders, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
 import { settings } from "../platform/config";
 
+/** The title of a console error page, by status. */
+const TITLES: Partial<Record<number, string>> = {
+  403: "Not allowed",
+  404: "Page not found",
+  409: "Not possible",
+  413: "Too large",
+  422: "Check what you entered",
+  429: "Too many requests",
+};
+/** Where the API's message is not the console's language: what happened and what to do. */
+const MESSAGES: Partial<Record<number, string>> = {
+  413: `What you entered is more than a console form takes (${JSON_BODY_LIMIT / 1024 / 1024} MB at most). Shorten it and send the form again; nothing was saved.`,
+};
+
 /** Errors of a console request as a page with the error's status. */
 function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise<Response> {
   const apiError = toApiError(error);
@@ -24,27 +38,17 @@ function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise
     log.error("unhandled console error", { request_id: c.get("requestId"), path: c.req.path, error: String(error), stack: (error as Error)?.stack });
   }
   const status = (apiError?.status ?? 500) as ContentfulStatusCode;
-  const titles: Partial<Record<number, string>> = {
-    403: "Not allowed",
-    404: "Page not found",
-    409: "Not possible",
-    413: "Too large",
-    422: "Check what you entered",
-    429: "Too many requests",
-  };
   const message =
-    status === 413
-      ? // The API's "Payload too large" is not the console's language: say what to do.
-        `What you entered is more than a console form takes (${JSON_BODY_LIMIT / 1024 / 1024} MB at most). Shorten it and send the form again; nothing was saved.`
-      : apiError && status < 500
-        ? apiError.details
-          ? Object.entries(apiError.details)
-              .map(([field, errors]) => `${field} ${errors.join(", ")}`)
-              .join("; ")
-          : apiError.message
-        : "Something went wrong on our side. Try again.";
+    MESSAGES[status] ??
+    (apiError && status < 500
+      ? apiError.details
+        ? Object.entries(apiError.details)
+            .map(([field, errors]) => `${field} ${errors.join(", ")}`)
+            .join("; ")
+        : apiError.message
+      : "Something went wrong on our side. Try again.");
   for (const [name, value] of Object.entries(apiError?.headers ?? {})) c.header(name, value);
-  return c.html(<MessagePage title={titles[status] ?? "Something went wrong"} message={message} />, status);
+  return c.html(<MessagePage title={TITLES[status] ?? "Something went wrong"} message={message} />, status);
 }
 
 export const consoleRouter = new Hono<ConsoleEnv>();

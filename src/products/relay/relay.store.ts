@@ -41,12 +41,12 @@ function lines(env: Env): Lines {
   return found;
 }
 
-/** Stores an event with its deliveries (RelayStore.ingest), in a call shared with the source's concurrent ingests. */
+/** Stores an event with its deliveries (RelayStore.ingestMany), in a call shared with the source's concurrent ingests. */
 export async function ingestEvent(env: Env, input: IngestInput, keepAlive?: KeepAlive): Promise<IngestAnswer> {
   return settle(await lines(env).ingests.run(input.sourceId, input, keepAlive));
 }
 
-/** Records an attempt (RelayStore.recordAttempt), in a call shared with the source's concurrent records. */
+/** Records an attempt (RelayStore.recordAttempts), in a call shared with the source's concurrent records. */
 export async function recordAttempt(env: Env, sourceId: string, record: AttemptRecord, keepAlive?: KeepAlive): Promise<boolean> {
   return settle(await lines(env).records.run(sourceId, record, keepAlive));
 }

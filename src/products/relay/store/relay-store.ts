@@ -46,7 +46,7 @@ type DeliveryRow = typeof schema.deliveries.$inferSelect;
 type AttemptRow = typeof schema.attempts.$inferSelect;
 export type { AttemptRecord, ClaimResult };
 
-/** One ingest (RelayStore.ingest): the event, its deliveries and the claim they are born with. */
+/** One ingest (RelayStore.ingestMany): the event, its deliveries and the claim they are born with. */
 export interface IngestInput {
   sourceId: string;
   retentionDays: number;
@@ -58,6 +58,17 @@ export interface IngestInput {
 /** An ingest's answer: the stored event a copy names, or null when this one was stored. */
 export interface IngestAnswer {
   duplicate: { id: string; eventType: string | null } | null;
+}
+
+/** Each item's answer, or the error it alone threw: one item failing leaves the others' answers standing. */
+function eachAlone<I, A>(items: I[], one: (item: I) => A): Array<A | { error: string }> {
+  return items.map((item) => {
+    try {
+      return one(item);
+    } catch (error) {
+      return { error: String(error) };
+    }
+  });
 }
 
 export class RelayStore extends DurableObject<Env> {
@@ -102,35 +113,23 @@ export class RelayStore extends DurableObject<Env> {
   }
 
   /**
-   * Several ingests in one call, in order, each exactly as `ingest` alone (its own transaction): the
+   * Several ingests in one call, in order, each exactly as if alone (its own transaction): the
    * isolate coalesces the concurrent ingests of one source (relay.store.ts). One that fails answers
    * its error and leaves the others as they are.
    */
   async ingestMany(inputs: IngestInput[]): Promise<Array<IngestAnswer | { error: string }>> {
     this.assertLive();
-    const answers = inputs.map((input) => {
-      try {
-        return this.ingestOne(input);
-      } catch (error) {
-        return { error: String(error) };
-      }
-    });
+    const answers = eachAlone(inputs, (input) => this.ingestOne(input));
     const claimed = inputs.filter((input, i) => input.deliveries.length > 0 && !("error" in answers[i]!) && !(answers[i] as IngestAnswer).duplicate);
     if (claimed.length > 0) await this.watchWithin(claimed[0]!.claim.leaseMs + FIRST_ATTEMPT_WATCH_MS);
     else if (answers.some((a) => !("error" in a) && !a.duplicate)) await this.ensureAlarm();
     return answers;
   }
 
-  /** Several attempts recorded in one call, each exactly as `recordAttempt` alone. */
+  /** Several attempts recorded in one call, each exactly as if alone (its own transaction). */
   async recordAttempts(records: AttemptRecord[]): Promise<Array<boolean | { error: string }>> {
     this.assertLive();
-    return records.map((record) => {
-      try {
-        return this.recordOne(record);
-      } catch (error) {
-        return { error: String(error) };
-      }
-    });
+    return eachAlone(records, (record) => this.recordOne(record));
   }
 
   /** The stored event of a provider event id, or null. */
