@@ -145,6 +145,12 @@ describe("coalescing: fewer calls than requests, every position given once", () 
       { counts: [3] },
     ]);
     expect(answers[6]).toEqual({ usage: { period: "2031-07", used: { ai: 4 }, daily: [{ day: "2031-07-15", service: "ai", used: 4 }], windowCount: 3 } });
+    // The batch's counts are kept (counted in memory, written once at its end), and the next call
+    // goes on from them.
+    const stub = meterOf(team.teamId);
+    expect(await stub.peek(T0 / 1000)).toBe(3);
+    expect(await stub.peek(T0 / 1000, "strict:push_subscribers")).toBe(1);
+    expect(await stub.hitAll(T0 / 1000, [{ name: "strict:push_subscribers", limit: 30 }])).toEqual([2]);
   });
 });
 

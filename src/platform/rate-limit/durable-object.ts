@@ -94,27 +94,9 @@ export class RateLimiter extends DurableObject<Env> {
     }
   }
 
-  /**
-   * Adds `cost` to one counter in the window starting at `windowStart` (Unix seconds); returns the
-   * new count. `idleMs` is how long the window keeps the object alive (two windows).
-   */
-  private add(name: string, windowStart: number, cost: number, idleMs: number = IDLE_MS): number {
-    const row = this.sql
-      .exec<{ count: number }>(
-        "INSERT INTO counters (name, start, count) VALUES (?, ?, ?) ON CONFLICT(name, start) DO UPDATE SET count = count + excluded.count RETURNING count",
-        name,
-        windowStart,
-        cost,
-      )
-      .one();
-    if (row.count === cost) {
-      // The first hit of a window: the counter's older windows are dead weight (it resets to zero
-      // at rollover), so drop them now rather than on every hit; note when (real time, not the
-      // callers' clock, which tests move) and look again once the window can no longer be current.
-      this.sql.exec("DELETE FROM counters WHERE name = ? AND start < ?", name, windowStart);
-      this.touch(idleMs);
-    }
-    return row.count;
+  /** A tally of this object's counters for one call (read once, written once). */
+  private tally(): Tally {
+    return new Tally(this.sql, (idleMs) => this.touch(idleMs));
   }
 
   /**
@@ -131,7 +113,10 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** Counts one request (or `cost`) in the window starting at `windowStart`; returns the new count. */
   hit(windowStart: number, cost = 1, name: string = OWN_COUNTER): number {
-    return this.add(name, windowStart, cost);
+    const tally = this.tally();
+    const count = tally.add(name, windowStart, cost, IDLE_MS);
+    tally.write();
+    return count;
   }
 
   /**
@@ -141,11 +126,19 @@ export class RateLimiter extends DurableObject<Env> {
    * Returns the new count of each counter reached; the array is shorter when one refused.
    */
   hitAll(windowStart: number, counters: CounterSpec[]): number[] {
+    const tally = this.tally();
+    const counts = this.countIn(tally, windowStart, counters);
+    tally.write();
+    return counts;
+  }
+
+  /** hitAll in a tally (written by the caller). */
+  private countIn(tally: Tally, windowStart: number, counters: CounterSpec[]): number[] {
     const counts: number[] = [];
     for (const counter of counters) {
       // A longer window (a multiple of WINDOW_SECONDS) is the one holding this 60-second window.
       const seconds = counter.windowSeconds ?? WINDOW_SECONDS;
-      const count = this.add(counter.name, Math.floor(windowStart / seconds) * seconds, 1, 2 * seconds * 1000);
+      const count = tally.add(counter.name, Math.floor(windowStart / seconds) * seconds, 1, 2 * seconds * 1000);
       counts.push(count);
       if (count > counter.limit) break;
     }
@@ -170,9 +163,12 @@ export class RateLimiter extends DurableObject<Env> {
     let changed = false;
     // The month's units as read for the last item that read them; a change to them reads again.
     let month: Pick<UsageSnapshot, "used" | "daily"> | null = null;
+    // The batch's counters are counted in memory and written once at its end: the batch runs
+    // without yielding, so no other call sees them in between.
+    const tally = this.tally();
     const answers = items.map((item): MeterAnswer => {
       const answer: MeterAnswer = {};
-      if (item.counters) answer.counts = this.hitAll(windowStart, item.counters);
+      if (item.counters) answer.counts = this.countIn(tally, windowStart, item.counters);
       if (item.quota) {
         answer.quota = this.take(period, day, item.quota);
         if (answer.quota.ok && item.quota.amount !== 0) changed = true;
@@ -180,10 +176,11 @@ export class RateLimiter extends DurableObject<Env> {
       }
       if (item.read) {
         month ??= this.monthUsage(period);
-        answer.usage = { period, ...month, windowCount: this.peek(windowStart) };
+        answer.usage = { period, ...month, windowCount: tally.count(OWN_COUNTER, windowStart) };
       }
       return answer;
     });
+    tally.write();
     if (changed) this.scheduleRollUp();
     return answers;
   }
@@ -343,8 +340,83 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** The count of a window without counting a request (tests and diagnostics). */
   peek(windowStart: number, name: string = OWN_COUNTER): number {
-    const rows = this.sql.exec<{ count: number }>("SELECT count FROM counters WHERE name = ? AND start = ?", name, windowStart).toArray();
-    return rows[0]?.count ?? 0;
+    return this.tally().count(name, windowStart);
+  }
+}
+
+interface TalliedCounter {
+  name: string;
+  start: number;
+  count: number;
+  /** The window had no row before this tally (its first hit). */
+  fresh: boolean;
+  /** Counted in this tally (to be written). */
+  changed: boolean;
+  idleMs: number;
+}
+
+/**
+ * The counters one call touches: each read from SQLite at most once, counted in memory, and written
+ * once by write() (one statement per counter, not one per request of the batch). A call runs
+ * without yielding between its first read and write(), so nothing else counts in between.
+ */
+class Tally {
+  private readonly counters = new Map<string, TalliedCounter>();
+
+  constructor(
+    private readonly sql: SqlStorage,
+    /** Notes use for retention, with how long the window keeps the object alive. */
+    private readonly touch: (idleMs: number) => void,
+  ) {}
+
+  private counter(name: string, start: number): TalliedCounter {
+    const key = `${name}\u0000${start}`;
+    let counter = this.counters.get(key);
+    if (!counter) {
+      const row = this.sql.exec<{ count: number }>("SELECT count FROM counters WHERE name = ? AND start = ?", name, start).toArray()[0];
+      counter = { name, start, count: row?.count ?? 0, fresh: !row, changed: false, idleMs: IDLE_MS };
+      this.counters.set(key, counter);
+    }
+    return counter;
+  }
+
+  /** The count of a window (0: nothing counted). */
+  count(name: string, start: number): number {
+    return this.counter(name, start).count;
+  }
+
+  /**
+   * Adds `cost` to one counter in the window starting at `start` (Unix seconds); returns the new
+   * count. `idleMs` is how long the window keeps the object alive (two windows).
+   */
+  add(name: string, start: number, cost: number, idleMs: number): number {
+    const counter = this.counter(name, start);
+    counter.count += cost;
+    counter.changed = true;
+    counter.idleMs = Math.max(counter.idleMs, idleMs);
+    return counter.count;
+  }
+
+  /** Writes every counter counted in. */
+  write(): void {
+    for (const counter of this.counters.values()) {
+      if (!counter.changed) continue;
+      this.sql.exec(
+        "INSERT INTO counters (name, start, count) VALUES (?, ?, ?) ON CONFLICT(name, start) DO UPDATE SET count = excluded.count",
+        counter.name,
+        counter.start,
+        counter.count,
+      );
+      if (counter.fresh) {
+        // The first hit of a window: the counter's older windows are dead weight (it resets to zero
+        // at rollover), so drop them now rather than on every hit; note when (real time, not the
+        // callers' clock, which tests move) and look again once the window can no longer be current.
+        this.sql.exec("DELETE FROM counters WHERE name = ? AND start < ?", counter.name, counter.start);
+        this.touch(counter.idleMs);
+      }
+      counter.changed = false;
+      counter.fresh = false;
+    }
   }
 }
 
