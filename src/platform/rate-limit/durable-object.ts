@@ -163,19 +163,23 @@ export class RateLimiter extends DurableObject<Env> {
     let changed = false;
     // The month's units as read for the last item that read them; a change to them reads again.
     let month: Pick<UsageSnapshot, "used" | "daily"> | null = null;
-    // The batch's counters are counted in memory and written once at its end: the batch runs
-    // without yielding, so no other call sees them in between.
+    // The batch's counters and units are counted in memory and written once at its end: the batch
+    // runs without yielding, so no other call sees them in between.
     const tally = this.tally();
     const answers = items.map((item): MeterAnswer => {
       const answer: MeterAnswer = {};
       if (item.counters) answer.counts = this.countIn(tally, windowStart, item.counters);
       if (item.quota) {
-        answer.quota = this.take(period, day, item.quota);
+        answer.quota = tally.take(period, day, item.quota);
         if (answer.quota.ok && item.quota.amount !== 0) changed = true;
         month = null;
       }
       if (item.read) {
-        month ??= this.monthUsage(period);
+        if (month === null) {
+          // Units taken earlier in this batch are written first: the read is SQL's.
+          tally.write();
+          month = this.monthUsage(period);
+        }
         answer.usage = { period, ...month, windowCount: tally.count(OWN_COUNTER, windowStart) };
       }
       return answer;
@@ -234,29 +238,6 @@ export class RateLimiter extends DurableObject<Env> {
         .map((row) => row.period),
     );
     return this.seededMonths.has(period);
-  }
-
-  /** Takes (or gives back) units in one step: checked and written together, as one request alone. */
-  private take(period: string, day: string, quota: NonNullable<MeterItem["quota"]>): { ok: boolean; used: number } {
-    const current = this.sql.exec<{ used: number }>("SELECT used FROM usage WHERE service = ? AND period = ?", quota.service, period).toArray()[0]?.used ?? 0;
-    const next = Math.max(0, current + quota.amount);
-    if (quota.amount > 0 && quota.limit !== null && next > quota.limit) return { ok: false, used: current };
-    if (next === current) return { ok: true, used: current };
-    this.sql.exec(
-      "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
-      quota.service,
-      period,
-      next,
-    );
-    // The day carries what the month gained or lost today (a give-back never below zero).
-    this.sql.exec(
-      "INSERT INTO daily (day, service, used, dirty) VALUES (?, ?, MAX(0, ?), 1) ON CONFLICT DO UPDATE SET used = MAX(0, used + ?), dirty = 1",
-      day,
-      quota.service,
-      next - current,
-      next - current,
-    );
-    return { ok: true, used: next };
   }
 
   /** The month's units per service and per day. */
@@ -344,6 +325,16 @@ export class RateLimiter extends DurableObject<Env> {
   }
 }
 
+/** A service's units of the month and of the day, as a tally holds them. */
+interface TalliedUnits {
+  service: string;
+  period: string;
+  day: string;
+  month: number;
+  today: number;
+  changed: boolean;
+}
+
 interface TalliedCounter {
   name: string;
   start: number;
@@ -356,12 +347,14 @@ interface TalliedCounter {
 }
 
 /**
- * The counters one call touches: each read from SQLite at most once, counted in memory, and written
- * once by write() (one statement per counter, not one per request of the batch). A call runs
- * without yielding between its first read and write(), so nothing else counts in between.
+ * The counters and quota units one call touches: each read from SQLite at most once, counted in
+ * memory, and written once by write() (a statement or two per counter and service, not per request
+ * of the batch). A call runs without yielding between its first read and write(), so nothing else
+ * counts in between.
  */
 class Tally {
   private readonly counters = new Map<string, TalliedCounter>();
+  private readonly units = new Map<string, TalliedUnits>();
 
   constructor(
     private readonly sql: SqlStorage,
@@ -397,8 +390,53 @@ class Tally {
     return counter.count;
   }
 
-  /** Writes every counter counted in. */
+  private unitsOf(service: string, period: string, day: string): TalliedUnits {
+    const key = `${service}\u0000${period}\u0000${day}`;
+    let units = this.units.get(key);
+    if (!units) {
+      const month = this.sql.exec<{ used: number }>("SELECT used FROM usage WHERE service = ? AND period = ?", service, period).toArray()[0]?.used ?? 0;
+      const today = this.sql.exec<{ used: number }>("SELECT used FROM daily WHERE day = ? AND service = ?", day, service).toArray()[0]?.used ?? 0;
+      units = { service, period, day, month, today, changed: false };
+      this.units.set(key, units);
+    }
+    return units;
+  }
+
+  /**
+   * Takes (or gives back) units in one step, as one request alone: all of `amount` when it fits
+   * under the limit, or nothing; a give-back never goes below zero, and the day carries what the
+   * month gained or lost today (never below zero either).
+   */
+  take(period: string, day: string, quota: NonNullable<MeterItem["quota"]>): { ok: boolean; used: number } {
+    const units = this.unitsOf(quota.service, period, day);
+    const current = units.month;
+    const next = Math.max(0, current + quota.amount);
+    if (quota.amount > 0 && quota.limit !== null && next > quota.limit) return { ok: false, used: current };
+    if (next === current) return { ok: true, used: current };
+    units.month = next;
+    units.today = Math.max(0, units.today + (next - current));
+    units.changed = true;
+    return { ok: true, used: next };
+  }
+
+  /** Writes every counter counted in and every service's units taken or given back, marked for the roll-up. */
   write(): void {
+    for (const units of this.units.values()) {
+      if (!units.changed) continue;
+      this.sql.exec(
+        "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
+        units.service,
+        units.period,
+        units.month,
+      );
+      this.sql.exec(
+        "INSERT INTO daily (day, service, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
+        units.day,
+        units.service,
+        units.today,
+      );
+      units.changed = false;
+    }
     for (const counter of this.counters.values()) {
       if (!counter.changed) continue;
       this.sql.exec(

@@ -71,8 +71,84 @@ function eachAlone<I, A>(items: I[], one: (item: I) => A): Array<A | { error: st
   });
 }
 
+/**
+ * The statements of the hot path (an ingest, an attempt recorded), built once per instance: a
+ * Drizzle query built on every call cost more of the isolate than its SQL did (docs/BENCHMARKS.md).
+ */
+function hotStatements(db: DrizzleSqliteDODatabase<typeof schema>) {
+  const p = <N extends string>(name: N) => sql.placeholder(name);
+  // An update's values take SQL, not a bare placeholder.
+  const v = (name: string) => sql`${sql.placeholder(name)}`;
+  return {
+    providerEvent: db
+      .select({ id: schema.events.id, eventType: schema.events.eventType })
+      .from(schema.events)
+      .where(eq(schema.events.providerEventId, p("providerEventId")))
+      .prepare(),
+    insertEvent: db
+      .insert(schema.events)
+      .values({
+        id: p("id"),
+        eventType: p("eventType"),
+        providerEventId: p("providerEventId"),
+        contentType: p("contentType"),
+        headers: p("headers"),
+        body: p("body"),
+        sizeBytes: p("sizeBytes"),
+        receivedAt: p("receivedAt"),
+      })
+      .prepare(),
+    insertDelivery: db
+      .insert(schema.deliveries)
+      .values({
+        id: p("id"),
+        eventId: p("eventId"),
+        destinationId: p("destinationId"),
+        status: p("status"),
+        attempts: p("attempts"),
+        leaseUntil: p("leaseUntil"),
+        dueMs: p("dueMs"),
+        trigger: p("trigger"),
+        createdAt: p("at"),
+        updatedAt: p("at"),
+      })
+      .prepare(),
+    /** The attempt's outcome on its delivery, when the claim it was made under still holds. */
+    settleDelivery: db
+      .update(schema.deliveries)
+      .set({
+        status: v("status"),
+        leaseUntil: null,
+        lastStatusCode: v("statusCode"),
+        lastError: v("error"),
+        nextAttemptAt: v("nextAttemptAt"),
+        dueMs: v("dueMs"),
+        deliveredAt: v("deliveredAt"),
+        updatedAt: v("at"),
+      })
+      .where(and(eq(schema.deliveries.id, p("deliveryId")), eq(schema.deliveries.status, "sending"), eq(schema.deliveries.attempts, p("number"))))
+      .returning({ id: schema.deliveries.id })
+      .prepare(),
+    insertAttempt: db
+      .insert(schema.attempts)
+      .values({
+        id: p("id"),
+        deliveryId: p("deliveryId"),
+        number: p("number"),
+        attemptedAt: p("attemptedAt"),
+        statusCode: p("statusCode"),
+        durationMs: p("durationMs"),
+        error: p("error"),
+        responseBody: p("responseBody"),
+        retryInSeconds: p("retryInSeconds"),
+      })
+      .prepare(),
+  };
+}
+
 export class RelayStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
+  private readonly hot: ReturnType<typeof hotStatements>;
   private alarmChecked = false;
   /** When the alarm is set for (ms), as this object last set or read it; null: none. */
   private alarmAt: number | null = null;
@@ -83,6 +159,7 @@ export class RelayStore extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.db = drizzle(ctx.storage, { schema });
+    this.hot = hotStatements(this.db);
     void ctx.blockConcurrencyWhile(async () => {
       await migrate(this.db, migrations);
     });
@@ -104,7 +181,7 @@ export class RelayStore extends DurableObject<Env> {
         const found = this.findProviderEvent(event.providerEventId);
         if (found) return found;
       }
-      this.db.insert(schema.events).values(event).run();
+      this.hot.insertEvent.run(event);
       this.insertDeliveries(event.id, input.deliveries, "ingest", event.receivedAt, claim.now + claim.leaseMs);
       this.setSettings(input.sourceId, input.retentionDays);
       return null;
@@ -234,26 +311,19 @@ export class RelayStore extends DurableObject<Env> {
   /** Records an attempt and its delivery's new state, conditional on the claim: a stale consumer overwrites nothing. */
   private recordOne(record: AttemptRecord): boolean {
     return this.ctx.storage.transactionSync(() => {
-      const updated = this.db
-        .update(schema.deliveries)
-        .set({
-          status: record.status,
-          leaseUntil: null,
-          lastStatusCode: record.attempt.statusCode,
-          lastError: record.attempt.error,
-          nextAttemptAt: record.nextAttemptAt,
-          dueMs: record.dueMs,
-          deliveredAt: record.deliveredAt,
-          updatedAt: record.at,
-        })
-        .where(and(eq(schema.deliveries.id, record.deliveryId), eq(schema.deliveries.status, "sending"), eq(schema.deliveries.attempts, record.number)))
-        .returning({ id: schema.deliveries.id })
-        .all();
+      const updated = this.hot.settleDelivery.all({
+        status: record.status,
+        statusCode: record.attempt.statusCode,
+        error: record.attempt.error,
+        nextAttemptAt: record.nextAttemptAt,
+        dueMs: record.dueMs,
+        deliveredAt: record.deliveredAt,
+        at: record.at,
+        deliveryId: record.deliveryId,
+        number: record.number,
+      });
       // The attempt happened whatever its claim became: it is recorded either way, as in D1.
-      this.db
-        .insert(schema.attempts)
-        .values({ ...record.attempt, deliveryId: record.deliveryId, number: record.number })
-        .run();
+      this.hot.insertAttempt.run({ ...record.attempt, deliveryId: record.deliveryId, number: record.number });
       return updated.length > 0;
     });
   }
@@ -426,31 +496,14 @@ export class RelayStore extends DurableObject<Env> {
   ): void {
     if (deliveries.length === 0) return;
     const dueMs = Date.parse(at);
-    this.db
-      .insert(schema.deliveries)
-      .values(
-        deliveries.map((d) => ({
-          id: d.id,
-          eventId,
-          destinationId: d.destinationId,
-          status: leaseUntil === null ? ("pending" as const) : ("sending" as const),
-          attempts: leaseUntil === null ? 0 : 1,
-          leaseUntil,
-          dueMs,
-          trigger,
-          createdAt: at,
-          updatedAt: at,
-        })),
-      )
-      .run();
+    const status = leaseUntil === null ? "pending" : "sending";
+    const attempts = leaseUntil === null ? 0 : 1;
+    for (const d of deliveries)
+      this.hot.insertDelivery.run({ id: d.id, eventId, destinationId: d.destinationId, status, attempts, leaseUntil, dueMs, trigger, at });
   }
 
   private findProviderEvent(providerEventId: string): { id: string; eventType: string | null } | null {
-    const [row] = this.db
-      .select({ id: schema.events.id, eventType: schema.events.eventType })
-      .from(schema.events)
-      .where(eq(schema.events.providerEventId, providerEventId))
-      .all();
+    const [row] = this.hot.providerEvent.all({ providerEventId });
     return row ?? null;
   }
 
