@@ -68,8 +68,8 @@ export async function listAlerts(env: Env, teamId: string, projectId: string): P
   return projectAlerts(db, await loadProject(db, teamId, projectId));
 }
 
-/** `listAlerts` for a project already loaded under the team. */
-export async function projectAlerts(db: Db, project: ProjectRow): Promise<AlertRow[]> {
+/** `listAlerts` for a project already loaded under the team: the query, to await or to batch with others. */
+export function projectAlerts(db: Db, project: ProjectRow) {
   return db
     .select()
     .from(logAlerts)
@@ -199,11 +199,11 @@ export async function listFirings(env: Env, teamId: string, alertId: string, pag
 
 /**
  * The latest firings of all of a project's alerts, newest first (the console's alerts panel): one
- * query, each alert's rows read through the (alert_id, fired_at) index.
+ * query, each alert's rows read through the (alert_id, fired_at) index. The query, to await or to
+ * batch with others; its rows answer through firingView.
  */
-export async function projectFirings(env: Env, teamId: string, projectId: string, limit: number) {
-  const db = getDb(env.DB);
-  const rows = await db
+export function projectFirings(db: Db, teamId: string, projectId: string, limit: number) {
+  return db
     .select()
     .from(logAlertFirings)
     .where(
@@ -220,7 +220,6 @@ export async function projectFirings(env: Env, teamId: string, projectId: string
     )
     .orderBy(desc(logAlertFirings.firedAt))
     .limit(limit);
-  return rows.map(firingView);
 }
 
 export async function deleteAlert(env: Env, teamId: string, id: string): Promise<void> {

@@ -122,15 +122,14 @@ export async function listStreams(env: Env, teamId: string, projectId: string, p
   return projectStreams(db, await loadProject(db, teamId, projectId), page);
 }
 
-/** `listStreams` for a project already loaded under the team. */
-export async function projectStreams(db: Db, project: ProjectRow, page: { limit: number; after?: string }) {
+/** `listStreams` for a project already loaded under the team: the query, to await or to batch with others. */
+export function projectStreams(db: Db, project: ProjectRow, page: { limit: number; after?: string }) {
   const conditions: SQL[] = [eq(logStreams.projectId, project.id), eq(logStreams.teamId, project.teamId)];
   if (page.after !== undefined) conditions.push(gt(logStreams.name, page.after));
-  const rows = await db
+  return db
     .select({ name: logStreams.name, created_at: logStreams.createdAt })
     .from(logStreams)
     .where(and(...conditions))
     .orderBy(asc(logStreams.name))
     .limit(page.limit);
-  return rows;
 }
