@@ -14,7 +14,7 @@ import { ApiError, zodDetails } from "../../platform/errors";
 import { followCredential } from "../../platform/follow-credential";
 import { firingView, projectAlerts, projectFirings } from "../../products/logs/log-alerts.service";
 import { openTail, projectEntries } from "../../products/logs/log-entries.service";
-import { projectHistogram } from "../../products/logs/log-histogram";
+import { projectEntriesWithHistogram } from "../../products/logs/log-histogram";
 import { CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery } from "../../products/logs/logs.schemas";
 import { createProject, getProject, listProjects, loadProject, projectStreams, projectView, rotateToken } from "../../products/logs/logs.service";
 import { Time } from "../layout";
@@ -194,16 +194,14 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
   );
   if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
   const query = parsed.data;
-  const filter = { q: query.q, level: query.level, stream: query.stream };
 
   // The project is looked up once, under the team (404 otherwise, before any store is reached);
-  // every read after it takes the loaded row and runs in parallel: the store's two, and the three
-  // D1 reads in one batch (one round trip).
+  // every read after it takes the loaded row, in two calls made in parallel: the store's page and
+  // histogram of the range in one, and the three D1 reads in one batch.
   const db = getDb(c.env.DB);
   const project = await loadProject(db, team.id, projectId);
-  const [entries, histogram, [streams, alerts, firingRows]] = await Promise.all([
-    projectEntries(c.env, project, query),
-    projectHistogram(c.env, project, { since: Date.parse(since), until: untilMs }, filter),
+  const [{ entries, histogram }, [streams, alerts, firingRows]] = await Promise.all([
+    projectEntriesWithHistogram(c.env, project, { ...query, since, until }),
     db.batch([projectStreams(db, project, { limit: STREAMS_SHOWN }), projectAlerts(db, project), projectFirings(db, team.id, projectId, FIRINGS_SHOWN)]),
   ]);
   const firings = firingRows.map(firingView);

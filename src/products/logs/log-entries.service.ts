@@ -7,6 +7,7 @@ import type { EntriesQuery, TailQuery } from "./logs.schemas";
 import { MAX_TAILS } from "./store/log-tails";
 import { entryView, logStore } from "./logs.store";
 import type { EntryRecord } from "./store/log-store";
+import type { EntryFilter } from "./store/log-store.queries";
 import { decodeCursor, encodeCursor } from "../../platform/cursor";
 import { loadProject, type ProjectRow } from "./logs.service";
 
@@ -32,24 +33,33 @@ export async function queryEntries(env: Env, teamId: string, projectId: string, 
 
 /** `queryEntries` for a project already loaded under the team (the console page loads it once for all its reads). */
 export async function projectEntries(env: Env, project: ProjectRow, query: EntriesQuery) {
-  const projectId = project.id;
-  const after = query.cursor ? entryPosition(query.cursor) : undefined;
-  const { rows, more } = await logStore(env, projectId).query(
-    {
-      level: query.level,
-      stream: query.stream,
-      service: query.service,
-      trace_id: query.trace_id,
-      since: query.since ? Date.parse(query.since) : undefined,
-      until: query.until ? Date.parse(query.until) : undefined,
-      q: query.q,
-      after,
-    },
-    { limit: query.limit, maxBytes: ENTRIES_PAGE_BYTES },
-  );
+  return entriesPage(project.id, query, await logStore(env, project.id).query(storeFilter(query), entriesPageSize(query)));
+}
+
+/** The store's filter of an entries query (its cursor decoded). */
+export function storeFilter(query: EntriesQuery): EntryFilter {
+  return {
+    level: query.level,
+    stream: query.stream,
+    service: query.service,
+    trace_id: query.trace_id,
+    since: query.since ? Date.parse(query.since) : undefined,
+    until: query.until ? Date.parse(query.until) : undefined,
+    q: query.q,
+    after: query.cursor ? entryPosition(query.cursor) : undefined,
+  };
+}
+
+/** How much of the store one page of an entries query takes. */
+export function entriesPageSize(query: EntriesQuery): { limit: number; maxBytes: number } {
+  return { limit: query.limit, maxBytes: ENTRIES_PAGE_BYTES };
+}
+
+/** The API's answer for a page the store found. */
+export function entriesPage(projectId: string, query: EntriesQuery, { rows, more }: { rows: EntryRecord[]; more: boolean }) {
   return {
     data: rows.map((row) => entryView(projectId, row)),
-    pagination: { limit: query.limit, next_cursor: more ? entryCursor(rows[rows.length - 1]) : null },
+    pagination: { limit: query.limit, next_cursor: more ? entryCursor(rows[rows.length - 1]!) : null },
   };
 }
 

@@ -9,6 +9,8 @@ import { LOG_LEVELS, type LogLevel } from "../../db/schema/logs";
 import { logStore } from "./logs.store";
 import { loadProject, type ProjectRow } from "./logs.service";
 import type { EntryFilter } from "./store/log-store.queries";
+import { entriesPage, entriesPageSize, storeFilter } from "./log-entries.service";
+import type { EntriesQuery } from "./logs.schemas";
 
 const MINUTE_MS = 60_000;
 /** Bars of one histogram at most. */
@@ -68,9 +70,23 @@ export async function projectHistogram(
   range: { since: number; until: number },
   filter: Omit<EntryFilter, "since" | "until" | "after"> = {},
 ): Promise<Histogram> {
-  const projectId = project.id;
   const plan = bucketPlan(range.since, range.until);
-  const rows = await logStore(env, projectId).histogram({ ...filter, since: range.since, until: range.until }, plan);
+  return histogramOf(plan, await logStore(env, project.id).histogram({ ...filter, since: range.since, until: range.until }, plan));
+}
+
+/**
+ * A page of a project's entries and the histogram of the query's whole range under its filters,
+ * in one call to the project's store (the console's log explorer). The query's since and until
+ * are required: they are the histogram's range.
+ */
+export async function projectEntriesWithHistogram(env: Env, project: ProjectRow, query: EntriesQuery & { since: string; until: string }) {
+  const plan = bucketPlan(Date.parse(query.since), Date.parse(query.until));
+  const found = await logStore(env, project.id).queryWithHistogram(storeFilter(query), entriesPageSize(query), plan);
+  return { entries: entriesPage(project.id, query, found), histogram: histogramOf(plan, found.histogram) };
+}
+
+/** Every bucket of the plan, empty ones with zero counts, from the store's rows. */
+function histogramOf(plan: BucketPlan, rows: { bucket: number; level: string; n: number }[]): Histogram {
   const buckets: HistogramBucket[] = Array.from({ length: plan.count }, (_, i) => ({
     at: new Date(plan.start + i * plan.width).toISOString(),
     total: 0,

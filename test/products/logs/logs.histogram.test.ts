@@ -6,7 +6,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { env, runInDurableObject } from "cloudflare:test";
 import { setClock } from "../../../src/platform/clock";
 import { ApiError } from "../../../src/platform/errors";
-import { bucketPlan, entryHistogram, MAX_BUCKETS } from "../../../src/products/logs/log-histogram";
+import { getDb } from "../../../src/db/client";
+import { projectEntries } from "../../../src/products/logs/log-entries.service";
+import { bucketPlan, entryHistogram, MAX_BUCKETS, projectEntriesWithHistogram } from "../../../src/products/logs/log-histogram";
+import { EntriesQuery } from "../../../src/products/logs/logs.schemas";
+import { loadProject } from "../../../src/products/logs/logs.service";
 import { logStore } from "../../../src/products/logs/logs.store";
 import { ingestBatch, ndjson, setupProject } from "./helpers";
 
@@ -100,6 +104,22 @@ describe("entryHistogram", () => {
     const last = h.buckets[h.buckets.length - 1];
     expect(last.counts).toEqual({ debug: 0, info: 0, warn: 0, error: 0, fatal: 1 });
     expect(h.buckets.reduce((n, b) => n + b.total, 0)).toBe(7);
+  });
+
+  it("with a page of entries in one store call (the console's explorer): both as the two calls answer them, the page's cursor not applied to the histogram", async () => {
+    const f = await seeded();
+    const project = await loadProject(getDb(env.DB), f.teamId, f.projectId);
+    const query = EntriesQuery.parse({ since: iso(NOW - HOUR), until: iso(NOW), level: "error", limit: "1" });
+    const both = await projectEntriesWithHistogram(env, project, { ...query, since: query.since!, until: query.until! });
+    expect(both.entries).toEqual(await projectEntries(env, project, query));
+    expect(both.histogram).toEqual(await entryHistogram(env, f.teamId, f.projectId, { since: NOW - HOUR, until: NOW }, { level: "error" }));
+    expect(both.entries.data.map((e) => e.message)).toEqual(["payment retried"]);
+    expect(both.histogram.total).toBe(2);
+    // The next page: its entries move on, the histogram still counts the whole range.
+    const next = EntriesQuery.parse({ since: iso(NOW - HOUR), until: iso(NOW), level: "error", limit: "1", cursor: both.entries.pagination.next_cursor! });
+    const second = await projectEntriesWithHistogram(env, project, { ...next, since: next.since!, until: next.until! });
+    expect(second.entries.data.map((e) => e.message)).toEqual(["payment failed"]);
+    expect(second.histogram).toEqual(both.histogram);
   });
 
   it("answers not found for another team's or an unknown project, before any store is asked", async () => {

@@ -158,6 +158,20 @@ export class LogStore extends DurableObject<Env> {
   }
 
   /**
+   * A page of entries (query) and the histogram of the filter's whole range (histogram: the page's
+   * cursor does not apply to it) in one call: the console's log explorer shows both.
+   */
+  async queryWithHistogram(
+    filter: EntryFilter,
+    page: { limit: number; maxBytes: number },
+    plan: { start: number; width: number; count: number },
+  ): Promise<{ rows: EntryRecord[]; more: boolean; histogram: { bucket: number; level: string; n: number }[] }> {
+    const { after: _cursor, ...range } = filter;
+    const [found, histogram] = await Promise.all([this.query(filter, page), this.histogram(range, plan)]);
+    return { ...found, histogram };
+  }
+
+  /**
    * Entries per bucket and level in the filter's range, as rows `{bucket, level, n}` (`bucket` the
    * index of the bucket in the plan; empty buckets and levels are not returned). Without a text,
    * stream, service or trace filter, the whole minutes of the range are read from the per-minute
