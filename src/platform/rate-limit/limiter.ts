@@ -1,6 +1,7 @@
 // The limiter behind an interface: the Durable Object one, and a no-op twin for RATE_LIMITS=off;
 // and the meter client both the limiter and the quotas call through, which coalesces concurrent
 // requests for one object into one call (coalesce.ts).
+import { namedObject } from "../durable-objects";
 import { log } from "../log";
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
@@ -71,7 +72,7 @@ export class MeterClient {
     this.lines = new Coalescer(async (key, requests) => {
       const at = nowMs();
       const teamId = requests.find((r) => r.teamId !== null)?.teamId ?? null;
-      const stub = namespace.get(namespace.idFromName(key));
+      const stub = namedObject(namespace, key);
       const answers = await stub.meter(
         at,
         teamId,

@@ -5,6 +5,7 @@
 // the same step (last-used.ts). On the request's own path this costs building one small row; the
 // writes run from its waitUntil. Request bodies are never kept; an error's body is ours and is
 // kept up to ERROR_BODY_MAX bytes.
+import { namedObject } from "../durable-objects";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../../env";
 import { nowMs } from "../clock";
@@ -49,7 +50,7 @@ function batchFor(env: Env): IsolateBatch<TeamRow> {
           else byTeam.set(teamId, [row]);
         }
         const now = nowMs();
-        await Promise.all([...byTeam].map(([teamId, rows]) => namespace.get(namespace.idFromName(teamId)).append(rows, now)));
+        await Promise.all([...byTeam].map(([teamId, rows]) => namedObject(namespace, teamId).append(rows, now)));
       },
     });
     batches.set(env.REQUEST_LOG_STORE, batch);
@@ -59,7 +60,7 @@ function batchFor(env: Env): IsolateBatch<TeamRow> {
 
 /** The stub of a team's request log. */
 export function requestLogStore(env: Env, teamId: string) {
-  return env.REQUEST_LOG_STORE.get(env.REQUEST_LOG_STORE.idFromName(teamId));
+  return namedObject(env.REQUEST_LOG_STORE, teamId);
 }
 
 /** Requests of this isolate whose row is being made (their error body read): requestLogSettled waits for them. */

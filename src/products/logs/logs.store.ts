@@ -1,5 +1,6 @@
 // The Worker's side of the per-project log store (store/log-store.ts): the stub of a project's
 // object, and entries packed as the JSON-array chunks its append and import take.
+import { namedObject } from "../../platform/durable-objects";
 import type { Env } from "../../env";
 import { jsonChunks } from "../../platform/json-chunks";
 import type { LogLevel } from "../../db/schema/logs";
@@ -8,7 +9,7 @@ import type { EntryRecord } from "./store/log-store";
 
 /** The store of one project: one object per project id, wherever Cloudflare places it. */
 export function logStore(env: Env, projectId: string): DurableObjectStub<import("./store/log-store").LogStore> {
-  return env.LOG_STORE.get(env.LOG_STORE.idFromName(projectId));
+  return namedObject(env.LOG_STORE, projectId);
 }
 
 /** A row of the store's append: [id, stream, level, message, service, trace_id, span_id, metadata, ts, created_at?]. */

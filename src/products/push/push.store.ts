@@ -4,6 +4,7 @@
 // store. That count is written with the store's sequence number of the change and D1 keeps only a
 // newer one, so answers arriving out of order never set an older count; if the write fails, the
 // next change of the app's subscribers or the store's alarm (which rewrites it) brings it back.
+import { namedObject } from "../../platform/durable-objects";
 import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
@@ -12,7 +13,7 @@ import { SYNC_COUNT } from "./store/push-store.queries";
 
 /** The store of one app: one object per app id. Callers reach it only for an app of the caller's team. */
 export function pushStore(env: Env, appId: string): DurableObjectStub<PushStore> {
-  return env.PUSH_STORE.get(env.PUSH_STORE.idFromName(appId));
+  return namedObject(env.PUSH_STORE, appId);
 }
 
 export const storeUnavailable = () => new ApiError("unavailable", "Push storage temporarily unavailable");

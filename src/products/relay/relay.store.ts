@@ -3,13 +3,14 @@
 // isolate and source (platform/coalesce.ts): concurrent events of one source share one call, each
 // answered as if alone. Only a source id read from D1 under the caller's team (or from a queue
 // message the relay wrote) names an object, so another team's ids never reach or create a store.
+import { namedObject } from "../../platform/durable-objects";
 import type { Env } from "../../env";
 import { Coalescer, type KeepAlive } from "../../platform/coalesce";
 import type { AttemptRecord, IngestAnswer, IngestInput, RelayStore } from "./store/relay-store";
 
 /** The store of one source: one object per source id, wherever Cloudflare places it. */
 export function relayStore(env: Env, sourceId: string): DurableObjectStub<RelayStore> {
-  return env.RELAY_STORE.get(env.RELAY_STORE.idFromName(sourceId));
+  return namedObject(env.RELAY_STORE, sourceId);
 }
 
 /** An answer of a batched call, or the error of its own item (the others stand). */
@@ -31,7 +32,7 @@ function lines(env: Env): Lines {
   let found = linesOf.get(env.RELAY_STORE);
   if (!found) {
     const namespace = env.RELAY_STORE;
-    const stub = (sourceId: string) => namespace.get(namespace.idFromName(sourceId));
+    const stub = (sourceId: string) => namedObject(namespace, sourceId);
     found = {
       ingests: new Coalescer(async (sourceId, inputs) => (await stub(sourceId).ingestMany(inputs)) as Outcome<IngestAnswer>[]),
       records: new Coalescer(async (sourceId, records) => (await stub(sourceId).recordAttempts(records)) as Outcome<boolean>[]),

@@ -2,6 +2,7 @@
 // and the conversions between a response row as the services use it and as the store keeps it.
 // The survey passed in is always a row loaded for the caller's team (loadSurvey, findPublicSurvey,
 // a delivery's or migration's D1 row): another team's ids never reach or create a store.
+import { namedObject } from "../../platform/durable-objects";
 import type { Env } from "../../env";
 import type { ResponseRow } from "./survey-flow";
 import type { QuestionRow, SurveyRow } from "./surveys.queries";
@@ -10,7 +11,7 @@ import type { SurveyStore } from "./store/survey-store";
 
 /** The store of one survey: one object per survey id. */
 export function surveyStore(env: Env, surveyId: string): DurableObjectStub<SurveyStore> {
-  return env.SURVEY_STORE.get(env.SURVEY_STORE.idFromName(surveyId));
+  return namedObject(env.SURVEY_STORE, surveyId);
 }
 
 export const ownerOf = (survey: Pick<SurveyRow, "id" | "teamId">): StoreOwner => ({ surveyId: survey.id, teamId: survey.teamId });
