@@ -56,8 +56,12 @@ function batchOf(queue: string, bodies: unknown[], attempts = 1): { batch: Messa
 }
 
 /** The pool's bindings with every relay store's `method` failing, as a consumer dying after its external effect would (the store unreachable). */
-function storeFailing(method: string): Env {
-  const failing = wrappedNamespace(env.RELAY_STORE, (called, call) => (called === method ? Promise.reject(new Error("Network connection lost.")) : call()));
+/** The relay stores' calls that carry an attempt's record fail, as a store unreachable after the send would; the others pass. */
+function recordsFailing(): Env {
+  const carriesRecord = (args: unknown[]) => (args[0] as Array<Record<string, unknown>>).some((write) => "record" in write);
+  const failing = wrappedNamespace(env.RELAY_STORE, (called, call, args) =>
+    called === "writeMany" && carriesRecord(args) ? Promise.reject(new Error("Network connection lost.")) : call(),
+  );
   return { ...(env as Env), RELAY_STORE: failing };
 }
 
@@ -142,7 +146,7 @@ describe("queue consumers crashing midway and redelivered", () => {
 
     // The claim in the source's store passes; the record after the send is the call that fails.
     const first = batchOf("webhook-deliveries", queue.sent);
-    await webhookDeliveriesConsumer.consume(first.batch, storeFailing("recordAttempts"));
+    await webhookDeliveriesConsumer.consume(first.batch, recordsFailing());
     expect(seen).toHaveLength(1);
     expect(first.messages[0].retry).toHaveBeenCalled();
 

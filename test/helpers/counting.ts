@@ -22,12 +22,12 @@ export function countingDb(): { db: D1Database; statements: () => number; querie
 }
 
 /**
- * A Durable Object namespace whose stubs pass every RPC call through `around(method, call)`: to
- * count the calls of each method, or to fail one (`call` makes the real call).
+ * A Durable Object namespace whose stubs pass every RPC call through `around(method, call, args)`:
+ * to count the calls of each method, or to fail one (`call` makes the real call).
  */
 export function wrappedNamespace<N extends { idFromName(name: string): DurableObjectId; get(id: DurableObjectId): unknown }>(
   real: N,
-  around: (method: string, call: () => unknown) => unknown,
+  around: (method: string, call: () => unknown, args: unknown[]) => unknown,
 ): N {
   return {
     idFromName: (name: string) => real.idFromName(name),
@@ -37,7 +37,7 @@ export function wrappedNamespace<N extends { idFromName(name: string): DurableOb
         get: (target, prop) => {
           // Not a thenable: an awaited stub stays a stub.
           if (prop === "then") return undefined;
-          return (...args: unknown[]) => around(String(prop), () => target[prop as string]!(...args));
+          return (...args: unknown[]) => around(String(prop), () => target[prop as string]!(...args), args);
         },
       });
     },

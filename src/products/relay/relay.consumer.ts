@@ -29,7 +29,7 @@ export { MAX_ATTEMPTS, retryDelaySeconds };
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** A delivery waits `pending` and is claimed `sending` (both API-visible). */
 const CLAIM = claimSpec("webhook-deliveries", { from: ["pending"], inFlight: "sending" });
-/** The claim a delivery is born with for its first attempt (RelayStore.ingestMany): the same lease. */
+/** The claim a delivery is born with for its first attempt (RelayStore.writeMany): the same lease. */
 export const FIRST_ATTEMPT = { leaseMs: CLAIM.leaseMs };
 const RESPONSE_BODY_BYTES = 1024;
 export const USER_AGENT = "EdgePlatform-Relay/1.0";
@@ -140,7 +140,7 @@ export async function attemptDelivery(env: Env, message: DeliveryMessage): Promi
 
 /**
  * The first attempts of an event's deliveries, claimed by the store when it stored them
- * (RelayStore.ingestMany), made from the ingest request's background with the destinations its
+ * (RelayStore.writeMany), made from the ingest request's background with the destinations its
  * isolate holds (relay.ingest.ts's source cache: no D1 read, no decryption per event). A delivery
  * left for a retry is queued for it here; when that send fails, or this isolate dies before the
  * attempt reports, the store's alarm queues it (its outbox). Never throws.

@@ -1,12 +1,12 @@
 // The Worker's side of the per-source relay store (store/relay-store.ts): the stub of a source's
-// object, and the two calls made per event (its ingest, its first attempt's record) coalesced per
-// isolate and source (platform/coalesce.ts): concurrent events of one source share one call, each
+// object, and the writes made per event (its ingest, its attempts' records) coalesced per isolate
+// and source into one line (platform/coalesce.ts): concurrent events of one source share one call, each
 // answered as if alone. Only a source id read from D1 under the caller's team (or from a queue
 // message the relay wrote) names an object, so another team's ids never reach or create a store.
 import { namedObject } from "../../platform/durable-objects";
 import type { Env } from "../../env";
 import { Coalescer, type KeepAlive } from "../../platform/coalesce";
-import type { AttemptRecord, IngestAnswer, IngestInput, RelayStore } from "./store/relay-store";
+import type { AttemptRecord, IngestAnswer, IngestInput, RelayStore, StoreWrite } from "./store/relay-store";
 
 /** The store of one source: one object per source id, wherever Cloudflare places it. */
 export function relayStore(env: Env, sourceId: string): DurableObjectStub<RelayStore> {
@@ -21,33 +21,25 @@ function settle<A>(outcome: Outcome<A>): A {
   return outcome;
 }
 
-interface Lines {
-  ingests: Coalescer<IngestInput, Outcome<IngestAnswer>>;
-  records: Coalescer<AttemptRecord, Outcome<boolean>>;
-}
+/** The writes of each source's events, one line per source: an ingest and a record made at once share a call. */
+const linesOf = new WeakMap<object, Coalescer<StoreWrite, Outcome<IngestAnswer | boolean>>>();
 
-const linesOf = new WeakMap<object, Lines>();
-
-function lines(env: Env): Lines {
+function lines(env: Env): Coalescer<StoreWrite, Outcome<IngestAnswer | boolean>> {
   let found = linesOf.get(env.RELAY_STORE);
   if (!found) {
     const namespace = env.RELAY_STORE;
-    const stub = (sourceId: string) => namedObject(namespace, sourceId);
-    found = {
-      ingests: new Coalescer(async (sourceId, inputs) => (await stub(sourceId).ingestMany(inputs)) as Outcome<IngestAnswer>[]),
-      records: new Coalescer(async (sourceId, records) => (await stub(sourceId).recordAttempts(records)) as Outcome<boolean>[]),
-    };
+    found = new Coalescer(async (sourceId, writes) => (await namedObject(namespace, sourceId).writeMany(writes)) as Outcome<IngestAnswer | boolean>[]);
     linesOf.set(env.RELAY_STORE, found);
   }
   return found;
 }
 
-/** Stores an event with its deliveries (RelayStore.ingestMany), in a call shared with the source's concurrent ingests. */
+/** Stores an event with its deliveries (RelayStore.writeMany), in a call shared with the source's concurrent writes. */
 export async function ingestEvent(env: Env, input: IngestInput, keepAlive?: KeepAlive): Promise<IngestAnswer> {
-  return settle(await lines(env).ingests.run(input.sourceId, input, keepAlive));
+  return settle(await lines(env).run(input.sourceId, { ingest: input }, keepAlive)) as IngestAnswer;
 }
 
-/** Records an attempt (RelayStore.recordAttempts), in a call shared with the source's concurrent records. */
+/** Records an attempt (RelayStore.writeMany), in a call shared with the source's concurrent writes. */
 export async function recordAttempt(env: Env, sourceId: string, record: AttemptRecord, keepAlive?: KeepAlive): Promise<boolean> {
-  return settle(await lines(env).records.run(sourceId, record, keepAlive));
+  return settle(await lines(env).run(sourceId, { record }, keepAlive)) as boolean;
 }

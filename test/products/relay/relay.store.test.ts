@@ -98,6 +98,71 @@ describe("a store per source", () => {
   });
 });
 
+describe("one call for a source's writes", () => {
+  it("carries ingests and attempts' records in order, each as if alone: a copy names the stored event, a failing write fails alone, a record after its claim ended writes its attempt only", async () => {
+    const sourceId = crypto.randomUUID();
+    const store = relayStore(env, sourceId);
+    const at = new Date().toISOString();
+    const now = Date.now();
+    const event = (id: string, providerEventId: string | null) => ({
+      id,
+      eventType: "x",
+      providerEventId,
+      contentType: "application/json",
+      headers: "{}",
+      body: "{}",
+      sizeBytes: 2,
+      receivedAt: at,
+    });
+    const ingestOf = (id: string, providerEventId: string | null, deliveryId: string) => ({
+      ingest: {
+        sourceId,
+        retentionDays: 3,
+        event: event(id, providerEventId),
+        deliveries: [{ id: deliveryId, destinationId: "dst" }],
+        claim: { now, leaseMs: 30_000 },
+      },
+    });
+    const recordOf = (deliveryId: string) => ({
+      record: {
+        deliveryId,
+        number: 1,
+        attempt: { id: crypto.randomUUID(), attemptedAt: at, statusCode: 200, durationMs: 3, error: null, responseBody: null, retryInSeconds: null },
+        status: "delivered" as const,
+        nextAttemptAt: null,
+        dueMs: null,
+        deliveredAt: at,
+        at,
+      },
+    });
+    const [first] = await store.writeMany([ingestOf("evt-1", "p-1", "dlv-1")]);
+    expect(first).toEqual({ duplicate: null });
+    const answers = await store.writeMany([
+      recordOf("dlv-1"),
+      ingestOf("evt-2", "p-1", "dlv-2"),
+      // The same event id again: its insert fails, and only this write is undone.
+      ingestOf("evt-1", "p-3", "dlv-3"),
+      ingestOf("evt-4", null, "dlv-4"),
+      // dlv-1 is delivered now: its claim no longer holds, the attempt is kept, the delivery untouched.
+      recordOf("dlv-1"),
+    ]);
+    expect(answers[0]).toBe(true);
+    expect(answers[1]).toEqual({ duplicate: { id: "evt-1", eventType: "x" } });
+    expect(answers[2]).toMatchObject({ error: expect.stringContaining("UNIQUE") });
+    expect(answers[3]).toEqual({ duplicate: null });
+    expect(answers[4]).toBe(false);
+    expect(await storeSql(sourceId, "SELECT id FROM events ORDER BY id")).toEqual([{ id: "evt-1" }, { id: "evt-4" }]);
+    expect(await storeSql(sourceId, "SELECT id, status FROM deliveries ORDER BY id")).toEqual([
+      { id: "dlv-1", status: "delivered" },
+      { id: "dlv-4", status: "sending" },
+    ]);
+    expect(await storeSql(sourceId, "SELECT COUNT(*) AS n FROM attempts")).toEqual([{ n: 2 }]);
+    // The first attempt of dlv-4 is watched: the alarm comes within its lease and the watch time.
+    const alarm = await runInDurableObject(store, (_o, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+  });
+});
+
 describe("the byte budget", () => {
   it("deletes the oldest events with their deliveries and attempts while the rows' estimate passes the budget, and only once the file is large enough to look", async () => {
     const team = await setupTeam();

@@ -46,7 +46,7 @@ type DeliveryRow = typeof schema.deliveries.$inferSelect;
 type AttemptRow = typeof schema.attempts.$inferSelect;
 export type { AttemptRecord, ClaimResult };
 
-/** One ingest (RelayStore.ingestMany): the event, its deliveries and the claim they are born with. */
+/** One ingest (RelayStore.writeMany): the event, its deliveries and the claim they are born with. */
 export interface IngestInput {
   sourceId: string;
   retentionDays: number;
@@ -54,6 +54,9 @@ export interface IngestInput {
   deliveries: Array<{ id: string; destinationId: string }>;
   claim: { now: number; leaseMs: number };
 }
+
+/** One write of RelayStore.writeMany: an event's ingest, or an attempt's record (answered true when its claim still held). */
+export type StoreWrite = { ingest: IngestInput } | { record: AttemptRecord };
 
 /** An ingest's answer: the stored event a copy names, or null when this one was stored. */
 export interface IngestAnswer {
@@ -190,23 +193,26 @@ export class RelayStore extends DurableObject<Env> {
   }
 
   /**
-   * Several ingests in one call, in order, each exactly as if alone (its own transaction): the
-   * isolate coalesces the concurrent ingests of one source (relay.store.ts). One that fails answers
-   * its error and leaves the others as they are.
+   * The writes a source's events make, several in one call, in order, each exactly as if alone (its
+   * own transaction): ingests and attempts' records alike, so the isolate coalesces them into
+   * one line per source (relay.store.ts). One that fails answers its error and leaves the others as
+   * they are. A record never rides the call of its own delivery's ingest: it is made after that
+   * call answered.
    */
-  async ingestMany(inputs: IngestInput[]): Promise<Array<IngestAnswer | { error: string }>> {
+  async writeMany(writes: StoreWrite[]): Promise<Array<IngestAnswer | boolean | { error: string }>> {
     this.assertLive();
-    const answers = eachAlone(inputs, (input) => this.ingestOne(input));
-    const claimed = inputs.filter((input, i) => input.deliveries.length > 0 && !("error" in answers[i]!) && !(answers[i] as IngestAnswer).duplicate);
-    if (claimed.length > 0) await this.watchWithin(claimed[0]!.claim.leaseMs + FIRST_ATTEMPT_WATCH_MS);
-    else if (answers.some((a) => !("error" in a) && !a.duplicate)) await this.ensureAlarm();
+    const answers = eachAlone(writes, (write) => ("ingest" in write ? this.ingestOne(write.ingest) : this.recordOne(write.record)));
+    let claimLeaseMs: number | null = null;
+    let stored = false;
+    writes.forEach((write, i) => {
+      const answer = answers[i]!;
+      if (!("ingest" in write) || typeof answer !== "object" || "error" in answer || answer.duplicate) return;
+      stored = true;
+      if (write.ingest.deliveries.length > 0) claimLeaseMs ??= write.ingest.claim.leaseMs;
+    });
+    if (claimLeaseMs !== null) await this.watchWithin(claimLeaseMs + FIRST_ATTEMPT_WATCH_MS);
+    else if (stored) await this.ensureAlarm();
     return answers;
-  }
-
-  /** Several attempts recorded in one call, each exactly as if alone (its own transaction). */
-  async recordAttempts(records: AttemptRecord[]): Promise<Array<boolean | { error: string }>> {
-    this.assertLive();
-    return eachAlone(records, (record) => this.recordOne(record));
   }
 
   /** The stored event of a provider event id, or null. */
