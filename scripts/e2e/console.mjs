@@ -124,6 +124,20 @@ export async function consoleChecks(ctx) {
       assert.equal(await owner.locator("[data-testid=key-row]").count(), 1, "no key was created");
     },
 
+    "console: a signed-in member's error pages keep their console: a missing page inside the team's sidebar, elsewhere the signed-in top bar": async () => {
+      const missing = await owner.goto(`${app}/console/teams/${state.teamId}/nothing-here`);
+      assert.equal(missing.status(), 404);
+      assert.match(await owner.locator("h1").textContent(), /Page not found/);
+      assert.equal(await owner.locator("nav[aria-label=Products]").count(), 1, "the team's navigation");
+      await check(owner, "not-found-in-team");
+      const elsewhere = await owner.goto(`${app}/console/nothing-here`);
+      assert.equal(elsewhere.status(), 404);
+      assert.equal(await owner.locator("form[action='/console/sign-out']").count(), 1, "signing out, not in");
+      assert.equal(await owner.locator("a[href='/console/sign-in']").count(), 0);
+      await check(owner, "not-found-signed-in");
+      await owner.goto(`${app}/console/teams/${state.teamId}/keys`);
+    },
+
     "console: revoke the key behind a confirmation; it answers 401 at once": async () => {
       await owner.click("[data-testid=key-row] form[data-testid=revoke-key] button");
       await owner.waitForSelector("[data-testid=confirm-revoke]");

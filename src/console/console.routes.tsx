@@ -10,11 +10,12 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
 import { JSON_BODY_LIMIT, limitBody } from "../platform/body";
 import { toApiError } from "../platform/handle-error";
-import { MessagePage } from "./layout";
+import { MessagePage, type MessageViewer } from "./layout";
+import { NAV } from "./nav";
 import { LandingPage } from "./pages/landing";
 import { PAGE_GROUPS } from "./pages/index";
 import { publicPages } from "./pages/public";
-import { pageHeaders, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
+import { pageHeaders, readSessionIfAny, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
 import { settings } from "../platform/config";
 
 /** The title of a console error page, by status. */
@@ -48,7 +49,25 @@ function renderError(error: unknown, c: Context<ConsoleEnv>): Response | Promise
         : apiError.message
       : "Something went wrong on our side. Try again.");
   for (const [name, value] of Object.entries(apiError?.headers ?? {})) c.header(name, value);
-  return c.html(<MessagePage title={TITLES[status] ?? "Something went wrong"} message={message} />, status);
+  return viewerOf(c).then((viewer) => c.html(<MessagePage title={TITLES[status] ?? "Something went wrong"} message={message} viewer={viewer} />, status));
+}
+
+/**
+ * Who is looking at a message page: the session's user (read here when no middleware read it: a
+ * form refused for its size before the session, an address no route knows), and the team of a
+ * /console/teams/:team_id/ address when the user is its member, with the page's navigation entry.
+ */
+async function viewerOf(c: Context<ConsoleEnv>): Promise<MessageViewer> {
+  await readSessionIfAny(c);
+  const teams = c.get("consoleTeams");
+  const [, , under, teamId, segment] = c.req.path.split("/");
+  const team = c.get("consoleTeam") ?? (under === "teams" ? teams?.find((t) => t.id === teamId) : undefined);
+  return {
+    user: c.get("consoleUser"),
+    teams,
+    team,
+    active: team && NAV.some((entry) => entry.path === segment) ? segment : undefined,
+  };
 }
 
 export const consoleRouter = new Hono<ConsoleEnv>();
@@ -64,7 +83,11 @@ consoleRouter.get("/", requireSession(), (c) => {
   const [first] = c.get("consoleTeams");
   if (first) return c.redirect(`/console/teams/${first.id}/keys`, 303);
   return c.html(
-    <MessagePage title="No team yet" message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page." />,
+    <MessagePage
+      title="No team yet"
+      message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page."
+      viewer={{ user: c.get("consoleUser") }}
+    />,
   );
 });
 
@@ -73,7 +96,10 @@ consoleRouter.use("/teams/:team_id/*", requireSession(), teamAccess());
 consoleRouter.get("/teams/:team_id", (c) => c.redirect(`/console/teams/${c.req.param("team_id")}/keys`, 303));
 for (const group of PAGE_GROUPS) consoleRouter.route("/teams/:team_id", group);
 
-consoleRouter.all("*", (c) => c.html(<MessagePage title="Page not found" message="There is no console page at this address." />, 404));
+// Anything else: 404, inside the team's console on a team's address, greeting a signed-in user elsewhere.
+consoleRouter.all("*", async (c) =>
+  c.html(<MessagePage title="Page not found" message="There is no console page at this address." viewer={await viewerOf(c)} />, 404),
+);
 
 /** The landing page at `/`. */
 export const landingRouter = new Hono<AppEnv>();

@@ -44,18 +44,36 @@ export function Logo() {
   );
 }
 
-/** Public pages (landing, sign-in, sign-up, link confirmation): a top bar and a centred column. */
-export function PublicLayout(props: { title: string; wide?: boolean; children: Child }) {
+/**
+ * Public pages (landing, sign-in, sign-up, link confirmation) and the messages of a signed-in user
+ * outside a team: a top bar and a centred column. The top bar offers sign-in and sign-up, or, to
+ * the signed-in `user`, the console and signing out.
+ */
+export function PublicLayout(props: { title: string; wide?: boolean; user?: SessionUser | null; children: Child }) {
   return (
     <Document title={props.title} bodyClass="public">
       <header class="topbar">
         <Logo />
         <nav aria-label="Site">
           <a href="/api/v1/docs">API reference</a>
-          <a href="/console/sign-in">Sign in</a>
-          <a class="button small" href="/console/sign-up">
-            Sign up
-          </a>
+          {props.user ? (
+            <>
+              <a href="/console">Console</a>
+              <span class="muted small">{props.user.email}</span>
+              <form method="post" action="/console/sign-out">
+                <button type="submit" class="link-button">
+                  Sign out
+                </button>
+              </form>
+            </>
+          ) : (
+            <>
+              <a href="/console/sign-in">Sign in</a>
+              <a class="button small" href="/console/sign-up">
+                Sign up
+              </a>
+            </>
+          )}
         </nav>
       </header>
       <main class={props.wide ? "public-main wide" : "public-main"}>{props.children}</main>
@@ -150,10 +168,37 @@ function TeamSwitcher(props: { teams: TeamChoice[]; team: TeamChoice; active: st
   );
 }
 
-/** A page of the console with nothing to show but a message (errors, no team). */
-export function MessagePage(props: { title: string; message: string; status?: number; signedIn?: boolean }) {
+/** Who sees a message page: nobody known, a signed-in user, or a member inside one of their teams. */
+export interface MessageViewer {
+  user?: SessionUser | null;
+  teams?: TeamChoice[];
+  /** The team whose page failed: the message then shows inside that team's console. */
+  team?: TeamChoice | null;
+  /** The navigation entry of the page that failed. */
+  active?: string;
+}
+
+/**
+ * A page of the console with nothing to show but a message (errors, no team): inside the team's
+ * console (sidebar, switcher, sign-out) when the viewer is a member on one of its pages, under the
+ * signed-in top bar for a known user elsewhere, and under the public top bar for anyone else.
+ */
+export function MessagePage(props: { title: string; message: string; signedIn?: boolean; viewer?: MessageViewer }) {
+  const { user, teams, team, active } = props.viewer ?? {};
+  if (user && team && teams) {
+    return (
+      <ConsoleLayout title={props.title} user={user} teams={teams} team={team} active={active ?? NAV[0]!.path}>
+        <section class="card message">
+          <p>{props.message}</p>
+          <p>
+            <a href={`/console/teams/${team.id}`}>Back to {team.name}</a>
+          </p>
+        </section>
+      </ConsoleLayout>
+    );
+  }
   return (
-    <PublicLayout title={props.title}>
+    <PublicLayout title={props.title} user={user}>
       <section class="card narrow">
         <h1>{props.title}</h1>
         <p>{props.message}</p>

@@ -86,17 +86,33 @@ export function clearSessionCookie(c: Context<AppEnv>): void {
   deleteCookie(c, SESSION_COOKIE, { path: "/console", secure: settings(c.env).https });
 }
 
+/** Sets the session's user and their teams on the context; false when the request carries no live session. */
+async function readSession(c: Context<ConsoleEnv>): Promise<boolean> {
+  const db = getDb(c.env.DB);
+  // The session and the user's teams in one D1 round trip (the teams by the session's user id).
+  const session = await loadSessionWith(db, getCookie(c, SESSION_COOKIE), (userId) => teamsOf(db, userId));
+  if (!session) return false;
+  c.set("consoleUser", session.user);
+  c.set("consoleTeams", session.read);
+  return true;
+}
+
 /** The session's user, or a redirect (303) to the sign-in page. */
 export function requireSession(): MiddlewareHandler<ConsoleEnv> {
   return async function requireSessionMiddleware(c, next) {
-    const db = getDb(c.env.DB);
-    // The session and the user's teams in one D1 round trip (the teams by the session's user id).
-    const session = await loadSessionWith(db, getCookie(c, SESSION_COOKIE), (userId) => teamsOf(db, userId));
-    if (!session) return c.redirect("/console/sign-in", 303);
-    c.set("consoleUser", session.user);
-    c.set("consoleTeams", session.read);
+    if (!(await readSession(c))) return c.redirect("/console/sign-in", 303);
     await next();
   };
+}
+
+/**
+ * Sets the session's user and teams on the context when the request carries a live session and
+ * nothing read it yet (a page anyone may see that greets a signed-in user: an error, a 404).
+ * Never throws: a session that cannot be read leaves the viewer unknown.
+ */
+export async function readSessionIfAny(c: Context<ConsoleEnv>): Promise<void> {
+  if (c.get("consoleUser") || getCookie(c, SESSION_COOKIE) === undefined) return;
+  await readSession(c).catch(() => false);
 }
 
 /** The team of `:team_id` among the user's teams; any other id (another team's, unknown) is a 404. */

@@ -56,6 +56,56 @@ describe("console shell", () => {
     }
   });
 
+  it("shows an error to a signed-in member as one: inside the team's console on its pages, under their own top bar elsewhere, never offering to sign in", async () => {
+    const team = await consoleTeam("viewer");
+    const signedInBar = (html: string) => {
+      expect(html).toContain(team.email);
+      expect(html).toContain('action="/console/sign-out"');
+      expect(html).not.toContain('href="/console/sign-up"');
+      expect(html).not.toContain('href="/console/sign-in"');
+    };
+    // A page of the team that does not exist, and a refusal of the viewer's role: the team's console.
+    for (const [method, path, status, title] of [
+      ["GET", `/console/teams/${team.teamId}/nothing-here`, 404, "Page not found"],
+      ["POST", `/console/teams/${team.teamId}/keys`, 403, "Not allowed"],
+    ] as const) {
+      const res = await page(method, path, { cookie: team.cookie, ...(method === "POST" ? { form: { name: "x", scopes: "logs:read" } } : {}) });
+      expect(res.status, path).toBe(status);
+      const html = await res.text();
+      expect(html).toContain(`<h1>${title}</h1>`);
+      expect(html).toContain('aria-label="Products"');
+      expect(html).toContain(`href="/console/teams/${team.teamId}/members"`);
+      signedInBar(html);
+    }
+    // A form refused for its size (before any page reads the session) still shows in the team's console.
+    const large = await page("POST", `/console/teams/${team.teamId}/keys`, { cookie: team.cookie, form: { name: "x".repeat(1024 * 1024 + 1) } });
+    expect(large.status).toBe(413);
+    const largeHtml = await large.text();
+    expect(largeHtml).toContain("<h1>Too large</h1>");
+    expect(largeHtml).toContain('aria-label="Products"');
+    signedInBar(largeHtml);
+    // The refusal of the keys page marks the keys entry.
+    const refused = await (await page("POST", `/console/teams/${team.teamId}/keys`, { cookie: team.cookie, form: { name: "x" } })).text();
+    expect(refused).toMatch(/href="\/console\/teams\/[^"]+\/keys" aria-current="page"/);
+    // Another team's page and an unknown console address: the signed-in top bar, no team's sidebar.
+    const other = await setupTeam();
+    for (const path of [`/console/teams/${other.teamId}/keys`, "/console/nothing-here"]) {
+      const res = await page("GET", path, { cookie: team.cookie });
+      expect(res.status, path).toBe(404);
+      const html = await res.text();
+      expect(html).toContain("Page not found");
+      expect(html).not.toContain('aria-label="Products"');
+      expect(html).not.toContain(other.teamId);
+      signedInBar(html);
+    }
+    // Without a session, or with a dead one, an unknown address offers to sign in.
+    for (const cookie of [undefined, "edp_session=not-a-real-session-token-at-all-0000000000000"]) {
+      const html = await (await page("GET", "/console/nothing-here", { cookie })).text();
+      expect(html).toContain('href="/console/sign-in"');
+      expect(html).not.toContain('action="/console/sign-out"');
+    }
+  });
+
   it("refuses a state-changing request without the app's Origin (403), before anything runs", async () => {
     const team = await consoleTeam("owner");
     for (const origin of [null, "http://evil.test", "null"]) {
