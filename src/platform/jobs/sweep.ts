@@ -7,10 +7,10 @@
 // says so. A duplicate message is harmless: the consumer claims the row (claim.ts) before acting,
 // so whichever message claims first acts and the other finds nothing to do.
 //
-// A product that `mark`s its re-queued rows (next_attempt_at = now, a new queue token) does it in
-// the same UPDATE ... RETURNING that picks them, which moves them out of the lost set: overlapping
-// runs never send one row twice, and the run can go on in batches. Without a mark the sweep only
-// reads, one statement of `limit` rows, and leaves the rows as they are.
+// Each product `mark`s its re-queued rows (due = now, a new queue token, waiting again) in the same
+// UPDATE ... RETURNING that picks them, which moves them out of the lost set: a row is sent once
+// per stale period, not once per run; overlapping runs never send one row twice; and the run goes
+// on in batches.
 import { log } from "../log";
 import { and, asc, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
@@ -45,11 +45,11 @@ export interface SweepSpec<T extends ClaimTable, Key extends Record<string, SQLi
   unattemptedMs?: number;
   /** The in-flight status, swept once its lease ended `afterMs` ago (and it was due before then). */
   inFlight?: { status: string; afterMs: number };
-  /** Rows re-queued per run; with `mark`, in statements of `batch` rows. */
+  /** Rows re-queued per run, in statements of `batch` rows (default: all in one). */
   limit: number;
   batch?: number;
   /** What a re-queued row is given (`at`: now, ms), moving it out of the lost set. */
-  mark?: (at: number) => SQLiteUpdateSetSource<T>;
+  mark: (at: number) => SQLiteUpdateSetSource<T>;
   /** Rows with this many attempts are set failed (`set`: the status and the reason), not re-queued. */
   exhausted?: { maxAttempts: number; set: SQLiteUpdateSetSource<T> };
   queue: (env: Env) => Queue<Body>;
@@ -109,36 +109,27 @@ export async function sweep<T extends ClaimTable, Key extends Record<string, SQL
     retriable = and(lost, lt(table.attempts, spec.exhausted.maxAttempts))!;
   }
 
-  const batch = spec.mark ? Math.min(spec.batch ?? spec.limit, spec.limit) : spec.limit;
+  const batch = Math.min(spec.batch ?? spec.limit, spec.limit);
   while (result.requeued + result.unsent < spec.limit) {
     const size = Math.min(batch, spec.limit - result.requeued - result.unsent);
-    // Marked: picked and moved out of the lost set in one statement. Unmarked: read only.
-    const rows = (
-      spec.mark
-        ? await db
-            .update(table)
-            .set(spec.mark(at))
-            .where(inArray(rowid, oldest(retriable, size)))
-            .returning(spec.key)
-        : await db
-            .select(spec.key as Record<string, SQLiteColumn>)
-            .from(table as ClaimTable)
-            .where(retriable)
-            .orderBy(asc(due))
-            .limit(size)
-    ) as Parameters<typeof spec.messages>[0];
+    // Picked and moved out of the lost set in one statement.
+    const rows = (await db
+      .update(table)
+      .set(spec.mark(at))
+      .where(inArray(rowid, oldest(retriable, size)))
+      .returning(spec.key)) as Parameters<typeof spec.messages>[0];
     if (rows.length === 0) break;
     try {
       await sendAll(spec.queue(env), spec.messages(rows), spec.sendOptions);
       result.requeued += rows.length;
     } catch (error) {
       if (spec.onSendError !== "log") throw error;
-      // Left as they are (or marked): lost again by the next run, which sends them.
+      // Marked: lost again a stale period later, when a run sends them.
       log.error(`${spec.name} re-queue failed`, { count: rows.length, error: String(error) });
       result.unsent += rows.length;
       break;
     }
-    if (!spec.mark || rows.length < size) break;
+    if (rows.length < size) break;
   }
   if (result.requeued || result.unsent || result.exhausted) log.info(`${spec.name}: swept rows whose queue message was lost`, { ...result });
   return result;

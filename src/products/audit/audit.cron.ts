@@ -29,8 +29,10 @@ export const REQUEUE_LIMIT = 500;
  * never claimed), and those `exporting` under a lease
  * that has ended (the consumer takes such a claim over). Both states last changed `updated_at` (an
  * `exporting` record's is its claim), which orders the oldest first and lets the
- * (status, updated_at) index serve the query. The records are not changed; a batch the queue
- * refuses is logged and left for the next run.
+ * (status, updated_at) index serve the query. A re-queued record is `queued` again with
+ * updated_at = now and no lease, so the next runs leave it alone for another stale period (a dead
+ * claim is given up: the swept message claims it afresh); a batch the queue refuses is logged,
+ * and a run a stale period later sends it again.
  */
 const lostExports = declareSweep({
   name: "audit export",
@@ -43,6 +45,7 @@ const lostExports = declareSweep({
   unattemptedMs: UNATTEMPTED_STUCK_AFTER_MS,
   inFlight: { status: "exporting", afterMs: 0 },
   limit: REQUEUE_LIMIT,
+  mark: (at) => ({ status: "queued" as const, updatedAt: isoSeconds(at), leaseUntil: null }),
   queue: (env) => env.EXPORT_QUEUE,
   messages: (rows) => rows.map((row): ExportMessage => ({ report_id: row.id, team_id: row.teamId })),
   sendOptions: { contentType: "json" },

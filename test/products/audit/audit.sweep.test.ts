@@ -2,7 +2,8 @@
 // 15 minutes (1 minute when it was never attempted: its accept's enqueue failed), or `exporting`
 // under a claim older than the consumer's lease, is re-queued (oldest
 // first, bounded per run); the consumer's claim keeps the late original message and the swept one
-// from rendering twice; a queue that refuses the batch leaves the records for the next run.
+// from rendering twice; a re-queued record waits a stale period before it is sent again, whether
+// the queue took the batch or refused it.
 import { createScheduledController, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
@@ -90,20 +91,38 @@ describe("audit export sweep", () => {
     expect(ofTeam(early.sent, team.teamId)).toEqual([]);
 
     // At T0 + 16 min: the 16-minute-old queued record, the 3-minute-old claim and the 2.5-minute-old
-    // never-attempted record, oldest first.
+    // never-attempted record (which are picked first when a run is bounded: the next test).
     const recorder = queueEnv();
     setClock(T0 + 16 * MINUTE);
     await worker.scheduled(everyMinute(T0 + 16 * MINUTE), recorder.env);
-    expect(ofTeam(recorder.sent, team.teamId)).toEqual([queuedOld.id, deadClaim.id, unattempted.id]);
-    expect(recorder.sent.filter((m) => m.team_id === team.teamId)).toEqual([
-      { report_id: queuedOld.id, team_id: team.teamId },
-      { report_id: deadClaim.id, team_id: team.teamId },
-      { report_id: unattempted.id, team_id: team.teamId },
-    ]);
-    // The sweep changes no record: the consumer's claim decides who renders.
-    expect(await load(queuedOld.id)).toMatchObject({ status: "queued", updatedAt: queuedOld.updatedAt });
-    expect(await load(deadClaim.id)).toMatchObject({ status: "exporting", leaseUntil: deadClaim.leaseUntil });
-    for (const row of [queuedYoung, liveClaim, ...settled]) expect(ofTeam(recorder.sent, team.teamId)).not.toContain(row.id);
+    const byId = (a: ExportMessage, b: ExportMessage) => a.report_id.localeCompare(b.report_id);
+    expect(recorder.sent.filter((m) => m.team_id === team.teamId).sort(byId)).toEqual(
+      [queuedOld, deadClaim, unattempted].map((row) => ({ report_id: row.id, team_id: team.teamId })).sort(byId),
+    );
+    // Each re-queued record waits `queued` again from now, its dead claim given up (the consumer's
+    // claim still decides who renders); the others are untouched.
+    const now = isoSeconds(T0 + 16 * MINUTE);
+    expect(await load(queuedOld.id)).toMatchObject({ status: "queued", updatedAt: now, leaseUntil: null, attempts: 1 });
+    expect(await load(deadClaim.id)).toMatchObject({ status: "queued", updatedAt: now, leaseUntil: null });
+    expect(await load(unattempted.id)).toMatchObject({ status: "queued", updatedAt: now, attempts: 0 });
+    for (const row of [queuedYoung, liveClaim, ...settled]) {
+      expect(ofTeam(recorder.sent, team.teamId)).not.toContain(row.id);
+      expect(await load(row.id)).toMatchObject({ status: row.status, updatedAt: row.updatedAt, leaseUntil: row.leaseUntil });
+    }
+
+    // The next minute sends none of them again (no copy of every lost record every minute); a
+    // record tried before is lost again a stale period later if no consumer came.
+    const next = queueEnv();
+    setClock(T0 + 17 * MINUTE);
+    await worker.scheduled(everyMinute(T0 + 17 * MINUTE), next.env);
+    for (const row of [queuedOld, deadClaim, unattempted]) expect(ofTeam(next.sent, team.teamId)).not.toContain(row.id);
+    const [beforeStale, afterStale] = [queueEnv(), queueEnv()];
+    setClock(T0 + 16 * MINUTE + QUEUED_STUCK_AFTER_MS);
+    await requeueStuckExports(beforeStale.env);
+    expect(ofTeam(beforeStale.sent, team.teamId)).not.toContain(queuedOld.id);
+    setClock(T0 + 16 * MINUTE + QUEUED_STUCK_AFTER_MS + 1000);
+    await requeueStuckExports(afterStale.env);
+    expect(ofTeam(afterStale.sent, team.teamId)).toContain(queuedOld.id);
   });
 
   it("a swept message and the late original render once, one after the other or at the same time", async () => {
@@ -204,7 +223,8 @@ describe("audit export sweep", () => {
     expect(result.failed).toBeGreaterThanOrEqual(1);
     expect(broken.queue.sendBatch).toHaveBeenCalled();
     expect(errors.mock.calls.some(([line]) => String(line).includes("audit export re-queue failed"))).toBe(true);
-    expect(await load(row.id)).toMatchObject({ status: "queued", updatedAt: row.updatedAt, leaseUntil: null });
+    // Marked like a sent one: the record waits a stale period before a run sends it again.
+    expect(await load(row.id)).toMatchObject({ status: "queued", updatedAt: isoSeconds(T0 + QUEUED_STUCK_AFTER_MS + MINUTE), leaseUntil: null });
 
     // Through the cron, the failure does not escape the scheduled handler either.
     await expect(worker.scheduled(everyMinute(T0 + QUEUED_STUCK_AFTER_MS + MINUTE), broken.env)).resolves.toBeUndefined();
