@@ -3,12 +3,13 @@
 // that already used it would have it.
 import { env, runInDurableObject } from "cloudflare:test";
 import { nowMs } from "../../src/platform/clock";
+import { namedObject } from "../../src/platform/durable-objects";
 import type { Service } from "../../src/platform/plans";
 import { monthOf } from "../../src/platform/quota";
 import type { RateLimiter } from "../../src/platform/rate-limit/durable-object";
 import { teamObject } from "../../src/platform/rate-limit/middleware";
 
-export const meterOf = (teamId: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(teamObject(teamId)));
+export const meterOf = (teamId: string) => namedObject(env.RATE_LIMITER, teamObject(teamId));
 
 /** Writes what the team's meter changed to D1 now (what its alarm does within ROLLUP_MS). */
 export async function rollUpMeter(teamId: string): Promise<void> {
@@ -24,16 +25,15 @@ export async function usedOf(teamId: string, service: Service | string, period: 
   return row ? row.used : null;
 }
 
-/** Sets the units a team used of a service in the current month, in its meter (seeding the month first). */
+/**
+ * Sets the units a team used of a service in the current month, through its meter as requests
+ * would have taken them (the month seeded first, the difference taken or given back, the day with it).
+ */
 export async function setUsed(teamId: string, service: Service | string, used: number): Promise<void> {
   const at = nowMs();
-  await runInDurableObject(meterOf(teamId), async (meter, state) => {
-    await (meter as RateLimiter).meter(at, teamId, [{ read: true }]);
-    state.storage.sql.exec(
-      "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
-      service,
-      monthOf(at).period,
-      used,
-    );
-  });
+  const meter = meterOf(teamId);
+  const [read] = await meter.meter(at, teamId, [{ read: true }]);
+  const current = read?.usage?.used[service] ?? 0;
+  const [taken] = await meter.meter(at, teamId, [{ quota: { service, amount: used - current, limit: null } }]);
+  if (taken?.quota?.used !== used) throw new Error(`setUsed: the meter holds ${taken?.quota?.used} ${service} units, not ${used}`);
 }
