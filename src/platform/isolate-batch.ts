@@ -63,11 +63,21 @@ export class IsolateBatch<T> {
   }
 
   /**
-   * Writes what is pending, or leaves it to the write in flight and its standby; never rejects.
-   * Call it from the waitUntil of the request that added an item.
+   * Writes what is pending, or leaves it to the write in flight and its standby: then it answers
+   * null at once and the caller has nothing to keep alive (under load, most requests: no waitUntil
+   * of their own). Otherwise a promise, never rejecting, for the waitUntil of the request that
+   * added an item.
    */
-  drain(): Promise<void> {
-    return this.run(false);
+  drain(): Promise<void> | null {
+    return this.covered() ? null : this.run(false);
+  }
+
+  /** A live write is in flight and a live standby waits for it: they write whatever is added now. */
+  private covered(): boolean {
+    const flight = this.inFlight;
+    if (!flight || nowMs() - flight.since >= BATCH_STALE_MS) return false;
+    // A standby that has not looked for a second was lost with its request: a drain replaces it.
+    return this.standbySince !== null && nowMs() - this.standbySince < STANDBY_STALE_MS;
   }
 
   /** Resolves once nothing is pending and no write is in flight (or the write in flight is stale): tests, shutdown. */
@@ -79,8 +89,7 @@ export class IsolateBatch<T> {
     for (;;) {
       const flight = this.inFlight;
       if (flight && nowMs() - flight.since < BATCH_STALE_MS) {
-        // A standby that has not looked for a second was lost with its request: this drain replaces it.
-        const standby = this.standbySince !== null && nowMs() - this.standbySince < STANDBY_STALE_MS;
+        const standby = this.covered();
         if (standby && !toTheEnd) return;
         const standing = !standby;
         if (standing) this.standbySince = nowMs();

@@ -310,13 +310,12 @@ describe("batching per isolate", () => {
     const leader = batch.drain();
     batch.add(1);
     let standbyDone = false;
-    const standby = batch.drain().then(() => (standbyDone = true));
-    const others: Promise<void>[] = [];
+    const standby = batch.drain()!.then(() => (standbyDone = true));
+    // The others have nothing to keep alive: no promise, so no waitUntil of their own.
     for (let i = 2; i < 10; i++) {
       batch.add(i);
-      others.push(batch.drain());
+      expect(batch.drain()).toBeNull();
     }
-    await Promise.all(others); // resolved with the write still held at the gate
     expect(standbyDone).toBe(false);
     expect(sent).toEqual([]);
     const settled = batch.settled();

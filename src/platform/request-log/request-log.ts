@@ -106,7 +106,9 @@ export function requestLog(): MiddlewareHandler<AppEnv> {
       background.waitUntil(made.then(() => Promise.all([batch.drain(), lastUse?.drain()])));
     } else {
       batch.add({ teamId: principal.teamId, row: [...base, null] });
-      background.waitUntil(Promise.all([batch.drain(), lastUse?.drain()]));
+      // Nothing to keep alive when the write in flight and its standby carry this row (and the key's use).
+      const drains = [batch.drain(), lastUse?.drain()].filter((drain) => drain);
+      if (drains.length > 0) background.waitUntil(Promise.all(drains));
     }
   };
 }
