@@ -87,6 +87,7 @@ consoleRouter.get("/", requireSession(), (c) => {
       title="No team yet"
       message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page."
       viewer={{ user: c.get("consoleUser") }}
+      next={{ href: "/console/sign-up", label: "Create a team" }}
     />,
   );
 });

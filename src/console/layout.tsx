@@ -183,7 +183,14 @@ export interface MessageViewer {
  * console (sidebar, switcher, sign-out) when the viewer is a member on one of its pages, under the
  * signed-in top bar for a known user elsewhere, and under the public top bar for anyone else.
  */
-export function MessagePage(props: { title: string; message: string; signedIn?: boolean; viewer?: MessageViewer }) {
+export function MessagePage(props: {
+  title: string;
+  message: string;
+  signedIn?: boolean;
+  viewer?: MessageViewer;
+  /** Where the page sends the reader instead of back to the console. */
+  next?: { href: string; label: string };
+}) {
   const { user, teams, team, active } = props.viewer ?? {};
   if (user && team && teams) {
     return (
@@ -203,7 +210,11 @@ export function MessagePage(props: { title: string; message: string; signedIn?: 
         <h1>{props.title}</h1>
         <p>{props.message}</p>
         <p>
-          <a href={props.signedIn === false ? "/console/sign-in" : "/console"}>Back to the console</a>
+          {props.next ? (
+            <a href={props.next.href}>{props.next.label}</a>
+          ) : (
+            <a href={props.signedIn === false ? "/console/sign-in" : "/console"}>Back to the console</a>
+          )}
         </p>
       </section>
     </PublicLayout>

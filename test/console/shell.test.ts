@@ -2,7 +2,7 @@
 // Origin rule, another team's ids, and a page behind every navigation entry.
 import { NAV } from "../../src/console/nav";
 import { describe, expect, it } from "vitest";
-import { consoleTeam, page } from "../helpers/console";
+import { consoleTeam, memberOf, page } from "../helpers/console";
 import { setupTeam } from "../helpers/api";
 
 const CSP =
@@ -104,6 +104,20 @@ describe("console shell", () => {
       expect(html).toContain('href="/console/sign-in"');
       expect(html).not.toContain('action="/console/sign-out"');
     }
+  });
+
+  it("a signed-in user of no team is told so, offered to create one, and can sign out", async () => {
+    const team = await consoleTeam("owner");
+    const member = await memberOf(team.teamId, "developer");
+    expect((await page("POST", `/console/teams/${team.teamId}/members/${member.userId}/remove`, { cookie: team.cookie })).status).toBe(303);
+    const res = await page("GET", "/console", { cookie: member.cookie });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("<h1>No team yet</h1>");
+    expect(html).toContain('<a href="/console/sign-up">Create a team</a>');
+    expect(html).toContain(member.email);
+    expect(html).toContain('action="/console/sign-out"');
+    expect(html).not.toContain('href="/console/sign-in"');
   });
 
   it("refuses a state-changing request without the app's Origin (403), before anything runs", async () => {
