@@ -25,6 +25,22 @@ export const COALESCE_GIVE_UP_MS = 30_000;
 export const COALESCE_POLL_MS = 1;
 /** Requests carried by one call at most; the rest wait for the next. */
 export const COALESCE_MAX_BATCH = 200;
+/**
+ * Bytes one call carries at most, by its items' `weigh`: a Durable Object RPC refuses arguments over
+ * 32 MiB, and a call that large would fail every request riding it (40 webhooks of 1 MB at once).
+ * An item heavier than this alone still goes, alone. A string's `length` counts UTF-16 units, which
+ * serialize to at most 2 bytes each: a call stays under 16 MiB.
+ */
+export const COALESCE_MAX_BYTES = 8 * 1024 * 1024;
+
+export interface CoalescerOptions<I> {
+  /** How long a request waits in line for another to make the call (default COALESCE_WAIT_MS). */
+  waitMs?: number;
+  /** How long a request waits for the answer of a call another made (default COALESCE_GIVE_UP_MS). */
+  giveUpMs?: number;
+  /** An item's bytes in the call (its large strings); calls are bounded by COALESCE_MAX_BYTES. Default: not weighed. */
+  weigh?: (item: I) => number;
+}
 
 type Outcome<A> = { answer: A } | { error: unknown };
 
@@ -56,12 +72,19 @@ export class Coalescer<I, A> {
   private readonly lines = new Map<string, Line<I, A>>();
   readonly stats: CoalesceStats = { calls: 0, items: 0 };
 
+  private readonly waitMs: number;
+  private readonly giveUpMs: number;
+  private readonly weigh: ((item: I) => number) | null;
+
   /** `send(key, items)` makes one call for the object `key` and answers each item, in order. */
   constructor(
     private readonly send: (key: string, items: I[]) => Promise<A[]>,
-    private readonly waitMs = COALESCE_WAIT_MS,
-    private readonly giveUpMs = COALESCE_GIVE_UP_MS,
-  ) {}
+    options: CoalescerOptions<I> = {},
+  ) {
+    this.waitMs = options.waitMs ?? COALESCE_WAIT_MS;
+    this.giveUpMs = options.giveUpMs ?? COALESCE_GIVE_UP_MS;
+    this.weigh = options.weigh ?? null;
+  }
 
   /**
    * The answer to `item` from the object `key`, carried by the next call made for that object.
@@ -112,7 +135,7 @@ export class Coalescer<I, A> {
   private async lead(key: string, line: Line<I, A>, me: Waiter<I, A>): Promise<A> {
     const mine = line.waiting.indexOf(me);
     if (mine > 0) line.waiting.unshift(...line.waiting.splice(mine, 1));
-    const batch = line.waiting.splice(0, COALESCE_MAX_BATCH);
+    const batch = line.waiting.splice(0, this.batchSize(line.waiting));
     for (const waiter of batch) if (waiter !== me) waiter.state = "sent";
     this.stats.calls++;
     this.stats.items += batch.length;
@@ -128,6 +151,18 @@ export class Coalescer<I, A> {
     const outcome = await done;
     if (!outcome.answers) throw outcome.failure;
     return outcome.answers[0]!;
+  }
+
+  /** How many of the first waiters one call carries: up to COALESCE_MAX_BATCH, and COALESCE_MAX_BYTES when weighed (the first always). */
+  private batchSize(waiting: Waiter<I, A>[]): number {
+    const most = Math.min(waiting.length, COALESCE_MAX_BATCH);
+    if (!this.weigh) return most;
+    let bytes = 0;
+    for (let n = 0; n < most; n++) {
+      bytes += this.weigh(waiting[n]!.item);
+      if (n > 0 && bytes > COALESCE_MAX_BYTES) return n;
+    }
+    return most;
   }
 
   /** After a call: hand over the line, answer the riders; the leader's own outcome is returned. */

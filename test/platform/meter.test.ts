@@ -9,7 +9,7 @@ import type { Env } from "../../src/env";
 import { setClock } from "../../src/platform/clock";
 import { ApiError } from "../../src/platform/errors";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../../src/platform/quota";
-import { Coalescer } from "../../src/platform/coalesce";
+import { COALESCE_MAX_BYTES, Coalescer } from "../../src/platform/coalesce";
 import type { RateLimiter } from "../../src/platform/rate-limit/durable-object";
 import { getMeter } from "../../src/platform/rate-limit/limiter";
 import { readUsage } from "../../src/platform/usage/read-usage";
@@ -178,6 +178,28 @@ describe("the coalescer's hand-over", () => {
     expect(await lines.run("k", 6)).toBe(60);
   });
 
+  it("a weighed call carries at most COALESCE_MAX_BYTES; an item heavier than that goes alone", async () => {
+    const calls: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const MB = 1024 * 1024;
+    // Items are their own weight in MB.
+    const lines = new Coalescer<number, number>(
+      async (_key, items) => {
+        calls.push(items);
+        if (calls.length === 1) await gate;
+        return items;
+      },
+      { weigh: (n) => n * MB },
+    );
+    const first = lines.run("k", 1);
+    const waiting = [3, 3, 3, 1, 20, 2].map((n) => lines.run("k", n));
+    release();
+    await Promise.all([first, ...waiting]);
+    expect(COALESCE_MAX_BYTES).toBe(8 * MB);
+    expect(calls).toEqual([[1], [3, 3], [3, 1], [20], [2]]);
+  });
+
   it("a waiter whose leader never comes back leads a call itself; a waiter whose call never answers gets an error", async () => {
     let calls = 0;
     const lines = new Coalescer<number, number>(
@@ -190,8 +212,7 @@ describe("the coalescer's hand-over", () => {
         if (calls === 2) return new Promise<number[]>(() => {});
         return Promise.resolve(items.map((n) => n + 100));
       },
-      20,
-      100,
+      { waitMs: 20, giveUpMs: 100 },
     );
     void lines.run("k", 1);
     // 2 and 3 wait in line; the first leader never hands over, so after the wait in line 2 leads
@@ -225,8 +246,7 @@ describe("the coalescer's hand-over", () => {
         if (items.includes(2)) await slow;
         return items.map((n) => n * 2);
       },
-      20,
-      10_000,
+      { waitMs: 20, giveUpMs: 10_000 },
     );
     const first = lines.run("k", 1);
     const riders = [lines.run("k", 2), lines.run("k", 3)];

@@ -28,7 +28,11 @@ function lines(env: Env): Coalescer<StoreWrite, Outcome<IngestAnswer | boolean>>
   let found = linesOf.get(env.RELAY_STORE);
   if (!found) {
     const namespace = env.RELAY_STORE;
-    found = new Coalescer(async (sourceId, writes) => (await namedObject(namespace, sourceId).writeMany(writes)) as Outcome<IngestAnswer | boolean>[]);
+    found = new Coalescer(async (sourceId, writes) => (await namedObject(namespace, sourceId).writeMany(writes)) as Outcome<IngestAnswer | boolean>[], {
+      // An event carries its body (up to 1 MB) and headers; a record, the first KB of an answer.
+      weigh: (write) =>
+        "ingest" in write ? write.ingest.event.body.length + write.ingest.event.headers.length : (write.record.attempt.responseBody?.length ?? 0),
+    });
     linesOf.set(env.RELAY_STORE, found);
   }
   return found;

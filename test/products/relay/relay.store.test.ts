@@ -8,6 +8,7 @@ import { relayStore } from "../../../src/products/relay/relay.store";
 import { ESTIMATE_SQL, ROW_BYTES } from "../../../src/products/relay/store/relay-store.rows";
 import { admin, call, json, setupTeam } from "../../helpers/api";
 import {
+  callSettled,
   consumeRecorded,
   createDestination,
   createSource,
@@ -160,6 +161,21 @@ describe("one call for a source's writes", () => {
     // The first attempt of dlv-4 is watched: the alarm comes within its lease and the watch time.
     const alarm = await runInDurableObject(store, (_o, state) => state.storage.getAlarm());
     expect(alarm).not.toBeNull();
+  });
+});
+
+describe("large events at once", () => {
+  it("40 events of ~1 MB sent to one source at once are all stored: no shared call passes the 32 MiB RPC limit", async () => {
+    const team = await setupTeam({ plan: "scale" });
+    const source = await createSource(team.key);
+    const padding = "x".repeat(1024 * 1024 - 100);
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, n) =>
+        callSettled("POST", `/in/${source.slug}`, { raw: JSON.stringify({ type: "x", n, padding }), headers: { "content-type": "application/json" } }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(40).fill(202));
+    expect(await eventCount(source.id)).toBe(40);
   });
 });
 
