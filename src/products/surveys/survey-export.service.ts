@@ -13,6 +13,8 @@ import { listQuestionRows, loadSurvey, type QuestionRow } from "./surveys.querie
 
 /** Responses read per pull: a page's answers stay far below an RPC's size, and 100,000 responses take 200 reads. */
 export const EXPORT_PAGE = 500;
+/** Characters of responses per page at most (long text answers): a store call's answer stays far under its 32 MiB. */
+export const EXPORT_PAGE_BYTES = 8 * 1024 * 1024;
 
 export interface CsvExport {
   filename: string;
@@ -58,7 +60,7 @@ export async function exportResponsesCsv(env: Env, teamId: string, surveyId: str
       controller.enqueue(encoder.encode(header));
     },
     async pull(controller) {
-      const rows = await store.completedAfter(after, EXPORT_PAGE);
+      const { rows, more } = await store.completedAfter(after, { limit: EXPORT_PAGE, maxBytes: EXPORT_PAGE_BYTES });
       let chunk = "";
       for (const r of rows) {
         const answers = JSON.parse(r.answers) as Record<string, StoredAnswer>;
@@ -67,8 +69,8 @@ export async function exportResponsesCsv(env: Env, teamId: string, surveyId: str
         chunk += csvRow(cells);
       }
       if (chunk) controller.enqueue(encoder.encode(chunk));
-      if (rows.length < EXPORT_PAGE) controller.close();
-      else after = rows[rows.length - 1].seq;
+      if (!more) controller.close();
+      else after = rows[rows.length - 1]!.seq;
     },
   });
   return { filename: `${survey.slug}-responses.csv`, body };

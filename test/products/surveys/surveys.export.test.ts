@@ -146,6 +146,40 @@ describe("GET /surveys/{id}/responses/export", () => {
     for (const r of parsed.slice(1)) expect(r[3]).toBe(valueById.get(r[0]));
   });
 
+  it("pages by bytes as well: 40 responses of 1 MB each (past a store call's 32 MiB) export whole, and a page stops at its byte bound", async () => {
+    const { team, survey, questions } = await activeSurvey([{ type: "text", title: "Essay", settings: { multiline: true } }]);
+    const at = "2031-01-01T00:00:00.000Z";
+    const essay = "y".repeat(1024 * 1024);
+    const own = Array.from({ length: 40 }, () => ({
+      id: crypto.randomUUID(),
+      status: "completed" as const,
+      respondent: "{}",
+      answers: JSON.stringify({ [questions[0].id]: { value: essay, version: 1, answered_at: at } }),
+      path: "[]",
+      next_question_id: null,
+      generated_questions: "[]",
+      completion_id: null,
+      started_at: at,
+      updated_at: at,
+      completed_at: at,
+    }));
+    // Imported 8 at a time: one import call stays under the limit too.
+    for (let i = 0; i < own.length; i += 8)
+      await surveyStore(env, survey.id).importResponses({ surveyId: survey.id, teamId: team.teamId }, own.slice(i, i + 8), []);
+
+    const page = await surveyStore(env, survey.id).completedAfter(0, { limit: EXPORT_PAGE, maxBytes: 3 * 1024 * 1024 });
+    expect(page.rows).toHaveLength(2);
+    expect(page.more).toBe(true);
+    // A bound below one row still gives that row.
+    expect((await surveyStore(env, survey.id).completedAfter(0, { limit: EXPORT_PAGE, maxBytes: 1 })).rows).toHaveLength(1);
+
+    const res = await exportOf(team.key, survey.id);
+    expect(res.status).toBe(200);
+    const parsed: string[][] = parse(await res.text());
+    expect(parsed.slice(1).map((r) => r[0])).toEqual(own.map((r) => r.id));
+    expect(parsed.slice(1).every((r) => r[3] === essay)).toBe(true);
+  });
+
   it("reads each page as one range of the store's status index, never a scan or a sort", async () => {
     const details = await runInDurableObject(surveyStore(env, crypto.randomUUID()), async (_store, state) =>
       state.storage.sql

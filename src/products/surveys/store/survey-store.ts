@@ -153,12 +153,21 @@ export class SurveyStore extends DurableObject<Env> {
     return { rows, total };
   }
 
-  /** Completed responses after `seq`, in seq order (the export's pages). */
-  async completedAfter(after: number, limit: number): Promise<Array<StoredResponse & { seq: number }>> {
-    return this.ctx.storage.sql
-      .exec<Row>(COMPLETED_AFTER_SQL, after, limit)
-      .toArray()
-      .map((r) => ({ ...stored(r), seq: r.seq }));
+  /**
+   * Completed responses after `seq`, in seq order (the export's pages): at most `limit`, and no more
+   * than `maxBytes` of their text (the first always), since an answer may hold 10,000 characters and
+   * a call's answer is refused over 32 MiB. `more`: the page stopped before the last completed one.
+   */
+  async completedAfter(after: number, page: { limit: number; maxBytes: number }): Promise<{ rows: Array<StoredResponse & { seq: number }>; more: boolean }> {
+    const rows: Array<StoredResponse & { seq: number }> = [];
+    let bytes = 0;
+    // One row past the limit says whether more follow; the cursor reads no further than it is walked.
+    for (const r of this.ctx.storage.sql.exec<Row>(COMPLETED_AFTER_SQL, after, page.limit + 1)) {
+      bytes += r.answers.length + r.generated_questions.length + r.respondent.length + r.path.length;
+      if (rows.length === page.limit || (rows.length > 0 && bytes > page.maxBytes)) return { rows, more: true };
+      rows.push({ ...stored(r), seq: r.seq });
+    }
+    return { rows, more: false };
   }
 
   /**
