@@ -7,6 +7,7 @@ import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { EXPORT_PAGE } from "../../../src/products/surveys/survey-export.service";
 import { COMPLETED_AFTER_SQL } from "../../../src/products/surveys/store/survey-store.queries";
+import type { StoredResponse } from "../../../src/products/surveys/store/survey-rows";
 import { surveyStore } from "../../../src/products/surveys/surveys.store";
 import { call, expectError, setupTeam } from "../../helpers/api";
 import { activeSurvey, answer, complete, startOk } from "./helpers";
@@ -22,6 +23,23 @@ async function respond(slug: string, questions: Array<{ id: string }>, values: u
   }
   if (finish) expect((await complete(slug, response.id)).status).toBe(200);
   return response.id;
+}
+
+/** A response as the store keeps it (what the migration imports), started and updated at `at`. */
+function storedResponse(id: string, status: StoredResponse["status"], answers: string, at: string): StoredResponse {
+  return {
+    id,
+    status,
+    respondent: "{}",
+    answers,
+    path: "[]",
+    next_question_id: null,
+    generated_questions: "[]",
+    completion_id: null,
+    started_at: at,
+    updated_at: at,
+    completed_at: status === "completed" ? at : null,
+  };
 }
 
 const QUESTIONS = [
@@ -114,21 +132,7 @@ describe("GET /surveys/{id}/responses/export", () => {
     }));
     // Seeded into each survey's store as the migration imports rows.
     for (const s of [survey, other.survey]) {
-      const own = rows
-        .filter((r) => r.survey_id === s.id)
-        .map((r) => ({
-          id: r.id,
-          status: r.status as "completed" | "in_progress",
-          respondent: "{}",
-          answers: r.answers,
-          path: "[]",
-          next_question_id: null,
-          generated_questions: "[]",
-          completion_id: null,
-          started_at: at,
-          updated_at: at,
-          completed_at: r.status === "completed" ? at : null,
-        }));
+      const own = rows.filter((r) => r.survey_id === s.id).map((r) => storedResponse(r.id, r.status as StoredResponse["status"], r.answers, at));
       await surveyStore(env, s.id).importResponses({ surveyId: s.id, teamId: team.teamId }, own, []);
     }
     const wanted = rows.filter((r) => r.survey_id === survey.id && r.status === "completed");
@@ -150,19 +154,8 @@ describe("GET /surveys/{id}/responses/export", () => {
     const { team, survey, questions } = await activeSurvey([{ type: "text", title: "Essay", settings: { multiline: true } }]);
     const at = "2031-01-01T00:00:00.000Z";
     const essay = "y".repeat(1024 * 1024);
-    const own = Array.from({ length: 40 }, () => ({
-      id: crypto.randomUUID(),
-      status: "completed" as const,
-      respondent: "{}",
-      answers: JSON.stringify({ [questions[0].id]: { value: essay, version: 1, answered_at: at } }),
-      path: "[]",
-      next_question_id: null,
-      generated_questions: "[]",
-      completion_id: null,
-      started_at: at,
-      updated_at: at,
-      completed_at: at,
-    }));
+    const answers = JSON.stringify({ [questions[0].id]: { value: essay, version: 1, answered_at: at } });
+    const own = Array.from({ length: 40 }, () => storedResponse(crypto.randomUUID(), "completed", answers, at));
     // Imported 8 at a time: one import call stays under the limit too.
     for (let i = 0; i < own.length; i += 8)
       await surveyStore(env, survey.id).importResponses({ surveyId: survey.id, teamId: team.teamId }, own.slice(i, i + 8), []);
