@@ -17,6 +17,8 @@
 //   reservation or a sent message, without anyone to undo them) until COALESCE_GIVE_UP_MS, then
 //   gets an error (its caller fails open or closed, as for any failed call).
 
+import { boundedPage } from "./pagination";
+
 /** How long a request waits in line for another request to make the call before it makes it itself. */
 export const COALESCE_WAIT_MS = 5_000;
 /** How long a request waits for the answer of a call another request made before it gives up. */
@@ -155,14 +157,9 @@ export class Coalescer<I, A> {
 
   /** How many of the first waiters one call carries: up to COALESCE_MAX_BATCH, and COALESCE_MAX_BYTES when weighed (the first always). */
   private batchSize(waiting: Waiter<I, A>[]): number {
-    const most = Math.min(waiting.length, COALESCE_MAX_BATCH);
-    if (!this.weigh) return most;
-    let bytes = 0;
-    for (let n = 0; n < most; n++) {
-      bytes += this.weigh(waiting[n]!.item);
-      if (n > 0 && bytes > COALESCE_MAX_BYTES) return n;
-    }
-    return most;
+    const weigh = this.weigh;
+    if (!weigh) return Math.min(waiting.length, COALESCE_MAX_BATCH);
+    return boundedPage(waiting, { limit: COALESCE_MAX_BATCH, maxBytes: COALESCE_MAX_BYTES }, (waiter) => weigh(waiter.item)).rows.length;
   }
 
   /** After a call: hand over the line, answer the riders; the leader's own outcome is returned. */

@@ -10,6 +10,7 @@ import { and, count, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
+import { boundedPage, type BoundedPage } from "../../../platform/pagination";
 import { utf8Length } from "../../../platform/sizes";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./log-store.schema";
@@ -136,7 +137,7 @@ export class LogStore extends DurableObject<Env> {
    * metadata pass `maxBytes` (at least one entry): rows are read one by one from the cursor, so a
    * page of large entries never sits in memory whole. `more` tells whether anything follows.
    */
-  async query(filter: EntryFilter, page: { limit: number; maxBytes: number }): Promise<{ rows: EntryRecord[]; more: boolean }> {
+  async query(filter: EntryFilter, page: BoundedPage): Promise<{ rows: EntryRecord[]; more: boolean }> {
     this.assertLive();
     // A search reads the trigram index: whatever was appended since it was last built goes in first.
     if (filter.q !== undefined) this.indexPending();
@@ -146,15 +147,7 @@ export class LogStore extends DurableObject<Env> {
       ...params,
       page.limit + 1,
     );
-    const rows: EntryRecord[] = [];
-    let bytes = 0;
-    for (const row of cursor) {
-      if (rows.length === page.limit) return { rows, more: true };
-      bytes += entryBytes(row);
-      if (rows.length > 0 && bytes > page.maxBytes) return { rows, more: true };
-      rows.push(row);
-    }
-    return { rows, more: false };
+    return boundedPage<EntryRecord>(cursor, page, entryBytes);
   }
 
   /**

@@ -8,6 +8,7 @@
 // schema is Drizzle's (survey-store.schema.ts), migrations generated for the durable-sqlite driver
 // and applied when the object starts. Every method is an RPC of the Worker.
 import { jsonChunks } from "../../../platform/json-chunks";
+import { boundedPage, type BoundedPage } from "../../../platform/pagination";
 import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
 import { asc, eq, sql } from "drizzle-orm";
@@ -158,16 +159,13 @@ export class SurveyStore extends DurableObject<Env> {
    * than `maxBytes` of their text (the first always), since an answer may hold 10,000 characters and
    * a call's answer is refused over 32 MiB. `more`: the page stopped before the last completed one.
    */
-  async completedAfter(after: number, page: { limit: number; maxBytes: number }): Promise<{ rows: Array<StoredResponse & { seq: number }>; more: boolean }> {
-    const rows: Array<StoredResponse & { seq: number }> = [];
-    let bytes = 0;
-    // One row past the limit says whether more follow; the cursor reads no further than it is walked.
-    for (const r of this.ctx.storage.sql.exec<Row>(COMPLETED_AFTER_SQL, after, page.limit + 1)) {
-      bytes += r.answers.length + r.generated_questions.length + r.respondent.length + r.path.length;
-      if (rows.length === page.limit || (rows.length > 0 && bytes > page.maxBytes)) return { rows, more: true };
-      rows.push({ ...stored(r), seq: r.seq });
-    }
-    return { rows, more: false };
+  async completedAfter(after: number, page: BoundedPage): Promise<{ rows: Array<StoredResponse & { seq: number }>; more: boolean }> {
+    const { rows, more } = boundedPage(
+      this.ctx.storage.sql.exec<Row>(COMPLETED_AFTER_SQL, after, page.limit + 1),
+      page,
+      (r) => r.answers.length + r.generated_questions.length + r.respondent.length + r.path.length,
+    );
+    return { rows: rows.map((r) => ({ ...stored(r), seq: r.seq })), more };
   }
 
   /**
