@@ -154,6 +154,59 @@ describe("coalescing: fewer calls than requests, every position given once", () 
   });
 });
 
+describe("the object's copies: counters and the month read from memory, SQLite still the record", () => {
+  it("a usage read after units change in another call shows them; a new month reads the new month", async () => {
+    setClock(T0);
+    const team = await setupTeam({ plan: "free" });
+    const meter = meterOf(team.teamId);
+    const read = async (at: number) => (await meter.meter(at, team.teamId, [{ read: true }]))[0]!.usage!;
+    expect((await read(T0)).used).toEqual({});
+    await meter.meter(T0, team.teamId, [{ quota: { service: "ai", amount: 3, limit: 10 } }]);
+    expect((await read(T0)).used).toEqual({ ai: 3 });
+    // A refused reservation changes nothing; a give-back does.
+    await meter.meter(T0, team.teamId, [{ quota: { service: "ai", amount: 20, limit: 10 } }]);
+    await meter.meter(T0, team.teamId, [{ quota: { service: "ai", amount: -1, limit: null } }]);
+    expect(await read(T0)).toEqual({ period: "2031-07", used: { ai: 2 }, daily: [{ day: "2031-07-15", service: "ai", used: 2 }], windowCount: 0 });
+    const august = Date.UTC(2031, 7, 1, 0, 0, 0);
+    setClock(august);
+    expect(await read(august)).toEqual({ period: "2031-08", used: {}, daily: [], windowCount: 0 });
+    await meter.meter(august, team.teamId, [{ quota: { service: "ai", amount: 1, limit: 10 } }]);
+    expect((await read(august)).used).toEqual({ ai: 1 });
+  });
+
+  it("every count is written through to SQLite, an older window counted late keeps the newer one's count, a forgotten object counts from zero", async () => {
+    setClock(T0);
+    const team = await setupTeam({ plan: "free" });
+    const meter = meterOf(team.teamId);
+    const stored = () =>
+      runInDurableObject(meter, (_instance, state) =>
+        state.storage.sql.exec<{ start: number; count: number }>("SELECT start, count FROM counters WHERE name = '' ORDER BY start").toArray(),
+      );
+    const hit = async (at: number) => (await meter.meter(at, team.teamId, [{ counters: [{ name: "", limit: 600 }] }]))[0]!.counts![0];
+    expect(await hit(T0)).toBe(1);
+    expect(await hit(T0)).toBe(2);
+    expect(await stored()).toEqual([{ start: T0 / 1000, count: 2 }]);
+    // The next window drops the older one's row.
+    expect(await hit(T0 + 60_000)).toBe(1);
+    // A request counted at an older instant (another isolate's clock) gets that window, anew...
+    expect(await hit(T0 + 1_000)).toBe(1);
+    // ...and the newer window goes on from its own count.
+    expect(await hit(T0 + 61_000)).toBe(2);
+    expect(await stored()).toEqual([
+      { start: T0 / 1000, count: 1 },
+      { start: T0 / 1000 + 60, count: 2 },
+    ]);
+    // The object forgets everything (retention's deleteAll): the same window starts from zero,
+    // not from the instance's copy.
+    await runInDurableObject(meter, async (instance, state) => {
+      await state.storage.deleteAll();
+      (instance as unknown as { createTables(): void }).createTables();
+    });
+    expect(await hit(T0 + 62_000)).toBe(1);
+    expect(await stored()).toEqual([{ start: T0 / 1000 + 60, count: 1 }]);
+  });
+});
+
 describe("the coalescer's hand-over", () => {
   it("the request whose call returns hands the next call to the first waiter; a failed call fails every request it carried", async () => {
     const calls: number[][] = [];

@@ -65,6 +65,10 @@ export class RateLimiter extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** Months this object has seeded (the `months` table, read once per instance). */
   private seededMonths: Set<string> | null = null;
+  /** Each counter's latest window as this instance wrote or read it in SQLite (read before SQLite). */
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  /** The month's units as last read from SQLite, until units change (read before SQLite). */
+  private monthRead: { period: string; usage: Pick<UsageSnapshot, "used" | "daily"> } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -74,6 +78,8 @@ export class RateLimiter extends DurableObject<Env> {
 
   private createTables(): void {
     this.seededMonths = null;
+    this.windows.clear();
+    this.monthRead = null;
     this.sql.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, start INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (name, start))");
     this.sql.exec("CREATE TABLE IF NOT EXISTS seen (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)");
     // The meter: units per service and month, per day and service, each with a dirty mark until
@@ -96,7 +102,7 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** A tally of this object's counters for one call (read once, written once). */
   private tally(): Tally {
-    return new Tally(this.sql, (idleMs) => this.touch(idleMs));
+    return new Tally(this.sql, this.windows, (idleMs) => this.touch(idleMs));
   }
 
   /**
@@ -177,14 +183,14 @@ export class RateLimiter extends DurableObject<Env> {
       if (item.read) {
         if (month === null) {
           // Units taken earlier in this batch are written first: the read is SQL's.
-          tally.write();
+          if (tally.write()) this.monthRead = null;
           month = this.monthUsage(period);
         }
         answer.usage = { period, ...month, windowCount: tally.count(OWN_COUNTER, windowStart) };
       }
       return answer;
     });
-    tally.write();
+    if (tally.write()) this.monthRead = null;
     if (changed) this.scheduleRollUp();
     return answers;
   }
@@ -223,6 +229,7 @@ export class RateLimiter extends DurableObject<Env> {
       this.sql.exec("DELETE FROM usage WHERE period < ? AND dirty = 0", previousMonth(period));
       this.sql.exec("DELETE FROM daily WHERE day < ? AND dirty = 0", `${previousMonth(period)}-01`);
       this.sql.exec("INSERT OR REPLACE INTO months (period, team_id) VALUES (?, ?)", period, teamId);
+      this.monthRead = null;
       this.seededMonths?.add(period);
       this.touch();
       return null;
@@ -240,8 +247,9 @@ export class RateLimiter extends DurableObject<Env> {
     return this.seededMonths.has(period);
   }
 
-  /** The month's units per service and per day. */
+  /** The month's units per service and per day (the copy this instance read last while no unit changed). */
   private monthUsage(period: string): Pick<UsageSnapshot, "used" | "daily"> {
+    if (this.monthRead?.period === period) return this.monthRead.usage;
     const used: Record<string, number> = {};
     for (const row of this.sql.exec<{ service: string; used: number }>("SELECT service, used FROM usage WHERE period = ?", period))
       used[row.service] = row.used;
@@ -253,6 +261,7 @@ export class RateLimiter extends DurableObject<Env> {
       )
       .toArray()
       .map((row) => ({ day: row.day, service: row.service, used: row.used }));
+    this.monthRead = { period, usage: { used, daily } };
     return { used, daily };
   }
 
@@ -358,6 +367,8 @@ class Tally {
 
   constructor(
     private readonly sql: SqlStorage,
+    /** The object's copy of each counter's latest window (read before SQLite, updated by write()). */
+    private readonly windows: Map<string, { start: number; count: number }>,
     /** Notes use for retention, with how long the window keeps the object alive. */
     private readonly touch: (idleMs: number) => void,
   ) {}
@@ -366,7 +377,9 @@ class Tally {
     const key = `${name}\u0000${start}`;
     let counter = this.counters.get(key);
     if (!counter) {
-      const row = this.sql.exec<{ count: number }>("SELECT count FROM counters WHERE name = ? AND start = ?", name, start).toArray()[0];
+      const known = this.windows.get(name);
+      const row =
+        known?.start === start ? known : this.sql.exec<{ count: number }>("SELECT count FROM counters WHERE name = ? AND start = ?", name, start).toArray()[0];
       counter = { name, start, count: row?.count ?? 0, fresh: !row, changed: false, idleMs: IDLE_MS };
       this.counters.set(key, counter);
     }
@@ -419,10 +432,15 @@ class Tally {
     return { ok: true, used: next };
   }
 
-  /** Writes every counter counted in and every service's units taken or given back, marked for the roll-up. */
-  write(): void {
+  /**
+   * Writes every counter counted in and every service's units taken or given back, marked for the
+   * roll-up; answers whether units were written (a copy of the month's units is then stale).
+   */
+  write(): boolean {
+    let unitsWritten = false;
     for (const units of this.units.values()) {
       if (!units.changed) continue;
+      unitsWritten = true;
       this.sql.exec(
         "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
         units.service,
@@ -452,9 +470,12 @@ class Tally {
         this.sql.exec("DELETE FROM counters WHERE name = ? AND start < ?", counter.name, counter.start);
         this.touch(counter.idleMs);
       }
+      const known = this.windows.get(counter.name);
+      if (!known || known.start <= counter.start) this.windows.set(counter.name, { start: counter.start, count: counter.count });
       counter.changed = false;
       counter.fresh = false;
     }
+    return unitsWritten;
   }
 }
 
