@@ -9,7 +9,7 @@
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { load, median, withServer } from "./lib.mjs";
+import { LOCAL_OBSERVABILITY, load, median, withServer } from "./lib.mjs";
 
 const rounds = Number(process.env.ROUNDS ?? 3);
 const duration = Number(process.env.DURATION ?? 5);
@@ -52,7 +52,9 @@ await withServer(async (server) => {
 });
 console.error(`whole run: ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
-console.log(`\nFigures: medians of ${rounds} rounds, each a ratio against its bare baseline of the same run.\n`);
+console.log(
+  `\nFigures: medians of ${rounds} rounds, each a ratio against its bare baseline of the same run; wrangler's local trace collector ${LOCAL_OBSERVABILITY ? "on" : "off (LOCAL_OBSERVABILITY=on to measure with it)"}.\n`,
+);
 console.log("| figure | value | bare baseline | ratio | goal | note |\n|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(`| ${r.figure} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.goal ?? ""} | ${r.note ?? ""} |`);

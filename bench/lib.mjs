@@ -14,7 +14,16 @@ import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevSer
  * The Worker is bench/worker.ts: the production Worker plus the bare baselines and seeding helper
  * of the figures under /__bench/ (never part of the deployed Worker).
  * Options: vars (extra --var), logLevel (wrangler's --log-level).
+ *
+ * wrangler dev records a trace of every invocation for its local observability view (a collector
+ * on the Worker's thread; no deployed Worker has it, and this project's wrangler.toml enables no
+ * observability). It charges every invocation, a Durable Object call as a request, and under load
+ * took about half of the thread here (the bare read: 2.1–2.6 ms of the thread per request with it,
+ * 1.3–1.4 ms without), so it weighs on a route by its number of calls, not by its work. The
+ * benchmarks turn it off; LOCAL_OBSERVABILITY=on measures with it (docs/BENCHMARKS.md).
  */
+export const LOCAL_OBSERVABILITY = process.env.LOCAL_OBSERVABILITY === "on";
+
 export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "edge-bench-"));
   const envFile = join(dir, "dev.vars");
@@ -35,7 +44,17 @@ export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
   try {
     applyMigrations({ persistTo: join(dir, "state") });
     const port = await freePort();
-    starting = startDevServer({ port, persistTo: join(dir, "state"), envFile, vars, logLevel, signal: abort.signal, script: "bench/worker.ts", inspectorPort });
+    starting = startDevServer({
+      port,
+      persistTo: join(dir, "state"),
+      envFile,
+      vars,
+      logLevel,
+      signal: abort.signal,
+      script: "bench/worker.ts",
+      inspectorPort,
+      env: { X_LOCAL_OBSERVABILITY: String(LOCAL_OBSERVABILITY) },
+    });
     server = await starting;
     return await fn({
       url: server.url,

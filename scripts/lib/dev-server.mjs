@@ -97,7 +97,8 @@ export function applyMigrations({ persistTo } = {}) {
  * inspectorPort (default: a free port, so several servers can run side by side; null leaves the
  * choice to wrangler, which takes 9229 when it is free), signal (an AbortSignal: aborting while
  * waiting for readiness stops the server and rejects), script (another entry point than
- * wrangler.toml's `main`, relative to the repository: the benchmarks' bench/worker.ts).
+ * wrangler.toml's `main`, relative to the repository: the benchmarks' bench/worker.ts), env (extra
+ * environment variables for wrangler).
  * Returns { url, child, stop(), output() }; stop() resolves once wrangler has exited.
  */
 export async function startDevServer({
@@ -111,6 +112,7 @@ export async function startDevServer({
   inspectorPort,
   signal,
   script,
+  env = {},
 } = {}) {
   const args = [WRANGLER, "dev", ...(script ? [script] : []), "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
   if (inspectorPort === undefined) inspectorPort = await freePort();
@@ -124,7 +126,7 @@ export async function startDevServer({
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...env },
     detached: true,
   });
   let output = "";
