@@ -18,7 +18,7 @@ import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevSer
  * wrangler dev records a trace of every invocation for its local observability view (a collector
  * on the Worker's thread; no deployed Worker has it, and this project's wrangler.toml enables no
  * observability). It charges every invocation, a Durable Object call as a request, and under load
- * took about half of the thread here (the bare read: 2.1–2.6 ms of the thread per request with it,
+ * took about half of the thread here (the bare read: 2.0–3.0 ms of the thread per request with it,
  * 1.3–1.4 ms without), so it weighs on a route by its number of calls, not by its work. The
  * benchmarks turn it off; LOCAL_OBSERVABILITY=on measures with it (docs/BENCHMARKS.md).
  */
