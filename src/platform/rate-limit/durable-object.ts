@@ -177,20 +177,24 @@ export class RateLimiter extends DurableObject<Env> {
       if (item.counters) answer.counts = this.countIn(tally, windowStart, item.counters);
       if (item.quota) {
         answer.quota = tally.take(period, day, item.quota);
-        if (answer.quota.ok && item.quota.amount !== 0) changed = true;
+        if (answer.quota.ok && item.quota.amount !== 0) {
+          changed = true;
+          // The instance's copy of the month goes before anything is written.
+          this.monthRead = null;
+        }
         month = null;
       }
       if (item.read) {
         if (month === null) {
           // Units taken earlier in this batch are written first: the read is SQL's.
-          if (tally.write()) this.monthRead = null;
+          tally.write();
           month = this.monthUsage(period);
         }
         answer.usage = { period, ...month, windowCount: tally.count(OWN_COUNTER, windowStart) };
       }
       return answer;
     });
-    if (tally.write()) this.monthRead = null;
+    tally.write();
     if (changed) this.scheduleRollUp();
     return answers;
   }
@@ -432,15 +436,10 @@ class Tally {
     return { ok: true, used: next };
   }
 
-  /**
-   * Writes every counter counted in and every service's units taken or given back, marked for the
-   * roll-up; answers whether units were written (a copy of the month's units is then stale).
-   */
-  write(): boolean {
-    let unitsWritten = false;
+  /** Writes every counter counted in and every service's units taken or given back, marked for the roll-up. */
+  write(): void {
     for (const units of this.units.values()) {
       if (!units.changed) continue;
-      unitsWritten = true;
       this.sql.exec(
         "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
         units.service,
@@ -475,7 +474,6 @@ class Tally {
       counter.changed = false;
       counter.fresh = false;
     }
-    return unitsWritten;
   }
 }
 
