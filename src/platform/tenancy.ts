@@ -15,8 +15,8 @@ export function ownedBy(table: { teamId: AnySQLiteColumn }, teamId: string): SQL
 }
 
 /** Returns the row, or throws the product's 404 when it is missing (or another team's). */
-export function orNotFound<T>(row: T | undefined | null, error: ApiError = ApiError.notFound()): T {
-  if (row === undefined || row === null) throw error;
+export function orNotFound<T>(row: T | undefined | null, notFound: () => ApiError = () => ApiError.notFound()): T {
+  if (row === undefined || row === null) throw notFound();
   return row;
 }
 

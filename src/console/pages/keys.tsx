@@ -276,7 +276,7 @@ keysPages.post("/keys/:key_id/revoke", async (c) => {
   if ((await formText(c, "confirm")) !== "yes") {
     const key = orNotFound(
       (await listTeamKeys(db, teamId)).find((k) => k.id === keyId),
-      ApiError.notFound("Key not found"),
+      () => ApiError.notFound("Key not found"),
     );
     return page(
       c,

@@ -72,7 +72,7 @@ export function ownerStatements(db: Db, teamId: string, email: string, at: strin
 }
 
 export async function getTeam(db: Db, id: string): Promise<TeamRow> {
-  return orNotFound(await db.query.teams.findFirst({ where: eq(teams.id, id) }), teamNotFound());
+  return orNotFound(await db.query.teams.findFirst({ where: eq(teams.id, id) }), teamNotFound);
 }
 
 export async function updateTeam(db: Db, id: string, input: { name?: string; plan?: Plan; owner_email?: string | null }): Promise<TeamRow> {
@@ -83,7 +83,7 @@ export async function updateTeam(db: Db, id: string, input: { name?: string; pla
   const [team] = await db.update(teams).set(changes).where(eq(teams.id, id)).returning();
   // The plan drives rate limits and quotas: this isolate's cached keys of the team go now.
   forgetTeam(id);
-  const found = orNotFound(team, teamNotFound());
+  const found = orNotFound(team, teamNotFound);
   // A new owner address is an owner too (the previous owners stay: removing one is the console's).
   if (input.owner_email) await db.batch(ownerStatements(db, id, input.owner_email, changes.updatedAt!));
   return found;
@@ -139,7 +139,7 @@ async function insertKeyUnderCap(db: Db, values: typeof apiKeys.$inferInsert & {
 }
 
 export async function updateKey(db: Db, id: string, input: { name?: string; mail?: Partial<MailKeyPolicy> }): Promise<KeyRow> {
-  const current = orNotFound(await db.query.apiKeys.findFirst({ where: and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)) }), keyNotFound());
+  const current = orNotFound(await db.query.apiKeys.findFirst({ where: and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)) }), keyNotFound);
   const changes: Partial<KeyRow> = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.mail !== undefined) changes.mail = { ...current.mail, ...input.mail };
@@ -157,5 +157,5 @@ export async function revokeKey(db: Db, id: string, teamId?: string): Promise<Ke
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt), teamId === undefined ? undefined : eq(apiKeys.teamId, teamId)))
     .returning();
   forgetKey(id);
-  return orNotFound(revoked[0], keyNotFound());
+  return orNotFound(revoked[0], keyNotFound);
 }

@@ -119,7 +119,7 @@ async function getAlert(db: Db, teamId: string, id: string): Promise<AlertRow> {
     .from(logAlerts)
     .where(ownedRow(logAlerts, teamId, id))
     .limit(1);
-  return orNotFound(row, alertNotFound());
+  return orNotFound(row, alertNotFound);
 }
 
 /** Changes only the fields given; the merged alert must still satisfy the rules. */
@@ -144,7 +144,7 @@ export async function updateAlert(env: Env, teamId: string, id: string, input: U
     .set({ ...changes, updatedAt: nowIso() })
     .where(ownedRow(logAlerts, teamId, id))
     .returning();
-  if (changes.enabled !== false) return orNotFound((await update)[0], alertNotFound());
+  if (changes.enabled !== false) return orNotFound((await update)[0], alertNotFound);
   // Disabled: the check no longer looks at it, so an open firing is closed now (no notification).
   const [rows] = await db.batch([
     update,
@@ -153,7 +153,7 @@ export async function updateAlert(env: Env, teamId: string, id: string, input: U
       .set({ resolvedAt: nowMs() })
       .where(and(eq(logAlertFirings.alertId, id), eq(logAlertFirings.teamId, teamId), isNull(logAlertFirings.resolvedAt))),
   ]);
-  return orNotFound(rows[0], alertNotFound());
+  return orNotFound(rows[0], alertNotFound);
 }
 
 export type FiringRow = typeof logAlertFirings.$inferSelect;
@@ -227,5 +227,5 @@ export async function deleteAlert(env: Env, teamId: string, id: string): Promise
     .delete(logAlerts)
     .where(ownedRow(logAlerts, teamId, id))
     .returning({ id: logAlerts.id });
-  orNotFound(deleted[0], alertNotFound());
+  orNotFound(deleted[0], alertNotFound);
 }

@@ -80,7 +80,7 @@ export async function loadProject(db: Db, teamId: string, id: string): Promise<P
     .from(logProjects)
     .where(ownedRow(logProjects, teamId, id))
     .limit(1);
-  return orNotFound(row, projectNotFound());
+  return orNotFound(row, projectNotFound);
 }
 
 export async function getProject(env: Env, teamId: string, id: string): Promise<ProjectRow> {
@@ -95,7 +95,7 @@ export async function rotateToken(env: Env, teamId: string, id: string): Promise
     .set({ tokenHash: hash, tokenPrefix: prefix, updatedAt: nowIso() })
     .where(ownedRow(logProjects, teamId, id))
     .returning();
-  return { row: orNotFound(row, projectNotFound()), token };
+  return { row: orNotFound(row, projectNotFound), token };
 }
 
 /**
@@ -109,7 +109,7 @@ export async function deleteProject(env: Env, teamId: string, id: string): Promi
     .delete(logProjects)
     .where(ownedRow(logProjects, teamId, id))
     .returning({ id: logProjects.id });
-  orNotFound(deleted[0], projectNotFound());
+  orNotFound(deleted[0], projectNotFound);
   try {
     await logStore(env, id).destroy();
   } catch (error) {

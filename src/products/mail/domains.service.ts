@@ -122,7 +122,7 @@ export async function getDomain(env: Env, teamId: string, id: string): Promise<S
     .from(sendingDomains)
     .where(ownedRow(sendingDomains, teamId, id))
     .limit(1);
-  return orNotFound(row, domainNotFound());
+  return orNotFound(row, domainNotFound);
 }
 
 export async function deleteDomain(env: Env, teamId: string, id: string): Promise<void> {
@@ -130,7 +130,7 @@ export async function deleteDomain(env: Env, teamId: string, id: string): Promis
     .delete(sendingDomains)
     .where(ownedRow(sendingDomains, teamId, id))
     .returning({ id: sendingDomains.id });
-  orNotFound(deleted[0], domainNotFound());
+  orNotFound(deleted[0], domainNotFound);
 }
 
 /** TXT values found at a name over DNS-over-HTTPS (JSON API); throws 503 when the resolver fails. */

@@ -55,7 +55,7 @@ export async function deleteWebhook(env: Env, teamId: string, id: string): Promi
     .delete(mailWebhooks)
     .where(ownedRow(mailWebhooks, teamId, id))
     .returning({ id: mailWebhooks.id });
-  orNotFound(deleted[0], webhookNotFound());
+  orNotFound(deleted[0], webhookNotFound);
 }
 
 async function post(env: Env, webhook: WebhookRow, messageId: string, payload: unknown): Promise<Response> {
@@ -79,7 +79,7 @@ export async function testWebhook(env: Env, teamId: string, id: string) {
     .from(mailWebhooks)
     .where(ownedRow(mailWebhooks, teamId, id))
     .limit(1);
-  orNotFound(webhook, webhookNotFound());
+  orNotFound(webhook, webhookNotFound);
   const messageId = `msg_test_${crypto.randomUUID()}`;
   const payload = {
     type: "email.test",

@@ -274,6 +274,6 @@ export async function getEmail(env: Env, teamId: string, id: string) {
       .where(and(eq(emailEvents.emailId, id), eq(emailEvents.teamId, teamId)))
       .orderBy(asc(emailEvents.createdAt), asc(emailEvents.id)),
   ]);
-  const [row] = await withBodies(env, [orNotFound(found[0], emailNotFound())]);
+  const [row] = await withBodies(env, [orNotFound(found[0], emailNotFound)]);
   return { row, history: sortHistory(history) };
 }

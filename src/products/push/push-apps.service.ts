@@ -44,7 +44,7 @@ export async function loadApp(env: Env, teamId: string, appId: string): Promise<
     .from(pushApps)
     .where(ownedRow(pushApps, teamId, appId))
     .limit(1);
-  return orNotFound(rows[0], appNotFound());
+  return orNotFound(rows[0], appNotFound);
 }
 
 export async function getApp(env: Env, teamId: string, appId: string) {
@@ -119,7 +119,7 @@ export async function updateApp(env: Env, teamId: string, appId: string, input: 
     .set(changes)
     .where(ownedRow(pushApps, teamId, appId))
     .returning();
-  return toApp(orNotFound(rows[0], appNotFound()));
+  return toApp(orNotFound(rows[0], appNotFound));
 }
 
 /**
@@ -133,5 +133,5 @@ export async function deleteApp(env: Env, teamId: string, appId: string): Promis
     .delete(pushApps)
     .where(ownedRow(pushApps, teamId, appId))
     .returning({ id: pushApps.id });
-  orNotFound(rows[0], appNotFound());
+  orNotFound(rows[0], appNotFound);
 }

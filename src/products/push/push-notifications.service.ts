@@ -149,7 +149,7 @@ export async function getNotification(env: Env, teamId: string, appId: string, i
     .from(pushNotifications)
     .where(and(eq(pushNotifications.id, id), eq(pushNotifications.appId, appId), eq(pushNotifications.teamId, teamId)))
     .limit(1);
-  const row = orNotFound(rows[0], notificationNotFound());
+  const row = orNotFound(rows[0], notificationNotFound);
   const store = pushStore(env, appId);
   const [summaries, results] = await inStore(() =>
     Promise.all([store.summaries([id]), store.results(id, { status: query.status, cursor: query.cursor, limit: query.limit + 1 })]),

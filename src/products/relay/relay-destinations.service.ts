@@ -97,7 +97,7 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
     .where(destinationWhere(teamId, sourceId, destinationId))
     .returning();
   forgetIngestSource(sourceId);
-  return destinationView(orNotFound(row, RelayErrors.destination()));
+  return destinationView(orNotFound(row, RelayErrors.destination));
 }
 
 export async function deleteDestination(env: Env, teamId: string, sourceId: string, destinationId: string): Promise<void> {
@@ -107,7 +107,7 @@ export async function deleteDestination(env: Env, teamId: string, sourceId: stri
     .delete(webhookDestinations)
     .where(destinationWhere(teamId, sourceId, destinationId))
     .returning({ id: webhookDestinations.id });
-  orNotFound(row, RelayErrors.destination());
+  orNotFound(row, RelayErrors.destination);
   forgetIngestSource(sourceId);
   // Its deliveries and their attempts go with it (a delivery of it claimed later is dropped by the consumer).
   await relayStore(env, sourceId).dropDestination(destinationId);

@@ -76,7 +76,7 @@ export async function eventDestinationStatuses(env: Env, teamId: string, sourceI
 
 export async function getEvent(env: Env, teamId: string, sourceId: string, eventId: string) {
   await loadSource(getDb(env.DB), teamId, sourceId);
-  const found = orNotFound(await relayStore(env, sourceId).eventDetail(eventId), RelayErrors.event());
+  const found = orNotFound(await relayStore(env, sourceId).eventDetail(eventId), RelayErrors.event);
   const { event, deliveries, attempts } = found;
   const byDelivery = new Map<string, typeof attempts>();
   for (const attempt of attempts) {

@@ -37,7 +37,7 @@ export async function replayEvent(env: Env, owner: QuotaOwner, sourceId: string,
       .where(and(ownedBy(webhookDestinations, teamId), eq(webhookDestinations.sourceId, sourceId)))
       .orderBy(asc(webhookDestinations.createdAt), asc(webhookDestinations.id)),
   ]);
-  const found = orNotFound(event, RelayErrors.event());
+  const found = orNotFound(event, RelayErrors.event);
   let destinations: typeof sourceDestinations;
   if (destinationIds === undefined) {
     destinations = sourceDestinations.filter((d) => d.enabled && filterAdmits(d.eventFilter, found.eventType));

@@ -83,7 +83,7 @@ export async function loadSource(db: Db, teamId: string, sourceId: string): Prom
     .from(webhookSources)
     .where(ownedRow(webhookSources, teamId, sourceId))
     .limit(1);
-  return orNotFound(row, RelayErrors.source());
+  return orNotFound(row, RelayErrors.source);
 }
 
 export async function getSource(env: Env, teamId: string, sourceId: string) {
@@ -92,7 +92,7 @@ export async function getSource(env: Env, teamId: string, sourceId: string) {
     .from(webhookSources)
     .where(ownedRow(webhookSources, teamId, sourceId))
     .limit(1);
-  const found = orNotFound(row, RelayErrors.source());
+  const found = orNotFound(row, RelayErrors.source);
   return sourceView(found.source, Number(found.count), settings(env).appUrl);
 }
 
@@ -110,7 +110,7 @@ export async function patchSource(env: Env, teamId: string, sourceId: string, in
     .set(changes)
     .where(ownedRow(webhookSources, teamId, sourceId))
     .returning({ id: webhookSources.id });
-  orNotFound(row, RelayErrors.source());
+  orNotFound(row, RelayErrors.source);
   forgetIngestSource(sourceId);
   // The store's retention alarm purges with the new setting (ingest hands it over too).
   if (input.retention_days !== undefined) await relayStore(env, sourceId).setRetention(sourceId, input.retention_days);
@@ -127,7 +127,7 @@ export async function deleteSource(env: Env, teamId: string, sourceId: string): 
     .delete(webhookSources)
     .where(ownedRow(webhookSources, teamId, sourceId))
     .returning({ id: webhookSources.id });
-  orNotFound(row, RelayErrors.source());
+  orNotFound(row, RelayErrors.source);
   forgetIngestSource(sourceId);
   try {
     await relayStore(env, sourceId).destroy();

@@ -67,7 +67,7 @@ export function forgetIngestSource(sourceId: string): void {
 
 /** The source of an ingest address, from this isolate's cache or D1; 404 when unknown. */
 export async function loadIngestSource(env: Env, slug: string): Promise<IngestSource> {
-  return orNotFound(await ingestSources.getOrLoad(slug, () => readIngestSource(env, slug)), RelayErrors.source());
+  return orNotFound(await ingestSources.getOrLoad(slug, () => readIngestSource(env, slug)), RelayErrors.source);
 }
 
 /** The source of an ingest address and its enabled destinations, in one round trip; null when unknown. */

@@ -100,7 +100,7 @@ export async function startResponse(env: Env, survey: PublicSurvey, input: Start
 /** A response of the survey, from its store (or moved there first from the former D1 table, see surveys.migrate.ts). */
 async function loadResponse(env: Env, survey: SurveyRow, responseId: string): Promise<ResponseRow> {
   const stored = (await surveyStore(env, survey.id).get(responseId)) ?? (await adoptLegacyResponse(env, survey, responseId));
-  return fromStored(survey, orNotFound(stored, responseNotFound()));
+  return fromStored(survey, orNotFound(stored, responseNotFound));
 }
 
 /** Writes an answer or a step back, only while the response still holds what was read. */

@@ -61,7 +61,7 @@ export async function deleteWebhook(env: Env, teamId: string, surveyId: string, 
     .from(surveyWebhooks)
     .where(and(ownedRow(surveyWebhooks, teamId, webhookId), eq(surveyWebhooks.surveyId, survey.id)))
     .get();
-  orNotFound(row, ApiError.notFound("Webhook not found"));
+  orNotFound(row, () => ApiError.notFound("Webhook not found"));
   // Pending deliveries go with it (the foreign key cascades too); queued messages then find nothing.
   await db.batch([
     db.delete(surveyWebhookDeliveries).where(eq(surveyWebhookDeliveries.webhookId, webhookId)),

@@ -26,7 +26,7 @@ export async function loadSurvey(db: Db, teamId: string, id: string): Promise<Su
     .from(surveys)
     .where(ownedRow(surveys, teamId, id))
     .get();
-  return orNotFound(row, surveyNotFound());
+  return orNotFound(row, surveyNotFound);
 }
 
 /** Sections and questions: the parts of a survey, with the same columns for ownership and order. */
@@ -50,7 +50,7 @@ async function loadPart<T extends SurveyPart>(db: Db, table: T, survey: SurveyRo
     .from(part)
     .where(and(ownedRow(part, survey.teamId, id), eq(part.surveyId, survey.id)))
     .get();
-  return orNotFound(row as T["$inferSelect"] | undefined, notFound());
+  return orNotFound(row as T["$inferSelect"] | undefined, notFound);
 }
 
 export const listSectionRows = (db: Db, survey: SurveyRow): Promise<SectionRow[]> => listParts(db, surveySections, survey);
