@@ -6,8 +6,8 @@ import { unstable_readConfig } from "wrangler";
 // Queues); secrets get fixed test values and outbound calls may reach loopback.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
-  // The queues and crons wrangler.toml declares, for the test that holds src/index.ts's dispatch
-  // tables against them.
+  // The queues, crons and Durable Object classes wrangler.toml declares, for the tests that hold
+  // src/index.ts's dispatch tables and the products' definitions against them.
   const wrangler = unstable_readConfig({ config: "./wrangler.toml" });
   const jobs = {
     consumers: (wrangler.queues.consumers ?? []).map((c: { queue: string; max_retries?: number; dead_letter_queue?: string; max_batch_size?: number }) => ({
@@ -19,6 +19,8 @@ export default defineConfig(async () => {
     })),
     producers: (wrangler.queues.producers ?? []).map((p: { binding: string; queue: string }) => ({ binding: p.binding, queue: p.queue })),
     crons: wrangler.triggers.crons ?? [],
+    // The Durable Object classes its bindings name, for the test that holds the products' definitions against them.
+    classes: (wrangler.durable_objects.bindings ?? []).map((b: { class_name: string }) => b.class_name),
   };
   return {
     plugins: [

@@ -1,5 +1,6 @@
 // Builds the Hono app: request context, the request log, error rendering and 404, the operator
-// API, usage, the request log's reads, the team's keys, every product under /api/v1, the generated
+// API, usage, the request log's reads, the team's keys, every product of the list (src/products),
+// the generated
 // OpenAPI document and the interactive reference, the console under /console and the landing page
 // at /. Body limits are the routes' own (declared with each route); the root keeps the default
 // only for requests no route answers, before their 404 or 405.
@@ -12,59 +13,53 @@ import { JSON_BODY_LIMIT, limitBody } from "./platform/body";
 import { requestContext } from "./platform/request-context";
 import { requireSecrets } from "./platform/config";
 import { createRouter, productContext, servedMethods, type Mounts } from "./platform/router";
+import type { ProductDefinition } from "./platform/products";
+import { PRODUCTS } from "./products";
 import { requestLog } from "./platform/request-log/request-log";
 import { requestLogRouter } from "./platform/request-log/request-log.routes";
-import { adminRouter } from "./platform/admin/admin.routes";
+import { createAdminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
-import { auditRouter } from "./products/audit/audit.routes";
-import { auditViewerRouter } from "./products/audit/audit-viewer.routes";
-import { logsIngestRouter, logsRouter } from "./products/logs/logs.routes";
-import { ingestRouter, relayRouter } from "./products/relay/relay.routes";
-import { emailsRouter, mailWebhooksRouter } from "./products/mail/mail.routes";
-import { domainsRouter } from "./products/mail/domains.routes";
-import { pushRouter } from "./products/push/push.routes";
-import { surveysPublicRouter } from "./products/surveys/surveys.public.routes";
-import { surveysRouter } from "./products/surveys/surveys.routes";
-import { surveyPageRouter } from "./products/surveys/page/survey-page.routes";
-import { consoleRouter, landingRouter } from "./console/console.routes";
-import { keysRouter } from "./platform/keys/keys.routes";
+import { createConsoleRouter, landingRouter } from "./console/console.routes";
+import { createKeysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
-import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
+import { documentTags, referencePage } from "./platform/reference-page";
 
 export const API_PREFIX = "/api/v1";
 
+/** Path segments of a mount prefix: more is more specific ("" has none). */
+const depth = (prefix: string) => (prefix === "" ? 0 : prefix.split("/").length);
+
 /**
- * Every router and where it is mounted, in mount order (Hono matches in that order). The table also
- * gives each request its product's error shape (platform/router.ts), so the mount prefix is the only
+ * Every router and where it is mounted, in mount order (Hono matches in that order): the
+ * platform's API, then the products' routers most specific prefix first (list order among equals:
+ * a router at /api/v1/webhooks/sources answers before one at /api/v1/webhooks, /api/v1/logs/ingest
+ * before /api/v1/logs, the root last), then the console and the landing page. The table also gives
+ * each request its product's error shape (platform/router.ts), so the mount prefix is the only
  * place a product's path is written.
  */
-const MOUNTS: Mounts = [
-  [`${API_PREFIX}/admin`, adminRouter],
-  [`${API_PREFIX}/usage`, usageRouter],
-  [`${API_PREFIX}/requests`, requestLogRouter],
-  [`${API_PREFIX}/keys`, keysRouter],
-  [`${API_PREFIX}/orgs`, auditRouter],
-  ["/insights/audit/reports", auditViewerRouter],
-  [`${API_PREFIX}/logs/ingest`, logsIngestRouter],
-  [`${API_PREFIX}/logs`, logsRouter],
-  // Before the mail webhooks router at /webhooks: the relay owns everything under /webhooks/sources.
-  [`${API_PREFIX}/webhooks/sources`, relayRouter],
-  ["/in", ingestRouter],
-  [`${API_PREFIX}/emails`, emailsRouter],
-  [`${API_PREFIX}/domains`, domainsRouter],
-  [`${API_PREFIX}/webhooks`, mailWebhooksRouter],
-  [`${API_PREFIX}/push`, pushRouter],
-  [`${API_PREFIX}/surveys`, surveysRouter],
-  [`${API_PREFIX}/surveys`, surveysPublicRouter],
-  ["", surveyPageRouter],
-  // The console renders its own error pages (src/console/console.routes.tsx).
-  ["/console", consoleRouter],
-  ["", landingRouter],
-];
+export function mountsOf(products: readonly ProductDefinition[]): Mounts {
+  const productMounts = products
+    .flatMap((product) => product.mounts ?? [])
+    .map((mount, index) => ({ mount, index }))
+    .sort((a, b) => depth(b.mount.prefix) - depth(a.mount.prefix) || a.index - b.index)
+    .map(({ mount }) => [mount.prefix, mount.router] as const);
+  return [
+    [`${API_PREFIX}/admin`, createAdminRouter(products)],
+    [`${API_PREFIX}/usage`, usageRouter],
+    [`${API_PREFIX}/requests`, requestLogRouter],
+    [`${API_PREFIX}/keys`, createKeysRouter()],
+    ...productMounts,
+    // The console renders its own error pages (src/console/console.routes.tsx).
+    ["/console", createConsoleRouter(products)],
+    ["", landingRouter],
+  ];
+}
 
-export function createApp(): OpenAPIHono<AppEnv> {
+/** The app serving `products` (the registered list; a test may build one with its own). */
+export function createApp(products: readonly ProductDefinition[] = PRODUCTS): OpenAPIHono<AppEnv> {
   const app = createRouter();
+  const MOUNTS = mountsOf(products);
 
   // A bare route with no middleware: the baseline of the benchmarks, and a liveness probe.
   app.get("/health", (c) => c.json({ ok: true }));
@@ -114,7 +109,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
             "Surveys, audit reports, logs, push, webhook relay and mail on Cloudflare Workers. Every product is scoped to the team that owns the API key. Error shapes and idempotent retries: docs/API.md; rate limits, quotas and retention: docs/OPERATIONS.md (in the repository).",
         },
         servers: [{ url: new URL(c.req.url).origin }],
-        tags: [...DOCUMENT_TAGS],
+        tags: documentTags(products),
       }),
     ),
   );

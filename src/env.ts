@@ -1,11 +1,5 @@
 // The Worker's bindings and vars, and the Hono context variables: one place for both.
 import type { Principal } from "./platform/auth";
-import type { ExportMessage } from "./products/audit/audit.messages";
-import type { AlertCheck, AlertNotification } from "./products/logs/logs.messages";
-import type { MailQueueMessage } from "./products/mail/mail.messages";
-import type { PushQueueMessage } from "./products/push/push.messages";
-import type { DeliveryMessage } from "./products/relay/relay.messages";
-import type { SurveyWebhookMessage } from "./products/surveys/surveys.messages";
 
 /**
  * The Worker's environment: the bindings and vars exactly as wrangler.toml declares them
@@ -13,17 +7,10 @@ import type { SurveyWebhookMessage } from "./products/surveys/surveys.messages";
  * is stale), plus what wrangler.toml does not hold: secrets, and bindings that are optional.
  */
 export interface Env extends WranglerEnv {
-  // Each queue with the message its consumer reads, inferred from the zod schema the consumer
-  // parses with (`defineConsumer` checks the schema against these), so a producer sending anything
-  // else fails the type-check (wrangler's generated types know only `Queue`). The schemas live in
-  // each product's leaf `*.messages.ts`, so this file imports no product code.
-  EXPORT_QUEUE: Queue<ExportMessage>;
-  WEBHOOK_QUEUE: Queue<DeliveryMessage>;
-  PUSH_QUEUE: Queue<PushQueueMessage>;
-  MAIL_QUEUE: Queue<MailQueueMessage>;
-  ALERT_QUEUE: Queue<AlertNotification>;
-  ALERT_CHECK_QUEUE: Queue<AlertCheck>;
-  SURVEY_QUEUE: Queue<SurveyWebhookMessage>;
+  // Each queue's producer binding is typed with the message its consumer reads by the product
+  // that declares the queue (module augmentation of Env in its `*.messages.ts`, beside the zod
+  // schema the consumer parses with; `defineConsumer` checks the schema against it), so this file
+  // imports no product code.
 
   AI?: Ai;
   MAIL_HTTP_TOKEN?: string;

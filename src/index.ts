@@ -1,6 +1,7 @@
 // Worker entry: HTTP to the Hono app, queue batches to the consumer declared for their queue, cron
-// runs to the jobs declared for their schedule. Both tables are built from the lists below (a test
-// holds them against wrangler.toml). The Durable Object classes are exported here.
+// runs to the jobs declared for their schedule. Both tables are built from the platform's own jobs
+// and the product list (src/products/index.ts; a test holds them against wrangler.toml). The
+// Durable Object classes are exported here: the platform's, and the products' through the list.
 import { log } from "./platform/log";
 import { app } from "./app";
 import type { Env } from "./env";
@@ -10,54 +11,36 @@ import { usageDailyRetentionCron } from "./platform/usage/rollup";
 import { consumerTable, type Consumer } from "./platform/jobs/consume";
 import { cronTable, runScheduled, type CronJob } from "./platform/jobs/cron";
 import { deadLetterConsumer } from "./platform/jobs/dead-letters";
-import { reportExportConsumer } from "./products/audit/audit.consumer";
-import { auditExportSweepCron, auditRiskSeriesCron } from "./products/audit/audit.cron";
-import { alertChecksConsumer, alertNotificationsConsumer } from "./products/logs/logs.consumer";
-import { alertChecksCron } from "./products/logs/log-alerts.cron";
-import { logsRetentionCron } from "./products/logs/logs.cron";
-import { mailSendsConsumer } from "./products/mail/mail.consumer";
-import { mailRetentionCron, mailSweepCron } from "./products/mail/mail.cron";
-import { pushSendsConsumer } from "./products/push/push.consumer";
-import { pushRetentionCron, pushSweepCron } from "./products/push/push.cron";
-import { webhookDeliveriesConsumer } from "./products/relay/relay.consumer";
-import { surveyWebhooksConsumer } from "./products/surveys/surveys.consumer";
-import { surveyDeliveriesRetentionCron, surveyDeliveriesSweepCron } from "./products/surveys/surveys.cron";
+import type { ProductDefinition } from "./platform/products";
+import { PRODUCTS } from "./products";
 
 export { RateLimiter } from "./platform/rate-limit/durable-object";
-export { LogStore } from "./products/logs/store/log-store";
 export { RequestLogStore } from "./platform/request-log/request-log-store";
-export { PushStore } from "./products/push/store/push-store";
-export { SurveyStore } from "./products/surveys/store/survey-store";
-export { RelayStore } from "./products/relay/store/relay-store";
+// The products' Durable Object classes, each under its class_name: named here, not `export *`, as
+// wrangler's generated types (src/worker-configuration.d.ts) type a binding only with a class the
+// entry names (a test holds this line against the products' definitions and wrangler.toml).
+export { LogStore, PushStore, RelayStore, SurveyStore } from "./products";
+
+/** The queue consumers of the products, then the platform's dead-letter consumer. */
+export function consumersOf(products: readonly ProductDefinition[]): readonly Consumer[] {
+  return [...products.flatMap((product) => product.consumers ?? []), deadLetterConsumer];
+}
+
+/** The cron jobs of the products (their retention included), then the platform's. */
+export function cronsOf(products: readonly ProductDefinition[]): readonly CronJob[] {
+  return [
+    ...products.flatMap((product) => [...(product.crons ?? []), ...(product.retention ?? [])]),
+    usageDailyRetentionCron,
+    idempotencyRetentionCron,
+    consoleRetentionCron,
+  ];
+}
 
 /** Every declared queue consumer. */
-export const consumerDeclarations: readonly Consumer[] = [
-  reportExportConsumer,
-  alertNotificationsConsumer,
-  alertChecksConsumer,
-  webhookDeliveriesConsumer,
-  mailSendsConsumer,
-  pushSendsConsumer,
-  surveyWebhooksConsumer,
-  deadLetterConsumer,
-];
+export const consumerDeclarations: readonly Consumer[] = consumersOf(PRODUCTS);
 
 /** Every declared cron job. */
-export const cronDeclarations: readonly CronJob[] = [
-  alertChecksCron,
-  usageDailyRetentionCron,
-  logsRetentionCron,
-  mailSweepCron,
-  mailRetentionCron,
-  surveyDeliveriesSweepCron,
-  surveyDeliveriesRetentionCron,
-  pushSweepCron,
-  pushRetentionCron,
-  auditExportSweepCron,
-  auditRiskSeriesCron,
-  idempotencyRetentionCron,
-  consoleRetentionCron,
-];
+export const cronDeclarations: readonly CronJob[] = cronsOf(PRODUCTS);
 
 /** The consumer of each queue, by queue name. */
 export const consumers = consumerTable(consumerDeclarations);

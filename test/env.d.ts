@@ -9,6 +9,7 @@ declare global {
         consumers: { queue: string; max_retries: number | null; dead_letter_queue: string | null; max_batch_size: number | null }[];
         producers: { binding: string; queue: string }[];
         crons: string[];
+        classes: string[];
       };
     }
   }

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SCOPES } from "../../src/platform/scopes.ts";
+import { importSource } from "./source-bundle.mjs";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -184,15 +184,23 @@ export async function adminCall(url, token, method, path, body) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-/** The specification's scopes (src/platform/scopes.ts, read by Node's type stripping): a demo key's. */
-export const ALL_SCOPES = [...SCOPES];
+/**
+ * The specification's scopes, a demo key's: the registered products' and the platform's
+ * (src/platform/scopes.ts over src/products/index.ts, bundled into Node once).
+ */
+let specScopes;
+export async function demoScopes() {
+  specScopes ??= importSource('import "./src/products/index.ts"; export { specScopes } from "./src/platform/scopes.ts";').then((m) => [...m.specScopes()]);
+  return specScopes;
+}
 
 /** Creates a team and a key with every scope; returns { teamId, key }. */
 export async function createTeamWithKey(
   url,
   adminToken,
-  { name = "Demo team", plan = "pro", ownerEmail = "owner@example.com", scopes = ALL_SCOPES, domains = ["example.com"] } = {},
+  { name = "Demo team", plan = "pro", ownerEmail = "owner@example.com", scopes, domains = ["example.com"] } = {},
 ) {
+  scopes ??= await demoScopes();
   const team = await adminCall(url, adminToken, "POST", "teams", { name, plan, owner_email: ownerEmail });
   if (team.status !== 201) throw new Error(`creating a team failed: ${team.status} ${JSON.stringify(team.body)}`);
   const key = await adminCall(url, adminToken, "POST", `teams/${team.body.data.id}/keys`, { name: "all scopes", scopes });

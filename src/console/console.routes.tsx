@@ -2,7 +2,7 @@
 // The console under /console and the landing page at /: security headers on every page, the
 // default body limit of its forms (1 MB, a 413 page; its pages are not OpenAPI routes, so they
 // declare it here for all of them), the Origin rule for every state-changing request, the public pages (sign-in and its links), then
-// every page group of pages/index.ts behind the session and the team's membership. Errors render
+// every page group of pages/index.ts and of the products behind the session and the team's membership. Errors render
 // as pages, not JSON.
 import { log } from "../platform/log";
 import { Hono, type Context } from "hono";
@@ -11,12 +11,13 @@ import type { AppEnv } from "../env";
 import { JSON_BODY_LIMIT, limitBody } from "../platform/body";
 import { toApiError } from "../platform/handle-error";
 import { MessagePage, type MessageViewer } from "./layout";
-import { NAV } from "./nav";
+import { navEntries } from "./nav";
 import { LandingPage } from "./pages/landing";
 import { PAGE_GROUPS } from "./pages/index";
 import { publicPages } from "./pages/public";
 import { pageHeaders, readSessionIfAny, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
 import { settings } from "../platform/config";
+import type { ProductDefinition } from "../platform/products";
 
 /** The title of a console error page, by status. */
 const TITLES: Partial<Record<number, string>> = {
@@ -66,41 +67,47 @@ async function viewerOf(c: Context<ConsoleEnv>): Promise<MessageViewer> {
     user: c.get("consoleUser"),
     teams,
     team,
-    active: team && NAV.some((entry) => entry.path === segment) ? segment : undefined,
+    active: team && navEntries().some((entry) => entry.path === segment) ? segment : undefined,
   };
 }
 
-export const consoleRouter = new Hono<ConsoleEnv>();
-consoleRouter.use("*", pageHeaders());
-consoleRouter.use("*", limitBody());
-consoleRouter.use("*", sameOrigin());
-consoleRouter.onError(renderError);
+/** The console, with the shell's page groups and then each product's (built by the app). */
+export function createConsoleRouter(products: readonly ProductDefinition[]): Hono<ConsoleEnv> {
+  const consoleRouter = new Hono<ConsoleEnv>();
+  consoleRouter.use("*", pageHeaders());
+  consoleRouter.use("*", limitBody());
+  consoleRouter.use("*", sameOrigin());
+  consoleRouter.onError(renderError);
 
-consoleRouter.route("/", publicPages);
+  consoleRouter.route("/", publicPages);
 
-// Signed in: the first team's keys, or a page saying there is no team.
-consoleRouter.get("/", requireSession(), (c) => {
-  const [first] = c.get("consoleTeams");
-  if (first) return c.redirect(`/console/teams/${first.id}/keys`, 303);
-  return c.html(
-    <MessagePage
-      title="No team yet"
-      message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page."
-      viewer={{ user: c.get("consoleUser") }}
-      next={{ href: "/console/sign-up", label: "Create a team" }}
-    />,
+  // Signed in: the first team's keys, or a page saying there is no team.
+  consoleRouter.get("/", requireSession(), (c) => {
+    const [first] = c.get("consoleTeams");
+    if (first) return c.redirect(`/console/teams/${first.id}/keys`, 303);
+    return c.html(
+      <MessagePage
+        title="No team yet"
+        message="You are not a member of any team. Ask an owner for an invitation, or create a team from the sign-up page."
+        viewer={{ user: c.get("consoleUser") }}
+        next={{ href: "/console/sign-up", label: "Create a team" }}
+      />,
+    );
+  });
+
+  consoleRouter.use("/teams/:team_id", requireSession(), teamAccess());
+  consoleRouter.use("/teams/:team_id/*", requireSession(), teamAccess());
+  consoleRouter.get("/teams/:team_id", (c) => c.redirect(`/console/teams/${c.req.param("team_id")}/keys`, 303));
+  for (const group of PAGE_GROUPS) consoleRouter.route("/teams/:team_id", group);
+  for (const product of products) if (product.console) consoleRouter.route("/teams/:team_id", product.console.pages);
+
+  // Anything else: 404, inside the team's console on a team's address, greeting a signed-in user elsewhere.
+  consoleRouter.all("*", async (c) =>
+    c.html(<MessagePage title="Page not found" message="There is no console page at this address." viewer={await viewerOf(c)} />, 404),
   );
-});
 
-consoleRouter.use("/teams/:team_id", requireSession(), teamAccess());
-consoleRouter.use("/teams/:team_id/*", requireSession(), teamAccess());
-consoleRouter.get("/teams/:team_id", (c) => c.redirect(`/console/teams/${c.req.param("team_id")}/keys`, 303));
-for (const group of PAGE_GROUPS) consoleRouter.route("/teams/:team_id", group);
-
-// Anything else: 404, inside the team's console on a team's address, greeting a signed-in user elsewhere.
-consoleRouter.all("*", async (c) =>
-  c.html(<MessagePage title="Page not found" message="There is no console page at this address." viewer={await viewerOf(c)} />, 404),
-);
+  return consoleRouter;
+}
 
 /** The landing page at `/`. */
 export const landingRouter = new Hono<AppEnv>();

@@ -7,7 +7,7 @@ import type { Child } from "hono/jsx";
 import type { Role } from "../db/schema";
 import type { SessionUser } from "./sign-in.service";
 import type { TeamChoice } from "./members.service";
-import { NAV } from "./nav";
+import { navEntries } from "./nav";
 import { roleAtLeast } from "./session";
 
 /** The static files built from client/ (scripts/build-assets.mjs). */
@@ -106,13 +106,15 @@ export function ConsoleLayout(props: ConsolePageProps) {
         <TeamSwitcher teams={props.teams} team={props.team} active={props.active} />
         <nav aria-label="Products" class="nav">
           <ul>
-            {NAV.filter((entry) => !entry.least || roleAtLeast(props.team.role, entry.least)).map((entry) => (
-              <li>
-                <a href={`${base}/${entry.path}`} aria-current={entry.path === props.active ? "page" : undefined}>
-                  {entry.label}
-                </a>
-              </li>
-            ))}
+            {navEntries()
+              .filter((entry) => !entry.least || roleAtLeast(props.team.role, entry.least))
+              .map((entry) => (
+                <li>
+                  <a href={`${base}/${entry.path}`} aria-current={entry.path === props.active ? "page" : undefined}>
+                    {entry.label}
+                  </a>
+                </li>
+              ))}
           </ul>
         </nav>
         <div class="user-menu">
@@ -194,7 +196,7 @@ export function MessagePage(props: {
   const { user, teams, team, active } = props.viewer ?? {};
   if (user && team && teams) {
     return (
-      <ConsoleLayout title={props.title} user={user} teams={teams} team={team} active={active ?? NAV[0]!.path}>
+      <ConsoleLayout title={props.title} user={user} teams={teams} team={team} active={active ?? navEntries()[0]!.path}>
         <section class="card message">
           <p>{props.message}</p>
           <p>

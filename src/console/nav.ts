@@ -1,6 +1,8 @@
-// The console's navigation: one entry per page group, in the order the sidebar shows them. A page
-// group adds its entry here (one line) and its routes to src/console/pages/index.ts.
+// The console's navigation: one entry per page group, in the order the sidebar shows them: the
+// platform's (keys, usage, requests), each product's (its definition's `console.nav`, in list
+// order), then members.
 import type { Role } from "../db/schema";
+import { catalog } from "../platform/products";
 
 export interface NavEntry {
   /** The path under /console/teams/:team_id/ (its first segment marks the entry active). */
@@ -10,15 +12,15 @@ export interface NavEntry {
   least?: Role;
 }
 
-export const NAV: readonly NavEntry[] = [
+const FIRST: readonly NavEntry[] = [
   { path: "keys", label: "API keys" },
   { path: "usage", label: "Usage" },
   { path: "requests", label: "Requests" },
-  { path: "logs", label: "Logs" },
-  { path: "relay", label: "Webhook relay" },
-  { path: "surveys", label: "Surveys" },
-  { path: "mail", label: "Mail" },
-  { path: "push", label: "Push" },
-  { path: "audit", label: "Audit" },
-  { path: "members", label: "Members" },
 ];
+const LAST: readonly NavEntry[] = [{ path: "members", label: "Members" }];
+
+/** The sidebar's entries for the registered products. */
+export function navEntries(): readonly NavEntry[] {
+  const products = catalog().products.flatMap((product) => (product.console?.nav ? [product.console.nav] : []));
+  return [...FIRST, ...products, ...LAST];
+}

@@ -9,7 +9,7 @@ import type { ConsoleEnv } from "./session";
 
 export interface PageOptions {
   title: string;
-  /** The NAV entry (nav.ts) to mark current. */
+  /** The navigation entry (nav.ts) to mark current. */
   active: string;
   status?: ContentfulStatusCode;
   /**

@@ -8,7 +8,7 @@ import { getDb } from "../db/client";
 import { usageWarnings } from "../db/schema";
 import { nowMs } from "./clock";
 import { ApiError } from "./errors";
-import { planLimits, SERVICE_METRIC, type Service } from "./plans";
+import { planLimits, serviceMetric, type Service } from "./plans";
 import { queuePlatformMail } from "./platform-mail";
 import { getMeter } from "./rate-limit/limiter";
 import { teamObject } from "./rate-limit/buckets";
@@ -120,7 +120,7 @@ export async function warnOnThresholds(
       to: owner.ownerEmail,
       subject: `You have used ${threshold}% of your monthly ${service} quota`,
       text:
-        `Your team has used ${after} of ${limit} ${SERVICE_METRIC[service]} this month (${period}), ` +
+        `Your team has used ${after} of ${limit} ${serviceMetric(service)} this month (${period}), ` +
         `passing ${threshold}% of the limit of your plan. When the limit is reached, further requests ` +
         `answer 429 until the 1st of next month. Upgrade your plan to raise the limit.`,
     });

@@ -1,34 +1,30 @@
 // The interactive API reference at /api/v1/docs (Scalar) configured for us: our title and logo, no
 // AI agent, MCP or deploy buttons (the developer tools, whose toolbar carries "Deploy", are off),
 // no fonts from another origin, no telemetry, and the document's tags in the order a newcomer
-// walks them, the operator's last. The script is the Worker's own static asset, so the page works
+// walks them (the platform's, the products', the operator's last). The script is the Worker's own static asset, so the page works
 // offline.
 import { Scalar } from "@scalar/hono-api-reference";
+import type { ProductDefinition } from "./products";
 
 export const REFERENCE_TITLE = "Edge Platform API reference";
 
-/** The document's tags in reading order, each with the line the reference shows above its group. */
-export const DOCUMENT_TAGS = [
+/** The platform's tags that open the document. */
+const PLATFORM_TAGS = [
   { name: "Usage", description: "This month's usage per metered service, and the plan's limits." },
   {
     name: "API keys",
     description: "The team's own keys (`keys:read`, `keys:write`): list, create with chosen scopes, revoke. The console's keys page uses the same service.",
   },
   { name: "Request log", description: "The requests made with the team's keys in the last 7 days, newest first, with our error bodies." },
-  { name: "Surveys", description: "Build surveys from sections and questions, activate, close, duplicate; results and webhooks." },
-  { name: "Surveys (public)", description: "The respondent's flow: no credential, counted per client IP." },
-  { name: "Audit", description: "Findings, the live summary, exports to R2, shares and revocation (the audit envelope)." },
-  { name: "Audit (public viewer)", description: "The signed share link and the 5-minute download it mints." },
-  { name: "Logs", description: "Log projects with their ingest tokens, streams, search and the live tail." },
-  { name: "Logs alerts", description: "Threshold alerts per project, checked every minute." },
-  { name: "Logs ingest", description: "Single and NDJSON batch ingest, authenticated with a project's ingest token (not a team key)." },
-  { name: "Push", description: "Web push apps with VAPID keys, subscribers and notifications." },
-  { name: "Webhook relay", description: "Sources (public ingest addresses), destinations, stored events, replay." },
-  { name: "Mail", description: "Send on the transactional or broadcast stream; read emails and their history." },
-  { name: "Mail webhooks", description: "Mail event webhooks and their test delivery." },
-  { name: "Mail: sending domains", description: "Domains a live key may send from, verified by a DNS TXT record." },
-  { name: "Operator", description: "Teams and keys, for the platform's operator: `Authorization: Bearer <ADMIN_TOKEN>`, not a team key." },
 ] as const;
+
+/** The operator's tag, last. */
+const OPERATOR_TAG = { name: "Operator", description: "Teams and keys, for the platform's operator: `Authorization: Bearer <ADMIN_TOKEN>`, not a team key." };
+
+/** The document's tags in reading order, each with the line the reference shows above its group: the platform's, each product's in list order, the operator's. */
+export function documentTags(products: readonly Pick<ProductDefinition, "tags">[]): { name: string; description: string }[] {
+  return [...PLATFORM_TAGS, ...products.flatMap((product) => product.tags ?? []), OPERATOR_TAG];
+}
 
 /**
  * A small mark in the platform's colour, inline so the page loads nothing from elsewhere (base64,

@@ -1,22 +1,17 @@
-// The scopes of the specification (Authentication 2), the platform's extension scopes, and what
-// each implies.
+// The scopes a key may hold: the platform's own here, each product's in its definition (its
+// folder's index.ts), and what each implies. Products add their scope names to the `Scope` type by
+// augmenting `ProductScopes` beside their definition.
+import { catalog } from "./products";
 
-/** The specification's scopes: what the demo key and every default key hold at most. */
-export const SCOPES = [
-  "surveys:read",
-  "surveys:write",
-  "audit:read",
-  "audit:write",
-  "logs:read",
-  "logs:write",
-  "push:read",
-  "push:write",
-  "webhooks:read",
-  "webhooks:write",
-  "mail:send",
-  "mail:read",
-  "billing:read",
-] as const;
+/**
+ * Scope names products declare, as keys (values unused): `"logs:read": true`. Each product adds
+ * its own with `declare module "../../platform/scopes" { interface ProductScopes { ... } }`.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the products' module augmentations.
+export interface ProductScopes {}
+
+/** The platform's scope of the specification: reading the team's usage and plan. */
+const PLATFORM_SCOPES = ["billing:read"] as const;
 
 /**
  * Extension scopes (docs/ARCHITECTURE.md "Keys over the API"): managing a team's keys with a key. Never in
@@ -24,19 +19,29 @@ export const SCOPES = [
  */
 export const EXTENSION_SCOPES = ["keys:read", "keys:write"] as const;
 
+export type Scope = (typeof PLATFORM_SCOPES)[number] | (typeof EXTENSION_SCOPES)[number] | (keyof ProductScopes & string);
+
+/** The platform's own implications: `keys:write` includes `keys:read`. */
+const PLATFORM_IMPLIED: ReadonlyMap<Scope, readonly Scope[]> = new Map<Scope, readonly Scope[]>([["keys:write", ["keys:read"]]]);
+
+/** The specification's scopes: what the demo key and every default key hold at most (the products', in list order, then `billing:read`). */
+export function specScopes(): readonly Scope[] {
+  return [...catalog().scopes, ...PLATFORM_SCOPES];
+}
+
 /** Every scope a key may hold. */
-export const KEY_SCOPES = [...SCOPES, ...EXTENSION_SCOPES] as const;
+export function keyScopes(): readonly Scope[] {
+  return [...specScopes(), ...EXTENSION_SCOPES];
+}
 
-export type Scope = (typeof KEY_SCOPES)[number];
-
-/** Scopes granted implicitly by another scope: `webhooks:write` includes `webhooks:read`. */
-const IMPLIED: Partial<Record<Scope, Scope[]>> = {
-  "webhooks:write": ["webhooks:read"],
-  "keys:write": ["keys:read"],
-};
+/** `keyScopes()` as a zod enum's tuple. */
+export function keyScopeTuple(): [Scope, ...Scope[]] {
+  return keyScopes() as [Scope, ...Scope[]];
+}
 
 /** True when a key holding `held` may use an endpoint that requires `required`. */
 export function hasScope(held: readonly string[], required: Scope): boolean {
   if (held.includes(required)) return true;
-  return held.some((scope) => IMPLIED[scope as Scope]?.includes(required) ?? false);
+  const implied = catalog().implied;
+  return held.some((scope) => (implied.get(scope as Scope) ?? PLATFORM_IMPLIED.get(scope as Scope))?.includes(required) ?? false);
 }

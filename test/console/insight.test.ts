@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Role } from "../../src/db/schema";
 import { DailyChart, monthDays, percentOf, toneOf, UsageBar } from "../../src/console/charts";
 import { setClock } from "../../src/platform/clock";
-import { planLimits, SERVICES } from "../../src/platform/plans";
+import { planLimits, services } from "../../src/platform/plans";
 import { teamObject } from "../../src/platform/rate-limit/middleware";
 import { requestLogSettled, requestLogStore } from "../../src/platform/request-log/request-log";
 import type { RequestLogRow } from "../../src/platform/request-log/request-log.types";
@@ -85,7 +85,7 @@ describe("usage page", () => {
     expect(res.status).toBe(200);
     const html = await res.text();
     const limits = planLimits("free").monthly;
-    for (const service of SERVICES) {
+    for (const service of services()) {
       const [card] = elements(html, `usage-${service}`);
       expect(card, service).toBeDefined();
       expect(card!["data-limit"]).toBe(String(limits[service]));
@@ -98,11 +98,11 @@ describe("usage page", () => {
     // The mail bar is past the first mark: drawn in the warning tone.
     expect(html).toMatch(/class="usage-bar warn"[^>]*aria-labelledby="usage-mail-bar-title"/);
     // Two marks per bar, at 80 and 95.
-    expect((html.match(/class="mark" x1="80"/g) ?? []).length).toBe(SERVICES.length);
-    expect((html.match(/class="mark" x1="95"/g) ?? []).length).toBe(SERVICES.length);
+    expect((html.match(/class="mark" x1="80"/g) ?? []).length).toBe(services().length);
+    expect((html.match(/class="mark" x1="95"/g) ?? []).length).toBe(services().length);
     // A chart of June: 30 days, each in the table for screen readers.
     expect(html).toContain("Mail per day, June 2031");
-    expect((html.match(/data-day="2031-06-/g) ?? []).length).toBe(30 * SERVICES.length);
+    expect((html.match(/data-day="2031-06-/g) ?? []).length).toBe(30 * services().length);
     expect(html).toContain("<td>2031-06-30</td>");
   });
 

@@ -1,6 +1,6 @@
 // The console shell: landing page, sign-in redirects, the layout, security headers and CSP, the
 // Origin rule, another team's ids, and a page behind every navigation entry.
-import { NAV } from "../../src/console/nav";
+import { navEntries } from "../../src/console/nav";
 import { describe, expect, it } from "vitest";
 import { consoleTeam, memberOf, page } from "../helpers/console";
 import { setupTeam } from "../helpers/api";
@@ -133,7 +133,8 @@ describe("console shell", () => {
 
   it("every navigation entry has its page; anything else is 404", async () => {
     const team = await consoleTeam("viewer");
-    for (const entry of NAV) expect((await page("GET", `/console/teams/${team.teamId}/${entry.path}`, { cookie: team.cookie })).status, entry.path).toBe(200);
+    for (const entry of navEntries())
+      expect((await page("GET", `/console/teams/${team.teamId}/${entry.path}`, { cookie: team.cookie })).status, entry.path).toBe(200);
     expect((await page("GET", `/console/teams/${team.teamId}/nothing-here`, { cookie: team.cookie })).status).toBe(404);
     expect((await page("GET", `/console/nothing-here`, { cookie: team.cookie })).status).toBe(404);
   });

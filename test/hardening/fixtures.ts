@@ -6,7 +6,7 @@ import { nowSeconds } from "../../src/platform/clock";
 import { decryptSecret } from "../../src/platform/crypto";
 import { standardWebhookHeaders } from "../../src/platform/webhook-signature";
 import { addKey, anyIp, call, json, setupTeam, type TestTeam } from "../helpers/api";
-import { KEY_SCOPES } from "../../src/platform/scopes";
+import { keyScopes } from "../../src/platform/scopes";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
 
 // The shared helpers already call the app's fetch with the pool's real bindings.
@@ -123,7 +123,7 @@ export interface Fixture {
 /** A team on `plan` with one real resource of every kind, created through the API. */
 export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   // The extension scopes too, so the keys routes are reached (and crossed) like every other route.
-  const team = await setupTeam({ plan, scopes: [...KEY_SCOPES] });
+  const team = await setupTeam({ plan, scopes: [...keyScopes()] });
   const key = team.key;
   const secrets: string[] = [key];
   const ids: Record<string, string> = { org: team.teamId, auditProject: "hardening-project" };

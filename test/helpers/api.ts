@@ -7,13 +7,13 @@ import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import type { MailKeyPolicy } from "../../src/db/schema";
 import { PLANS, type Plan } from "../../src/platform/plans";
-import { KEY_SCOPES, SCOPES } from "../../src/platform/scopes";
+import { keyScopes, specScopes } from "../../src/platform/scopes";
 import { seedTeam } from "./seed";
 
 export const ORIGIN = "http://app.test";
 export const API = `${ORIGIN}/api/v1`;
 export const ADMIN_TOKEN = "test-admin-token";
-export const ALL_SCOPES = [...SCOPES];
+export const ALL_SCOPES = [...specScopes()];
 
 export interface RequestOptions {
   key?: string | null;
@@ -82,7 +82,7 @@ export async function setupTeam(
   // What the operator API would have refused fails here too.
   const plan = options.plan ?? "pro";
   expect(PLANS).toContain(plan);
-  for (const scope of options.scopes ?? []) expect(KEY_SCOPES).toContain(scope);
+  for (const scope of options.scopes ?? []) expect(keyScopes()).toContain(scope);
   return seedTeam({
     name: `team-${crypto.randomUUID().slice(0, 8)}`,
     plan: plan as Plan,

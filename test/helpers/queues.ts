@@ -7,9 +7,7 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
-import { QUEUES, type QueueName } from "../../src/platform/jobs/queues";
-
-type ProducedQueue = { [K in QueueName]: (typeof QUEUES)[K]["binding"] extends null ? never : K }[QueueName];
+import { queueNamed } from "../../src/platform/jobs/queues";
 
 export interface PlayedMessage {
   id: string;
@@ -49,8 +47,10 @@ interface QueueResult {
   retryMessages: Array<{ msgId: string; delaySeconds?: number }>;
 }
 
-export function playedQueue(queue: ProducedQueue): PlayedQueue {
-  const binding = QUEUES[queue].binding;
+/** Plays the queue named `queue` (one a binding produces to). */
+export function playedQueue(queue: string): PlayedQueue {
+  const binding = queueNamed(queue).binding;
+  if (binding === null) throw new Error(`no binding produces to ${queue}`);
   const batchSize = env.TEST_WRANGLER_JOBS.consumers.find((c) => c.queue === queue)?.max_batch_size ?? 10;
   const pending: PlayedMessage[] = [];
   let next = 0;
@@ -63,7 +63,7 @@ export function playedQueue(queue: ProducedQueue): PlayedQueue {
       for (const m of messages) record(m.body, m.delaySeconds ?? options?.delaySeconds);
     },
   } as unknown as Queue;
-  const playedEnv = { ...(env as Env), [binding]: recorder } as Env;
+  const playedEnv = { ...(env as Env), [binding as string]: recorder } as Env;
 
   async function deliverBatch(messages: PlayedMessage[]): Promise<Delivery[]> {
     const batch = createMessageBatch(

@@ -8,7 +8,10 @@ import { z } from "zod";
 import { backoffSeconds } from "../../src/platform/backoff";
 import { defineConsumer, type Delivery } from "../../src/platform/jobs/consume";
 import { deadLetterConsumer } from "../../src/platform/jobs/dead-letters";
-import { deliveriesOf, QUEUES } from "../../src/platform/jobs/queues";
+import { deadLetterQueue, declaredQueues, deliveriesOf } from "../../src/platform/jobs/queues";
+import { mailSendsQueue } from "../../src/products/mail/mail.messages";
+import { pushSendsQueue } from "../../src/products/push/push.messages";
+import { surveyWebhooksQueue } from "../../src/products/surveys/surveys.messages";
 import { exportMessage } from "../../src/products/audit/audit.messages";
 import { alertCheck, alertNotification } from "../../src/products/logs/logs.messages";
 import { mailQueueMessage } from "../../src/products/mail/mail.messages";
@@ -50,7 +53,7 @@ async function errorsLoggedBy(run: () => Promise<void>): Promise<Array<Record<st
 }
 
 // The loop is driven through one real queue with a one-field message; its handlers are the tests'.
-const QUEUE = "survey-webhooks";
+const QUEUE = surveyWebhooksQueue.name;
 const schema = surveyWebhookMessage;
 const bodies = (...ids: string[]) => ids.map((id) => ({ delivery_id: id }));
 
@@ -59,7 +62,7 @@ describe("defineConsumer: the loop", () => {
     const batch = batchOf(QUEUE, bodies("1", "2", "3"), 3);
     const seen: Array<{ id: string; delivery: Omit<Delivery, "env"> }> = [];
     const consumer = defineConsumer({
-      queue: QUEUE,
+      queue: surveyWebhooksQueue,
       schema,
       handle: async (body, { env: _env, ...delivery }) => {
         seen.push({ id: body.delivery_id, delivery });
@@ -87,20 +90,20 @@ describe("defineConsumer: the loop", () => {
       order.push(`end ${body.delivery_id}`);
       return null;
     };
-    const run = defineConsumer({ queue: QUEUE, schema, order: "parallel", handle }).consume(batchOf(QUEUE, bodies("1", "2")), env);
+    const run = defineConsumer({ queue: surveyWebhooksQueue, schema, order: "parallel", handle }).consume(batchOf(QUEUE, bodies("1", "2")), env);
     await new Promise((r) => setTimeout(r, 0));
     expect(order).toEqual(["start 1", "start 2", "end 2"]);
     open();
     await run;
 
     order.length = 0;
-    const sequential = defineConsumer({ queue: QUEUE, schema, handle });
+    const sequential = defineConsumer({ queue: surveyWebhooksQueue, schema, handle });
     await sequential.consume(batchOf(QUEUE, bodies("1", "2", "3")), env);
     expect(order).toEqual(["start 1", "end 1", "start 2", "end 2", "start 3", "end 3"]);
 
     const failing = batchOf(QUEUE, bodies("1"));
     const throwing = defineConsumer({
-      queue: QUEUE,
+      queue: surveyWebhooksQueue,
       schema,
       handle: async () => {
         throw new Error("boom");
@@ -115,14 +118,14 @@ describe("defineConsumer: the loop", () => {
   it("takes the attempt cap from the queue table: the last delivery is max_retries + 1", async () => {
     const seen: Array<[number, number, boolean]> = [];
     const consumer = defineConsumer({
-      queue: "survey-webhooks",
+      queue: surveyWebhooksQueue,
       schema: surveyWebhookMessage,
       handle: async (_body, { attempts, maxAttempts, isLastAttempt }) => {
         seen.push([attempts, maxAttempts, isLastAttempt]);
         return null;
       },
     });
-    const cap = QUEUES["survey-webhooks"].maxRetries + 1;
+    const cap = (surveyWebhooksQueue.maxRetries ?? 0) + 1;
     expect(deliveriesOf("survey-webhooks")).toBe(cap);
     for (const attempts of [1, cap - 1, cap]) await consumer.consume(batchOf("survey-webhooks", [{ delivery_id: "d" }], attempts), env);
     expect(seen).toEqual([
@@ -135,7 +138,7 @@ describe("defineConsumer: the loop", () => {
   it("makes a batch's shared state before the first message and finishes it after the last, even when one failed", async () => {
     const steps: string[] = [];
     const consumer = defineConsumer({
-      queue: QUEUE,
+      queue: surveyWebhooksQueue,
       schema,
       perBatch: {
         start: () => {
@@ -174,7 +177,7 @@ describe("defineConsumer: the message schema", () => {
   it("acks and logs a body the schema refuses, never retries it nor hands it to the handler; a valid one reaches the handler parsed and typed", async () => {
     const handled: PushQueueMessage[] = [];
     const consumer = defineConsumer({
-      queue: "push-sends",
+      queue: pushSendsQueue,
       schema: pushQueueMessage,
       handle: async (body) => {
         expectTypeOf(body).toEqualTypeOf<PushQueueMessage>();
@@ -210,14 +213,14 @@ describe("defineConsumer: the message schema", () => {
     const narrower = z.object({ type: z.literal("email"), id: z.string() });
     const declarations = [
       // @ts-expect-error: parses to bodies PUSH_QUEUE's producers never send
-      () => defineConsumer({ queue: "push-sends", schema: surveyWebhookMessage, handle: async () => null }),
+      () => defineConsumer({ queue: pushSendsQueue, schema: surveyWebhookMessage, handle: async () => null }),
       // @ts-expect-error: parses to a kind MAIL_QUEUE's producers never send
-      () => defineConsumer({ queue: "mail-sends", schema: wider, handle: async () => null }),
+      () => defineConsumer({ queue: mailSendsQueue, schema: wider, handle: async () => null }),
       // @ts-expect-error: refuses the platform and webhook messages MAIL_QUEUE's producers send
-      () => defineConsumer({ queue: "mail-sends", schema: narrower, handle: async () => null }),
+      () => defineConsumer({ queue: mailSendsQueue, schema: narrower, handle: async () => null }),
       // @ts-expect-error: the dead-letter queue receives any queue's body; a schema there would drop the others
-      () => defineConsumer({ queue: "platform-dlq", schema: narrower, handle: async () => null }),
-      () => defineConsumer({ queue: "mail-sends", schema: mailQueueMessage, handle: async () => null }),
+      () => defineConsumer({ queue: deadLetterQueue, schema: narrower, handle: async () => null }),
+      () => defineConsumer({ queue: mailSendsQueue, schema: mailQueueMessage, handle: async () => null }),
     ];
     expect(declarations).toHaveLength(5);
   });
@@ -296,9 +299,7 @@ describe("queue message schemas against the bodies on the wire", () => {
   ];
 
   it("has a schema for every queue a binding produces to", () => {
-    const produced = Object.entries(QUEUES)
-      .filter(([, q]) => q.binding !== null)
-      .map(([name]) => name);
+    const produced = [...declaredQueues().values()].filter((q) => q.binding !== null).map((q) => q.name);
     expect(wire.map(([queue]) => queue).sort()).toEqual(produced.sort());
   });
 

@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import worker, { consumerDeclarations, consumers, cronDeclarations, cronJobs } from "../../src/index";
 import { consumerTable } from "../../src/platform/jobs/consume";
 import { cronTable, defineCron, runScheduled, SCHEDULES } from "../../src/platform/jobs/cron";
-import { QUEUES, sendAll } from "../../src/platform/jobs/queues";
+import { declaredQueues, sendAll } from "../../src/platform/jobs/queues";
 
 const jobs = env.TEST_WRANGLER_JOBS;
 
@@ -104,16 +104,14 @@ describe("dispatch tables against wrangler.toml", () => {
   });
 });
 
-describe("the queue table (src/platform/jobs/queues.ts) against wrangler.toml", () => {
+describe("the declared queues (the products' and the dead-letter queue) against wrangler.toml", () => {
   it("names every consumed queue with its max_retries, and every producer binding", () => {
-    const table = Object.entries(QUEUES)
-      .map(([queue, q]) => ({ queue, max_retries: q.maxRetries }))
-      .sort((a, b) => a.queue.localeCompare(b.queue));
+    const table = [...declaredQueues().values()].map((q) => ({ queue: q.name, max_retries: q.maxRetries })).sort((a, b) => a.queue.localeCompare(b.queue));
     const declared = jobs.consumers.map((c) => ({ queue: c.queue, max_retries: c.max_retries })).sort((a, b) => a.queue.localeCompare(b.queue));
     expect(table).toEqual(declared);
-    const producers = Object.entries(QUEUES)
-      .filter(([, q]) => q.binding !== null)
-      .map(([queue, q]) => ({ binding: q.binding, queue }))
+    const producers = [...declaredQueues().values()]
+      .filter((q) => q.binding !== null)
+      .map((q) => ({ binding: q.binding, queue: q.name }))
       .sort((a, b) => a.queue.localeCompare(b.queue));
     expect(producers).toEqual([...jobs.producers].sort((a, b) => a.queue.localeCompare(b.queue)));
   });

@@ -4,7 +4,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../src/platform/clock";
 import { ApiError, renderError } from "../../src/platform/errors";
-import { PLAN_LIMITS, SERVICES, type Service } from "../../src/platform/plans";
+import { planTable, services, type Service } from "../../src/platform/plans";
 import { consumeQuota, monthOf, releaseQuota, type QuotaOwner } from "../../src/platform/quota";
 import { setupTeam } from "../helpers/api";
 import { usedOf } from "../helpers/usage";
@@ -60,7 +60,7 @@ describe("monthOf", () => {
 describe("consumeQuota", () => {
   it("is atomic up to the limit: free ai (10) takes 10 units, the 11th throws monthly_quota", async () => {
     setClock(MID_MARCH);
-    expect(PLAN_LIMITS.free.monthly.ai).toBe(10);
+    expect(planTable().free.monthly.ai).toBe(10);
     const o = await owner("free");
     for (let i = 1; i <= 10; i++) expect(await consumeQuota(env, o, "ai")).toBe(i);
     const error = await consumeQuota(env, o, "ai").then(
@@ -127,15 +127,15 @@ describe("consumeQuota", () => {
   it("follows the plan's limits", async () => {
     setClock(MID_MARCH);
     const o = await owner("starter");
-    expect(await attempt(o, "ai", PLAN_LIMITS.starter.monthly.ai!)).toBe(100);
+    expect(await attempt(o, "ai", planTable().starter.monthly.ai!)).toBe(100);
     expect(await attempt(o, "ai")).toBe("monthly_quota");
   });
 
   it("enterprise is unlimited for every service and never warns", async () => {
     setClock(MID_MARCH);
     const o = await owner("enterprise");
-    for (const service of SERVICES) {
-      expect(PLAN_LIMITS.enterprise.monthly[service]).toBeNull();
+    for (const service of services()) {
+      expect(planTable().enterprise.monthly[service]).toBeNull();
       expect(await attempt(o, service, 5_000_000)).toBe(5_000_000);
       expect(await attempt(o, service, 5_000_000)).toBe(10_000_000);
     }
@@ -250,7 +250,7 @@ describe("usage warnings", () => {
     const o = await owner("free");
     await consumeQuota(env, o, "ai", 10);
     expect(await outbox(o.teamId)).toHaveLength(2);
-    for (const service of SERVICES.filter((s) => s !== "ai")) expect(await usedOf(o.teamId, service, "2032-03")).toBeNull();
+    for (const service of services().filter((s) => s !== "ai")) expect(await usedOf(o.teamId, service, "2032-03")).toBeNull();
   });
 
   it("a new month warns again", async () => {

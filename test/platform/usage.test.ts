@@ -3,7 +3,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../src/platform/clock";
 import { consumeQuota } from "../../src/platform/quota";
-import { PLAN_LIMITS, type Plan } from "../../src/platform/plans";
+import { planTable, type Plan, type Service } from "../../src/platform/plans";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
 
 const ALL_SERVICES = ["ai", "logs", "mail", "push", "surveys", "webhooks"];
@@ -48,7 +48,7 @@ describe("GET /usage shape", () => {
     expect(end).toBeLessThanOrEqual(Date.UTC(2031, 2, 1));
     expect(Object.keys(data.services).sort()).toEqual(ALL_SERVICES);
     for (const service of ALL_SERVICES) {
-      const limit = PLAN_LIMITS.free.monthly[service as keyof typeof PLAN_LIMITS.free.monthly];
+      const limit = planTable().free.monthly[service as Service];
       expect(typeof limit).toBe("number");
       expect({ service, value: data.services[service] }).toEqual({
         service,
@@ -73,7 +73,7 @@ describe("GET /usage shape", () => {
     const team = await setupTeam({ plan, scopes: ["billing:read"] });
     const data = await usage(team.key);
     expect(data.plan).toBe(plan);
-    for (const [service, limit] of Object.entries(PLAN_LIMITS[plan as Plan].monthly)) {
+    for (const [service, limit] of Object.entries(planTable()[plan as Plan].monthly)) {
       expect(data.services[service].limit).toBe(limit);
       expect(data.services[service].unlimited).toBe(false);
     }
@@ -136,7 +136,7 @@ describe("used reflects consumption", () => {
     expect((await admin("PATCH", `teams/${team.teamId}`, { plan: "starter" })).status).toBe(200);
     const data = await usage(team.key);
     expect(data.plan).toBe("starter");
-    expect(data.services.ai.limit).toBe(PLAN_LIMITS.starter.monthly.ai);
+    expect(data.services.ai.limit).toBe(planTable().starter.monthly.ai);
   });
 });
 

@@ -8,7 +8,8 @@ import { getDb } from "../../db/client";
 import type { KeyRow } from "../../platform/admin/admin.service";
 import { ApiError, zodDetails, type FieldErrors } from "../../platform/errors";
 import { createTeamKey, listTeamKeys, revokeTeamKey } from "../../platform/keys/keys.service";
-import { KEY_SCOPES, SCOPES, type Scope } from "../../platform/scopes";
+import { EXTENSION_SCOPES, keyScopes, keyScopeTuple, specScopes, type Scope } from "../../platform/scopes";
+import { catalog } from "../../platform/products";
 import { orNotFound } from "../../platform/tenancy";
 import { Time } from "../layout";
 import { recordAction } from "../members.service";
@@ -19,36 +20,32 @@ import { actorOf } from "./members";
 
 export const keysPages = new Hono<ConsoleEnv>();
 
-/** Scope groups as the picker shows them, by the product a scope's prefix names. */
-const PRODUCT_LABELS: Record<string, string> = {
-  mail: "Mail",
-  logs: "Logs",
-  webhooks: "Webhook relay",
-  surveys: "Surveys",
-  push: "Push",
-  audit: "Audit",
-  billing: "Billing and usage",
-  keys: "API keys",
-};
-const SCOPE_GROUPS = Object.entries(PRODUCT_LABELS).map(([product, label]) => ({
-  label,
-  scopes: KEY_SCOPES.filter((scope) => scope.startsWith(`${product}:`)),
-}));
+/** Scope groups as the picker shows them: each product's (its definition's label), then the platform's. */
+function scopeGroups(): { label: string; scopes: readonly Scope[] }[] {
+  return [
+    ...catalog().products.flatMap((product) => (product.scopes ? [{ label: product.scopes.label, scopes: product.scopes.names }] : [])),
+    { label: "Billing and usage", scopes: ["billing:read"] },
+    { label: "API keys", scopes: EXTENSION_SCOPES },
+  ];
+}
 
 /** Presets of the picker. "Full access" is every scope of the specification: managing keys is always an explicit choice. */
-export const PRESETS: Record<string, { label: string; scopes: readonly Scope[] }> = {
-  full: { label: "Full access", scopes: SCOPES },
-  read: { label: "Read only", scopes: KEY_SCOPES.filter((scope) => scope.endsWith(":read")) },
-  sending: { label: "Sending only", scopes: ["mail:send"] },
-};
+export function presets(): Record<string, { label: string; scopes: readonly Scope[] }> {
+  return {
+    full: { label: "Full access", scopes: specScopes() },
+    read: { label: "Read only", scopes: keyScopes().filter((scope) => scope.endsWith(":read")) },
+    sending: { label: "Sending only", scopes: ["mail:send"] },
+  };
+}
 
-const CreateForm = z.object({
-  name: z.string().trim().min(1, "Give the key a name").max(200),
-  scopes: z.array(z.enum(KEY_SCOPES)).min(1, "Choose at least one scope"),
-  sandbox: z.boolean(),
-  allowed_streams: z.array(z.enum(["transactional", "broadcast"])).min(1, "Choose at least one mail stream"),
-  allowed_recipients: z.array(z.string().email("must be an email address").max(320)).max(100),
-});
+const createForm = () =>
+  z.object({
+    name: z.string().trim().min(1, "Give the key a name").max(200),
+    scopes: z.array(z.enum(keyScopeTuple())).min(1, "Choose at least one scope"),
+    sandbox: z.boolean(),
+    allowed_streams: z.array(z.enum(["transactional", "broadcast"])).min(1, "Choose at least one mail stream"),
+    allowed_recipients: z.array(z.string().email("must be an email address").max(320)).max(100),
+  });
 
 interface FormState {
   name: string;
@@ -80,14 +77,14 @@ function KeyForm(props: { action: string; state: FormState; errors?: FieldErrors
       </div>
       <p class="presets">
         <span class="muted small">Presets:</span>
-        {Object.entries(PRESETS).map(([id, preset]) => (
+        {Object.entries(presets()).map(([id, preset]) => (
           <button type="submit" name="preset" value={id} class="secondary small" formnovalidate data-scopes={preset.scopes.join(" ")}>
             {preset.label}
           </button>
         ))}
       </p>
       <div class="scope-groups">
-        {SCOPE_GROUPS.map((group) => (
+        {scopeGroups().map((group) => (
           <fieldset>
             <legend>{group.label}</legend>
             {group.scopes.map((scope) => (
@@ -242,9 +239,10 @@ keysPages.post("/keys", async (c) => {
   };
   // A preset button without JavaScript: the form again with the preset's scopes ticked.
   const preset = await formText(c, "preset");
-  if (preset && Object.hasOwn(PRESETS, preset)) return keysPage(c, { state: { ...state, scopes: [...PRESETS[preset].scopes] } });
+  const choices = presets();
+  if (preset && Object.hasOwn(choices, preset)) return keysPage(c, { state: { ...state, scopes: [...choices[preset].scopes] } });
   const recipients = state.recipients.split(/[\s,]+/).filter(Boolean);
-  const parsed = CreateForm.safeParse({
+  const parsed = createForm().safeParse({
     name: state.name,
     scopes: state.scopes,
     sandbox: state.sandbox,

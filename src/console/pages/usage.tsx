@@ -4,7 +4,7 @@
 // member reads it. The figures come from readUsage (platform/usage/read-usage.ts), the same numbers GET
 // /api/v1/usage answers.
 import { Hono } from "hono";
-import { SERVICES, type Service } from "../../platform/plans";
+import { serviceOf, services } from "../../platform/plans";
 import { DailyChart, formatNumber, monthDays, percentOf, UsageBar } from "../charts";
 import { Time } from "../layout";
 import { page } from "../render";
@@ -12,16 +12,6 @@ import type { ConsoleEnv } from "../session";
 import { readUsage } from "../../platform/usage/read-usage";
 
 export const usagePages = new Hono<ConsoleEnv>();
-
-/** How the page names each service and the unit it counts. */
-export const SERVICE_LABELS: Record<Service, { label: string; unit: string }> = {
-  mail: { label: "Mail", unit: "emails" },
-  ai: { label: "AI (audit)", unit: "AI units" },
-  surveys: { label: "Survey responses", unit: "responses" },
-  push: { label: "Push notifications", unit: "notifications" },
-  webhooks: { label: "Webhook relay", unit: "events" },
-  logs: { label: "Log ingest", unit: "MB" },
-};
 
 const monthName = (period: string) => new Date(`${period}-01T00:00:00Z`).toLocaleString("en-US", { month: "long", year: "numeric", timeZone: "UTC" });
 
@@ -55,9 +45,9 @@ usagePages.get("/usage", async (c) => {
         )}
       </section>
       <section class="section usage-grid" aria-label="Monthly usage by service">
-        {SERVICES.map((service) => {
+        {services().map((service) => {
           const figures = month.services[service];
-          const { label, unit } = SERVICE_LABELS[service];
+          const { label, unit } = serviceOf(service);
           const days = monthDays(
             month.period,
             usage.daily.filter((d) => d.service === service).map((d) => ({ day: d.day, value: d.used })),

@@ -1,7 +1,7 @@
 // Request and response schemas of the operator API (docs/OPERATIONS.md "Operator API").
 import { z } from "@hono/zod-openapi";
 import { PLANS } from "../plans";
-import { KEY_SCOPES } from "../scopes";
+import { keyScopeTuple } from "../scopes";
 
 export const TeamSchema = z
   .object({
@@ -53,11 +53,13 @@ export const MailPolicySchema = z
   })
   .openapi("KeyMailPolicy");
 
-export const CreateKeyBody = z.object({
-  name: z.string().trim().min(1).max(200).optional(),
-  scopes: z.array(z.enum(KEY_SCOPES)).min(1),
-  mail: MailPolicyInput.omit({ suspended: true }).optional(),
-});
+/** Built when the operator API is (the scopes are the registered products'). */
+export const createKeyBody = () =>
+  z.object({
+    name: z.string().trim().min(1).max(200).optional(),
+    scopes: z.array(z.enum(keyScopeTuple())).min(1),
+    mail: MailPolicyInput.omit({ suspended: true }).optional(),
+  });
 
 export const PatchKeyBody = z.object({
   name: z.string().trim().min(1).max(200).optional(),

@@ -9,7 +9,7 @@ import { log, withLogScope } from "../log";
 import type { z } from "zod";
 import type { Env } from "../../env";
 import { backoffSeconds } from "../backoff";
-import { deliveriesOf, type MessageOf, type QueueName } from "./queues";
+import { deliveriesOf, type MessageOf, type QueueDeclaration } from "./queues";
 
 /** What a handler decided for one message: `null` acknowledges it, a number retries it after that many seconds. */
 export type RetryIn = number | null;
@@ -31,8 +31,8 @@ export interface Delivery<Shared = undefined> {
   shared: Shared;
 }
 
-export interface ConsumerSpec<Q extends QueueName, S extends z.ZodType<MessageOf<Q>>, Shared> {
-  /** The queue consumed (the binding producing to it carries the schema's type, see env.ts). */
+export interface ConsumerSpec<Q extends QueueDeclaration, S extends z.ZodType<MessageOf<Q>>, Shared> {
+  /** The queue consumed (`defineQueue`; the binding producing to it carries the schema's type in Env). */
   queue: Q;
   /** The message body; a body it refuses is acknowledged unhandled. */
   schema: S;
@@ -46,9 +46,9 @@ export interface ConsumerSpec<Q extends QueueName, S extends z.ZodType<MessageOf
   perBatch?: { start: () => Shared; finish: (env: Env, shared: Shared) => Promise<void> };
 }
 
-/** A declared consumer: what `src/index.ts` dispatches a batch of `queue` to. */
-export interface Consumer<Q extends QueueName = QueueName> {
-  readonly queue: Q;
+/** A declared consumer: what `src/index.ts` dispatches a batch of the queue named `queue` to. */
+export interface Consumer {
+  readonly queue: string;
   consume(batch: MessageBatch<unknown>, env: Env): Promise<void>;
 }
 
@@ -58,16 +58,16 @@ export interface Consumer<Q extends QueueName = QueueName> {
  * every body producers may send must be one it accepts (the conditional part), so neither side can
  * change without the other failing the type-check.
  */
-export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageOf<Q>>, Shared = undefined>(
+export function defineConsumer<Q extends QueueDeclaration, S extends z.ZodType<MessageOf<Q>>, Shared = undefined>(
   spec: ConsumerSpec<Q, S, Shared> & ([MessageOf<Q>] extends [z.input<S>] ? unknown : { schema: "refuses bodies the queue's producers may send" }),
-): Consumer<Q> {
+): Consumer {
   const maxAttempts = deliveriesOf(spec.queue);
+  const queue = spec.queue.name;
   return {
-    queue: spec.queue,
+    queue,
     async consume(batch, env) {
       const shared = spec.perBatch ? spec.perBatch.start() : (undefined as Shared);
-      const one = (message: Message<unknown>) =>
-        withLogScope({ queue: spec.queue, message_id: message.id, attempts: message.attempts }, () => handleOne(message));
+      const one = (message: Message<unknown>) => withLogScope({ queue, message_id: message.id, attempts: message.attempts }, () => handleOne(message));
       const handleOne = async (message: Message<unknown>) => {
         const parsed = spec.schema.safeParse(message.body);
         if (!parsed.success) {
@@ -93,7 +93,7 @@ export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageO
         try {
           await spec.perBatch.finish(env, shared);
         } catch (error) {
-          log.error("end of batch failed", { queue: spec.queue, error: String(error) });
+          log.error("end of batch failed", { queue, error: String(error) });
         }
       }
     },
@@ -104,8 +104,8 @@ export function defineConsumer<Q extends QueueName, S extends z.ZodType<MessageO
  * The dispatch table of `src/index.ts`: each declared consumer by its queue. Two declarations for
  * one queue throw (one of them would silently never run), so the Worker does not start.
  */
-export function consumerTable(consumers: readonly Consumer[]): Partial<Record<QueueName, Consumer>> {
-  const table: Partial<Record<QueueName, Consumer>> = {};
+export function consumerTable(consumers: readonly Consumer[]): Partial<Record<string, Consumer>> {
+  const table: Partial<Record<string, Consumer>> = {};
   for (const consumer of consumers) {
     if (table[consumer.queue]) throw new Error(`two consumers declared for queue ${consumer.queue}`);
     table[consumer.queue] = consumer;

@@ -4,9 +4,10 @@
 import { log } from "../log";
 import { z } from "zod";
 import { defineConsumer } from "./consume";
+import { deadLetterQueue } from "./queues";
 
 export const deadLetterConsumer = defineConsumer({
-  queue: "platform-dlq",
+  queue: deadLetterQueue,
   schema: z.unknown(),
   // The queue, message id and attempts come from the consumer loop's log scope.
   handle: async (body) => {

@@ -1,42 +1,60 @@
-// The platform's queues in one place: the name wrangler.toml declares each with, the binding that
-// produces to it, and how many times the runtime delivers one message (max_retries + 1). Consumers
-// take their attempt caps from here, and a test holds this table against wrangler.toml, so a
-// changed max_retries cannot silently disagree with the consumer that counts on it.
+// How a queue is declared: the name wrangler.toml declares it with, the binding that produces to
+// it, and how many times the runtime delivers one message (max_retries + 1). Each product declares
+// its queues with `defineQueue` in its leaf `*.messages.ts` and lists them in its definition;
+// consumers take their attempt caps from the declaration, and a test holds every declared queue
+// against wrangler.toml, so a changed max_retries cannot silently disagree with the consumer that
+// counts on it.
 import type { Env } from "../../env";
 import { Coalescer } from "../coalesce";
+import { catalog } from "../products";
 
-type QueueBinding = { [K in keyof Env]: Env[K] extends Queue ? K : never }[keyof Env];
+/** A binding of Env that produces to a queue (products add theirs to Env by module augmentation). */
+export type QueueBinding = { [K in keyof Env]: Env[K] extends Queue ? K : never }[keyof Env];
 
-export const QUEUES = {
-  "report-export": { binding: "EXPORT_QUEUE", maxRetries: 5 },
-  "webhook-deliveries": { binding: "WEBHOOK_QUEUE", maxRetries: 10 },
-  "push-sends": { binding: "PUSH_QUEUE", maxRetries: 5 },
-  "mail-sends": { binding: "MAIL_QUEUE", maxRetries: 5 },
-  "alert-notifications": { binding: "ALERT_QUEUE", maxRetries: 5 },
-  "log-alert-checks": { binding: "ALERT_CHECK_QUEUE", maxRetries: 2 },
-  "survey-webhooks": { binding: "SURVEY_QUEUE", maxRetries: 8 },
-  /** Where every other queue's messages go after their last delivery; consumed only to log them. */
-  "platform-dlq": { binding: null, maxRetries: null },
-} as const satisfies Record<string, { binding: QueueBinding | null; maxRetries: number | null }>;
+/** A queue: wrangler.toml's name, the producer binding (null when nothing produces to it) and its max_retries (null: Cloudflare's default). */
+export interface QueueDeclaration<B extends QueueBinding | null = QueueBinding | null> {
+  readonly name: string;
+  readonly binding: B;
+  readonly maxRetries: number | null;
+}
 
-export type QueueName = keyof typeof QUEUES;
+/** Declares a queue (in a product's `*.messages.ts`, beside its message schema). */
+export function defineQueue<const B extends QueueBinding | null>(queue: QueueDeclaration<B>): QueueDeclaration<B> {
+  return queue;
+}
 
 /**
- * The message body of `queue`: the type its producer binding carries in `Env` (each inferred from
+ * The message body of a queue: the type its producer binding carries in `Env` (each inferred from
  * the queue's zod schema beside its consumer), `unknown` for a queue no binding produces to.
  */
-export type MessageOf<Q extends QueueName> = (typeof QUEUES)[Q]["binding"] extends infer B extends keyof Env
+export type MessageOf<Q extends QueueDeclaration> = Q["binding"] extends infer B extends keyof Env
   ? Env[B] extends Queue<infer Body>
     ? Body
     : never
   : unknown;
 
+/** Where every other queue's messages go after their last delivery; consumed only to log them. */
+export const deadLetterQueue = defineQueue({ name: "platform-dlq", binding: null, maxRetries: null });
+
+/** Every declared queue: the platform's dead-letter queue and the products', by name. */
+export function declaredQueues(): ReadonlyMap<string, QueueDeclaration> {
+  return new Map([[deadLetterQueue.name, deadLetterQueue], ...catalog().queues]);
+}
+
+/** The declaration of the queue named `name`; throws for a queue nothing declares. */
+export function queueNamed(name: string): QueueDeclaration {
+  const queue = declaredQueues().get(name);
+  if (!queue) throw new Error(`no queue named ${name} is declared`);
+  return queue;
+}
+
 /** Cloudflare's max_retries when a consumer in wrangler.toml does not set it. */
 const DEFAULT_MAX_RETRIES = 3;
 
 /** How many times the runtime delivers one message of `queue`: the first delivery plus its retries. */
-export function deliveriesOf(queue: QueueName): number {
-  return (QUEUES[queue].maxRetries ?? DEFAULT_MAX_RETRIES) + 1;
+export function deliveriesOf(queue: QueueDeclaration | string): number {
+  const declared = typeof queue === "string" ? queueNamed(queue) : queue;
+  return (declared.maxRetries ?? DEFAULT_MAX_RETRIES) + 1;
 }
 
 /** Queue.sendBatch takes at most 100 messages and 256 KB in all. */

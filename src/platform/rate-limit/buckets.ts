@@ -1,5 +1,9 @@
 // The rate-limit buckets of the specification (Limits): their limits and what they are keyed on.
+// The platform's buckets are here; a product's own buckets and strict families are declared in its
+// definition (`rateLimits`), their names added to the types by augmenting `ProductBuckets` and
+// `ProductStrictFamilies` beside it.
 import { planLimits } from "../plans";
+import { catalog } from "../products";
 
 export const WINDOW_SECONDS = 60;
 
@@ -15,7 +19,12 @@ export interface CounterSpec {
   windowSeconds?: number;
 }
 
-export type BucketName = "default" | "strict" | "public" | "log_ingest" | "anonymous" | "survey_start_ip";
+/** Bucket names products declare (`log_ingest: true`), added by module augmentation. */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the products' module augmentations.
+export interface ProductBuckets {}
+export type ProductBucket = keyof ProductBuckets & string;
+
+export type BucketName = "default" | "strict" | "public" | "anonymous" | ProductBucket;
 
 /**
  * The endpoint families of the `strict` bucket (docs/ARCHITECTURE.md, "Strict bucket per endpoint family"):
@@ -23,26 +32,31 @@ export type BucketName = "default" | "strict" | "public" | "log_ingest" | "anony
  * from many IPs) never locks the team out of another (its push subscriber registration or report
  * shares). Audit scan runs would share `audit_share` with report shares, as the spec says.
  */
-export type StrictFamily = "survey_start" | "push_subscribers" | "audit_share";
+export type StrictFamily = keyof ProductStrictFamilies & string;
+
+/** Strict families products declare (`survey_start: true`), added by module augmentation. */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the products' module augmentations.
+export interface ProductStrictFamilies {}
 
 /** The object of a team (its default bucket, strict families and meter): named after its default bucket's key, the name it has always had. */
 export function teamObject(teamId: string): string {
   return `default:team:${teamId}`;
 }
 
-/** Fixed limits per 60-second window; `default` follows the plan. */
-export const BUCKET_LIMITS: Record<Exclude<BucketName, "default">, number> = {
+/** The platform's fixed limits per 60-second window; `default` follows the plan, a product's buckets are its definition's. */
+export const PLATFORM_BUCKET_LIMITS = {
   strict: 30,
   public: 200,
-  log_ingest: 300,
   anonymous: 100,
-  /**
-   * Survey starts of one team from one client network (docs/ARCHITECTURE.md "Survey starts"): at most 10 of
-   * the team's 30 `survey_start` per window, so one machine cannot lock the team's surveys. An
-   * extension of the specification's buckets, counted before the team's strict family.
-   */
-  survey_start_ip: 10,
-};
+} as const;
+
+/** The fixed limit of a bucket other than `default` per 60-second window. */
+export function fixedLimit(bucket: Exclude<BucketName, "default">): number {
+  if (Object.hasOwn(PLATFORM_BUCKET_LIMITS, bucket)) return PLATFORM_BUCKET_LIMITS[bucket as keyof typeof PLATFORM_BUCKET_LIMITS];
+  const limit = catalog().buckets.get(bucket);
+  if (limit === undefined) throw new Error(`no product declares the rate-limit bucket ${bucket}`);
+  return limit;
+}
 
 /** Limit of a bucket for a plan; null when the plan is not rate limited (enterprise). */
 export function bucketLimit(bucket: BucketName, plan?: string): number | null {
@@ -50,5 +64,5 @@ export function bucketLimit(bucket: BucketName, plan?: string): number | null {
     const rate = planLimits(plan ?? "free").ratePerSecond;
     return rate === null ? null : rate * WINDOW_SECONDS;
   }
-  return BUCKET_LIMITS[bucket];
+  return fixedLimit(bucket);
 }

@@ -12,7 +12,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
-import { BUCKET_LIMITS, bucketLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
+import { bucketLimit, fixedLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
 import type { KeepAlive } from "../coalesce";
 import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
@@ -101,7 +101,7 @@ export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, pla
   const defaultLimit = bucketLimit("default", plan);
   const counters: CounterSpec[] = [];
   if (defaultLimit !== null) counters.push({ name: OWN_COUNTER, limit: defaultLimit });
-  for (const family of families) counters.push({ name: strictCounter(family), limit: BUCKET_LIMITS.strict });
+  for (const family of families) counters.push({ name: strictCounter(family), limit: fixedLimit("strict") });
   if (counters.length === 0) return;
   let results: RateLimitResult[];
   if (readsUsage) {
@@ -141,7 +141,7 @@ export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, pla
  */
 export function refuseRemembered(c: Context<AppEnv>, bucket: Exclude<BucketName, "default" | "strict" | "flags_client">, key: string): void {
   const where = address(bucket, key);
-  const result = getLimiter(c.env).remembered(where.object, { name: where.counter, limit: BUCKET_LIMITS[bucket] });
+  const result = getLimiter(c.env).remembered(where.object, { name: where.counter, limit: fixedLimit(bucket) });
   if (!result) return;
   c.set("rateLimit", result);
   throw ApiError.rateLimited(result.retryAfter);

@@ -6,7 +6,7 @@
 import { log } from "../log";
 import type { Env } from "../../env";
 import { nowMs } from "../clock";
-import { planLimits, SERVICE_METRIC, SERVICES, type Service } from "../plans";
+import { planLimits, serviceMetric, services as serviceNames, type Service } from "../plans";
 import { monthOf } from "../quota";
 import { bucketLimit, teamObject } from "../rate-limit/buckets";
 import type { UsageSnapshot } from "../rate-limit/durable-object";
@@ -74,18 +74,18 @@ export function usageFrom(snapshot: UsageSnapshot, at: number, plan: string, liv
   const { period, start, end } = monthOf(at);
   const limits = planLimits(plan).monthly;
   const services = {} as Record<Service, ServiceUsage>;
-  for (const service of SERVICES) {
+  for (const service of serviceNames()) {
     const used = snapshot.used[service] ?? 0;
     const limit = limits[service];
     services[service] = {
-      metric: SERVICE_METRIC[service],
+      metric: serviceMetric(service),
       used,
       limit,
       remaining: limit === null ? null : Math.max(0, limit - used),
       unlimited: limit === null,
     };
   }
-  const known = new Set<string>(SERVICES);
+  const known = new Set<string>(serviceNames());
   const daily = snapshot.daily.filter((d) => known.has(d.service)).map((d) => ({ day: d.day, service: d.service as Service, used: d.used }));
   const limit = bucketLimit("default", plan);
   const window = {

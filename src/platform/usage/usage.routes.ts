@@ -1,9 +1,9 @@
 // GET /usage: the monthly plan quota of each metered service, filtered by what the key may see,
 // read from the team's meter (read-usage.ts).
 import { z } from "@hono/zod-openapi";
-import { SERVICES, type Service } from "../plans";
+import { serviceOf, services, type Service } from "../plans";
 import { createRouter } from "../router";
-import { hasScope, type Scope } from "../scopes";
+import { hasScope } from "../scopes";
 import { dataResponse, productRoutes } from "../openapi";
 import { readUsage, usageFrom } from "./read-usage";
 
@@ -26,20 +26,13 @@ const UsageSchema = z
   })
   .openapi("Usage");
 
-/** The scopes that make a service visible to a key without `billing:read`. */
-const SERVICE_SCOPES: Record<Service, Scope[]> = {
-  mail: ["mail:send", "mail:read"],
-  ai: ["audit:read", "audit:write"],
-  surveys: ["surveys:read", "surveys:write"],
-  push: ["push:read", "push:write"],
-  webhooks: ["webhooks:read"],
-  logs: ["logs:read", "logs:write"],
-};
-
-/** Services a key sees: every one with billing:read, else mail plus those it holds a scope of. */
+/**
+ * Services a key sees: every one with billing:read, else those it holds a scope of (each service's
+ * `visibleTo`; mail's are mail:send and mail:read, one of which the route requires without billing:read).
+ */
 export function visibleServices(scopes: readonly string[]): Service[] {
-  if (hasScope(scopes, "billing:read")) return [...SERVICES];
-  return SERVICES.filter((service) => service === "mail" || SERVICE_SCOPES[service].some((scope) => hasScope(scopes, scope)));
+  if (hasScope(scopes, "billing:read")) return [...services()];
+  return services().filter((service) => serviceOf(service).visibleTo.some((scope) => hasScope(scopes, scope)));
 }
 
 const route = productRoutes({ tags: ["Usage"], security: "bearer" });

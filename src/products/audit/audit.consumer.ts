@@ -13,7 +13,7 @@ import { auditReports } from "../../db/schema/audit";
 import { backoffSeconds } from "../../platform/backoff";
 import { isoSeconds } from "../../platform/clock";
 import { renderArtefact } from "./audit.render";
-import { exportMessage, type ExportMessage } from "./audit.messages";
+import { exportMessage, type ExportMessage, exportQueue } from "./audit.messages";
 import { objectKeyOf, reportView } from "./audit.service";
 
 /** How long a claim protects a record from being taken over by another delivery. */
@@ -62,7 +62,7 @@ export async function processExport(env: Env, message: ExportMessage): Promise<E
 
 /** The consumer of the `report-export` queue. */
 export const reportExportConsumer = defineConsumer({
-  queue: "report-export",
+  queue: exportQueue,
   schema: exportMessage,
   handle: async (body, { env, attempts }) => {
     // A throw (the claim or the status write failed) is retried with backoff.

@@ -2,7 +2,19 @@
 // without importing the consumer.
 import { z } from "zod";
 import { rowId } from "../../platform/jobs/row-id";
+import { defineQueue } from "../../platform/jobs/queues";
 
 /** The report-export message: ids only (Queue messages are small; the snapshot stays in D1). */
 export const exportMessage = z.object({ report_id: rowId, team_id: rowId });
 export type ExportMessage = z.infer<typeof exportMessage>;
+
+/** The queue of `ExportMessage` (wrangler.toml: max_retries = 5). */
+export const exportQueue = defineQueue({ name: "report-export", binding: "EXPORT_QUEUE", maxRetries: 5 });
+
+// The producer binding carries the message type, so a producer sending anything else fails the
+// type-check (wrangler's generated types know only `Queue`).
+declare module "../../env" {
+  interface Env {
+    EXPORT_QUEUE: Queue<ExportMessage>;
+  }
+}

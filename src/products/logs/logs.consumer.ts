@@ -21,7 +21,7 @@ import { consumeQuota } from "../../platform/quota";
 import { discardBody } from "../../platform/outbound";
 import { safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { checkProjects } from "./log-alerts.cron";
-import { alertCheck, alertNotification, type AlertNotification } from "./logs.messages";
+import { alertCheck, alertNotification, type AlertNotification, alertNotificationsQueue, alertChecksQueue } from "./logs.messages";
 
 /**
  * The key of a notification's delivery record: the firing id for the firing's notification, with
@@ -36,7 +36,7 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** The consumer of the alert-notifications queue: each (firing, channel) sent once, retried with backoff. */
 export const alertNotificationsConsumer = defineConsumer({
-  queue: "alert-notifications",
+  queue: alertNotificationsQueue,
   schema: alertNotification,
   order: "parallel",
   handle: async (body, { env, attempts, isLastAttempt }) => {
@@ -54,7 +54,7 @@ export const alertNotificationsConsumer = defineConsumer({
 
 /** The consumer of the log-alert-checks queue: each message checks its projects; a failed check is retried. */
 export const alertChecksConsumer = defineConsumer({
-  queue: "log-alert-checks",
+  queue: alertChecksQueue,
   schema: alertCheck,
   order: "parallel",
   handle: async (check, { env }) => {

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { ALERT_CHANNELS } from "../../db/schema/logs";
 import { rowId } from "../../platform/jobs/row-id";
+import { defineQueue } from "../../platform/jobs/queues";
 
 /** Projects per log-alert-checks message: one message makes this many store RPCs, in parallel. */
 export const PROJECTS_PER_CHECK = 50;
@@ -30,3 +31,17 @@ export const alertCheck = z.object({
   project_ids: z.array(rowId).max(PROJECTS_PER_CHECK),
 });
 export type AlertCheck = z.infer<typeof alertCheck>;
+
+/** The queue of `AlertNotification` (wrangler.toml: max_retries = 5). */
+export const alertNotificationsQueue = defineQueue({ name: "alert-notifications", binding: "ALERT_QUEUE", maxRetries: 5 });
+/** The queue of `AlertCheck` (wrangler.toml: max_retries = 2). */
+export const alertChecksQueue = defineQueue({ name: "log-alert-checks", binding: "ALERT_CHECK_QUEUE", maxRetries: 2 });
+
+// The producer binding carries the message type, so a producer sending anything else fails the
+// type-check (wrangler's generated types know only `Queue`).
+declare module "../../env" {
+  interface Env {
+    ALERT_QUEUE: Queue<AlertNotification>;
+    ALERT_CHECK_QUEUE: Queue<AlertCheck>;
+  }
+}

@@ -20,7 +20,7 @@ import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transpo
 import { fanOut, deliverEvent } from "./mail-webhooks.service";
 import type { EmailRow, EventRow } from "./mail.service";
 import { readEmailBody, type EmailBody } from "./mail.bodies";
-import { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
+import { mailQueueMessage, type MailQueueMessage, mailSendsQueue } from "./mail.messages";
 export { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 
 /** Delivery attempts of one message before it is marked `failed`. */
@@ -37,7 +37,7 @@ type Step = { ack: true } | { ack: false; delaySeconds: number };
 
 /** The consumer of the mail-sends queue; status events of a whole batch go to webhooks at its end, in one look-up. */
 export const mailSendsConsumer = defineConsumer({
-  queue: "mail-sends",
+  queue: mailSendsQueue,
   schema: mailQueueMessage,
   perBatch: {
     start: (): EventRow[] => [],

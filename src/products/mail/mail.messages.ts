@@ -2,6 +2,7 @@
 // without importing the consumer.
 import { z } from "zod";
 import { rowId } from "../../platform/jobs/row-id";
+import { defineQueue } from "../../platform/jobs/queues";
 
 /** Messages of the mail-sends queue: a team email, a platform mail, or a mail webhook event to deliver. */
 export const mailQueueMessage = z.discriminatedUnion("type", [
@@ -10,3 +11,14 @@ export const mailQueueMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("webhook"), webhookId: rowId, eventId: rowId }),
 ]);
 export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
+
+/** The queue of `MailQueueMessage` (wrangler.toml: max_retries = 5). */
+export const mailSendsQueue = defineQueue({ name: "mail-sends", binding: "MAIL_QUEUE", maxRetries: 5 });
+
+// The producer binding carries the message type, so a producer sending anything else fails the
+// type-check (wrangler's generated types know only `Queue`).
+declare module "../../env" {
+  interface Env {
+    MAIL_QUEUE: Queue<MailQueueMessage>;
+  }
+}

@@ -30,7 +30,7 @@ import { releaseQuota } from "../../platform/quota";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { pushStore, syncCount } from "./push.store";
 import { sendMessages, type Outcome, type SubscriberRecord } from "./store/push-store.types";
-import { pushQueueMessage, type PushQueueMessage } from "./push.messages";
+import { pushQueueMessage, type PushQueueMessage, pushSendsQueue } from "./push.messages";
 export { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.messages";
 
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
@@ -43,7 +43,7 @@ export const STALE_CLAIM_MS = CLAIMS["push-sends"].leaseMs;
 
 /** The consumer of the push-sends queue. */
 export const pushSendsConsumer = defineConsumer({
-  queue: "push-sends",
+  queue: pushSendsQueue,
   schema: pushQueueMessage,
   handle: async (body, { env, isLastAttempt }) => {
     if (body.kind === "fanout") {

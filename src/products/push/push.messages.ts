@@ -2,6 +2,7 @@
 // without importing the consumer.
 import { z } from "zod";
 import { rowId } from "../../platform/jobs/row-id";
+import { defineQueue } from "../../platform/jobs/queues";
 
 /** Subscribers per send message: 25 messages of a batch stay under the subrequest limit. */
 export const SEND_CHUNK = 25;
@@ -20,3 +21,14 @@ export const pushQueueMessage = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("send"), notification_id: rowId, subscriber_ids: z.array(rowId).max(SEND_CHUNK) }),
 ]);
 export type PushQueueMessage = z.infer<typeof pushQueueMessage>;
+
+/** The queue of `PushQueueMessage` (wrangler.toml: max_retries = 5). */
+export const pushSendsQueue = defineQueue({ name: "push-sends", binding: "PUSH_QUEUE", maxRetries: 5 });
+
+// The producer binding carries the message type, so a producer sending anything else fails the
+// type-check (wrangler's generated types know only `Queue`).
+declare module "../../env" {
+  interface Env {
+    PUSH_QUEUE: Queue<PushQueueMessage>;
+  }
+}

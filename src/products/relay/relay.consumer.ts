@@ -22,7 +22,7 @@ import { healthChanges, isFailingTooLong, notifyDestinationDisabled, recordHealt
 import { recordAttempt, relayStore } from "./relay.store";
 import { isInboundSignatureHeader } from "./relay.inbound";
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "./relay.retry";
-import { deliveryMessage, type DeliveryMessage } from "./relay.messages";
+import { deliveryMessage, type DeliveryMessage, webhookDeliveriesQueue } from "./relay.messages";
 export { deliveryMessage, type DeliveryMessage } from "./relay.messages";
 
 export { MAX_ATTEMPTS, retryDelaySeconds };
@@ -36,7 +36,7 @@ export const USER_AGENT = "EdgePlatform-Relay/1.0";
 
 /** The consumer of the webhook-deliveries queue: each message is handled on its own, in parallel. */
 export const webhookDeliveriesConsumer = defineConsumer({
-  queue: "webhook-deliveries",
+  queue: webhookDeliveriesQueue,
   schema: deliveryMessage,
   order: "parallel",
   handle: async (body, { env }) => (await attemptDelivery(env, body)).retryInSeconds,

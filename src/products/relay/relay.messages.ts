@@ -2,6 +2,7 @@
 // queue without importing the consumer.
 import { rowId } from "../../platform/jobs/row-id";
 import { z } from "zod";
+import { defineQueue } from "../../platform/jobs/queues";
 
 /**
  * The body of one webhook-deliveries message: the delivery to attempt and the source whose store
@@ -11,3 +12,14 @@ import { z } from "zod";
  */
 export const deliveryMessage = z.object({ delivery_id: rowId, source_id: rowId.optional() });
 export type DeliveryMessage = z.infer<typeof deliveryMessage>;
+
+/** The queue of `DeliveryMessage` (wrangler.toml: max_retries = 10). */
+export const webhookDeliveriesQueue = defineQueue({ name: "webhook-deliveries", binding: "WEBHOOK_QUEUE", maxRetries: 10 });
+
+// The producer binding carries the message type, so a producer sending anything else fails the
+// type-check (wrangler's generated types know only `Queue`).
+declare module "../../env" {
+  interface Env {
+    WEBHOOK_QUEUE: Queue<DeliveryMessage>;
+  }
+}

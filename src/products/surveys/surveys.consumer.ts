@@ -21,7 +21,7 @@ import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
 import { decryptSecret } from "../../platform/crypto";
 import { BlockedUrlError, safeFetch, ssrfOptions } from "../../platform/ssrf";
 import { standardWebhookHeaders } from "../../platform/webhook-signature";
-import { surveyWebhookMessage, type SurveyWebhookMessage } from "./surveys.messages";
+import { surveyWebhookMessage, type SurveyWebhookMessage, surveyWebhooksQueue } from "./surveys.messages";
 export { surveyWebhookMessage, type SurveyWebhookMessage } from "./surveys.messages";
 
 /** Deliveries are attempted this many times before they are marked failed: every delivery the queue makes. */
@@ -151,7 +151,7 @@ async function deliver(env: Env, message: SurveyWebhookMessage, messageAttempts:
 
 /** The consumer of the survey-webhooks queue. */
 export const surveyWebhooksConsumer = defineConsumer({
-  queue: "survey-webhooks",
+  queue: surveyWebhooksQueue,
   schema: surveyWebhookMessage,
   handle: async (body, { env, attempts }) => {
     const outcome = await deliver(env, body, attempts);

@@ -2,6 +2,7 @@
 // queue without importing the consumer.
 import { z } from "zod";
 import { rowId } from "../../platform/jobs/row-id";
+import { defineQueue } from "../../platform/jobs/queues";
 
 /** One message of the survey-webhooks queue: the delivery row to attempt. */
 export const surveyWebhookMessage = z.object({
@@ -10,3 +11,14 @@ export const surveyWebhookMessage = z.object({
   token: rowId.optional(),
 });
 export type SurveyWebhookMessage = z.infer<typeof surveyWebhookMessage>;
+
+/** The queue of `SurveyWebhookMessage` (wrangler.toml: max_retries = 8). */
+export const surveyWebhooksQueue = defineQueue({ name: "survey-webhooks", binding: "SURVEY_QUEUE", maxRetries: 8 });
+
+// The producer binding carries the message type, so a producer sending anything else fails the
+// type-check (wrangler's generated types know only `Queue`).
+declare module "../../env" {
+  interface Env {
+    SURVEY_QUEUE: Queue<SurveyWebhookMessage>;
+  }
+}

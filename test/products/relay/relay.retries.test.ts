@@ -3,7 +3,7 @@
 // its team's owner emailed once; replay to chosen destinations only. Time moves with the test clock.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { tenantText } from "../../../src/platform/platform-mail";
-import { QUEUES } from "../../../src/platform/jobs/queues";
+import { webhookDeliveriesQueue } from "../../../src/products/relay/relay.messages";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { MAX_ATTEMPTS, QUEUE_MAX_RETRIES, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "../../../src/products/relay/relay.retry";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
@@ -41,7 +41,7 @@ describe("retry schedule", () => {
   });
 
   it("the queue table (held against wrangler.toml) gives the webhook-deliveries consumer the max_retries the schedule needs", () => {
-    const maxRetries = QUEUES["webhook-deliveries"].maxRetries;
+    const maxRetries = webhookDeliveriesQueue.maxRetries;
     expect(maxRetries).toBe(QUEUE_MAX_RETRIES);
     // Even when the queue makes every attempt itself: one delivery and MAX_ATTEMPTS - 1 retries.
     expect(maxRetries).toBeGreaterThanOrEqual(MAX_ATTEMPTS - 1);
