@@ -31,6 +31,7 @@ import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
 import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
+import { formsPublicRouter, formsRouter } from "./products/forms";
 
 export const API_PREFIX = "/api/v1";
 
@@ -58,6 +59,8 @@ const MOUNTS: Mounts = [
   [`${API_PREFIX}/surveys`, surveysRouter],
   [`${API_PREFIX}/surveys`, surveysPublicRouter],
   ["", surveyPageRouter],
+  [`${API_PREFIX}/forms`, formsRouter],
+  ["/f", formsPublicRouter],
   // The console renders its own error pages (src/console/console.routes.tsx).
   ["/console", consoleRouter],
   ["", landingRouter],
