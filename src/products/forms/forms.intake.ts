@@ -31,7 +31,7 @@ export interface FieldProblem {
 /** A refusal of the whole body (413, 415, 400) or of its fields (422 with `problems`). */
 export class IntakeError extends Error {
   constructor(
-    readonly status: 400 | 413 | 415 | 422,
+    readonly status: 400 | 403 | 413 | 415 | 422,
     readonly code: string,
     message: string,
     readonly problems: FieldProblem[] = [],

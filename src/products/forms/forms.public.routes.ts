@@ -27,7 +27,6 @@ import { formStore } from "./forms.store";
 /** Public codes of the platform's errors, as the public answers name them. */
 const PUBLIC_CODES: Partial<Record<ApiError["code"], string>> = {
   not_found: "FORM_NOT_FOUND",
-  forbidden: "ORIGIN_NOT_ALLOWED",
   payload_too_large: "PAYLOAD_TOO_LARGE",
   unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
   bad_request: "MALFORMED_BODY",
@@ -115,7 +114,7 @@ formsPublicRouter.openapi(
       await perIp(c);
       form = await findPublicForm(c.env, c.req.valid("param").form_id);
       if (origin !== undefined && !originAllowed(form, origin))
-        throw new ApiError("forbidden", "This form does not accept posts from this site (its origin is not allowed)");
+        throw new IntakeError(403, "ORIGIN_NOT_ALLOWED", "This form does not accept posts from this site (its origin is not allowed)");
       await enforceFormCap(c, form);
       const intake = await readIntake(c.req.raw, { enabled: form.filesEnabled, maxBytes: form.filesMaxBytes });
       const accepted = await submitForm(c.env, form, intake, origin ?? null, backgroundOf(c));
@@ -137,7 +136,8 @@ function refusal(c: Context<AppEnv>, error: unknown, json: boolean, cors: Record
           : { ok: false, error: error.message, code: error.code, ...(error.problems.length ? { errors: error.problems } : {}) };
       return c.json(body, error.status, cors);
     }
-    return c.body(refusedPage("Please check the form", error.message, error.problems), error.status, VISITOR_PAGE_HEADERS);
+    const title = error.status === 403 ? "The form was not sent" : "Please check the form";
+    return c.body(refusedPage(title, error.message, error.problems), error.status, VISITOR_PAGE_HEADERS);
   }
   if (!(error instanceof ApiError) || json) {
     if (error instanceof ApiError) for (const [k, v] of Object.entries(cors)) c.header(k, v);
