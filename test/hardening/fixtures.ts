@@ -228,7 +228,11 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   secrets.push(form.webhook_secret);
   const boundary = "fixtureboundary";
   const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="email"\r\n\r\na@example.com\r\n--${boundary}\r\nContent-Disposition: form-data; name="cv"; filename="cv.txt"\r\n\r\nhello\r\n--${boundary}--\r\n`;
-  const posted = await call("POST", `/f/${form.id}`, { raw: multipart, headers: { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" }, ip: anyIp() });
+  const posted = await call("POST", `/f/${form.id}`, {
+    raw: multipart,
+    headers: { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
+    ip: anyIp(),
+  });
   if (posted.status !== 200) throw new Error(`fixture form post answered ${posted.status}: ${await posted.text()}`);
   ids.formSubmission = (await json(posted)).id;
   const submission = await ok(await call("GET", `forms/${form.id}/submissions/${ids.formSubmission}`, { key }));

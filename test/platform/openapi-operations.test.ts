@@ -78,6 +78,9 @@ describe("security", () => {
       "POST /api/v1/surveys/{slug}/responses/{response_id}/back",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/complete",
       "POST /api/v1/surveys/{survey}/responses",
+      "GET /f/{form_id}/files/{token}",
+      "GET /f/{form_id}/thanks",
+      "POST /f/{form_id}",
       "POST /in/{slug}",
     ]);
   });

@@ -6,7 +6,7 @@ import { consumeQuota } from "../../src/platform/quota";
 import { PLAN_LIMITS, type Plan } from "../../src/platform/plans";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
 
-const ALL_SERVICES = ["ai", "logs", "mail", "push", "surveys", "webhooks"];
+const ALL_SERVICES = ["ai", "forms", "logs", "mail", "push", "surveys", "webhooks"];
 const METRICS: Record<string, string> = {
   mail: "emails_sent",
   ai: "ai_units",
