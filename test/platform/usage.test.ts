@@ -14,6 +14,7 @@ const METRICS: Record<string, string> = {
   push: "notifications_sent",
   webhooks: "events_received",
   logs: "ingested_mb",
+  forms: "submissions",
 };
 
 afterEach(() => setClock(null));
