@@ -44,7 +44,7 @@ export async function signedFileUrl(env: Env, formId: string, submissionId: stri
 /** The file a link names, while it is valid and for the form of its path; else null. */
 export async function verifyFileLink(env: Env, formId: string, token: string): Promise<{ submissionId: string; fileId: string } | null> {
   const claim = await verifyToken<FileClaim>(env.SIGNING_KEY, token, env.SIGNING_KEY_PREVIOUS);
-  if (!claim || claim.k !== "form_file" || claim.f !== formId || typeof claim.e !== "number" || claim.e < nowMs()) return null;
+  if (claim?.k !== "form_file" || claim.f !== formId || typeof claim.e !== "number" || claim.e < nowMs()) return null;
   if (typeof claim.s !== "string" || typeof claim.i !== "string") return null;
   return { submissionId: claim.s, fileId: claim.i };
 }

@@ -213,7 +213,7 @@ export class FormStore extends DurableObject<Env> {
     const at = nowMs();
     const id = this.ctx.storage.transactionSync(() => {
       const [row] = this.sql<{ status: string }>("SELECT status FROM submissions WHERE id = ?", submissionId);
-      if (!row || row.status !== "inbox") return null;
+      if (row?.status !== "inbox") return null;
       return this.newDelivery(submissionId, "resend", at);
     });
     if (id) await this.schedule(at);
