@@ -22,6 +22,7 @@ import { relayChecks } from "./e2e/relay.mjs";
 import { surveyPageChecks } from "./e2e/survey-page.mjs";
 import { surveysChecks } from "./e2e/surveys.mjs";
 import { typedClientChecks } from "./e2e/typed-client.mjs";
+import { formsChecks } from "./e2e/forms.mjs";
 import { buildTypedClient } from "./lib/typed-client.mjs";
 
 /** The client package's checks, once the live document is the committed one and they compile against it. */
@@ -44,6 +45,7 @@ const allSuites = [
   relayChecks,
   pushChecks,
   mailChecks,
+  formsChecks,
 ];
 // E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());

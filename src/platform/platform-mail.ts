@@ -43,11 +43,7 @@ export const TENANT_TEXT_MAX = 100;
  * reads as an address is left to click, in the text part or in an html part that escapes it.
  */
 export function tenantText(value: string): string {
-  const line = value.replace(CONTROL, " ").replace(/\s+/g, " ").trim();
-  const defanged = line
-    .replace(/:\/\//g, "[:]//")
-    .replace(/([\p{L}\p{N}])[.\u3002\uff0e\uff61](?=\p{L})/gu, "$1[.]")
-    .replace(/@/g, "[at]");
+  const defanged = defang(value.replace(CONTROL, " ").replace(/\s+/g, " ").trim());
   const chars = [...defanged];
   return chars.length <= TENANT_TEXT_MAX
     ? defanged
@@ -55,6 +51,14 @@ export function tenantText(value: string): string {
         .slice(0, TENANT_TEXT_MAX - 1)
         .join("")
         .trimEnd()}…`;
+}
+
+/** Text with nothing a mail client makes a link of: `://` → `[:]//`, a dot before a letter → `[.]`, `@` → `[at]` (see tenantText). */
+export function defang(text: string): string {
+  return text
+    .replace(/:\/\//g, "[:]//")
+    .replace(/([\p{L}\p{N}])[.\u3002\uff0e\uff61](?=\p{L})/gu, "$1[.]")
+    .replace(/@/g, "[at]");
 }
 
 /**

@@ -5,6 +5,7 @@
 // places below and its wrangler.toml entries (docs/ARCHITECTURE.md "Adding a product").
 import { registerProducts, type ProductDefinition } from "../platform/products";
 import { audit } from "./audit";
+import { formsProduct } from "./forms";
 import { logs } from "./logs";
 import { mail } from "./mail";
 import { push } from "./push";
@@ -12,6 +13,7 @@ import { relay } from "./relay";
 import { surveys } from "./surveys";
 
 export * from "./audit";
+export * from "./forms";
 export * from "./logs";
 export * from "./mail";
 export * from "./push";
@@ -19,6 +21,6 @@ export * from "./relay";
 export * from "./surveys";
 
 /** Every product the Worker serves, registered with the platform. */
-export const PRODUCTS: readonly ProductDefinition[] = [logs, relay, surveys, mail, push, audit];
+export const PRODUCTS: readonly ProductDefinition[] = [logs, relay, surveys, mail, push, audit, formsProduct];
 
 registerProducts(PRODUCTS);

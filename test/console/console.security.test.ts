@@ -46,13 +46,14 @@ async function productIds(key: string): Promise<Record<string, string>> {
     expect(res.status, path).toBe(201);
     return (await json(res)).data.id as string;
   };
-  const [project_id, source_id, survey_id, domain_id, webhook_id, app_id] = await Promise.all([
+  const [project_id, source_id, survey_id, domain_id, webhook_id, app_id, form_id] = await Promise.all([
     made("logs/projects", { name: "p" }),
     made("webhooks/sources", { name: "s", provider: "generic" }),
     made("surveys", { name: "s", slug: `s-${crypto.randomUUID().slice(0, 8)}` }),
     made("domains", { name: `${crypto.randomUUID().slice(0, 8)}.example.org` }),
     made("webhooks", { url: "https://hooks.example.com/mail", events: ["email.sent"] }),
     made("push/apps", { name: "a" }),
+    made("forms", { name: "f" }),
   ]);
   return {
     project_id,
@@ -64,6 +65,9 @@ async function productIds(key: string): Promise<Record<string, string>> {
     event_id: crypto.randomUUID(),
     email_id: crypto.randomUUID(),
     report_id: crypto.randomUUID(),
+    form_id,
+    sid: crypto.randomUUID(),
+    file_id: crypto.randomUUID(),
   };
 }
 

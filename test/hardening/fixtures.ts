@@ -8,6 +8,7 @@ import { standardWebhookHeaders } from "../../src/platform/webhook-signature";
 import { addKey, anyIp, call, json, setupTeam, type TestTeam } from "../helpers/api";
 import { keyScopes } from "../../src/platform/scopes";
 import { browserSubscription, subscriptionJson } from "../products/push/push-helpers";
+import { signedFileUrl } from "../../src/products/forms/forms.files";
 
 // The shared helpers already call the app's fetch with the pool's real bindings.
 export { addKey, call, setupTeam } from "../helpers/api";
@@ -72,6 +73,7 @@ export function resolve(doc: any, schema: any): any {
  */
 export function paramKind(path: string, name: string, publicRoute = false): string {
   if (name === "webhook_id") return "surveyWebhook";
+  if (name === "token" && path.startsWith("/f/")) return "formFileToken";
   if (name === "project_id" && path.includes("/audit")) return "auditProject";
   const segments = path.split("/");
   const index = segments.indexOf(`{${name}}`);
@@ -100,6 +102,10 @@ export function paramKind(path: string, name: string, publicRoute = false): stri
     shared: "token",
     download: "token",
     in: "slug",
+    forms: "form",
+    f: "form",
+    submissions: "formSubmission",
+    files: "formFile",
   };
   const kind = bySegment[before];
   if (!kind) throw new Error(`no resource kind for {${name}} in ${path}`);
@@ -214,6 +220,24 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   secrets.push(surveyHook.secret);
   await ok(await call("POST", `surveys/${survey.id}/activate`, { key }));
   ids.response = (await ok(await call("POST", `surveys/${survey.slug}/responses`, { ip: anyIp() }))).id;
+
+  // Forms: a form taking files with a webhook (its secret shown once), one submission with a file
+  // and the 5-minute link to it.
+  const form = await ok(await call("POST", "forms", { key, body: { name: "form", files: { enabled: true }, webhook_url: "http://127.0.0.1:9/form-hook" } }));
+  ids.form = form.id;
+  secrets.push(form.webhook_secret);
+  const boundary = "fixtureboundary";
+  const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="email"\r\n\r\na@example.com\r\n--${boundary}\r\nContent-Disposition: form-data; name="cv"; filename="cv.txt"\r\n\r\nhello\r\n--${boundary}--\r\n`;
+  const posted = await call("POST", `/f/${form.id}`, {
+    raw: multipart,
+    headers: { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
+    ip: anyIp(),
+  });
+  if (posted.status !== 200) throw new Error(`fixture form post answered ${posted.status}: ${await posted.text()}`);
+  ids.formSubmission = (await json(posted)).id;
+  const submission = await ok(await call("GET", `forms/${form.id}/submissions/${ids.formSubmission}`, { key }));
+  ids.formFile = submission.files[0].id;
+  ids.formFileToken = (await signedFileUrl(env, form.id, ids.formSubmission, ids.formFile)).split("/").pop()!;
 
   return { team, ids, secrets: secrets.filter((s) => typeof s === "string" && s.length >= 8) };
 }

@@ -77,6 +77,15 @@ const SHAPES: Array<{ prefix: RegExp; name: string; ok: (status: number, body: B
       (s === 422 && typeof b.error === "string" && isFieldMap(b.errors) && keysAre(b, ["error", "errors"])) ||
       (s === 409 && typeof b.error === "string" && keysAre(b, ["error", "expected_question_id", "finished", "next_question_id"])),
   },
+  {
+    // The public Forms endpoint: {ok: false, error, code}, or the fields to fix (also on a 413 of files).
+    prefix: /^\/f(\/|$)/,
+    name: "forms public {ok: false, error, code} / {ok: false, errors}",
+    ok: (_s, b) =>
+      b.ok === false &&
+      keysAre(b, ["ok", "error", "code", "errors"]) &&
+      ((typeof b.error === "string" && typeof b.code === "string") || (Array.isArray(b.errors) && b.errors.length > 0 && b.error === undefined)),
+  },
   { prefix: /^\//, name: "platform {error} / {error, details}", ok: (_s, b) => plainError(b) || validation("details")(b) },
 ];
 
@@ -96,6 +105,8 @@ function checkAnswer(label: string, path: string, status: number, type: string, 
   if (status < 400) return;
   // The public audit viewer answers dead links with an HTML page.
   if (path.startsWith("/insights/") && type.includes("text/html")) return;
+  // A form post that is not JSON is a browser's: its refusal is an HTML page saying what to fix.
+  if (path.startsWith("/f/") && type.includes("text/html")) return;
   expect(type, `${label}: error content type`).toContain("application/json");
   const body = JSON.parse(text) as Body;
   expect(isObject(body), `${label}: error body is an object`).toBe(true);

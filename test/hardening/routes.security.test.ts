@@ -136,6 +136,21 @@ const SCOPE_TABLE: Record<string, Access> = {
   "POST /api/v1/surveys/{id}/webhooks": ["surveys:write"],
   "GET /api/v1/surveys/{id}/webhooks": ["surveys:read"],
   "DELETE /api/v1/surveys/{id}/webhooks/{webhook_id}": ["surveys:write"],
+  "POST /api/v1/forms": ["forms:write"],
+  "GET /api/v1/forms": ["forms:read"],
+  "GET /api/v1/forms/{id}": ["forms:read"],
+  "PATCH /api/v1/forms/{id}": ["forms:write"],
+  "DELETE /api/v1/forms/{id}": ["forms:write"],
+  "GET /api/v1/forms/{id}/submissions": ["forms:read"],
+  "GET /api/v1/forms/{id}/submissions/export": ["forms:read"],
+  "GET /api/v1/forms/{id}/submissions/{sid}": ["forms:read"],
+  "DELETE /api/v1/forms/{id}/submissions/{sid}": ["forms:write"],
+  "POST /api/v1/forms/{id}/submissions/{sid}/spam": ["forms:write"],
+  "POST /api/v1/forms/{id}/submissions/{sid}/not-spam": ["forms:write"],
+  "GET /api/v1/forms/{id}/submissions/{sid}/files/{file_id}": ["forms:read"],
+  "GET /api/v1/forms/{id}/deliveries": ["forms:read"],
+  "GET /api/v1/forms/{id}/submissions/{sid}/deliveries": ["forms:read"],
+  "POST /api/v1/forms/{id}/submissions/{sid}/resend": ["forms:write"],
 };
 
 /** Routes that are public on purpose (no credential); any other route without security fails. */
@@ -149,6 +164,9 @@ const PUBLIC_ROUTES = new Set([
   "POST /api/v1/surveys/{slug}/responses/{response_id}/answers",
   "POST /api/v1/surveys/{slug}/responses/{response_id}/back",
   "POST /api/v1/surveys/{slug}/responses/{response_id}/complete",
+  "POST /f/{form_id}",
+  "GET /f/{form_id}/thanks",
+  "GET /f/{form_id}/files/{token}",
 ]);
 
 /** A valid body per route, so that ownership (not validation) decides the cross-team answer. */
@@ -188,6 +206,8 @@ function validBody(key: string): unknown {
     "POST /api/v1/surveys/{id}/webhooks": { url: "http://127.0.0.1:9/s2" },
     // keys:read, which keys:write implies: the only scope a key holding keys:write alone may grant.
     "POST /api/v1/keys": { name: "k", scopes: ["keys:read"] },
+    "POST /api/v1/forms": { name: "other" },
+    "PATCH /api/v1/forms/{id}": { name: "renamed" },
   };
   return bodies[key];
 }
@@ -209,6 +229,7 @@ const SHOWN_ONCE: Record<string, string> = {
   "POST /api/v1/webhooks": "$.data.secret",
   "POST /api/v1/surveys/{id}/webhooks": "$.data.secret",
   "POST /api/v1/keys": "$.data.key",
+  "POST /api/v1/forms": "$.data.webhook_secret",
 };
 
 /** Sends a request and scans its answer for secrets; returns status, text and parsed body. */

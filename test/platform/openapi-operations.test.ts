@@ -72,12 +72,15 @@ describe("security", () => {
     expect(open).toEqual([
       "GET /api/v1/surveys/{slug}/public",
       "GET /api/v1/surveys/{slug}/responses/{response_id}",
+      "GET /f/{form_id}/files/{token}",
+      "GET /f/{form_id}/thanks",
       "GET /insights/audit/reports/download/{token}",
       "GET /insights/audit/reports/shared/{token}",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/answers",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/back",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/complete",
       "POST /api/v1/surveys/{survey}/responses",
+      "POST /f/{form_id}",
       "POST /in/{slug}",
     ]);
   });

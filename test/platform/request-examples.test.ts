@@ -45,6 +45,8 @@ const ORDER = [
   "startSurveyResponse",
   "answerSurveyQuestion",
   "goBackInSurveyResponse",
+  "createForm",
+  "updateForm",
   "createAuditFinding",
   "updateAuditFinding",
   "createAuditFindingVerification",
@@ -101,6 +103,7 @@ describe("request examples of the OpenAPI document", () => {
       createAuditFinding: (d) => (ids.finding = d.id),
       createTeam: (d) => (ids.team = d.id),
       createApiKey: (d) => (ids.key = d.id),
+      createForm: (d) => (ids.form = d.id),
     };
     // What `{id}`-like parameters mean for each operation.
     const params: Partial<Record<(typeof ORDER)[number], () => Record<string, string>>> = {
@@ -118,6 +121,7 @@ describe("request examples of the OpenAPI document", () => {
       updateApiKey: () => ({ id: ids.key }),
       addTeamDomain: () => ({ id: ids.team }),
       addTeamMember: () => ({ id: ids.team }),
+      updateForm: () => ({ id: ids.form }),
     };
     // Steps between examples that no example covers: a signed event to replay, an active survey.
     const before: Partial<Record<(typeof ORDER)[number], () => Promise<void>>> = {

@@ -6,7 +6,7 @@ import { consumeQuota } from "../../src/platform/quota";
 import { planTable, type Plan, type Service } from "../../src/platform/plans";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
 
-const ALL_SERVICES = ["ai", "logs", "mail", "push", "surveys", "webhooks"];
+const ALL_SERVICES = ["ai", "forms", "logs", "mail", "push", "surveys", "webhooks"];
 const METRICS: Record<string, string> = {
   mail: "emails_sent",
   ai: "ai_units",
@@ -14,6 +14,7 @@ const METRICS: Record<string, string> = {
   push: "notifications_sent",
   webhooks: "events_received",
   logs: "ingested_mb",
+  forms: "submissions",
 };
 
 afterEach(() => setClock(null));

@@ -1,0 +1,112 @@
+// Forms (issue 40): posts/s accepted at `POST /f/:id` (a browser's urlencoded form of 10 fields,
+// answered 303) against the bare one-D1-read route of the bench Worker (`/__bench/bare/read`), at
+// 16 and 64 connections (goals: ≥ 0.7× and ≥ 0.85×); and a 10 MB multipart upload to a form that
+// takes 1 KB of files, refused 413 before the body is sent to its end (the bytes written when the
+// answer arrived are reported). Every post comes from its own client IP, as visitors do, so neither
+// the per-IP `public` bucket nor the form's cap per client network refuses the run; the team is on
+// enterprise (no monthly cap). Asserts every post was accepted and stored (the inbox count).
+import { request as httpRequest } from "node:http";
+import { api } from "../lib.mjs";
+
+const connectionSets = (process.env.CONNECTION_SETS ?? "16,64").split(",").map(Number);
+const GOALS = { 16: 0.7, 64: 0.85 };
+const UPLOAD_BYTES = 10 * 1024 * 1024;
+
+/** A distinct client IP per post (10.0.0.0/8 holds 16 M). */
+const ipOf = (n) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
+const body = new URLSearchParams(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`field${i}`, `value number ${i} of the bench form`]))).toString();
+
+/** Sends a multipart body of `total` bytes in 64 KB writes; resolves with the status and the bytes written when the answer came. */
+function upload(target, total) {
+  return new Promise((resolve, reject) => {
+    const boundary = "benchboundary";
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="cv"; filename="big.bin"\r\n\r\n`);
+    let written = 0;
+    let answered = null;
+    const req = httpRequest(
+      target,
+      {
+        method: "POST",
+        headers: { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json", "cf-connecting-ip": "10.255.255.254" },
+      },
+      (res) => {
+        answered = { status: res.statusCode, writtenWhenAnswered: written };
+        res.resume();
+        res.on("end", () => resolve(answered));
+      },
+    );
+    req.on("error", (error) => (answered ? resolve(answered) : reject(error)));
+    req.write(head);
+    written += head.length;
+    const chunk = Buffer.alloc(64 * 1024);
+    const pump = () => {
+      while (!answered && written < total) {
+        written += chunk.length;
+        if (!req.write(chunk)) return req.once("drain", pump);
+      }
+      req.end(answered ? undefined : `\r\n--${boundary}--\r\n`);
+    };
+    pump();
+  });
+}
+
+export default {
+  name: "forms",
+  async run({ url, createTeamWithKey, load, median, rounds, duration }) {
+    const team = await createTeamWithKey({ plan: "enterprise", scopes: ["forms:read", "forms:write"] });
+    const form = await api(url, "POST", "forms", team.key, { name: "bench" });
+    const small = await api(url, "POST", "forms", team.key, { name: "bench-upload", files: { enabled: true, max_bytes: 1024 } });
+    const postUrl = `${url}/f/${form.id}`;
+    const bareUrl = `${url}/__bench/bare/read?team=${team.teamId ?? "bench"}`;
+    let next = 0;
+    let accepted = 0;
+    const post = {
+      method: "POST",
+      setupRequest: (req) => ({
+        ...req,
+        body,
+        headers: { ...req.headers, "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": ipOf(next++) },
+      }),
+      onResponse: (status) => {
+        if (status === 303) accepted++;
+      },
+    };
+    const rows = [];
+    for (const connections of connectionSets) {
+      const runs = { bare: [], forms: [] };
+      for (let i = 0; i < rounds; i++) {
+        runs.bare.push(await load({ title: `bare read, ${connections}`, url: bareUrl, duration, connections }));
+        const run = await load({ title: `POST /f/:id, ${connections}`, url: postUrl, duration, connections, requests: [post] });
+        const refused = Object.entries(run.statuses).filter(([code]) => code !== "303");
+        if (refused.length) throw new Error(`answers other than 303 at /f/:id: ${JSON.stringify(run.statuses)}`);
+        runs.forms.push(run);
+      }
+      const rps = (list) => median(list.map((r) => r.requestsPerSecond));
+      const ratio = rps(runs.forms) / rps(runs.bare);
+      rows.push({
+        figure: `POST /f/:id (urlencoded, 10 fields), ${connections} connections, req/s`,
+        value: rps(runs.forms).toFixed(0),
+        baseline: `${rps(runs.bare).toFixed(0)} (bare one-D1-read route)`,
+        ratio: `${ratio.toFixed(2)}×`,
+        goal: `≥ ${GOALS[connections] ?? 0.7}×`,
+        note: `${ratio >= (GOALS[connections] ?? 0.7) ? "met" : "not met"}; one client IP per post`,
+      });
+    }
+    // Every accepted post is in the inbox (the store counts them).
+    const stored = await api(url, "GET", `forms/${form.id}`, team.key);
+    if (stored.submission_count !== accepted) throw new Error(`${accepted} posts answered 303 but the inbox holds ${stored.submission_count}`);
+
+    const refused = await upload(`${url}/f/${small.id}`, UPLOAD_BYTES);
+    if (refused.status !== 413) throw new Error(`the 10 MB upload answered ${refused.status}`);
+    rows.push({
+      figure: "10 MB multipart upload to a form taking 1 KB of files",
+      value: `413 after ${(refused.writtenWhenAnswered / 1024).toFixed(0)} KB sent`,
+      baseline: `${UPLOAD_BYTES / 1024} KB body`,
+      ratio: `${((refused.writtenWhenAnswered / UPLOAD_BYTES) * 100).toFixed(1)}% sent`,
+      goal: "refused before the end of the body",
+      note: refused.writtenWhenAnswered < UPLOAD_BYTES ? "met" : "not met",
+    });
+    return rows;
+  },
+};

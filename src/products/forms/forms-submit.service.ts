@@ -1,0 +1,71 @@
+// Accepting a public post (no Hono context): a filled honeypot is kept as spam with no unit, no
+// mail and no webhook; anything else is checked against the form (422 with every problem), then
+// accepted the platform's one way (jobs/accept.ts): one `submissions` unit reserved (the
+// monthly-quota 429 before anything is stored), the files put in R2 and the submission stored in
+// the form's store (its webhook delivery with it, sent by the store's alarm), then the
+// notification mail from the request's background. A failed store gives the unit back and
+// removes the files it put.
+import type { Env } from "../../env";
+import { nowIso } from "../../platform/clock";
+import { ApiError } from "../../platform/errors";
+import { accept, type Background } from "../../platform/jobs/accept";
+import { fileKey, type StoredFile } from "./forms.files";
+import { checkFields, IntakeError, storedFields, type Intake } from "./forms.intake";
+import { notifyRecipients } from "./forms.notify";
+import type { PublicForm } from "./forms.service";
+import { formStore, ownerOf } from "./forms.store";
+import type { StoredSubmission } from "./store/form-store";
+
+export interface Accepted {
+  id: string;
+  spam: boolean;
+}
+
+/** Stores a post for `form`; throws IntakeError (422) with what to fix, or the quota's 429. */
+export async function submitForm(env: Env, form: PublicForm, intake: Intake, origin: string | null, background: Background | null): Promise<Accepted> {
+  const id = crypto.randomUUID();
+  const createdAt = nowIso();
+  const base = { id, subject: intake.subject, reply_to: intake.replyTo, origin, created_at: createdAt };
+  if (intake.gotcha) {
+    // Answered exactly as a success; its files are not kept (a bot's uploads cost no storage).
+    const fields = JSON.stringify(storedFields(intake, form.fields));
+    await formStore(env, form.id).add(ownerOf(form), { ...base, status: "spam", fields, files: "[]" }, false);
+    return { id, spam: true };
+  }
+  const problems = checkFields(intake, form.fields);
+  if (problems.length > 0) throw new IntakeError(422, problems[0]!.code, "Some fields need fixing", problems);
+
+  const fields = storedFields(intake, form.fields);
+  const declaredFiles = form.fields ? new Set(form.fields.filter((f) => f.type === "file").map((f) => f.name)) : null;
+  const kept = intake.files.filter((f) => !declaredFiles || declaredFiles.has(f.field));
+  const files: StoredFile[] = kept.map((f) => ({
+    id: crypto.randomUUID(),
+    field: f.field,
+    name: f.name.slice(0, 255),
+    content_type: f.contentType,
+    size: f.bytes.length,
+  }));
+  const row: StoredSubmission = { ...base, status: "inbox", fields: JSON.stringify(fields), files: JSON.stringify(files) };
+  const owner = { teamId: form.teamId, plan: form.plan, ownerEmail: form.ownerEmail };
+
+  await accept({
+    name: "form submission",
+    env,
+    quota: { owner, service: "forms", units: 1 },
+    store: async () => {
+      const keys = files.map((f) => fileKey(form.id, id, f.id));
+      try {
+        await Promise.all(kept.map((f, i) => env.FORM_FILES.put(keys[i]!, f.bytes, { customMetadata: { name: files[i]!.name } })));
+        await formStore(env, form.id).add(ownerOf(form), row, form.webhookUrl !== null && form.webhookSecret !== null);
+      } catch (error) {
+        if (keys.length > 0) await env.FORM_FILES.delete(keys).catch(() => {});
+        throw error;
+      }
+      return id;
+    },
+    unavailable: () => new ApiError("unavailable", "The submission could not be stored; try again"),
+    attempt: () => notifyRecipients(env, owner, form, { id, fields, files, subject: intake.subject, replyTo: intake.replyTo, createdAt }),
+    background,
+  });
+  return { id, spam: false };
+}

@@ -1,0 +1,356 @@
+// FormStore: the submissions of one form (inbox and spam), the webhook deliveries of each and
+// their attempts, in a SQLite-backed Durable Object of their own (one per form, named by the form
+// id, which the Worker only ever takes from a form row it loaded for the caller's team or for a
+// public post). D1 keeps the form itself. The object's alarm is its scheduler: it sends the
+// deliveries that are due (the first at once, retries on the relay's schedule, a re-send when
+// asked) and deletes what is past the form's retention, in bounded steps, with its files in R2.
+// Only the alarm sends, and alarms never overlap, so no delivery is attempted twice at once.
+import { DurableObject } from "cloudflare:workers";
+import { and, eq } from "drizzle-orm";
+import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import type { Env } from "../../../env";
+import { getDb } from "../../../db/client";
+import { nowMs, nowSeconds } from "../../../platform/clock";
+import { log } from "../../../platform/log";
+import { retryDelaySeconds } from "../../relay/relay.retry";
+import { fileKey, formPrefix, type StoredFile } from "../forms.files";
+import { forms } from "../forms.tables";
+import { sendWebhook, type WebhookSubmission } from "../forms.webhook";
+import migrations from "./migrations/migrations.js";
+import * as schema from "./form-store.schema";
+
+/** Whose form this object holds, and how long it keeps submissions. */
+export interface StoreOwner {
+  formId: string;
+  teamId: string;
+  retentionDays: number;
+}
+
+/** A submission as the store keeps it (JSON columns as text). */
+export interface StoredSubmission {
+  id: string;
+  status: "inbox" | "spam";
+  fields: string;
+  files: string;
+  subject: string | null;
+  reply_to: string | null;
+  origin: string | null;
+  created_at: string;
+}
+
+export interface StoredAttempt {
+  number: number;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  response_body: string | null;
+}
+
+export interface StoredDelivery {
+  id: string;
+  submission_id: string;
+  status: "pending" | "delivered" | "failed";
+  trigger: "submission" | "resend";
+  next_attempt_at: string | null;
+  created_at: string;
+  attempts: StoredAttempt[];
+}
+
+type Row = StoredSubmission & { seq: number } & Record<string, SqlStorageValue>;
+
+const COLUMNS = "seq, id, status, fields, files, subject, reply_to, origin, created_at";
+/** Deliveries sent per alarm run; the rest wait for the next run, set at once. */
+const DELIVERIES_PER_RUN = 10;
+/** Submissions deleted per alarm run past their retention. */
+const PURGE_PER_RUN = 500;
+/** How often the retention is checked while the store holds submissions. */
+const RETENTION_CHECK_MS = 3_600_000;
+
+export class FormStore extends DurableObject<Env> {
+  private db: DrizzleSqliteDODatabase<typeof schema>;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = drizzle(ctx.storage, { schema });
+    void ctx.blockConcurrencyWhile(async () => {
+      await migrate(this.db, migrations);
+    });
+  }
+
+  private sql<T extends Record<string, SqlStorageValue>>(query: string, ...params: SqlStorageValue[]): T[] {
+    return this.ctx.storage.sql.exec<T>(query, ...params).toArray();
+  }
+
+  /** Records (or updates) whose form this is. */
+  private own(owner: StoreOwner): void {
+    this.sql(
+      "INSERT INTO state (id, form_id, team_id, retention_days) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET retention_days = excluded.retention_days",
+      owner.formId,
+      owner.teamId,
+      owner.retentionDays,
+    );
+  }
+
+  private owner(): StoreOwner | null {
+    const [row] = this.sql<{ form_id: string; team_id: string; retention_days: number }>("SELECT form_id, team_id, retention_days FROM state WHERE id = 1");
+    return row ? { formId: row.form_id, teamId: row.team_id, retentionDays: row.retention_days } : null;
+  }
+
+  /** Stores a submission and, when `webhook`, its first delivery (due now), in one transaction. */
+  async add(owner: StoreOwner, s: StoredSubmission, webhook: boolean): Promise<void> {
+    const at = nowMs();
+    this.ctx.storage.transactionSync(() => {
+      this.own(owner);
+      this.sql(
+        "INSERT INTO submissions (id, status, fields, files, subject, reply_to, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        s.id,
+        s.status,
+        s.fields,
+        s.files,
+        s.subject,
+        s.reply_to,
+        s.origin,
+        s.created_at,
+      );
+      if (webhook && s.status === "inbox") this.newDelivery(s.id, "submission", at);
+    });
+    await this.schedule(webhook ? at : null);
+  }
+
+  private newDelivery(submissionId: string, trigger: "submission" | "resend", at: number): string {
+    const id = crypto.randomUUID();
+    this.sql(
+      "INSERT INTO deliveries (id, submission_id, status, trigger, attempts, next_attempt_at, created_at) VALUES (?, ?, 'pending', ?, 0, ?, ?)",
+      id,
+      submissionId,
+      trigger,
+      at,
+      new Date(at).toISOString(),
+    );
+    return id;
+  }
+
+  /** Applies a changed retention. */
+  async configure(owner: StoreOwner): Promise<void> {
+    this.own(owner);
+  }
+
+  /** A page of one status, newest first, before the row `before` (a seq) when given. */
+  async page(status: "inbox" | "spam", limit: number, before: number | null): Promise<{ rows: StoredSubmission[]; next: number | null }> {
+    const rows = this.sql<Row>(
+      `SELECT ${COLUMNS} FROM submissions WHERE status = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      status,
+      before ?? Number.MAX_SAFE_INTEGER,
+      limit + 1,
+    );
+    const more = rows.length > limit;
+    const kept = rows.slice(0, limit);
+    return { rows: kept.map(plain), next: more ? kept[kept.length - 1]!.seq : null };
+  }
+
+  async get(id: string): Promise<StoredSubmission | null> {
+    const [row] = this.sql<Row>(`SELECT ${COLUMNS} FROM submissions WHERE id = ?`, id);
+    return row ? plain(row) : null;
+  }
+
+  /** Deletes a submission with its deliveries and attempts; its files go from R2. False when unknown. */
+  async remove(id: string): Promise<boolean> {
+    const owner = this.owner();
+    const [row] = this.sql<Row>(`SELECT ${COLUMNS} FROM submissions WHERE id = ?`, id);
+    if (!row || !owner) return false;
+    this.ctx.storage.transactionSync(() => this.deleteRows([id]));
+    await this.deleteFiles(owner.formId, [row]);
+    return true;
+  }
+
+  /** Moves a submission to the inbox or to spam; false when unknown. */
+  async move(id: string, status: "inbox" | "spam"): Promise<StoredSubmission | null> {
+    const [row] = this.sql<Row>(`UPDATE submissions SET status = ? WHERE id = ? RETURNING ${COLUMNS}`, status, id);
+    return row ? plain(row) : null;
+  }
+
+  async counts(): Promise<{ inbox: number; spam: number }> {
+    const rows = this.sql<{ status: string; n: number }>("SELECT status, count(*) AS n FROM submissions GROUP BY status");
+    const of = (s: string) => rows.find((r) => r.status === s)?.n ?? 0;
+    return { inbox: of("inbox"), spam: of("spam") };
+  }
+
+  /** The webhook deliveries of a submission (or the latest of the form), newest first, with their attempts. */
+  async deliveries(submissionId: string | null, limit = 50): Promise<StoredDelivery[]> {
+    const rows = submissionId
+      ? this.sql<Record<string, SqlStorageValue>>("SELECT * FROM deliveries WHERE submission_id = ? ORDER BY seq DESC LIMIT ?", submissionId, limit)
+      : this.sql<Record<string, SqlStorageValue>>("SELECT * FROM deliveries ORDER BY seq DESC LIMIT ?", limit);
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id as string);
+    const attempts = this.sql<Record<string, SqlStorageValue>>(
+      `SELECT * FROM attempts WHERE delivery_id IN (${ids.map(() => "?").join(",")}) ORDER BY number`,
+      ...ids,
+    );
+    return rows.map((r) => ({
+      id: r.id as string,
+      submission_id: r.submission_id as string,
+      status: r.status as StoredDelivery["status"],
+      trigger: r.trigger as StoredDelivery["trigger"],
+      next_attempt_at: r.next_attempt_at === null ? null : new Date(r.next_attempt_at as number).toISOString(),
+      created_at: r.created_at as string,
+      attempts: attempts
+        .filter((a) => a.delivery_id === r.id)
+        .map((a) => ({
+          number: a.number as number,
+          attempted_at: a.attempted_at as string,
+          status_code: a.status_code as number | null,
+          duration_ms: a.duration_ms as number | null,
+          error: a.error as string | null,
+          response_body: a.response_body as string | null,
+        })),
+    }));
+  }
+
+  /** A new delivery of an inbox submission, due now; null when the submission is unknown or spam. */
+  async resend(submissionId: string): Promise<string | null> {
+    const at = nowMs();
+    const id = this.ctx.storage.transactionSync(() => {
+      const [row] = this.sql<{ status: string }>("SELECT status FROM submissions WHERE id = ?", submissionId);
+      if (row?.status !== "inbox") return null;
+      return this.newDelivery(submissionId, "resend", at);
+    });
+    if (id) await this.schedule(at);
+    return id;
+  }
+
+  /** A page of the inbox for the export, newest first, before `before`. */
+  async exportPage(before: number | null, limit: number): Promise<{ rows: StoredSubmission[]; next: number | null }> {
+    return this.page("inbox", limit, before);
+  }
+
+  /** Deletes everything the form holds (the form was deleted): rows and files. */
+  async destroy(formId: string): Promise<void> {
+    const prefix = formPrefix(formId);
+    for (let cursor: string | undefined; ; ) {
+      const listed = await this.env.FORM_FILES.list({ prefix, cursor, limit: 1000 });
+      if (listed.objects.length > 0) await this.env.FORM_FILES.delete(listed.objects.map((o) => o.key));
+      if (!listed.truncated) break;
+      cursor = listed.cursor;
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+
+  override async alarm(): Promise<void> {
+    const owner = this.owner();
+    if (!owner) return;
+    await this.purge(owner);
+    await this.deliverDue(owner);
+    await this.schedule(null);
+  }
+
+  /** Sets the alarm to the earliest of `at`, the next due delivery and the next retention check. */
+  private async schedule(at: number | null): Promise<void> {
+    const [due] = this.sql<{ t: number | null }>("SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending'");
+    const [any] = this.sql<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 FROM submissions LIMIT 1)");
+    const candidates = [at, due?.t ?? null, any && any.n > 0 ? nowMs() + RETENTION_CHECK_MS : null].filter((t): t is number => t !== null);
+    if (candidates.length === 0) return;
+    const next = Math.min(...candidates);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
+  }
+
+  private deleteRows(ids: string[]): void {
+    const marks = ids.map(() => "?").join(",");
+    this.sql(`DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE submission_id IN (${marks}))`, ...ids);
+    this.sql(`DELETE FROM deliveries WHERE submission_id IN (${marks})`, ...ids);
+    this.sql(`DELETE FROM submissions WHERE id IN (${marks})`, ...ids);
+  }
+
+  private async deleteFiles(formId: string, rows: Array<Pick<StoredSubmission, "id" | "files">>): Promise<void> {
+    const keys = rows.flatMap((r) => (JSON.parse(r.files) as StoredFile[]).map((f) => fileKey(formId, r.id, f.id)));
+    for (let i = 0; i < keys.length; i += 1000) await this.env.FORM_FILES.delete(keys.slice(i, i + 1000));
+  }
+
+  /** Deletes submissions older than the retention, PURGE_PER_RUN at a time (90 per statement: the bound-parameter cap). */
+  private async purge(owner: StoreOwner): Promise<void> {
+    const cutoff = new Date(nowMs() - owner.retentionDays * 86_400_000).toISOString();
+    const old = this.sql<{ id: string; files: string }>("SELECT id, files FROM submissions WHERE created_at < ? ORDER BY seq LIMIT ?", cutoff, PURGE_PER_RUN);
+    if (old.length === 0) return;
+    await this.deleteFiles(owner.formId, old);
+    this.ctx.storage.transactionSync(() => {
+      for (let i = 0; i < old.length; i += 90) this.deleteRows(old.slice(i, i + 90).map((r) => r.id));
+    });
+  }
+
+  /** Sends the deliveries that are due, each once, and records the attempt. */
+  private async deliverDue(owner: StoreOwner): Promise<void> {
+    const now = nowMs();
+    const due = this.sql<{ id: string; submission_id: string; attempts: number }>(
+      "SELECT id, submission_id, attempts FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+      now,
+      DELIVERIES_PER_RUN,
+    );
+    if (due.length === 0) return;
+    const [form] = await getDb(this.env.DB)
+      .select({ name: forms.name, url: forms.webhookUrl, secret: forms.webhookSecret })
+      .from(forms)
+      .where(and(eq(forms.id, owner.formId), eq(forms.teamId, owner.teamId)));
+    for (const d of due) {
+      const submission = await this.get(d.submission_id);
+      const number = d.attempts + 1;
+      const attemptedAt = new Date(nowMs()).toISOString();
+      if (!form?.url || !form.secret || !submission) {
+        const reason = !form ? "form deleted" : !submission ? "submission deleted" : "webhook removed";
+        this.record(d.id, number, attemptedAt, { ok: false, statusCode: null, durationMs: 0, error: reason, responseBody: null }, null);
+        continue;
+      }
+      const result = await sendWebhook(
+        this.env,
+        { formId: owner.formId, formName: form.name, url: form.url, sealedSecret: form.secret },
+        hook(submission),
+        nowSeconds(),
+      );
+      const delay = result.ok ? null : retryDelaySeconds(number);
+      this.record(d.id, number, attemptedAt, result, delay === null ? null : nowMs() + delay * 1000);
+      if (!result.ok) log.info("form webhook attempt failed", { form_id: owner.formId, delivery_id: d.id, attempt: number, error: result.error });
+    }
+  }
+
+  private record(
+    deliveryId: string,
+    number: number,
+    attemptedAt: string,
+    r: { ok: boolean; statusCode: number | null; durationMs: number; error: string | null; responseBody: string | null },
+    nextAt: number | null,
+  ): void {
+    const status = r.ok ? "delivered" : nextAt === null ? "failed" : "pending";
+    this.ctx.storage.transactionSync(() => {
+      this.sql(
+        "INSERT OR REPLACE INTO attempts (delivery_id, number, attempted_at, status_code, duration_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        deliveryId,
+        number,
+        attemptedAt,
+        r.statusCode,
+        r.durationMs,
+        r.error,
+        r.responseBody,
+      );
+      this.sql("UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ? WHERE id = ?", status, number, nextAt, deliveryId);
+    });
+  }
+}
+
+function plain(row: Row): StoredSubmission {
+  return {
+    id: row.id,
+    status: row.status,
+    fields: row.fields,
+    files: row.files,
+    subject: row.subject,
+    reply_to: row.reply_to,
+    origin: row.origin,
+    created_at: row.created_at,
+  };
+}
+
+function hook(s: StoredSubmission): WebhookSubmission {
+  return { id: s.id, fields: JSON.parse(s.fields), files: JSON.parse(s.files), subject: s.subject, reply_to: s.reply_to, created_at: s.created_at };
+}

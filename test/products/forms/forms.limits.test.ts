@@ -1,0 +1,70 @@
+// Floods: one IP is refused by the `public` bucket across forms; one network flooding one form is
+// refused by the form's cap for that network while other networks and the team's other forms go
+// on; one network's daily share of the team's month (forms.limits.ts).
+import { describe, expect, it } from "vitest";
+import { FORM_POSTS_PER_MINUTE, networkDailyCap } from "../../../src/products/forms/forms.limits";
+import { PLATFORM_BUCKET_LIMITS as BUCKET_LIMITS } from "../../../src/platform/rate-limit/buckets";
+import { planTable } from "../../../src/platform/plans";
+import { json, setupTeam } from "../../helpers/api";
+import { createForm, postJson, storeSql } from "./forms.helpers";
+
+describe("public form limits", () => {
+  it("refuses a flood to one form from one network by the form's cap; other networks and forms still post", async () => {
+    const { key } = await setupTeam();
+    const form = await createForm(key);
+    const other = await createForm(key);
+    const ip = "198.51.100.7";
+    const statuses: number[] = [];
+    for (let i = 0; i < FORM_POSTS_PER_MINUTE + 3; i++) statuses.push((await postJson(form.id, { i: String(i) }, { ip })).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(FORM_POSTS_PER_MINUTE);
+    expect(statuses.slice(FORM_POSTS_PER_MINUTE)).toEqual([429, 429, 429]);
+    const refused = await postJson(form.id, { x: "y" }, { ip });
+    expect(await json(refused)).toEqual({ error: "Rate limit exceeded", retry_after: expect.any(Number) });
+    expect(refused.headers.get("retry-after")).not.toBeNull();
+    expect((await postJson(form.id, { x: "y" }, { ip: "198.51.100.8" })).status).toBe(200);
+    expect((await postJson(other.id, { x: "y" }, { ip })).status).toBe(200);
+    // An IPv6 /64 is one network.
+    const v6 = [];
+    for (let i = 0; i < FORM_POSTS_PER_MINUTE + 1; i++) v6.push((await postJson(other.id, { i: "v6" }, { ip: `2001:db8:1:2::${i + 1}` })).status);
+    expect(v6.at(-1)).toBe(429);
+    const kept = await storeSql<{ n: number }>(form.id, "SELECT count(*) AS n FROM submissions");
+    expect(kept[0]!.n).toBe(FORM_POSTS_PER_MINUTE + 1);
+  });
+
+  it("refuses a flood from one IP across many forms by the public bucket", async () => {
+    const { key } = await setupTeam({ plan: "enterprise" });
+    const forms = [];
+    for (let i = 0; i < 25; i++) forms.push(await createForm(key, { name: `f${i}` }));
+    const ip = "198.51.100.99";
+    let refusedAt = -1;
+    for (let i = 0; i < BUCKET_LIMITS.public + 1; i++) {
+      const res = await postJson(forms[i % forms.length]!.id, { i: String(i) }, { ip });
+      if (res.status === 429) {
+        refusedAt = i;
+        break;
+      }
+      expect(res.status).toBe(200);
+    }
+    expect(refusedAt).toBe(BUCKET_LIMITS.public);
+  });
+
+  it("gives one network at most 1/62 of a plan's month a day (half the month over 31 days), none for enterprise", () => {
+    expect(networkDailyCap("free")).toBe(16);
+    expect(networkDailyCap("pro")).toBe(Math.floor(50_000 / 62));
+    expect(networkDailyCap("enterprise")).toBeNull();
+    // Over a 31-day month one network spends at most half the month's units.
+    for (const plan of ["free", "starter", "pro", "scale"] as const)
+      expect(networkDailyCap(plan)! * 31).toBeLessThanOrEqual(planTable()[plan].monthly.forms! / 2);
+  });
+
+  it("refuses one network past its daily share of the team's month", async () => {
+    const { key } = await setupTeam({ plan: "free" });
+    const forms = [];
+    for (let i = 0; i < 3; i++) forms.push(await createForm(key, { name: `f${i}` }));
+    const ip = "198.51.100.50";
+    const statuses: number[] = [];
+    for (let i = 0; i < 18; i++) statuses.push((await postJson(forms[i % 3]!.id, { i: String(i) }, { ip })).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(networkDailyCap("free")!);
+    expect(statuses.at(-1)).toBe(429);
+  });
+});
