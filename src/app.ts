@@ -31,6 +31,7 @@ import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
 import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
+import { ANALYTICS_MOUNTS, analyticsEventRouter, analyticsRouter, analyticsScriptRouter } from "./products/analytics";
 
 export const API_PREFIX = "/api/v1";
 
@@ -58,6 +59,9 @@ const MOUNTS: Mounts = [
   [`${API_PREFIX}/surveys`, surveysRouter],
   [`${API_PREFIX}/surveys`, surveysPublicRouter],
   ["", surveyPageRouter],
+  [`${API_PREFIX}${ANALYTICS_MOUNTS.api}`, analyticsRouter],
+  [ANALYTICS_MOUNTS.event, analyticsEventRouter],
+  [ANALYTICS_MOUNTS.script, analyticsScriptRouter],
   // The console renders its own error pages (src/console/console.routes.tsx).
   ["/console", consoleRouter],
   ["", landingRouter],

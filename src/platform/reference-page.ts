@@ -4,6 +4,7 @@
 // walks them, the operator's last. The script is the Worker's own static asset, so the page works
 // offline.
 import { Scalar } from "@scalar/hono-api-reference";
+import { analyticsDocTag } from "../products/analytics";
 
 export const REFERENCE_TITLE = "Edge Platform API reference";
 
@@ -27,6 +28,7 @@ export const DOCUMENT_TAGS = [
   { name: "Mail", description: "Send on the transactional or broadcast stream; read emails and their history." },
   { name: "Mail webhooks", description: "Mail event webhooks and their test delivery." },
   { name: "Mail: sending domains", description: "Domains a live key may send from, verified by a DNS TXT record." },
+  analyticsDocTag,
   { name: "Operator", description: "Teams and keys, for the platform's operator: `Authorization: Bearer <ADMIN_TOKEN>`, not a team key." },
 ] as const;
 

@@ -16,6 +16,8 @@ export const SCOPES = [
   "mail:send",
   "mail:read",
   "billing:read",
+  "analytics:read",
+  "analytics:write",
 ] as const;
 
 /**
@@ -33,6 +35,7 @@ export type Scope = (typeof KEY_SCOPES)[number];
 const IMPLIED: Partial<Record<Scope, Scope[]>> = {
   "webhooks:write": ["webhooks:read"],
   "keys:write": ["keys:read"],
+  "analytics:write": ["analytics:read"],
 };
 
 /** True when a key holding `held` may use an endpoint that requires `required`. */

@@ -27,6 +27,7 @@ const PRODUCT_LABELS: Record<string, string> = {
   surveys: "Surveys",
   push: "Push",
   audit: "Audit",
+  analytics: "Analytics",
   billing: "Billing and usage",
   keys: "API keys",
 };
