@@ -69,9 +69,10 @@ export async function receiveEvent(env: Env, text: string, sender: Sender, backg
 
   const at = nowMs();
   const day = new Date(at).toISOString().slice(0, 10);
+  // The unit and the hash are independent: both at once (neither left unawaited should the other fail).
   const [, visitor] = await Promise.all([
     spendUnit(env, found, sender.ip, background),
-    visitorHash(await dailySalt(env, day), site.id, sender.ip, sender.userAgent),
+    dailySalt(env, day).then((salt) => visitorHash(salt, site.id, sender.ip, sender.userAgent)),
   ]);
   const country = sender.country && /^[A-Z]{2}$/.test(sender.country) && sender.country !== "XX" && sender.country !== "T1" ? sender.country : "";
   eventBatch(env).add({
