@@ -24,7 +24,7 @@ function send(name: string, options: Options = {}): void {
     return;
   }
   const body = JSON.stringify({ n: name, u: options.u ?? location.href, d: domain, r: document.referrer || null, p: options.props });
-  if (!(navigator.sendBeacon && navigator.sendBeacon(api, body))) {
+  if (!navigator.sendBeacon?.(api, body)) {
     void fetch(api, { method: "POST", body, keepalive: true, headers: { "Content-Type": "text/plain" } }).catch(() => undefined);
   }
   options.callback?.();
@@ -50,8 +50,4 @@ for (const method of ["pushState", "replaceState"] as const) {
   };
 }
 addEventListener("popstate", pageview);
-if (document.visibilityState === "prerender") {
-  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && pageview());
-} else {
-  pageview();
-}
+pageview();
