@@ -1,6 +1,7 @@
 // The console's navigation: one entry per page group, in the order the sidebar shows them. A page
 // group adds its entry here (one line) and its routes to src/console/pages/index.ts.
 import type { Role } from "../db/schema";
+import { analyticsNav } from "../products/analytics/analytics.product";
 
 export interface NavEntry {
   /** The path under /console/teams/:team_id/ (its first segment marks the entry active). */
@@ -20,5 +21,6 @@ export const NAV: readonly NavEntry[] = [
   { path: "mail", label: "Mail" },
   { path: "push", label: "Push" },
   { path: "audit", label: "Audit" },
+  analyticsNav,
   { path: "members", label: "Members" },
 ];

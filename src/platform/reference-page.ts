@@ -4,7 +4,7 @@
 // walks them, the operator's last. The script is the Worker's own static asset, so the page works
 // offline.
 import { Scalar } from "@scalar/hono-api-reference";
-import { analyticsDocTag } from "../products/analytics";
+import { analyticsDocTag } from "../products/analytics/analytics.product";
 
 export const REFERENCE_TITLE = "Edge Platform API reference";
 

@@ -100,6 +100,7 @@ export function paramKind(path: string, name: string, publicRoute = false): stri
     shared: "token",
     download: "token",
     in: "slug",
+    sites: "analyticsSite",
   };
   const kind = bySegment[before];
   if (!kind) throw new Error(`no resource kind for {${name}} in ${path}`);
@@ -214,6 +215,9 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   secrets.push(surveyHook.secret);
   await ok(await call("POST", `surveys/${survey.id}/activate`, { key }));
   ids.response = (await ok(await call("POST", `surveys/${survey.slug}/responses`, { ip: anyIp() }))).id;
+
+  // Analytics: a site.
+  ids.analyticsSite = (await ok(await call("POST", "analytics/sites", { key, body: { domain: "fixture.example" } }))).id;
 
   return { team, ids, secrets: secrets.filter((s) => typeof s === "string" && s.length >= 8) };
 }

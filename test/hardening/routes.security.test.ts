@@ -136,6 +136,13 @@ const SCOPE_TABLE: Record<string, Access> = {
   "POST /api/v1/surveys/{id}/webhooks": ["surveys:write"],
   "GET /api/v1/surveys/{id}/webhooks": ["surveys:read"],
   "DELETE /api/v1/surveys/{id}/webhooks/{webhook_id}": ["surveys:write"],
+  "POST /api/v1/analytics/sites": ["analytics:write"],
+  "GET /api/v1/analytics/sites": ["analytics:read", "analytics:write"],
+  "GET /api/v1/analytics/sites/{id}": ["analytics:read", "analytics:write"],
+  "PATCH /api/v1/analytics/sites/{id}": ["analytics:write"],
+  "DELETE /api/v1/analytics/sites/{id}": ["analytics:write"],
+  "GET /api/v1/analytics/sites/{id}/realtime": ["analytics:read", "analytics:write"],
+  "POST /api/v1/analytics/query": ["analytics:read", "analytics:write"],
 };
 
 /** Routes that are public on purpose (no credential); any other route without security fails. */
@@ -149,6 +156,8 @@ const PUBLIC_ROUTES = new Set([
   "POST /api/v1/surveys/{slug}/responses/{response_id}/answers",
   "POST /api/v1/surveys/{slug}/responses/{response_id}/back",
   "POST /api/v1/surveys/{slug}/responses/{response_id}/complete",
+  "POST /api/event",
+  "GET /a/script.js",
 ]);
 
 /** A valid body per route, so that ownership (not validation) decides the cross-team answer. */
@@ -188,6 +197,8 @@ function validBody(key: string): unknown {
     "POST /api/v1/surveys/{id}/webhooks": { url: "http://127.0.0.1:9/s2" },
     // keys:read, which keys:write implies: the only scope a key holding keys:write alone may grant.
     "POST /api/v1/keys": { name: "k", scopes: ["keys:read"] },
+    "POST /api/v1/analytics/sites": { domain: "other.example" },
+    "PATCH /api/v1/analytics/sites/{id}": { keep_query_string: true },
   };
   return bodies[key];
 }
@@ -448,6 +459,7 @@ describe("another team's ids answer exactly like unknown ids", () => {
         "email",
         "mailWebhook",
         "surveyWebhook",
+        "analyticsSite",
       ]) {
         expect(text.includes(A.ids[kind]), `${routeKey(op)} shows A's ${kind}`).toBe(false);
       }

@@ -13,6 +13,7 @@ import { usagePages } from "./usage";
 import { mailPages } from "./mail";
 import { pushPages } from "./push";
 import { surveysPages } from "./surveys";
+import { analyticsPages } from "../../products/analytics";
 
 export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   keysPages,
@@ -25,4 +26,5 @@ export const PAGE_GROUPS: readonly Hono<ConsoleEnv>[] = [
   mailPages,
   pushPages,
   auditPages,
+  analyticsPages,
 ];

@@ -19,7 +19,7 @@ analyticsQueryRouter.openapi(
     scope: "analytics:read",
     request: {
       body: jsonBody(QueryBody, {
-        site_id: "5b0f4e61-6a0e-4f57-9c1b-6a4a3b1e2f10",
+        site_id: "SITE_ID",
         metrics: ["visitors", "pageviews"],
         date_range: "7d",
         dimensions: ["event:page"],
