@@ -14,6 +14,8 @@ import { assert, eventually, expectStatus, request } from "./http.mjs";
 import { checkAxe, launchBrowser } from "./browser.mjs";
 
 const SHOTS = join(ROOT, "test-results", "console");
+/** A person's desktop Chrome: headless Chromium says "HeadlessChrome", which the bot filter drops, as it should. */
+const USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
 const TRACKER = readFileSync(createRequire(import.meta.url).resolve("@plausible-analytics/tracker"), "utf8");
 
 /** A local web site: `/` and `/pricing` load Plausible's package, `/own` our script. */
@@ -57,13 +59,15 @@ export async function analyticsChecks({ url, adminToken, createTeamWithKey, defe
 
   return {
     "analytics: Plausible's tracker package counts a pageview, an SPA navigation and a custom event": async () => {
-      const context = await browser.newContext();
+      const context = await browser.newContext({ userAgent: USER_AGENT });
       // Plausible's tracker ignores automated browsers (navigator.webdriver): this one plays a person's.
       await context.addInitScript(() => Object.defineProperty(Navigator.prototype, "webdriver", { get: () => false }));
       const page = await context.newPage();
+      const answers = [];
+      page.on("response", (res) => res.url().endsWith("/api/event") && answers.push(`${res.status()} ${res.headers()["x-analytics-dropped"] ?? ""}`));
       await page.goto(`${local.origin}/pricing?utm_source=e2e`);
       await eventually(async () => {
-        assert.equal((await pages())["/pricing"], 1);
+        assert.equal((await pages())["/pricing"], 1, `answers to the tracker: ${answers.join(", ")}`);
         return true;
       });
       await page.evaluate(() => history.pushState({}, "", "/docs"));
@@ -89,7 +93,7 @@ export async function analyticsChecks({ url, adminToken, createTeamWithKey, defe
     },
 
     "analytics: our tracker at /a/script.js counts a pageview with sendBeacon": async () => {
-      const context = await browser.newContext();
+      const context = await browser.newContext({ userAgent: USER_AGENT });
       const page = await context.newPage();
       await page.goto(`${local.origin}/own`);
       await eventually(async () => {

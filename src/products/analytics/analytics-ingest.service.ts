@@ -29,7 +29,7 @@ export interface Sender {
 }
 
 /** Why an event was answered 202 without being counted (the `x-analytics-dropped` header), or null when counted. */
-export type Dropped = "bot" | "foreign_host" | null;
+export type Dropped = "bot" | "foreign_host" | "engagement" | null;
 
 /** Events of one site from one client network per 60 s window. */
 export const NETWORK_MINUTE_CAP = 120;
@@ -66,6 +66,9 @@ export async function receiveEvent(env: Env, text: string, sender: Sender, backg
   // Plausible drops bots and a missing user agent; an event off the site's domain is someone else's page.
   if (sender.userAgent === "" || isbot(sender.userAgent)) return "bot";
   if (!onSiteDomain(input.url, site.domain)) return "foreign_host";
+  // Plausible's tracker reports scroll depth and time on page as `engagement` events; Plausible
+  // counts them as neither pageviews nor events (we keep no engagement metrics): accepted, not counted.
+  if (input.name === "engagement") return "engagement";
 
   const at = nowMs();
   const day = new Date(at).toISOString().slice(0, 10);

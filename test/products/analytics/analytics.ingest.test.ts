@@ -91,7 +91,7 @@ describe("POST /api/event", () => {
     await expectError(await sendEvent(pageview("example.com")), 404, { error: "Site not found" });
   });
 
-  it("answers bots and pages off the site's domain 202 without counting them", async () => {
+  it("answers bots, pages off the site's domain and engagement events 202 without counting them", async () => {
     const { site } = await siteOf();
     const bots = [
       "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
@@ -110,6 +110,10 @@ describe("POST /api/event", () => {
       expect(res.status).toBe(202);
       expect(res.headers.get("x-analytics-dropped")).toBe("foreign_host");
     }
+    // Plausible's tracker's engagement events (scroll depth, time on page) are no event of ours.
+    const engagement = await sendEvent({ n: "engagement", u: "https://example.com/", d: site.id, sd: 80, e: 12000 });
+    expect(engagement.status).toBe(202);
+    expect(engagement.headers.get("x-analytics-dropped")).toBe("engagement");
     // Under the domain counts.
     expect((await sendEvent(pageview(site.id, "https://blog.example.com/post"))).headers.get("x-analytics-dropped")).toBeNull();
     await settle();
