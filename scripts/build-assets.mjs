@@ -22,6 +22,16 @@ await build({
   sourcemap: false,
   logLevel: "warning",
 });
+// The analytics tracker at /a/script.js (src/products/analytics/client/tracker.ts): one classic script, under 2 KB.
+await build({
+  entryPoints: [join(ROOT, "src", "products", "analytics", "client", "tracker.ts")],
+  outfile: join(ASSETS_DIR, "a", "script.js"),
+  bundle: true,
+  minify: true,
+  format: "iife",
+  target: "es2020",
+  logLevel: "warning",
+});
 for (const sheet of ["console.css", "products.css"]) copyFileSync(join(ROOT, "client", sheet), join(ASSETS_DIR, "assets", sheet));
 copyFileSync(join(ROOT, "node_modules", "@scalar", "api-reference", "dist", "browser", "standalone.js"), join(ASSETS_DIR, "standalone.js"));
 console.log(`built static assets into ${ASSETS_DIR}`);

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyMigrations, createTeamWithKey, freePort, freshSecrets, startDevServer, writeVars } from "./lib/dev-server.mjs";
+import { analyticsChecks } from "./e2e/analytics.mjs";
 import { auditChecks } from "./e2e/audit.mjs";
 import { consoleChecks } from "./e2e/console.mjs";
 import { consoleExploreChecks } from "./e2e/console-explore.mjs";
@@ -46,6 +47,7 @@ const allSuites = [
   pushChecks,
   mailChecks,
   formsChecks,
+  analyticsChecks,
 ];
 // E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());

@@ -4,6 +4,7 @@
 // usage page and the reference show them. A new product is a folder, one line in each of the two
 // places below and its wrangler.toml entries (docs/ARCHITECTURE.md "Adding a product").
 import { registerProducts, type ProductDefinition } from "../platform/products";
+import { analytics } from "./analytics";
 import { audit } from "./audit";
 import { formsProduct } from "./forms";
 import { logs } from "./logs";
@@ -12,6 +13,7 @@ import { push } from "./push";
 import { relay } from "./relay";
 import { surveys } from "./surveys";
 
+export * from "./analytics";
 export * from "./audit";
 export * from "./forms";
 export * from "./logs";
@@ -21,6 +23,6 @@ export * from "./relay";
 export * from "./surveys";
 
 /** Every product the Worker serves, registered with the platform. */
-export const PRODUCTS: readonly ProductDefinition[] = [logs, relay, surveys, mail, push, audit, formsProduct];
+export const PRODUCTS: readonly ProductDefinition[] = [logs, relay, surveys, mail, push, audit, formsProduct, analytics];
 
 registerProducts(PRODUCTS);

@@ -106,6 +106,7 @@ export function paramKind(path: string, name: string, publicRoute = false): stri
     f: "form",
     submissions: "formSubmission",
     files: "formFile",
+    sites: "analyticsSite",
   };
   const kind = bySegment[before];
   if (!kind) throw new Error(`no resource kind for {${name}} in ${path}`);
@@ -238,6 +239,8 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   const submission = await ok(await call("GET", `forms/${form.id}/submissions/${ids.formSubmission}`, { key }));
   ids.formFile = submission.files[0].id;
   ids.formFileToken = (await signedFileUrl(env, form.id, ids.formSubmission, ids.formFile)).split("/").pop()!;
+  // Analytics: a site.
+  ids.analyticsSite = (await ok(await call("POST", "analytics/sites", { key, body: { domain: "fixture.example" } }))).id;
 
   return { team, ids, secrets: secrets.filter((s) => typeof s === "string" && s.length >= 8) };
 }

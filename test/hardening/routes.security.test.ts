@@ -151,6 +151,13 @@ const SCOPE_TABLE: Record<string, Access> = {
   "GET /api/v1/forms/{id}/deliveries": ["forms:read"],
   "GET /api/v1/forms/{id}/submissions/{sid}/deliveries": ["forms:read"],
   "POST /api/v1/forms/{id}/submissions/{sid}/resend": ["forms:write"],
+  "POST /api/v1/analytics/sites": ["analytics:write"],
+  "GET /api/v1/analytics/sites": ["analytics:read", "analytics:write"],
+  "GET /api/v1/analytics/sites/{id}": ["analytics:read", "analytics:write"],
+  "PATCH /api/v1/analytics/sites/{id}": ["analytics:write"],
+  "DELETE /api/v1/analytics/sites/{id}": ["analytics:write"],
+  "GET /api/v1/analytics/sites/{id}/realtime": ["analytics:read", "analytics:write"],
+  "POST /api/v1/analytics/query": ["analytics:read", "analytics:write"],
 };
 
 /** Routes that are public on purpose (no credential); any other route without security fails. */
@@ -167,6 +174,8 @@ const PUBLIC_ROUTES = new Set([
   "POST /f/{form_id}",
   "GET /f/{form_id}/thanks",
   "GET /f/{form_id}/files/{token}",
+  "POST /api/event",
+  "GET /a/script.js",
 ]);
 
 /** A valid body per route, so that ownership (not validation) decides the cross-team answer. */
@@ -208,6 +217,8 @@ function validBody(key: string): unknown {
     "POST /api/v1/keys": { name: "k", scopes: ["keys:read"] },
     "POST /api/v1/forms": { name: "other" },
     "PATCH /api/v1/forms/{id}": { name: "renamed" },
+    "POST /api/v1/analytics/sites": { domain: "other.example" },
+    "PATCH /api/v1/analytics/sites/{id}": { keep_query_string: true },
   };
   return bodies[key];
 }
@@ -469,6 +480,7 @@ describe("another team's ids answer exactly like unknown ids", () => {
         "email",
         "mailWebhook",
         "surveyWebhook",
+        "analyticsSite",
       ]) {
         expect(text.includes(A.ids[kind]), `${routeKey(op)} shows A's ${kind}`).toBe(false);
       }

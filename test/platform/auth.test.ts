@@ -147,6 +147,9 @@ describe("hasScope", () => {
         "mail:send",
         "mail:read",
         "billing:read",
+        // NAMED-PRODUCTS.md's scopes, in the demo key too.
+        "analytics:read",
+        "analytics:write",
       ].sort(),
     );
   });

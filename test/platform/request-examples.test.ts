@@ -3,7 +3,7 @@
 // (every scope, pro plan, example.com verified), a project's ingest token, the operator token, or
 // none. Operations run in the order a newcomer would, so the ids in each path come from the
 // resources the earlier examples created. The only edits to a body are the ids it must name
-// (QUESTION_ID, the question the example created): no static example can know them.
+// (QUESTION_ID, the question the example created; SITE_ID, the analytics site): no static example can know them.
 import { describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, call, json, setupTeam } from "../helpers/api";
 
@@ -52,6 +52,9 @@ const ORDER = [
   "createAuditFindingVerification",
   "shareAuditReport",
   "exportAuditReport",
+  "createAnalyticsSite",
+  "updateAnalyticsSite",
+  "queryAnalytics",
   "createTeamApiKey",
   "createTeam",
   "updateTeam",
@@ -104,6 +107,7 @@ describe("request examples of the OpenAPI document", () => {
       createTeam: (d) => (ids.team = d.id),
       createApiKey: (d) => (ids.key = d.id),
       createForm: (d) => (ids.form = d.id),
+      createAnalyticsSite: (d) => (ids.site = d.id),
     };
     // What `{id}`-like parameters mean for each operation.
     const params: Partial<Record<(typeof ORDER)[number], () => Record<string, string>>> = {
@@ -122,6 +126,7 @@ describe("request examples of the OpenAPI document", () => {
       addTeamDomain: () => ({ id: ids.team }),
       addTeamMember: () => ({ id: ids.team }),
       updateForm: () => ({ id: ids.form }),
+      updateAnalyticsSite: () => ({ id: ids.site }),
     };
     // Steps between examples that no example covers: a signed event to replay, an active survey.
     const before: Partial<Record<(typeof ORDER)[number], () => Promise<void>>> = {
@@ -162,7 +167,12 @@ describe("request examples of the OpenAPI document", () => {
         expect(named[name], `${operationId}: {${name}}`).toBeDefined();
         return named[name];
       });
-      const raw = typeof example === "string" ? example : JSON.stringify(example).replaceAll("QUESTION_ID", ids.question_id ?? "");
+      const raw =
+        typeof example === "string"
+          ? example
+          : JSON.stringify(example)
+              .replaceAll("QUESTION_ID", ids.question_id ?? "")
+              .replaceAll("SITE_ID", ids.site ?? "");
       const scheme = Object.keys(op.security?.[0] ?? {})[0];
       const key =
         operationId === "createTeamApiKey"

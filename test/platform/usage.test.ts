@@ -6,7 +6,7 @@ import { consumeQuota } from "../../src/platform/quota";
 import { planTable, type Plan, type Service } from "../../src/platform/plans";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
 
-const ALL_SERVICES = ["ai", "forms", "logs", "mail", "push", "surveys", "webhooks"];
+const ALL_SERVICES = ["ai", "analytics", "forms", "logs", "mail", "push", "surveys", "webhooks"];
 const METRICS: Record<string, string> = {
   mail: "emails_sent",
   ai: "ai_units",
@@ -15,6 +15,7 @@ const METRICS: Record<string, string> = {
   webhooks: "events_received",
   logs: "ingested_mb",
   forms: "submissions",
+  analytics: "events",
 };
 
 afterEach(() => setClock(null));
@@ -142,7 +143,7 @@ describe("used reflects consumption", () => {
 });
 
 describe("visibility by scope", () => {
-  it("billing:read sees all six services", async () => {
+  it("billing:read sees every service", async () => {
     expect(await visible(["billing:read"])).toEqual(ALL_SERVICES);
   });
 

@@ -8,3 +8,4 @@ export * from "./push";
 export * from "./surveys";
 export * from "./console";
 export * from "../../products/forms/forms.tables";
+export * from "./analytics";

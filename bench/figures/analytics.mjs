@@ -1,0 +1,95 @@
+// Analytics ingest (issue 41): events/s accepted at POST /api/event (text/plain JSON as a
+// tracker's sendBeacon sends it, a browser's user agent, pages of one site) against the bare
+// one-D1-read route of the bench Worker, at 16 and 64 connections. Asserts stored = accepted:
+// once the runs are over, the site's `events` from the query API equal the 202s counted here (the
+// isolate's batch writes them within its linger; the figure waits for it).
+import { api } from "../lib.mjs";
+
+const connectionSets = (process.env.CONNECTION_SETS ?? "16,64").split(",").map(Number);
+const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
+const SETTLE_MS = Number(process.env.ANALYTICS_SETTLE_MS ?? 60_000);
+
+/**
+ * The client IP of event n: a new address every 100 events, so neither the per-IP `public` bucket
+ * (200 a minute) nor the per-site-and-network cap (120 a minute) refuses a run: the figure measures
+ * many visitors, not one flooding one.
+ */
+const ipOf = (n) => {
+  const k = Math.floor(n / 100);
+  return `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
+};
+
+export default {
+  name: "analytics",
+  async run({ url, createTeamWithKey, load, median, rounds, duration }) {
+    const team = await createTeamWithKey({ plan: "scale", scopes: ["analytics:write"] });
+    const site = await api(url, "POST", "analytics/sites", team.key, { domain: "bench.example" });
+    const eventUrl = `${url}/api/event`;
+    const bareUrl = `${url}/__bench/bare/read?team=${team.teamId}`;
+    let next = 0;
+    let accepted = 0;
+    const event = (n) =>
+      JSON.stringify({ n: "pageview", u: `https://bench.example/page-${n % 50}`, d: site.id, r: n % 3 ? null : "https://news.ycombinator.com/" });
+    const request = {
+      method: "POST",
+      setupRequest: (req, context) => {
+        const n = next++;
+        context.n = n;
+        return { ...req, body: event(n), headers: { ...req.headers, "content-type": "text/plain", "user-agent": UA, "cf-connecting-ip": ipOf(n) } };
+      },
+      onResponse: (status) => {
+        if (status === 202) accepted++;
+      },
+    };
+    // Warm-up (counted like the others).
+    for (let i = 0; i < 20; i++) {
+      const n = next++;
+      const res = await fetch(eventUrl, {
+        method: "POST",
+        body: event(n),
+        headers: { "content-type": "text/plain", "user-agent": UA, "cf-connecting-ip": ipOf(n) },
+      });
+      await res.arrayBuffer();
+      if (res.status !== 202 || res.headers.get("x-analytics-dropped"))
+        throw new Error(`warm-up event answered ${res.status} ${res.headers.get("x-analytics-dropped") ?? ""}`);
+      accepted++;
+      await (await fetch(bareUrl)).arrayBuffer();
+    }
+
+    const bySet = new Map();
+    for (const connections of connectionSets) {
+      const runs = { bare: [], ingest: [] };
+      for (let i = 0; i < rounds; i++) {
+        runs.bare.push(await load({ title: `bare one-D1-read, ${connections}`, url: bareUrl, duration, connections }));
+        const run = await load({ title: `analytics ingest, ${connections}`, url: eventUrl, duration, connections, requests: [request] });
+        if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers at /api/event: ${JSON.stringify(run.statuses)}`);
+        runs.ingest.push(run);
+      }
+      bySet.set(connections, runs);
+    }
+
+    // stored = accepted: the query API's event count reaches what was accepted, and no more.
+    const storedCount = async () => {
+      const answer = await api(url, "POST", "analytics/query", team.key, { site_id: site.id, metrics: ["events"], date_range: "day" });
+      return answer.results[0].metrics[0];
+    };
+    const deadline = Date.now() + SETTLE_MS;
+    let stored = await storedCount();
+    while (stored < accepted && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      stored = await storedCount();
+    }
+    if (stored !== accepted) throw new Error(`stored ${stored} events, accepted ${accepted}`);
+
+    const rps = (runs) => median(runs.map((r) => r.requestsPerSecond));
+    const ratios = (runs, of) => runs.map((r, i) => (r.requestsPerSecond / of[i].requestsPerSecond).toFixed(2)).join(", ");
+    return [...bySet].map(([connections, { bare, ingest }]) => ({
+      figure: `analytics POST /api/event, requests/s at ${connections} connections`,
+      value: rps(ingest).toFixed(0),
+      baseline: `${rps(bare).toFixed(0)} (one D1 read)`,
+      ratio: `${(rps(ingest) / rps(bare)).toFixed(2)}×`,
+      goal: connections >= 64 ? "≥ 0.9×" : "≥ 0.8×",
+      note: `rounds: ${ratios(ingest, bare)}; stored = accepted = ${accepted}`,
+    }));
+  },
+};

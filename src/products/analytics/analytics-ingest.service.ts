@@ -1,0 +1,142 @@
+// Counting one event of POST /api/event: the body (analytics-event.ts), the site (cached per
+// isolate), the drops (a known bot, a URL off the site's domain: 202, not counted), then in one
+// call to the team's meter the per-site-and-network caps and the `events` unit, the visitor hash
+// (salted per UTC day, computed here from the address and user agent, which go no further), and
+// the event handed to the isolate's batch for the site's store. No Hono context here.
+import { isbot } from "isbot";
+import type { Env } from "../../env";
+import { nowMs } from "../../platform/clock";
+import { settings } from "../../platform/config";
+import { ApiError } from "../../platform/errors";
+import { log } from "../../platform/log";
+import { planLimits } from "../../platform/plans";
+import { warnOnThresholds, monthOf, releaseQuota } from "../../platform/quota";
+import { teamObject } from "../../platform/rate-limit/buckets";
+import { getMeter } from "../../platform/rate-limit/limiter";
+import type { Background } from "../../platform/jobs/accept";
+import { clientNetwork } from "../surveys/surveys.public.routes";
+import { onSiteDomain, pageOf, parseEvent } from "./analytics-event";
+import { findIngestSite, type IngestSite } from "./analytics-sites.service";
+import { dailySalt, eventBatch } from "./analytics.store";
+import { resolveSource } from "./analytics.sources";
+
+/** What the request tells about its sender; none of it is stored. */
+export interface Sender {
+  ip: string;
+  userAgent: string;
+  /** `request.cf.country`, null where absent (`wrangler dev`). */
+  country: string | null;
+}
+
+/** Why an event was answered 202 without being counted (the `x-analytics-dropped` header), or null when counted. */
+export type Dropped = "bot" | "foreign_host" | "engagement" | null;
+
+/** Events of one site from one client network per 60 s window. */
+export const NETWORK_MINUTE_CAP = 120;
+/** Share of the site team's monthly `events` limit one client network may spend per UTC day (1/50: a month of days stays under two thirds). */
+export const NETWORK_DAY_SHARE = 50;
+/** A network's daily cap where the plan has no monthly limit. */
+export const NETWORK_DAY_UNLIMITED = 100_000;
+
+/** A network's daily cap of events for a site of a team on `plan`. */
+export function networkDayCap(plan: string): number {
+  const monthly = planLimits(plan).monthly.analytics;
+  return monthly === null ? NETWORK_DAY_UNLIMITED : Math.max(100, Math.floor(monthly / NETWORK_DAY_SHARE));
+}
+
+/**
+ * Receives one event. Throws 400 (malformed), 404 (unknown site) or 429 (a cap, or the monthly
+ * quota); answers why it was not counted, or null once it is counted and handed to the batch.
+ * `admitted` is the per-IP `public` bucket's count, made beside the parse and the look-up: its
+ * refusal comes first.
+ */
+export async function receiveEvent(env: Env, text: string, sender: Sender, background: Background, admitted: Promise<unknown>): Promise<Dropped> {
+  let input: ReturnType<typeof parseEvent>;
+  let found: IngestSite | null;
+  try {
+    input = parseEvent(text);
+    found = await findIngestSite(env, input.domain);
+  } catch (error) {
+    throw (await admitted) ?? error;
+  }
+  const refusal = await admitted;
+  if (refusal) throw refusal;
+  if (!found) throw ApiError.notFound("Site not found");
+  const { site } = found;
+  // Plausible drops bots and a missing user agent; an event off the site's domain is someone else's page.
+  if (sender.userAgent === "" || isbot(sender.userAgent)) return "bot";
+  if (!onSiteDomain(input.url, site.domain)) return "foreign_host";
+  // Plausible's tracker reports scroll depth and time on page as `engagement` events; Plausible
+  // counts them as neither pageviews nor events (we keep no engagement metrics): accepted, not counted.
+  if (input.name === "engagement") return "engagement";
+
+  const at = nowMs();
+  const day = new Date(at).toISOString().slice(0, 10);
+  // The unit and the hash are independent: both at once (neither left unawaited should the other fail).
+  const [, visitor] = await Promise.all([
+    spendUnit(env, found, sender.ip, background),
+    dailySalt(env, day).then((salt) => visitorHash(salt, site.id, sender.ip, sender.userAgent)),
+  ]);
+  const country = sender.country && /^[A-Z]{2}$/.test(sender.country) && sender.country !== "XX" && sender.country !== "T1" ? sender.country : "";
+  eventBatch(env).add({
+    siteId: site.id,
+    event: {
+      ts: at,
+      name: input.name,
+      page: pageOf(input.url, site.keepQueryString),
+      visitor,
+      source: resolveSource(input.url, input.referrer),
+      country,
+      props: input.props ? JSON.stringify(input.props) : null,
+    },
+  });
+  const drain = eventBatch(env).drain();
+  if (drain) background.waitUntil(drain);
+  return null;
+}
+
+/**
+ * The per-site-and-network caps and the event's unit, in one call to the team's meter: the caps
+ * are counters of the team's object (a minute's and a UTC day's), the unit the month's `events`.
+ * A cap that refuses answers 429 and gives the unit back; a quota refusal answers the monthly 429.
+ * The meter unreachable refuses the event (quotas fail closed): 503.
+ */
+async function spendUnit(env: Env, found: IngestSite, ip: string, background: Background): Promise<void> {
+  const { site, plan, ownerEmail } = found;
+  const limit = planLimits(plan).monthly.analytics;
+  const network = clientNetwork(ip);
+  const counters = settings(env).rateLimits
+    ? [
+        { name: `analytics:${site.id}:${network}`, limit: NETWORK_MINUTE_CAP },
+        { name: `analytics-day:${site.id}:${network}`, limit: networkDayCap(plan), windowSeconds: 86_400 },
+      ]
+    : undefined;
+  let reply: Awaited<ReturnType<ReturnType<typeof getMeter>["ask"]>>;
+  try {
+    reply = await getMeter(env).ask(teamObject(site.teamId), site.teamId, { counters, quota: { service: "analytics", amount: 1, limit } }, (p) =>
+      background.waitUntil(p),
+    );
+  } catch (error) {
+    log.error("analytics: usage meter unavailable", { team_id: site.teamId, error: String(error) });
+    throw new ApiError("unavailable", "Event could not be counted; retry later");
+  }
+  const { counts = [], quota } = reply.answer;
+  const capped = counters?.findIndex((counter, i) => (counts[i] ?? counter.limit + 1) > counter.limit) ?? -1;
+  if (capped >= 0) {
+    if (quota?.ok) background.waitUntil(releaseQuota(env, site.teamId, "analytics", 1).catch(() => undefined));
+    const window = counters![capped].windowSeconds ?? 60;
+    const retryAfter = Math.max(1, window - (Math.floor(reply.at / 1000) % window));
+    throw ApiError.rateLimited(retryAfter);
+  }
+  if (!quota?.ok) throw ApiError.monthlyQuota();
+  if (limit !== null) {
+    const owner = { teamId: site.teamId, plan, ownerEmail };
+    background.waitUntil(warnOnThresholds(env, owner, "analytics", monthOf(reply.at).period, quota.used - 1, quota.used, limit).catch(() => undefined));
+  }
+}
+
+/** hash(daily salt, site id, ip, user agent): the first 8 bytes of a SHA-256, as 16 hex characters. */
+export async function visitorHash(salt: string, siteId: string, ip: string, userAgent: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${salt}\u0000${siteId}\u0000${ip}\u0000${userAgent}`));
+  return [...new Uint8Array(digest, 0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,58 @@
+// The schema of one site's analytics store (AnalyticsStore). Three tables: the raw events (kept
+// RAW_RETENTION_DAYS, for realtime and for a later look at props), the hourly rollup (kept
+// ROLLUP_RETENTION_DAYS; every query reads it), and the open sessions (the source a visit started
+// with, as Plausible attributes a visit's events to its first referrer; gone 30 minutes after their
+// last event). No IP address and no user agent is held anywhere: a visitor is the daily-salted hash
+// computed in the isolate. Empty strings stand for "none" in the rollup's key (SQLite primary keys
+// treat NULLs as distinct).
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+export const events = sqliteTable(
+  "events",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    /** Unix ms, platform clock of the ingest. */
+    ts: integer("ts").notNull(),
+    name: text("name").notNull(),
+    page: text("page").notNull(),
+    /** hash(daily salt, site id, ip, user agent), 16 hex characters. */
+    visitor: text("visitor").notNull(),
+    source: text("source").notNull(),
+    country: text("country").notNull(),
+    /** JSON object of string values, or null. */
+    props: text("props"),
+  },
+  (t) => [index("events_ts_idx").on(t.ts)],
+);
+
+/**
+ * The hourly rollup: one row per hour, visitor and (name, page, source, country) with its event
+ * count. Keeping the visitor in the key is what keeps `visitors` exact across hours and under any
+ * filter (a visitor seen in three hours counts once in the day); its size grows with distinct
+ * visitors and pages per hour, not with events.
+ */
+export const hourly = sqliteTable(
+  "hourly",
+  {
+    /** Unix hours (ms / 3,600,000). */
+    hour: integer("hour").notNull(),
+    visitor: text("visitor").notNull(),
+    name: text("name").notNull(),
+    page: text("page").notNull(),
+    source: text("source").notNull(),
+    country: text("country").notNull(),
+    events: integer("events").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.name, t.page, t.source, t.country, t.visitor] })],
+);
+
+/** Open visits: a visitor's source for as long as its events come less than 30 minutes apart. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    visitor: text("visitor").primaryKey(),
+    source: text("source").notNull(),
+    lastSeen: integer("last_seen").notNull(),
+  },
+  (t) => [index("sessions_last_seen_idx").on(t.lastSeen)],
+);

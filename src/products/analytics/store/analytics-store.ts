@@ -1,0 +1,131 @@
+// AnalyticsStore: the events of one analytics site, in a SQLite-backed Durable Object of their own
+// (one object per site, named by the site id, which the Worker only takes from a site row it read).
+// An append stores a batch of events from one isolate in one transaction: each raw event, its
+// visit's source (a visit keeps the source it started with while its events come less than
+// SESSION_MS apart, as Plausible's sessions do) and its hourly rollup row. Queries read the rollup
+// only; realtime reads the raw events of the last minutes. The alarm (hourly while the store holds
+// anything) trims raw events past RAW_RETENTION_DAYS, rollup hours past ROLLUP_RETENTION_DAYS and
+// visits idle for SESSION_MS, in bounded steps. Times of appends and queries come from the caller
+// (the platform clock); the alarm runs on real time.
+import { DurableObject } from "cloudflare:workers";
+import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import type { Env } from "../../../env";
+import migrations from "./migrations/migrations.js";
+import * as schema from "./analytics-store.schema";
+import { INSERT_EVENT_SQL, REALTIME_SQL, ROLLUP_UPSERT_SQL, rollupQuerySql, SESSION_SQL, SESSION_UPSERT_SQL, type StoreQuery } from "./analytics-store.queries";
+
+/** Raw events are kept this long (realtime needs minutes; the rest is for a look at props). */
+export const RAW_RETENTION_DAYS = 30;
+/** Rollup hours are kept this long: what every query and the console read. */
+export const ROLLUP_RETENTION_DAYS = 400;
+/** A visit ends after this long without an event (Plausible's session length). */
+export const SESSION_MS = 30 * 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Rows deleted per statement and alarm run: an alarm never holds the object long. */
+const DELETE_STEP = 5_000;
+const ALARM_EVERY_MS = HOUR_MS;
+const ALARM_AGAIN_MS = 60_000;
+
+/** One counted event as the isolate hands it over: no address, no user agent. */
+export interface StoredEvent {
+  ts: number;
+  name: string;
+  page: string;
+  visitor: string;
+  /** The source this event's referrer or tags name; "" for none. */
+  source: string;
+  country: string;
+  props: string | null;
+}
+
+export type QueryRow = { dimensions: Array<string | null>; metrics: number[] };
+
+export class AnalyticsStore extends DurableObject<Env> {
+  private readonly db: DrizzleSqliteDODatabase<typeof schema>;
+  private alarmSet = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = drizzle(ctx.storage, { schema });
+    void ctx.blockConcurrencyWhile(async () => {
+      await migrate(this.db, migrations);
+    });
+  }
+
+  /** Stores a batch of events in one transaction; answers how many were stored. */
+  async append(events: StoredEvent[]): Promise<number> {
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      for (const e of events) {
+        const [open] = sql.exec<{ source: string; last_seen: number }>(SESSION_SQL, e.visitor).toArray();
+        // A visit goes on (its first source stays) while events come within the window.
+        const source = open && e.ts - open.last_seen < SESSION_MS && e.ts >= open.last_seen - SESSION_MS ? open.source : e.source;
+        sql.exec(SESSION_UPSERT_SQL, e.visitor, source, Math.max(e.ts, open?.last_seen ?? 0));
+        sql.exec(INSERT_EVENT_SQL, e.ts, e.name, e.page, e.visitor, source, e.country, e.props);
+        sql.exec(ROLLUP_UPSERT_SQL, Math.floor(e.ts / HOUR_MS), e.visitor, e.name, e.page, source, e.country);
+      }
+    });
+    await this.ensureAlarm();
+    return events.length;
+  }
+
+  /** Rows of a query over the rollup (see analytics-store.queries.ts). */
+  async query(q: StoreQuery): Promise<QueryRow[]> {
+    const { sql, params } = rollupQuerySql(q);
+    const rows = this.ctx.storage.sql.exec<Record<string, SqlStorageValue>>(sql, ...params).toArray();
+    return rows.map((row) => ({
+      dimensions: q.dimensions.map((_, i) => (row[`d${i}`] === null ? null : String(row[`d${i}`]))),
+      metrics: q.metrics.map((_, i) => Number(row[`m${i}`] ?? 0)),
+    }));
+  }
+
+  /** Distinct visitors with an event at or after `since` (ms). */
+  async realtime(since: number): Promise<number> {
+    const [row] = this.ctx.storage.sql.exec<{ visitors: number }>(REALTIME_SQL, since).toArray();
+    return Number(row?.visitors ?? 0);
+  }
+
+  /** Every row of every table (tests: what the store holds). */
+  async dump(): Promise<Record<string, Array<Record<string, SqlStorageValue>>>> {
+    const out: Record<string, Array<Record<string, SqlStorageValue>>> = {};
+    for (const table of ["events", "hourly", "sessions"]) out[table] = this.ctx.storage.sql.exec(`SELECT * FROM ${table}`).toArray();
+    return out;
+  }
+
+  /** The site was deleted: everything goes. */
+  async destroy(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.alarmSet = false;
+  }
+
+  /** Retention in bounded steps; runs again soon while a step was full, hourly while anything is held. */
+  override async alarm(): Promise<void> {
+    this.alarmSet = false;
+    const unfinished = this.trim(Date.now());
+    const [held] = this.ctx.storage.sql.exec<{ n: number }>("SELECT EXISTS (SELECT 1 FROM hourly) OR EXISTS (SELECT 1 FROM events) AS n").toArray();
+    if (unfinished || Number(held?.n ?? 0) > 0) {
+      await this.ctx.storage.setAlarm(Date.now() + (unfinished ? ALARM_AGAIN_MS : ALARM_EVERY_MS));
+      this.alarmSet = true;
+    }
+  }
+
+  /** Deletes what is past its retention, at most DELETE_STEP rows per table; true when a step was full. */
+  trim(now: number): boolean {
+    const sql = this.ctx.storage.sql;
+    const step = (table: string, where: string, bound: number) =>
+      sql.exec(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${DELETE_STEP})`, bound).rowsWritten >= DELETE_STEP;
+    const raw = step("events", "ts < ?", now - RAW_RETENTION_DAYS * DAY_MS);
+    const rolled = step("hourly", "hour < ?", Math.floor((now - ROLLUP_RETENTION_DAYS * DAY_MS) / HOUR_MS));
+    const visits = step("sessions", "last_seen < ?", now - SESSION_MS);
+    return raw || rolled || visits;
+  }
+
+  private async ensureAlarm(): Promise<void> {
+    if (this.alarmSet) return;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + ALARM_EVERY_MS);
+    this.alarmSet = true;
+  }
+}
