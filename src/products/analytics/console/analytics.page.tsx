@@ -6,7 +6,8 @@
 // the snippet. Members only (the console's session and team middleware); the same services as
 // /api/v1/analytics, so no page holds an address or a user agent either.
 import { Hono, type Context } from "hono";
-import { BarChart, ColumnChart, formatNumber, type Datum } from "../../../console/charts";
+import { BarChart, formatNumber, type Datum } from "../../../console/charts";
+import { SeriesChart, type Point } from "./analytics-chart";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { CopyBlock, TableWrap } from "../../../console/pages/parts";
@@ -103,22 +104,22 @@ function query(siteId: string, range: Range, metrics: Query["metrics"], dimensio
 }
 
 /** Every hour of today or day of the range, with its value (0 where none). */
-function series(range: Range, now: number, rows: Array<{ dimensions: Array<string | null>; metrics: number[] }>, metric: number): Datum[] {
+function series(range: Range, now: number, rows: Array<{ dimensions: Array<string | null>; metrics: number[] }>, metric: number): Point[] {
   const byKey = new Map(rows.map((row) => [row.dimensions[0] ?? "", row.metrics[metric] ?? 0]));
   const day = Math.floor(now / 86_400_000) * 86_400_000;
   if (range === "day") {
     return Array.from({ length: 24 }, (_, h) => {
       const key = `${new Date(day + h * 3_600_000).toISOString().slice(0, 13).replace("T", " ")}:00:00`;
-      return { label: `${String(h).padStart(2, "0")}h`, value: byKey.get(key) ?? 0 };
+      return { label: `${key.slice(0, 16)} UTC`, tick: `${String(h).padStart(2, "0")}h`, value: byKey.get(key) ?? 0 };
     });
   }
   const d = new Date(now);
   const from = range === "month" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) : day - (range === "7d" ? 6 : 29) * 86_400_000;
   const to = range === "month" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) : day + 86_400_000;
-  const days: Datum[] = [];
+  const days: Point[] = [];
   for (let t = from; t < to; t += 86_400_000) {
     const key = new Date(t).toISOString().slice(0, 10);
-    days.push({ label: key.slice(5), value: byKey.get(key) ?? 0 });
+    days.push({ label: key, tick: key.slice(5), value: byKey.get(key) ?? 0 });
   }
   return days;
 }
@@ -181,8 +182,20 @@ analyticsPages.get("/analytics/sites/:site_id", async (c) => {
       </div>
       <section class="section" aria-labelledby="over-time-title">
         <h2 id="over-time-title">{range === "day" ? "Today, by hour (UTC)" : `${label}, by day (UTC)`}</h2>
-        <ColumnChart id="visitors-chart" title={`Visitors, ${label.toLowerCase()}`} data={series(range, now, overTime.results, 0)} />
-        <ColumnChart id="pageviews-chart" title={`Pageviews, ${label.toLowerCase()}`} data={series(range, now, overTime.results, 1)} />
+        {(
+          [
+            ["visitors", "Visitors", 0],
+            ["pageviews", "Pageviews", 1],
+          ] as const
+        ).map(([id, name, metric]) => (
+          <SeriesChart
+            id={`${id}-chart`}
+            caption={`${name}, ${label.toLowerCase()}`}
+            unit={id}
+            points={series(range, now, overTime.results, metric)}
+            tickEvery={range === "day" ? 3 : range === "7d" ? 1 : 5}
+          />
+        ))}
       </section>
       {(
         [
