@@ -2,6 +2,7 @@
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
 import { mailPages } from "../../console/pages/mail";
 import { defineProduct } from "../../platform/products";
+import { domainsAdminRoutes } from "./domains.admin.routes";
 import { domainsRouter } from "./domains.routes";
 import { mailAdminRoutes } from "./mail.admin.routes";
 import { mailSendsConsumer } from "./mail.consumer";
@@ -29,6 +30,7 @@ export const mail = defineProduct({
     { prefix: "/api/v1/webhooks", router: mailWebhooksRouter },
   ],
   operatorRoutes: mailAdminRoutes,
+  operatorTeamRoutes: domainsAdminRoutes,
   console: { pages: mailPages, nav: { path: "mail", label: "Mail" } },
   queues: [mailSendsQueue],
   consumers: [mailSendsConsumer],
