@@ -1,6 +1,6 @@
 // The mail product's definition: everything the platform serves of it, declared once
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
-import { mailPages } from "../../console/pages/mail";
+import { mailPages } from "./console/mail";
 import { defineProduct } from "../../platform/products";
 import { domainsAdminRoutes } from "./domains.admin.routes";
 import { domainsRouter } from "./domains.routes";
