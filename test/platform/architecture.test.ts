@@ -2,7 +2,7 @@
 // The layout the import scan holds (test/helpers/source-scan.ts, docs/ARCHITECTURE.md "Adding a
 // product"): over every file of src/, read as text at build time.
 import { describe, expect, it } from "vitest";
-import { importsOf, importsOfProducts, runtimeCycles } from "../helpers/source-scan";
+import { importsOf, importsOfProducts, longProductFiles, runtimeCycles, sqlOutsideQueries } from "../helpers/source-scan";
 
 const SOURCES = Object.fromEntries(
   Object.entries(
@@ -51,5 +51,64 @@ describe("a product is a folder", () => {
 
   it("has no runtime import cycle", () => {
     expect(runtimeCycles(EDGES)).toEqual([]);
+  });
+});
+
+/**
+ * The files older than the rules, with what they still hold: SQL statements written outside a
+ * `*.queries.ts`, and product files over 400 lines. Each number may only go down (lower it when a
+ * statement moves or a file shrinks; remove the line at zero); no other file may join.
+ */
+const SQL_OUTSIDE_QUERIES: Record<string, number> = {
+  "src/platform/rate-limit/durable-object.ts": 22,
+  "src/platform/request-log/request-log-store.ts": 1,
+  "src/products/logs/store/log-store.ts": 4,
+  "src/products/push/push.migrate.ts": 4,
+  "src/products/push/store/push-store.ts": 9,
+  "src/products/push/store/push-store.upkeep.ts": 3,
+  "src/products/relay/relay.migrate.ts": 7,
+  "src/products/relay/store/relay-store.ts": 4,
+  "src/products/surveys/store/survey-store.ts": 8,
+  "src/products/surveys/surveys.migrate.ts": 6,
+  "src/products/surveys/surveys.publish.ts": 2,
+};
+const LONG_PRODUCT_FILES: Record<string, number> = {
+  "src/products/logs/console/logs.tsx": 427,
+  "src/products/mail/console/mail.tsx": 454,
+  "src/products/relay/console/relay.tsx": 607,
+  "src/products/relay/store/relay-store.ts": 560,
+  "src/products/surveys/console/surveys.tsx": 414,
+};
+
+describe("SQL text only in *.queries.ts, no product file over 400 lines", () => {
+  it("finds SQL handed to prepare() or written in exec() outside *.queries.ts, and long product files, in a made-up tree", () => {
+    const tree = {
+      "src/products/a/a.service.ts": 'db.prepare("SELECT id FROM a WHERE x = ?").bind(1);\nstmt.prepare(QUERY);',
+      "src/products/a/store/a-store.ts": "this.sql.exec(`DELETE FROM b WHERE t < ?`, t);\nthis.sql.exec(DELETE_OLD, t);",
+      "src/products/a/a.queries.ts": 'export const QUERY = "SELECT 1";\ndb.prepare("SELECT 2");',
+      "src/products/a/long.ts": "x\n".repeat(401),
+      "src/platform/long.ts": "x\n".repeat(500),
+    };
+    expect(sqlOutsideQueries(tree)).toEqual([
+      'src/products/a/a.service.ts: prepare("SELECT id FROM a…")',
+      'src/products/a/store/a-store.ts: exec("DELETE FROM b WHERE…")',
+    ]);
+    expect(longProductFiles(tree)).toEqual(["src/products/a/long.ts (401 lines)"]);
+  });
+
+  it("no file writes SQL outside *.queries.ts beyond the older ones listed, and those hold no more than listed", () => {
+    const counts: Record<string, number> = {};
+    for (const found of sqlOutsideQueries(SOURCES)) {
+      const file = found.slice(0, found.indexOf(": "));
+      counts[file] = (counts[file] ?? 0) + 1;
+    }
+    for (const [file, count] of Object.entries(counts)) expect(count, file).toBeLessThanOrEqual(SQL_OUTSIDE_QUERIES[file] ?? 0);
+  });
+
+  it("no product file is over 400 lines beyond the older ones listed, and those are no longer than listed", () => {
+    for (const found of longProductFiles(SOURCES)) {
+      const [, file, lines] = /^(.*) \((\d+) lines\)$/.exec(found)!;
+      expect(Number(lines), file).toBeLessThanOrEqual(LONG_PRODUCT_FILES[file] ?? 400);
+    }
   });
 });
