@@ -1,4 +1,4 @@
-// The live tail of the log explorer (src/console/pages/logs.tsx): the [data-testid=tail-toggle]
+// The live tail of the log explorer (src/products/logs/console/logs.tsx): the [data-testid=tail-toggle]
 // button opens an EventSource on its `data-tail-url` (served under /console with the session
 // cookie) and puts each entry at the top of #log-rows, built as the server builds a row
 // (logs-view.tsx LogRow). Pause holds new entries back (up to HELD_MAX, the rest counted as

@@ -1,5 +1,5 @@
 // Mail the platform sends on its own behalf (usage warnings, report shares, alert emails). It is
-// written to the platform outbox and queued on MAIL_QUEUE (the accept step, jobs/accept.ts); the
+// written to the platform outbox and queued on MAIL_QUEUE (the commit step of accepted work, jobs/commit.ts: it meters nothing); the
 // mail product's consumer claims and delivers it through the configured transport. Metering is the caller's: mail to addresses a team chose
 // (report shares, alert emails) consumes that team's `mail` quota before it is queued; only usage
 // warnings are free. Subjects and recipients often carry caller-chosen strings (an alert's name, a
@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { platformOutbox } from "../db/schema";
 import { nowIso } from "./clock";
-import { accept } from "./jobs/accept";
+import { commit } from "./jobs/commit";
 import { sendAll } from "./jobs/queues";
 
 export interface PlatformMail {
@@ -95,13 +95,12 @@ export function enqueuePlatformMail(env: Env, ids: string[]): Promise<void> {
 }
 
 /**
- * Stores one platform mail message and queues it (the accept step: a refused message is logged, the
+ * Stores one platform mail message and queues it (the commit step: a refused message is logged, the
  * row stays `pending` and the mail sweep, every minute, queues it again); returns its id.
  */
 export async function queuePlatformMail(env: Env, input: PlatformMail): Promise<string> {
-  return accept({
+  return commit({
     name: "platform mail",
-    env,
     store: async () => (await storePlatformMail(env, [input]))[0],
     enqueue: (id) => enqueuePlatformMail(env, [id]),
   });

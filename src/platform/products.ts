@@ -63,6 +63,12 @@ export interface ProductDefinition {
   mounts?: readonly ProductMount[];
   /** Operator routes (`createOperatorRouter`), mounted at /api/v1/admin/<name>. */
   operatorRoutes?: OpenAPIHono<AppEnv>;
+  /**
+   * Operator routes on the operator API's own resources (`createOperatorRouter`), mounted at
+   * /api/v1/admin itself: mail's POST /teams/{id}/domains. Their paths must not collide with the
+   * platform's (/teams, /teams/{id}, /teams/{id}/keys, /teams/{id}/members, /keys/{id}, /sign-in-links).
+   */
+  operatorTeamRoutes?: OpenAPIHono<AppEnv>;
   /** Its console pages and navigation entry. */
   console?: ProductConsole;
   /** Its queues (`defineQueue`, in its `*.messages.ts`); wrangler.toml declares each (a test holds them). */

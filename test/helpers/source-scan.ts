@@ -116,7 +116,7 @@ export function runtimeCycles(edges: Import[]): string[][] {
 /** SQL text handed to D1's `prepare("…")` or a Durable Object's `sql.exec("…")` outside `*.queries.ts`: file and statement start. */
 export function sqlOutsideQueries(sources: Sources): string[] {
   const found: string[] = [];
-  const CALL = /\b(prepare|exec)\(\s*(["'`])([\s\S]*?)\2/g;
+  const CALL = /\b(prepare|exec)(?:<(?:[^<>]|<[^<>]*>)*>)?\(\s*(["'`])([\s\S]*?)\2/g;
   for (const [path, text] of Object.entries(sources)) {
     if (path.endsWith(".queries.ts")) continue;
     for (const m of text.matchAll(CALL)) {

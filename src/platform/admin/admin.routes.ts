@@ -1,7 +1,6 @@
-// The operator API: teams and keys, standing in for the dashboard the specification mentions.
+// The operator API: teams and keys, standing in for the dashboard the specification mentions, and
+// the operator routes each product declares.
 import { z } from "@hono/zod-openapi";
-import { DomainSchema } from "../../products/mail/domains.routes";
-import { addDomain, domainView } from "../../products/mail/domains.service";
 import type { ProductDefinition } from "../products";
 import { getDb } from "../../db/client";
 import { createRouter } from "../router";
@@ -116,23 +115,6 @@ export function createAdminRouter(products: readonly ProductDefinition[]) {
     },
   );
 
-  adminRouter.openapi(
-    route({
-      method: "post",
-      path: "/teams/{id}/domains",
-      operationId: "addTeamDomain",
-      summary: "Verify a sending domain for a team directly",
-      description:
-        "Operator token only. Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.",
-      request: { params: IdParam, body: jsonBody(z.object({ name: z.string().max(253) }).openapi("AdminAddDomain"), { name: "mail.acme.test" }) },
-      responses: { 201: dataResponse("The verified domain", DomainSchema) },
-    }),
-    async (c) => {
-      const team = await getTeam(getDb(c.env.DB), c.req.valid("param").id);
-      return c.json({ data: domainView(await addDomain(c.env, team.id, c.req.valid("json").name, "verified")) }, 201);
-    },
-  );
-
   const MemberSchema = z
     .object({ team_id: z.string(), user_id: z.string(), email: z.string(), role: z.enum(ROLES), created_at: z.string() })
     .openapi("TeamMember");
@@ -174,8 +156,12 @@ export function createAdminRouter(products: readonly ProductDefinition[]) {
     async (c) => c.json({ data: await operatorSignInLink(c.env, c.req.valid("json").email) }, 201),
   );
 
-  // Operator routes a product owns, each under /api/v1/admin/<product>, declared in its definition.
-  for (const product of products) if (product.operatorRoutes) adminRouter.route(`/${product.name}`, product.operatorRoutes);
+  // Operator routes a product owns, declared in its definition: each under /api/v1/admin/<product>,
+  // and those on the operator's own resources (mail's /teams/{id}/domains) at /api/v1/admin itself.
+  for (const product of products) {
+    if (product.operatorRoutes) adminRouter.route(`/${product.name}`, product.operatorRoutes);
+    if (product.operatorTeamRoutes) adminRouter.route("/", product.operatorTeamRoutes);
+  }
 
   // A path no route serves gets the same check as the routes before its 404 or 405.
   adminRouter.use("*", ...route.unmatched());

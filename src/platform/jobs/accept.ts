@@ -7,17 +7,17 @@
 // Why not undo and answer 5xx: the undo is a second write that can fail in turn, and a 5xx after a
 // stored row invites a retry that does the work twice; the sweep exists anyway for lost messages.
 // Units go back here and only here: all of them when the store fails, the unused ones when the
-// stored result used fewer (a duplicate, a recipient whose mail could not be stored).
+// stored result used fewer (a duplicate, a recipient whose mail could not be stored). The steps
+// after the reservation are commit.ts's, which work that meters nothing (platform mail, which the
+// quota itself sends) uses directly.
 import type { Env } from "../../env";
-import { ApiError } from "../errors";
+import type { ApiError } from "../errors";
 import { log } from "../log";
 import type { Service } from "../plans";
 import { consumeQuota, releaseQuota, type QuotaOwner } from "../quota";
+import { commit, type Background } from "./commit";
 
-/** Where work that must outlive the answer goes: the request's `executionCtx.waitUntil`. */
-export interface Background {
-  waitUntil(promise: Promise<unknown>): void;
-}
+export type { Background } from "./commit";
 
 /** One unit of accepted work, as a product declares it. */
 export interface AcceptSpec<T> {
@@ -76,29 +76,14 @@ export async function accept<T>(spec: AcceptSpec<T>): Promise<T> {
     );
   };
 
-  let stored: T;
-  try {
-    stored = await spec.store();
-  } catch (error) {
-    await giveBack(units);
-    if (error instanceof ApiError || !spec.unavailable) throw error;
-    log.error(`${name}: store unavailable`, { error: String(error) });
-    throw spec.unavailable();
-  }
-  await giveBack(spec.unused?.(stored) ?? 0);
-
-  try {
-    await spec.enqueue?.(stored);
-  } catch (error) {
-    log.error(`${name}: enqueue failed; stored, the sweep queues it again`, { error: String(error) });
-  }
-  const { attempt, background } = spec;
-  if (attempt && background) {
-    background.waitUntil(
-      Promise.resolve()
-        .then(() => attempt(stored))
-        .catch((error) => log.error(`${name}: first attempt failed; the queue retries it`, { error: String(error) })),
-    );
-  }
-  return stored;
+  return commit({
+    name,
+    store: spec.store,
+    unavailable: spec.unavailable,
+    enqueue: spec.enqueue,
+    attempt: spec.attempt,
+    background: spec.background,
+    storeFailed: () => giveBack(units),
+    stored: (stored) => giveBack(spec.unused?.(stored) ?? 0),
+  });
 }

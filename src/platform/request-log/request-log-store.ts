@@ -11,22 +11,12 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../env";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./request-log.schema";
+import { ANY_ROW, APPEND, CHANGES, DROP_EXPIRED, DROP_OLDEST, selectNewest } from "./request-log-store.queries";
 import { REQUEST_LOG_DAYS, REQUEST_LOG_MAX_ROWS, type RequestLogRow, type RequestQuery, type RequestRecord } from "./request-log.types";
 
 const DAY_MS = 86_400_000;
 /** How often the retention alarm looks at an object that holds rows. */
 const PURGE_EVERY_MS = 3_600_000;
-
-// Raw SQL where Drizzle cannot say it: the append expands one JSON array with json_each (one bound
-// value carries a whole batch; a statement takes at most 100 bound parameters), and the bound
-// deletes by an OFFSET over the (at) index.
-const APPEND = `INSERT INTO requests (at, method, path, status, latency_ms, key_id, key_prefix, request_id, error_body)
-  SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8 FROM json_each(?)`;
-const COLUMNS = "seq, at, method, path, status, latency_ms, key_id, key_prefix, request_id, error_body";
-// The oldest rows past the bound, by count: a walk of the index from its old end over as many rows as
-// go (a team at its bound drops a batch's worth per write), never over the 10,000 that stay.
-const DROP_OLDEST = `DELETE FROM requests WHERE seq IN (SELECT seq FROM requests ORDER BY at ASC, seq ASC LIMIT ?)`;
-const DROP_EXPIRED = "DELETE FROM requests WHERE at < ?";
 
 export class RequestLogStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
@@ -74,13 +64,7 @@ export class RequestLogStore extends DurableObject<Env> {
       where.push("(at < ? OR (at = ? AND seq < ?))");
       params.push(query.after.at, query.after.at, query.after.seq);
     }
-    const rows = this.ctx.storage.sql
-      .exec<RequestRecord & Record<string, SqlStorageValue>>(
-        `SELECT ${COLUMNS} FROM requests WHERE ${where.join(" AND ")} ORDER BY at DESC, seq DESC LIMIT ?`,
-        ...params,
-        query.limit + 1,
-      )
-      .toArray();
+    const rows = this.ctx.storage.sql.exec<RequestRecord & Record<string, SqlStorageValue>>(selectNewest(where), ...params, query.limit + 1).toArray();
     return { rows: rows.slice(0, query.limit), more: rows.length > query.limit };
   }
 
@@ -93,7 +77,7 @@ export class RequestLogStore extends DurableObject<Env> {
     this.ctx.storage.sql.exec(DROP_EXPIRED, Date.now() - REQUEST_LOG_DAYS * DAY_MS);
     if (this.held !== null) this.held -= this.changes();
     // Whether any row is left: one row looked at, not a count of the whole table.
-    if (this.ctx.storage.sql.exec("SELECT 1 FROM requests LIMIT 1").toArray().length > 0) {
+    if (this.ctx.storage.sql.exec(ANY_ROW).toArray().length > 0) {
       await this.ctx.storage.setAlarm(Date.now() + PURGE_EVERY_MS);
     } else {
       this.alarmChecked = false;
@@ -102,7 +86,7 @@ export class RequestLogStore extends DurableObject<Env> {
 
   /** Rows changed by the last statement (its own rows, not index rows). */
   private changes(): number {
-    return this.ctx.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
+    return this.ctx.storage.sql.exec<{ n: number }>(CHANGES).one().n;
   }
 
   private countRows(): number {

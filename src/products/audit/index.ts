@@ -1,6 +1,6 @@
 // The audit product's definition: everything the platform serves of it, declared once
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
-import { auditPages } from "../../console/pages/audit";
+import { auditPages } from "./console/audit";
 import { defineProduct } from "../../platform/products";
 import { auditViewerRouter } from "./audit-viewer.routes";
 import { reportExportConsumer } from "./audit.consumer";

@@ -1,6 +1,6 @@
 // The logs product's definition: everything the platform serves of it, declared once
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
-import { logsPages } from "../../console/pages/logs";
+import { logsPages } from "./console/logs";
 import { defineProduct } from "../../platform/products";
 import { alertChecksCron } from "./log-alerts.cron";
 import { logsAdminRoutes } from "./logs.admin.routes";

@@ -1,7 +1,8 @@
 // The mail product's definition: everything the platform serves of it, declared once
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
-import { mailPages } from "../../console/pages/mail";
+import { mailPages } from "./console/mail";
 import { defineProduct } from "../../platform/products";
+import { domainsAdminRoutes } from "./domains.admin.routes";
 import { domainsRouter } from "./domains.routes";
 import { mailAdminRoutes } from "./mail.admin.routes";
 import { mailSendsConsumer } from "./mail.consumer";
@@ -29,6 +30,7 @@ export const mail = defineProduct({
     { prefix: "/api/v1/webhooks", router: mailWebhooksRouter },
   ],
   operatorRoutes: mailAdminRoutes,
+  operatorTeamRoutes: domainsAdminRoutes,
   console: { pages: mailPages, nav: { path: "mail", label: "Mail" } },
   queues: [mailSendsQueue],
   consumers: [mailSendsConsumer],

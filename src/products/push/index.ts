@@ -1,6 +1,6 @@
 // The push product's definition: everything the platform serves of it, declared once
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
-import { pushPages } from "../../console/pages/push";
+import { pushPages } from "./console/push";
 import { defineProduct } from "../../platform/products";
 import { pushAdminRoutes } from "./push.admin.routes";
 import { pushSendsConsumer } from "./push.consumer";

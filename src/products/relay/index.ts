@@ -1,6 +1,6 @@
 // The webhook relay's definition: everything the platform serves of it, declared once
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
-import { relayPages } from "../../console/pages/relay";
+import { relayPages } from "./console/relay";
 import { defineProduct } from "../../platform/products";
 import { relayAdminRoutes } from "./relay.admin.routes";
 import { webhookDeliveriesConsumer } from "./relay.consumer";

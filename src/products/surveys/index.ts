@@ -1,6 +1,6 @@
 // The surveys product's definition: everything the platform serves of it, declared once
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
-import { surveysPages } from "../../console/pages/surveys";
+import { surveysPages } from "./console/surveys";
 import { defineProduct } from "../../platform/products";
 import { surveyPageRouter } from "./page/survey-page.routes";
 import { SurveyStore } from "./store/survey-store";

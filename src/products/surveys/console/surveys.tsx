@@ -4,21 +4,21 @@
 // NPS with its promoter/passive/detractor split), the responses table with paging, the CSV export,
 // the hosted page link and the embed snippet. The same services as /api/v1/surveys.
 import { Hono, type Context } from "hono";
-import { ApiError, zodDetails } from "../../platform/errors";
-import { csvAttachment } from "../../platform/csv";
-import { exportResponsesCsv } from "../../products/surveys/survey-export.service";
-import { responsesPage, summaryOf } from "../../products/surveys/survey-results.service";
-import { listQuestionRows, loadSurvey } from "../../products/surveys/surveys.queries";
-import { getDb } from "../../db/client";
-import { CreateSurveyBody } from "../../products/surveys/surveys.schemas";
-import { createSurvey, listSurveys, setStatus, surveyView } from "../../products/surveys/surveys.service";
-import { BarChart, ColumnChart, SplitBar, type Datum } from "../charts";
-import { formText } from "../forms";
-import { Time } from "../layout";
-import { page, redirectTo, teamPath } from "../render";
-import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "./parts";
-import { settings } from "../../platform/config";
+import { ApiError, zodDetails } from "../../../platform/errors";
+import { csvAttachment } from "../../../platform/csv";
+import { exportResponsesCsv } from "../survey-export.service";
+import { responsesPage, summaryOf } from "../survey-results.service";
+import { listQuestionRows, loadSurvey } from "../surveys.queries";
+import { getDb } from "../../../db/client";
+import { CreateSurveyBody } from "../surveys.schemas";
+import { createSurvey, listSurveys, setStatus, surveyView } from "../surveys.service";
+import { BarChart, ColumnChart, SplitBar, type Datum } from "../../../console/charts";
+import { formText } from "../../../console/forms";
+import { Time } from "../../../console/layout";
+import { page, redirectTo, teamPath } from "../../../console/render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { settings } from "../../../platform/config";
 
 export const surveysPages = new Hono<ConsoleEnv>();
 

@@ -6,19 +6,19 @@
 // answer's start; the payload; replay to all or to chosen destinations). Every read and write
 // goes through the services of /api/v1/webhooks, under the same tenancy, caps and quota.
 import { Hono, type Context } from "hono";
-import { getDb } from "../../db/client";
-import { getTeam } from "../../platform/admin/admin.service";
-import { ApiError, zodDetails, type FieldErrors } from "../../platform/errors";
-import { backgroundOf } from "../../platform/request-context";
-import { createDestination, listDestinations } from "../../products/relay/relay-destinations.service";
-import { eventDestinationStatuses, getEvent, listEvents } from "../../products/relay/relay-events.service";
-import { replayEvent } from "../../products/relay/relay-replay.service";
-import { createSource, getSource, listSources } from "../../products/relay/relay-sources.service";
-import { CreateDestinationBody, CreateSourceBody, PROVIDERS, ReplayBody } from "../../products/relay/relay.schemas";
-import { Time } from "../layout";
-import { formList, formText } from "../forms";
-import { page, redirectTo, teamPath } from "../render";
-import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
+import { getDb } from "../../../db/client";
+import { getTeam } from "../../../platform/admin/admin.service";
+import { ApiError, zodDetails, type FieldErrors } from "../../../platform/errors";
+import { backgroundOf } from "../../../platform/request-context";
+import { createDestination, listDestinations } from "../relay-destinations.service";
+import { eventDestinationStatuses, getEvent, listEvents } from "../relay-events.service";
+import { replayEvent } from "../relay-replay.service";
+import { createSource, getSource, listSources } from "../relay-sources.service";
+import { CreateDestinationBody, CreateSourceBody, PROVIDERS, ReplayBody } from "../relay.schemas";
+import { Time } from "../../../console/layout";
+import { formList, formText } from "../../../console/forms";
+import { page, redirectTo, teamPath } from "../../../console/render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 
 export const relayPages = new Hono<ConsoleEnv>();
 

@@ -7,24 +7,24 @@
 // the services of /api/v1/logs, under the same tenancy.
 import { Hono, type Context } from "hono";
 import { getCookie } from "hono/cookie";
-import type { Env } from "../../env";
-import { getDb } from "../../db/client";
-import { nowMs } from "../../platform/clock";
-import { ApiError, zodDetails } from "../../platform/errors";
-import { followCredential } from "../../platform/follow-credential";
-import { firingView, projectAlerts, projectFirings } from "../../products/logs/log-alerts.service";
-import { openTail, projectEntries } from "../../products/logs/log-entries.service";
-import { projectEntriesWithHistogram } from "../../products/logs/log-histogram";
-import { CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery } from "../../products/logs/logs.schemas";
-import { createProject, getProject, listProjects, loadProject, projectStreams, projectView, rotateToken } from "../../products/logs/logs.service";
-import { Time } from "../layout";
-import { formText } from "../forms";
-import { page, teamPath } from "../render";
-import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { teamsOf } from "../members.service";
-import { loadSession, SESSION_COOKIE } from "../sign-in.service";
+import type { Env } from "../../../env";
+import { getDb } from "../../../db/client";
+import { nowMs } from "../../../platform/clock";
+import { ApiError, zodDetails } from "../../../platform/errors";
+import { followCredential } from "../../../platform/follow-credential";
+import { firingView, projectAlerts, projectFirings } from "../log-alerts.service";
+import { openTail, projectEntries } from "../log-entries.service";
+import { projectEntriesWithHistogram } from "../log-histogram";
+import { CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery } from "../logs.schemas";
+import { createProject, getProject, listProjects, loadProject, projectStreams, projectView, rotateToken } from "../logs.service";
+import { Time } from "../../../console/layout";
+import { formText } from "../../../console/forms";
+import { page, teamPath } from "../../../console/render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { teamsOf } from "../../../console/members.service";
+import { loadSession, SESSION_COOKIE } from "../../../console/sign-in.service";
 import { DEFAULT_RANGE, HistogramChart, IngestCommand, LogRow, RANGES, SearchForm, type RangeName, type SearchState } from "./logs-view";
-import { settings } from "../../platform/config";
+import { settings } from "../../../platform/config";
 
 export const logsPages = new Hono<ConsoleEnv>();
 

@@ -4,16 +4,16 @@
 // counts) and a test notification to every subscriber. The same services as /api/v1/push; the
 // VAPID private key and credentials never reach a page (the services' app shape has none).
 import { Hono, type Context } from "hono";
-import { ApiError, zodDetails } from "../../platform/errors";
-import { createApp, getApp, listApps } from "../../products/push/push-apps.service";
-import { listNotifications, sendNotification } from "../../products/push/push-notifications.service";
-import { CreateAppSchema, SendSchema } from "../../products/push/push.schemas";
-import { formText } from "../forms";
-import { Time } from "../layout";
-import { page, redirectTo, teamPath } from "../render";
-import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
-import { settings } from "../../platform/config";
+import { ApiError, zodDetails } from "../../../platform/errors";
+import { createApp, getApp, listApps } from "../push-apps.service";
+import { listNotifications, sendNotification } from "../push-notifications.service";
+import { CreateAppSchema, SendSchema } from "../push.schemas";
+import { formText } from "../../../console/forms";
+import { Time } from "../../../console/layout";
+import { page, redirectTo, teamPath } from "../../../console/render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { CopyBlock, quotaOwnerOf, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { settings } from "../../../platform/config";
 
 export const pushPages = new Hono<ConsoleEnv>();
 

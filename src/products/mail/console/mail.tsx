@@ -5,18 +5,18 @@
 // CSP that runs nothing); mail webhooks with their test button and the secret shown once. The
 // same services as /api/v1/domains, /emails and /webhooks.
 import { Hono, type Context } from "hono";
-import { MAIL_WEBHOOK_EVENTS, type MailWebhookEvent } from "../../db/schema";
-import { ApiError, zodDetails } from "../../platform/errors";
-import { addDomain, deleteDomain, domainView, listDomains, verifyDomain } from "../../products/mail/domains.service";
-import { CreateWebhookBody } from "../../products/mail/mail.schemas";
-import { emailView, getEmail, listEmails } from "../../products/mail/mail.service";
-import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../../products/mail/mail-webhooks.service";
-import { formList, formText } from "../forms";
-import { Time } from "../layout";
-import { page, redirectTo, teamPath } from "../render";
-import { PAGE_HEADERS, requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "./parts";
-import { settings } from "../../platform/config";
+import { MAIL_WEBHOOK_EVENTS, type MailWebhookEvent } from "../../../db/schema";
+import { ApiError, zodDetails } from "../../../platform/errors";
+import { addDomain, deleteDomain, domainView, listDomains, verifyDomain } from "../domains.service";
+import { CreateWebhookBody } from "../mail.schemas";
+import { emailView, getEmail, listEmails } from "../mail.service";
+import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../mail-webhooks.service";
+import { formList, formText } from "../../../console/forms";
+import { Time } from "../../../console/layout";
+import { page, redirectTo, teamPath } from "../../../console/render";
+import { PAGE_HEADERS, requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { settings } from "../../../platform/config";
 
 export const mailPages = new Hono<ConsoleEnv>();
 

@@ -5,19 +5,19 @@
 // share link made on demand (shown once, to writers) and the revocation of every share. The same
 // services as /api/v1/orgs/{org_id}/projects/{project_id}/audit.
 import { Hono, type Context } from "hono";
-import { REPORT_FORMATS, type ReportFormat } from "../../db/schema/audit";
-import { ApiError } from "../../platform/errors";
-import { revokeShares, shareReport } from "../../products/audit/audit-share.service";
-import { computeSummary, type Scope } from "../../products/audit/audit-summary.service";
-import { PROJECT_ID } from "../../products/audit/audit.schemas";
-import { artefactHeaders, getReport, listProjects, listReports, readArtefact, startExport } from "../../products/audit/audit.service";
-import { ColumnChart } from "../charts";
-import { formText } from "../forms";
-import { Time } from "../layout";
-import { page, redirectTo, teamPath } from "../render";
-import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
-import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
-import { settings } from "../../platform/config";
+import { REPORT_FORMATS, type ReportFormat } from "../../../db/schema/audit";
+import { ApiError } from "../../../platform/errors";
+import { revokeShares, shareReport } from "../audit-share.service";
+import { computeSummary, type Scope } from "../audit-summary.service";
+import { PROJECT_ID } from "../audit.schemas";
+import { artefactHeaders, getReport, listProjects, listReports, readArtefact, startExport } from "../audit.service";
+import { ColumnChart } from "../../../console/charts";
+import { formText } from "../../../console/forms";
+import { Time } from "../../../console/layout";
+import { page, redirectTo, teamPath } from "../../../console/render";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { settings } from "../../../platform/config";
 
 export const auditPages = new Hono<ConsoleEnv>();
 

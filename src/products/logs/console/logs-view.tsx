@@ -3,9 +3,9 @@
 // (the live tail's browser code, client/logs-tail.ts, builds the same markup), the histogram of
 // entries by level (an SVG drawn here, with its numbers as a table for screen readers), the
 // search form, and the curl command of an empty project.
-import type { Histogram } from "../../products/logs/log-histogram";
-import { LOG_LEVELS } from "../../db/schema/logs";
-import type { entryView } from "../../products/logs/logs.store";
+import type { Histogram } from "../log-histogram";
+import { LOG_LEVELS } from "../../../db/schema/logs";
+import type { entryView } from "../logs.store";
 
 /** An entry as the entry query answers it (logs.store.ts entryView, what the API returns). */
 export type EntryView = ReturnType<typeof entryView>;
