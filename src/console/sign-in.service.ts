@@ -13,7 +13,7 @@ import { consoleLinks, memberships, sessions, users, type LinkKind, type Role } 
 import { nowIso, nowMs } from "../platform/clock";
 import { randomToken, sha256Hex } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
-import { headerSafe, queuePlatformMail } from "../platform/platform-mail";
+import { queuePlatformMail, tenantText, type MailContent } from "../platform/platform-mail";
 import { getLimiter } from "../platform/rate-limit/limiter";
 import { OWN_COUNTER } from "../platform/rate-limit/buckets";
 import { consumeStatements } from "./sign-in.queries";
@@ -96,6 +96,17 @@ const SUBJECTS: Record<LinkKind, string> = {
   invite: "You are invited to a team",
 };
 
+/** The mail of a link: the team name is tenant text (`tenantText`, the one rule of platform mail). */
+export function linkMail(kind: LinkKind, input: { url: string; teamName?: string | null }): MailContent {
+  const team = input.teamName ? tenantText(input.teamName) : null;
+  const lines: Record<LinkKind, string> = {
+    sign_in: "Use this link to sign in to the Edge Platform console. It works once, for 15 minutes.",
+    sign_up: `Use this link to create your team${team ? ` "${team}"` : ""} on the Edge Platform. It works once, for 15 minutes.`,
+    invite: `You are invited to join${team ? ` the team "${team}"` : " a team"} on the Edge Platform. The link works once, for 7 days.`,
+  };
+  return { subject: SUBJECTS[kind], text: `${lines[kind]}\n\n${input.url}\n\nIf you did not ask for it, ignore this message.` };
+}
+
 /**
  * Mails a link by platform mail (free: the person asked for it). With the `outbox` transport
  * nothing leaves the machine, so the link is also printed to the Worker's log (wrangler dev's
@@ -105,20 +116,11 @@ export async function mailLink(
   env: Env,
   input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null },
 ): Promise<void> {
-  // Tenant text in platform mail: plain text on one line, at most 100 characters (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it").
-  const oneLine = input.teamName ? headerSafe(input.teamName, 1000) : null;
-  const team = oneLine && oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
-  const lines: Record<LinkKind, string> = {
-    sign_in: "Use this link to sign in to the Edge Platform console. It works once, for 15 minutes.",
-    sign_up: `Use this link to create your team${team ? ` "${team}"` : ""} on the Edge Platform. It works once, for 15 minutes.`,
-    invite: `You are invited to join${team ? ` the team "${team}"` : " a team"} on the Edge Platform. The link works once, for 7 days.`,
-  };
   await queuePlatformMail(env, {
     teamId: input.kind === "invite" ? (input.teamId ?? null) : null,
     kind: `console_${input.kind}`,
     to: input.email,
-    subject: SUBJECTS[input.kind],
-    text: `${lines[input.kind]}\n\n${input.url}\n\nIf you did not ask for it, ignore this message.`,
+    ...linkMail(input.kind, input),
   });
   if (settings(env).mailTransport === "outbox") {
     log.info("console link (outbox transport: local only)", { kind: input.kind, to: input.email, url: input.url });
