@@ -74,12 +74,18 @@ export async function loadPrincipal(d1: D1Database, key: string): Promise<Princi
       mail: apiKeys.mail,
       plan: teams.plan,
       ownerEmail: teams.ownerEmail,
+      sandboxSuspendedAt: teams.sandboxSuspendedAt,
     })
     .from(apiKeys)
     .innerJoin(teams, eq(teams.id, apiKeys.teamId))
     .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
     .limit(1);
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  const { sandboxSuspendedAt, ...principal } = row;
+  // A sandbox key is held by its team's sandbox suspension whatever its own flag says.
+  if (sandboxSuspendedAt !== null && row.mail.sandbox && !row.mail.suspended) return { ...principal, mail: { ...row.mail, suspended: true } };
+  return principal;
 }
 
 interface KeyCache {

@@ -10,6 +10,7 @@ import { ApiError, zodDetails, type FieldErrors } from "../../platform/errors";
 import { createTeamKey, listTeamKeys, revokeTeamKey } from "../../platform/keys/keys.service";
 import { KEY_SCOPES, SCOPES, type Scope } from "../../platform/scopes";
 import { orNotFound } from "../../platform/tenancy";
+import { settings } from "../../platform/config";
 import { Time } from "../layout";
 import { recordAction } from "../members.service";
 import { formList, formText } from "../forms";
@@ -263,6 +264,7 @@ keysPages.post("/keys", async (c) => {
       scopes: input.scopes,
       mail: { sandbox: input.sandbox, allowed_streams: input.allowed_streams, allowed_recipients: input.allowed_recipients },
     },
+    settings(c.env).sandboxCaps,
   );
   await recordAction(db, c.get("consoleTeam").id, actorOf(c), "key_created", `${row.name} (${row.prefix}…)`);
   return keysPage(c, { created: { key, name: row.name } });
