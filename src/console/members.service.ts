@@ -1,6 +1,8 @@
 // People of a team: memberships and their roles, pending invitations, and the record of console
 // actions. The last owner can be neither removed nor demoted, and pending invitations stop at their
-// cap: each checked in the statement that writes. Removing a member withdraws their invitations.
+// cap: each checked in the statement that writes. Removing a member withdraws their invitations,
+// and those they sent; a demotion withdraws those the new role may not send (the link's use checks
+// the inviter's current role as well, sign-in.queries.ts).
 import { and, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
@@ -114,6 +116,10 @@ export async function withdrawInvitation(db: Db, teamId: string, actor: Actor, i
   await recordAction(db, teamId, actor, "invitation_withdrawn", gone.email);
 }
 
+/** The pending invitations to the team that `userId` sent. */
+const invitationsBy = (teamId: string, userId: string) =>
+  and(eq(consoleLinks.teamId, teamId), eq(consoleLinks.kind, "invite"), eq(consoleLinks.invitedBy, userId), isNull(consoleLinks.usedAt));
+
 /** `role = 'owner'` members of the team other than `userId`: the guard of the last-owner rule. */
 const otherOwners = (teamId: string, userId: string) =>
   sql`(SELECT count(*) FROM ${memberships} m2 WHERE m2.team_id = ${teamId} AND m2.role = 'owner' AND m2.user_id != ${userId}) > 0`;
@@ -142,6 +148,10 @@ export async function changeRole(db: Db, teamId: string, actor: Actor, userId: s
     .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard))
     .returning({ userId: memberships.userId });
   if (changed.length === 0) throw lastOwner();
+  // Invitations answer to their inviter: those the new role may no longer send are withdrawn.
+  if (role !== "owner") {
+    await db.delete(consoleLinks).where(and(invitationsBy(teamId, userId), role === "admin" ? eq(consoleLinks.role, "owner") : undefined));
+  }
   await recordAction(db, teamId, actor, "member_role_changed", `${member.email}: ${member.role} → ${role}`);
 }
 
@@ -171,6 +181,10 @@ export async function removeMember(db: Db, teamId: string, actor: Actor, userId:
           sql`NOT EXISTS (SELECT 1 FROM ${memberships} m3 WHERE m3.team_id = ${teamId} AND m3.user_id = ${userId})`,
         ),
       ),
+    // The invitations they sent are withdrawn with them (an invitation answers to its inviter).
+    db
+      .delete(consoleLinks)
+      .where(and(invitationsBy(teamId, userId), sql`NOT EXISTS (SELECT 1 FROM ${memberships} m4 WHERE m4.team_id = ${teamId} AND m4.user_id = ${userId})`)),
   ]);
   if (removed.length === 0) throw lastOwner();
   await recordAction(db, teamId, actor, "member_removed", member.email);
