@@ -7,6 +7,7 @@ import { getDb } from "../../../src/db/client";
 import { addMember } from "../../../src/console/members.service";
 import { DEFAULT_SANDBOX_CAPS } from "../../../src/platform/config";
 import { checkCaps } from "../../../src/products/mail/mail.service";
+import { isAllowedHeader } from "../../../src/products/mail/mail.policy";
 import { windowOf } from "../../../src/platform/rate-limit/limiter";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed } from "../../helpers/usage";
@@ -183,6 +184,34 @@ describe("POST /emails: the 12 policy codes", () => {
       },
     });
     expect(ok.status).toBe(201);
+  });
+
+  it("regression (issue 37, 6): provider headers are refused by the token after X-, with or without a dash; other X-* pass", async () => {
+    const refused = [
+      "X-SMTPAPI-Extra",
+      "X-MJ-CustomID",
+      "X-Mailjet-TrackOpen",
+      "X-Mailin-Tag",
+      "X-Sib-Tags",
+      "X-Mailgun",
+      "X-PM",
+      "X-SES",
+      "X-MC",
+      "X-MSYS",
+      "X-MJ",
+      "X-Mailjet",
+      "X-Mailin",
+      "X-Sib",
+    ];
+    for (const name of refused) expect({ name, allowed: isAllowedHeader(name) }).toEqual({ name, allowed: false });
+    for (const name of ["X-PMX", "X-Sessions", "X-Mjolnir", "X-Sibling", "X-Mailing-List", "X-Mcafee", "X-Campaign"]) {
+      expect({ name, allowed: isAllowedHeader(name) }).toEqual({ name, allowed: true });
+    }
+    const team = await setupTeam();
+    await expectError(await send(team.key, { ...LIVE, headers: { "X-MJ-Vars": '{"a":1}' } }), 422, {
+      error: "The header 'X-MJ-Vars' is reserved and cannot be set",
+      code: "forbidden_header",
+    });
   });
 
   it("regression (issue 23, finding 7): provider control headers and unprintable values are forbidden_header; nothing is stored", async () => {
