@@ -28,7 +28,7 @@ import { surveysRouter } from "./products/surveys/surveys.routes";
 import { surveyPageRouter } from "./products/surveys/page/survey-page.routes";
 import { consoleRouter, landingRouter } from "./console/console.routes";
 import { keysRouter } from "./platform/keys/keys.routes";
-import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
+import { ipKey, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
 import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
 
@@ -97,7 +97,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
 
   // The reference pages are public but unauthenticated traffic is counted per IP.
   const anonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
-    await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+    await enforceBucket(c, "anonymous", ipKey(c));
     await next();
   };
   app.use(`${API_PREFIX}/openapi.json`, anonymous);

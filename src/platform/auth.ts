@@ -17,7 +17,7 @@ import { forgetTeamEverywhere, IsolateCache } from "./isolate-cache";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { hasScope, type Scope } from "./scopes";
-import { clientIp, enforceBucket, enforceTeamBuckets, refuseRememberedTeam } from "./rate-limit/middleware";
+import { ipKey, enforceBucket, enforceTeamBuckets, refuseRememberedTeam } from "./rate-limit/middleware";
 import type { StrictFamily } from "./rate-limit/buckets";
 
 /** The caller behind a team API key. Shared by the requests of an isolate: never mutate it. */
@@ -183,7 +183,7 @@ export function auth(options: AuthOptions = {}): MiddlewareHandler<AppEnv> {
     const token = bearerToken(c.req.header("authorization"));
     const principal = token ? await resolveKey(c.env.DB, token) : null;
     if (!principal) {
-      await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+      await enforceBucket(c, "anonymous", ipKey(c));
       throw ApiError.unauthorized();
     }
     c.set("principal", principal);
@@ -250,7 +250,7 @@ export function adminAuth(): MiddlewareHandler<AppEnv> {
     const token = bearerToken(c.req.header("authorization"));
     const expected = c.env.ADMIN_TOKEN;
     if (!token || !expected || !timingSafeEqual(token, expected)) {
-      await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+      await enforceBucket(c, "anonymous", ipKey(c));
       throw new ApiError("unauthorized", "Invalid or missing admin token");
     }
     await next();

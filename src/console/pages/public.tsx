@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { ipKey, enforceBucket } from "../../platform/rate-limit/middleware";
 import { MessagePage, PublicLayout } from "../layout";
 import { clearSessionCookie, requireSession, setSessionCookie, type ConsoleEnv } from "../session";
 import { consumeLink, endAllSessions, endSession, findUsableLink, loadSession, requestSignIn, requestSignUp, SESSION_COOKIE } from "../sign-in.service";
@@ -23,7 +23,7 @@ const TeamName = z
   .regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/);
 
 /** Public console traffic is counted per client IP in the `public` bucket. */
-const perIp = async (c: Parameters<typeof enforceBucket>[0]) => enforceBucket(c, "public", `ip:${clientIp(c)}`);
+const perIp = async (c: Parameters<typeof enforceBucket>[0]) => enforceBucket(c, "public", ipKey(c));
 
 function SignInForm(props: { email?: string; error?: string }) {
   return (
