@@ -12,7 +12,7 @@ import { nowIso } from "../platform/clock";
 import { ApiError } from "../platform/errors";
 import type { Plan } from "../platform/plans";
 import { insertUnderCap } from "../platform/caps";
-import { allowLinkFor, linkUrl, mailLink, newLink, normalizeEmail } from "./sign-in.service";
+import { linkUrl, mailLink, newLink, normalizeEmail } from "./sign-in.service";
 
 export interface TeamChoice {
   id: string;
@@ -82,8 +82,9 @@ function checkOwnership(actor: Actor, ...roles: (Role | null)[]): void {
 
 /**
  * Invites an address with a role: a 7-day single-use link by mail; the membership exists only when
- * the link is used. Counted in the address's hourly link limit (past it, 429); at most
- * MAX_PENDING_INVITATIONS pending per team, counted in the insert (422 past it).
+ * the link is used. Not counted in the address's sign-in link limits (a stranger's asks must never
+ * block an invitation); at most MAX_PENDING_INVITATIONS pending per team, counted in the insert
+ * (422 past it).
  */
 export async function invite(env: Env, teamId: string, teamName: string, actor: Actor, input: { email: string; role: Role }): Promise<void> {
   checkOwnership(actor, input.role);
@@ -95,7 +96,6 @@ export async function invite(env: Env, teamId: string, teamName: string, actor: 
     .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.teamId, teamId)))
     .where(eq(users.email, email));
   if (member) throw ApiError.validation({ email: ["is already a member of this team"] });
-  if (!(await allowLinkFor(env, email))) throw ApiError.rateLimited(3600);
   const { values, token } = await newLink({ kind: "invite", email, teamId, role: input.role, teamName, invitedBy: actor.userId ?? null });
   // The pending count and the insert are one statement: parallel invitations stop at the cap.
   const pending = sql`${consoleLinks.kind} = 'invite' AND ${consoleLinks.usedAt} IS NULL AND ${consoleLinks.expiresAt} > ${values.createdAt}`;
