@@ -21,7 +21,7 @@ import { createAdminRouter } from "./platform/admin/admin.routes";
 import { usageRouter } from "./platform/usage/usage.routes";
 import { createConsoleRouter, landingRouter } from "./console/console.routes";
 import { createKeysRouter } from "./platform/keys/keys.routes";
-import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
+import { ipKey, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
 import { documentTags, referencePage } from "./platform/reference-page";
 
@@ -92,7 +92,7 @@ export function createApp(products: readonly ProductDefinition[] = PRODUCTS): Op
 
   // The reference pages are public but unauthenticated traffic is counted per IP.
   const anonymous: MiddlewareHandler<AppEnv> = async (c, next) => {
-    await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+    await enforceBucket(c, "anonymous", ipKey(c));
     await next();
   };
   app.use(`${API_PREFIX}/openapi.json`, anonymous);

@@ -1,6 +1,8 @@
 // People of a team: memberships and their roles, pending invitations, and the record of console
 // actions. The last owner can be neither removed nor demoted, and pending invitations stop at their
-// cap: each checked in the statement that writes. Removing a member withdraws their invitations.
+// cap: each checked in the statement that writes. Removing a member withdraws their invitations,
+// and those they sent; a demotion withdraws those the new role may not send (the link's use checks
+// the inviter's current role as well, sign-in.queries.ts).
 import { and, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { SQLiteSelect } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
@@ -10,7 +12,7 @@ import { nowIso } from "../platform/clock";
 import { ApiError } from "../platform/errors";
 import type { Plan } from "../platform/plans";
 import { insertUnderCap } from "../platform/caps";
-import { allowLinkFor, linkUrl, mailLink, newLink, normalizeEmail } from "./sign-in.service";
+import { linkUrl, mailLink, newLink, normalizeEmail } from "./sign-in.service";
 
 export interface TeamChoice {
   id: string;
@@ -80,8 +82,9 @@ function checkOwnership(actor: Actor, ...roles: (Role | null)[]): void {
 
 /**
  * Invites an address with a role: a 7-day single-use link by mail; the membership exists only when
- * the link is used. Counted in the address's hourly link limit (past it, 429); at most
- * MAX_PENDING_INVITATIONS pending per team, counted in the insert (422 past it).
+ * the link is used. Not counted in the address's sign-in link limits (a stranger's asks must never
+ * block an invitation); at most MAX_PENDING_INVITATIONS pending per team, counted in the insert
+ * (422 past it).
  */
 export async function invite(env: Env, teamId: string, teamName: string, actor: Actor, input: { email: string; role: Role }): Promise<void> {
   checkOwnership(actor, input.role);
@@ -93,7 +96,6 @@ export async function invite(env: Env, teamId: string, teamName: string, actor: 
     .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.teamId, teamId)))
     .where(eq(users.email, email));
   if (member) throw ApiError.validation({ email: ["is already a member of this team"] });
-  if (!(await allowLinkFor(env, email))) throw ApiError.rateLimited(3600);
   const { values, token } = await newLink({ kind: "invite", email, teamId, role: input.role, teamName, invitedBy: actor.userId ?? null });
   // The pending count and the insert are one statement: parallel invitations stop at the cap.
   const pending = sql`${consoleLinks.kind} = 'invite' AND ${consoleLinks.usedAt} IS NULL AND ${consoleLinks.expiresAt} > ${values.createdAt}`;
@@ -113,6 +115,10 @@ export async function withdrawInvitation(db: Db, teamId: string, actor: Actor, i
   if (!gone) throw ApiError.notFound("Invitation not found");
   await recordAction(db, teamId, actor, "invitation_withdrawn", gone.email);
 }
+
+/** The pending invitations to the team that `userId` sent. */
+const invitationsBy = (teamId: string, userId: string) =>
+  and(eq(consoleLinks.teamId, teamId), eq(consoleLinks.kind, "invite"), eq(consoleLinks.invitedBy, userId), isNull(consoleLinks.usedAt));
 
 /** `role = 'owner'` members of the team other than `userId`: the guard of the last-owner rule. */
 const otherOwners = (teamId: string, userId: string) =>
@@ -142,6 +148,10 @@ export async function changeRole(db: Db, teamId: string, actor: Actor, userId: s
     .where(and(eq(memberships.teamId, teamId), eq(memberships.userId, userId), guard))
     .returning({ userId: memberships.userId });
   if (changed.length === 0) throw lastOwner();
+  // Invitations answer to their inviter: those the new role may no longer send are withdrawn.
+  if (role !== "owner") {
+    await db.delete(consoleLinks).where(and(invitationsBy(teamId, userId), role === "admin" ? eq(consoleLinks.role, "owner") : undefined));
+  }
   await recordAction(db, teamId, actor, "member_role_changed", `${member.email}: ${member.role} → ${role}`);
 }
 
@@ -171,6 +181,10 @@ export async function removeMember(db: Db, teamId: string, actor: Actor, userId:
           sql`NOT EXISTS (SELECT 1 FROM ${memberships} m3 WHERE m3.team_id = ${teamId} AND m3.user_id = ${userId})`,
         ),
       ),
+    // The invitations they sent are withdrawn with them (an invitation answers to its inviter).
+    db
+      .delete(consoleLinks)
+      .where(and(invitationsBy(teamId, userId), sql`NOT EXISTS (SELECT 1 FROM ${memberships} m4 WHERE m4.team_id = ${teamId} AND m4.user_id = ${userId})`)),
   ]);
   if (removed.length === 0) throw lastOwner();
   await recordAction(db, teamId, actor, "member_removed", member.email);

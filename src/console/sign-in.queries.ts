@@ -23,11 +23,19 @@ export interface ConsumeInput {
 /** `EXISTS` the link was consumed by this request. */
 const CONSUMED = "EXISTS (SELECT 1 FROM console_links WHERE id = ?1 AND session_id = ?2)";
 
+/**
+ * An invitation answers to its inviter (docs/ARCHITECTURE.md "People"): it is used only while the
+ * member who sent it is still in the team with the right to invite that role (an owner any role, an
+ * admin any role but owner), read in the statement that consumes it. Invitations without an inviter
+ * (none is made today; rows from before `invited_by`) and other links are not held by it.
+ */
+const INVITER_MAY = `(kind <> 'invite' OR invited_by IS NULL OR EXISTS (SELECT 1 FROM memberships m WHERE m.team_id = console_links.team_id AND m.user_id = console_links.invited_by AND (m.role = 'owner' OR (m.role = 'admin' AND console_links.role <> 'owner'))))`;
+
 /** The statements of one link consumption, in order; the first one's `changes` says whether it happened. */
 export function consumeStatements(d1: D1Database, input: ConsumeInput): D1PreparedStatement[] {
   const statements = [
     d1
-      .prepare("UPDATE console_links SET used_at = ?3, session_id = ?2 WHERE id = ?1 AND used_at IS NULL AND expires_at > ?3")
+      .prepare(`UPDATE console_links SET used_at = ?3, session_id = ?2 WHERE id = ?1 AND used_at IS NULL AND expires_at > ?3 AND ${INVITER_MAY}`)
       .bind(input.linkId, input.sessionId, input.now),
     d1
       .prepare(`INSERT INTO users (id, email, created_at) SELECT ?3, ?4, ?5 WHERE ${CONSUMED} ON CONFLICT (email) DO NOTHING`)

@@ -13,7 +13,7 @@ import { consoleLinks, memberships, sessions, users, type LinkKind, type Role } 
 import { nowIso, nowMs } from "../platform/clock";
 import { randomToken, sha256Hex } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
-import { headerSafe, queuePlatformMail } from "../platform/platform-mail";
+import { queuePlatformMail, tenantText, type MailContent } from "../platform/platform-mail";
 import { getLimiter } from "../platform/rate-limit/limiter";
 import { OWN_COUNTER } from "../platform/rate-limit/buckets";
 import { consumeStatements } from "./sign-in.queries";
@@ -29,8 +29,10 @@ export const SESSION_IDLE_MS = 30 * 86_400_000;
 export const SESSION_MAX_MS = 90 * 86_400_000;
 /** Its last use is written at most once an hour: a page view is not a D1 write. */
 export const SESSION_TOUCH_MS = 3_600_000;
-/** Links mailed per address and hour, whoever asks and whether or not the address is a member. */
-export const LINKS_PER_ADDRESS_PER_HOUR = 5;
+/** Sign-in and sign-up links mailed per address and hour from one client network (IPv4 address or IPv6 /64), member or not. */
+export const LINKS_PER_ADDRESS_PER_NETWORK = 5;
+/** Sign-in and sign-up links mailed per address and hour in all, whatever the networks. */
+export const LINKS_PER_ADDRESS_PER_HOUR = 20;
 
 export const SESSION_COOKIE = "edp_session";
 
@@ -81,13 +83,19 @@ export async function createLink(db: Db, input: NewLink): Promise<{ token: strin
 }
 
 /**
- * Counts a link for `email` in its hourly bucket (keyed on a hash of the address, so no address
- * names a Durable Object); false past LINKS_PER_ADDRESS_PER_HOUR.
+ * Counts a sign-in or sign-up link for `email` asked from `network` (clientNetwork of the caller),
+ * in the address's hourly object (keyed on a hash of the address, so no address names a Durable
+ * Object): first in the network's counter (LINKS_PER_ADDRESS_PER_NETWORK), and only when that one
+ * allows it in the address's total (LINKS_PER_ADDRESS_PER_HOUR), so asks a network is refused never
+ * use up the total: a stranger cannot turn the limit into a lockout. Invitations are not counted.
  */
-export async function allowLinkFor(env: Env, email: string): Promise<boolean> {
+export async function allowLinkFor(env: Env, email: string, network: string): Promise<boolean> {
   const key = `console_links:${await sha256Hex(normalizeEmail(email))}`;
-  const [result] = await getLimiter(env).hitAll(key, [{ name: OWN_COUNTER, limit: LINKS_PER_ADDRESS_PER_HOUR, windowSeconds: 3600 }]);
-  return result.allowed;
+  const limiter = getLimiter(env);
+  const [net] = await limiter.hitAll(key, [{ name: `net:${network}`, limit: LINKS_PER_ADDRESS_PER_NETWORK, windowSeconds: 3600 }]);
+  if (!net.allowed) return false;
+  const [all] = await limiter.hitAll(key, [{ name: OWN_COUNTER, limit: LINKS_PER_ADDRESS_PER_HOUR, windowSeconds: 3600 }]);
+  return all.allowed;
 }
 
 const SUBJECTS: Record<LinkKind, string> = {
@@ -95,6 +103,17 @@ const SUBJECTS: Record<LinkKind, string> = {
   sign_up: "Confirm your new team",
   invite: "You are invited to a team",
 };
+
+/** The mail of a link: the team name is tenant text (`tenantText`, the one rule of platform mail). */
+export function linkMail(kind: LinkKind, input: { url: string; teamName?: string | null }): MailContent {
+  const team = input.teamName ? tenantText(input.teamName) : null;
+  const lines: Record<LinkKind, string> = {
+    sign_in: "Use this link to sign in to the Edge Platform console. It works once, for 15 minutes.",
+    sign_up: `Use this link to create your team${team ? ` "${team}"` : ""} on the Edge Platform. It works once, for 15 minutes.`,
+    invite: `You are invited to join${team ? ` the team "${team}"` : " a team"} on the Edge Platform. The link works once, for 7 days.`,
+  };
+  return { subject: SUBJECTS[kind], text: `${lines[kind]}\n\n${input.url}\n\nIf you did not ask for it, ignore this message.` };
+}
 
 /**
  * Mails a link by platform mail (free: the person asked for it). With the `outbox` transport
@@ -105,20 +124,11 @@ export async function mailLink(
   env: Env,
   input: { kind: LinkKind; email: string; url: string; teamName?: string | null; teamId?: string | null },
 ): Promise<void> {
-  // Tenant text in platform mail: plain text on one line, at most 100 characters (docs/ARCHITECTURE.md "Platform mail goes only to people who asked for it").
-  const oneLine = input.teamName ? headerSafe(input.teamName, 1000) : null;
-  const team = oneLine && oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
-  const lines: Record<LinkKind, string> = {
-    sign_in: "Use this link to sign in to the Edge Platform console. It works once, for 15 minutes.",
-    sign_up: `Use this link to create your team${team ? ` "${team}"` : ""} on the Edge Platform. It works once, for 15 minutes.`,
-    invite: `You are invited to join${team ? ` the team "${team}"` : " a team"} on the Edge Platform. The link works once, for 7 days.`,
-  };
   await queuePlatformMail(env, {
     teamId: input.kind === "invite" ? (input.teamId ?? null) : null,
     kind: `console_${input.kind}`,
     to: input.email,
-    subject: SUBJECTS[input.kind],
-    text: `${lines[input.kind]}\n\n${input.url}\n\nIf you did not ask for it, ignore this message.`,
+    ...linkMail(input.kind, input),
   });
   if (settings(env).mailTransport === "outbox") {
     log.info("console link (outbox transport: local only)", { kind: input.kind, to: input.email, url: input.url });
@@ -136,9 +146,13 @@ async function isMember(db: Db, email: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** `POST /console/sign-in`: a link when the address is a member's and its hourly limit allows. Same outcome to the caller either way. */
-export async function requestSignIn(env: Env, email: string): Promise<void> {
-  if (!(await allowLinkFor(env, email))) return;
+/**
+ * `POST /console/sign-in`: a link when the address is a member's and its hourly limits allow. Same
+ * outcome to the caller either way; the route runs it after its answer (waitUntil), so the answer
+ * takes the same time for a member and a stranger.
+ */
+export async function requestSignIn(env: Env, email: string, network: string): Promise<void> {
+  if (!(await allowLinkFor(env, email, network))) return;
   const db = getDb(env.DB);
   if (!(await isMember(db, email))) return;
   const { token } = await createLink(db, { kind: "sign_in", email });
@@ -146,8 +160,8 @@ export async function requestSignIn(env: Env, email: string): Promise<void> {
 }
 
 /** `POST /console/sign-up`: a link whose use creates the user, the team and the owner membership. */
-export async function requestSignUp(env: Env, email: string, teamName: string): Promise<void> {
-  if (!(await allowLinkFor(env, email))) return;
+export async function requestSignUp(env: Env, email: string, teamName: string, network: string): Promise<void> {
+  if (!(await allowLinkFor(env, email, network))) return;
   const { token } = await createLink(getDb(env.DB), { kind: "sign_up", email, teamName });
   await mailLink(env, { kind: "sign_up", email: normalizeEmail(email), url: linkUrl(env, token), teamName });
 }

@@ -17,7 +17,7 @@ import { forgetTeamEverywhere, IsolateCache } from "./isolate-cache";
 import { ApiError } from "./errors";
 import { sha256Hex, timingSafeEqual } from "./crypto";
 import { hasScope, type Scope } from "./scopes";
-import { clientIp, enforceBucket, enforceTeamBuckets, refuseRememberedTeam } from "./rate-limit/middleware";
+import { ipKey, enforceBucket, enforceTeamBuckets, refuseRememberedTeam } from "./rate-limit/middleware";
 import type { StrictFamily } from "./rate-limit/buckets";
 
 /** The caller behind a team API key. Shared by the requests of an isolate: never mutate it. */
@@ -74,12 +74,18 @@ export async function loadPrincipal(d1: D1Database, key: string): Promise<Princi
       mail: apiKeys.mail,
       plan: teams.plan,
       ownerEmail: teams.ownerEmail,
+      sandboxSuspendedAt: teams.sandboxSuspendedAt,
     })
     .from(apiKeys)
     .innerJoin(teams, eq(teams.id, apiKeys.teamId))
     .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
     .limit(1);
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  const { sandboxSuspendedAt, ...principal } = row;
+  // A sandbox key is held by its team's sandbox suspension whatever its own flag says.
+  if (sandboxSuspendedAt !== null && row.mail.sandbox && !row.mail.suspended) return { ...principal, mail: { ...row.mail, suspended: true } };
+  return principal;
 }
 
 interface KeyCache {
@@ -177,7 +183,7 @@ export function auth(options: AuthOptions = {}): MiddlewareHandler<AppEnv> {
     const token = bearerToken(c.req.header("authorization"));
     const principal = token ? await resolveKey(c.env.DB, token) : null;
     if (!principal) {
-      await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+      await enforceBucket(c, "anonymous", ipKey(c));
       throw ApiError.unauthorized();
     }
     c.set("principal", principal);
@@ -244,7 +250,7 @@ export function adminAuth(): MiddlewareHandler<AppEnv> {
     const token = bearerToken(c.req.header("authorization"));
     const expected = c.env.ADMIN_TOKEN;
     if (!token || !expected || !timingSafeEqual(token, expected)) {
-      await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+      await enforceBucket(c, "anonymous", ipKey(c));
       throw new ApiError("unauthorized", "Invalid or missing admin token");
     }
     await next();

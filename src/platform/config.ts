@@ -17,6 +17,8 @@ export const DEFAULTS = {
   MAIL_TRANSPORT: "outbox",
   MAIL_FROM: "Edge Platform <no-reply@edge-platform.dev>",
   SANDBOX_DOMAIN: "sandbox.edge-platform.dev",
+  SANDBOX_HOURLY_CAP: "50",
+  SANDBOX_DAILY_CAP: "200",
   DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
 } as const;
 
@@ -41,7 +43,23 @@ export interface Settings {
   mailFrom: string;
   /** Lower case. */
   sandboxDomain: string;
+  /** The team's sandbox caps (SANDBOX_HOURLY_CAP, SANDBOX_DAILY_CAP): every sandbox key of a team counts in them together. */
+  sandboxCaps: SandboxCaps;
   dnsResolverUrl: string;
+}
+
+/** A team's sandbox caps: emails per UTC hour and per UTC day, all its sandbox keys together. */
+export interface SandboxCaps {
+  hourly: number;
+  daily: number;
+}
+
+/** The team sandbox caps when SANDBOX_HOURLY_CAP / SANDBOX_DAILY_CAP are unset (or not a positive integer). */
+export const DEFAULT_SANDBOX_CAPS: SandboxCaps = { hourly: Number(DEFAULTS.SANDBOX_HOURLY_CAP), daily: Number(DEFAULTS.SANDBOX_DAILY_CAP) };
+
+function positiveInt(value: string, fallback: number): number {
+  const n = Number(value);
+  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
 }
 
 const parsed = new WeakMap<object, Settings>();
@@ -65,6 +83,10 @@ export function settings(env: Vars): Settings {
     mailTransport: read("MAIL_TRANSPORT"),
     mailFrom: read("MAIL_FROM"),
     sandboxDomain: read("SANDBOX_DOMAIN").toLowerCase(),
+    sandboxCaps: {
+      hourly: positiveInt(read("SANDBOX_HOURLY_CAP"), DEFAULT_SANDBOX_CAPS.hourly),
+      daily: positiveInt(read("SANDBOX_DAILY_CAP"), DEFAULT_SANDBOX_CAPS.daily),
+    },
     dnsResolverUrl: read("DNS_RESOLVER_URL"),
   };
   parsed.set(env, found);

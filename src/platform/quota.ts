@@ -9,7 +9,7 @@ import { usageWarnings } from "../db/schema";
 import { nowMs } from "./clock";
 import { ApiError } from "./errors";
 import { planLimits, serviceMetric, type Service } from "./plans";
-import { queuePlatformMail } from "./platform-mail";
+import { queuePlatformMail, type MailContent } from "./platform-mail";
 import { getMeter } from "./rate-limit/limiter";
 import { teamObject } from "./rate-limit/buckets";
 
@@ -89,6 +89,18 @@ export async function releaseQuota(env: Env, teamId: string, service: Service, a
   await getMeter(env).ask(teamObject(teamId), teamId, { quota: { service, amount: -amount, limit: null } });
 }
 
+/** The usage warning's mail (no tenant text: every value is the platform's own). */
+export function usageWarningMail(input: { threshold: number; service: Service; period: string; after: number; limit: number }): MailContent {
+  const { threshold, service, period, after, limit } = input;
+  return {
+    subject: `You have used ${threshold}% of your monthly ${service} quota`,
+    text:
+      `Your team has used ${after} of ${limit} ${serviceMetric(service)} this month (${period}), ` +
+      `passing ${threshold}% of the limit of your plan. When the limit is reached, further requests ` +
+      `answer 429 until the 1st of next month. Upgrade your plan to raise the limit.`,
+  };
+}
+
 /**
  * Queues the owner's warning email for each threshold (80 %, 95 %) the usage crossed going from
  * `before` to `after` units, once per threshold, service and month. For callers that take their
@@ -118,11 +130,7 @@ export async function warnOnThresholds(
       teamId: owner.teamId,
       kind: "usage_warning",
       to: owner.ownerEmail,
-      subject: `You have used ${threshold}% of your monthly ${service} quota`,
-      text:
-        `Your team has used ${after} of ${limit} ${serviceMetric(service)} this month (${period}), ` +
-        `passing ${threshold}% of the limit of your plan. When the limit is reached, further requests ` +
-        `answer 429 until the 1st of next month. Upgrade your plan to raise the limit.`,
+      ...usageWarningMail({ threshold, service, period, after, limit }),
     });
   }
 }

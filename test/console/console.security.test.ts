@@ -10,6 +10,7 @@ import { addMember, MAX_PENDING_INVITATIONS } from "../../src/console/members.se
 import { createLink } from "../../src/console/sign-in.service";
 import { setClock } from "../../src/platform/clock";
 import { sha256Hex } from "../../src/platform/crypto";
+import { DEFAULT_SANDBOX_CAPS } from "../../src/platform/config";
 import { addKey, call, json } from "../helpers/api";
 import { consoleRoutes, consoleTeam, fillPath, mailedLinks, memberOf, page, sessionCookie, signIn, useLink, type ConsoleTeam } from "../helpers/console";
 
@@ -328,7 +329,7 @@ describe("self-service keys against escalation", () => {
     });
     expect(res.status).toBe(200);
     const row = await one<{ mail: string }>("SELECT mail FROM api_keys WHERE team_id = ? AND name = 'capless'", team.teamId);
-    expect(JSON.parse(row!.mail)).toMatchObject({ sandbox: true, hourly_cap: null, daily_cap: null });
+    expect(JSON.parse(row!.mail)).toMatchObject({ sandbox: true, hourly_cap: DEFAULT_SANDBOX_CAPS.hourly, daily_cap: DEFAULT_SANDBOX_CAPS.daily });
   });
 });
 

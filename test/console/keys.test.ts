@@ -8,6 +8,7 @@ import { getDb } from "../../src/db/client";
 import { apiKeys } from "../../src/db/schema";
 import { newKey } from "../../src/platform/admin/admin.service";
 import { MAX_KEYS_PER_TEAM } from "../../src/platform/keys/keys.service";
+import { DEFAULT_SANDBOX_CAPS } from "../../src/platform/config";
 import { keyScopes, specScopes } from "../../src/platform/scopes";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
 import { consoleTeam, memberOf, page } from "../helpers/console";
@@ -183,7 +184,7 @@ describe("/api/v1/keys", () => {
   it("a sandbox key makes only sandbox keys, with streams no wider than its own and its caps", async () => {
     const team = await setupTeam({
       scopes: ["keys:write", "mail:send"],
-      mail: { sandbox: true, allowed_streams: ["transactional"], hourly_cap: 10, daily_cap: 50 },
+      mail: { sandbox: true, allowed_streams: ["transactional"], allowed_recipients: ["qa@example.com", "dev@example.com"], hourly_cap: 10, daily_cap: 50 },
     });
     await expectError(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { sandbox: false } } }), 403, {
       error: "A sandbox key can only create sandbox keys",
@@ -192,7 +193,7 @@ describe("/api/v1/keys", () => {
       await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_streams: ["transactional", "broadcast"] } } }),
       403,
       {
-        error: "A sandbox key cannot grant streams it does not hold: broadcast",
+        error: "A key cannot grant streams it does not hold: broadcast",
       },
     );
     const res = await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_recipients: ["qa@example.com"] } } });
@@ -254,5 +255,98 @@ describe("/api/v1/keys", () => {
     expect(await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE team_id = ? AND revoked_at IS NULL").bind(team.teamId).first("n")).toBe(
       MAX_KEYS_PER_TEAM,
     );
+  });
+});
+
+describe("a key mints only what it holds (regression, issue 37 finding 2)", () => {
+  it("recipients: a sandbox key allowed only qa@a.test cannot mint one allowed victim@gmail.com; a child inherits its creator's list", async () => {
+    const team = await setupTeam({
+      scopes: ["keys:write", "mail:send"],
+      mail: { sandbox: true, allowed_streams: ["transactional"], allowed_recipients: ["qa@a.test"] },
+    });
+    await expectError(
+      await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_recipients: ["qa@a.test", "victim@gmail.com"] } } }),
+      403,
+      { error: "A key cannot grant recipients it does not hold: victim@gmail.com" },
+    );
+    const same = await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_recipients: ["QA@a.test"] } } });
+    expect(same.status).toBe(201);
+    const inherited = await json(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"] } }));
+    expect(inherited.data.mail.allowed_recipients).toEqual(["qa@a.test"]);
+    // A sandbox key with an empty list holds no recipient but the simulator: it grants none.
+    const empty = await setupTeam({ scopes: ["keys:write", "mail:send"], mail: { sandbox: true, allowed_streams: ["transactional"] } });
+    expect((await call("POST", "keys", { key: empty.key, body: { scopes: ["mail:send"], mail: { allowed_recipients: ["victim@gmail.com"] } } })).status).toBe(
+      403,
+    );
+  });
+
+  it("recipients: a live key without a list bounds nothing there; a live key with a list bounds its children", async () => {
+    const open = await setupTeam({ scopes: ["keys:write", "mail:send"] });
+    expect(
+      (await call("POST", "keys", { key: open.key, body: { scopes: ["mail:send"], mail: { sandbox: true, allowed_recipients: ["anyone@example.com"] } } }))
+        .status,
+    ).toBe(201);
+    const listed = await setupTeam({ scopes: ["keys:write", "mail:send"], mail: { allowed_recipients: ["a@example.com"] } });
+    expect(
+      (await call("POST", "keys", { key: listed.key, body: { scopes: ["mail:send"], mail: { sandbox: true, allowed_recipients: ["b@example.com"] } } })).status,
+    ).toBe(403);
+  });
+
+  it("streams: a live key limited to transactional cannot mint one that sends on broadcast; its children inherit its streams", async () => {
+    const team = await setupTeam({ scopes: ["keys:write", "mail:send"], mail: { allowed_streams: ["transactional"] } });
+    await expectError(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { allowed_streams: ["broadcast"] } } }), 403, {
+      error: "A key cannot grant streams it does not hold: broadcast",
+    });
+    const child = await json(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"] } }));
+    expect(child.data.mail.allowed_streams).toEqual(["transactional"]);
+  });
+
+  it("revocation: a key revokes only keys whose scopes it holds (a keys:write-only key cannot revoke a full-access key)", async () => {
+    const team = await setupTeam({ scopes: [...keyScopes()] });
+    const writer = await addKey(team.teamId, ["keys:write"]);
+    const narrow = await addKey(team.teamId, ["keys:read"]);
+    await expectError(await call("DELETE", `keys/${team.keyId}`, { key: writer.key }), 403, {
+      error: `A key cannot revoke a key with scopes it does not hold: ${keyScopes()
+        .filter((s) => s !== "keys:write" && s !== "keys:read")
+        .join(", ")}`,
+    });
+    expect((await call("GET", "keys", { key: team.key })).status).toBe(200);
+    expect((await call("DELETE", `keys/${narrow.id}`, { key: writer.key })).status).toBe(204);
+    expect((await call("DELETE", `keys/${writer.id}`, { key: writer.key })).status).toBe(204);
+  });
+
+  it("self-service sandbox keys get the team's caps: a member's from the console, a key's no higher than its creator's", async () => {
+    const team = await consoleTeam("developer");
+    const res = await page("POST", `/console/teams/${team.teamId}/keys`, {
+      cookie: team.cookie,
+      form: { name: "sb", scopes: "mail:send", sandbox: "on", allowed_streams: "transactional" },
+    });
+    expect(res.status).toBe(200);
+    const row = await env.DB.prepare("SELECT mail FROM api_keys WHERE team_id = ? AND name = 'sb'").bind(team.teamId).first<{ mail: string }>();
+    expect(JSON.parse(row!.mail)).toMatchObject({ sandbox: true, hourly_cap: DEFAULT_SANDBOX_CAPS.hourly, daily_cap: DEFAULT_SANDBOX_CAPS.daily });
+    const capless = await addKey(team.teamId, ["keys:write", "mail:send"], { sandbox: true });
+    const child = await json(await call("POST", "keys", { key: capless.key, body: { scopes: ["mail:send"] } }));
+    expect(child.data.mail).toMatchObject({ hourly_cap: DEFAULT_SANDBOX_CAPS.hourly, daily_cap: DEFAULT_SANDBOX_CAPS.daily });
+    const capped = await addKey(team.teamId, ["keys:write", "mail:send"], { sandbox: true, hourly_cap: 7 });
+    const grandchild = await json(await call("POST", "keys", { key: capped.key, body: { scopes: ["mail:send"] } }));
+    expect(grandchild.data.mail).toMatchObject({ hourly_cap: 7, daily_cap: DEFAULT_SANDBOX_CAPS.daily });
+  });
+
+  it("suspension is the team's: revoking every suspended sandbox key and minting again sheds nothing; only the operator clears it", async () => {
+    const team = await setupTeam({ scopes: [...keyScopes()] });
+    const sandbox = await addKey(team.teamId, ["mail:send"], { sandbox: true, allowed_recipients: ["dev@example.com"] });
+    expect((await admin("PATCH", `keys/${sandbox.id}`, { mail: { suspended: true } })).status).toBe(200);
+    expect((await call("DELETE", `keys/${sandbox.id}`, { key: team.key })).status).toBe(204);
+    const made = await json(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { sandbox: true } } }));
+    expect(made.data.mail.suspended).toBe(true);
+    const sent = await call("POST", "emails", {
+      key: made.data.key,
+      body: { from: "t@sandbox.edge-platform.dev", to: "delivered@sandbox.edge-platform.dev", subject: "s", text: "t", stream: "transactional" },
+    });
+    expect((await json(sent)).code).toBe("sandbox_disabled");
+    // The operator lifts it on a key of the team: the team's suspension ends with it.
+    expect((await admin("PATCH", `keys/${made.data.id}`, { mail: { suspended: false } })).status).toBe(200);
+    const next = await json(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { sandbox: true } } }));
+    expect(next.data.mail.suspended).toBe(false);
   });
 });

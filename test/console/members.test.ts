@@ -80,6 +80,50 @@ describe("invitations", () => {
   });
 });
 
+describe("invitations answer to their inviter (regression, issue 37 finding 4)", () => {
+  it("an admin's invitation of an admin is withdrawn when the admin is removed, and cannot make an admin afterwards", async () => {
+    const team = await consoleTeam("owner");
+    const inviter = await memberOf(team.teamId, "admin");
+    const email = address("second-admin");
+    expect((await page("POST", `/console/teams/${team.teamId}/members/invite`, { cookie: inviter.cookie, form: { email, role: "admin" } })).status).toBe(303);
+    const [token] = await mailedLinks(email);
+    expect((await page("POST", `/console/teams/${team.teamId}/members/${inviter.userId}/remove`, { cookie: team.cookie })).status).toBe(303);
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM console_links WHERE team_id = ? AND email = ?").bind(team.teamId, email).first("n")).toBe(0);
+    expect((await useLink(token)).status).toBe(410);
+    expect(await roleOf(team.teamId, email)).toBeNull();
+  });
+
+  it("an invitation is withdrawn when its inviter is demoted below the right to invite that role", async () => {
+    const team = await consoleTeam("owner");
+    const inviter = await memberOf(team.teamId, "admin");
+    const email = address("invitee");
+    await page("POST", `/console/teams/${team.teamId}/members/invite`, { cookie: inviter.cookie, form: { email, role: "developer" } });
+    const [token] = await mailedLinks(email);
+    expect(
+      (await page("POST", `/console/teams/${team.teamId}/members/${inviter.userId}/role`, { cookie: team.cookie, form: { role: "developer" } })).status,
+    ).toBe(303);
+    expect((await useLink(token)).status).toBe(410);
+    expect(await roleOf(team.teamId, email)).toBeNull();
+  });
+
+  it("checked again when used: a link whose inviter lost the right by another path (no withdrawal) makes no member", async () => {
+    const team = await consoleTeam("owner");
+    const inviter = await memberOf(team.teamId, "admin");
+    const email = address("invitee");
+    await page("POST", `/console/teams/${team.teamId}/members/invite`, { cookie: inviter.cookie, form: { email, role: "admin" } });
+    const [token] = await mailedLinks(email);
+    await env.DB.prepare("UPDATE memberships SET role = 'viewer' WHERE team_id = ? AND user_id = ?").bind(team.teamId, inviter.userId).run();
+    expect((await useLink(token)).status).toBe(410);
+    expect(await roleOf(team.teamId, email)).toBeNull();
+    // An invitation whose inviter still holds the right works.
+    const other = address("welcome");
+    await page("POST", `/console/teams/${team.teamId}/members/invite`, { cookie: team.cookie, form: { email: other, role: "admin" } });
+    const [ok] = await mailedLinks(other);
+    expect((await useLink(ok)).status).toBe(303);
+    expect(await roleOf(team.teamId, other)).toBe("admin");
+  });
+});
+
 describe("roles", () => {
   it("developers and viewers cannot manage members (403) and see no invitations or activity", async () => {
     const team = await consoleTeam("owner");

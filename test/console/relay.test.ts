@@ -228,3 +228,31 @@ describe("relay: a source and its events", () => {
     }
   });
 });
+
+describe("what viewers see of relay (regression, issue 37 finding 6)", () => {
+  it("secrets in stored event headers are masked for viewers (developers see them); an unsigned source's ingest address is hidden from viewers", async () => {
+    const team = await consoleTeam("owner");
+    const source = await createSource(team.key);
+    const res = await ingestSettled(source.slug, '{"type":"x","id":"e1"}', {
+      "x-api-key": "sk_live_SENDERSECRET1",
+      authorization: "Bearer SENDERSECRET2",
+      cookie: "session=SENDERSECRET3",
+      "x-hub-signature-256": "sha256=SENDERSECRET4",
+      "x-webhook-token": "SENDERSECRET5",
+      "x-request-id": "visible-id",
+    });
+    expect(res.status).toBe(202);
+    const eventId = ((await res.json()) as { data: { id: string } }).data.id;
+    const viewer = await memberOf(team.teamId, "viewer");
+    const path = `/console/teams/${team.teamId}/relay/sources/${source.id}/events/${eventId}`;
+    const seen = await html(await page("GET", path, { cookie: viewer.cookie }));
+    expect(seen).not.toContain("SENDERSECRET");
+    expect(seen).toContain("visible-id");
+    const developer = await memberOf(team.teamId, "developer");
+    expect(await html(await page("GET", path, { cookie: developer.cookie }))).toContain("SENDERSECRET1");
+
+    const sourcePage = `/console/teams/${team.teamId}/relay/sources/${source.id}`;
+    expect(await html(await page("GET", sourcePage, { cookie: viewer.cookie }))).not.toContain(source.slug);
+    expect(await html(await page("GET", sourcePage, { cookie: developer.cookie }))).toContain(source.slug);
+  });
+});

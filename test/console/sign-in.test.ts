@@ -2,15 +2,15 @@
 // limit for every address, the confirm page that consumes nothing, single use under parallel
 // requests, expiry with a moved clock, the session cookie, idle and absolute session expiry,
 // sign-out (everywhere), membership removal, the operator routes and retention.
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { addMember, removeMember } from "../../src/console/members.service";
 import { consoleRetention } from "../../src/console/console.cron";
-import { createLink, LINKS_PER_ADDRESS_PER_HOUR } from "../../src/console/sign-in.service";
+import { createLink, LINKS_PER_ADDRESS_PER_HOUR, LINKS_PER_ADDRESS_PER_NETWORK } from "../../src/console/sign-in.service";
 import { nowMs, setClock } from "../../src/platform/clock";
 import { admin, expectError, json, setupTeam } from "../helpers/api";
-import { consoleTeam, mailedLinks, page, sessionCookie, signIn, useLink } from "../helpers/console";
+import { consoleTeam, mailedLinks, page, sessionCookie, settledPage, signIn, useLink } from "../helpers/console";
 
 afterEach(() => setClock(null));
 
@@ -33,8 +33,8 @@ describe("asking for a sign-in link", () => {
     await addMember(getDb(env.DB), team.teamId, { email: member, role: "developer" });
     const stranger = address("stranger");
 
-    const a = await page("POST", "/console/sign-in", { form: { email: member.toUpperCase() } });
-    const b = await page("POST", "/console/sign-in", { form: { email: stranger } });
+    const a = await settledPage("POST", "/console/sign-in", { form: { email: member.toUpperCase() } });
+    const b = await settledPage("POST", "/console/sign-in", { form: { email: stranger } });
     expect(a.status).toBe(200);
     expect(b.status).toBe(200);
     expect(await bodyWithout(a, member.toUpperCase())).toBe(await bodyWithout(b, stranger));
@@ -48,19 +48,53 @@ describe("asking for a sign-in link", () => {
     expect(await res.text()).toContain("Enter a valid email address");
   });
 
-  it("mails at most 5 links per address and hour, counting the asks for an address that was not a member yet", async () => {
+  it("mails at most 5 links per address and hour from one client network, counting the asks for an address that was not a member yet", async () => {
     const email = address("limited");
+    const ip = "198.51.100.20";
     // Five asks while a stranger: nothing is sent, but each one counts.
-    for (let i = 0; i < LINKS_PER_ADDRESS_PER_HOUR; i++) expect((await page("POST", "/console/sign-in", { form: { email } })).status).toBe(200);
+    for (let i = 0; i < LINKS_PER_ADDRESS_PER_NETWORK; i++) expect((await settledPage("POST", "/console/sign-in", { form: { email }, ip })).status).toBe(200);
     const team = await setupTeam({ ownerEmail: null });
     await addMember(getDb(env.DB), team.teamId, { email, role: "viewer" });
-    const sixth = await page("POST", "/console/sign-in", { form: { email } });
+    const sixth = await settledPage("POST", "/console/sign-in", { form: { email }, ip });
     expect(sixth.status).toBe(200);
     expect(await sixth.text()).toContain("Check your email");
     expect(await mailedLinks(email)).toHaveLength(0);
     // The next hour's window sends again.
     setClock(nowMs() + 3_600_000);
-    await page("POST", "/console/sign-in", { form: { email } });
+    await settledPage("POST", "/console/sign-in", { form: { email }, ip });
+    expect(await mailedLinks(email)).toHaveLength(1);
+  });
+
+  it("regression (issue 37, 5): a stranger's asks cannot lock a person out: 5 per client network, 20 in all, refused asks count nowhere else, invitations never counted", async () => {
+    const email = address("target");
+    const team = await consoleTeam("owner");
+    await addMember(getDb(env.DB), team.teamId, { email, role: "viewer" });
+    // A stranger on one network (an IPv4 address, or any address of one IPv6 /64) asks 30 times.
+    for (let i = 0; i < 30; i++) await settledPage("POST", "/console/sign-in", { form: { email }, ip: `2001:db8:37:1::${i + 1}` });
+    expect(await mailedLinks(email)).toHaveLength(LINKS_PER_ADDRESS_PER_NETWORK);
+    // The person, from their own network, still gets a link; and an invitation is never refused by these limits.
+    await settledPage("POST", "/console/sign-in", { form: { email }, ip: "198.51.100.77" });
+    expect(await mailedLinks(email)).toHaveLength(LINKS_PER_ADDRESS_PER_NETWORK + 1);
+    const invitee = address("invitee");
+    for (let i = 0; i < 6; i++) await settledPage("POST", "/console/sign-in", { form: { email: invitee }, ip: "198.51.100.78" });
+    expect((await page("POST", `/console/teams/${team.teamId}/members/invite`, { cookie: team.cookie, form: { email: invitee, role: "viewer" } })).status).toBe(
+      303,
+    );
+    expect(await mailedLinks(invitee)).toHaveLength(1);
+    // 20 links an hour in all, whatever the networks.
+    for (let n = 2; n <= 6; n++) for (let i = 0; i < 5; i++) await settledPage("POST", "/console/sign-in", { form: { email }, ip: `198.51.${n}.1` });
+    expect(await mailedLinks(email)).toHaveLength(LINKS_PER_ADDRESS_PER_HOUR);
+  });
+
+  it("regression (issue 37, 5): the answer does not wait for the membership look-up or the mail: the link is made after the answer", async () => {
+    const email = address("member");
+    const team = await setupTeam({ ownerEmail: null });
+    await addMember(getDb(env.DB), team.teamId, { email, role: "viewer" });
+    const ctx = createExecutionContext();
+    const res = await page("POST", "/console/sign-in", { form: { email }, ctx });
+    expect(res.status).toBe(200);
+    expect(await mailedLinks(email)).toHaveLength(0);
+    await waitOnExecutionContext(ctx);
     expect(await mailedLinks(email)).toHaveLength(1);
   });
 });
@@ -168,8 +202,9 @@ describe("signing up", () => {
   it("answers 422 without a team name, and the per-address limit applies", async () => {
     const email = address("founder");
     expect((await page("POST", "/console/sign-up", { form: { email, team_name: "  " } })).status).toBe(422);
-    for (let i = 0; i < LINKS_PER_ADDRESS_PER_HOUR + 2; i++) await page("POST", "/console/sign-up", { form: { email, team_name: "T" } });
-    expect(await mailedLinks(email)).toHaveLength(LINKS_PER_ADDRESS_PER_HOUR);
+    for (let i = 0; i < LINKS_PER_ADDRESS_PER_NETWORK + 2; i++)
+      await page("POST", "/console/sign-up", { form: { email, team_name: "T" }, ip: "198.51.100.30" });
+    expect(await mailedLinks(email)).toHaveLength(LINKS_PER_ADDRESS_PER_NETWORK);
   });
 });
 

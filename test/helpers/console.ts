@@ -1,7 +1,7 @@
 // Console test helpers: form requests to /console with a session cookie and the app's Origin, a
 // signed-in member of a team (through a real one-time link and its POST), and reading the sign-in
 // links the platform mailed; the console routes of the app's route table.
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import { getDb } from "../../src/db/client";
 import type { Role } from "../../src/db/schema";
@@ -17,6 +17,7 @@ export interface ConsoleRequest {
   /** The Origin header: the app's by default, null for none. */
   origin?: string | null;
   ip?: string;
+  ctx?: ExecutionContext;
 }
 
 /** A request to a console page (`path` under /console, or `/` for the landing page). */
@@ -32,7 +33,20 @@ export function page(method: string, path: string, options: ConsoleRequest = {})
     raw = body.toString();
     headers["content-type"] = "application/x-www-form-urlencoded";
   }
-  return call(method, path.startsWith("/") && !path.startsWith("/console") && path !== "/" ? `/console${path}` : path, { headers, raw, ip: options.ip });
+  return call(method, path.startsWith("/") && !path.startsWith("/console") && path !== "/" ? `/console${path}` : path, {
+    headers,
+    raw,
+    ip: options.ip,
+    ctx: options.ctx,
+  });
+}
+
+/** `page`, then waits for the work the request left to its waitUntil (a sign-in link is mailed after the answer). */
+export async function settledPage(method: string, path: string, options: ConsoleRequest = {}): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await page(method, path, { ...options, ctx });
+  await waitOnExecutionContext(ctx);
+  return res;
 }
 
 /** The `edp_session=<token>` pair of a response's Set-Cookie, or null. */

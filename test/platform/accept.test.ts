@@ -22,7 +22,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const MAIL = { kind: "alert", to: "ops@example.com", subject: "Alert", text: "x" };
+const MAIL = { kind: "alert" as const, to: "ops@example.com", subject: "Alert", text: "x" };
 
 /** A background that keeps what the step hands it, so the test can wait for it. */
 function background(): Background & { settled: () => Promise<unknown> } {

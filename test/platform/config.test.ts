@@ -29,8 +29,10 @@ describe("settings", () => {
       mailTransport: "outbox",
       mailFrom: DEFAULTS.MAIL_FROM,
       sandboxDomain: DEFAULTS.SANDBOX_DOMAIN,
+      sandboxCaps: { hourly: 50, daily: 200 },
       dnsResolverUrl: DEFAULTS.DNS_RESOLVER_URL,
     });
+    expect(settings({ SANDBOX_HOURLY_CAP: "5", SANDBOX_DAILY_CAP: "nope" }).sandboxCaps).toEqual({ hourly: 5, daily: 200 });
     expect(settings({ APP_URL: "", MAIL_TRANSPORT: "" })).toMatchObject({ appUrl: DEFAULTS.APP_URL, mailTransport: "outbox" });
     const set = settings({
       APP_URL: "https://api.example.com/base//",

@@ -11,7 +11,7 @@ import { bucketLimit, type StrictFamily } from "../../src/platform/rate-limit/bu
 import { IDLE_MS } from "../../src/platform/rate-limit/durable-object";
 import { OWN_COUNTER } from "../../src/platform/rate-limit/buckets";
 import { DurableObjectLimiter, getLimiter, NoopLimiter, windowOf } from "../../src/platform/rate-limit/limiter";
-import { rateLimit, strictCounter, teamObject, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
+import { clientNetwork, rateLimit, strictCounter, teamObject, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
 import { requestContext } from "../../src/platform/request-context";
 import { createRouter } from "../../src/platform/router";
 import { ADMIN_TOKEN, addKey, call, expectError, json, setupTeam } from "../helpers/api";
@@ -516,5 +516,25 @@ describe("retention of counters", () => {
     await busy.hit(T0_S, 2);
     expect(await runDurableObjectAlarm(busy)).toBe(true);
     expect(await busy.peek(T0_S)).toBe(2);
+  });
+});
+
+describe("per-IP buckets count IPv6 per /64 (regression, issue 37 finding 5)", () => {
+  it("clientNetwork: IPv4 as is, IPv6 by its /64, IPv4-mapped as IPv4", () => {
+    expect(clientNetwork("198.51.100.7")).toBe("198.51.100.7");
+    expect(clientNetwork("2001:db8:1:2::1")).toBe("2001:db8:1:2::/64");
+    expect(clientNetwork("2001:0db8:0001:0002:ffff:ffff:ffff:ffff")).toBe("2001:db8:1:2::/64");
+    expect(clientNetwork("::ffff:198.51.100.7")).toBe("198.51.100.7");
+    expect(clientNetwork("unknown")).toBe("unknown");
+  });
+
+  it("two addresses of one IPv6 /64 share the anonymous bucket; another /64 does not", async () => {
+    setClock(T0 + 5_000);
+    const r = crypto.getRandomValues(new Uint16Array(2));
+    const net = `2001:db8:${r[0].toString(16)}:${r[1].toString(16)}`;
+    expect((await call("GET", "openapi.json", { ip: `${net}::1` })).status).toBe(200);
+    await counter(`anonymous:ip:${net}::/64`).hit(T0_S, 99);
+    await expect429(await call("GET", "docs", { ip: `${net}:aaaa:bbbb:cccc:dddd` }), 55);
+    expect((await call("GET", "openapi.json", { ip: `2001:db8:${r[0].toString(16)}:${(r[1] ^ 1).toString(16)}::1` })).status).toBe(200);
   });
 });

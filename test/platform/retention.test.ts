@@ -58,9 +58,14 @@ describe("retention jobs", () => {
     setClock(T0);
     const team = await setupTeam();
     const app = (await json(await call("POST", "push/apps", { key: team.key, body: { name: "r" } }))).data;
-    const sentRes = await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b" } });
-    expect(sentRes.status).toBeLessThan(300);
-    const notification = (await json(sentRes)).data;
+    // A finished notification (a notification reaching nobody is refused over the API, 422).
+    const notification = { id: crypto.randomUUID() };
+    await env.DB.prepare(
+      `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at, completed_at)
+       VALUES (?1, ?2, ?3, '{}', 60, 'normal', '{"type":"all"}', 'mailto:o@example.com', 1, 1, ?4, ?4)`,
+    )
+      .bind(notification.id, team.teamId, app.id, new Date(T0).toISOString())
+      .run();
 
     const { survey } = await activeSurvey([{ type: "text", title: "Q" }], {}, team);
     const hook = await call("POST", `surveys/${survey.id}/webhooks`, {

@@ -11,6 +11,7 @@ import { createTeamKey, listTeamKeys, revokeTeamKey } from "../../platform/keys/
 import { EXTENSION_SCOPES, keyScopes, keyScopeTuple, specScopes, type Scope } from "../../platform/scopes";
 import { catalog } from "../../platform/products";
 import { orNotFound } from "../../platform/tenancy";
+import { settings } from "../../platform/config";
 import { Time } from "../layout";
 import { recordAction } from "../members.service";
 import { formList, formText } from "../forms";
@@ -261,6 +262,7 @@ keysPages.post("/keys", async (c) => {
       scopes: input.scopes,
       mail: { sandbox: input.sandbox, allowed_streams: input.allowed_streams, allowed_recipients: input.allowed_recipients },
     },
+    settings(c.env).sandboxCaps,
   );
   await recordAction(db, c.get("consoleTeam").id, actorOf(c), "key_created", `${row.name} (${row.prefix}…)`);
   return keysPage(c, { created: { key, name: row.name } });

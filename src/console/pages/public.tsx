@@ -5,7 +5,9 @@ import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { clientIp, clientNetwork, ipKey, enforceBucket } from "../../platform/rate-limit/middleware";
+import { backgroundOf } from "../../platform/request-context";
+import { log } from "../../platform/log";
 import { MessagePage, PublicLayout } from "../layout";
 import { clearSessionCookie, requireSession, setSessionCookie, type ConsoleEnv } from "../session";
 import { consumeLink, endAllSessions, endSession, findUsableLink, loadSession, requestSignIn, requestSignUp, SESSION_COOKIE } from "../sign-in.service";
@@ -23,7 +25,7 @@ const TeamName = z
   .regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/);
 
 /** Public console traffic is counted per client IP in the `public` bucket. */
-const perIp = async (c: Parameters<typeof enforceBucket>[0]) => enforceBucket(c, "public", `ip:${clientIp(c)}`);
+const perIp = async (c: Parameters<typeof enforceBucket>[0]) => enforceBucket(c, "public", ipKey(c));
 
 function SignInForm(props: { email?: string; error?: string }) {
   return (
@@ -78,7 +80,13 @@ publicPages.post("/sign-in", async (c) => {
       422,
     );
   }
-  await requestSignIn(c.env, email.data);
+  // The look-up and the mail happen after the answer: its time says nothing about membership.
+  const work = requestSignIn(c.env, email.data, clientNetwork(clientIp(c))).catch((error) =>
+    log.error("console sign-in link failed", { error: String(error) }),
+  );
+  const background = backgroundOf(c);
+  if (background) background.waitUntil(work);
+  else await work;
   return c.html(<CheckMail email={email.data} what="belongs to a member of a team" />);
 });
 
@@ -129,7 +137,7 @@ publicPages.post("/sign-up", async (c) => {
       422,
     );
   }
-  await requestSignUp(c.env, email.data, teamName.data);
+  await requestSignUp(c.env, email.data, teamName.data, clientNetwork(clientIp(c)));
   return c.html(<CheckMail email={email.data} what="is yours" />);
 });
 

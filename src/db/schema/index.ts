@@ -7,5 +7,5 @@ export * from "./mail";
 export * from "./push";
 export * from "./surveys";
 export * from "./console";
-export * from "../../products/forms/forms.tables";
+export * from "./forms";
 export * from "./analytics";

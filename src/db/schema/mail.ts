@@ -129,3 +129,22 @@ export const sandboxCapUsage = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.keyId, t.window, t.start] }), check("sandbox_cap_usage_within_cap", sql`${t.used} <= ${t.cap}`)],
 );
+
+/**
+ * The team's sandbox caps (SANDBOX_HOURLY_CAP, SANDBOX_DAILY_CAP), reserved like the keys' own in
+ * `sandbox_cap_usage` and in the same batch: one counter per team, window kind and window start,
+ * whichever of the team's sandbox keys sends, so minting more keys never multiplies the caps.
+ */
+export const sandboxTeamCapUsage = sqliteTable(
+  "sandbox_team_cap_usage",
+  {
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    window: text("window").$type<"hour" | "day">().notNull(),
+    start: text("start").notNull(),
+    used: integer("used").notNull(),
+    cap: integer("cap").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.window, t.start] }), check("sandbox_team_cap_usage_within_cap", sql`${t.used} <= ${t.cap}`)],
+);

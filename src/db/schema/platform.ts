@@ -11,6 +11,12 @@ export const teams = sqliteTable("teams", {
   name: text("name").notNull(),
   plan: text("plan").$type<Plan>().notNull().default("free"),
   ownerEmail: text("owner_email"),
+  /**
+   * When the team's sandbox sending was suspended (a sandbox key's bounce or complaint rate, or the
+   * operator), else null: every sandbox key of the team is held by it, whichever key tripped it,
+   * so revoking keys and minting new ones sheds nothing; only the operator clears it.
+   */
+  sandboxSuspendedAt: text("sandbox_suspended_at"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

@@ -113,12 +113,26 @@ export async function newKey(
  * (self-service), the team's count of keys that are not revoked is checked in the insert itself
  * (422 past it), so parallel requests cannot pass the cap.
  */
+/**
+ * Only sandbox keys have caps (docs/ARCHITECTURE.md "Sandbox mail"): a live key sends under its
+ * team's plan, and a cap it would ignore answers 422 rather than being stored and not honoured.
+ */
+export function requireCapsOnlyOnSandbox(mail: Partial<MailKeyPolicy>): void {
+  if (mail.sandbox) return;
+  const errors: Record<string, string[]> = {};
+  for (const field of ["hourly_cap", "daily_cap"] as const) {
+    if (mail[field] !== null && mail[field] !== undefined) errors[field] = ["only sandbox keys have caps; a live key sends under the team's plan"];
+  }
+  if (Object.keys(errors).length > 0) throw ApiError.validation(errors);
+}
+
 export async function createKey(
   db: Db,
   teamId: string,
   input: { name?: string; scopes: string[]; mail?: Partial<MailKeyPolicy> },
   options: { maxKeys?: number } = {},
 ): Promise<{ row: KeyRow; key: string }> {
+  requireCapsOnlyOnSandbox({ ...DEFAULT_MAIL_POLICY, ...input.mail });
   await getTeam(db, teamId);
   const { values, key } = await newKey(teamId, input);
   if (options.maxKeys === undefined) {
@@ -143,9 +157,20 @@ export async function updateKey(db: Db, id: string, input: { name?: string; mail
   const changes: Partial<KeyRow> = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.mail !== undefined) changes.mail = { ...current.mail, ...input.mail };
+  if (changes.mail) requireCapsOnlyOnSandbox(changes.mail);
   if (Object.keys(changes).length === 0) return current;
   const [row] = await db.update(apiKeys).set(changes).where(eq(apiKeys.id, id)).returning();
   forgetKey(id);
+  // A sandbox suspension is the team's: the operator suspending a sandbox key suspends the team's
+  // sandbox sending, and lifting it on any key of the team lifts the team's (only the operator can).
+  const suspended = input.mail?.suspended;
+  if (suspended !== undefined && (suspended === false || row.mail.sandbox)) {
+    await db
+      .update(teams)
+      .set({ sandboxSuspendedAt: suspended ? nowIso() : null })
+      .where(eq(teams.id, row.teamId));
+    forgetTeam(row.teamId);
+  }
   return row;
 }
 

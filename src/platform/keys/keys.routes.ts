@@ -8,6 +8,7 @@ import { createRouter } from "../router";
 import { keyScopeTuple, type Scope } from "../scopes";
 import { uuidOr404 } from "../tenancy";
 import { ApiError } from "../errors";
+import { settings } from "../config";
 import { createTeamKey, listTeamKeys, MAX_KEYS_PER_TEAM, revokeTeamKey, teamKeyView } from "./keys.service";
 
 const TeamKeySchema = z
@@ -78,7 +79,7 @@ export function createKeysRouter() {
       path: "/",
       operationId: "createTeamApiKey",
       summary: "Create an API key (the plaintext is shown only here)",
-      description: `Requires \`keys:write\`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: \`sandbox\`, \`allowed_streams\`, \`allowed_recipients\`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most ${MAX_KEYS_PER_TEAM} keys per team (422).`,
+      description: `Requires \`keys:write\`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: \`sandbox\`, \`allowed_streams\`, \`allowed_recipients\`; caps and suspensions are not in the body (422). A key grants only streams and recipients it holds (403 otherwise; a live key without a recipient list holds every recipient), and its children inherit its streams and list when none is given; a sandbox key creates only sandbox keys. A sandbox key gets the team's sandbox caps, or its creator's when smaller; while the team's sandbox sending is suspended, a new sandbox key starts suspended (only the operator lifts it). At most ${MAX_KEYS_PER_TEAM} keys per team (422).`,
       scope: "keys:write",
       request: { body: jsonBody(createTeamKeyBody(), { name: "CI deploys", scopes: ["logs:read", "logs:write"] }) },
       responses: {
@@ -98,6 +99,7 @@ export function createKeysRouter() {
           scopes: body.scopes as Scope[],
           mail: body.mail,
         },
+        settings(c.env).sandboxCaps,
       );
       return c.json({ data: { ...teamKeyView(row), key } }, 201);
     },
@@ -109,13 +111,23 @@ export function createKeysRouter() {
       path: "/{id}",
       operationId: "revokeTeamApiKey",
       summary: "Revoke an API key",
-      description: "Requires `keys:write`. The key answers 401 from then on (a key may revoke itself). Another team's key answers 404.",
+      description:
+        "Requires `keys:write`. The key answers 401 from then on (a key may revoke itself). A key revokes only keys whose scopes it holds (403 otherwise). Another team's key answers 404.",
       scope: "keys:write",
       request: { params: IdParam },
-      responses: { 204: { description: "Revoked" }, 404: jsonResponse("Not found (or another team's)", ErrorBody) },
+      responses: {
+        204: { description: "Revoked" },
+        403: jsonResponse("The key holds scopes the caller does not", ErrorBody),
+        404: jsonResponse("Not found (or another team's)", ErrorBody),
+      },
     }),
     async (c) => {
-      await revokeTeamKey(getDb(c.env.DB), c.get("principal").teamId, uuidOr404(c.req.valid("param").id, keyNotFound));
+      const principal = c.get("principal");
+      await revokeTeamKey(getDb(c.env.DB), principal.teamId, uuidOr404(c.req.valid("param").id, keyNotFound), {
+        kind: "key",
+        scopes: principal.scopes,
+        mail: principal.mail,
+      });
       return c.body(null, 204);
     },
   );

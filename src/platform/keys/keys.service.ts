@@ -1,15 +1,18 @@
 // A team's own keys (docs/ARCHITECTURE.md "Keys over the API"): the console's keys page and
 // `GET/POST/DELETE /api/v1/keys` share this service, which builds on the operator's createKey and
-// revokeKey. Self-service never widens authority: a key creates only keys whose scopes it holds,
-// a sandbox creator makes only sandbox keys with streams no wider than its own (and its caps), the
-// sandbox caps and suspensions stay the operator's, and while a sandbox key of the team is
-// suspended new sandbox keys start suspended.
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+// revokeKey. A key mints only what it holds: scopes, streams and recipients a subset of its own (a
+// live key without a recipient list bounds nothing there), caps no higher than its own, and it
+// revokes only keys whose scopes it holds. Self-service sandbox keys get the team's sandbox caps
+// (SANDBOX_HOURLY_CAP / SANDBOX_DAILY_CAP) or their creator's when smaller; suspensions are the
+// team's and stay the operator's: a sandbox key minted while the team is suspended starts suspended.
+import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { apiKeys, type MailKeyPolicy } from "../../db/schema";
+import { apiKeys, teams, type MailKeyPolicy } from "../../db/schema";
 import { createKey, DEFAULT_MAIL_POLICY, keyView, revokeKey, type KeyRow } from "../admin/admin.service";
+import type { SandboxCaps } from "../config";
 import { ApiError } from "../errors";
 import { hasScope, type Scope } from "../scopes";
+import { orNotFound } from "../tenancy";
 
 /** Keys a team may hold at once (not revoked). */
 export const MAX_KEYS_PER_TEAM = 100;
@@ -41,62 +44,89 @@ export async function listTeamKeys(db: Db, teamId: string): Promise<KeyRow[]> {
   return db.query.apiKeys.findMany({ where: and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt)), orderBy: [desc(apiKeys.createdAt), desc(apiKeys.id)] });
 }
 
-/** Whether any key of the team is a suspended sandbox key. */
-async function hasSuspendedSandboxKey(db: Db, teamId: string): Promise<boolean> {
-  const rows = await db
-    .select({ id: apiKeys.id })
-    .from(apiKeys)
-    .where(
-      and(
-        eq(apiKeys.teamId, teamId),
-        isNull(apiKeys.revokedAt),
-        sql`json_extract(${apiKeys.mail}, '$.sandbox') = 1 AND json_extract(${apiKeys.mail}, '$.suspended') = 1`,
-      ),
-    )
-    .limit(1);
-  return rows.length > 0;
+/** Whether the team's sandbox sending is suspended (the operator alone lifts it). */
+async function teamSandboxSuspended(db: Db, teamId: string): Promise<boolean> {
+  const [row] = await db.select({ at: teams.sandboxSuspendedAt }).from(teams).where(eq(teams.id, teamId)).limit(1);
+  return row?.at !== null && row?.at !== undefined;
 }
 
-/** The mail policy of a new self-service key, or a 403 when the creator may not grant it. */
-export async function selfServiceMail(db: Db, teamId: string, creator: KeyCreator, input: SelfServiceMail = {}): Promise<Partial<MailKeyPolicy>> {
-  let policy: Partial<MailKeyPolicy> = {
-    sandbox: input.sandbox ?? false,
-    allowed_streams: input.allowed_streams ?? DEFAULT_MAIL_POLICY.allowed_streams,
-    allowed_recipients: input.allowed_recipients ?? [],
-    hourly_cap: null,
-    daily_cap: null,
-  };
-  if (creator.kind === "key" && creator.mail.sandbox) {
-    if (input.sandbox === false) throw ApiError.forbidden("A sandbox key can only create sandbox keys");
-    const wider = (policy.allowed_streams ?? []).filter((stream) => !creator.mail.allowed_streams.includes(stream));
-    if (input.allowed_streams && wider.length > 0) throw ApiError.forbidden(`A sandbox key cannot grant streams it does not hold: ${wider.join(", ")}`);
-    policy = {
-      ...policy,
-      sandbox: true,
-      allowed_streams: input.allowed_streams ?? creator.mail.allowed_streams,
-      // The operator's caps on the creator bind what it creates.
-      hourly_cap: creator.mail.hourly_cap,
-      daily_cap: creator.mail.daily_cap,
-    };
+/** The smaller of two caps, null standing for none. */
+const smaller = (a: number | null, b: number): number => (a === null ? b : Math.min(a, b));
+
+const lower = (address: string) => address.trim().toLowerCase();
+
+/**
+ * The mail policy of a new self-service key, or a 403 when the creator may not grant it: a key
+ * grants streams and recipients it holds (a sandbox key holds only its list; a live key holds every
+ * recipient unless it has a list), its children are sandbox keys when it is one, and a sandbox key's
+ * caps are the team's, or the creator's when smaller.
+ */
+export async function selfServiceMail(
+  db: Db,
+  teamId: string,
+  creator: KeyCreator,
+  teamCaps: SandboxCaps,
+  input: SelfServiceMail = {},
+): Promise<Partial<MailKeyPolicy>> {
+  const held = creator.kind === "key" ? creator.mail : null;
+  if (held?.sandbox && input.sandbox === false) throw ApiError.forbidden("A sandbox key can only create sandbox keys");
+  const sandbox = held?.sandbox ? true : (input.sandbox ?? false);
+  let streams = input.allowed_streams ?? DEFAULT_MAIL_POLICY.allowed_streams;
+  let recipients = input.allowed_recipients ?? [];
+  if (held) {
+    const wider = (input.allowed_streams ?? []).filter((stream) => !held.allowed_streams.includes(stream));
+    if (wider.length > 0) throw ApiError.forbidden(`A key cannot grant streams it does not hold: ${wider.join(", ")}`);
+    streams = input.allowed_streams ?? held.allowed_streams;
+    if (held.sandbox || held.allowed_recipients.length > 0) {
+      const mine = new Set(held.allowed_recipients.map(lower));
+      const outside = recipients.filter((address) => !mine.has(lower(address)));
+      if (outside.length > 0) throw ApiError.forbidden(`A key cannot grant recipients it does not hold: ${outside.join(", ")}`);
+      recipients = input.allowed_recipients ?? held.allowed_recipients;
+    }
   }
-  if (policy.sandbox && (await hasSuspendedSandboxKey(db, teamId))) policy.suspended = true;
-  return policy;
+  return {
+    sandbox,
+    allowed_streams: streams,
+    allowed_recipients: recipients,
+    hourly_cap: sandbox ? smaller(held?.sandbox ? held.hourly_cap : null, teamCaps.hourly) : null,
+    daily_cap: sandbox ? smaller(held?.sandbox ? held.daily_cap : null, teamCaps.daily) : null,
+    suspended: sandbox && (await teamSandboxSuspended(db, teamId)),
+  };
 }
 
 /**
  * Creates a key of the team. 403 when a key asks for a scope it lacks itself, or a mail policy it
  * may not grant; 422 past MAX_KEYS_PER_TEAM (counted and written in one statement by createKey's cap).
  */
-export async function createTeamKey(db: Db, teamId: string, creator: KeyCreator, input: NewTeamKey): Promise<{ row: KeyRow; key: string }> {
+export async function createTeamKey(
+  db: Db,
+  teamId: string,
+  creator: KeyCreator,
+  input: NewTeamKey,
+  teamCaps: SandboxCaps,
+): Promise<{ row: KeyRow; key: string }> {
   if (creator.kind === "key") {
     const lacking = input.scopes.filter((scope) => !hasScope(creator.scopes, scope));
     if (lacking.length > 0) throw ApiError.forbidden(`A key cannot grant scopes it does not hold: ${lacking.join(", ")}`);
   }
-  const mail = await selfServiceMail(db, teamId, creator, input.mail);
+  const mail = await selfServiceMail(db, teamId, creator, teamCaps, input.mail);
   return createKey(db, teamId, { name: input.name, scopes: input.scopes, mail }, { maxKeys: MAX_KEYS_PER_TEAM });
 }
 
-/** Revokes a key of the team (another team's key: 404); it answers 401 from then on. */
-export async function revokeTeamKey(db: Db, teamId: string, keyId: string): Promise<KeyRow> {
+const keyNotFound = () => ApiError.notFound("Key not found");
+
+/**
+ * Revokes a key of the team (another team's key: 404); it answers 401 from then on. A key revokes
+ * only keys whose scopes it holds (403 otherwise): a `keys:write` key cannot end a full-access one.
+ */
+export async function revokeTeamKey(db: Db, teamId: string, keyId: string, creator: KeyCreator = { kind: "member" }): Promise<KeyRow> {
+  if (creator.kind === "key") {
+    const target = orNotFound(
+      await db.query.apiKeys.findFirst({ where: and(eq(apiKeys.id, keyId), eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt)) }),
+      keyNotFound,
+    );
+    const lacking = target.scopes.filter((scope) => !hasScope(creator.scopes, scope as Scope));
+    if (lacking.length > 0) throw ApiError.forbidden(`A key cannot revoke a key with scopes it does not hold: ${lacking.join(", ")}`);
+  }
   return revokeKey(db, keyId, teamId);
 }

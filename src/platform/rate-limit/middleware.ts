@@ -9,6 +9,7 @@
 // context instead of calling the object again. That one item rides a call shared with the
 // object's other requests in flight on this isolate (limiter.ts MeterClient); GET /usage reads the
 // team's usage in the same item (auth's readsUsage).
+import ipaddr from "ipaddr.js";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
@@ -40,6 +41,28 @@ function keepAliveOf(c: Context<AppEnv>): KeepAlive | undefined {
 /** The client IP as Cloudflare reports it; never a caller-controlled forwarding header. */
 export function clientIp(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? "unknown";
+}
+
+/**
+ * The network a client IP counts for in every per-IP bucket: the address itself for IPv4 (and an
+ * IPv4-mapped IPv6 address), its /64 for IPv6 (one machine or subscriber usually holds a whole
+ * /64, so counting single IPv6 addresses would give it billions of windows).
+ */
+export function clientNetwork(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.parse(ip);
+  if (address.kind() === "ipv4") return address.toString();
+  const v6 = address as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(":")}::/64`;
+}
+
+/** The key of the caller's per-IP bucket: `ip:<clientNetwork>`. Every per-IP bucket uses it. */
+export function ipKey(c: Context): string {
+  return `ip:${clientNetwork(clientIp(c))}`;
 }
 
 /** A team's counter in one `strict` family (docs/ARCHITECTURE.md, "Strict bucket per endpoint family"). */
@@ -173,7 +196,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<AppEnv> 
     if (options.bucket === "strict" && principal) {
       await enforceBucket(c, "strict", strictKey(principal.teamId, options.family));
     } else {
-      const key = principal && options.bucket === "default" ? `team:${principal.teamId}` : `ip:${clientIp(c)}`;
+      const key = principal && options.bucket === "default" ? `team:${principal.teamId}` : ipKey(c);
       await enforceBucket(c, options.bucket, key, principal?.plan);
     }
     await next();

@@ -14,7 +14,7 @@ import { warnOnThresholds, monthOf, releaseQuota } from "../../platform/quota";
 import { teamObject } from "../../platform/rate-limit/buckets";
 import { getMeter } from "../../platform/rate-limit/limiter";
 import type { Background } from "../../platform/jobs/accept";
-import { clientNetwork } from "../surveys/surveys.public.routes";
+import { clientNetwork } from "../../platform/rate-limit/middleware";
 import { onSiteDomain, pageOf, parseEvent } from "./analytics-event";
 import { findIngestSite, type IngestSite } from "./analytics-sites.service";
 import { dailySalt, eventBatch } from "./analytics.store";

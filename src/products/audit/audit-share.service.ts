@@ -10,7 +10,7 @@ import { auditReports, type AuditReport } from "../../db/schema/audit";
 import { isoSeconds, nowSeconds } from "../../platform/clock";
 import { signToken, verifyToken } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { enqueuePlatformMail, storePlatformMail, tenantText } from "../../platform/platform-mail";
+import { enqueuePlatformMail, storePlatformMail, tenantText, type MailContent } from "../../platform/platform-mail";
 import { accept } from "../../platform/jobs/accept";
 import type { QuotaOwner } from "../../platform/quota";
 import { checkUrl, safeFetch, ssrfOptions } from "../../platform/ssrf";
@@ -240,22 +240,28 @@ async function markShared(
   if (!row) throw new ApiError("request_failed", `Report ${report.id} could not be shared (status ${report.status}); only exported reports can be shared`);
   const url = shareUrl(env, await reportToken(env, row, "audit_share", SHARE_TTL_SECONDS));
   if (recipients.length === 0) return { row, url, mailIds: [] };
-  // The project id is tenant text: one plain line of at most 100 characters, never a link.
-  const project = tenantText(row.projectId);
-  const subject = `Audit report for project ${project}`;
-  const text =
-    `An audit report for project ${project} (${row.periodStart} to ${row.periodEnd}) was shared with you.\n\n` +
-    `View it here (the link is valid for 48 hours): ${url}\n`;
+  const content = shareMail({ projectId: row.projectId, periodStart: row.periodStart, periodEnd: row.periodEnd, url });
   try {
     const mailIds = await storePlatformMail(
       env,
-      recipients.map((to) => ({ teamId: row.teamId, kind: "report_share", to, subject, text })),
+      recipients.map((to) => ({ teamId: row.teamId, kind: "report_share" as const, to, ...content })),
     );
     return { row, url, mailIds };
   } catch (error) {
     log.error("audit share mail not stored", { report_id: row.id, error: String(error) });
     return { row, url, mailIds: [] };
   }
+}
+
+/** The share's mail: the project id is tenant text (`tenantText`, the one rule of platform mail). */
+export function shareMail(input: { projectId: string; periodStart: string; periodEnd: string; url: string }): MailContent {
+  const project = tenantText(input.projectId);
+  return {
+    subject: `Audit report for project ${project}`,
+    text:
+      `An audit report for project ${project} (${input.periodStart} to ${input.periodEnd}) was shared with you.\n\n` +
+      `View it here (the link is valid for 48 hours): ${input.url}\n`,
+  };
 }
 
 /** Posts the share to a team chat incoming webhook; a failure is logged and never surfaces. */

@@ -13,7 +13,7 @@ import { attachmentResponse, fileKey, type StoredFile } from "./forms.files";
 import type { SubmissionStatus } from "./forms.schemas";
 import { FormErrors, loadForm } from "./forms.service";
 import { formStore } from "./forms.store";
-import type { FormRow } from "./forms.tables";
+import type { FormRow } from "../../db/schema/forms";
 import type { StoredSubmission } from "./store/form-store";
 
 export function submissionView(formId: string, s: StoredSubmission) {

@@ -4,7 +4,7 @@
 // repeated names kept as lists, then each rule of the contract as a `{field, code, message}`.
 import { readBodyCapped } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
-import type { FormField } from "./forms.tables";
+import type { FormField } from "../../db/schema/forms";
 import { FIELD_CODES, MAX_FIELDS, MAX_TEXT_BYTES, type FieldCode } from "./forms.schemas";
 import { boundaryOf, MultipartError, readMultipart, type MultipartFile } from "./multipart";
 

@@ -11,7 +11,7 @@ import { planLimits } from "../../platform/plans";
 import type { CounterSpec } from "../../platform/rate-limit/buckets";
 import { getLimiter } from "../../platform/rate-limit/limiter";
 import { clientIp } from "../../platform/rate-limit/middleware";
-import { clientNetwork } from "../surveys/surveys.public.routes";
+import { clientNetwork } from "../../platform/rate-limit/middleware";
 
 export const FORM_POSTS_PER_MINUTE = 10;
 const DAY_SECONDS = 86_400;

@@ -7,7 +7,7 @@
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import { log } from "../../platform/log";
-import { defang, queuePlatformMail, tenantText } from "../../platform/platform-mail";
+import { defang, queuePlatformMail, tenantText, type MailContent } from "../../platform/platform-mail";
 import { consumeQuota, type QuotaOwner } from "../../platform/quota";
 import { signedFileUrl, type StoredFile } from "./forms.files";
 
@@ -37,8 +37,16 @@ export interface NotifiedSubmission {
   createdAt: string;
 }
 
+/**
+ * The notification mail (platform mail kind `form_submission`): the form's name is tenant text, the
+ * submission is quoted as a visitor's; `fileLinks` are the 5-minute links of `s.files`, in order.
+ */
+export function formSubmissionMail(form: { name: string }, s: NotifiedSubmission, fileLinks: readonly string[]): MailContent {
+  return { subject: `New submission: ${tenantText(form.name)}`, text: notificationText(form, s, fileLinks) };
+}
+
 /** The text part of the notification. */
-export async function notificationText(env: Env, form: { id: string; name: string }, s: NotifiedSubmission): Promise<string> {
+function notificationText(form: { name: string }, s: NotifiedSubmission, fileLinks: readonly string[]): string {
   const lines = [
     `A visitor submitted your form "${tenantText(form.name)}" at ${s.createdAt}.`,
     "",
@@ -56,7 +64,7 @@ export async function notificationText(env: Env, form: { id: string; name: strin
   lines.push("----- end of the visitor's text -----");
   if (s.files.length > 0) {
     lines.push("", "Files (each link works for 5 minutes; the console lists them for as long as the submission is kept):");
-    for (const f of s.files) lines.push(`- ${visitorText(f.name, NAME_MAX)} (${f.size} bytes): ${await signedFileUrl(env, form.id, s.id, f.id)}`);
+    s.files.forEach((f, i) => lines.push(`- ${visitorText(f.name, NAME_MAX)} (${f.size} bytes): ${fileLinks[i]}`));
   }
   lines.push("", `Submission ${s.id}. You receive this because you are listed as a recipient of this form.`);
   return lines.join("\n");
@@ -75,10 +83,11 @@ export async function notifyRecipients(
   if (form.notifyEmails.length === 0) return 0;
   let sent = 0;
   try {
-    const text = await notificationText(env, form, s);
+    const links = await Promise.all(s.files.map((f) => signedFileUrl(env, form.id, s.id, f.id)));
+    const mail = formSubmissionMail(form, s, links);
     for (const to of form.notifyEmails) {
       await consumeQuota(env, owner, "mail", 1);
-      await queuePlatformMail(env, { teamId: owner.teamId, kind: "form_submission", to, subject: `New submission: ${tenantText(form.name)}`, text });
+      await queuePlatformMail(env, { teamId: owner.teamId, kind: "form_submission", to, ...mail });
       sent++;
     }
   } catch (error) {

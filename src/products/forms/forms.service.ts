@@ -17,7 +17,7 @@ import { ownedBy, ownedRow, orNotFound, uuidOr404 } from "../../platform/tenancy
 import { newSealedWebhookSecret } from "../../platform/webhook-signature";
 import { MAX_FORMS_PER_TEAM, type CreateFormInput, type PatchFormInput } from "./forms.schemas";
 import { formStore, ownerOf } from "./forms.store";
-import { forms, type FormRow } from "./forms.tables";
+import { forms, type FormRow } from "../../db/schema/forms";
 
 export const FormErrors = { form: () => ApiError.notFound("Form not found"), submission: () => ApiError.notFound("Submission not found") };
 

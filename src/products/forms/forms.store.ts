@@ -3,7 +3,7 @@
 // or for a public post: another team's ids never reach or create a store.
 import type { Env } from "../../env";
 import { namedObject } from "../../platform/durable-objects";
-import type { FormRow } from "./forms.tables";
+import type { FormRow } from "../../db/schema/forms";
 import type { FormStore, StoreOwner } from "./store/form-store";
 
 /** The store of one form: one object per form id. */

@@ -15,7 +15,7 @@ import { logAlertDeliveries, logAlerts, logProjects } from "../../db/schema/logs
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { queuePlatformMail, tenantText } from "../../platform/platform-mail";
+import { queuePlatformMail, tenantText, type MailContent } from "../../platform/platform-mail";
 import { isTeamMailRecipient } from "../../platform/team-members";
 import { consumeQuota } from "../../platform/quota";
 import { discardBody } from "../../platform/outbound";
@@ -153,36 +153,36 @@ async function recordDelivery(env: Env, note: AlertNotification, status: "sendin
     .where(and(eq(logAlertDeliveries.firingId, deliveryKey(note)), eq(logAlertDeliveries.channel, note.channel)));
 }
 
-function summary(note: AlertNotification, alert: AlertRecord): string {
+function summary(note: AlertNotification, alert: Pick<AlertRecord, "level" | "window_minutes" | "threshold">): string {
   return `${note.count} ${alert.level} entries in the last ${alert.window_minutes} minute(s) (threshold ${alert.threshold})`;
 }
 
-async function sendEmail(env: Env, note: AlertNotification, record: AlertRecord, to: string): Promise<void> {
-  // The names are tenant text: one plain line of at most 100 characters, never a link.
+/** What an alert's mail shows of the alert. */
+type AlertMailFields = Pick<AlertRecord, "id" | "project_id" | "name" | "project_name" | "level" | "threshold" | "window_minutes">;
+
+/** An alert's mail (fired or resolved): the alert and project names are tenant text (`tenantText`, the one rule of platform mail). */
+export function alertMail(note: AlertNotification, record: AlertMailFields): MailContent {
   const alert = { ...record, name: tenantText(record.name), project_name: tenantText(record.project_name) };
   if (note.kind === "resolved") {
-    await queuePlatformMail(env, {
-      teamId: note.team_id,
-      kind: "alert",
-      to,
+    return {
       subject: `[Log alert resolved] ${alert.name}: ${summary(note, alert)}`,
       text:
         `Your log alert "${alert.name}" on project "${alert.project_name}" is resolved: at ${note.resolved_at} its window is back under the threshold.\n\n` +
         `${summary(note, alert)}, counted from ${note.window_start} to ${note.resolved_at}.\n\n` +
         `It fired at ${note.triggered_at}.\nFiring id: ${note.firing_id}\nAlert id: ${alert.id}\nProject id: ${alert.project_id}\n`,
-    });
-    return;
+    };
   }
-  await queuePlatformMail(env, {
-    teamId: note.team_id,
-    kind: "alert",
-    to,
+  return {
     subject: `[Log alert] ${alert.name}: ${summary(note, alert)}`,
     text:
       `Your log alert "${alert.name}" on project "${alert.project_name}" fired at ${note.triggered_at}.\n\n` +
       `${summary(note, alert)}, counted from ${note.window_start} to ${note.triggered_at}.\n\n` +
       `It will not fire again before ${alert.window_minutes} minute(s) have passed.\nAlert id: ${alert.id}\nProject id: ${alert.project_id}\n`,
-  });
+  };
+}
+
+async function sendEmail(env: Env, note: AlertNotification, record: AlertRecord, to: string): Promise<void> {
+  await queuePlatformMail(env, { teamId: note.team_id, kind: "alert", to, ...alertMail(note, record) });
 }
 
 async function sendWebhook(env: Env, note: AlertNotification, alert: AlertRecord, url: string): Promise<void> {

@@ -5,7 +5,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { bearerToken } from "../../platform/auth";
 import { ApiError } from "../../platform/errors";
-import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { ipKey, enforceBucket } from "../../platform/rate-limit/middleware";
 import { findProjectByToken, INGEST_MESSAGES, type IngestProject } from "./logs.ingest";
 
 declare module "hono" {
@@ -21,7 +21,7 @@ export function ingestAuth(): MiddlewareHandler<AppEnv> {
     const project = token ? await findProjectByToken(c.env.DB, token) : null;
     if (!project) {
       // Unknown credentials are counted per IP, like a bad API key.
-      await enforceBucket(c, "anonymous", `ip:${clientIp(c)}`);
+      await enforceBucket(c, "anonymous", ipKey(c));
       throw ApiError.unauthorized(INGEST_MESSAGES.badToken);
     }
     c.set("ingestProject", project);

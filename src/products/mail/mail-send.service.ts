@@ -8,6 +8,8 @@ import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth";
 import { ApiError, type FieldErrors } from "../../platform/errors";
 import type { Background } from "../../platform/jobs/accept";
+import { parseAddress } from "../../platform/mailbox";
+import { acceptedMembersAmong } from "../../platform/team-members";
 import { firstUnverifiedSender } from "./domains.service";
 import { evaluatePolicy, forItem, policyError } from "./mail.policy";
 import { MAX_BATCH } from "./mail.schemas";
@@ -38,6 +40,27 @@ async function requireVerifiedSenders(env: Env, principal: Principal, senders: s
 }
 
 /**
+ * Sandbox mail reaches only accepted members of the team (and the sandbox simulator): an allow-listed
+ * stranger, or a pending invitee, is `recipient_not_allowed` (422); in a batch the message names the
+ * 1-indexed item. One read for every recipient of the request.
+ */
+async function requireSandboxMembers(env: Env, principal: Principal, recipients: string[][], itemOf?: (position: number) => number): Promise<void> {
+  if (!principal.mail.sandbox) return;
+  const simulator = `@${settings(env).sandboxDomain}`;
+  const lists = recipients.map((list) => list.map((raw) => (parseAddress(raw) ?? raw).toLowerCase()).filter((address) => !address.endsWith(simulator)));
+  const members = await acceptedMembersAmong(env.DB, principal.teamId, lists.flat());
+  for (const [position, list] of lists.entries()) {
+    const outside = list.find((address) => !members.has(address));
+    if (!outside) continue;
+    const error = policyError(
+      "recipient_not_allowed",
+      `The recipient ${outside} is not an accepted member of this team (sandbox mail goes only to the team's members)`,
+    );
+    throw itemOf ? forItem(error, itemOf(position)) : error;
+  }
+}
+
+/**
  * Reserves the sandbox caps, then accepts the emails (mail.service.ts createEmails: the quota, their
  * bodies, their rows, the queue, the first `inline` attempts from waitUntil). The caps are given
  * back when the accept throws (the quota refused, or the store failed); a cap refusal throws
@@ -46,7 +69,7 @@ async function requireVerifiedSenders(env: Env, principal: Principal, senders: s
 async function store(ctx: SendContext, accepted: AcceptedEmail[], inline: number, capError: (error: CapError) => ApiError): Promise<EmailWithBody[]> {
   let release: () => Promise<void>;
   try {
-    release = await checkCaps(ctx.env, ctx.principal.keyId, ctx.principal.mail, accepted.length);
+    release = await checkCaps(ctx.env, ctx.principal.teamId, ctx.principal.keyId, ctx.principal.mail, accepted.length);
   } catch (error) {
     throw error instanceof CapError ? capError(error) : error;
   }
@@ -66,6 +89,7 @@ export async function sendEmail(ctx: SendContext, body: Record<string, unknown>)
   if ("errors" in checked) throw ApiError.validation(checked.errors);
   const stream = evaluatePolicy(body, checked.email, ctx.principal.mail, sandboxDomain(ctx.env));
   await requireVerifiedSenders(ctx.env, ctx.principal, [checked.email.from]);
+  await requireSandboxMembers(ctx.env, ctx.principal, [checked.email.to]);
   const [row] = await store(ctx, [{ email: checked.email, stream }], 1, (error) => error.error);
   return row;
 }
@@ -126,6 +150,12 @@ export async function sendEmailBatch(ctx: SendContext, body: Record<string, unkn
     ctx.env,
     ctx.principal,
     accepted.map((item) => item.email.from),
+    (position) => accepted[position].index + 1,
+  );
+  await requireSandboxMembers(
+    ctx.env,
+    ctx.principal,
+    accepted.map((item) => item.email.to),
     (position) => accepted[position].index + 1,
   );
   // The first INLINE_FIRST_ATTEMPTS emails are attempted at once from waitUntil; the others, and

@@ -9,11 +9,11 @@ import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
 import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
-import { and, eq, gte, inArray, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { apiKeys, emailEvents, emails, platformOutbox, type MailStatus } from "../../db/schema";
-import { forgetKey } from "../../platform/auth";
+import { apiKeys, emailEvents, emails, platformOutbox, teams, type MailStatus } from "../../db/schema";
+import { forgetKey, forgetTeam } from "../../platform/auth";
 import { backoffSeconds } from "../../platform/backoff";
 import { nowIso, nowMs } from "../../platform/clock";
 import { deliver, type DeliveryOutcome, type OutgoingMail } from "./mail.transport";
@@ -195,12 +195,21 @@ export async function suspendIfOverThreshold(env: Env, keyId: string): Promise<b
     .where(and(eq(emails.keyId, keyId), gte(emails.createdAt, since), inArray(emails.status, ["sent", "delivered", "bounced", "complained"])));
   if (stats.total < SUSPENSION.minMessages) return false;
   if (stats.bounced / stats.total < SUSPENSION.bounceRate && stats.complained / stats.total < SUSPENSION.complaintRate) return false;
-  await db
+  const [key] = await db
     .update(apiKeys)
     .set({ mail: sql`json_set(${apiKeys.mail}, '$.suspended', json('true'))` })
-    .where(eq(apiKeys.id, keyId));
-  // The key's mail policy is cached with its principal: this isolate stops sending on it now.
+    .where(eq(apiKeys.id, keyId))
+    .returning({ teamId: apiKeys.teamId });
+  // The suspension is the team's: every sandbox key of the team, and any minted later, is held by it
+  // until the operator lifts it (revoking the key and minting another sheds nothing).
+  if (key)
+    await db
+      .update(teams)
+      .set({ sandboxSuspendedAt: nowIso() })
+      .where(and(eq(teams.id, key.teamId), isNull(teams.sandboxSuspendedAt)));
+  // The keys' mail policies are cached with their principals: this isolate stops sending on them now.
   forgetKey(keyId);
+  if (key) forgetTeam(key.teamId);
   log.warn("sandbox key suspended", { key_id: keyId, ...stats });
   return true;
 }

@@ -89,9 +89,9 @@ export async function mailRetention(env: Env): Promise<{ emails: number; events:
     [cutoff],
   );
   // Sandbox cap counters of windows that are over (the day window is the longest).
-  await deleteInSteps(env.DB, "DELETE FROM sandbox_cap_usage WHERE rowid IN (SELECT rowid FROM sandbox_cap_usage WHERE start < ?1 LIMIT ?2)", [
-    cutoffIso(nowMs(), 2),
-  ]);
+  for (const table of ["sandbox_cap_usage", "sandbox_team_cap_usage"]) {
+    await deleteInSteps(env.DB, `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE start < ?1 LIMIT ?2)`, [cutoffIso(nowMs(), 2)]);
+  }
   return { emails: emailsDeleted, events, platform };
 }
 

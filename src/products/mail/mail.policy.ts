@@ -39,20 +39,25 @@ export const ALLOWED_HEADERS = ["list-unsubscribe", "list-unsubscribe-post", "in
 export const RESERVED_HEADER_PREFIX = "x-edp-";
 /**
  * `X-*` names that mail providers read as instructions rather than pass on (docs/ARCHITECTURE.md "Custom
- * mail headers"): SendGrid's `X-SMTPAPI` can add recipients, Postmark's `X-PM-*`, Amazon SES's
- * `X-SES-*`, Mailgun's `X-Mailgun-*`, Mandrill's `X-MC-*` and SparkPost's `X-MSYS-*` change
- * tracking, routing or the sending configuration. Refused as `forbidden_header`.
+ * mail headers"), refused as `forbidden_header` by the token after `X-` (up to the next dash or the
+ * end), with or without a dash: SendGrid's `X-SMTPAPI` (can add recipients), Postmark's `X-PM-*`,
+ * Amazon SES's `X-SES-*`, Mailgun's `X-Mailgun-*`, Mandrill's `X-MC-*`, SparkPost's `X-MSYS-*`,
+ * Mailjet's `X-MJ-*` and `X-Mailjet-*`, Brevo's (Sendinblue) `X-Mailin-*` and `X-Sib-*`. So
+ * `X-SMTPAPI-Extra` and `X-Mailgun` are refused, while `X-PMX` or `X-Sibling` (other tokens) pass.
  */
-export const PROVIDER_CONTROL_HEADERS = ["x-smtpapi"] as const;
-export const PROVIDER_CONTROL_PREFIXES = ["x-pm-", "x-ses-", "x-mailgun-", "x-mc-", "x-msys-"] as const;
+export const PROVIDER_CONTROL_TOKENS = ["smtpapi", "pm", "ses", "mailgun", "mc", "msys", "mj", "mailjet", "mailin", "sib"] as const;
+
+/** Whether an `x-…` name (lower case) is a provider's control header. */
+function isProviderControl(lower: string): boolean {
+  const token = lower.slice(2).split("-", 1)[0];
+  return (PROVIDER_CONTROL_TOKENS as readonly string[]).includes(token);
+}
 
 /** True when a caller may set this header. */
 export function isAllowedHeader(name: string): boolean {
   const lower = name.toLowerCase();
   if (lower.startsWith(RESERVED_HEADER_PREFIX)) return false;
-  if ((PROVIDER_CONTROL_HEADERS as readonly string[]).includes(lower) || PROVIDER_CONTROL_PREFIXES.some((prefix) => lower.startsWith(prefix))) {
-    return false;
-  }
+  if (lower.startsWith("x-") && isProviderControl(lower)) return false;
   return /^x-[a-z0-9-]+$/.test(lower) || (ALLOWED_HEADERS as readonly string[]).includes(lower);
 }
 

@@ -11,37 +11,43 @@ import { emails } from "../../db/schema";
 /** The email has this (lower-cased, parsed) address among its to, cc and bcc. */
 export const hasRecipient = (address: string): SQL => sql`exists (select 1 from json_each(${emails.recipients}) where value = ${address})`;
 
-/** One sandbox cap counter: a key's UTC hour or day starting at `start`. */
+/** One sandbox cap counter: a key's (or its team's) UTC hour or day starting at `start`. */
 export interface CapWindow {
+  /** `key`: the key's own cap in sandbox_cap_usage; `team`: the team's in sandbox_team_cap_usage. */
+  owner: "key" | "team";
   window: "hour" | "day";
   start: string;
   cap: number;
 }
 
-/** Adds `amount` to the counter (creating it); fails the batch on the CHECK when past the cap. */
-export function reserveCap(d1: D1Database, keyId: string, x: CapWindow, amount: number): D1PreparedStatement {
+/** The counter table and owner column of a window. */
+const counter = (x: CapWindow) => (x.owner === "key" ? { table: "sandbox_cap_usage", id: "key_id" } : { table: "sandbox_team_cap_usage", id: "team_id" });
+
+/** Adds `amount` to the counter of `ownerId` (creating it); fails the batch on the CHECK when past the cap. */
+export function reserveCap(d1: D1Database, ownerId: string, x: CapWindow, amount: number): D1PreparedStatement {
+  const { table, id } = counter(x);
   return d1
     .prepare(
-      `INSERT INTO sandbox_cap_usage (key_id, window, start, used, cap) VALUES (?1, ?2, ?3, ?4, ?5)
-       ON CONFLICT (key_id, window, start) DO UPDATE SET used = used + excluded.used, cap = excluded.cap`,
+      `INSERT INTO ${table} (${id}, window, start, used, cap) VALUES (?1, ?2, ?3, ?4, ?5)
+       ON CONFLICT (${id}, window, start) DO UPDATE SET used = used + excluded.used, cap = excluded.cap`,
     )
-    .bind(keyId, x.window, x.start, amount, x.cap);
+    .bind(ownerId, x.window, x.start, amount, x.cap);
 }
 
 /** What the counter holds (0 when there is none). */
-export async function capUsed(d1: D1Database, keyId: string, x: CapWindow): Promise<number> {
+export async function capUsed(d1: D1Database, ownerId: string, x: CapWindow): Promise<number> {
+  const { table, id } = counter(x);
   const row = await d1
-    .prepare("SELECT used FROM sandbox_cap_usage WHERE key_id = ?1 AND window = ?2 AND start = ?3")
-    .bind(keyId, x.window, x.start)
+    .prepare(`SELECT used FROM ${table} WHERE ${id} = ?1 AND window = ?2 AND start = ?3`)
+    .bind(ownerId, x.window, x.start)
     .first<{ used: number }>();
   return row?.used ?? 0;
 }
 
 /** Gives `amount` back to the counter (never below 0). */
-export function releaseCap(d1: D1Database, keyId: string, x: CapWindow, amount: number): D1PreparedStatement {
-  return d1
-    .prepare("UPDATE sandbox_cap_usage SET used = MAX(0, used - ?4) WHERE key_id = ?1 AND window = ?2 AND start = ?3")
-    .bind(keyId, x.window, x.start, amount);
+export function releaseCap(d1: D1Database, ownerId: string, x: CapWindow, amount: number): D1PreparedStatement {
+  const { table, id } = counter(x);
+  return d1.prepare(`UPDATE ${table} SET used = MAX(0, used - ?4) WHERE ${id} = ?1 AND window = ?2 AND start = ?3`).bind(ownerId, x.window, x.start, amount);
 }
 
 /** A chunk of finished emails past the cutoff: what retention deletes next (their R2 bodies first). */

@@ -12,6 +12,7 @@ import { pagination, type PageQuery } from "../../platform/pagination";
 import { accept, type Background } from "../../platform/jobs/accept";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { ApiError } from "../../platform/errors";
+import { settings } from "../../platform/config";
 import { parseAddress } from "../../platform/mailbox";
 import { policyError, type EmailInput } from "./mail.policy";
 import { capUsed, hasRecipient, releaseCap, reserveCap, type CapWindow } from "./mail.queries";
@@ -64,28 +65,36 @@ export function capWindows(ms: number) {
 }
 
 /**
- * Sandbox caps, reserved: the `newMessages` are added to the key's counters of the current UTC hour
- * and day in one D1 batch, which a counter past its cap rolls back whole (CHECK used <= cap), so
- * concurrent sends never both take the last slot. Throws the cap error with the 0-based index
- * (among the new ones) of the first message that would pass a cap. Returns what gives the
- * reservation back, for a send refused after it (the monthly quota).
+ * Sandbox caps, reserved: the `newMessages` are added to the team's counters of the current UTC
+ * hour and day (the team's sandbox caps, SANDBOX_HOURLY_CAP / SANDBOX_DAILY_CAP, shared by every
+ * sandbox key of the team) and to the key's own when it has caps, in one D1 batch, which a counter
+ * past its cap rolls back whole (CHECK used <= cap): the cap that binds is the smaller of the key's
+ * and the team's, and concurrent sends never both take the last slot. Throws the cap error with the
+ * 0-based index (among the new ones) of the first message that would pass a cap. Returns what gives
+ * the reservation back, for a send refused after it (the monthly quota). Live keys have no caps.
  */
-export async function checkCaps(env: Env, keyId: string, policy: MailKeyPolicy, newMessages: number): Promise<() => Promise<void>> {
-  const none = async () => {};
-  if (!policy.sandbox || (policy.hourly_cap === null && policy.daily_cap === null)) return none;
+export async function checkCaps(env: Env, teamId: string, keyId: string, policy: MailKeyPolicy, newMessages: number): Promise<() => Promise<void>> {
+  if (!policy.sandbox) return async () => {};
   const ms = nowMs();
   const w = capWindows(ms);
-  const windows = [
-    { window: "hour" as const, start: new Date(w.hourStart).toISOString(), cap: policy.hourly_cap },
-    { window: "day" as const, start: new Date(w.dayStart).toISOString(), cap: policy.daily_cap },
-  ].filter((x): x is CapWindow => x.cap !== null);
+  const team = settings(env).sandboxCaps;
+  const hour = new Date(w.hourStart).toISOString();
+  const day = new Date(w.dayStart).toISOString();
+  const windows: Array<CapWindow & { ownerId: string }> = [
+    { owner: "key" as const, ownerId: keyId, window: "hour" as const, start: hour, cap: policy.hourly_cap },
+    { owner: "key" as const, ownerId: keyId, window: "day" as const, start: day, cap: policy.daily_cap },
+    { owner: "team" as const, ownerId: teamId, window: "hour" as const, start: hour, cap: team.hourly },
+    { owner: "team" as const, ownerId: teamId, window: "day" as const, start: day, cap: team.daily },
+  ].filter((x): x is CapWindow & { ownerId: string } => x.cap !== null);
   try {
-    await env.DB.batch(windows.map((x) => reserveCap(env.DB, keyId, x, newMessages)));
+    await env.DB.batch(windows.map((x) => reserveCap(env.DB, x.ownerId, x, newMessages)));
   } catch (error) {
     if (!isCheckViolation(error)) throw error;
     const retryAfter = (reset: number) => ({ "retry-after": String(Math.max(1, Math.ceil((reset - ms) / 1000))) });
-    for (const x of windows) {
-      const used = await capUsed(env.DB, keyId, x);
+    // The hour before the day, the key before the team: the first counter that cannot take them answers.
+    const order = [...windows].sort((a, b) => (a.window === b.window ? 0 : a.window === "hour" ? -1 : 1));
+    for (const x of order) {
+      const used = await capUsed(env.DB, x.ownerId, x);
       if (used + newMessages <= x.cap) continue;
       const hourly = x.window === "hour";
       throw new CapError(
@@ -100,7 +109,7 @@ export async function checkCaps(env: Env, keyId: string, policy: MailKeyPolicy, 
     throw error;
   }
   return async () => {
-    await env.DB.batch(windows.map((x) => releaseCap(env.DB, keyId, x, newMessages)));
+    await env.DB.batch(windows.map((x) => releaseCap(env.DB, x.ownerId, x, newMessages)));
   };
 }
 

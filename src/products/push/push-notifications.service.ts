@@ -56,6 +56,9 @@ export async function sendNotification(env: Env, owner: QuotaOwner, appId: strin
   // The app's store counts the recipients (and names listed ids that are not its subscribers).
   const { count: recipients, unknown } = await inStore(() => pushStore(env, app.id).recipients(target, createdAt));
   if (unknown.length) throw ApiError.validation({ subscriber_ids: [`unknown subscriber ids: ${unknown.slice(0, 20).join(", ")}`] });
+  // A notification that reaches nobody is refused rather than stored free (issue 37: stored rows
+  // with no unit spent would grow a team's D1 share for nothing).
+  if (recipients === 0) throw ApiError.validation({ recipients: ["the notification reaches no subscriber"] });
   const row: NotificationRow = {
     id,
     teamId: owner.teamId,

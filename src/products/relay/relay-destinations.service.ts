@@ -9,6 +9,7 @@ import { insertUnderCap } from "../../platform/caps";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { assertPublicUrl } from "../../platform/ssrf";
+import { settings } from "../../platform/config";
 import { ownedBy, ownedRow, orNotFound } from "../../platform/tenancy";
 import { newSealedWebhookSecret } from "../../platform/webhook-signature";
 import { MAX_DESTINATIONS_PER_SOURCE, type CreateDestinationBody, type PatchDestinationBody } from "./relay.schemas";
@@ -34,10 +35,25 @@ export function destinationView(row: DestinationRow) {
   };
 }
 
+/** The host of a URL as it is compared: lower case, without a trailing dot. */
+const hostOf = (url: URL) => url.hostname.toLowerCase().replace(/\.$/, "");
+
+/**
+ * A destination on our own ingest (`APP_URL`'s host, any port, under `/in/`) would forward each
+ * event back into a source, a loop that spends units until something breaks it: refused (422).
+ */
+function refuseOwnIngest(env: Env, raw: string): void {
+  const url = new URL(raw);
+  if (hostOf(url) === hostOf(new URL(settings(env).appUrl)) && url.pathname.startsWith("/in/")) {
+    throw ApiError.validation({ url: ["must not point to this platform's own ingest addresses (/in/...)"] });
+  }
+}
+
 export async function createDestination(env: Env, teamId: string, sourceId: string, input: z.infer<typeof CreateDestinationBody>) {
   const db = getDb(env.DB);
   await loadSource(db, teamId, sourceId);
   assertPublicUrl(env, input.url);
+  refuseOwnIngest(env, input.url);
   const { secret, sealed } = await newSealedWebhookSecret(env.ENCRYPTION_KEY);
   const at = nowIso();
   const row: DestinationRow = {
@@ -82,6 +98,7 @@ export async function patchDestination(env: Env, teamId: string, sourceId: strin
   const changes: Partial<DestinationRow> = { updatedAt: nowIso() };
   if (input.url !== undefined) {
     assertPublicUrl(env, input.url);
+    refuseOwnIngest(env, input.url);
     changes.url = input.url;
   }
   if (input.event_filter !== undefined) changes.eventFilter = input.event_filter ?? [];

@@ -8,7 +8,7 @@ import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Env } from "../../env";
 import type { Db } from "../../db/client";
 import { webhookDestinations } from "../../db/schema";
-import { queuePlatformMail, tenantText } from "../../platform/platform-mail";
+import { queuePlatformMail, tenantText, type MailContent } from "../../platform/platform-mail";
 import { DISABLE_AFTER_FAILING_MS } from "./relay.retry";
 
 /** True when a destination failing since `failingSince` has failed for five days or more. */
@@ -71,26 +71,32 @@ export interface DisabledDestination {
   failingSince: string;
 }
 
+/** The notice's mail: the destination URL is tenant text (`tenantText`, the one rule of platform mail). */
+export function destinationDisabledMail(appUrl: string, disabled: DisabledDestination): MailContent {
+  const api = `${appUrl}/api/v1/webhooks/sources/${disabled.sourceId}`;
+  const url = tenantText(disabled.url);
+  return {
+    subject: `Webhook destination disabled after 5 days of failures: ${url}`,
+    text:
+      `Every delivery attempt to the webhook destination ${url} (id ${disabled.destinationId}, ` +
+      `source ${disabled.sourceId}) has failed since ${disabled.failingSince}, so the relay has disabled it. ` +
+      `Events received meanwhile are stored but not forwarded to it.\n\n` +
+      `When the endpoint works again, enable it (PATCH ${api}/destinations/${disabled.destinationId} ` +
+      `with {"enabled": true}) and resend the events it missed to it alone (POST ` +
+      `${api}/events/<event_id>/replay with {"destination_ids": ["${disabled.destinationId}"]}).`,
+  };
+}
+
 /** Tells the team's owner that a destination was disabled, and how to turn it back on. */
 export async function notifyDestinationDisabled(env: Env, disabled: DisabledDestination): Promise<void> {
   if (!disabled.ownerEmail) return;
-  const api = `${settings(env).appUrl}/api/v1/webhooks/sources/${disabled.sourceId}`;
-  // The destination URL is tenant text: shown defanged on one line, never a link in our mail.
-  const url = tenantText(disabled.url);
   try {
     // An operational notice to the owner, like the usage warnings: it consumes no mail quota.
     await queuePlatformMail(env, {
       teamId: disabled.teamId,
       kind: "relay_destination_disabled",
       to: disabled.ownerEmail,
-      subject: `Webhook destination disabled after 5 days of failures: ${url}`,
-      text:
-        `Every delivery attempt to the webhook destination ${url} (id ${disabled.destinationId}, ` +
-        `source ${disabled.sourceId}) has failed since ${disabled.failingSince}, so the relay has disabled it. ` +
-        `Events received meanwhile are stored but not forwarded to it.\n\n` +
-        `When the endpoint works again, enable it (PATCH ${api}/destinations/${disabled.destinationId} ` +
-        `with {"enabled": true}) and resend the events it missed to it alone (POST ` +
-        `${api}/events/<event_id>/replay with {"destination_ids": ["${disabled.destinationId}"]}).`,
+      ...destinationDisabledMail(settings(env).appUrl, disabled),
     });
   } catch (error) {
     // The destination stays disabled and visible as such in the API; the notice is best effort.

@@ -3,14 +3,11 @@
 // that takes (the queue table's, and so wrangler.toml's, `max_retries` of "webhook-deliveries"
 // must match QUEUE_MAX_RETRIES; tests hold both), and when a destination that keeps failing is
 // disabled. It follows Svix's schedule, the one users compare webhook services by.
+import { WEBHOOK_RETRY_SCHEDULE_SECONDS } from "../../platform/backoff";
 import { CLAIMS } from "../../platform/jobs/claim";
 
-/**
- * Delay before each attempt, from the previous one, in seconds: immediately, then 5 s, 5 min,
- * 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours. Every delay stays within the
- * 12 h a queue message may be delayed (`retry({ delaySeconds })`).
- */
-export const RETRY_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600] as const;
+/** Delay before each attempt, from the previous one, in seconds: the platform's webhook schedule (platform/backoff.ts). */
+export const RETRY_SCHEDULE_SECONDS = WEBHOOK_RETRY_SCHEDULE_SECONDS;
 
 /** Attempts per delivery before it is marked `failed`: one per step of the schedule (the claim table's cap; a test holds both). */
 export const MAX_ATTEMPTS = CLAIMS["webhook-deliveries"].maxAttempts;

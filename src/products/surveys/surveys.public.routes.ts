@@ -10,8 +10,7 @@ import type { Context } from "hono";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { dataResponse, jsonBody, jsonResponse, pathParamAs, productRoutes, RateLimitErrorSchema } from "../../platform/openapi";
-import { clientIp, enforceBucket, strictKey } from "../../platform/rate-limit/middleware";
-import ipaddr from "ipaddr.js";
+import { clientIp, clientNetwork, enforceBucket, strictKey } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { AnswerBody, BackBody, PublicSurveySchema, ResponseParams, ResponseStateSchema, SlugParam, StartResponseBody } from "./survey-responses.schemas";
 import { SurveyErrorSchema } from "./surveys.schemas";
@@ -58,23 +57,6 @@ async function publicSurvey(c: Context<AppEnv>, slug: string, { start = false } 
     await enforceBucket(c, "strict", strictKey(survey.teamId, "survey_start"));
   }
   return survey;
-}
-
-/**
- * The network a client IP counts for: the address itself for IPv4, its /64 for IPv6 (one
- * machine or subscriber usually holds a whole /64, so counting single IPv6 addresses would give it
- * billions of starts).
- */
-export function clientNetwork(ip: string): string {
-  if (!ipaddr.isValid(ip)) return ip;
-  const address = ipaddr.parse(ip);
-  if (address.kind() === "ipv4") return address.toString();
-  const v6 = address as ipaddr.IPv6;
-  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
-  return `${v6.parts
-    .slice(0, 4)
-    .map((part) => part.toString(16))
-    .join(":")}::/64`;
 }
 
 export const surveysPublicRouter = createRouter({ errorFormat: surveysErrorFormat });

@@ -5,6 +5,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
 import { app } from "../../../src/app";
+import { getDb } from "../../../src/db/client";
+import { addMember } from "../../../src/console/members.service";
 import type { Env } from "../../../src/env";
 import { anyIp, API, call, json, setupTeam, type TestTeam } from "../../helpers/api";
 import type { MailQueueMessage } from "../../../src/products/mail/mail.queue";
@@ -13,11 +15,16 @@ export const SANDBOX = "sandbox.edge-platform.dev";
 export const LIVE = { from: "Acme <hello@acme.dev>", to: "user@example.com", subject: "Hello", text: "Hi", stream: "transactional" };
 export const SANDBOX_MAIL = { from: `test@${SANDBOX}`, to: "dev@example.com", subject: "Hello", text: "Hi" };
 
-/** A team whose key is a sandbox key (transactional only, allow-list dev@example.com). */
-export function sandboxTeam(mail: Record<string, unknown> = {}): Promise<TestTeam> {
-  return setupTeam({
+/**
+ * A team whose key is a sandbox key (transactional only, allow-list dev@example.com and
+ * qa@example.com, both accepted members of the team: sandbox mail goes only to members).
+ */
+export async function sandboxTeam(mail: Record<string, unknown> = {}): Promise<TestTeam> {
+  const team = await setupTeam({
     mail: { sandbox: true, allowed_streams: ["transactional"], allowed_recipients: ["dev@example.com", "qa@example.com"], ...mail },
   });
+  for (const email of ["dev@example.com", "qa@example.com"]) await addMember(getDb(env.DB), team.teamId, { email, role: "viewer" });
+  return team;
 }
 
 export function send(key: string, body: unknown) {

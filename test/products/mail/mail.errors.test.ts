@@ -3,6 +3,11 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
+import { getDb } from "../../../src/db/client";
+import { addMember } from "../../../src/console/members.service";
+import { DEFAULT_SANDBOX_CAPS } from "../../../src/platform/config";
+import { checkCaps } from "../../../src/products/mail/mail.service";
+import { isAllowedHeader } from "../../../src/products/mail/mail.policy";
 import { windowOf } from "../../../src/platform/rate-limit/limiter";
 import { admin, call, expectError, json, setupTeam } from "../../helpers/api";
 import { setUsed } from "../../helpers/usage";
@@ -181,6 +186,34 @@ describe("POST /emails: the 12 policy codes", () => {
     expect(ok.status).toBe(201);
   });
 
+  it("regression (issue 37, 6): provider headers are refused by the token after X-, with or without a dash; other X-* pass", async () => {
+    const refused = [
+      "X-SMTPAPI-Extra",
+      "X-MJ-CustomID",
+      "X-Mailjet-TrackOpen",
+      "X-Mailin-Tag",
+      "X-Sib-Tags",
+      "X-Mailgun",
+      "X-PM",
+      "X-SES",
+      "X-MC",
+      "X-MSYS",
+      "X-MJ",
+      "X-Mailjet",
+      "X-Mailin",
+      "X-Sib",
+    ];
+    for (const name of refused) expect({ name, allowed: isAllowedHeader(name) }).toEqual({ name, allowed: false });
+    for (const name of ["X-PMX", "X-Sessions", "X-Mjolnir", "X-Sibling", "X-Mailing-List", "X-Mcafee", "X-Campaign"]) {
+      expect({ name, allowed: isAllowedHeader(name) }).toEqual({ name, allowed: true });
+    }
+    const team = await setupTeam();
+    await expectError(await send(team.key, { ...LIVE, headers: { "X-MJ-Vars": '{"a":1}' } }), 422, {
+      error: "The header 'X-MJ-Vars' is reserved and cannot be set",
+      code: "forbidden_header",
+    });
+  });
+
   it("regression (issue 23, finding 7): provider control headers and unprintable values are forbidden_header; nothing is stored", async () => {
     const team = await setupTeam();
     for (const name of [
@@ -340,10 +373,71 @@ describe("POST /emails: the 12 policy codes", () => {
     expect(await countEmails(team.teamId)).toBe(4);
   });
 
-  it("live keys have no caps even when caps are set", async () => {
-    const team = await setupTeam({ mail: { hourly_cap: 1 } });
-    expect((await send(team.key, LIVE)).status).toBe(201);
-    expect((await send(team.key, LIVE)).status).toBe(201);
+  it("a cap on a live key answers 422 (operator create and PATCH): live keys honour no caps (issue 37, 3)", async () => {
+    const team = await setupTeam();
+    for (const mail of [{ hourly_cap: 1 }, { daily_cap: 5 }, { sandbox: false, hourly_cap: 1 }]) {
+      await expectError(await admin("POST", `teams/${team.teamId}/keys`, { scopes: ["mail:send"], mail }), 422, {
+        error: "Validation failed",
+        details: { [Object.keys(mail).find((k) => k.endsWith("_cap"))!]: ["only sandbox keys have caps; a live key sends under the team's plan"] },
+      });
+    }
+    expect((await admin("PATCH", `keys/${team.keyId}`, { mail: { hourly_cap: 3 } })).status).toBe(422);
+    const sandbox = await sandboxTeam();
+    expect((await admin("PATCH", `keys/${sandbox.keyId}`, { mail: { hourly_cap: 3 } })).status).toBe(200);
+    // Turning a capped sandbox key live keeps no caps it would ignore.
+    expect((await admin("PATCH", `keys/${sandbox.keyId}`, { mail: { sandbox: false } })).status).toBe(422);
+    expect((await admin("PATCH", `keys/${sandbox.keyId}`, { mail: { sandbox: false, hourly_cap: null, daily_cap: null } })).status).toBe(200);
+  });
+});
+
+describe("sandbox mail (regressions, issue 37 findings 2 and 3)", () => {
+  it("the team's sandbox caps bind every sandbox key of the team, counted per team: minted keys do not multiply them", async () => {
+    const team = await sandboxTeam({ hourly_cap: 100 });
+    const other = await admin("POST", `teams/${team.teamId}/keys`, { scopes: ["mail:send"], mail: { sandbox: true } });
+    const second = (await json(other)).data;
+    const small = { ...env, SANDBOX_HOURLY_CAP: "3", SANDBOX_DAILY_CAP: "10" } as typeof env;
+    const policy = { sandbox: true, allowed_streams: ["transactional"], allowed_recipients: [], hourly_cap: 100, daily_cap: null, suspended: false };
+    await checkCaps(small, team.teamId, team.keyId, policy, 2);
+    await expect(checkCaps(small, team.teamId, second.id, { ...policy, hourly_cap: null }, 2)).rejects.toMatchObject({
+      error: { code: "hourly_cap_exceeded", message: "Sandbox hourly cap of 3 emails reached" },
+    });
+    await checkCaps(small, team.teamId, second.id, { ...policy, hourly_cap: null }, 1);
+    // The key's own cap binds when it is the smaller one.
+    const own = await sandboxTeam({ hourly_cap: 1 });
+    await checkCaps(small, own.teamId, own.keyId, { ...policy, hourly_cap: 1 }, 1);
+    await expect(checkCaps(small, own.teamId, own.keyId, { ...policy, hourly_cap: 1 }, 1)).rejects.toMatchObject({ error: { code: "hourly_cap_exceeded" } });
+  });
+
+  it(`a sandbox key without caps of its own is held to the team's default hourly cap (${DEFAULT_SANDBOX_CAPS.hourly})`, async () => {
+    const team = await sandboxTeam();
+    const batch = Array.from({ length: DEFAULT_SANDBOX_CAPS.hourly + 1 }, () => ({ ...SANDBOX_MAIL, to: `delivered@${SANDBOX}` }));
+    const res = await sendBatch(team.key, batch);
+    expect(res.status).toBe(429);
+    expect((await json(res)).code).toBe("hourly_cap_exceeded");
+    expect(await countEmails(team.teamId)).toBe(0);
+  });
+
+  it("sandbox mail reaches only accepted members of the team (the simulator always): an allow-listed stranger or a pending invitee is refused", async () => {
+    const stranger = `victim-${crypto.randomUUID().slice(0, 8)}@gmail.test`;
+    const team = await sandboxTeam({ allowed_recipients: [stranger] });
+    await expectError(await send(team.key, { ...SANDBOX_MAIL, to: stranger, html: '<a href="https://evil.test">Verify</a>' }), 422, {
+      error: `The recipient ${stranger} is not an accepted member of this team (sandbox mail goes only to the team's members)`,
+      code: "recipient_not_allowed",
+    });
+    await env.DB.prepare(
+      "INSERT INTO console_links (id, token_hash, kind, email, team_id, role, created_at, expires_at) VALUES (?, ?, 'invite', ?, ?, 'viewer', ?, ?)",
+    )
+      .bind(crypto.randomUUID(), crypto.randomUUID(), stranger, team.teamId, new Date().toISOString(), new Date(Date.now() + 86_400_000).toISOString())
+      .run();
+    expect((await send(team.key, { ...SANDBOX_MAIL, to: stranger })).status).toBe(422);
+    const batch = await sendBatch(team.key, [
+      { ...SANDBOX_MAIL, to: `delivered@${SANDBOX}` },
+      { ...SANDBOX_MAIL, to: stranger },
+    ]);
+    expect((await json(batch)).error).toMatch(/^Item 2: The recipient/);
+    await addMember(getDb(env.DB), team.teamId, { email: stranger, role: "viewer" });
+    expect((await send(team.key, { ...SANDBOX_MAIL, to: stranger })).status).toBe(201);
+    expect((await send(team.key, { ...SANDBOX_MAIL, to: `delivered@${SANDBOX}` })).status).toBe(201);
   });
 });
 

@@ -40,7 +40,7 @@ async function row(id: string) {
     .first<{ status: string; attempts: number; lease_until: number | null; updated_at: string }>();
 }
 
-const MAIL = { teamId: null, kind: "alert", to: "ops@example.com", subject: "Alert", text: "x" };
+const MAIL = { teamId: null, kind: "alert" as const, to: "ops@example.com", subject: "Alert", text: "x" };
 const minuteCron = (at: number) => createScheduledController({ cron: "* * * * *", scheduledTime: at });
 
 describe("platform outbox claim", () => {

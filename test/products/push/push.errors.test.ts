@@ -251,3 +251,30 @@ describe("push notification validation and quota", () => {
     expect(usage!.used).toBe(9999);
   });
 });
+
+describe("notifications without recipients (regression, issue 37 finding 5)", () => {
+  it("answers 422 when the target reaches no subscriber, stores nothing and spends no unit", async () => {
+    const team = await setupTeam();
+    const app = await createApp(team.key);
+    const before = await usedOf(team.teamId, "push");
+    for (const body of [
+      { title: "t", body: "b" },
+      { title: "t", body: "b", tags: ["nobody"] },
+    ]) {
+      await expectError(
+        await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body }),
+        422,
+        validation({ recipients: ["the notification reaches no subscriber"] }),
+      );
+    }
+    await subscribe(team.key, app.id, await browserSubscription(), { tags: ["some"] });
+    await expectError(
+      await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b", tags: ["nobody"] } }),
+      422,
+      validation({ recipients: ["the notification reaches no subscriber"] }),
+    );
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM push_notifications WHERE app_id = ?").bind(app.id).first<{ n: number }>();
+    expect(row!.n).toBe(0);
+    expect(await usedOf(team.teamId, "push")).toBe(before);
+  });
+});

@@ -146,11 +146,15 @@ describe("push subscribers", () => {
     const team = await setupTeam();
     const app = await createApp(team.key);
     await subscribe(team.key, app.id, await browserSubscription());
-    // No queue consumer must reach this app's notification before the delete: target none.
-    const empty = await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b", tags: ["nobody"] } });
-    expect(empty.status).toBe(202);
-    const notification = (await json(empty)).data;
-    expect(notification).toMatchObject({ status: "completed", recipients: 0 });
+    // No queue consumer must reach this app's notification before the delete: a stored row with
+    // its fan-out done (a notification without recipients is refused over the API, 422).
+    const notification = { id: crypto.randomUUID() };
+    await env.DB.prepare(
+      `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at, completed_at)
+       VALUES (?1, ?2, ?3, '{}', 60, 'normal', '{"type":"all"}', 'mailto:o@example.com', 1, 1, ?4, ?4)`,
+    )
+      .bind(notification.id, team.teamId, app.id, new Date().toISOString())
+      .run();
     await storeRows(app.id, "INSERT INTO deliveries (notification_id, subscriber_id, status, updated_at) VALUES (?, 'x', 'failed', 'now')", notification.id);
     expect((await call("DELETE", `push/apps/${app.id}`, { key: team.key })).status).toBe(204);
     const row = await env.DB.prepare("SELECT count(*) AS n FROM push_notifications WHERE app_id = ?").bind(app.id).first<{ n: number }>();

@@ -411,3 +411,22 @@ describe("retention", () => {
     expect(await store.stats()).toMatchObject({ events: 0, deliveries: 0, attempts: 0 });
   });
 });
+
+describe("destinations on our own ingest (regression, issue 37 finding 5)", () => {
+  it("a destination at APP_URL's host under /in/ is refused (422) on create and PATCH, in any spelling of the host", async () => {
+    const team = await setupTeam();
+    const source = await createSource(team.key);
+    for (const url of [source.url, `http://APP.TEST./in/${source.slug}`, "http://app.test:8443/in/other", "http://app.test/in/"]) {
+      await expectError(await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url } }), 422, {
+        error: "Validation failed",
+        details: { url: ["must not point to this platform's own ingest addresses (/in/...)"] },
+      });
+    }
+    const destination = await createDestination(team.key, source.id);
+    expect((await call("PATCH", `webhooks/sources/${source.id}/destinations/${destination.id}`, { key: team.key, body: { url: source.url } })).status).toBe(
+      422,
+    );
+    // Other paths of another host stay allowed.
+    expect((await call("POST", `webhooks/sources/${source.id}/destinations`, { key: team.key, body: { url: "http://127.0.0.1:9/in/x" } })).status).toBe(201);
+  });
+});

@@ -76,3 +76,16 @@ export const SESSION_UPSERT_SQL =
   "INSERT INTO sessions (visitor, source, last_seen) VALUES (?, ?, ?) ON CONFLICT (visitor) DO UPDATE SET source = excluded.source, last_seen = excluded.last_seen";
 
 export const INSERT_EVENT_SQL = "INSERT INTO events (ts, name, page, visitor, source, country, props) VALUES (?, ?, ?, ?, ?, ?, ?)";
+
+/** Whether the store holds anything (the alarm keeps running while it does). */
+export const HOLDS_ANYTHING_SQL = "SELECT EXISTS (SELECT 1 FROM hourly) OR EXISTS (SELECT 1 FROM events) AS n";
+
+/** The store's tables (tests read them whole: what the store holds). */
+export const STORE_TABLES = ["events", "hourly", "sessions"] as const;
+
+/** Every row of one of the store's tables. */
+export const dumpSql = (table: (typeof STORE_TABLES)[number]) => `SELECT * FROM ${table}`;
+
+/** Deletes at most `step` rows of `table` matching `where` (one bound parameter): retention in bounded steps. */
+export const trimStepSql = (table: (typeof STORE_TABLES)[number], where: string, step: number) =>
+  `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${step})`;

@@ -13,7 +13,19 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./analytics-store.schema";
-import { INSERT_EVENT_SQL, REALTIME_SQL, ROLLUP_UPSERT_SQL, rollupQuerySql, SESSION_SQL, SESSION_UPSERT_SQL, type StoreQuery } from "./analytics-store.queries";
+import {
+  dumpSql,
+  HOLDS_ANYTHING_SQL,
+  INSERT_EVENT_SQL,
+  REALTIME_SQL,
+  ROLLUP_UPSERT_SQL,
+  rollupQuerySql,
+  SESSION_SQL,
+  SESSION_UPSERT_SQL,
+  STORE_TABLES,
+  trimStepSql,
+  type StoreQuery,
+} from "./analytics-store.queries";
 
 /** Raw events are kept this long (realtime needs minutes; the rest is for a look at props). */
 export const RAW_RETENTION_DAYS = 30;
@@ -90,7 +102,7 @@ export class AnalyticsStore extends DurableObject<Env> {
   /** Every row of every table (tests: what the store holds). */
   async dump(): Promise<Record<string, Array<Record<string, SqlStorageValue>>>> {
     const out: Record<string, Array<Record<string, SqlStorageValue>>> = {};
-    for (const table of ["events", "hourly", "sessions"]) out[table] = this.ctx.storage.sql.exec(`SELECT * FROM ${table}`).toArray();
+    for (const table of STORE_TABLES) out[table] = this.ctx.storage.sql.exec(dumpSql(table)).toArray();
     return out;
   }
 
@@ -105,7 +117,7 @@ export class AnalyticsStore extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.alarmSet = false;
     const unfinished = this.trim(Date.now());
-    const [held] = this.ctx.storage.sql.exec<{ n: number }>("SELECT EXISTS (SELECT 1 FROM hourly) OR EXISTS (SELECT 1 FROM events) AS n").toArray();
+    const [held] = this.ctx.storage.sql.exec<{ n: number }>(HOLDS_ANYTHING_SQL).toArray();
     if (unfinished || Number(held?.n ?? 0) > 0) {
       await this.ctx.storage.setAlarm(Date.now() + (unfinished ? ALARM_AGAIN_MS : ALARM_EVERY_MS));
       this.alarmSet = true;
@@ -115,8 +127,8 @@ export class AnalyticsStore extends DurableObject<Env> {
   /** Deletes what is past its retention, at most DELETE_STEP rows per table; true when a step was full. */
   trim(now: number): boolean {
     const sql = this.ctx.storage.sql;
-    const step = (table: string, where: string, bound: number) =>
-      sql.exec(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${DELETE_STEP})`, bound).rowsWritten >= DELETE_STEP;
+    const step = (table: (typeof STORE_TABLES)[number], where: string, bound: number) =>
+      sql.exec(trimStepSql(table, where, DELETE_STEP), bound).rowsWritten >= DELETE_STEP;
     const raw = step("events", "ts < ?", now - RAW_RETENTION_DAYS * DAY_MS);
     const rolled = step("hourly", "hour < ?", Math.floor((now - ROLLUP_RETENTION_DAYS * DAY_MS) / HOUR_MS));
     const visits = step("sessions", "last_seen < ?", now - SESSION_MS);

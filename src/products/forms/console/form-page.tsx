@@ -9,7 +9,7 @@ import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { CopyBlock, TableWrap } from "../../../console/pages/parts";
-import type { FormField } from "../forms.tables";
+import type { FormField } from "../../../db/schema/forms";
 import { getForm, type FormView } from "../forms.service";
 import { exportSubmissions, getSubmissionFile, listDeliveries, listSubmissions, moveSubmission, type SubmissionView } from "../forms-submissions.service";
 

@@ -13,9 +13,9 @@ import type { Env } from "../../../env";
 import { getDb } from "../../../db/client";
 import { nowMs, nowSeconds } from "../../../platform/clock";
 import { log } from "../../../platform/log";
-import { retryDelaySeconds } from "../../relay/relay.retry";
+import { webhookRetryDelaySeconds } from "../../../platform/backoff";
 import { fileKey, formPrefix, type StoredFile } from "../forms.files";
-import { forms } from "../forms.tables";
+import { forms } from "../../../db/schema/forms";
 import { sendWebhook, type WebhookSubmission } from "../forms.webhook";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./form-store.schema";
@@ -308,7 +308,7 @@ export class FormStore extends DurableObject<Env> {
         hook(submission),
         nowSeconds(),
       );
-      const delay = result.ok ? null : retryDelaySeconds(number);
+      const delay = result.ok ? null : webhookRetryDelaySeconds(number);
       this.record(d.id, number, attemptedAt, result, delay === null ? null : nowMs() + delay * 1000);
       if (!result.ok) log.info("form webhook attempt failed", { form_id: owner.formId, delivery_id: d.id, attempt: number, error: result.error });
     }

@@ -20,6 +20,15 @@ import { formList, formText } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 
+/** Header names whose values are credentials of the sender: masked for viewers (they never see a secret). */
+const SECRET_HEADER =
+  /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key)$|token|secret|signature|password|passwd|api[-_]?key|session|credential|(^|-)sig(-|$)|(^|-)auth(-|$)/i;
+
+/** A stored header as a viewer sees it: a secret-like header's value masked, the others as received. */
+export function maskedHeader(name: string, value: string): string {
+  return SECRET_HEADER.test(name) ? "•••••• (hidden from viewers)" : value;
+}
+
 export const relayPages = new Hono<ConsoleEnv>();
 
 /** Events per page of a source. */
@@ -199,6 +208,8 @@ async function sourcePage(
     events.data.map((e) => e.id),
   );
   const canWrite = roleAtLeast(team.role, "developer");
+  // An unsigned source's address is its only credential: viewers (read only, never a secret) do not see it.
+  const hideIngest = !canWrite && !source.signature_verification;
   const base = teamPath(c, `relay/sources/${sourceId}`);
   // A destination as a chip names it: host and path, cut short.
   const hostOf = (url: string) => {
@@ -223,14 +234,20 @@ async function sourcePage(
           Give this address to {SENDER_NAMES[source.provider]} as its webhook URL. Anyone who has it can send events
           {source.signature_verification ? " signed with your secret" : ""}.
         </p>
-        <div class="secret">
-          <code id="ingest-url" data-testid="ingest-url">
-            {source.url}
-          </code>
-          <button type="button" class="secondary small" data-copy="#ingest-url" hidden>
-            Copy
-          </button>
-        </div>
+        {hideIngest ? (
+          <p class="small muted" data-testid="ingest-url-hidden">
+            This source checks no signature, so its address is all a sender needs: only developers, admins and owners see it.
+          </p>
+        ) : (
+          <div class="secret">
+            <code id="ingest-url" data-testid="ingest-url">
+              {source.url}
+            </code>
+            <button type="button" class="secondary small" data-copy="#ingest-url" hidden>
+              Copy
+            </button>
+          </div>
+        )}
         <p class="small muted">
           {source.signature_verification ? "Signatures are verified." : "Signatures are not checked (no signing secret)."} Events are kept{" "}
           {source.retention_days} days.
@@ -325,16 +342,22 @@ async function sourcePage(
         <h2 id="events-title">Events</h2>
         {events.data.length === 0 && !cursor ? (
           <div class="empty-state" data-testid="events-empty">
-            <p>No events yet. Send a test event to the ingest address:</p>
-            <div class="secret">
-              <pre
-                class="code-sample"
-                id="test-event"
-              >{`curl -X POST ${source.url} \\\n  -H "Content-Type: application/json" \\\n  -d '{"type": "test.ping", "id": "evt_1", "data": {"hello": "world"}}'`}</pre>
-              <button type="button" class="secondary small" data-copy="#test-event" hidden>
-                Copy
-              </button>
-            </div>
+            {hideIngest ? (
+              <p>No events yet.</p>
+            ) : (
+              <>
+                <p>No events yet. Send a test event to the ingest address:</p>
+                <div class="secret">
+                  <pre
+                    class="code-sample"
+                    id="test-event"
+                  >{`curl -X POST ${source.url} \\\n  -H "Content-Type: application/json" \\\n  -d '{"type": "test.ping", "id": "evt_1", "data": {"hello": "world"}}'`}</pre>
+                  <button type="button" class="secondary small" data-copy="#test-event" hidden>
+                    Copy
+                  </button>
+                </div>
+              </>
+            )}
           </div>
         ) : (
           <div class="table-wrap">
@@ -441,6 +464,8 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
     getEvent(c.env, team.id, sourceId, eventId),
   ]);
   const canWrite = roleAtLeast(team.role, "developer");
+  // An unsigned source's address is its only credential: viewers (read only, never a secret) do not see it.
+  const hideIngest = !canWrite && !source.signature_verification;
   const base = teamPath(c, `relay/sources/${sourceId}`);
   const urlOf = new Map(destinations.map((d) => [d.id, d.url]));
   // Newest delivery first: a replay's attempts above the first delivery's.
@@ -562,16 +587,18 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
         <details>
           <summary>Headers</summary>
           <dl class="facts">
-            {Object.entries(event.headers).map(([name, value]) => (
-              <>
-                <dt>
-                  <code>{name}</code>
-                </dt>
-                <dd>
-                  <code class="wrap">{value}</code>
-                </dd>
-              </>
-            ))}
+            {Object.entries(event.headers)
+              .map(([name, value]) => [name, canWrite ? value : maskedHeader(name, value)])
+              .map(([name, value]) => (
+                <>
+                  <dt>
+                    <code>{name}</code>
+                  </dt>
+                  <dd>
+                    <code class="wrap">{value}</code>
+                  </dd>
+                </>
+              ))}
           </dl>
         </details>
       </section>

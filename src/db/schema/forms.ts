@@ -3,7 +3,7 @@
 // deliveries and the attempts live in the form's own store (store/form-store.ts), never in D1.
 // Exported through src/db/schema/index.ts so drizzle-kit generates its migration with the others.
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { teams } from "../../db/schema/platform";
+import { teams } from "./platform";
 
 /** A declared field of a form (`fields` of the API). */
 export interface FormField {
