@@ -237,7 +237,7 @@ export function localMailDomains(config) {
 /** MAIL_FROM as given (`Name <address>` or an address), checked: one mailbox on a domain one can own. */
 export function checkMailFrom(value, taken) {
   const parsed = addresses.parseOneAddress(value);
-  if (!parsed || parsed.type !== "mailbox") throw new SetupError(`MAIL_FROM is not one email address: ${value}`);
+  if (parsed?.type !== "mailbox") throw new SetupError(`MAIL_FROM is not one email address: ${value}`);
   const problem = unownableDomain(parsed.domain, taken);
   if (problem) throw new SetupError(`MAIL_FROM must be on a domain you own: ${problem}`);
   return { value: value.trim(), domain: parsed.domain.toLowerCase() };
