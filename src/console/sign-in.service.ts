@@ -97,6 +97,15 @@ const SUBJECTS: Record<LinkKind, string> = {
 };
 
 /**
+ * True when links are not mailed but only printed to the Worker's log: the `outbox` transport of
+ * local development, where that log is the terminal running `npm start`. The pages that promise
+ * a link say so instead of "check your email".
+ */
+export function linksInTerminal(env: Pick<Env, "MAIL_TRANSPORT">): boolean {
+  return settings(env).mailTransport === "outbox";
+}
+
+/**
  * Mails a link by platform mail (free: the person asked for it). With the `outbox` transport
  * nothing leaves the machine, so the link is also printed to the Worker's log (wrangler dev's
  * terminal): how a local developer, and the end-to-end run, follow it. Never with a real transport.
@@ -120,7 +129,7 @@ export async function mailLink(
     subject: SUBJECTS[input.kind],
     text: `${lines[input.kind]}\n\n${input.url}\n\nIf you did not ask for it, ignore this message.`,
   });
-  if (settings(env).mailTransport === "outbox") {
+  if (linksInTerminal(env)) {
     log.info("console link (outbox transport: local only)", { kind: input.kind, to: input.email, url: input.url });
   }
 }
