@@ -77,7 +77,12 @@ export function localHost(): MiddlewareHandler<AppEnv> {
   return async function localHostMiddleware(c, next) {
     const { appOrigin } = settings(c.env);
     const url = new URL(c.req.url);
-    if (SAFE.has(c.req.method) && url.origin !== appOrigin && isLoopback(url.hostname) && isLoopback(new URL(appOrigin).hostname)) {
+    if (
+      (c.req.method === "GET" || c.req.method === "HEAD") &&
+      url.origin !== appOrigin &&
+      isLoopback(url.hostname) &&
+      isLoopback(new URL(appOrigin).hostname)
+    ) {
       return c.redirect(`${appOrigin}${url.pathname}${url.search}`, 307);
     }
     await next();
