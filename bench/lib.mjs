@@ -48,7 +48,10 @@ export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
       port,
       persistTo: join(dir, "state"),
       envFile,
-      vars,
+      // The figures call the server at 127.0.0.1 (server.url: no name to resolve in what is
+      // measured), so that is APP_URL's origin too: a console page read at another address than
+      // APP_URL's is redirected there (src/console/session.ts, localHost()).
+      vars: { APP_URL: `http://127.0.0.1:${port}`, ...vars },
       logLevel,
       signal: abort.signal,
       script: "bench/worker.ts",

@@ -71,8 +71,8 @@ async function main() {
         const source = await api("POST", "webhooks/sources", key, { name: "bench", provider: "generic", signing_secret: signingSecret });
         const destination = await api("POST", `webhooks/sources/${source.id}/destinations`, key, { url: receiverUrl });
         secret = destination.secret;
-        // source.url is built on APP_URL (http://localhost:<port>); fire at the same path on
-        // 127.0.0.1, where wrangler dev listens, as before.
+        // source.url is built on APP_URL (bench/lib.mjs makes it http://127.0.0.1:<port>); fire
+        // at its path on the server's own address, where wrangler dev listens, whatever APP_URL is.
         const ingestUrl = new URL(new URL(source.url).pathname, base).href;
 
         // Warm-up, not counted.

@@ -12,7 +12,9 @@ import { ENV_NAME, hasProductionSection, runWrangler } from "./lib/deploy-setup.
 const { values, tokens } = parseArgs({ options: { config: { type: "string" } }, strict: false, tokens: true });
 const configPath = resolve(typeof values.config === "string" ? values.config : `${ROOT}/wrangler.toml`);
 if (!hasProductionSection(readFileSync(configPath, "utf8"))) {
-  console.error(`deploy: ${configPath} has no [env.${ENV_NAME}] yet: run \`npm run deploy:setup -- --app-url https://api.example.com\` first`);
+  console.error(
+    `deploy: ${configPath} has no [env.${ENV_NAME}] yet: run \`npm run deploy:setup\` first (\`npm run deploy:setup -- --help\` lists its options)`,
+  );
   process.exit(1);
 }
 // The console's browser code and the reference script are static assets built from the tree.

@@ -29,6 +29,11 @@ import { buildTypedClient } from "./lib/typed-client.mjs";
 /** The client package's checks, once the live document is the committed one and they compile against it. */
 async function clientPackageChecks(ctx) {
   await buildTypedClient(ctx.url);
+  // buildTypedClient runs tsc synchronously (a minute under load), blocking this process while
+  // the server closes the idle keep-alive connection of the document's fetch; the next request
+  // would go out on that dead socket ("fetch failed") before the close is read. One turn of the
+  // event loop reads it.
+  await new Promise((resolve) => setTimeout(resolve, 50));
   return typedClientChecks(ctx);
 }
 

@@ -6,7 +6,17 @@
 // and removes it on exit, so a second server on another port never changes the first one's token.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { adminCall, applyMigrations, createTeamWithKey, ensureDevVars, ROOT, startDevServer, writeEffectiveVars } from "./lib/dev-server.mjs";
+import {
+  adminCall,
+  applyMigrations,
+  createTeamWithKey,
+  ensureDevVars,
+  quietOutputFilter,
+  ROOT,
+  startDevServer,
+  writeEffectiveVars,
+} from "./lib/dev-server.mjs";
+import { startBanner } from "./lib/start-banner.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const vars = ensureDevVars();
@@ -33,7 +43,16 @@ applyMigrations();
 console.log(`starting wrangler dev on http://localhost:${port} ...`);
 // inspectorPort: null keeps wrangler's own choice (9229 when free) for attaching a debugger.
 try {
-  server = await startDevServer({ port, envFile: effectiveVars.path, quiet: false, testScheduled: true, inspectorPort: null, signal: starting.signal });
+  // One bindings table, no Request.cf lookup or its stack trace (quietOutputFilter() says why).
+  server = await startDevServer({
+    port,
+    envFile: effectiveVars.path,
+    quiet: false,
+    filter: quietOutputFilter(),
+    testScheduled: true,
+    inspectorPort: null,
+    signal: starting.signal,
+  });
 } catch (error) {
   console.error(error?.message ?? error);
   process.exit(1);
@@ -67,19 +86,4 @@ await adminCall(server.url, vars.ADMIN_TOKEN, "POST", `teams/${demo.teamId}/memb
 const link = await adminCall(server.url, vars.ADMIN_TOKEN, "POST", "sign-in-links", { email: DEMO_OWNER });
 const signInLink = link.status === 201 ? link.body.data.url : `(no link: ${link.status})`;
 
-const base = `http://localhost:${port}`;
-console.log(`
-  Edge Platform is running at ${base}
-  API root        ${base}/api/v1
-  API reference   ${base}/api/v1/docs
-  Demo team       ${demo.teamId} (plan pro)
-  Demo API key    ${demo.key}
-  Console         ${base}/console  (sign in as ${DEMO_OWNER} with the link below)
-  Sign-in link    ${signInLink}
-                  (works once, for 15 minutes; later links print in this log when you
-                   ask for one on ${base}/console/sign-in: the outbox transport sends nothing)
-  Sending domain  ${DEMO_DOMAIN} (verified for the demo team)
-  Operator token  ADMIN_TOKEN from .dev.vars (or the environment)
-
-  Try: curl -H "Authorization: Bearer ${demo.key}" ${base}/api/v1/usage
-`);
+console.log(startBanner({ base: `http://localhost:${port}`, teamId: demo.teamId, key: demo.key, owner: DEMO_OWNER, signInLink, domain: DEMO_DOMAIN }));

@@ -1,11 +1,11 @@
 // Builds the Hono app: request context, the request log, error rendering and 404, the operator
 // API, usage, the request log's reads, the team's keys, every product of the list (src/products),
-// the generated
-// OpenAPI document and the interactive reference, the console under /console and the landing page
+// the generated OpenAPI document, the interactive reference and the API root's index of them, the
+// favicon, the console under /console and the landing page
 // at /. Body limits are the routes' own (declared with each route); the root keeps the default
 // only for requests no route answers, before their 404 or 405.
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
 import { ApiError } from "./platform/errors";
 import { handleError } from "./platform/handle-error";
@@ -24,6 +24,7 @@ import { createKeysRouter } from "./platform/keys/keys.routes";
 import { ipKey, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
 import { documentTags, referencePage } from "./platform/reference-page";
+import { faviconResponse } from "./platform/favicon";
 
 export const API_PREFIX = "/api/v1";
 
@@ -63,6 +64,8 @@ export function createApp(products: readonly ProductDefinition[] = PRODUCTS): Op
 
   // A bare route with no middleware: the baseline of the benchmarks, and a liveness probe.
   app.get("/health", (c) => c.json({ ok: true }));
+  // The icon every page's browser asks for, from this Worker (platform/favicon.ts).
+  app.get("/favicon.ico", () => faviconResponse());
 
   app.use("*", requestContext());
   // Requests made with a team API key go to the team's request log after they answer.
@@ -97,6 +100,26 @@ export function createApp(products: readonly ProductDefinition[] = PRODUCTS): Op
   };
   app.use(`${API_PREFIX}/openapi.json`, anonymous);
   app.use(`${API_PREFIX}/docs`, anonymous);
+  app.use(API_PREFIX, anonymous);
+  app.use(`${API_PREFIX}/`, anonymous);
+  // The API root answers where to go next (the start banner links it) instead of a 404.
+  const apiIndex = (c: Context<AppEnv>) => {
+    const origin = new URL(c.req.url).origin;
+    return c.json({
+      data: {
+        name: "Edge Platform API",
+        version: "v1",
+        links: {
+          reference: `${origin}${API_PREFIX}/docs`,
+          openapi: `${origin}${API_PREFIX}/openapi.json`,
+          health: `${origin}/health`,
+          console: `${origin}/console`,
+        },
+      },
+    });
+  };
+  app.get(API_PREFIX, apiIndex);
+  app.get(`${API_PREFIX}/`, apiIndex);
   // The generated document.
   app.get(`${API_PREFIX}/openapi.json`, (c) =>
     c.json(

@@ -1,7 +1,7 @@
 // Types of the Edge Platform client (index.js): openapi-fetch's client bound to the paths of the
 // committed document (schema.d.ts, generated from openapi.json).
 import type { Client } from "openapi-fetch";
-import type { components, operations, paths } from "./schema";
+import type { components, operations, paths } from "./schema.js";
 
 export type { components, operations, paths };
 /** The schemas of the document by name: `Schemas["Survey"]`. */

@@ -3,7 +3,8 @@
 // the R2 bucket and every queue named in wrangler.toml, writes their ids into an `[env.production]`
 // section of wrangler.toml (wrangler does not inherit bindings or vars into an environment, so each
 // is repeated there), with the mail provider (or MAIL_TRANSPORT "off", said loudly: the outbox
-// never runs in production), applies the D1 migrations remotely and puts the secrets that are
+// never runs in production) and the operator's own sending address (MAIL_FROM) and sandbox domain
+// (SANDBOX_DOMAIN), asked for or refused until given, never the local defaults; applies the D1 migrations remotely and puts the secrets that are
 // missing, generated (ADMIN_TOKEN is printed once). Safe to run again: existing resources and
 // secrets are found, not duplicated or rotated, and the generated section is replaced in place.
 // With `dryRun`, nothing is called or written: every command it would run is printed instead.
@@ -12,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import addresses from "email-addresses";
 import { ROOT } from "./dev-server.mjs";
 
 export const ENV_NAME = "production";
@@ -131,7 +133,9 @@ const tomlTable = (header, object) => [
 /** A var of an earlier run (APP_URL, MAIL_HTTP_URL, ...), read back from its generated section. */
 export function previousVar(text, name) {
   const block = generatedBlock(text);
-  return block ? new RegExp(`^${name}\\s*=\\s*"([^"]*)"`, "m").exec(block)?.[1] || null : null;
+  // Written with JSON.stringify (tomlValue): a TOML basic string, escapes included.
+  const quoted = block ? new RegExp(`^${name}\\s*=\\s*("(?:[^"\\\\]|\\\\.)*")`, "m").exec(block)?.[1] : null;
+  return quoted ? JSON.parse(quoted) || null : null;
 }
 
 /** The APP_URL of an earlier run, read back from its generated section. */
@@ -152,9 +156,11 @@ function generatedBlock(text) {
 
 /**
  * The `[env.production]` section for `config` (top level as read by wrangler) with the created
- * resources' ids. Vars are copied with APP_URL replaced; ALLOW_PRIVATE_TARGETS is forced "false".
+ * resources' ids. Vars are copied with APP_URL, MAIL_FROM and SANDBOX_DOMAIN replaced by the
+ * operator's; ALLOW_PRIVATE_TARGETS is forced "false".
  */
-export function productionSection(config, { databaseId, appUrl, mailUrl = null }) {
+export function productionSection(config, { databaseId, appUrl, mailUrl = null, mailFrom, sandboxDomain }) {
+  if (!mailFrom || !sandboxDomain) throw new SetupError("the production section needs MAIL_FROM and SANDBOX_DOMAIN");
   const env = `env.${ENV_NAME}`;
   const lines = [
     BLOCK_START,
@@ -170,6 +176,8 @@ export function productionSection(config, { databaseId, appUrl, mailUrl = null }
       // Never the outbox, which marks mail delivered without sending it.
       MAIL_TRANSPORT: mailUrl ? "http" : MAIL_OFF,
       MAIL_HTTP_URL: mailUrl ?? "",
+      MAIL_FROM: mailFrom,
+      SANDBOX_DOMAIN: sandboxDomain,
     }),
   ];
   for (const db of config.d1_databases ?? []) lines.push(...tomlTable(`[[${env}.d1_databases]]`, { ...db, database_id: databaseId }));
@@ -203,6 +211,47 @@ function httpsUrl(what, value) {
   return parsed;
 }
 
+/**
+ * Why nobody can own `domain`, or null: a name reserved by RFC 2606 / RFC 6761 (example.com,
+ * .test, .invalid, ...), or the local default's domain (`taken`: the top-level config's MAIL_FROM
+ * domain and SANDBOX_DOMAIN, or any subdomain of them), which belongs to whoever publishes this code.
+ */
+export function unownableDomain(domain, taken = []) {
+  const name = domain.toLowerCase().replace(/\.$/, "");
+  const under = (parent) => name === parent || name.endsWith(`.${parent}`);
+  if (["example.com", "example.net", "example.org", "test", "example", "invalid", "localhost"].some(under)) {
+    return `${name} is a reserved name (RFC 2606), which nobody can own`;
+  }
+  const local = taken.map((d) => d.toLowerCase()).find(under);
+  if (local) return `${name} is the local default (${local}), not a domain of yours`;
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(name)) return `${name} is not a domain name`;
+  return null;
+}
+
+/** The top-level config's mail domains (the local defaults): never written into production. */
+export function localMailDomains(config) {
+  const from = config.vars?.MAIL_FROM ? addresses.parseOneAddress(String(config.vars.MAIL_FROM))?.domain : null;
+  return [from, config.vars?.SANDBOX_DOMAIN].filter(Boolean).map(String);
+}
+
+/** MAIL_FROM as given (`Name <address>` or an address), checked: one mailbox on a domain one can own. */
+export function checkMailFrom(value, taken) {
+  const parsed = addresses.parseOneAddress(value);
+  if (parsed?.type !== "mailbox") throw new SetupError(`MAIL_FROM is not one email address: ${value}`);
+  const problem = unownableDomain(parsed.domain, taken);
+  if (problem) throw new SetupError(`MAIL_FROM must be on a domain you own: ${problem}`);
+  return { value: value.trim(), domain: parsed.domain.toLowerCase() };
+}
+
+/** SANDBOX_DOMAIN as given, checked: a domain one can own, not the sending address's own domain. */
+export function checkSandboxDomain(value, taken, fromDomain) {
+  const name = value.trim().toLowerCase().replace(/\.$/, "");
+  const problem = unownableDomain(name, taken);
+  if (problem) throw new SetupError(`SANDBOX_DOMAIN must be a domain you own: ${problem}`);
+  if (name === fromDomain) throw new SetupError(`SANDBOX_DOMAIN must differ from MAIL_FROM's domain (${fromDomain}): sandbox keys send only from it`);
+  return name;
+}
+
 /** Wrangler's secret names for the production Worker; none when the Worker does not exist yet. */
 function existingSecrets(configPath, wrangler) {
   const list = wrangler(["secret", "list", "--env", ENV_NAME, "--config", configPath, "--format", "json"]);
@@ -221,6 +270,8 @@ function existingSecrets(configPath, wrangler) {
 /**
  * The whole set-up. Options: configPath; appUrl (else the one of an earlier run, else asked);
  * mailUrl (the JSON HTTP mail provider; else the earlier run's, else asked; none: mail is off);
+ * mailFrom and sandboxDomain (the platform's sending address and the sandbox keys' domain; else
+ * the earlier run's, else asked; required, and never a reserved name or the local defaults);
  * mailToken (MAIL_HTTP_TOKEN to put when it is missing; else asked); dryRun; ask (a question to the
  * person at the terminal, async, or null when nobody is there); wrangler (the runner, for tests);
  * log; warn. Returns { databaseId, appUrl, mailUrl, queues, secrets: [{name, created}], adminToken }.
@@ -229,6 +280,8 @@ export async function deploySetup({
   configPath = join(ROOT, "wrangler.toml"),
   appUrl,
   mailUrl,
+  mailFrom,
+  sandboxDomain,
   mailToken,
   dryRun = false,
   ask = null,
@@ -245,6 +298,33 @@ export async function deploySetup({
   mailUrl ??= previousVar(text, "MAIL_HTTP_URL");
   if (!mailUrl && ask) mailUrl = (await ask("Mail provider URL (a JSON HTTP API; leave empty and no mail will leave): ")).trim() || null;
   if (mailUrl) mailUrl = httpsUrl("The mail provider URL", mailUrl).href;
+
+  // The platform's own mail (sign-in links, invitations, usage warnings, shares) goes out from
+  // MAIL_FROM, and sandbox keys send from SANDBOX_DOMAIN: both must be the operator's, so they are
+  // asked for (or refused until given), never copied from the local defaults.
+  const taken = localMailDomains(readConfig(configPath));
+  mailFrom ??= previousVar(text, "MAIL_FROM");
+  if (!mailFrom && ask) {
+    mailFrom = (await ask("Sending address of the platform's mail (MAIL_FROM), on a domain you own, e.g. Acme <no-reply@mail.acme.com>: ")).trim() || null;
+  }
+  if (!mailFrom) {
+    throw new SetupError(
+      'MAIL_FROM is required on the first run: the address the platform\'s own mail comes from, on a domain you own: --mail-from "Acme <no-reply@mail.acme.com>" (or the MAIL_FROM environment variable)',
+    );
+  }
+  const from = checkMailFrom(mailFrom, taken);
+  sandboxDomain ??= previousVar(text, "SANDBOX_DOMAIN");
+  if (!sandboxDomain && ask) {
+    const suggested = `sandbox.${from.domain}`;
+    sandboxDomain = (await ask(`Sandbox domain for test keys (SANDBOX_DOMAIN), a domain you own [${suggested}]: `)).trim() || suggested;
+  }
+  if (!sandboxDomain) {
+    throw new SetupError(
+      "SANDBOX_DOMAIN is required on the first run: the domain sandbox keys send from, one you own: --sandbox-domain sandbox.acme.com (or the SANDBOX_DOMAIN environment variable)",
+    );
+  }
+  sandboxDomain = checkSandboxDomain(sandboxDomain, taken, from.domain);
+  mailFrom = from.value;
 
   // A dry run calls nothing: it prints each command, and the ids it cannot know are placeholders.
   const planned = [];
@@ -285,7 +365,7 @@ export async function deploySetup({
     dryRun ? run(args) : ensureNamed(`queue ${queue}`, args, wrangler, log);
   }
 
-  const section = productionSection(config, { databaseId, appUrl, mailUrl });
+  const section = productionSection(config, { databaseId, appUrl, mailUrl, mailFrom, sandboxDomain });
   if (dryRun) {
     log(`would write [env.${ENV_NAME}] to ${configPath}:\n${section}`);
   } else {
@@ -347,7 +427,7 @@ export async function deploySetup({
       ].join("\n"),
     );
   }
-  return { databaseId, appUrl, mailUrl, queues, secrets, adminToken, planned };
+  return { databaseId, appUrl, mailUrl, mailFrom, sandboxDomain, queues, secrets, adminToken, planned };
 }
 
 export { SetupError };

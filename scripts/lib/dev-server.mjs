@@ -91,6 +91,65 @@ export function applyMigrations({ persistTo } = {}) {
   }
 }
 
+const ANSI = /\x1b\[[0-9;]*m/g;
+
+/**
+ * A filter of wrangler dev's output lines for `npm start` (`startDevServer({ filter })`): it
+ * returns the line, or null to drop it. What it drops, and why:
+ * - every bindings table after the first, with its "⎔ Connection status updated" line: wrangler
+ *   prints the table again whenever its dev registry changes (our own registration as a queue
+ *   consumer, and any other `wrangler dev` on the machine starting or stopping), and nothing in
+ *   it changes (this Worker binds no other local Worker);
+ * - miniflare's "Unable to fetch the `Request.cf` object" warning and its stack trace. The start
+ *   sets CLOUDFLARE_CF_FETCH_ENABLED=false, which skips that network lookup, so the warning only
+ *   shows if a wrangler upgrade ignores the setting: offline, the lookup fails with ENOTFOUND and
+ *   a stack trace, and the placeholder it falls back to is all the Worker gets anyway (it reads
+ *   nothing of request.cf).
+ */
+export function quietOutputFilter() {
+  let tables = 0;
+  let inTable = false;
+  let inTrace = false;
+  return (line) => {
+    const text = line.replace(ANSI, "");
+    if (inTrace) {
+      if (/^\s+at |^(Error|TypeError)\b.*ENOTFOUND|getaddrinfo/.test(text)) return null;
+      inTrace = false;
+    }
+    if (text.includes("Unable to fetch the `Request.cf` object")) {
+      inTrace = true;
+      return null;
+    }
+    if (text.startsWith("Your Worker has access to the following bindings")) {
+      tables += 1;
+      inTable = true;
+    } else if (inTable && text.trim() === "") {
+      inTable = false;
+      if (tables > 1) return null;
+    }
+    if (inTable && tables > 1) return null;
+    if (text.includes("Connection status updated")) return null;
+    return line;
+  };
+}
+
+/** Feeds `stream`'s lines through `filter` to `out` (a line without its newline, at the end, too). */
+function pipeLines(stream, filter, out) {
+  let rest = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop();
+    for (const line of lines) {
+      const kept = filter(line);
+      if (kept !== null) out.write(`${kept}\n`);
+    }
+  });
+  stream.on("end", () => {
+    if (rest && filter(rest) !== null) out.write(rest);
+  });
+}
+
 /**
  * Starts `wrangler dev` on `port`. Options: persistTo, envFile (a .dev.vars-format file used
  * instead of .dev.vars), vars (extra --var), testScheduled, quiet, logLevel (--log-level),
@@ -98,7 +157,10 @@ export function applyMigrations({ persistTo } = {}) {
  * choice to wrangler, which takes 9229 when it is free), signal (an AbortSignal: aborting while
  * waiting for readiness stops the server and rejects), script (another entry point than
  * wrangler.toml's `main`, relative to the repository: the benchmarks' bench/worker.ts), env (extra
- * environment variables for wrangler).
+ * environment variables for wrangler), filter (quiet: false only: each output line goes through
+ * it to this process's stdout or stderr, dropped when it returns null: quietOutputFilter()).
+ * Request.cf is never fetched (CLOUDFLARE_CF_FETCH_ENABLED=false): the Worker reads nothing of it,
+ * and offline the lookup prints an ENOTFOUND stack trace.
  * Returns { url, child, stop(), output() }; stop() resolves once wrangler has exited.
  */
 export async function startDevServer({
@@ -113,6 +175,7 @@ export async function startDevServer({
   signal,
   script,
   env = {},
+  filter,
 } = {}) {
   const args = [WRANGLER, "dev", ...(script ? [script] : []), "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
   if (inspectorPort === undefined) inspectorPort = await freePort();
@@ -123,12 +186,19 @@ export async function startDevServer({
   if (logLevel) args.push("--log-level", logLevel);
   const allVars = { APP_URL: `http://localhost:${port}`, ...vars };
   for (const [k, v] of Object.entries(allVars)) args.push("--var", `${k}:${v}`);
+  const piped = quiet || filter;
+  // Piped output loses wrangler's colours unless they are forced (only when ours is a terminal).
+  const colour = filter && process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: "1" } : {};
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    stdio: quiet ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...env },
+    stdio: piped ? ["ignore", "pipe", "pipe"] : ["ignore", "inherit", "inherit"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...colour, ...env },
     detached: true,
   });
+  if (filter && !quiet) {
+    pipeLines(child.stdout, filter, process.stdout);
+    pipeLines(child.stderr, filter, process.stderr);
+  }
   let output = "";
   if (quiet) {
     child.stdout.on("data", (d) => (output = (output + d).slice(-20000)));

@@ -24,6 +24,9 @@ const QUEUES = [
   "platform-dlq",
 ];
 const APP_URL = "https://api.example.net";
+// The operator's own mail domain (reserved names such as example.com are refused for mail).
+const MAIL_FROM = "Acme Ops <no-reply@mail.acme-ops.io>";
+const MAIL = ["--mail-from", MAIL_FROM, "--sandbox-domain", "sandbox.acme-ops.io"];
 
 const tmp = mkdtempSync(join(tmpdir(), "edge-deploy-setup-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -37,11 +40,11 @@ beforeEach(() => {
   copyFileSync(join(ROOT, "wrangler.toml"), config);
 });
 
-function setup(args = ["--app-url", APP_URL], env = {}) {
+function setup(args = ["--app-url", APP_URL, ...MAIL], env = {}) {
   const result = spawnSync(process.execPath, [join(ROOT, "scripts", "deploy-setup.mjs"), "--config", config, ...args], {
     cwd: ROOT,
     encoding: "utf8",
-    env: { ...process.env, WRANGLER_BIN: FAKE, FAKE_WRANGLER_DIR: join(work, "fake"), ...env },
+    env: { ...process.env, MAIL_FROM: "", SANDBOX_DOMAIN: "", WRANGLER_BIN: FAKE, FAKE_WRANGLER_DIR: join(work, "fake"), ...env },
   });
   return { status: result.status, output: result.stdout + result.stderr };
 }
@@ -115,6 +118,10 @@ describe("a first run on an empty account", () => {
     assert.match(run.output, /npm run deploy/);
     assert.doesNotMatch(run.output, /MAIL_HTTP_TOKEN/, "only with a mail provider");
 
+    // The operator's sending address and sandbox domain, never the local defaults' domain.
+    assert.match(env, /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\nMAIL_FROM = "Acme Ops <no-reply@mail\.acme-ops\.io>"$/m);
+    assert.doesNotMatch(env, /edge-platform\.dev/);
+
     // No provider given: production mail is off, never the outbox, and the run says so loudly.
     assert.match(env, /MAIL_TRANSPORT = "off"\nMAIL_HTTP_URL = ""/);
     assert.doesNotMatch(env, /MAIL_TRANSPORT = "outbox"/);
@@ -122,7 +129,7 @@ describe("a first run on an empty account", () => {
   });
 
   test("--mail-url sends production mail through the provider and puts MAIL_HTTP_TOKEN from the environment", () => {
-    const run = setup(["--app-url", APP_URL, "--mail-url", "https://mail.example.net/v1/send"], { MAIL_HTTP_TOKEN: "provider-token-1" });
+    const run = setup(["--app-url", APP_URL, ...MAIL, "--mail-url", "https://mail.example.net/v1/send"], { MAIL_HTTP_TOKEN: "provider-token-1" });
     assert.equal(run.status, 0, run.output);
     const env = section(readFileSync(config, "utf8"));
     assert.match(env, /MAIL_TRANSPORT = "http"\nMAIL_HTTP_URL = "https:\/\/mail\.example\.net\/v1\/send"/);
@@ -135,14 +142,14 @@ describe("a first run on an empty account", () => {
   });
 
   test("a provider without a token in the environment (and nobody to ask) is configured, and the missing token is named", () => {
-    const run = setup(["--app-url", APP_URL, "--mail-url", "https://mail.example.net/v1/send"], { MAIL_HTTP_TOKEN: "" });
+    const run = setup(["--app-url", APP_URL, ...MAIL, "--mail-url", "https://mail.example.net/v1/send"], { MAIL_HTTP_TOKEN: "" });
     assert.equal(run.status, 0, run.output);
     assert.equal(account().secrets.production.MAIL_HTTP_TOKEN, undefined);
     assert.match(run.output, /secret MAIL_HTTP_TOKEN is not set: put it with `npx wrangler secret put MAIL_HTTP_TOKEN --env production`/);
   });
 
   test("an http mail provider URL is refused", () => {
-    const run = setup(["--app-url", APP_URL, "--mail-url", "http://mail.example.net/send"]);
+    const run = setup(["--app-url", APP_URL, ...MAIL, "--mail-url", "http://mail.example.net/send"]);
     assert.equal(run.status, 1);
     assert.match(run.output, /mail provider URL must be https/);
     assert.deepEqual(calls(), []);
@@ -152,7 +159,7 @@ describe("a first run on an empty account", () => {
 describe("--dry-run", () => {
   test("calls nothing, writes nothing, puts nothing, and prints every command it would run", () => {
     const before = readFileSync(config, "utf8");
-    const run = setup(["--app-url", APP_URL, "--dry-run"]);
+    const run = setup(["--app-url", APP_URL, ...MAIL, "--dry-run"]);
     assert.equal(run.status, 0, run.output);
     assert.deepEqual(calls(), []);
     assert.equal(readFileSync(config, "utf8"), before);
@@ -184,13 +191,24 @@ describe("login and questions", () => {
 
   test("at a terminal: runs wrangler's login, asks for APP_URL, the mail provider and its token", { timeout: 60_000 }, async () => {
     const command = [process.execPath, join(ROOT, "scripts", "deploy-setup.mjs"), "--config", config].map((a) => `'${a}'`).join(" ");
-    const env = { ...process.env, WRANGLER_BIN: FAKE, FAKE_WRANGLER_DIR: join(work, "fake"), FAKE_WRANGLER_LOGGED_OUT: "1", MAIL_HTTP_TOKEN: "" };
+    const env = {
+      ...process.env,
+      WRANGLER_BIN: FAKE,
+      FAKE_WRANGLER_DIR: join(work, "fake"),
+      FAKE_WRANGLER_LOGGED_OUT: "1",
+      MAIL_HTTP_TOKEN: "",
+      MAIL_FROM: "",
+      SANDBOX_DOMAIN: "",
+    };
     delete env.CI;
     // `script` gives the set-up a real terminal (a pty); answers are typed when each question shows.
     const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env });
     const answers = [
       [/APP_URL\), e\.g\./, "https://api.example.net"],
       [/Mail provider URL/, "https://mail.example.net/v1/send"],
+      [/MAIL_FROM\), on a domain you own/, "Acme <no-reply@acme-ops.io>"],
+      // An empty answer takes the suggestion, a subdomain of MAIL_FROM's domain.
+      [/SANDBOX_DOMAIN\), a domain you own \[sandbox\.acme-ops\.io\]/, ""],
       [/MAIL_HTTP_TOKEN \(your mail provider's API token\)/, "typed-token"],
     ];
     let output = "";
@@ -206,6 +224,7 @@ describe("login and questions", () => {
     const text = readFileSync(config, "utf8");
     assert.match(section(text), /APP_URL = "https:\/\/api\.example\.net"/);
     assert.match(section(text), /MAIL_TRANSPORT = "http"/);
+    assert.match(section(text), /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\nMAIL_FROM = "Acme <no-reply@acme-ops\.io>"$/m);
     assert.equal(account().secrets.production.MAIL_HTTP_TOKEN, "typed-token");
     assert.ok(output.includes(account().secrets.production.ADMIN_TOKEN));
   });
@@ -254,6 +273,74 @@ describe("idempotency", () => {
     assert.equal(text.match(/# >>> deploy:setup/g).length, 1);
     assert.match(section(text), /APP_URL = "https:\/\/edge\.example\.org"/);
     assert.match(text, /^APP_URL = "http:\/\/localhost:8787"$/m, "the local default is untouched");
+  });
+});
+
+describe("--help and wrong options", () => {
+  test("--help (and -h) prints the usage with every option, calls nothing, and exits 0", () => {
+    for (const flag of ["--help", "-h"]) {
+      const run = setup([flag]);
+      assert.equal(run.status, 0, run.output);
+      assert.match(run.output, /^Usage: npm run deploy:setup -- \[options\]/);
+      for (const option of ["--app-url", "--mail-from", "--sandbox-domain", "--mail-url", "--config", "--dry-run", "--help"]) {
+        assert.ok(run.output.includes(option), option);
+      }
+      assert.doesNotMatch(run.output, /^\s+at /m, "no stack trace");
+    }
+    assert.deepEqual(calls(), []);
+  });
+
+  test("an unknown option names itself and shows the usage, without a stack trace", () => {
+    const run = setup(["--app-ur", APP_URL]);
+    assert.equal(run.status, 2);
+    assert.match(run.output, /^deploy:setup: Unknown option '--app-ur'/);
+    assert.match(run.output, /Usage: npm run deploy:setup/);
+    assert.doesNotMatch(run.output, /^\s+at |TypeError/m);
+    assert.deepEqual(calls(), []);
+  });
+});
+
+describe("the sending address and the sandbox domain", () => {
+  const refused = (args, env, pattern) => {
+    const before = readFileSync(config, "utf8");
+    const run = setup(["--app-url", APP_URL, ...args], env);
+    assert.equal(run.status, 1, run.output);
+    assert.match(run.output, pattern);
+    assert.deepEqual(calls(), [], "nothing was called");
+    assert.equal(readFileSync(config, "utf8"), before, "nothing was written");
+  };
+
+  test("are required on a first run without a terminal, naming the option", () => {
+    refused([], {}, /deploy:setup: MAIL_FROM is required on the first run: .*--mail-from "Acme <no-reply@mail\.acme\.com>"/);
+    refused(["--mail-from", MAIL_FROM], {}, /deploy:setup: SANDBOX_DOMAIN is required on the first run: .*--sandbox-domain sandbox\.acme\.com/);
+    refused(["--dry-run"], {}, /MAIL_FROM is required/);
+  });
+
+  test("the local defaults' domain (wrangler.toml's top level) and reserved names are refused", () => {
+    refused(
+      ["--mail-from", "Edge Platform <no-reply@edge-platform.dev>", "--sandbox-domain", "sandbox.acme-ops.io"],
+      {},
+      /MAIL_FROM must be on a domain you own: edge-platform\.dev is the local default/,
+    );
+    refused(
+      ["--mail-from", MAIL_FROM, "--sandbox-domain", "sandbox.edge-platform.dev"],
+      {},
+      /SANDBOX_DOMAIN must be a domain you own: sandbox\.edge-platform\.dev is the local default/,
+    );
+    refused(["--mail-from", "ops@mail.example.com", "--sandbox-domain", "sandbox.acme-ops.io"], {}, /mail\.example\.com is a reserved name/);
+    refused(["--mail-from", MAIL_FROM, "--sandbox-domain", "sandbox.test"], {}, /sandbox\.test is a reserved name/);
+    refused(["--mail-from", "two@acme-ops.io, three@acme-ops.io", ...MAIL.slice(2)], {}, /MAIL_FROM is not one email address/);
+    refused(["--mail-from", MAIL_FROM, "--sandbox-domain", "mail.acme-ops.io"], {}, /SANDBOX_DOMAIN must differ from MAIL_FROM's domain/);
+    refused(["--mail-from", MAIL_FROM, "--sandbox-domain", "not a domain"], {}, /not a domain name/);
+  });
+
+  test("come from MAIL_FROM and SANDBOX_DOMAIN in the environment, and are kept by a later run", () => {
+    const run = setup(["--app-url", APP_URL], { MAIL_FROM: "Ops <ops@acme-ops.io>", SANDBOX_DOMAIN: "Sandbox.Acme-Ops.io" });
+    assert.equal(run.status, 0, run.output);
+    const first = readFileSync(config, "utf8");
+    assert.match(section(first), /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\nMAIL_FROM = "Ops <ops@acme-ops\.io>"$/m);
+    assert.equal(setup([]).status, 0);
+    assert.equal(readFileSync(config, "utf8"), first);
   });
 });
 

@@ -1,7 +1,8 @@
 /** @jsxImportSource hono/jsx */
 // The console under /console and the landing page at /: security headers on every page, the
 // default body limit of its forms (1 MB, a 413 page; its pages are not OpenAPI routes, so they
-// declare it here for all of them), the Origin rule for every state-changing request, the public pages (sign-in and its links), then
+// declare it here for all of them), a local server's other addresses sent to APP_URL's (so the
+// session cookie and the Origin rule work), the Origin rule for every state-changing request, the public pages (sign-in and its links), then
 // every page group of pages/index.ts and of the products behind the session and the team's membership. Errors render
 // as pages, not JSON.
 import { log } from "../platform/log";
@@ -15,7 +16,7 @@ import { navEntries } from "./nav";
 import { LandingPage } from "./pages/landing";
 import { PAGE_GROUPS } from "./pages/index";
 import { publicPages } from "./pages/public";
-import { pageHeaders, readSessionIfAny, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
+import { localHost, pageHeaders, readSessionIfAny, requireSession, sameOrigin, teamAccess, type ConsoleEnv } from "./session";
 import { settings } from "../platform/config";
 import type { ProductDefinition } from "../platform/products";
 
@@ -75,6 +76,7 @@ async function viewerOf(c: Context<ConsoleEnv>): Promise<MessageViewer> {
 export function createConsoleRouter(products: readonly ProductDefinition[]): Hono<ConsoleEnv> {
   const consoleRouter = new Hono<ConsoleEnv>();
   consoleRouter.use("*", pageHeaders());
+  consoleRouter.use("*", localHost());
   consoleRouter.use("*", limitBody());
   consoleRouter.use("*", sameOrigin());
   consoleRouter.onError(renderError);

@@ -61,11 +61,45 @@ const ROUTE_OWNED = new Set(["content-security-policy", "x-frame-options"]);
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** Refuses (403) every state-changing request whose Origin is missing or is not APP_URL's. */
+/** A loopback host name: localhost (and its subdomains), 127.0.0.0/8, [::1]. */
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname.endsWith(".localhost") || /^127(\.\d{1,3}){3}$/.test(hostname) || hostname === "[::1]";
+}
+
+/**
+ * A local server answers on several addresses (wrangler prints 127.0.0.1, APP_URL says
+ * localhost), but the session cookie and the Origin rule belong to APP_URL's alone: a console
+ * page read on another loopback address is sent (307) to the same path at APP_URL's origin, so
+ * signing in there works instead of ending at a refusal. Deployed servers (APP_URL not loopback)
+ * are left alone.
+ */
+export function localHost(): MiddlewareHandler<AppEnv> {
+  return async function localHostMiddleware(c, next) {
+    const { appOrigin } = settings(c.env);
+    const url = new URL(c.req.url);
+    if (
+      (c.req.method === "GET" || c.req.method === "HEAD") &&
+      url.origin !== appOrigin &&
+      isLoopback(url.hostname) &&
+      isLoopback(new URL(appOrigin).hostname)
+    ) {
+      return c.redirect(`${appOrigin}${url.pathname}${url.search}`, 307);
+    }
+    await next();
+  };
+}
+
+/**
+ * Refuses (403) every state-changing request whose Origin is missing or is not APP_URL's, naming
+ * the address the console is at (a form sent from another address of the same server).
+ */
 export function sameOrigin(): MiddlewareHandler<AppEnv> {
   return async function sameOriginMiddleware(c, next) {
-    if (!SAFE.has(c.req.method) && c.req.header("origin") !== settings(c.env).appOrigin) {
-      throw new ApiError("forbidden", "This request did not come from the console");
+    const { appOrigin } = settings(c.env);
+    const origin = c.req.header("origin");
+    if (!SAFE.has(c.req.method) && origin !== appOrigin) {
+      const from = origin && origin !== "null" ? ` (it was sent from ${origin})` : "";
+      throw new ApiError("forbidden", `This request did not come from the console${from}. Open the console at ${appOrigin}/console and send it again.`);
     }
     await next();
   };

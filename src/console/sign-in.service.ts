@@ -116,6 +116,15 @@ export function linkMail(kind: LinkKind, input: { url: string; teamName?: string
 }
 
 /**
+ * True when links are not mailed but only printed to the Worker's log: the `outbox` transport of
+ * local development, where that log is the terminal running `npm start`. The pages that promise
+ * a link say so instead of "check your email".
+ */
+export function linksInTerminal(env: Pick<Env, "MAIL_TRANSPORT">): boolean {
+  return settings(env).mailTransport === "outbox";
+}
+
+/**
  * Mails a link by platform mail (free: the person asked for it). With the `outbox` transport
  * nothing leaves the machine, so the link is also printed to the Worker's log (wrangler dev's
  * terminal): how a local developer, and the end-to-end run, follow it. Never with a real transport.
@@ -130,7 +139,7 @@ export async function mailLink(
     to: input.email,
     ...linkMail(input.kind, input),
   });
-  if (settings(env).mailTransport === "outbox") {
+  if (linksInTerminal(env)) {
     log.info("console link (outbox transport: local only)", { kind: input.kind, to: input.email, url: input.url });
   }
 }

@@ -25,7 +25,8 @@ describe("invitations", () => {
     const email = address("invitee");
     const sent = await page("POST", `${base}/invite`, { cookie: team.cookie, form: { email, role: "developer" } });
     expect(sent.status).toBe(303);
-    expect(sent.headers.get("location")).toBe(`${base}?notice=invited`);
+    // The tests' transport is the local outbox: the notice says the link is in the terminal.
+    expect(sent.headers.get("location")).toBe(`${base}?notice=invited_terminal`);
     expect(await roleOf(team.teamId, email)).toBeNull();
     expect(await (await page("GET", base, { cookie: team.cookie })).text()).toContain('data-testid="invitation-row"');
 

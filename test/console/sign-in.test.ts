@@ -57,7 +57,7 @@ describe("asking for a sign-in link", () => {
     await addMember(getDb(env.DB), team.teamId, { email, role: "viewer" });
     const sixth = await settledPage("POST", "/console/sign-in", { form: { email }, ip });
     expect(sixth.status).toBe(200);
-    expect(await sixth.text()).toContain("Check your email");
+    expect(await sixth.text()).toContain("Find the link in the terminal");
     expect(await mailedLinks(email)).toHaveLength(0);
     // The next hour's window sends again.
     setClock(nowMs() + 3_600_000);

@@ -10,6 +10,7 @@ import { ApiError, zodDetails } from "../../platform/errors";
 import { ROLE_LABELS, Time } from "../layout";
 import { changeRole, invite, listActions, listInvitations, listMembers, removeMember, withdrawInvitation, type Actor } from "../members.service";
 import { formText } from "../forms";
+import { linksInTerminal } from "../sign-in.service";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 
@@ -22,6 +23,9 @@ export function actorOf(c: Context<ConsoleEnv>): Actor {
 
 const NOTICES = {
   invited: "Invitation sent. It becomes a membership when its link is used (within 7 days).",
+  // The local outbox emails nothing: the link is only in the terminal running `npm start`.
+  invited_terminal:
+    "Invitation made. This server sends no email (local outbox): its link is printed in the terminal running npm start; pass it on. It becomes a membership when used (within 7 days).",
   role: "Role changed.",
   removed: "Member removed. Their access to this team has ended.",
   withdrawn: "Invitation withdrawn.",
@@ -232,7 +236,7 @@ membersPages.post("/members/invite", async (c) => {
   const parsed = Invite.safeParse({ email: await formText(c, "email"), role: await formText(c, "role") });
   if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
   await invite(c.env, c.get("consoleTeam").id, c.get("consoleTeam").name, actorOf(c), parsed.data);
-  return redirectTo(c, "members", "invited");
+  return redirectTo(c, "members", linksInTerminal(c.env) ? "invited_terminal" : "invited");
 });
 
 membersPages.post("/members/invitations/:id/withdraw", async (c) => {

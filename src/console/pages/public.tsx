@@ -10,7 +10,17 @@ import { backgroundOf } from "../../platform/request-context";
 import { log } from "../../platform/log";
 import { MessagePage, PublicLayout } from "../layout";
 import { clearSessionCookie, requireSession, setSessionCookie, type ConsoleEnv } from "../session";
-import { consumeLink, endAllSessions, endSession, findUsableLink, loadSession, requestSignIn, requestSignUp, SESSION_COOKIE } from "../sign-in.service";
+import {
+  consumeLink,
+  endAllSessions,
+  endSession,
+  findUsableLink,
+  linksInTerminal,
+  loadSession,
+  requestSignIn,
+  requestSignUp,
+  SESSION_COOKIE,
+} from "../sign-in.service";
 import { formText } from "../forms";
 
 export const publicPages = new Hono<ConsoleEnv>();
@@ -45,7 +55,21 @@ function SignInForm(props: { email?: string; error?: string }) {
   );
 }
 
-function CheckMail(props: { email: string; what: string }) {
+function CheckMail(props: { email: string; what: string; terminal: boolean }) {
+  // With the local outbox nothing is emailed: the link is only in the terminal of `npm start`.
+  if (props.terminal) {
+    return (
+      <PublicLayout title="Find the link in the terminal">
+        <section class="card" data-testid="check-terminal">
+          <h1>Find the link in the terminal</h1>
+          <p>
+            This server sends no email (its mail transport is the local outbox). If <strong>{props.email}</strong> {props.what}, the link is printed in the
+            terminal running <code>npm start</code>, on a line <code>console link (outbox transport: local only)</code>. It works once, for 15 minutes.
+          </p>
+        </section>
+      </PublicLayout>
+    );
+  }
   return (
     <PublicLayout title="Check your email">
       <section class="card" data-testid="check-email">
@@ -87,7 +111,7 @@ publicPages.post("/sign-in", async (c) => {
   const background = backgroundOf(c);
   if (background) background.waitUntil(work);
   else await work;
-  return c.html(<CheckMail email={email.data} what="belongs to a member of a team" />);
+  return c.html(<CheckMail email={email.data} what="belongs to a member of a team" terminal={linksInTerminal(c.env)} />);
 });
 
 function SignUpForm(props: { email?: string; teamName?: string; error?: string }) {
@@ -138,7 +162,7 @@ publicPages.post("/sign-up", async (c) => {
     );
   }
   await requestSignUp(c.env, email.data, teamName.data, clientNetwork(clientIp(c)));
-  return c.html(<CheckMail email={email.data} what="is yours" />);
+  return c.html(<CheckMail email={email.data} what="is yours" terminal={linksInTerminal(c.env)} />);
 });
 
 const LINK_TITLES = { sign_in: "Sign in", sign_up: "Create your team", invite: "Join the team" } as const;
