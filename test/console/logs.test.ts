@@ -10,7 +10,7 @@ import { removeMember } from "../../src/console/members.service";
 import { setClock } from "../../src/platform/clock";
 import { checkAlerts } from "../../src/products/logs/log-alerts.cron";
 import { call, json } from "../helpers/api";
-import { consoleTeam, memberOf, page, type ConsoleTeam } from "../helpers/console";
+import { consoleTeam, followRedirect, memberOf, page, type ConsoleTeam } from "../helpers/console";
 import { ingest, ingestBatch, ndjson } from "../products/logs/helpers";
 
 afterEach(() => setClock(null));
@@ -38,9 +38,16 @@ describe("logs: projects", () => {
     expect(empty).toContain("No log projects yet");
     expect(empty).toContain('data-testid="create-project"');
 
-    const created = await html(await page("POST", `/console/teams/${team.teamId}/logs`, { cookie: team.cookie, form: { name: "web", daily_limit_mb: "50" } }));
+    const posted = await page("POST", `/console/teams/${team.teamId}/logs`, { cookie: team.cookie, form: { name: "web", daily_limit_mb: "50" } });
+    // Post/redirect/get: the project's own page, the token shown once through the flash.
+    expect(posted.headers.get("location")).toMatch(new RegExp(`^/console/teams/${team.teamId}/logs/[0-9a-f-]{36}\\?notice=created$`));
+    const created = await html(await followRedirect(posted, team.cookie));
     const token = /data-testid="new-token">([^<]+)</.exec(created)?.[1];
     expect(token).toMatch(/^lgt_/);
+    const reloaded = await html(await page("GET", posted.headers.get("location")!, { cookie: team.cookie }));
+    expect(reloaded).not.toContain(token!);
+    expect(reloaded).toContain("shown once");
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM log_projects WHERE team_id = ?").bind(team.teamId).first("n")).toBe(1);
     // The first command with the real ingest address and the token itself.
     expect(created).toContain("http://app.test/api/v1/logs/ingest");
     expect((await ingest(token!, { message: "from the console's token" })).status).toBe(202);
@@ -171,7 +178,7 @@ describe("logs: the explorer", () => {
     const confirm = await html(await page("POST", path, { cookie: f.cookie }));
     expect(confirm).toContain('data-testid="confirm-rotate"');
     expect((await ingest(f.token, { message: "before" })).status).toBe(202);
-    const rotated = await html(await page("POST", path, { cookie: f.cookie, form: { confirm: "yes" } }));
+    const rotated = await html(await followRedirect(await page("POST", path, { cookie: f.cookie, form: { confirm: "yes" } }), f.cookie));
     const token = /data-testid="new-token">([^<]+)</.exec(rotated)?.[1];
     expect(token).toMatch(/^lgt_/);
     expect(token).not.toBe(f.token);

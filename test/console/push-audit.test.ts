@@ -6,7 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { processExport } from "../../src/products/audit/audit.consumer";
 import { call, json, setupTeam } from "../helpers/api";
-import { consoleTeam, memberOf, page } from "../helpers/console";
+import { consoleTeam, followRedirect, memberOf, page } from "../helpers/console";
 import { auditBase, createFinding, exportReport, waitForStatus } from "../products/audit/audit-helpers";
 import { browserSubscription, createApp, pushService, subscribe, waitFor } from "../products/push/push-helpers";
 
@@ -129,13 +129,18 @@ describe("console audit pages", () => {
     expect(await download.text()).toContain("report_id,project_id");
 
     const shared = await page("POST", `${project}/share`, { cookie: team.cookie, form: { report_id: record.id } });
-    expect(shared.status).toBe(200);
-    const sharedHtml = await shared.text();
+    expect(shared.headers.get("location")).toBe(`${project}?notice=shared`);
+    const sharedHtml = await (await followRedirect(shared, team.cookie)).text();
     const url = /<pre id="share-url">([^<]+)<\/pre>/.exec(sharedHtml)?.[1];
     expect(url).toMatch(/^http:\/\/app\.test\/insights\/audit\/reports\/shared\//);
     expect((await call("GET", url!)).status).toBe(200);
-    const after = await (await page("GET", project, { cookie: team.cookie })).text();
+    const after = await (await page("GET", `${project}?notice=shared`, { cookie: team.cookie })).text();
     expect(after).not.toContain(url!);
+    expect(after).toContain("shown once");
+    // The form's own address, opened (the issue's dead end), leads to the project's page.
+    const opened = await page("GET", `${project}/share`, { cookie: team.cookie });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get("location")).toBe(project);
     expect(after).toContain('data-testid="report-row" data-status="shared"');
 
     const viewer = await memberOf(team.teamId, "viewer");

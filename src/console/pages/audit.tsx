@@ -15,6 +15,7 @@ import { ColumnChart } from "../charts";
 import { formText } from "../forms";
 import { Time } from "../layout";
 import { page, redirectTo, teamPath } from "../render";
+import { redirectWithFlash, takeFlash } from "../flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
 import { settings } from "../../platform/config";
@@ -71,10 +72,10 @@ interface Shared {
   reportId: string;
 }
 
-async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
+async function projectPage(c: Context<ConsoleEnv>) {
   const scope = scopeOf(c);
   const query = { page: pageNumber(c), per_page: 20 };
-  const [summary, reports] = await Promise.all([computeSummary(c.env, scope), listReports(c.env, scope, query)]);
+  const [summary, reports, shared] = await Promise.all([computeSummary(c.env, scope), listReports(c.env, scope, query), takeFlash<Shared>(c, "shared")]);
   const base = teamPath(c, `audit/projects/${encodeURIComponent(scope.projectId)}`);
   const writer = canWrite(c);
   const anyShared = reports.items.some((r) => r.status === "shared");
@@ -86,6 +87,7 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
       notices: {
         "export-queued": "Export queued. The report is ready to download in a few seconds: reload this page.",
         revoked: "Every share link of this project is revoked.",
+        shared: "Share link created.",
       },
     },
     <>
@@ -134,6 +136,8 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
             <p class="warning">Anyone with this link can read the report for 48 hours, until you revoke it. It is shown only now.</p>
             <CopyBlock id="share-url" text={shared.url} label="Copy link" />
           </div>
+        ) : c.req.query("notice") === "shared" ? (
+          <p class="muted">The share link was shown once and is not shown again; revoke the shares if you did not copy it.</p>
         ) : null}
         {reports.items.length === 0 ? (
           <p class="empty">No report yet.{writer ? " Export one above." : ""}</p>
@@ -229,8 +233,14 @@ auditPages.post("/audit/projects/:project_id/share", async (c) => {
   const reportId = await formText(c, "report_id");
   if (!reportId) throw ApiError.validation({ report_id: ["choose a report"] });
   const result = await shareReport(c.env, scope, await quotaOwnerOf(c), { channel: "link", report_id: reportId });
-  return projectPage(c, { url: result.share_url, reportId: result.id });
+  return redirectWithFlash(c, `audit/projects/${encodeURIComponent(scope.projectId)}`, "shared", {
+    url: result.share_url,
+    reportId: result.id,
+  } satisfies Shared);
 });
+
+// The share form's own address opened (a bookmark, the address bar of an older console): the project's page.
+auditPages.get("/audit/projects/:project_id/share", (c) => c.redirect(teamPath(c, `audit/projects/${encodeURIComponent(scopeOf(c).projectId)}`), 303));
 
 auditPages.post("/audit/projects/:project_id/share/revoke", async (c) => {
   requireRole(c, "developer");

@@ -19,6 +19,7 @@ import { CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery } fr
 import { createProject, getProject, listProjects, loadProject, projectStreams, projectView, rotateToken } from "../../products/logs/logs.service";
 import { Time } from "../layout";
 import { formText } from "../forms";
+import { redirectWithFlash, takeFlash } from "../flash";
 import { page, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { teamsOf } from "../members.service";
@@ -48,13 +49,10 @@ function queryString(values: Record<string, string | undefined>): string {
 // ---------------------------------------------------------------------------------------------
 // Projects
 
-type CreatedProject = { id: string; name: string; token: string; prefix: string };
+/** The flash of a project's page after its creation or a rotation: the ingest token, shown once. */
+type TokenFlash = { token: string };
 
-async function projectsPage(
-  c: Context<ConsoleEnv>,
-  extra: { created?: CreatedProject; errors?: Record<string, string[]>; name?: string } = {},
-  status: 200 | 422 = 200,
-) {
+async function projectsPage(c: Context<ConsoleEnv>, extra: { errors?: Record<string, string[]>; name?: string } = {}, status: 200 | 422 = 200) {
   const team = c.get("consoleTeam");
   const projects = (await listProjects(c.env, team.id)).map(projectView);
   const canWrite = roleAtLeast(team.role, "developer");
@@ -63,25 +61,6 @@ async function projectsPage(
     c,
     { title: "Logs", active: "logs", status },
     <>
-      {extra.created ? (
-        <section class="section" aria-labelledby="new-token-title">
-          <h2 id="new-token-title">Project {extra.created.name} is ready</h2>
-          <p class="warning">Copy the ingest token now. It is shown only this once: we store only a hash of it.</p>
-          <div class="secret">
-            <code id="new-token" data-testid="new-token">
-              {extra.created.token}
-            </code>
-            <button type="button" class="secondary small" data-copy="#new-token" hidden>
-              Copy
-            </button>
-          </div>
-          <p>Send the first entry:</p>
-          <IngestCommand appUrl={settings(c.env).appUrl} token={extra.created.token} tokenPrefix={extra.created.prefix} id="first-entry" />
-          <p>
-            <a href={`${base}/${extra.created.id}`}>Open the project</a>
-          </p>
-        </section>
-      ) : null}
       <section class="section">
         <h2>Projects</h2>
         {projects.length === 0 ? (
@@ -169,15 +148,18 @@ logsPages.post("/logs", async (c) => {
   const parsed = CreateProjectBody.safeParse({ name, ...(limit ? { daily_limit_mb: Number(limit) } : {}) });
   if (!parsed.success) return projectsPage(c, { errors: zodDetails(parsed.error), name }, 422);
   const { row, token } = await createProject(c.env, c.get("consoleTeam").id, parsed.data);
-  return projectsPage(c, { created: { id: row.id, name: row.name, token, prefix: row.tokenPrefix } });
+  return redirectWithFlash(c, `logs/${row.id}`, "created", { token } satisfies TokenFlash);
 });
 
 // ---------------------------------------------------------------------------------------------
 // A project: the explorer
 
-const NOTICES = {};
+const NOTICES = {
+  created: "The project was created.",
+  rotated: "The ingest token was rotated: the old token no longer works.",
+};
 
-async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
+async function projectPage(c: Context<ConsoleEnv>) {
   const team = c.get("consoleTeam");
   const projectId = c.req.param("project_id") ?? "";
   const params = c.req.query();
@@ -216,6 +198,8 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
   const tailUrl = `${base}/tail${queryString({ q: state.q, level: state.level, stream: state.stream })}`;
   const alertNames = new Map(alerts.map((a) => [a.id, a.name]));
   const view = projectView(project);
+  const notice = c.req.query("notice");
+  const fresh = await takeFlash<TokenFlash>(c, "created", "rotated");
 
   return page(
     c,
@@ -224,19 +208,26 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
       <p class="breadcrumbs small">
         <a href={teamPath(c, "logs")}>Logs</a> / {view.name}
       </p>
-      {rotated ? (
-        <section class="section" aria-labelledby="rotated-title">
-          <h2 id="rotated-title">New ingest token</h2>
-          <p class="warning">The old token stopped working just now. Copy the new one: it is shown only this once.</p>
+      {fresh ? (
+        <section class="section" aria-labelledby="new-token-title">
+          <h2 id="new-token-title">{notice === "created" ? `Project ${view.name} is ready` : "New ingest token"}</h2>
+          <p class="warning">
+            {notice === "created" ? "Copy the ingest token now." : "The old token stopped working just now. Copy the new one:"} It is shown only this once: we
+            store only a hash of it.
+          </p>
           <div class="secret">
             <code id="new-token" data-testid="new-token">
-              {rotated}
+              {fresh.token}
             </code>
             <button type="button" class="secondary small" data-copy="#new-token" hidden>
               Copy
             </button>
           </div>
+          <p>Send the first entry:</p>
+          <IngestCommand appUrl={settings(c.env).appUrl} token={fresh.token} tokenPrefix={view.ingest_token_prefix} id="first-entry" />
         </section>
+      ) : notice === "created" || notice === "rotated" ? (
+        <p class="muted">The ingest token was shown once and is not shown again. Rotate it if you did not copy it.</p>
       ) : null}
       <section class="section explorer">
         <SearchForm action={base} state={state} streams={streams.map((s) => s.name)} />
@@ -397,7 +388,7 @@ logsPages.post("/logs/:project_id/rotate-token", async (c) => {
     );
   }
   const { token } = await rotateToken(c.env, teamId, projectId);
-  return projectPage(c, token);
+  return redirectWithFlash(c, `logs/${projectId}`, "rotated", { token } satisfies TokenFlash);
 });
 
 // ---------------------------------------------------------------------------------------------

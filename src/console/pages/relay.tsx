@@ -18,6 +18,7 @@ import { CreateDestinationBody, CreateSourceBody, PROVIDERS, ReplayBody } from "
 import { Time } from "../layout";
 import { formList, formText } from "../forms";
 import { page, redirectTo, teamPath } from "../render";
+import { redirectWithFlash, takeFlash } from "../flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 
 export const relayPages = new Hono<ConsoleEnv>();
@@ -164,7 +165,13 @@ relayPages.post("/relay", async (c) => {
 // ---------------------------------------------------------------------------------------------
 // A source
 
-const SOURCE_NOTICES = { created: "Source created. Give its address to the sender, then add a destination." };
+const SOURCE_NOTICES = {
+  created: "Source created. Give its address to the sender, then add a destination.",
+  "destination-added": "Destination added.",
+};
+
+/** The flash of a new destination: its signing secret, shown once on the source's page. */
+type DestinationFlash = { url: string; secret: string };
 
 function Health(props: { d: { enabled: boolean; disabled_reason: string | null; failing_since: string | null } }) {
   const { d } = props;
@@ -179,18 +186,15 @@ function Health(props: { d: { enabled: boolean; disabled_reason: string | null; 
   return <span class="badge ok">healthy</span>;
 }
 
-async function sourcePage(
-  c: Context<ConsoleEnv>,
-  extra: { created?: { url: string; secret: string }; errors?: FieldErrors; url?: string; filter?: string } = {},
-  status: 200 | 422 = 200,
-) {
+async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; url?: string; filter?: string } = {}, status: 200 | 422 = 200) {
   const team = c.get("consoleTeam");
   const sourceId = c.req.param("source_id") ?? "";
   const cursor = c.req.query("cursor") || undefined;
-  const [source, destinations, events] = await Promise.all([
+  const [source, destinations, events, created] = await Promise.all([
     getSource(c.env, team.id, sourceId),
     listDestinations(c.env, team.id, sourceId),
     listEvents(c.env, team.id, sourceId, { limit: EVENTS_PAGE, cursor }),
+    takeFlash<DestinationFlash>(c, "destination-added"),
   ]);
   const statuses = await eventDestinationStatuses(
     c.env,
@@ -238,23 +242,25 @@ async function sourcePage(
         </p>
       </section>
 
-      {extra.created ? (
+      {created ? (
         <section class="section" aria-labelledby="new-secret-title">
           <h2 id="new-secret-title">Destination added</h2>
           <p>
-            Events are forwarded to <code>{extra.created.url}</code>, signed with this secret (Standard Webhooks headers <code>webhook-id</code>,{" "}
+            Events are forwarded to <code>{created.url}</code>, signed with this secret (Standard Webhooks headers <code>webhook-id</code>,{" "}
             <code>webhook-timestamp</code>, <code>webhook-signature</code>).
           </p>
           <p class="warning">Copy the signing secret now. It is shown only this once.</p>
           <div class="secret">
             <code id="new-secret" data-testid="new-secret">
-              {extra.created.secret}
+              {created.secret}
             </code>
             <button type="button" class="secondary small" data-copy="#new-secret" hidden>
               Copy
             </button>
           </div>
         </section>
+      ) : c.req.query("notice") === "destination-added" ? (
+        <p class="muted">The destination's signing secret was shown once and is not shown again.</p>
       ) : null}
 
       <section class="section" aria-labelledby="destinations-title">
@@ -397,6 +403,9 @@ async function sourcePage(
 
 relayPages.get("/relay/sources/:source_id", (c) => sourcePage(c));
 
+// The form's own address opened (a bookmark, the address bar of an older console): the source's page.
+relayPages.get("/relay/sources/:source_id/destinations", (c) => c.redirect(teamPath(c, `relay/sources/${c.req.param("source_id")}`), 303));
+
 relayPages.post("/relay/sources/:source_id/destinations", async (c) => {
   requireRole(c, "developer");
   const url = await formText(c, "url");
@@ -406,7 +415,10 @@ relayPages.post("/relay/sources/:source_id/destinations", async (c) => {
   if (!parsed.success) return sourcePage(c, { errors: zodDetails(parsed.error), url, filter }, 422);
   try {
     const created = await createDestination(c.env, c.get("consoleTeam").id, c.req.param("source_id"), parsed.data);
-    return sourcePage(c, { created: { url: created.url, secret: created.secret } });
+    return redirectWithFlash(c, `relay/sources/${c.req.param("source_id")}`, "destination-added", {
+      url: created.url,
+      secret: created.secret,
+    } satisfies DestinationFlash);
   } catch (error) {
     // A refused URL (SSRF guard) or the cap: the form again with what the service said.
     if (error instanceof ApiError && error.code === "validation") return sourcePage(c, { errors: error.details, url, filter }, 422);
