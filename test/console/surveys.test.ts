@@ -190,12 +190,13 @@ describe("the survey builder", () => {
     expect(questions[6].settings).toEqual({ min: 1, max: 7 });
     expect(questions[8].settings).toEqual({ rows: ["Speed", "Price"], columns: ["Bad", "Good"] });
     // The API's checks, refused at 422 and nothing stored: a choice without options, a scale upside down.
-    for (const form of [
+    const refused: Record<string, string>[] = [
       { type: "choice", title: "No options", options: "" },
       { type: "scale", title: "Upside down", min: "5", max: "1" },
       { type: "nope", title: "Unknown" },
       { type: "text", title: "" },
-    ]) {
+    ];
+    for (const form of refused) {
       expect((await page("POST", `${base}/questions`, { cookie: team.cookie, form })).status, form.title).toBe(422);
     }
     expect(await questionsOf(team.key, id)).toHaveLength(forms.length);
