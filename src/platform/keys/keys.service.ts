@@ -41,6 +41,12 @@ export async function listTeamKeys(db: Db, teamId: string): Promise<KeyRow[]> {
   return db.query.apiKeys.findMany({ where: and(eq(apiKeys.teamId, teamId), isNull(apiKeys.revokedAt)), orderBy: [desc(apiKeys.createdAt), desc(apiKeys.id)] });
 }
 
+/** The name of every key of the team, revoked ones included (the request log names the key of each request). */
+export async function teamKeyNames(db: Db, teamId: string): Promise<Map<string, string | null>> {
+  const rows = await db.select({ id: apiKeys.id, name: apiKeys.name }).from(apiKeys).where(eq(apiKeys.teamId, teamId));
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 /** Whether any key of the team is a suspended sandbox key. */
 async function hasSuspendedSandboxKey(db: Db, teamId: string): Promise<boolean> {
   const rows = await db
