@@ -132,7 +132,7 @@ function KeyForm(props: { action: string; state: FormState; errors?: FieldErrors
 function KeyList(props: { keys: KeyRow[]; canRevoke: boolean; base: string }) {
   if (props.keys.length === 0) return <p class="empty">No keys yet.</p>;
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" role="region" aria-label="API keys of the team" tabindex={0}>
       <table>
         <caption class="skip">API keys of the team</caption>
         <thead>

@@ -85,7 +85,7 @@ async function projectsPage(c: Context<ConsoleEnv>, extra: { errors?: Record<str
             )}
           </div>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Log projects of the team" tabindex={0}>
             <table>
               <caption class="skip">Log projects of the team</caption>
               <thead>
@@ -361,7 +361,7 @@ async function projectPage(c: Context<ConsoleEnv>) {
         {firings.length > 0 ? (
           <>
             <h3>Recent firings</h3>
-            <div class="table-wrap">
+            <div class="table-wrap" role="region" aria-label="Latest firings of the project's alerts, newest first" tabindex={0}>
               <table>
                 <caption class="skip">Latest firings of the project's alerts, newest first</caption>
                 <thead>

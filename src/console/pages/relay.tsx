@@ -81,7 +81,7 @@ async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
             {canWrite ? <p>Create the first one below.</p> : <p class="muted">A developer, admin or owner of the team creates sources.</p>}
           </div>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Webhook sources of the team" tabindex={0}>
             <table>
               <caption class="skip">Webhook sources of the team</caption>
               <thead>
@@ -268,7 +268,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
         {destinations.length === 0 ? (
           <p class="muted">No destinations yet: events are stored but go nowhere. Add the URL that should receive them.</p>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Destinations of the source" tabindex={0}>
             <table>
               <caption class="skip">Destinations of the source</caption>
               <thead>
@@ -343,7 +343,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
             </div>
           </div>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Events of the source, newest first" tabindex={0}>
             <table>
               <caption class="skip">Events of the source, newest first</caption>
               <thead>
@@ -499,7 +499,7 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
             {d.attempts.length === 0 ? (
               <p class="muted small">No attempt yet{d.next_attempt_at ? "; the next is planned" : ""}.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-wrap" role="region" aria-label="Attempts of this delivery" tabindex={0}>
                 <table>
                   <caption class="skip">Attempts of this delivery</caption>
                   <thead>
