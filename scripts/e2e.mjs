@@ -12,6 +12,7 @@ import { auditChecks } from "./e2e/audit.mjs";
 import { consoleChecks } from "./e2e/console.mjs";
 import { consoleExploreChecks } from "./e2e/console-explore.mjs";
 import { consoleProductsChecks } from "./e2e/console-products.mjs";
+import { consoleWorkChecks } from "./e2e/console-work.mjs";
 import { logsChecks } from "./e2e/logs.mjs";
 import { mailChecks } from "./e2e/mail.mjs";
 import { platformChecks } from "./e2e/platform.mjs";
@@ -46,6 +47,7 @@ const allSuites = [
   consoleChecks,
   consoleExploreChecks,
   consoleProductsChecks,
+  consoleWorkChecks,
   logsChecks,
   auditChecks,
   relayChecks,

@@ -8,14 +8,16 @@
 import type { Child } from "hono/jsx";
 import { WARNING_THRESHOLDS } from "../platform/quota";
 
-/** A number as people read it: thousands separated, at most two decimals. */
+/** A number as people read it: thousands separated, at most two decimals; a sliver above 0 is "< 0.01", never "0". */
 export function formatNumber(value: number): string {
+  if (value > 0 && value < 0.01) return "< 0.01";
   return value.toLocaleString("en-US", { maximumFractionDigits: 2 });
 }
 
-/** The share of `limit` that `used` is, in whole percent (0 when unlimited). */
+/** The share of `limit` that `used` is, in whole percent (0 when unlimited; a limit of 0 is full as soon as anything is used). */
 export function percentOf(used: number, limit: number | null): number {
-  if (limit === null || limit <= 0) return 0;
+  if (limit === null) return 0;
+  if (limit <= 0) return used > 0 ? 100 : 0;
   return Math.floor((used / limit) * 100);
 }
 
@@ -30,11 +32,13 @@ export function toneOf(percent: number): "ok" | "warn" | "danger" {
 export function UsageBar(props: { id: string; label: string; used: number; limit: number | null; unit: string }) {
   const { used, limit } = props;
   const percent = percentOf(used, limit);
-  const filled = limit === null ? 0 : Math.min(100, (used / Math.max(limit, 1)) * 100);
+  const filled = limit === null ? 0 : limit <= 0 ? (used > 0 ? 100 : 0) : Math.min(100, (used / limit) * 100);
   const title =
     limit === null
       ? `${props.label}: ${formatNumber(used)} ${props.unit}, no monthly limit`
-      : `${props.label}: ${formatNumber(used)} of ${formatNumber(limit)} ${props.unit} (${percent} %)`;
+      : limit <= 0
+        ? `${props.label}: ${formatNumber(used)} ${props.unit}, not included in the plan`
+        : `${props.label}: ${formatNumber(used)} of ${formatNumber(limit)} ${props.unit} (${percent} %)`;
   return (
     <svg
       class={`usage-bar ${toneOf(percent)}`}

@@ -8,3 +8,5 @@ export const DELETE_ENDED_SESSIONS = "DELETE FROM sessions WHERE id IN (SELECT i
 export const DELETE_SPENT_LINKS = "DELETE FROM console_links WHERE id IN (SELECT id FROM console_links WHERE used_at IS NOT NULL OR expires_at <= ? LIMIT ?)";
 /** Console actions recorded before ?1. */
 export const DELETE_OLD_ACTIONS = "DELETE FROM console_actions WHERE id IN (SELECT id FROM console_actions WHERE created_at < ? LIMIT ?)";
+/** Flashes (console/flash.ts) expired by ?1 (now) and never read. Keyed by (session, path): rowid bounds the step. */
+export const DELETE_EXPIRED_FLASHES = "DELETE FROM console_flashes WHERE rowid IN (SELECT rowid FROM console_flashes WHERE expires_at <= ? LIMIT ?)";

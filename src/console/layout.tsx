@@ -103,37 +103,16 @@ export function ConsoleLayout(props: ConsolePageProps) {
       </a>
       <aside class="sidebar">
         <Logo />
-        <TeamSwitcher teams={props.teams} team={props.team} active={props.active} />
-        <nav aria-label="Products" class="nav">
-          <ul>
-            {navEntries()
-              .filter((entry) => !entry.least || roleAtLeast(props.team.role, entry.least))
-              .map((entry) => (
-                <li>
-                  <a href={`${base}/${entry.path}`} aria-current={entry.path === props.active ? "page" : undefined}>
-                    {entry.label}
-                  </a>
-                </li>
-              ))}
-          </ul>
-        </nav>
-        <div class="user-menu">
-          <p class="muted small" title={props.user.email}>
-            {props.user.email}
-            <br />
-            <span class="badge">{props.team.role}</span>
-          </p>
-          <form method="post" action="/console/sign-out">
-            <button type="submit" class="link-button">
-              Sign out
-            </button>
-          </form>
-          <form method="post" action="/console/sign-out-everywhere">
-            <button type="submit" class="link-button">
-              Sign out everywhere
-            </button>
-          </form>
+        <div class="sidebar-full">
+          <Navigation {...props} base={base} label="Products" />
         </div>
+        {/* Narrow screens: the navigation collapses into this menu (a disclosure: no JavaScript, keyboard reachable). */}
+        <details class="mobile-menu">
+          <summary>
+            Menu <span class="muted small">{props.team.name}</span>
+          </summary>
+          <Navigation {...props} base={base} label="Products (menu)" />
+        </details>
       </aside>
       <main id="content" class="content">
         <h1>{props.title}</h1>
@@ -145,6 +124,45 @@ export function ConsoleLayout(props: ConsolePageProps) {
         {props.children}
       </main>
     </Document>
+  );
+}
+
+/** The team switcher, the products and the user menu: the sidebar on wide screens, the menu on narrow ones. */
+function Navigation(props: ConsolePageProps & { base: string; label: string }) {
+  return (
+    <>
+      <TeamSwitcher teams={props.teams} team={props.team} active={props.active} />
+      <nav aria-label={props.label} class="nav">
+        <ul>
+          {navEntries()
+            .filter((entry) => !entry.least || roleAtLeast(props.team.role, entry.least))
+            .map((entry) => (
+              <li>
+                <a href={`${props.base}/${entry.path}`} aria-current={entry.path === props.active ? "page" : undefined}>
+                  {entry.label}
+                </a>
+              </li>
+            ))}
+        </ul>
+      </nav>
+      <div class="user-menu">
+        <p class="muted small" title={props.user.email}>
+          {props.user.email}
+          <br />
+          <span class="badge">{props.team.role}</span>
+        </p>
+        <form method="post" action="/console/sign-out">
+          <button type="submit" class="link-button">
+            Sign out
+          </button>
+        </form>
+        <form method="post" action="/console/sign-out-everywhere">
+          <button type="submit" class="link-button">
+            Sign out everywhere
+          </button>
+        </form>
+      </div>
+    </>
   );
 }
 
@@ -223,10 +241,10 @@ export function MessagePage(props: {
   );
 }
 
-/** An ISO timestamp as a readable UTC date and time, in a <time> element. */
-export function Time(props: { iso: string | null; empty?: string }) {
+/** An ISO timestamp as a readable UTC date and time (to the minute, or to the second), in a <time> element. */
+export function Time(props: { iso: string | null; empty?: string; seconds?: boolean }) {
   if (!props.iso) return <span class="muted">{props.empty ?? "never"}</span>;
-  return <time datetime={props.iso}>{props.iso.slice(0, 16).replace("T", " ")} UTC</time>;
+  return <time datetime={props.iso}>{props.iso.slice(0, props.seconds ? 19 : 16).replace("T", " ")} UTC</time>;
 }
 
 /** Role names as people read them. */

@@ -192,18 +192,21 @@ describe("framing and pages", () => {
     const evil = `"><script>alert(1)</script><img src=x onerror=alert(2)>'`;
     const email = address("xss");
     const signUp = await page("POST", "/console/sign-up", { form: { email, team_name: evil } });
-    expect(signUp.status).toBe(200);
+    expect(signUp.status).toBe(303);
     const [token] = await mailedLinks(email);
     const confirm = await (await page("GET", `/console/auth/${token}`)).text();
     const used = await useLink(token);
     const cookie = sessionCookie(used)!;
     const keysPath = used.headers.get("location")!;
-    await page("POST", keysPath, { cookie, form: { name: evil, scopes: "logs:read", allowed_streams: ["transactional"] } });
+    const created = await page("POST", keysPath, { cookie, form: { name: evil, scopes: "logs:read", allowed_streams: ["transactional"] } });
+    // The page the POST leads to shows the name in the new key's flash too.
+    const flashPage = await (await page("GET", created.headers.get("location")!, { cookie })).text();
+    expect(flashPage).toContain('data-testid="new-key"');
     const membersPath = keysPath.replace(/keys$/, "members");
     await page("POST", `${membersPath}/invite`, { cookie, form: { email: `o'brien-${crypto.randomUUID().slice(0, 6)}@example.com`, role: "viewer" } });
     const keyPage = await (await page("GET", keysPath, { cookie })).text();
     const membersPage = await (await page("GET", membersPath, { cookie })).text();
-    for (const html of [confirm, keyPage, membersPage]) {
+    for (const html of [confirm, keyPage, membersPage, flashPage]) {
       expect(html).not.toContain("<script>alert");
       expect(html).not.toContain("<img src=x");
       expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
@@ -327,7 +330,7 @@ describe("self-service keys against escalation", () => {
       cookie: team.cookie,
       form: { name: "capless", scopes: "mail:send", sandbox: "on", allowed_streams: "transactional", hourly_cap: "999999", suspended: "false" },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(303);
     const row = await one<{ mail: string }>("SELECT mail FROM api_keys WHERE team_id = ? AND name = 'capless'", team.teamId);
     expect(JSON.parse(row!.mail)).toMatchObject({ sandbox: true, hourly_cap: DEFAULT_SANDBOX_CAPS.hourly, daily_cap: DEFAULT_SANDBOX_CAPS.daily });
   });

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Role } from "../../src/db/schema";
-import { DailyChart, monthDays, percentOf, toneOf, UsageBar } from "../../src/console/charts";
+import { DailyChart, formatNumber, monthDays, percentOf, toneOf, UsageBar } from "../../src/console/charts";
 import { setClock } from "../../src/platform/clock";
 import { planLimits, services } from "../../src/platform/plans";
 import { teamObject } from "../../src/platform/rate-limit/middleware";
@@ -179,6 +179,24 @@ describe("charts", () => {
     const unlimited = String(await UsageBar({ id: "u", label: "Mail", used: 12, limit: null, unit: "emails" }));
     expect(unlimited).toContain('width="0.00"');
     expect(unlimited).toContain("no monthly limit");
+    // A limit of 0: empty and "not included" while nothing is used, full and over once something is; never "0 of 0 (0 %)".
+    const none = String(await UsageBar({ id: "z", label: "AI", used: 0, limit: 0, unit: "AI units" }));
+    expect(none).toContain('class="fill" x="0" y="0" width="0.00"');
+    expect(none).toContain("AI: 0 AI units, not included in the plan");
+    const some = String(await UsageBar({ id: "y", label: "AI", used: 2, limit: 0, unit: "AI units" }));
+    expect(some).toContain('width="100.00"');
+    expect(some).toContain("usage-bar danger");
+    expect([percentOf(0, 0), percentOf(2, 0)]).toEqual([0, 100]);
+  });
+
+  it("a daily chart of a sliver of a unit never says max 0", async () => {
+    const days = monthDays("2026-11", [{ day: "2026-11-03", value: 0.0004 }]);
+    const chart = String(await DailyChart({ id: "d", caption: "Log ingest per day", unit: "MB", days }));
+    expect(chart).not.toContain("max 0<");
+    expect(chart).toContain("max &lt; 0.01");
+    expect(formatNumber(0.0004)).toBe("< 0.01");
+    expect(formatNumber(0)).toBe("0");
+    expect(formatNumber(1234.567)).toBe("1,234.57");
   });
 });
 
@@ -207,6 +225,10 @@ describe("requests page", () => {
     expect(html).toContain("<summary>Error body</summary>");
     expect(html).toContain("<pre>{&quot;error&quot;:&quot;Insufficient scope&quot;}</pre>");
     expect(html).toContain("/api/v1/push/apps");
+    // The time to the second, and the key by its name beside its prefix.
+    expect(html).toMatch(/<time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/);
+    const keyName = (await env.DB.prepare("SELECT name FROM api_keys WHERE id = ?").bind(team.keyId).first<string>("name"))!;
+    expect(html).toContain(`<span class="key-name">${keyName}</span>`);
   });
 
   it("filters by status class and pages with a cursor", async () => {

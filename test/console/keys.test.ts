@@ -11,7 +11,7 @@ import { MAX_KEYS_PER_TEAM } from "../../src/platform/keys/keys.service";
 import { DEFAULT_SANDBOX_CAPS } from "../../src/platform/config";
 import { keyScopes, specScopes } from "../../src/platform/scopes";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
-import { consoleTeam, memberOf, page } from "../helpers/console";
+import { consoleTeam, followRedirect, memberOf, page } from "../helpers/console";
 
 const NEW_KEY = /data-testid="new-key">\s*(edp_[A-Za-z0-9_-]{43})/;
 
@@ -29,10 +29,18 @@ describe("the keys page", () => {
       cookie: team.cookie,
       form: { name: "CI", scopes: ["logs:read", "logs:write"], allowed_streams: ["transactional", "broadcast"] },
     });
-    expect(created.status).toBe(200);
-    expect(created.headers.get("cache-control")).toBe("no-store");
-    const key = NEW_KEY.exec(await created.text())?.[1];
+    // Post/redirect/get: 303 to the keys page, the plaintext shown there once through the flash.
+    expect(created.status).toBe(303);
+    expect(created.headers.get("location")).toBe(`${path}?notice=created`);
+    const shown = await followRedirect(created, team.cookie);
+    expect(shown.headers.get("cache-control")).toBe("no-store");
+    const key = NEW_KEY.exec(await shown.text())?.[1];
     expect(key).toBeDefined();
+    // A reload of that page shows the key no more, and creates nothing.
+    const reloaded = await (await page("GET", `${path}?notice=created`, { cookie: team.cookie })).text();
+    expect(reloaded).not.toContain(key);
+    expect(reloaded).toContain("shown once");
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE team_id = ?").bind(team.teamId).first("n")).toBe(2);
     expect((await call("GET", "logs/projects", { key })).status).toBe(200);
     expect((await call("GET", "surveys", { key })).status).toBe(403);
 
@@ -119,7 +127,7 @@ describe("the keys page", () => {
     const team = await consoleTeam("owner");
     const path = `/console/teams/${team.teamId}/keys`;
     const created = await page("POST", path, { cookie: team.cookie, form: { name: "Recorded", scopes: "logs:read", allowed_streams: "transactional" } });
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(303);
     const row = await env.DB.prepare("SELECT id FROM api_keys WHERE team_id = ? AND name = 'Recorded'").bind(team.teamId).first<{ id: string }>();
     await page("POST", `${path}/${row!.id}/revoke`, { cookie: team.cookie, form: { confirm: "yes" } });
     const actions = await env.DB.prepare("SELECT actor, action FROM console_actions WHERE team_id = ? AND action LIKE 'key_%' ORDER BY created_at")
@@ -222,7 +230,7 @@ describe("/api/v1/keys", () => {
       cookie: owner.cookie,
       form: { name: "sb", scopes: "mail:send", sandbox: "on", allowed_streams: "transactional" },
     });
-    expect(page1.status).toBe(200);
+    expect(page1.status).toBe(303);
     const row = await env.DB.prepare("SELECT mail FROM api_keys WHERE team_id = ? AND name = 'sb'").bind(team.teamId).first<{ mail: string }>();
     expect(JSON.parse(row!.mail).suspended).toBe(true);
   });

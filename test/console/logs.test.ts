@@ -10,7 +10,7 @@ import { removeMember } from "../../src/console/members.service";
 import { setClock } from "../../src/platform/clock";
 import { checkAlerts } from "../../src/products/logs/log-alerts.cron";
 import { call, json } from "../helpers/api";
-import { consoleTeam, memberOf, page, type ConsoleTeam } from "../helpers/console";
+import { consoleTeam, followRedirect, memberOf, page, type ConsoleTeam } from "../helpers/console";
 import { ingest, ingestBatch, ndjson } from "../products/logs/helpers";
 
 afterEach(() => setClock(null));
@@ -38,9 +38,16 @@ describe("logs: projects", () => {
     expect(empty).toContain("No log projects yet");
     expect(empty).toContain('data-testid="create-project"');
 
-    const created = await html(await page("POST", `/console/teams/${team.teamId}/logs`, { cookie: team.cookie, form: { name: "web", daily_limit_mb: "50" } }));
+    const posted = await page("POST", `/console/teams/${team.teamId}/logs`, { cookie: team.cookie, form: { name: "web", daily_limit_mb: "50" } });
+    // Post/redirect/get: the project's own page, the token shown once through the flash.
+    expect(posted.headers.get("location")).toMatch(new RegExp(`^/console/teams/${team.teamId}/logs/[0-9a-f-]{36}\\?notice=created$`));
+    const created = await html(await followRedirect(posted, team.cookie));
     const token = /data-testid="new-token">([^<]+)</.exec(created)?.[1];
     expect(token).toMatch(/^lgt_/);
+    const reloaded = await html(await page("GET", posted.headers.get("location")!, { cookie: team.cookie }));
+    expect(reloaded).not.toContain(token!);
+    expect(reloaded).toContain("shown once");
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM log_projects WHERE team_id = ?").bind(team.teamId).first("n")).toBe(1);
     // The first command with the real ingest address and the token itself.
     expect(created).toContain("http://app.test/api/v1/logs/ingest");
     expect((await ingest(token!, { message: "from the console's token" })).status).toBe(202);
@@ -171,7 +178,7 @@ describe("logs: the explorer", () => {
     const confirm = await html(await page("POST", path, { cookie: f.cookie }));
     expect(confirm).toContain('data-testid="confirm-rotate"');
     expect((await ingest(f.token, { message: "before" })).status).toBe(202);
-    const rotated = await html(await page("POST", path, { cookie: f.cookie, form: { confirm: "yes" } }));
+    const rotated = await html(await followRedirect(await page("POST", path, { cookie: f.cookie, form: { confirm: "yes" } }), f.cookie));
     const token = /data-testid="new-token">([^<]+)</.exec(rotated)?.[1];
     expect(token).toMatch(/^lgt_/);
     expect(token).not.toBe(f.token);
@@ -286,3 +293,101 @@ describe("logs: the live tail", () => {
     expect((await page("GET", `/console/teams/${f.teamId}/logs/${f.projectId}/tail?level=loud`, { cookie: f.cookie })).status).toBe(422);
   });
 });
+
+describe("logs: alerts in the console", () => {
+  const alertsOf = async (f: ConsoleTeam & { projectId: string }) =>
+    (await json(await call("GET", `logs/projects/${f.projectId}/alerts`, { key: f.key }))).data as Array<Record<string, any>>;
+
+  it("creates, edits, tests, switches off and deletes an alert with the API's services; each POST redirects and a reload repeats nothing", async () => {
+    const f = await withProject("developer");
+    const base = `/console/teams/${f.teamId}/logs/${f.projectId}`;
+    const empty = await html(await page("GET", base, { cookie: f.cookie }));
+    expect(empty).toContain('data-testid="create-alert"');
+    for (const name of ['name="name"', 'name="level"', 'name="threshold"', 'name="window_minutes"']) expect(empty).toContain(name);
+
+    const created = await page("POST", `${base}/alerts`, {
+      cookie: f.cookie,
+      form: { name: "Checkout errors", level: "error", threshold: "2", window_minutes: "5", notify_email: f.email, notify_webhook: "" },
+    });
+    expect(created.status).toBe(303);
+    expect(created.headers.get("location")).toBe(`${base}?notice=alert-created`);
+    for (let i = 0; i < 2; i++) {
+      const body = await html(await page("GET", created.headers.get("location")!, { cookie: f.cookie }));
+      expect(body.match(/data-testid="alert-row"/g)).toHaveLength(1);
+    }
+    let [alert] = await alertsOf(f);
+    expect(alert).toMatchObject({
+      name: "Checkout errors",
+      level: "error",
+      threshold: 2,
+      window_minutes: 5,
+      channels: ["email"],
+      notify_email: f.email,
+      enabled: true,
+    });
+
+    // Test: three errors now, over the threshold of 2; the verdict once, nothing sent.
+    await ingestBatch(f.token, ndjson([1, 2, 3].map((n) => ({ message: `e${n}`, level: "error" }))));
+    const tested = await page("POST", `${base}/alerts/${alert.id}/test`, { cookie: f.cookie });
+    const verdict = await html(await followRedirect(tested, f.cookie));
+    expect(verdict).toMatch(/data-testid="alert-test-result">3 error entries in the last 5 minutes, at or over the threshold of 2: it fires/);
+    expect(await html(await page("GET", tested.headers.get("location")!, { cookie: f.cookie }))).not.toContain("alert-test-result");
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM log_alert_firings WHERE alert_id = ?").bind(alert.id).first("n")).toBe(0);
+
+    // Edit: a higher threshold, a webhook instead of the mail, switched off.
+    const saved = await page("POST", `${base}/alerts/${alert.id}`, {
+      cookie: f.cookie,
+      form: { name: "Checkout errors", level: "fatal", threshold: "50", window_minutes: "15", notify_email: "", notify_webhook: "http://127.0.0.1:9/hook" },
+    });
+    expect(saved.status).toBe(303);
+    [alert] = await alertsOf(f);
+    expect(alert).toMatchObject({ level: "fatal", threshold: 50, window_minutes: 15, channels: ["webhook"], notify_email: null, enabled: false });
+
+    // The API's rules: no address at all, a zero threshold, a stranger's address; nothing changes.
+    const refused: Record<string, string>[] = [
+      { name: "x", level: "error", threshold: "1", window_minutes: "5", notify_email: "", notify_webhook: "" },
+      { name: "x", level: "error", threshold: "0", window_minutes: "5", notify_email: f.email },
+      { name: "x", level: "error", threshold: "1", window_minutes: "5", notify_email: "stranger@example.com" },
+    ];
+    for (const form of refused) {
+      expect((await page("POST", `${base}/alerts`, { cookie: f.cookie, form })).status, JSON.stringify(form)).toBe(422);
+    }
+    expect(await alertsOf(f)).toHaveLength(1);
+
+    expect((await page("POST", `${base}/alerts/${alert.id}/delete`, { cookie: f.cookie })).status).toBe(303);
+    expect(await alertsOf(f)).toEqual([]);
+  });
+
+  it("refuses a viewer's alert writes, and 404s an alert of another project or team", async () => {
+    const f = await withProject("owner");
+    const res = await call("POST", `logs/projects/${f.projectId}/alerts`, {
+      key: f.key,
+      body: { name: "A", level: "error", threshold: 1, window_minutes: 5, notify_email: f.email },
+    });
+    const alert = (await json(res)).data;
+    const base = `/console/teams/${f.teamId}/logs/${f.projectId}`;
+    const viewer = await memberOf(f.teamId, "viewer");
+    const seen = await html(await page("GET", base, { cookie: viewer.cookie }));
+    expect(seen).toContain('data-testid="alert-row"');
+    expect(seen).not.toContain('data-testid="create-alert"');
+    for (const path of ["/alerts", `/alerts/${alert.id}`, `/alerts/${alert.id}/delete`, `/alerts/${alert.id}/test`]) {
+      expect(
+        (await page("POST", `${base}${path}`, { cookie: viewer.cookie, form: { name: "B", level: "error", threshold: "1", window_minutes: "5" } })).status,
+        path,
+      ).toBe(403);
+    }
+    // The same team's other project does not reach it; another team's member does not either.
+    const other = await call("POST", "logs/projects", { key: f.key, body: { name: "other" } });
+    const otherBase = `/console/teams/${f.teamId}/logs/${(await json(other)).data.id}`;
+    expect((await page("POST", `${otherBase}/alerts/${alert.id}/delete`, { cookie: f.cookie })).status).toBe(404);
+    const stranger = await consoleTeam("owner");
+    expect((await page("POST", `/console/teams/${stranger.teamId}/logs/${f.projectId}/alerts/${alert.id}/delete`, { cookie: stranger.cookie })).status).toBe(
+      404,
+    );
+    expect(await alertsOfApi(f.key, f.projectId)).toHaveLength(1);
+  });
+});
+
+async function alertsOfApi(key: string, projectId: string) {
+  return (await json(await call("GET", `logs/projects/${projectId}/alerts`, { key }))).data as unknown[];
+}

@@ -6,7 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { processExport } from "../../src/products/audit/audit.consumer";
 import { call, json, setupTeam } from "../helpers/api";
-import { consoleTeam, memberOf, page } from "../helpers/console";
+import { consoleTeam, followRedirect, memberOf, page } from "../helpers/console";
 import { auditBase, createFinding, exportReport, waitForStatus } from "../products/audit/audit-helpers";
 import { browserSubscription, createApp, pushService, subscribe, waitFor } from "../products/push/push-helpers";
 
@@ -129,13 +129,18 @@ describe("console audit pages", () => {
     expect(await download.text()).toContain("report_id,project_id");
 
     const shared = await page("POST", `${project}/share`, { cookie: team.cookie, form: { report_id: record.id } });
-    expect(shared.status).toBe(200);
-    const sharedHtml = await shared.text();
+    expect(shared.headers.get("location")).toBe(`${project}?notice=shared`);
+    const sharedHtml = await (await followRedirect(shared, team.cookie)).text();
     const url = /<pre id="share-url">([^<]+)<\/pre>/.exec(sharedHtml)?.[1];
     expect(url).toMatch(/^http:\/\/app\.test\/insights\/audit\/reports\/shared\//);
     expect((await call("GET", url!)).status).toBe(200);
-    const after = await (await page("GET", project, { cookie: team.cookie })).text();
+    const after = await (await page("GET", `${project}?notice=shared`, { cookie: team.cookie })).text();
     expect(after).not.toContain(url!);
+    expect(after).toContain("shown once");
+    // The form's own address, opened (the issue's dead end), leads to the project's page.
+    const opened = await page("GET", `${project}/share`, { cookie: team.cookie });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get("location")).toBe(project);
     expect(after).toContain('data-testid="report-row" data-status="shared"');
 
     const viewer = await memberOf(team.teamId, "viewer");
@@ -168,5 +173,86 @@ describe("console audit pages", () => {
     expect(own).not.toContain(report.id);
     expect((await page("GET", teamPage(team.teamId, "audit/projects/-bad%20id"), { cookie: team.cookie })).status).toBe(404);
     expect((await page("GET", teamPage(stranger.teamId, "audit"), { cookie: team.cookie })).status).toBe(404);
+  });
+});
+
+describe("console audit findings", () => {
+  const findingsOf = async (team: Parameters<typeof auditBase>[0] & { key: string }, project: string, query = "") =>
+    (await json(await call("GET", `${auditBase(team, project)}/findings${query}`, { key: team.key }))).data as Array<Record<string, any>>;
+
+  it("records a first finding from the empty audit page, then lists, filters, changes and verifies findings; each POST redirects and a reload repeats nothing", async () => {
+    const team = await consoleTeam("developer");
+    const empty = await (await page("GET", teamPage(team.teamId, "audit"), { cookie: team.cookie })).text();
+    expect(empty).toContain('data-testid="create-finding"');
+    const first = await page("POST", teamPage(team.teamId, "audit/findings"), {
+      cookie: team.cookie,
+      form: { project_id: "web-app", title: "XSS in search", priority_score: "40" },
+    });
+    const project = teamPage(team.teamId, "audit/projects/web-app");
+    expect(first.headers.get("location")).toBe(`${project}?notice=finding-created`);
+    for (let i = 0; i < 2; i++) {
+      const html = await (await followRedirect(first, team.cookie)).text();
+      expect(html.match(/data-testid="finding-row"/g)).toHaveLength(1);
+      expect(html).toContain('data-testid="open-findings">1<');
+    }
+    const second = await page("POST", `${project}/findings`, { cookie: team.cookie, form: { title: "Open redirect", priority_score: "10" } });
+    expect(second.status).toBe(303);
+    const [redirect, xss] = await findingsOf(team, "web-app");
+    expect([redirect.title, xss.title]).toEqual(["Open redirect", "XSS in search"]);
+    expect(xss.priority_score).toBe(40);
+
+    // Change status (and title, priority) with the API's service: history, summary.
+    const saved = await page("POST", `${project}/findings/${xss.id}`, {
+      cookie: team.cookie,
+      form: { title: "XSS in search box", priority_score: "45", status: "resolved" },
+    });
+    expect(saved.status).toBe(303);
+    const after = await (await followRedirect(saved, team.cookie)).text();
+    expect(after).toContain('data-testid="open-findings">1<');
+    expect(after).toContain('data-testid="finding-row" data-status="resolved"');
+    // The filter: only the resolved one.
+    const resolved = await (await page("GET", `${project}?status=resolved`, { cookie: team.cookie })).text();
+    expect(resolved.match(/data-testid="finding-row"/g)).toHaveLength(1);
+    expect(resolved).toContain("XSS in search box");
+    expect(resolved).not.toContain("Open redirect</td>");
+
+    const verified = await page("POST", `${project}/findings/${xss.id}/verify`, { cookie: team.cookie, form: { result: "passed", note: "Fixed in 2.4" } });
+    expect(verified.status).toBe(303);
+    const detail = (await json(await call("GET", `${auditBase(team, "web-app")}/findings/${xss.id}`, { key: team.key }))).data;
+    expect(detail.verifications).toMatchObject([{ result: "passed", note: "Fixed in 2.4" }]);
+    expect(detail.status_history.map((h: { to: string }) => h.to)).toEqual(["new", "resolved"]);
+
+    // The API's rules, refused at 422 with nothing stored.
+    const refused: Array<[string, Record<string, string>]> = [
+      [`${project}/findings`, { title: "", priority_score: "1" }],
+      [`${project}/findings`, { title: "x", priority_score: "-1" }],
+      [teamPage(team.teamId, "audit/findings"), { project_id: "-bad id", title: "x" }],
+      [`${project}/findings/${xss.id}`, { title: "x", status: "nope" }],
+      [`${project}/findings/${xss.id}/verify`, { result: "maybe" }],
+    ];
+    for (const [path, form] of refused) expect((await page("POST", path, { cookie: team.cookie, form })).status, JSON.stringify(form)).toBe(422);
+    expect(await findingsOf(team, "web-app")).toHaveLength(2);
+  });
+
+  it("gives a viewer the findings but no form, refuses its writes, and 404s another team's finding", async () => {
+    const team = await consoleTeam("owner");
+    await createFinding(team.key, auditBase(team, "web-app"), { title: "XSS in search", priority_score: 40 });
+    const [finding] = await findingsOf(team, "web-app");
+    const project = teamPage(team.teamId, "audit/projects/web-app");
+    const viewer = await memberOf(team.teamId, "viewer");
+    const seen = await (await page("GET", project, { cookie: viewer.cookie })).text();
+    expect(seen).toContain('data-testid="finding-row"');
+    expect(seen).not.toContain('data-testid="create-finding"');
+    for (const path of ["/findings", `/findings/${finding.id}`, `/findings/${finding.id}/verify`]) {
+      expect(
+        (await page("POST", `${project}${path}`, { cookie: viewer.cookie, form: { title: "x", status: "resolved", result: "passed" } })).status,
+        path,
+      ).toBe(403);
+    }
+    const stranger = await consoleTeam("owner");
+    const theirs = teamPage(stranger.teamId, "audit/projects/web-app");
+    expect((await page("POST", `${theirs}/findings/${finding.id}`, { cookie: stranger.cookie, form: { title: "x", status: "resolved" } })).status).toBe(404);
+    expect((await page("POST", `${theirs}/findings/${finding.id}/verify`, { cookie: stranger.cookie, form: { result: "passed" } })).status).toBe(404);
+    expect((await findingsOf(team, "web-app"))[0].status).toBe("new");
   });
 });

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/app";
 import { eventDestinationStatuses } from "../../src/products/relay/relay-events.service";
 import { ORIGIN } from "../helpers/api";
-import { consoleTeam, memberOf, page } from "../helpers/console";
+import { consoleTeam, followRedirect, memberOf, page } from "../helpers/console";
 import { createDestination, createSource, ingestSettled, storeSql } from "../products/relay/relay.helpers";
 
 afterEach(() => vi.restoreAllMocks());
@@ -122,21 +122,26 @@ describe("relay: a source and its events", () => {
     const team = await consoleTeam("developer");
     const source = await createSource(team.key);
     const path = `/console/teams/${team.teamId}/relay/sources/${source.id}`;
-    const added = await html(
-      await page("POST", `${path}/destinations`, {
-        cookie: team.cookie,
-        form: { url: "http://127.0.0.1:9/hook", event_filter: "invoice.*, customer.created" },
-      }),
-    );
+    const posted = await page("POST", `${path}/destinations`, {
+      cookie: team.cookie,
+      form: { url: "http://127.0.0.1:9/hook", event_filter: "invoice.*, customer.created" },
+    });
+    // Post/redirect/get: the source's page, the secret there once; a reload shows it no more.
+    expect(posted.headers.get("location")).toBe(`${path}?notice=destination-added`);
+    const added = await html(await followRedirect(posted, team.cookie));
     const secret = /data-testid="new-secret">([^<]+)</.exec(added)?.[1];
     expect(secret).toMatch(/^whsec_/);
-    const again = await html(await page("GET", path, { cookie: team.cookie }));
+    const again = await html(await page("GET", `${path}?notice=destination-added`, { cookie: team.cookie }));
     expect(again).not.toContain(secret!);
     expect(again).toContain("invoice.*");
     expect(again).toContain("customer.created");
     const refused = await html(await page("POST", `${path}/destinations`, { cookie: team.cookie, form: { url: "ftp://example.com/x" } }), 422);
     expect(refused).toContain('class="errors"');
     expect(count(await html(await page("GET", path, { cookie: team.cookie })), "destination-row")).toBe(1);
+    // The form's own address, opened (the issue's dead end), leads to the source's page.
+    const opened = await page("GET", `${path}/destinations`, { cookie: team.cookie });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get("location")).toBe(path);
   });
 
   it("shows an event's attempts and payload, and replays to a chosen destination", async () => {

@@ -22,6 +22,15 @@ async function bodyWithout(res: Response, email: string): Promise<string> {
   return (await res.text()).replaceAll(email, "<email>");
 }
 
+/** Post/redirect/get of asking for a link: 303 to /console/check-email, opened with the cookie that carries the address. */
+async function checkEmailPage(res: Response): Promise<Response> {
+  expect(res.status).toBe(303);
+  expect(res.headers.get("location")).toBe("/console/check-email");
+  const cookie = /edp_check=([^;]*)/.exec(res.headers.get("set-cookie") ?? "")?.[0];
+  expect(cookie).toBeDefined();
+  return page("GET", "/console/check-email", { cookie });
+}
+
 describe("asking for a sign-in link", () => {
   it("shows the form, and answers a member and a stranger with the same page; only the member gets a link", async () => {
     const form = await page("GET", "/console/sign-in");
@@ -35,9 +44,15 @@ describe("asking for a sign-in link", () => {
 
     const a = await settledPage("POST", "/console/sign-in", { form: { email: member.toUpperCase() } });
     const b = await settledPage("POST", "/console/sign-in", { form: { email: stranger } });
-    expect(a.status).toBe(200);
-    expect(b.status).toBe(200);
-    expect(await bodyWithout(a, member.toUpperCase())).toBe(await bodyWithout(b, stranger));
+    const [pageA, pageB] = [await checkEmailPage(a), await checkEmailPage(b)];
+    expect(pageA.status).toBe(200);
+    expect(await bodyWithout(pageA, member.toUpperCase())).toBe(await bodyWithout(pageB, stranger));
+    // Opened again (a reload), the page sends nothing more; without its cookie it is the sign-in form.
+    await checkEmailPage(a);
+    expect(await mailedLinks(member)).toHaveLength(1);
+    const bare = await page("GET", "/console/check-email");
+    expect(bare.status).toBe(303);
+    expect(bare.headers.get("location")).toBe("/console/sign-in");
     expect(await mailedLinks(member)).toHaveLength(1);
     expect(await mailedLinks(stranger)).toHaveLength(0);
   });
@@ -52,10 +67,10 @@ describe("asking for a sign-in link", () => {
     const email = address("limited");
     const ip = "198.51.100.20";
     // Five asks while a stranger: nothing is sent, but each one counts.
-    for (let i = 0; i < LINKS_PER_ADDRESS_PER_NETWORK; i++) expect((await settledPage("POST", "/console/sign-in", { form: { email }, ip })).status).toBe(200);
+    for (let i = 0; i < LINKS_PER_ADDRESS_PER_NETWORK; i++) expect((await settledPage("POST", "/console/sign-in", { form: { email }, ip })).status).toBe(303);
     const team = await setupTeam({ ownerEmail: null });
     await addMember(getDb(env.DB), team.teamId, { email, role: "viewer" });
-    const sixth = await settledPage("POST", "/console/sign-in", { form: { email }, ip });
+    const sixth = await checkEmailPage(await settledPage("POST", "/console/sign-in", { form: { email }, ip }));
     expect(sixth.status).toBe(200);
     expect(await sixth.text()).toContain("Find the link in the terminal");
     expect(await mailedLinks(email)).toHaveLength(0);
@@ -166,7 +181,7 @@ describe("signing up", () => {
     const email = address("founder");
     const name = `Founders ${crypto.randomUUID().slice(0, 6)}`;
     const res = await page("POST", "/console/sign-up", { form: { email, team_name: name } });
-    expect(res.status).toBe(200);
+    expect((await checkEmailPage(res)).status).toBe(200);
     expect(await env.DB.prepare("SELECT count(*) AS n FROM teams WHERE name = ?").bind(name).first("n")).toBe(0);
     expect(await env.DB.prepare("SELECT count(*) AS n FROM users WHERE email = ?").bind(email).first("n")).toBe(0);
     const [token] = await mailedLinks(email);
@@ -190,7 +205,7 @@ describe("signing up", () => {
     const email = address("founder");
     expect((await page("POST", "/console/sign-up", { form: { email, team_name: "Evil\r\nBcc: victim@example.com" } })).status).toBe(422);
     const name = `Acme ${"x".repeat(190)}`;
-    expect((await page("POST", "/console/sign-up", { form: { email, team_name: name } })).status).toBe(200);
+    expect((await page("POST", "/console/sign-up", { form: { email, team_name: name } })).status).toBe(303);
     const mail = await env.DB.prepare('SELECT subject, text FROM platform_outbox WHERE "to" = ?').bind(email).first<{ subject: string; text: string }>();
     const quoted = /team "([^"]*)"/.exec(mail!.text)![1];
     expect(quoted).toHaveLength(100);

@@ -117,3 +117,14 @@ export function fillPath(path: string, params: Record<string, string>): string {
     return params[name];
   });
 }
+
+/**
+ * Post/redirect/get: expects `res` to be a 303 to a console page (never carrying a secret in its
+ * address) and answers that page, opened with `cookie` as a browser would.
+ */
+export async function followRedirect(res: Response, cookie?: string | null): Promise<Response> {
+  expect(res.status).toBe(303);
+  const location = res.headers.get("location") ?? "";
+  expect(location).toMatch(/^\/console\/[^?#]*(\?notice=[a-z-]+)?$/);
+  return page("GET", location, { cookie });
+}

@@ -76,7 +76,7 @@ const SQL_OUTSIDE_QUERIES: Record<string, number> = {
 const LONG_PRODUCT_FILES: Record<string, number> = {
   "src/products/logs/console/logs.tsx": 427,
   "src/products/mail/console/mail.tsx": 454,
-  "src/products/relay/console/relay.tsx": 607,
+  "src/products/relay/console/relay.tsx": 424,
   "src/products/relay/store/relay-store.ts": 560,
   "src/products/surveys/console/surveys.tsx": 414,
 };

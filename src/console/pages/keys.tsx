@@ -15,6 +15,7 @@ import { settings } from "../../platform/config";
 import { Time } from "../layout";
 import { recordAction } from "../members.service";
 import { formList, formText } from "../forms";
+import { redirectWithFlash, takeFlash } from "../flash";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { actorOf } from "./members";
@@ -129,7 +130,7 @@ function KeyForm(props: { action: string; state: FormState; errors?: FieldErrors
 function KeyList(props: { keys: KeyRow[]; canRevoke: boolean; base: string }) {
   if (props.keys.length === 0) return <p class="empty">No keys yet.</p>;
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" role="region" aria-label="API keys of the team" tabindex={0}>
       <table>
         <caption class="skip">API keys of the team</caption>
         <thead>
@@ -187,32 +188,39 @@ function KeyList(props: { keys: KeyRow[]; canRevoke: boolean; base: string }) {
   );
 }
 
-const NOTICES = { revoked: "The key was revoked. Requests made with it now answer 401." };
+const NOTICES = {
+  revoked: "The key was revoked. Requests made with it now answer 401.",
+  created: "The key was created.",
+};
 
-async function keysPage(
-  c: Context<ConsoleEnv>,
-  extra: { state?: FormState; errors?: FieldErrors; created?: { key: string; name: string | null } },
-  status: 200 | 422 = 200,
-) {
-  const keys = await listTeamKeys(getDb(c.env.DB), c.get("consoleTeam").id);
+/** The flash of a new key: its plaintext, shown once on the page the create form redirects to. */
+interface NewKeyFlash {
+  key: string;
+  name: string | null;
+}
+
+async function keysPage(c: Context<ConsoleEnv>, extra: { state?: FormState; errors?: FieldErrors }, status: 200 | 422 = 200) {
+  const [keys, created] = await Promise.all([listTeamKeys(getDb(c.env.DB), c.get("consoleTeam").id), takeFlash<NewKeyFlash>(c, "created")]);
   const canWrite = roleAtLeast(c.get("consoleTeam").role, "developer");
   return page(
     c,
     { title: "API keys", active: "keys", status, notices: NOTICES },
     <>
-      {extra.created ? (
+      {created ? (
         <section class="section" aria-labelledby="new-key-title">
-          <h2 id="new-key-title">Your new key{extra.created.name ? `: ${extra.created.name}` : ""}</h2>
+          <h2 id="new-key-title">Your new key{created.name ? `: ${created.name}` : ""}</h2>
           <p class="warning">Copy it now. It is shown only this once: we store only a hash of it.</p>
           <div class="secret">
             <code id="new-key" data-testid="new-key">
-              {extra.created.key}
+              {created.key}
             </code>
             <button type="button" class="secondary small" data-copy="#new-key" hidden>
               Copy
             </button>
           </div>
         </section>
+      ) : c.req.query("notice") === "created" ? (
+        <p class="muted">The new key was shown once and is not shown again. If you did not copy it, revoke it and create another.</p>
       ) : null}
       <section class="section">
         <h2>Keys</h2>
@@ -265,7 +273,7 @@ keysPages.post("/keys", async (c) => {
     settings(c.env).sandboxCaps,
   );
   await recordAction(db, c.get("consoleTeam").id, actorOf(c), "key_created", `${row.name} (${row.prefix}…)`);
-  return keysPage(c, { created: { key, name: row.name } });
+  return redirectWithFlash(c, "keys", "created", { key, name: row.name } satisfies NewKeyFlash);
 });
 
 keysPages.post("/keys/:key_id/revoke", async (c) => {

@@ -12,6 +12,7 @@ import { changeRole, invite, listActions, listInvitations, listMembers, removeMe
 import { formText } from "../forms";
 import { linksInTerminal } from "../sign-in.service";
 import { page, redirectTo, teamPath } from "../render";
+import { TableWrap } from "./parts";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 
 export const membersPages = new Hono<ConsoleEnv>();
@@ -73,7 +74,7 @@ membersPages.get("/members", async (c) => {
     <>
       <section class="section">
         <h2>People in {team.name}</h2>
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" aria-label="People in the team" tabindex={0}>
           <table>
             <thead>
               <tr>
@@ -161,36 +162,38 @@ membersPages.get("/members", async (c) => {
             {invitations.length === 0 ? (
               <p class="empty">No pending invitations.</p>
             ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span class="skip">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {invitations.map((inv) => (
-                    <tr data-testid="invitation-row">
-                      <td>{inv.email}</td>
-                      <td>{inv.role ? ROLE_LABELS[inv.role] : ""}</td>
-                      <td>
-                        <Time iso={inv.expiresAt} />
-                      </td>
-                      <td>
-                        <form method="post" action={`${base}/invitations/${inv.id}/withdraw`}>
-                          <button type="submit" class="secondary small" aria-label={`Withdraw the invitation of ${inv.email}`}>
-                            Withdraw
-                          </button>
-                        </form>
-                      </td>
+              <TableWrap label="Pending invitations">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Email</th>
+                      <th scope="col">Role</th>
+                      <th scope="col">Expires</th>
+                      <th scope="col">
+                        <span class="skip">Actions</span>
+                      </th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {invitations.map((inv) => (
+                      <tr data-testid="invitation-row">
+                        <td>{inv.email}</td>
+                        <td>{inv.role ? ROLE_LABELS[inv.role] : ""}</td>
+                        <td>
+                          <Time iso={inv.expiresAt} />
+                        </td>
+                        <td>
+                          <form method="post" action={`${base}/invitations/${inv.id}/withdraw`}>
+                            <button type="submit" class="secondary small" aria-label={`Withdraw the invitation of ${inv.email}`}>
+                              Withdraw
+                            </button>
+                          </form>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableWrap>
             )}
           </section>
           <section class="section">
@@ -198,28 +201,30 @@ membersPages.get("/members", async (c) => {
             {actions.length === 0 ? (
               <p class="empty">Nothing recorded yet.</p>
             ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Who</th>
-                    <th scope="col">What</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {actions.map((action) => (
-                    <tr data-testid="action-row">
-                      <td>
-                        <Time iso={action.createdAt} />
-                      </td>
-                      <td>{action.actor}</td>
-                      <td>
-                        {ACTION_LABELS[action.action] ?? action.action} {action.target ?? ""}
-                      </td>
+              <TableWrap label="Activity of the team">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">When</th>
+                      <th scope="col">Who</th>
+                      <th scope="col">What</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {actions.map((action) => (
+                      <tr data-testid="action-row">
+                        <td>
+                          <Time iso={action.createdAt} />
+                        </td>
+                        <td>{action.actor}</td>
+                        <td>
+                          {ACTION_LABELS[action.action] ?? action.action} {action.target ?? ""}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableWrap>
             )}
           </section>
         </>

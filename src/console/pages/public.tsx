@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 // The pages without a session: sign-in, sign-up, the one-time link's confirm page and its use,
 // sign-out. Asking for a link answers the same page whoever asks (no account enumeration).
-import { Hono } from "hono";
-import { getCookie } from "hono/cookie";
+import { Hono, type Context } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
 import { getDb } from "../../db/client";
 import { clientIp, clientNetwork, ipKey, enforceBucket } from "../../platform/rate-limit/middleware";
@@ -22,6 +22,7 @@ import {
   SESSION_COOKIE,
 } from "../sign-in.service";
 import { formText } from "../forms";
+import { settings } from "../../platform/config";
 
 export const publicPages = new Hono<ConsoleEnv>();
 
@@ -111,7 +112,7 @@ publicPages.post("/sign-in", async (c) => {
   const background = backgroundOf(c);
   if (background) background.waitUntil(work);
   else await work;
-  return c.html(<CheckMail email={email.data} what="belongs to a member of a team" terminal={linksInTerminal(c.env)} />);
+  return checkMailRedirect(c, "sign-in", email.data);
 });
 
 function SignUpForm(props: { email?: string; teamName?: string; error?: string }) {
@@ -162,7 +163,26 @@ publicPages.post("/sign-up", async (c) => {
     );
   }
   await requestSignUp(c.env, email.data, teamName.data, clientNetwork(clientIp(c)));
-  return c.html(<CheckMail email={email.data} what="is yours" terminal={linksInTerminal(c.env)} />);
+  return checkMailRedirect(c, "sign-up", email.data);
+});
+
+/** The cookie that carries the address to the "check your email" page (never the URL), for 10 minutes. */
+const CHECK_COOKIE = "edp_check";
+const CHECK_PATH = "/console/check-email";
+const CHECK_WHAT = { "sign-in": "belongs to a member of a team", "sign-up": "is yours" } as const;
+
+/** Post/redirect/get of sign-in and sign-up: 303 to the one "check your email" page. */
+function checkMailRedirect(c: Context<ConsoleEnv>, kind: keyof typeof CHECK_WHAT, email: string): Response {
+  setCookie(c, CHECK_COOKIE, `${kind}:${email}`, { httpOnly: true, sameSite: "Lax", path: CHECK_PATH, secure: settings(c.env).https, maxAge: 600 });
+  return c.redirect(CHECK_PATH, 303);
+}
+
+publicPages.get("/check-email", (c) => {
+  const [kind, ...rest] = (getCookie(c, CHECK_COOKIE) ?? "").split(":");
+  const email = Email.safeParse(rest.join(":"));
+  const what = Object.hasOwn(CHECK_WHAT, kind ?? "") ? CHECK_WHAT[kind as keyof typeof CHECK_WHAT] : null;
+  if (!email.success || !what) return c.redirect("/console/sign-in", 303);
+  return c.html(<CheckMail email={email.data} what={what} terminal={linksInTerminal(c.env)} />);
 });
 
 const LINK_TITLES = { sign_in: "Sign in", sign_up: "Create your team", invite: "Join the team" } as const;

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 // The requests page: the team's request log (the requests made with its API keys in the last 7
-// days, newest first), filtered by status class, paged by cursor; an error row opens to the error
+// days, newest first: the time to the second, the key by its name and prefix), filtered by status class, paged by cursor; an error row opens to the error
 // body we answered (<details>: no JavaScript needed). Every member reads it. Same service as GET
 // /api/v1/requests (platform/request-log/request-log.service.ts).
 import { Hono } from "hono";
@@ -8,6 +8,9 @@ import { z } from "zod";
 import { ApiError, zodDetails } from "../../platform/errors";
 import { listRequests, STATUS_CLASSES, type LoggedRequest } from "../../platform/request-log/request-log.service";
 import { Time } from "../layout";
+import { getDb } from "../../db/client";
+import { teamKeyNames } from "../../platform/keys/keys.service";
+import { TableWrap } from "./parts";
 import { page, teamPath } from "../render";
 import type { ConsoleEnv } from "../session";
 
@@ -35,12 +38,12 @@ function statusTone(status: number): string {
   return "gray";
 }
 
-function RequestRow(props: { request: LoggedRequest }) {
+function RequestRow(props: { request: LoggedRequest; keyName: string | null | undefined }) {
   const r = props.request;
   return (
     <tr data-testid="request-row" data-status={r.status} data-request-id={r.request_id}>
       <td class="nowrap">
-        <Time iso={r.created_at} />
+        <Time iso={r.created_at} seconds />
       </td>
       <td>
         <code>{r.method}</code>
@@ -59,7 +62,10 @@ function RequestRow(props: { request: LoggedRequest }) {
       </td>
       <td class="nowrap">{r.latency_ms} ms</td>
       <td>
-        <code title={`key ${r.key_id}`}>{r.key_prefix}…</code>
+        {props.keyName ? <span class="key-name">{props.keyName}</span> : props.keyName === undefined ? <span class="muted small">deleted key</span> : null}{" "}
+        <code title={`key ${r.key_id}`} class="small">
+          {r.key_prefix}…
+        </code>
       </td>
       <td>
         <code class="small">{r.request_id}</code>
@@ -73,7 +79,8 @@ requestsPages.get("/requests", async (c) => {
   if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
   const { status, cursor } = parsed.data;
   const base = teamPath(c, "requests");
-  const result = await listRequests(c.env, c.get("consoleTeam").id, { status, cursor, limit: PAGE_SIZE });
+  const teamId = c.get("consoleTeam").id;
+  const [result, keyNames] = await Promise.all([listRequests(c.env, teamId, { status, cursor, limit: PAGE_SIZE }), teamKeyNames(getDb(c.env.DB), teamId)]);
   const filters: Array<{ label: string; value: string | undefined }> = [
     { label: "All", value: undefined },
     ...STATUS_CLASSES.map((value) => ({ label: value, value })),
@@ -104,8 +111,8 @@ requestsPages.get("/requests", async (c) => {
                 : "No requests in the last 7 days. Requests made with an API key show up here moments after they answer."}
           </p>
         ) : (
-          <div class="table-wrap">
-            <table>
+          <TableWrap label="Requests, newest first">
+            <table class="requests">
               <caption class="skip">{status ? `${status} requests, newest first` : "Requests, newest first"}</caption>
               <thead>
                 <tr>
@@ -120,11 +127,11 @@ requestsPages.get("/requests", async (c) => {
               </thead>
               <tbody>
                 {result.data.map((request) => (
-                  <RequestRow request={request} />
+                  <RequestRow request={request} keyName={keyNames.get(request.key_id)} />
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
         <p class="pager">
           {cursor ? <a href={filterHref(base, status)}>Newest</a> : null}

@@ -63,7 +63,11 @@ usagePages.get("/usage", async (c) => {
               <h3 id={`usage-${service}-name`}>{label}</h3>
               <p class="usage-figures">
                 <strong>{formatNumber(figures.used)}</strong>
-                {figures.limit === null ? ` ${unit}, unlimited` : ` of ${formatNumber(figures.limit)} ${unit} · ${percentOf(figures.used, figures.limit)} %`}
+                {figures.limit === null
+                  ? ` ${unit}, unlimited`
+                  : figures.limit <= 0
+                    ? ` ${unit} · not included in the ${team.plan} plan`
+                    : ` of ${formatNumber(figures.limit)} ${unit} · ${percentOf(figures.used, figures.limit)} %`}
               </p>
               <UsageBar id={`usage-${service}-bar`} label={label} used={figures.used} limit={figures.limit} unit={unit} />
               <DailyChart id={`usage-${service}-daily`} caption={`${label} per day, ${monthName(month.period)}`} unit={unit} days={days} />

@@ -99,3 +99,23 @@ export const consoleActions = sqliteTable(
   },
   (t) => [index("console_actions_team_idx").on(t.teamId, t.createdAt), index("console_actions_created_idx").on(t.createdAt)],
 );
+
+/**
+ * Values a console POST made that its next page shows once (a new key, a token, a share link):
+ * keyed by the session and the page's path, sealed with ENCRYPTION_KEY, deleted by the read that
+ * shows them (console/flash.ts) or after FLASH_TTL_MS by the retention job. Never in a URL.
+ */
+export const consoleFlashes = sqliteTable(
+  "console_flashes",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    /** The path of the page that shows it, without the query. */
+    path: text("path").notNull(),
+    /** encryptSecret(ENCRYPTION_KEY, JSON of the value). */
+    sealed: text("sealed").notNull(),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.path] }), index("console_flashes_expires_idx").on(t.expiresAt)],
+);

@@ -50,6 +50,12 @@ async function teamSandboxSuspended(db: Db, teamId: string): Promise<boolean> {
   return row?.at !== null && row?.at !== undefined;
 }
 
+/** The name of every key of the team, revoked ones included (the request log names the key of each request). */
+export async function teamKeyNames(db: Db, teamId: string): Promise<Map<string, string | null>> {
+  const rows = await db.select({ id: apiKeys.id, name: apiKeys.name }).from(apiKeys).where(eq(apiKeys.teamId, teamId));
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 /** The smaller of two caps, null standing for none. */
 const smaller = (a: number | null, b: number): number => (a === null ? b : Math.min(a, b));
 

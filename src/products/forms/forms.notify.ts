@@ -64,7 +64,7 @@ function notificationText(form: { name: string }, s: NotifiedSubmission, fileLin
   lines.push("----- end of the visitor's text -----");
   if (s.files.length > 0) {
     lines.push("", "Files (each link works for 5 minutes; the console lists them for as long as the submission is kept):");
-    s.files.forEach((f, i) => lines.push(`- ${visitorText(f.name, NAME_MAX)} (${f.size} bytes): ${fileLinks[i]}`));
+    for (const [i, f] of s.files.entries()) lines.push(`- ${visitorText(f.name, NAME_MAX)} (${f.size} bytes): ${fileLinks[i]}`);
   }
   lines.push("", `Submission ${s.id}. You receive this because you are listed as a recipient of this form.`);
   return lines.join("\n");

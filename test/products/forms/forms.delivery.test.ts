@@ -151,10 +151,10 @@ describe("notification mail", () => {
     expect(rows.results).toHaveLength(1);
     const mail = rows.results[0]!;
     expect(mail).toMatchObject({ kind: "form_submission", to: "owner@example.com", html: null });
-    expect(mail.subject).toBe("New submission: Contact https[:]//evil[.]example");
+    expect(mail.subject).toBe("New submission: Contact evil[.]example");
     const text = mail.text!;
     expect(text).toContain("written by a visitor of your site");
-    expect(text).toContain("https[:]//phish[.]example/login");
+    expect(text).toContain("phish[.]example/login");
     expect(text).toContain("me[at]evil[.]example");
     expect(text).not.toContain("https://phish");
     expect(text).toContain("  > Bcc: x[at]y[.]z");

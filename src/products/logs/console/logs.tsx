@@ -3,7 +3,7 @@
 // project's explorer at `logs/:project_id`: search (q, level, stream, time range) with cursor
 // paging, the histogram of the range, rows that open to their metadata, the live tail (served
 // here with the session, ending within seconds of sign-out or of the end of the membership),
-// token rotation shown once, and the alerts with their firings. Every read and write goes through
+// token rotation shown once, and the alerts with their firings (create, edit, switch off, delete, and a test that counts the window now). Every read and write goes through
 // the services of /api/v1/logs, under the same tenancy.
 import { Hono, type Context } from "hono";
 import { getCookie } from "hono/cookie";
@@ -12,14 +12,18 @@ import { getDb } from "../../../db/client";
 import { nowMs } from "../../../platform/clock";
 import { ApiError, zodDetails } from "../../../platform/errors";
 import { followCredential } from "../../../platform/follow-credential";
-import { firingView, projectAlerts, projectFirings } from "../log-alerts.service";
+import { createAlert, deleteAlert, firingView, listAlerts, projectAlerts, projectFirings, updateAlert, type AlertRow } from "../log-alerts.service";
+import { logStore } from "../logs.store";
+import { LOG_LEVELS } from "../../../db/schema/logs";
+import { TableWrap } from "../../../console/pages/parts";
 import { openTail, projectEntries } from "../log-entries.service";
 import { projectEntriesWithHistogram } from "../log-histogram";
-import { CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery } from "../logs.schemas";
+import { CreateAlertBody, CreateProjectBody, DEFAULT_DAILY_LIMIT_MB, EntriesQuery, TailQuery, UpdateAlertBody } from "../logs.schemas";
 import { createProject, getProject, listProjects, loadProject, projectStreams, projectView, rotateToken } from "../logs.service";
 import { Time } from "../../../console/layout";
 import { formText } from "../../../console/forms";
-import { page, teamPath } from "../../../console/render";
+import { redirectWithFlash, takeFlash } from "../../../console/flash";
+import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { teamsOf } from "../../../console/members.service";
 import { loadSession, SESSION_COOKIE } from "../../../console/sign-in.service";
@@ -48,13 +52,10 @@ function queryString(values: Record<string, string | undefined>): string {
 // ---------------------------------------------------------------------------------------------
 // Projects
 
-type CreatedProject = { id: string; name: string; token: string; prefix: string };
+/** The flash of a project's page after its creation or a rotation: the ingest token, shown once. */
+type TokenFlash = { token: string };
 
-async function projectsPage(
-  c: Context<ConsoleEnv>,
-  extra: { created?: CreatedProject; errors?: Record<string, string[]>; name?: string } = {},
-  status: 200 | 422 = 200,
-) {
+async function projectsPage(c: Context<ConsoleEnv>, extra: { errors?: Record<string, string[]>; name?: string } = {}, status: 200 | 422 = 200) {
   const team = c.get("consoleTeam");
   const projects = (await listProjects(c.env, team.id)).map(projectView);
   const canWrite = roleAtLeast(team.role, "developer");
@@ -63,25 +64,6 @@ async function projectsPage(
     c,
     { title: "Logs", active: "logs", status },
     <>
-      {extra.created ? (
-        <section class="section" aria-labelledby="new-token-title">
-          <h2 id="new-token-title">Project {extra.created.name} is ready</h2>
-          <p class="warning">Copy the ingest token now. It is shown only this once: we store only a hash of it.</p>
-          <div class="secret">
-            <code id="new-token" data-testid="new-token">
-              {extra.created.token}
-            </code>
-            <button type="button" class="secondary small" data-copy="#new-token" hidden>
-              Copy
-            </button>
-          </div>
-          <p>Send the first entry:</p>
-          <IngestCommand appUrl={settings(c.env).appUrl} token={extra.created.token} tokenPrefix={extra.created.prefix} id="first-entry" />
-          <p>
-            <a href={`${base}/${extra.created.id}`}>Open the project</a>
-          </p>
-        </section>
-      ) : null}
       <section class="section">
         <h2>Projects</h2>
         {projects.length === 0 ? (
@@ -94,7 +76,7 @@ async function projectsPage(
             )}
           </div>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Log projects of the team" tabindex={0}>
             <table>
               <caption class="skip">Log projects of the team</caption>
               <thead>
@@ -169,15 +151,22 @@ logsPages.post("/logs", async (c) => {
   const parsed = CreateProjectBody.safeParse({ name, ...(limit ? { daily_limit_mb: Number(limit) } : {}) });
   if (!parsed.success) return projectsPage(c, { errors: zodDetails(parsed.error), name }, 422);
   const { row, token } = await createProject(c.env, c.get("consoleTeam").id, parsed.data);
-  return projectsPage(c, { created: { id: row.id, name: row.name, token, prefix: row.tokenPrefix } });
+  return redirectWithFlash(c, `logs/${row.id}`, "created", { token } satisfies TokenFlash);
 });
 
 // ---------------------------------------------------------------------------------------------
 // A project: the explorer
 
-const NOTICES = {};
+const NOTICES = {
+  "alert-created": "Alert created. It is checked every minute.",
+  "alert-saved": "Alert saved.",
+  "alert-deleted": "Alert deleted.",
+  "alert-tested": "Alert tested against the entries stored now; nothing was sent.",
+  created: "The project was created.",
+  rotated: "The ingest token was rotated: the old token no longer works.",
+};
 
-async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
+async function projectPage(c: Context<ConsoleEnv>) {
   const team = c.get("consoleTeam");
   const projectId = c.req.param("project_id") ?? "";
   const params = c.req.query();
@@ -216,6 +205,9 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
   const tailUrl = `${base}/tail${queryString({ q: state.q, level: state.level, stream: state.stream })}`;
   const alertNames = new Map(alerts.map((a) => [a.id, a.name]));
   const view = projectView(project);
+  const notice = c.req.query("notice");
+  const fresh = await takeFlash<TokenFlash>(c, "created", "rotated");
+  const tested = await takeFlash<AlertTestFlash>(c, "alert-tested");
 
   return page(
     c,
@@ -224,19 +216,26 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
       <p class="breadcrumbs small">
         <a href={teamPath(c, "logs")}>Logs</a> / {view.name}
       </p>
-      {rotated ? (
-        <section class="section" aria-labelledby="rotated-title">
-          <h2 id="rotated-title">New ingest token</h2>
-          <p class="warning">The old token stopped working just now. Copy the new one: it is shown only this once.</p>
+      {fresh ? (
+        <section class="section" aria-labelledby="new-token-title">
+          <h2 id="new-token-title">{notice === "created" ? `Project ${view.name} is ready` : "New ingest token"}</h2>
+          <p class="warning">
+            {notice === "created" ? "Copy the ingest token now." : "The old token stopped working just now. Copy the new one:"} It is shown only this once: we
+            store only a hash of it.
+          </p>
           <div class="secret">
             <code id="new-token" data-testid="new-token">
-              {rotated}
+              {fresh.token}
             </code>
             <button type="button" class="secondary small" data-copy="#new-token" hidden>
               Copy
             </button>
           </div>
+          <p>Send the first entry:</p>
+          <IngestCommand appUrl={settings(c.env).appUrl} token={fresh.token} tokenPrefix={view.ingest_token_prefix} id="first-entry" />
         </section>
+      ) : notice === "created" || notice === "rotated" ? (
+        <p class="muted">The ingest token was shown once and is not shown again. Rotate it if you did not copy it.</p>
       ) : null}
       <section class="section explorer">
         <SearchForm action={base} state={state} streams={streams.map((s) => s.name)} />
@@ -277,12 +276,9 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
       <section class="section" aria-labelledby="alerts-title">
         <h2 id="alerts-title">Alerts</h2>
         {alerts.length === 0 ? (
-          <p class="muted">
-            No alerts. An alert fires when a level passes a count within a window, e.g. more than 10 errors in 5 minutes; create one with{" "}
-            <code>POST /api/v1/logs/projects/{view.id}/alerts</code>.
-          </p>
+          <p class="muted">No alerts. An alert fires when a level passes a count within a window, e.g. 10 or more errors in 5 minutes.</p>
         ) : (
-          <div class="table-wrap">
+          <TableWrap label="Alerts of the project">
             <table>
               <caption class="skip">Alerts of the project</caption>
               <thead>
@@ -292,35 +288,71 @@ async function projectPage(c: Context<ConsoleEnv>, rotated?: string) {
                   <th scope="col">Notifies</th>
                   <th scope="col">State</th>
                   <th scope="col">Last fired</th>
+                  {canWrite ? (
+                    <th scope="col">
+                      <span class="skip">Actions</span>
+                    </th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody>
                 {alerts.map((a) => {
                   const open = firings.find((f) => f.alert_id === a.id && f.resolved_at === null);
                   return (
-                    <tr data-testid="alert-row">
+                    <tr data-testid="alert-row" data-alert-id={a.id}>
                       <td>{a.name}</td>
                       <td>
                         {a.threshold} or more <span class={`level level-${a.level}`}>{a.level}</span> in {a.windowMinutes} min
+                        {tested?.alertId === a.id ? (
+                          <p class="notice" role="status" data-testid="alert-test-result">
+                            {tested.text}
+                          </p>
+                        ) : null}
                       </td>
-                      <td>{a.channels.join(", ")}</td>
+                      <td>{[a.notifyEmail, a.notifyWebhook].filter(Boolean).join(", ") || a.channels.join(", ")}</td>
                       <td>
                         {!a.enabled ? <span class="badge gray">off</span> : open ? <span class="badge danger">firing</span> : <span class="badge ok">ok</span>}
                       </td>
                       <td>
                         <Time iso={a.lastTriggeredAt === null ? null : new Date(a.lastTriggeredAt).toISOString()} />
                       </td>
+                      {canWrite ? (
+                        <td>
+                          <div class="row-actions">
+                            <form method="post" action={`${base}/alerts/${a.id}/test`} data-testid="test-alert">
+                              <button type="submit" class="secondary small" aria-label={`Test ${a.name}`}>
+                                Test
+                              </button>
+                            </form>
+                            <form method="post" action={`${base}/alerts/${a.id}/delete`} data-testid="delete-alert">
+                              <button type="submit" class="danger small" aria-label={`Delete ${a.name}`}>
+                                Delete
+                              </button>
+                            </form>
+                          </div>
+                          <details>
+                            <summary>Edit</summary>
+                            <AlertForm action={`${base}/alerts/${a.id}`} alert={a} testid="edit-alert" />
+                          </details>
+                        </td>
+                      ) : null}
                     </tr>
                   );
                 })}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
+        {canWrite ? (
+          <details open={alerts.length === 0}>
+            <summary>Create an alert</summary>
+            <AlertForm action={`${base}/alerts`} testid="create-alert" />
+          </details>
+        ) : null}
         {firings.length > 0 ? (
           <>
             <h3>Recent firings</h3>
-            <div class="table-wrap">
+            <div class="table-wrap" role="region" aria-label="Latest firings of the project's alerts, newest first" tabindex={0}>
               <table>
                 <caption class="skip">Latest firings of the project's alerts, newest first</caption>
                 <thead>
@@ -397,7 +429,133 @@ logsPages.post("/logs/:project_id/rotate-token", async (c) => {
     );
   }
   const { token } = await rotateToken(c.env, teamId, projectId);
-  return projectPage(c, token);
+  return redirectWithFlash(c, `logs/${projectId}`, "rotated", { token } satisfies TokenFlash);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Alerts: create, edit (every field, on and off), delete, and a test that counts the rule's window now
+
+/** The outcome of an alert's test, shown once beside it. */
+type AlertTestFlash = { alertId: string; text: string };
+
+function AlertForm(props: { action: string; alert?: AlertRow; testid: string }) {
+  const a = props.alert;
+  const id = a ? `alert-${a.id}` : "alert-new";
+  return (
+    <form method="post" action={props.action} data-testid={props.testid}>
+      <div class="inline-form">
+        <div class="field">
+          <label for={`${id}-name`}>Name</label>
+          <input id={`${id}-name`} type="text" name="name" required maxlength={200} value={a?.name ?? ""} placeholder="Too many errors" />
+        </div>
+        <div class="field narrow">
+          <label for={`${id}-level`}>Level</label>
+          <select id={`${id}-level`} name="level">
+            {LOG_LEVELS.map((level) => (
+              <option value={level} selected={(a?.level ?? "error") === level}>
+                {level}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field narrow">
+          <label for={`${id}-threshold`}>At least (entries)</label>
+          <input id={`${id}-threshold`} type="number" name="threshold" required min={1} max={1_000_000} value={String(a?.threshold ?? 10)} />
+        </div>
+        <div class="field narrow">
+          <label for={`${id}-window`}>Within (minutes)</label>
+          <input id={`${id}-window`} type="number" name="window_minutes" required min={1} max={1_440} value={String(a?.windowMinutes ?? 5)} />
+        </div>
+      </div>
+      <div class="inline-form">
+        <div class="field">
+          <label for={`${id}-email`}>Email a member (optional)</label>
+          <input id={`${id}-email`} type="email" name="notify_email" maxlength={320} value={a?.notifyEmail ?? ""} />
+        </div>
+        <div class="field">
+          <label for={`${id}-webhook`}>Call a webhook (optional)</label>
+          <input id={`${id}-webhook`} type="url" name="notify_webhook" maxlength={2048} value={a?.notifyWebhook ?? ""} placeholder="https://" />
+        </div>
+      </div>
+      {a ? (
+        <label class="check">
+          <input type="checkbox" name="enabled" value="on" checked={a.enabled} /> On (checked every minute)
+        </label>
+      ) : null}
+      <p class="hint">Notifications go to the address and webhook given; at least one is needed.</p>
+      <button type="submit" class="small">
+        {a ? "Save alert" : "Create alert"}
+      </button>
+    </form>
+  );
+}
+
+/** An alert's fields from a form: the API's body (empty addresses are none). */
+async function alertFields(c: Context<ConsoleEnv>, editing: boolean) {
+  const email = (await formText(c, "notify_email")).trim();
+  const webhook = (await formText(c, "notify_webhook")).trim();
+  const number = async (name: string) => {
+    const text = await formText(c, name);
+    return text === "" ? Number.NaN : Number(text);
+  };
+  const channels = [...(email ? ["email" as const] : []), ...(webhook ? ["webhook" as const] : [])];
+  return {
+    name: await formText(c, "name"),
+    level: await formText(c, "level"),
+    threshold: await number("threshold"),
+    window_minutes: await number("window_minutes"),
+    ...(channels.length || editing ? { channels } : {}),
+    notify_email: email || null,
+    notify_webhook: webhook || null,
+    ...(editing ? { enabled: (await formText(c, "enabled")) === "on" } : {}),
+  };
+}
+
+/** The alert of the path, if it belongs to the project of the path (404 otherwise). */
+async function projectAlert(c: Context<ConsoleEnv>): Promise<AlertRow> {
+  const alerts = await listAlerts(c.env, c.get("consoleTeam").id, c.req.param("project_id") ?? "");
+  const alert = alerts.find((a) => a.id === c.req.param("alert_id"));
+  if (!alert) throw new ApiError("not_found", "Alert not found");
+  return alert;
+}
+
+logsPages.post("/logs/:project_id/alerts", async (c) => {
+  requireRole(c, "developer");
+  const parsed = CreateAlertBody.safeParse(await alertFields(c, false));
+  if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+  await createAlert(c.env, c.get("consoleTeam").id, c.req.param("project_id"), parsed.data);
+  return redirectTo(c, `logs/${c.req.param("project_id")}`, "alert-created");
+});
+
+logsPages.post("/logs/:project_id/alerts/:alert_id", async (c) => {
+  requireRole(c, "developer");
+  const alert = await projectAlert(c);
+  const parsed = UpdateAlertBody.safeParse(await alertFields(c, true));
+  if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
+  await updateAlert(c.env, c.get("consoleTeam").id, alert.id, parsed.data);
+  return redirectTo(c, `logs/${c.req.param("project_id")}`, "alert-saved");
+});
+
+logsPages.post("/logs/:project_id/alerts/:alert_id/delete", async (c) => {
+  requireRole(c, "developer");
+  const alert = await projectAlert(c);
+  await deleteAlert(c.env, c.get("consoleTeam").id, alert.id);
+  return redirectTo(c, `logs/${c.req.param("project_id")}`, "alert-deleted");
+});
+
+// A test counts the alert's window now with the store read the every-minute check makes, and says
+// whether it would fire; it sends nothing (no API operation sends a test notification).
+logsPages.post("/logs/:project_id/alerts/:alert_id/test", async (c) => {
+  requireRole(c, "developer");
+  const alert = await projectAlert(c);
+  const at = nowMs();
+  const [count = 0] = await logStore(c.env, alert.projectId).countLevels([{ level: alert.level, from: at - alert.windowMinutes * 60_000, to: at }]);
+  const verdict =
+    count >= alert.threshold
+      ? `at or over the threshold of ${alert.threshold}: it fires${alert.enabled ? "" : " once switched on"} (unless it fired less than ${alert.windowMinutes} minutes ago).`
+      : `under the threshold of ${alert.threshold}: it does not fire.`;
+  const text = `${count} ${alert.level} ${count === 1 ? "entry" : "entries"} in the last ${alert.windowMinutes} minutes, ${verdict}`;
+  return redirectWithFlash(c, `logs/${alert.projectId}`, "alert-tested", { alertId: alert.id, text } satisfies AlertTestFlash);
 });
 
 // ---------------------------------------------------------------------------------------------

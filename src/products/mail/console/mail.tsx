@@ -14,6 +14,7 @@ import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../mail
 import { formList, formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
+import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { PAGE_HEADERS, requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
@@ -29,23 +30,31 @@ const NOTICES = {
   "domain-added": "Domain added. Publish its TXT record, then verify it.",
   "domain-deleted": "Domain removed. Keys can no longer send from it.",
   "webhook-deleted": "Webhook deleted.",
+  verified: "Domain verified.",
+  tested: "Test delivery sent.",
+  "webhook-created": "Webhook added.",
 };
 
-/** What a POST on this page has to show (a verification's DNS answer, a test delivery, a new secret). */
+/** The notices whose page shows an outcome flashed by the POST (flash.ts). */
+const FLASHED = ["verified", "tested", "webhook-created"];
+
+/** What a POST on this page has to show (a verification's DNS answer, a test delivery, a new secret): re-rendered at a refusal's status, or flashed once after a 303. */
 interface Outcome {
   verify?: { domainId: string; ok: boolean; lines: string[] };
   test?: { webhookId: string; ok: boolean; text: string };
   created?: { url: string; secret: string };
 }
 
-async function mailPage(c: Context<ConsoleEnv>, outcome: Outcome = {}, status: 200 | 422 | 502 | 503 = 200) {
+async function mailPage(c: Context<ConsoleEnv>, refused: Outcome = {}, status: 200 | 422 | 503 = 200) {
   const teamId = c.get("consoleTeam").id;
   const writer = canWrite(c);
-  const [domains, emails, webhooks] = await Promise.all([
+  const [domains, emails, webhooks, flashed] = await Promise.all([
     listDomains(c.env, teamId),
     listEmails(c.env, teamId, { page: pageNumber(c), per_page: 20 }),
     listWebhooks(c.env, teamId),
+    takeFlash<Outcome>(c, ...FLASHED),
   ]);
+  const outcome: Outcome = { ...refused, ...flashed };
   const base = teamPath(c, "mail");
   const api = apiBase(c);
   const sender = domains.find((d) => d.status === "verified")?.name ?? "yourdomain.com";
@@ -324,7 +333,10 @@ mailPages.post("/mail/domains/:domain_id/verify", async (c) => {
   const domainId = c.req.param("domain_id");
   try {
     const row = await verifyDomain(c.env, c.get("consoleTeam").id, domainId);
-    return mailPage(c, { verify: { domainId: row.id, ok: true, lines: [`TXT ${domainView(row).records[0].name} holds ${domainView(row).records[0].value}`] } });
+    const record = domainView(row).records[0];
+    return redirectWithFlash(c, "mail", "verified", {
+      verify: { domainId: row.id, ok: true, lines: [`TXT ${record.name} holds ${record.value}`] },
+    } satisfies Outcome);
   } catch (error) {
     // What DNS answered (422) or that the resolver could not be asked (503); a 404 stays a 404.
     if (!(error instanceof ApiError) || (error.status !== 422 && error.status !== 503)) throw error;
@@ -344,19 +356,22 @@ mailPages.post("/mail/webhooks", async (c) => {
   const parsed = CreateWebhookBody.safeParse({ url: (await formText(c, "url")).trim(), events: await formList(c, "events") });
   if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
   const { row, secret } = await createWebhook(c.env, c.get("consoleTeam").id, { url: parsed.data.url, events: parsed.data.events as MailWebhookEvent[] });
-  return mailPage(c, { created: { url: row.url, secret } });
+  return redirectWithFlash(c, "mail", "webhook-created", { created: { url: row.url, secret } } satisfies Outcome);
 });
 
 mailPages.post("/mail/webhooks/:webhook_id/test", async (c) => {
   requireRole(c, "developer");
   const webhookId = c.req.param("webhook_id");
+  let test: NonNullable<Outcome["test"]>;
   try {
     const result = await testWebhook(c.env, c.get("consoleTeam").id, webhookId);
-    return mailPage(c, { test: { webhookId, ok: true, text: `Delivered: the endpoint answered HTTP ${result.status_code} in ${result.duration_ms} ms.` } });
+    test = { webhookId, ok: true, text: `Delivered: the endpoint answered HTTP ${result.status_code} in ${result.duration_ms} ms.` };
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 502) throw error;
-    return mailPage(c, { test: { webhookId, ok: false, text: `${error.message}: ${String(error.extra?.detail ?? "")}` } }, 502);
+    test = { webhookId, ok: false, text: `${error.message}: ${String(error.extra?.detail ?? "")}` };
   }
+  // The test was sent either way: its outcome is shown once after the redirect, so a reload sends no second one.
+  return redirectWithFlash(c, "mail", "tested", { test } satisfies Outcome);
 });
 
 mailPages.post("/mail/webhooks/:webhook_id/delete", async (c) => {

@@ -18,22 +18,17 @@ import { CreateDestinationBody, CreateSourceBody, PROVIDERS, ReplayBody } from "
 import { Time } from "../../../console/layout";
 import { formList, formText } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
+import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-
-/** Header names whose values are credentials of the sender: masked for viewers (they never see a secret). */
-const SECRET_HEADER =
-  /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key)$|token|secret|signature|password|passwd|api[-_]?key|session|credential|(^|-)sig(-|$)|(^|-)auth(-|$)/i;
-
-/** A stored header as a viewer sees it: a secret-like header's value masked, the others as received. */
-export function maskedHeader(name: string, value: string): string {
-  return SECRET_HEADER.test(name) ? "•••••• (hidden from viewers)" : value;
-}
+import { Errors, StatusBadge } from "./relay-parts";
+import { relayEventPages } from "./relay-event";
 
 export const relayPages = new Hono<ConsoleEnv>();
+// An event's page and its replay (relay-event.tsx).
+relayPages.route("/", relayEventPages);
 
 /** Events per page of a source. */
 const EVENTS_PAGE = 50;
-/** Characters of an attempt's answer shown in its row (the whole stored excerpt is 1 KB). */
 const ANSWER_EXCERPT = 160;
 
 const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
@@ -45,26 +40,6 @@ const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
 
 /** Who a source's address is given to, in a sentence. */
 const SENDER_NAMES: Record<(typeof PROVIDERS)[number], string> = { stripe: "Stripe", github: "GitHub", standard: "the sender", generic: "the sender" };
-
-const STATUS_LABELS: Record<string, string> = { delivered: "delivered", failed: "failed", pending: "pending", sending: "sending", none: "no destination" };
-
-function StatusBadge(props: { status: string }) {
-  const tone = props.status === "delivered" ? "ok" : props.status === "failed" ? "danger" : props.status === "none" ? "gray" : "warn";
-  return <span class={`badge ${tone}`}>{STATUS_LABELS[props.status] ?? props.status}</span>;
-}
-
-function Errors(props: { errors?: FieldErrors }) {
-  if (!props.errors) return null;
-  return (
-    <ul class="errors">
-      {Object.entries(props.errors).map(([field, messages]) => (
-        <li>
-          {field.replace(/_/g, " ")}: {messages.join(", ")}
-        </li>
-      ))}
-    </ul>
-  );
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sources
@@ -89,7 +64,7 @@ async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
             {canWrite ? <p>Create the first one below.</p> : <p class="muted">A developer, admin or owner of the team creates sources.</p>}
           </div>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Webhook sources of the team" tabindex={0}>
             <table>
               <caption class="skip">Webhook sources of the team</caption>
               <thead>
@@ -173,7 +148,13 @@ relayPages.post("/relay", async (c) => {
 // ---------------------------------------------------------------------------------------------
 // A source
 
-const SOURCE_NOTICES = { created: "Source created. Give its address to the sender, then add a destination." };
+const SOURCE_NOTICES = {
+  created: "Source created. Give its address to the sender, then add a destination.",
+  "destination-added": "Destination added.",
+};
+
+/** The flash of a new destination: its signing secret, shown once on the source's page. */
+type DestinationFlash = { url: string; secret: string };
 
 function Health(props: { d: { enabled: boolean; disabled_reason: string | null; failing_since: string | null } }) {
   const { d } = props;
@@ -188,18 +169,15 @@ function Health(props: { d: { enabled: boolean; disabled_reason: string | null; 
   return <span class="badge ok">healthy</span>;
 }
 
-async function sourcePage(
-  c: Context<ConsoleEnv>,
-  extra: { created?: { url: string; secret: string }; errors?: FieldErrors; url?: string; filter?: string } = {},
-  status: 200 | 422 = 200,
-) {
+async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; url?: string; filter?: string } = {}, status: 200 | 422 = 200) {
   const team = c.get("consoleTeam");
   const sourceId = c.req.param("source_id") ?? "";
   const cursor = c.req.query("cursor") || undefined;
-  const [source, destinations, events] = await Promise.all([
+  const [source, destinations, events, created] = await Promise.all([
     getSource(c.env, team.id, sourceId),
     listDestinations(c.env, team.id, sourceId),
     listEvents(c.env, team.id, sourceId, { limit: EVENTS_PAGE, cursor }),
+    takeFlash<DestinationFlash>(c, "destination-added"),
   ]);
   const statuses = await eventDestinationStatuses(
     c.env,
@@ -255,23 +233,25 @@ async function sourcePage(
         </p>
       </section>
 
-      {extra.created ? (
+      {created ? (
         <section class="section" aria-labelledby="new-secret-title">
           <h2 id="new-secret-title">Destination added</h2>
           <p>
-            Events are forwarded to <code>{extra.created.url}</code>, signed with this secret (Standard Webhooks headers <code>webhook-id</code>,{" "}
+            Events are forwarded to <code>{created.url}</code>, signed with this secret (Standard Webhooks headers <code>webhook-id</code>,{" "}
             <code>webhook-timestamp</code>, <code>webhook-signature</code>).
           </p>
           <p class="warning">Copy the signing secret now. It is shown only this once.</p>
           <div class="secret">
             <code id="new-secret" data-testid="new-secret">
-              {extra.created.secret}
+              {created.secret}
             </code>
             <button type="button" class="secondary small" data-copy="#new-secret" hidden>
               Copy
             </button>
           </div>
         </section>
+      ) : c.req.query("notice") === "destination-added" ? (
+        <p class="muted">The destination's signing secret was shown once and is not shown again.</p>
       ) : null}
 
       <section class="section" aria-labelledby="destinations-title">
@@ -279,7 +259,7 @@ async function sourcePage(
         {destinations.length === 0 ? (
           <p class="muted">No destinations yet: events are stored but go nowhere. Add the URL that should receive them.</p>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Destinations of the source" tabindex={0}>
             <table>
               <caption class="skip">Destinations of the source</caption>
               <thead>
@@ -360,7 +340,7 @@ async function sourcePage(
             )}
           </div>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" role="region" aria-label="Events of the source, newest first" tabindex={0}>
             <table>
               <caption class="skip">Events of the source, newest first</caption>
               <thead>
@@ -420,6 +400,9 @@ async function sourcePage(
 
 relayPages.get("/relay/sources/:source_id", (c) => sourcePage(c));
 
+// The form's own address opened (a bookmark, the address bar of an older console): the source's page.
+relayPages.get("/relay/sources/:source_id/destinations", (c) => c.redirect(teamPath(c, `relay/sources/${c.req.param("source_id")}`), 303));
+
 relayPages.post("/relay/sources/:source_id/destinations", async (c) => {
   requireRole(c, "developer");
   const url = await formText(c, "url");
@@ -429,206 +412,13 @@ relayPages.post("/relay/sources/:source_id/destinations", async (c) => {
   if (!parsed.success) return sourcePage(c, { errors: zodDetails(parsed.error), url, filter }, 422);
   try {
     const created = await createDestination(c.env, c.get("consoleTeam").id, c.req.param("source_id"), parsed.data);
-    return sourcePage(c, { created: { url: created.url, secret: created.secret } });
+    return redirectWithFlash(c, `relay/sources/${c.req.param("source_id")}`, "destination-added", {
+      url: created.url,
+      secret: created.secret,
+    } satisfies DestinationFlash);
   } catch (error) {
     // A refused URL (SSRF guard) or the cap: the form again with what the service said.
     if (error instanceof ApiError && error.code === "validation") return sourcePage(c, { errors: error.details, url, filter }, 422);
-    throw error;
-  }
-});
-
-// ---------------------------------------------------------------------------------------------
-// An event
-
-const EVENT_NOTICES = {
-  replayed: "Replay queued. New attempts appear below as they happen; reload to see them.",
-  nothing: "No destination admits this event now: nothing was queued.",
-};
-
-/** The payload as stored, indented when it is JSON. */
-function payloadText(body: string): string {
-  try {
-    return JSON.stringify(JSON.parse(body), null, 2);
-  } catch {
-    return body;
-  }
-}
-
-async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors } = {}, status: 200 | 422 = 200) {
-  const team = c.get("consoleTeam");
-  const sourceId = c.req.param("source_id") ?? "";
-  const eventId = c.req.param("event_id") ?? "";
-  const [source, destinations, event] = await Promise.all([
-    getSource(c.env, team.id, sourceId),
-    listDestinations(c.env, team.id, sourceId),
-    getEvent(c.env, team.id, sourceId, eventId),
-  ]);
-  const canWrite = roleAtLeast(team.role, "developer");
-  // An unsigned source's address is its only credential: viewers (read only, never a secret) do not see it.
-  const hideIngest = !canWrite && !source.signature_verification;
-  const base = teamPath(c, `relay/sources/${sourceId}`);
-  const urlOf = new Map(destinations.map((d) => [d.id, d.url]));
-  // Newest delivery first: a replay's attempts above the first delivery's.
-  const deliveries = [...event.deliveries].reverse();
-  return page(
-    c,
-    { title: event.event_type ?? "Event", active: "relay", status, notices: EVENT_NOTICES },
-    <>
-      <p class="breadcrumbs small">
-        <a href={teamPath(c, "relay")}>Webhook relay</a> / <a href={base}>{source.name}</a> / event
-      </p>
-      <section class="section">
-        <dl class="facts">
-          <dt>Received</dt>
-          <dd>
-            <Time iso={event.received_at} />
-          </dd>
-          <dt>Type</dt>
-          <dd>
-            <code>{event.event_type ?? "(none)"}</code>
-          </dd>
-          <dt>Status</dt>
-          <dd>
-            <StatusBadge status={event.delivery_status} />
-          </dd>
-          <dt>Size</dt>
-          <dd>{event.size_bytes.toLocaleString("en-US")} bytes</dd>
-          <dt>Event id</dt>
-          <dd>
-            <code>{event.id}</code>
-          </dd>
-        </dl>
-      </section>
-
-      <section class="section" aria-labelledby="attempts-title">
-        <h2 id="attempts-title">Deliveries</h2>
-        {deliveries.length === 0 ? <p class="muted">This event was not sent anywhere: no destination admitted it when it arrived.</p> : null}
-        {deliveries.map((d) => (
-          <div class="delivery" data-testid="delivery">
-            <h3>
-              <code class="wrap">{urlOf.get(d.destination_id) ?? "removed destination"}</code> <StatusBadge status={d.status} />{" "}
-              <span class="muted small">{d.trigger === "replay" ? "replay" : "on arrival"}</span>
-            </h3>
-            {d.attempts.length === 0 ? (
-              <p class="muted small">No attempt yet{d.next_attempt_at ? "; the next is planned" : ""}.</p>
-            ) : (
-              <div class="table-wrap">
-                <table>
-                  <caption class="skip">Attempts of this delivery</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">#</th>
-                      <th scope="col">Time</th>
-                      <th scope="col">Result</th>
-                      <th scope="col">Code</th>
-                      <th scope="col">Latency</th>
-                      <th scope="col">Answer</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.attempts.map((a) => {
-                      const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
-                      const answer = (a.response_body || a.error || "").slice(0, ANSWER_EXCERPT);
-                      return (
-                        <tr data-testid="attempt-row" data-status-code={a.status_code ?? ""}>
-                          <td>{a.number}</td>
-                          <td>
-                            <Time iso={a.attempted_at} />
-                          </td>
-                          <td>{ok ? <span class="badge ok">ok</span> : <span class="badge danger">failed</span>}</td>
-                          <td>{a.status_code ?? "—"}</td>
-                          <td>{a.duration_ms === null ? "—" : `${a.duration_ms} ms`}</td>
-                          <td>
-                            <code class="wrap small">{answer || "(empty)"}</code>
-                            {a.retry_in_seconds !== null ? <span class="muted small"> · retry in {a.retry_in_seconds} s</span> : null}
-                          </td>
-                        </tr>
-                      );
-                    })}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </div>
-        ))}
-        {canWrite ? (
-          <form method="post" action={`${base}/events/${eventId}/replay`} data-testid="replay" class="replay">
-            <h3>Replay</h3>
-            <Errors errors={extra.errors} />
-            {destinations.length === 0 ? (
-              <p class="muted">Add a destination to the source first.</p>
-            ) : (
-              <>
-                <fieldset>
-                  <legend>Send this event again to</legend>
-                  {destinations.map((d) => (
-                    <label class="check">
-                      <input type="checkbox" name="destination_ids" value={d.id} disabled={!d.enabled} /> <code class="wrap">{d.url}</code>
-                      {d.enabled ? null : <span class="muted small"> (disabled)</span>}
-                    </label>
-                  ))}
-                </fieldset>
-                <p class="hint muted small">
-                  Tick none to send it to every enabled destination whose filter admits it. Each delivery counts against the month's webhooks quota.
-                </p>
-                <button type="submit">Replay</button>
-              </>
-            )}
-          </form>
-        ) : null}
-      </section>
-
-      <section class="section" aria-labelledby="payload-title">
-        <h2 id="payload-title">Payload</h2>
-        <p class="muted small">{event.content_type ?? "no content type"}</p>
-        <pre class="code-sample payload" data-testid="payload">
-          {payloadText(event.body)}
-        </pre>
-        <details>
-          <summary>Headers</summary>
-          <dl class="facts">
-            {Object.entries(event.headers)
-              .map(([name, value]) => [name, canWrite ? value : maskedHeader(name, value)])
-              .map(([name, value]) => (
-                <>
-                  <dt>
-                    <code>{name}</code>
-                  </dt>
-                  <dd>
-                    <code class="wrap">{value}</code>
-                  </dd>
-                </>
-              ))}
-          </dl>
-        </details>
-      </section>
-    </>,
-  );
-}
-
-relayPages.get("/relay/sources/:source_id/events/:event_id", (c) => eventPage(c));
-
-relayPages.post("/relay/sources/:source_id/events/:event_id/replay", async (c) => {
-  requireRole(c, "developer");
-  const teamId = c.get("consoleTeam").id;
-  const chosen = await formList(c, "destination_ids");
-  const parsed = ReplayBody.safeParse(chosen.length ? { destination_ids: chosen } : {});
-  if (!parsed.success) return eventPage(c, { errors: zodDetails(parsed.error) }, 422);
-  const team = await getTeam(getDb(c.env.DB), teamId);
-  const sourceId = c.req.param("source_id");
-  const eventId = c.req.param("event_id");
-  try {
-    const result = await replayEvent(
-      c.env,
-      { teamId, plan: team.plan, ownerEmail: team.ownerEmail },
-      sourceId,
-      eventId,
-      backgroundOf(c),
-      parsed.data.destination_ids,
-    );
-    return redirectTo(c, `relay/sources/${sourceId}/events/${eventId}`, result.count > 0 ? "replayed" : "nothing");
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "validation") return eventPage(c, { errors: error.details }, 422);
     throw error;
   }
 });

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 // The surveys pages: the team's surveys (status, counts; the first survey's create button or curl),
-// and one survey's results: status and counts, a chart per question (choices and ratings as bars,
+// and one survey's builder (survey-builder.tsx: questions of every type, order, branching) and results: status and counts, a chart per question (choices and ratings as bars,
 // NPS with its promoter/passive/detractor split), the responses table with paging, the CSV export,
 // the hosted page link and the embed snippet. The same services as /api/v1/surveys.
 import { Hono, type Context } from "hono";
@@ -19,6 +19,8 @@ import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
+import { questionView } from "../survey-questions.service";
+import { BUILDER_NOTICES, QuestionBuilder, surveyBuilderPages, type BuilderQuestion } from "./survey-builder";
 
 export const surveysPages = new Hono<ConsoleEnv>();
 
@@ -124,6 +126,8 @@ for (const action of ["activate", "close"] as const) {
     return redirectTo(c, `surveys/${row.id}`, action === "activate" ? "activated" : "closed");
   });
 }
+
+surveysPages.route("/", surveyBuilderPages);
 
 surveysPages.get("/surveys/:survey_id/responses.csv", async (c) => {
   const csv = await exportResponsesCsv(c.env, c.get("consoleTeam").id, c.req.param("survey_id"));
@@ -275,7 +279,8 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
       title: survey.name,
       active: "surveys",
       notices: {
-        created: "Survey created. Add questions over the API, then activate it.",
+        created: "Survey created. Add its questions below, then activate it.",
+        ...BUILDER_NOTICES,
         activated: "The survey is active and accepts responses.",
         closed: "The survey is closed: new responses cannot start.",
       },
@@ -288,14 +293,14 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
           {survey.questions.length} questions · created <Time iso={survey.created_at} />
         </span>
         {canWrite(c) && survey.status !== "active" ? (
-          <form method="post" action={`${base}/activate`}>
+          <form method="post" action={`${base}/activate`} data-testid="activate-survey">
             <button type="submit" class="small">
               {survey.status === "closed" ? "Reopen" : "Activate"}
             </button>
           </form>
         ) : null}
         {canWrite(c) && survey.status === "active" ? (
-          <form method="post" action={`${base}/close`}>
+          <form method="post" action={`${base}/close`} data-testid="close-survey">
             <button type="submit" class="secondary small">
               Close survey
             </button>
@@ -333,16 +338,12 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
         <CopyBlock id="embed-snippet" text={embed} label="Copy snippet" />
       </section>
 
+      <QuestionBuilder base={base} questions={survey.questions.map(questionView) as BuilderQuestion[]} writer={canWrite(c)} />
+
       <section class="section" aria-labelledby="summary-title">
         <h2 id="summary-title">Summary</h2>
         {questions.length === 0 ? (
-          <>
-            <p class="empty">This survey has no questions yet. Add one over the API:</p>
-            <CopyBlock
-              id="add-question-curl"
-              text={`curl -X POST ${origin}/api/v1/surveys/${survey.id}/questions \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"type": "nps", "title": "How likely are you to recommend us?", "position": 1}'`}
-            />
-          </>
+          <p class="empty">No questions yet: the summary appears once the survey has questions and answers.</p>
         ) : (
           <div class="questions">
             {questions.map((q, i) => (
