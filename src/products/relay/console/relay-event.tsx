@@ -7,15 +7,14 @@ import { getDb } from "../../../db/client";
 import { getTeam } from "../../../platform/admin/admin.service";
 import { ApiError, zodDetails, type FieldErrors } from "../../../platform/errors";
 import { backgroundOf } from "../../../platform/request-context";
-import { createDestination, listDestinations } from "../relay-destinations.service";
-import { eventDestinationStatuses, getEvent, listEvents } from "../relay-events.service";
+import { listDestinations } from "../relay-destinations.service";
+import { getEvent } from "../relay-events.service";
 import { replayEvent } from "../relay-replay.service";
-import { createSource, getSource, listSources } from "../relay-sources.service";
-import { CreateDestinationBody, CreateSourceBody, PROVIDERS, ReplayBody } from "../relay.schemas";
+import { getSource } from "../relay-sources.service";
+import { ReplayBody } from "../relay.schemas";
 import { Time } from "../../../console/layout";
-import { formList, formText } from "../../../console/forms";
+import { formList } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
-import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { ANSWER_EXCERPT, Errors, maskedHeader, StatusBadge } from "./relay-parts";
 
@@ -49,7 +48,7 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
   ]);
   const canWrite = roleAtLeast(team.role, "developer");
   // An unsigned source's address is its only credential: viewers (read only, never a secret) do not see it.
-  const hideIngest = !canWrite && !source.signature_verification;
+  const _hideIngest = !canWrite && !source.signature_verification;
   const base = teamPath(c, `relay/sources/${sourceId}`);
   const urlOf = new Map(destinations.map((d) => [d.id, d.url]));
   // Newest delivery first: a replay's attempts above the first delivery's.

@@ -6,17 +6,13 @@
 // answer's start; the payload; replay to all or to chosen destinations). Every read and write
 // goes through the services of /api/v1/webhooks, under the same tenancy, caps and quota.
 import { Hono, type Context } from "hono";
-import { getDb } from "../../../db/client";
-import { getTeam } from "../../../platform/admin/admin.service";
 import { ApiError, zodDetails, type FieldErrors } from "../../../platform/errors";
-import { backgroundOf } from "../../../platform/request-context";
 import { createDestination, listDestinations } from "../relay-destinations.service";
-import { eventDestinationStatuses, getEvent, listEvents } from "../relay-events.service";
-import { replayEvent } from "../relay-replay.service";
+import { eventDestinationStatuses, listEvents } from "../relay-events.service";
 import { createSource, getSource, listSources } from "../relay-sources.service";
-import { CreateDestinationBody, CreateSourceBody, PROVIDERS, ReplayBody } from "../relay.schemas";
+import { CreateDestinationBody, CreateSourceBody, PROVIDERS } from "../relay.schemas";
 import { Time } from "../../../console/layout";
-import { formList, formText } from "../../../console/forms";
+import { formText } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
@@ -29,7 +25,7 @@ relayPages.route("/", relayEventPages);
 
 /** Events per page of a source. */
 const EVENTS_PAGE = 50;
-const ANSWER_EXCERPT = 160;
+const _ANSWER_EXCERPT = 160;
 
 const PROVIDER_LABELS: Record<(typeof PROVIDERS)[number], string> = {
   stripe: "Stripe",
