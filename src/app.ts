@@ -31,6 +31,7 @@ import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
 import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
+import { flagsRouter } from "./products/flags";
 
 export const API_PREFIX = "/api/v1";
 
@@ -55,6 +56,7 @@ const MOUNTS: Mounts = [
   [`${API_PREFIX}/domains`, domainsRouter],
   [`${API_PREFIX}/webhooks`, mailWebhooksRouter],
   [`${API_PREFIX}/push`, pushRouter],
+  [`${API_PREFIX}/flags`, flagsRouter],
   [`${API_PREFIX}/surveys`, surveysRouter],
   [`${API_PREFIX}/surveys`, surveysPublicRouter],
   ["", surveyPageRouter],

@@ -29,6 +29,7 @@ export { RequestLogStore } from "./platform/request-log/request-log-store";
 export { PushStore } from "./products/push/store/push-store";
 export { SurveyStore } from "./products/surveys/store/survey-store";
 export { RelayStore } from "./products/relay/store/relay-store";
+export { FlagStore } from "./products/flags";
 
 /** Every declared queue consumer. */
 export const consumerDeclarations: readonly Consumer[] = [

@@ -4,7 +4,7 @@
 export const PLANS = ["free", "starter", "pro", "scale", "enterprise"] as const;
 export type Plan = (typeof PLANS)[number];
 
-export const SERVICES = ["mail", "ai", "surveys", "push", "webhooks", "logs"] as const;
+export const SERVICES = ["mail", "ai", "surveys", "push", "webhooks", "logs", "flags"] as const;
 export type Service = (typeof SERVICES)[number];
 
 /** The metric each service is counted in, as reported by GET /usage. */
@@ -15,6 +15,7 @@ export const SERVICE_METRIC: Record<Service, string> = {
   push: "notifications_sent",
   webhooks: "events_received",
   logs: "ingested_mb",
+  flags: "evaluations",
 };
 
 export interface PlanLimits {
@@ -25,23 +26,23 @@ export interface PlanLimits {
 export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
   free: {
     ratePerSecond: 10,
-    monthly: { mail: 3_000, ai: 10, surveys: 1_000, push: 10_000, webhooks: 10_000, logs: 1_024 },
+    monthly: { mail: 3_000, ai: 10, surveys: 1_000, push: 10_000, webhooks: 10_000, logs: 1_024, flags: 100_000 },
   },
   starter: {
     ratePerSecond: 50,
-    monthly: { mail: 50_000, ai: 100, surveys: 10_000, push: 100_000, webhooks: 100_000, logs: 10_240 },
+    monthly: { mail: 50_000, ai: 100, surveys: 10_000, push: 100_000, webhooks: 100_000, logs: 10_240, flags: 1_000_000 },
   },
   pro: {
     ratePerSecond: 100,
-    monthly: { mail: 250_000, ai: 500, surveys: 50_000, push: 1_000_000, webhooks: 1_000_000, logs: 51_200 },
+    monthly: { mail: 250_000, ai: 500, surveys: 50_000, push: 1_000_000, webhooks: 1_000_000, logs: 51_200, flags: 10_000_000 },
   },
   scale: {
     ratePerSecond: 500,
-    monthly: { mail: 1_000_000, ai: 2_500, surveys: 250_000, push: 10_000_000, webhooks: 10_000_000, logs: 512_000 },
+    monthly: { mail: 1_000_000, ai: 2_500, surveys: 250_000, push: 10_000_000, webhooks: 10_000_000, logs: 512_000, flags: 100_000_000 },
   },
   enterprise: {
     ratePerSecond: null,
-    monthly: { mail: null, ai: null, surveys: null, push: null, webhooks: null, logs: null },
+    monthly: { mail: null, ai: null, surveys: null, push: null, webhooks: null, logs: null, flags: null },
   },
 };
 

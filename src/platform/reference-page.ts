@@ -27,6 +27,10 @@ export const DOCUMENT_TAGS = [
   { name: "Mail", description: "Send on the transactional or broadcast stream; read emails and their history." },
   { name: "Mail webhooks", description: "Mail event webhooks and their test delivery." },
   { name: "Mail: sending domains", description: "Domains a live key may send from, verified by a DNS TXT record." },
+  {
+    name: "Feature flags",
+    description: "Flags, segments, environments and client keys; evaluate, bootstrap and track; the ruleset for local evaluation (team API key).",
+  },
   { name: "Operator", description: "Teams and keys, for the platform's operator: `Authorization: Bearer <ADMIN_TOKEN>`, not a team key." },
 ] as const;
 

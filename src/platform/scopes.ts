@@ -16,6 +16,9 @@ export const SCOPES = [
   "mail:send",
   "mail:read",
   "billing:read",
+  // NAMED-PRODUCTS.md: the named products' scopes, each `:write` including its `:read`.
+  "flags:read",
+  "flags:write",
 ] as const;
 
 /**
@@ -33,6 +36,7 @@ export type Scope = (typeof KEY_SCOPES)[number];
 const IMPLIED: Partial<Record<Scope, Scope[]>> = {
   "webhooks:write": ["webhooks:read"],
   "keys:write": ["keys:read"],
+  "flags:write": ["flags:read"],
 };
 
 /** True when a key holding `held` may use an endpoint that requires `required`. */

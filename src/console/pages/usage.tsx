@@ -21,6 +21,7 @@ export const SERVICE_LABELS: Record<Service, { label: string; unit: string }> = 
   push: { label: "Push notifications", unit: "notifications" },
   webhooks: { label: "Webhook relay", unit: "events" },
   logs: { label: "Log ingest", unit: "MB" },
+  flags: { label: "Flag evaluations", unit: "evaluations" },
 };
 
 const monthName = (period: string) => new Date(`${period}-01T00:00:00Z`).toLocaleString("en-US", { month: "long", year: "numeric", timeZone: "UTC" });

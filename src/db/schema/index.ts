@@ -7,3 +7,4 @@ export * from "./mail";
 export * from "./push";
 export * from "./surveys";
 export * from "./console";
+export * from "./flags";

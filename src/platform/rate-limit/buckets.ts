@@ -15,7 +15,7 @@ export interface CounterSpec {
   windowSeconds?: number;
 }
 
-export type BucketName = "default" | "strict" | "public" | "log_ingest" | "anonymous" | "survey_start_ip";
+export type BucketName = "default" | "strict" | "public" | "log_ingest" | "anonymous" | "survey_start_ip" | "flags_client_ip" | "flags_client";
 
 /**
  * The endpoint families of the `strict` bucket (docs/ARCHITECTURE.md, "Strict bucket per endpoint family"):
@@ -23,7 +23,7 @@ export type BucketName = "default" | "strict" | "public" | "log_ingest" | "anony
  * from many IPs) never locks the team out of another (its push subscriber registration or report
  * shares). Audit scan runs would share `audit_share` with report shares, as the spec says.
  */
-export type StrictFamily = "survey_start" | "push_subscribers" | "audit_share";
+export type StrictFamily = "survey_start" | "push_subscribers" | "audit_share" | "flags";
 
 /** The object of a team (its default bucket, strict families and meter): named after its default bucket's key, the name it has always had. */
 export function teamObject(teamId: string): string {
@@ -31,7 +31,7 @@ export function teamObject(teamId: string): string {
 }
 
 /** Fixed limits per 60-second window; `default` follows the plan. */
-export const BUCKET_LIMITS: Record<Exclude<BucketName, "default">, number> = {
+export const BUCKET_LIMITS: Record<Exclude<BucketName, "default" | "flags_client">, number> = {
   strict: 30,
   public: 200,
   log_ingest: 300,
@@ -42,11 +42,14 @@ export const BUCKET_LIMITS: Record<Exclude<BucketName, "default">, number> = {
    * extension of the specification's buckets, counted before the team's strict family.
    */
   survey_start_ip: 10,
+  /** The specification's per-IP bucket of the flags client endpoints (`/flags/client/...`), counted before `flags_client`. */
+  flags_client_ip: 120,
 };
 
 /** Limit of a bucket for a plan; null when the plan is not rate limited (enterprise). */
 export function bucketLimit(bucket: BucketName, plan?: string): number | null {
-  if (bucket === "default") {
+  // `flags_client` is keyed on a flags client key, at the plan's API rate like `default`.
+  if (bucket === "default" || bucket === "flags_client") {
     const rate = planLimits(plan ?? "free").ratePerSecond;
     return rate === null ? null : rate * WINDOW_SECONDS;
   }

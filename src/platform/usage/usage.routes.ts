@@ -34,6 +34,7 @@ const SERVICE_SCOPES: Record<Service, Scope[]> = {
   push: ["push:read", "push:write"],
   webhooks: ["webhooks:read"],
   logs: ["logs:read", "logs:write"],
+  flags: ["flags:read", "flags:write"],
 };
 
 /** Services a key sees: every one with billing:read, else mail plus those it holds a scope of. */
