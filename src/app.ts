@@ -31,7 +31,7 @@ import { keysRouter } from "./platform/keys/keys.routes";
 import { clientIp, enforceBucket } from "./platform/rate-limit/middleware";
 import { registerIdempotencyComponents } from "./platform/idempotency";
 import { DOCUMENT_TAGS, referencePage } from "./platform/reference-page";
-import { flagsRouter } from "./products/flags";
+import { flagsClientRouter, flagsRouter, ofrepRouter } from "./products/flags";
 
 export const API_PREFIX = "/api/v1";
 
@@ -56,7 +56,10 @@ const MOUNTS: Mounts = [
   [`${API_PREFIX}/domains`, domainsRouter],
   [`${API_PREFIX}/webhooks`, mailWebhooksRouter],
   [`${API_PREFIX}/push`, pushRouter],
+  // Before /flags: the client API has its own credential (a client key) and buckets.
+  [`${API_PREFIX}/flags/client`, flagsClientRouter],
   [`${API_PREFIX}/flags`, flagsRouter],
+  ["/ofrep/v1", ofrepRouter],
   [`${API_PREFIX}/surveys`, surveysRouter],
   [`${API_PREFIX}/surveys`, surveysPublicRouter],
   ["", surveyPageRouter],

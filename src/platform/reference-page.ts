@@ -31,6 +31,11 @@ export const DOCUMENT_TAGS = [
     name: "Feature flags",
     description: "Flags, segments, environments and client keys; evaluate, bootstrap and track; the ruleset for local evaluation (team API key).",
   },
+  {
+    name: "Feature flags (client)",
+    description: "Client keys (`fck_...`): client-side flags of one environment for browsers and apps, CORS, their own buckets.",
+  },
+  { name: "OFREP", description: "OpenFeature Remote Evaluation Protocol v0.3, with a client key or a team key holding flags:read." },
   { name: "Operator", description: "Teams and keys, for the platform's operator: `Authorization: Bearer <ADMIN_TOKEN>`, not a team key." },
 ] as const;
 

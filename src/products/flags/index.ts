@@ -3,6 +3,8 @@
 // import these by name.
 export { FlagStore } from "./store/flag-store";
 export { flagsRouter } from "./flags.routes";
+export { flagsClientRouter } from "./flags-client.routes";
+export { ofrepRouter } from "./ofrep.routes";
 
 /** The scopes the product adds (each `:write` includes its `:read`; platform/scopes.ts). */
 export const FLAG_SCOPES = ["flags:read", "flags:write"] as const;
