@@ -54,6 +54,8 @@ interface CachedRuleset {
 const rulesets = new IsolateCache<CachedRuleset>({ ttlMs: 3_600_000, max: RULESET_CACHE_MAX, teamOf: (entry) => entry.teamId });
 
 type Reply = Awaited<ReturnType<FlagStore["ruleset"]>>;
+/** Store calls this isolate made for rulesets (the tests hold evaluations to none while current). */
+export const rulesetCalls = { count: 0 };
 const revalidations = new WeakMap<object, Coalescer<number | null, Reply>>();
 
 function revalidator(env: Env): Coalescer<number | null, Reply> {
@@ -63,6 +65,7 @@ function revalidator(env: Env): Coalescer<number | null, Reply> {
       const [teamId, environment] = key.split("\u0000");
       // Every request in the call holds the same entry, or none: ask with the newest revision any holds.
       const known = items.reduce<number | null>((max, k) => (k !== null && (max === null || k > max) ? k : max), null);
+      rulesetCalls.count++;
       const reply = await flagStore(env, teamId).ruleset(environment, known);
       return items.map(() => reply);
     });
@@ -88,6 +91,7 @@ export async function rulesetOf(env: Env, teamId: string, environment: string, k
   else if (reply.ruleset) entry = { teamId, revision: reply.revision, prepared: prepareRuleset(reply.ruleset), checkedAt: nowMs() };
   else {
     // Another request's call asked with a revision this entry no longer holds: ask again for the whole ruleset.
+    rulesetCalls.count++;
     const full = await flagStore(env, teamId).ruleset(environment, null);
     entry = full?.ruleset
       ? { teamId, revision: full.revision, prepared: prepareRuleset(full.ruleset), checkedAt: nowMs() }
