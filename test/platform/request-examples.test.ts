@@ -50,6 +50,19 @@ const ORDER = [
   "createAuditFindingVerification",
   "shareAuditReport",
   "exportAuditReport",
+  "createFlag",
+  "updateFlag",
+  "revertFlag",
+  "scheduleFlagChange",
+  "createFlagSegment",
+  "updateFlagSegment",
+  "createFlagEnvironment",
+  "createFlagClientKey",
+  "evaluateFlags",
+  "bootstrapFlags",
+  "trackFlagEvents",
+  "clientBootstrapFlags",
+  "clientTrackFlagEvents",
   "createTeamApiKey",
   "createTeam",
   "updateTeam",
@@ -86,6 +99,7 @@ describe("request examples of the OpenAPI document", () => {
     let ingestToken = "";
     // The keys API needs keys:write, which the demo key never holds (its description says so).
     let keysKey = "";
+    let flagsClientKey = "";
 
     // Resource ids each answer adds, by operation.
     const captures: Partial<Record<(typeof ORDER)[number], (data: any) => void>> = {
@@ -101,6 +115,7 @@ describe("request examples of the OpenAPI document", () => {
       createAuditFinding: (d) => (ids.finding = d.id),
       createTeam: (d) => (ids.team = d.id),
       createApiKey: (d) => (ids.key = d.id),
+      createFlagClientKey: (d) => (flagsClientKey = d.key),
     };
     // What `{id}`-like parameters mean for each operation.
     const params: Partial<Record<(typeof ORDER)[number], () => Record<string, string>>> = {
@@ -118,6 +133,11 @@ describe("request examples of the OpenAPI document", () => {
       updateApiKey: () => ({ id: ids.key }),
       addTeamDomain: () => ({ id: ids.team }),
       addTeamMember: () => ({ id: ids.team }),
+      updateFlag: () => ({ key: "new-checkout" }),
+      revertFlag: () => ({ key: "new-checkout" }),
+      scheduleFlagChange: () => ({ key: "new-checkout" }),
+      updateFlagSegment: () => ({ key: "beta-testers" }),
+      createFlagClientKey: () => ({ env: "production" }),
     };
     // Steps between examples that no example covers: a signed event to replay, an active survey.
     const before: Partial<Record<(typeof ORDER)[number], () => Promise<void>>> = {
@@ -169,7 +189,9 @@ describe("request examples of the OpenAPI document", () => {
               ? ADMIN_TOKEN
               : scheme === "ingestToken"
                 ? ingestToken
-                : null;
+                : scheme === "flagsClientKey"
+                  ? flagsClientKey
+                  : null;
       const res = await call(method.toUpperCase(), url, { key, raw, headers: { "content-type": type } });
       const text = await res.text();
       results.push(`${operationId} ${res.status}${res.status >= 300 ? ` ${text}` : ""}`);

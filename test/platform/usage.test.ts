@@ -6,7 +6,7 @@ import { consumeQuota } from "../../src/platform/quota";
 import { PLAN_LIMITS, type Plan } from "../../src/platform/plans";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
 
-const ALL_SERVICES = ["ai", "logs", "mail", "push", "surveys", "webhooks"];
+const ALL_SERVICES = ["ai", "flags", "logs", "mail", "push", "surveys", "webhooks"];
 const METRICS: Record<string, string> = {
   mail: "emails_sent",
   ai: "ai_units",
@@ -14,6 +14,7 @@ const METRICS: Record<string, string> = {
   push: "notifications_sent",
   webhooks: "events_received",
   logs: "ingested_mb",
+  flags: "evaluations",
 };
 
 afterEach(() => setClock(null));
@@ -141,7 +142,7 @@ describe("used reflects consumption", () => {
 });
 
 describe("visibility by scope", () => {
-  it("billing:read sees all six services", async () => {
+  it("billing:read sees all seven services", async () => {
     expect(await visible(["billing:read"])).toEqual(ALL_SERVICES);
   });
 

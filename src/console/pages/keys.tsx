@@ -27,6 +27,7 @@ const PRODUCT_LABELS: Record<string, string> = {
   surveys: "Surveys",
   push: "Push",
   audit: "Audit",
+  flags: "Feature flags",
   billing: "Billing and usage",
   keys: "API keys",
 };
