@@ -5,7 +5,6 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../src/products/flags/flags.schemas";
 import { flagStore } from "../../../src/products/flags/flags.store";
-import type { FlagStore } from "../../../src/products/flags/store/flag-store";
 import { call, expectError, json } from "../../helpers/api";
 import { createFlag, evaluate, flagsTeam } from "./flags-helpers";
 
@@ -150,7 +149,7 @@ describe("flags: scheduled changes", () => {
     expect(change).toMatchObject({ status: "pending", environment: "production", enabled: true, at });
     // The alarm is set for it.
     const stub = env.FLAG_STORE.get(env.FLAG_STORE.idFromName(teamId));
-    expect(await runInDurableObject(stub, (_o: FlagStore, state) => state.storage.getAlarm())).toBe(Date.parse(at));
+    expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).toBe(Date.parse(at));
     // Not yet due: nothing happens.
     expect(await flagStore(env, teamId).runDue(Date.now())).toBe(0);
     expect(await flagStore(env, teamId).runDue(Date.parse(at))).toBe(1);
@@ -162,7 +161,7 @@ describe("flags: scheduled changes", () => {
     const { forgetRulesets } = await import("../../../src/products/flags/flags.store");
     forgetRulesets(teamId);
     expect((await evaluate(key, "production", { key: "u" })).launch.reason).toBe("DEFAULT");
-    expect(await runInDurableObject(stub, (_o: FlagStore, state) => state.storage.getAlarm())).toBeNull();
+    expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).toBeNull();
   });
 
   it("a pending change can be cancelled; an unknown environment is named", async () => {
