@@ -51,7 +51,7 @@ flagsEvaluateRouter.openapi(
     summary: "An environment's ruleset",
     description:
       "The whole ruleset (flags and segments) for local evaluation (clients/openfeature), with `ETag` (its version); `If-None-Match` with it answers 304 while nothing changed. Counted in the default bucket; spends no `evaluations` unit.",
-    request: { query: z.object({ environment: EnvKey }) },
+    request: { query: z.object({ environment: EnvKey.default("production") }) },
     responses: { 200: dataResponse("The ruleset", RulesetSchema), 304: { description: "Not modified" }, ...envNotFound, ...flagsInvalid },
   }),
   async (c) => {
