@@ -37,7 +37,7 @@ export const OfrepBulkSchema = z.object({ flags: z.array(z.union([OfrepSuccessSc
 
 /** The OFREP entry of one evaluation. */
 export function ofrepEntry(key: string, evaluation: Evaluation, context: Context): OfrepSuccess | OfrepError {
-  if (evaluation.error_code === "FLAG_NOT_FOUND") return { key, errorCode: "FLAG_NOT_FOUND", errorDetails: `flag ${key} was not found` };
+  if (evaluation.error_code === "FLAG_NOT_FOUND") return { key, errorCode: "FLAG_NOT_FOUND", errorDetails: "flag not found" };
   if (evaluation.bucket_missing === "key" && contextKey(context) === undefined) {
     return { key, errorCode: "TARGETING_KEY_MISSING", errorDetails: `flag ${key} is a rollout by the context's key: send targetingKey` };
   }

@@ -153,7 +153,7 @@ describe("flags: OFREP", () => {
     await expectError(await call("POST", "/ofrep/v1/evaluate/flags/server-only", { key: t.client.key, body: { context: { targetingKey: "u1" } } }), 404, {
       key: "server-only",
       errorCode: "FLAG_NOT_FOUND",
-      errorDetails: "flag server-only was not found",
+      errorDetails: "flag not found",
     });
     res = await call("POST", "/ofrep/v1/evaluate/flags/by-key", { key: t.client.key, body: { context: { targetingKey: "u1" } } });
     expect((await json(res)).reason).toBe("SPLIT");
