@@ -322,11 +322,6 @@ export class FlagStore extends DurableObject<Env> {
 
   // Rulesets ---------------------------------------------------------------------------------------
 
-  /** The team's current revision. */
-  async revision(): Promise<number> {
-    return this.currentRevision();
-  }
-
   /**
    * An environment's ruleset, or only its revision when the caller already holds it (`known`);
    * null when the team has no such environment.
