@@ -19,7 +19,7 @@ export { RequestLogStore } from "./platform/request-log/request-log-store";
 // The products' Durable Object classes, each under its class_name: named here, not `export *`, as
 // wrangler's generated types (src/worker-configuration.d.ts) type a binding only with a class the
 // entry names (a test holds this line against the products' definitions and wrangler.toml).
-export { AnalyticsSaltStore, AnalyticsStore, FormStore, LogStore, PushStore, RelayStore, SurveyStore } from "./products";
+export { AnalyticsSaltStore, AnalyticsStore, FlagStore, FormStore, LogStore, PushStore, RelayStore, SurveyStore } from "./products";
 
 /** The queue consumers of the products, then the platform's dead-letter consumer. */
 export function consumersOf(products: readonly ProductDefinition[]): readonly Consumer[] {

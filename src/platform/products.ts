@@ -96,9 +96,9 @@ export interface ProductDefinition {
   };
   /** Its metered services, by name. */
   services?: Partial<Record<Service, ServiceDeclaration>>;
-  /** Rate limits it owns: fixed buckets (limit per 60 s window) and strict families (counted in the team's strict bucket). */
+  /** Rate limits it owns: fixed buckets (limit per 60 s window, or "plan": the plan's API rate, like `default`) and strict families (counted in the team's strict bucket). */
   rateLimits?: {
-    buckets?: Partial<Record<ProductBucket, number>>;
+    buckets?: Partial<Record<ProductBucket, number | "plan">>;
     strictFamilies?: readonly StrictFamily[];
   };
   /** Its OpenAPI tags in reading order, each with the line the reference shows above its group. */
@@ -118,7 +118,7 @@ export interface Catalog {
   readonly implied: ReadonlyMap<Scope, readonly Scope[]>;
   /** Every product service, in list order. */
   readonly services: ReadonlyMap<Service, ServiceDeclaration>;
-  readonly buckets: ReadonlyMap<string, number>;
+  readonly buckets: ReadonlyMap<string, number | "plan">;
   readonly strictFamilies: ReadonlySet<string>;
   readonly queues: ReadonlyMap<string, QueueDeclaration>;
 }
@@ -139,7 +139,7 @@ export function registerProducts(products: readonly ProductDefinition[]): Catalo
   const scopes: Scope[] = [];
   const implied = new Map<Scope, readonly Scope[]>();
   const services = new Map<Service, ServiceDeclaration>();
-  const buckets = new Map<string, number>();
+  const buckets = new Map<string, number | "plan">();
   const strictFamilies = new Set<string>();
   const queues = new Map<string, QueueDeclaration>();
   for (const product of products) {
@@ -155,7 +155,7 @@ export function registerProducts(products: readonly ProductDefinition[]): Catalo
     }
     for (const [name, limit] of Object.entries(product.rateLimits?.buckets ?? {})) {
       once("bucket", name);
-      buckets.set(name, limit as number);
+      buckets.set(name, limit as number | "plan");
     }
     for (const family of product.rateLimits?.strictFamilies ?? []) {
       once("strict family", family);

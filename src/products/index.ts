@@ -6,6 +6,7 @@
 import { registerProducts, type ProductDefinition } from "../platform/products";
 import { analytics } from "./analytics";
 import { audit } from "./audit";
+import { flags } from "./flags";
 import { formsProduct } from "./forms";
 import { logs } from "./logs";
 import { mail } from "./mail";
@@ -15,6 +16,7 @@ import { surveys } from "./surveys";
 
 export * from "./analytics";
 export * from "./audit";
+export * from "./flags";
 export * from "./forms";
 export * from "./logs";
 export * from "./mail";
@@ -23,6 +25,6 @@ export * from "./relay";
 export * from "./surveys";
 
 /** Every product the Worker serves, registered with the platform. */
-export const PRODUCTS: readonly ProductDefinition[] = [logs, relay, surveys, mail, push, audit, formsProduct, analytics];
+export const PRODUCTS: readonly ProductDefinition[] = [logs, relay, surveys, mail, push, audit, formsProduct, analytics, flags];
 
 registerProducts(PRODUCTS);

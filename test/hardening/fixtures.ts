@@ -74,6 +74,11 @@ export function resolve(doc: any, schema: any): any {
 export function paramKind(path: string, name: string, publicRoute = false): string {
   if (name === "webhook_id") return "surveyWebhook";
   if (name === "token" && path.startsWith("/f/")) return "formFileToken";
+  if (path.includes("/flags/")) {
+    if (name === "env") return "flagEnvironment";
+    if (name === "id") return path.includes("/client-keys/") ? "flagClientKey" : "flagSchedule";
+    if (name === "key") return path.includes("/segments/") ? "flagSegment" : "flag";
+  }
   if (name === "project_id" && path.includes("/audit")) return "auditProject";
   const segments = path.split("/");
   const index = segments.indexOf(`{${name}}`);
@@ -187,6 +192,21 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   const fcm = `fcm-${crypto.randomUUID()}`;
   const apns = `apns-${crypto.randomUUID()}`;
   secrets.push(fcm, apns);
+  // Feature flags: keys chosen per fixture (flag, segment and environment keys are the team's own
+  // names, so another team may hold the same ones); an environment of its own, as production and
+  // development exist in every team.
+  const tag = crypto.randomUUID().slice(0, 8);
+  ids.flagEnvironment = (await ok(await call("POST", "flags/environments", { key, body: { key: `env-${tag}` } }))).key;
+  ids.flagSegment = (await ok(await call("POST", "flags/segments", { key, body: { key: `segment-${tag}`, included: ["u1"] } }))).key;
+  ids.flag = (await ok(await call("POST", "flags", { key, body: { key: `flag-${tag}`, client_side: true } }))).key;
+  ids.flagSchedule = (
+    await ok(
+      await call("POST", `flags/${ids.flag}/scheduled-changes`, { key, body: { environment: ids.flagEnvironment, at: "2040-01-01T00:00:00Z", enabled: true } }),
+    )
+  ).id;
+  const flagsClient = await ok(await call("POST", `flags/environments/${ids.flagEnvironment}/client-keys`, { key, body: { name: "hardening" } }));
+  ids.flagClientKey = flagsClient.id;
+  secrets.push(flagsClient.key);
   ids.pushApp = (await ok(await call("POST", "push/apps", { key, body: { name: "app", fcm_credentials: { token: fcm }, apns_credentials: apns } }))).id;
   const sealed = await env.DB.prepare("SELECT vapid_private_key_enc AS sealed FROM push_apps WHERE id = ?").bind(ids.pushApp).first<{ sealed: string }>();
   secrets.push(await decryptSecret(env.ENCRYPTION_KEY, sealed!.sealed));

@@ -55,6 +55,19 @@ const ORDER = [
   "createAnalyticsSite",
   "updateAnalyticsSite",
   "queryAnalytics",
+  "createFlag",
+  "updateFlag",
+  "revertFlag",
+  "scheduleFlagChange",
+  "createFlagSegment",
+  "updateFlagSegment",
+  "createFlagEnvironment",
+  "createFlagClientKey",
+  "evaluateFlags",
+  "bootstrapFlags",
+  "trackFlagEvents",
+  "clientBootstrapFlags",
+  "clientTrackFlagEvents",
   "createTeamApiKey",
   "createTeam",
   "updateTeam",
@@ -91,6 +104,7 @@ describe("request examples of the OpenAPI document", () => {
     let ingestToken = "";
     // The keys API needs keys:write, which the demo key never holds (its description says so).
     let keysKey = "";
+    let flagsClientKey = "";
 
     // Resource ids each answer adds, by operation.
     const captures: Partial<Record<(typeof ORDER)[number], (data: any) => void>> = {
@@ -108,6 +122,7 @@ describe("request examples of the OpenAPI document", () => {
       createApiKey: (d) => (ids.key = d.id),
       createForm: (d) => (ids.form = d.id),
       createAnalyticsSite: (d) => (ids.site = d.id),
+      createFlagClientKey: (d) => (flagsClientKey = d.key),
     };
     // What `{id}`-like parameters mean for each operation.
     const params: Partial<Record<(typeof ORDER)[number], () => Record<string, string>>> = {
@@ -127,6 +142,11 @@ describe("request examples of the OpenAPI document", () => {
       addTeamMember: () => ({ id: ids.team }),
       updateForm: () => ({ id: ids.form }),
       updateAnalyticsSite: () => ({ id: ids.site }),
+      updateFlag: () => ({ key: "new-checkout" }),
+      revertFlag: () => ({ key: "new-checkout" }),
+      scheduleFlagChange: () => ({ key: "new-checkout" }),
+      updateFlagSegment: () => ({ key: "beta-testers" }),
+      createFlagClientKey: () => ({ env: "production" }),
     };
     // Steps between examples that no example covers: a signed event to replay, an active survey.
     const before: Partial<Record<(typeof ORDER)[number], () => Promise<void>>> = {
@@ -183,7 +203,9 @@ describe("request examples of the OpenAPI document", () => {
               ? ADMIN_TOKEN
               : scheme === "ingestToken"
                 ? ingestToken
-                : null;
+                : scheme === "flagsClientKey"
+                  ? flagsClientKey
+                  : null;
       const res = await call(method.toUpperCase(), url, { key, raw, headers: { "content-type": type } });
       const text = await res.text();
       results.push(`${operationId} ${res.status}${res.status >= 300 ? ` ${text}` : ""}`);

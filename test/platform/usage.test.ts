@@ -6,7 +6,7 @@ import { consumeQuota } from "../../src/platform/quota";
 import { planTable, type Plan, type Service } from "../../src/platform/plans";
 import { addKey, admin, call, expectError, json, setupTeam } from "../helpers/api";
 
-const ALL_SERVICES = ["ai", "analytics", "forms", "logs", "mail", "push", "surveys", "webhooks"];
+const ALL_SERVICES = ["ai", "analytics", "flags", "forms", "logs", "mail", "push", "surveys", "webhooks"];
 const METRICS: Record<string, string> = {
   mail: "emails_sent",
   ai: "ai_units",
@@ -16,6 +16,7 @@ const METRICS: Record<string, string> = {
   logs: "ingested_mb",
   forms: "submissions",
   analytics: "events",
+  flags: "evaluations",
 };
 
 afterEach(() => setClock(null));

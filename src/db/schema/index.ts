@@ -9,3 +9,4 @@ export * from "./surveys";
 export * from "./console";
 export * from "./forms";
 export * from "./analytics";
+export * from "./flags";

@@ -55,12 +55,14 @@ export function fixedLimit(bucket: Exclude<BucketName, "default">): number {
   if (Object.hasOwn(PLATFORM_BUCKET_LIMITS, bucket)) return PLATFORM_BUCKET_LIMITS[bucket as keyof typeof PLATFORM_BUCKET_LIMITS];
   const limit = catalog().buckets.get(bucket);
   if (limit === undefined) throw new Error(`no product declares the rate-limit bucket ${bucket}`);
+  if (limit === "plan") throw new Error(`the rate-limit bucket ${bucket} follows the plan: ask bucketLimit with the plan`);
   return limit;
 }
 
 /** Limit of a bucket for a plan; null when the plan is not rate limited (enterprise). */
 export function bucketLimit(bucket: BucketName, plan?: string): number | null {
-  if (bucket === "default") {
+  // `default`, and a product's bucket declared `"plan"` (keyed on its own credential), follow the plan's API rate.
+  if (bucket === "default" || catalog().buckets.get(bucket) === "plan") {
     const rate = planLimits(plan ?? "free").ratePerSecond;
     return rate === null ? null : rate * WINDOW_SECONDS;
   }
