@@ -1,6 +1,7 @@
 // The Worker's bindings and vars, and the Hono context variables: one place for both.
 import type { Principal } from "./platform/auth";
 import type { ExportMessage } from "./products/audit/audit.messages";
+import type { ScanMessage } from "./products/audit/audit-scan.messages";
 import type { AlertCheck, AlertNotification } from "./products/logs/logs.messages";
 import type { MailQueueMessage } from "./products/mail/mail.messages";
 import type { PushQueueMessage } from "./products/push/push.messages";
@@ -18,6 +19,7 @@ export interface Env extends WranglerEnv {
   // else fails the type-check (wrangler's generated types know only `Queue`). The schemas live in
   // each product's leaf `*.messages.ts`, so this file imports no product code.
   EXPORT_QUEUE: Queue<ExportMessage>;
+  SCAN_QUEUE: Queue<ScanMessage>;
   WEBHOOK_QUEUE: Queue<DeliveryMessage>;
   PUSH_QUEUE: Queue<PushQueueMessage>;
   MAIL_QUEUE: Queue<MailQueueMessage>;

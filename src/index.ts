@@ -12,6 +12,8 @@ import { cronTable, runScheduled, type CronJob } from "./platform/jobs/cron";
 import { deadLetterConsumer } from "./platform/jobs/dead-letters";
 import { reportExportConsumer } from "./products/audit/audit.consumer";
 import { auditExportSweepCron, auditRiskSeriesCron } from "./products/audit/audit.cron";
+import { auditScansConsumer } from "./products/audit/audit-scan.consumer";
+import { auditScanRetentionCron, auditScanSchedulesCron, auditScanSweepCron } from "./products/audit/audit-scan.cron";
 import { alertChecksConsumer, alertNotificationsConsumer } from "./products/logs/logs.consumer";
 import { alertChecksCron } from "./products/logs/log-alerts.cron";
 import { logsRetentionCron } from "./products/logs/logs.cron";
@@ -33,6 +35,7 @@ export { RelayStore } from "./products/relay/store/relay-store";
 /** Every declared queue consumer. */
 export const consumerDeclarations: readonly Consumer[] = [
   reportExportConsumer,
+  auditScansConsumer,
   alertNotificationsConsumer,
   alertChecksConsumer,
   webhookDeliveriesConsumer,
@@ -55,6 +58,9 @@ export const cronDeclarations: readonly CronJob[] = [
   pushRetentionCron,
   auditExportSweepCron,
   auditRiskSeriesCron,
+  auditScanSweepCron,
+  auditScanSchedulesCron,
+  auditScanRetentionCron,
   idempotencyRetentionCron,
   consoleRetentionCron,
 ];

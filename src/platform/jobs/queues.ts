@@ -9,6 +9,7 @@ type QueueBinding = { [K in keyof Env]: Env[K] extends Queue ? K : never }[keyof
 
 export const QUEUES = {
   "report-export": { binding: "EXPORT_QUEUE", maxRetries: 5 },
+  "audit-scans": { binding: "SCAN_QUEUE", maxRetries: 5 },
   "webhook-deliveries": { binding: "WEBHOOK_QUEUE", maxRetries: 10 },
   "push-sends": { binding: "PUSH_QUEUE", maxRetries: 5 },
   "mail-sends": { binding: "MAIL_QUEUE", maxRetries: 5 },
