@@ -50,6 +50,8 @@ const ORDER = [
   "createAuditFindingVerification",
   "shareAuditReport",
   "exportAuditReport",
+  "createAuditScan",
+  "createAuditScanSchedule",
   "createTeamApiKey",
   "createTeam",
   "updateTeam",
