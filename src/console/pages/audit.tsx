@@ -18,8 +18,11 @@ import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "./parts";
 import { settings } from "../../platform/config";
+import { auditScanPages } from "../../products/audit/console/audit-scan-pages";
 
 export const auditPages = new Hono<ConsoleEnv>();
+// Scans of a project and their schedules (src/products/audit/console/).
+auditPages.route("/", auditScanPages);
 
 const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
 
@@ -91,6 +94,9 @@ async function projectPage(c: Context<ConsoleEnv>, shared?: Shared) {
     <>
       <div class="row-actions">
         <a href={teamPath(c, "audit")}>← Projects</a>
+        <a href={`${base}/scans`} data-testid="audit-scans-link">
+          Scans and schedules
+        </a>
       </div>
       <div class="stats">
         <div class="stat">
