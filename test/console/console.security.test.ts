@@ -64,6 +64,8 @@ async function productIds(key: string): Promise<Record<string, string>> {
     event_id: crypto.randomUUID(),
     email_id: crypto.randomUUID(),
     report_id: crypto.randomUUID(),
+    scan_id: crypto.randomUUID(),
+    schedule_id: crypto.randomUUID(),
   };
 }
 
@@ -77,6 +79,8 @@ async function snapshot(team: ConsoleTeam, actorEmail: string, formEmail: string
     env.DB.prepare("SELECT count(*) AS n FROM console_actions WHERE team_id = ?").bind(team.teamId),
     env.DB.prepare("SELECT count(*) AS n FROM teams WHERE name = ?").bind(teamName),
     env.DB.prepare('SELECT count(*) AS n FROM platform_outbox WHERE "to" IN (?, ?)').bind(actorEmail, formEmail),
+    env.DB.prepare("SELECT count(*) AS n FROM audit_scans WHERE team_id = ?").bind(team.teamId),
+    env.DB.prepare("SELECT count(*) AS n FROM audit_scan_schedules WHERE team_id = ?").bind(team.teamId),
   ]);
   return JSON.stringify(rows.map((r) => r.results));
 }
