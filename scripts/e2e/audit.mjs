@@ -10,7 +10,7 @@ import { assert, eventually, expectStatus, need, request } from "./http.mjs";
  * request with the headers in `headers`, which a check changes to "fix" the site.
  */
 async function startSite(headers) {
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...headers });
     res.end("<!doctype html><title>scan target</title><p>hello</p>");
   });
