@@ -528,6 +528,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List scans
+         * @description Newest first; optional `target_url` filter; `page` (1-based) and `per_page` (default 20, max 100).
+         */
+        get: operations["listAuditScans"];
+        put?: never;
+        /**
+         * Scan a site's security headers
+         * @description Queues a scan of `target_url` → 202 with the scan `queued`; poll `GET /scans/{id}` until `finished` (score, grade, tests) or `failed` (`error`). A second scan of the same target in the project within 3 minutes answers 200 with that scan instead of a new one. Runs under the `strict` bucket, its counter shared with report share (its 429 is the platform rate-limit body). A missing or malformed URL, another scheme, credentials, a private or internal address or this platform's own host → 422 `invalid_params`. Each failing test opens (or keeps) a finding for the target and test; a passing one closes it.
+         */
+        post: operations["createAuditScan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scan with its score, grade and tests
+         * @description `status` is `queued`, `running`, `finished` (score, grade, tests) or `failed` (`error`). Another team's or project's scan answers 404 `not_found`.
+         */
+        get: operations["getAuditScan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scan-schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List scan schedules
+         * @description Oldest first (at most 20).
+         */
+        get: operations["listAuditScanSchedules"];
+        put?: never;
+        /**
+         * Scan a target every day or week
+         * @description The hourly job queues a scan of `target_url` when due (the first at its next run), then every `day` or `week`. When a scheduled scan grades lower than the schedule's previous one, the team's members are mailed. At most 20 per project and one per target (else 422 `invalid_params`).
+         */
+        post: operations["createAuditScanSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scan-schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a scan schedule
+         * @description No more scans are queued for it; its scans stay. Another team's or project's schedule answers 404 `not_found`.
+         */
+        delete: operations["deleteAuditScanSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/insights/audit/reports/shared/{token}": {
         parameters: {
             query?: never;
@@ -2057,6 +2145,15 @@ export interface components {
             status: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
             /** @description True while the finding is an open regression (reopened after a terminal status). */
             regression: boolean;
+            /**
+             * @description `manual` (a person) or `scan` (opened by a scan run).
+             * @enum {string}
+             */
+            source: "manual" | "scan";
+            /** @description The scanned target the finding is about (scan findings, or a person's finding given one). */
+            target_url: string | null;
+            /** @description The scan test the finding is about. */
+            test: string | null;
             created_at: string;
             updated_at: string;
         };
@@ -2087,6 +2184,13 @@ export interface components {
              * @enum {string}
              */
             status?: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
+            /** @description With `test`: the scanned target this finding is about; scans of it then keep, close and reopen this finding instead of opening their own. */
+            target_url?: string;
+            /**
+             * @description With `target_url`: the scan test this finding is about.
+             * @enum {string}
+             */
+            test?: "content-security-policy" | "cookies" | "cross-origin-resource-sharing" | "redirection" | "referrer-policy" | "strict-transport-security" | "x-content-type-options" | "x-frame-options";
         };
         FindingDetail: components["schemas"]["Finding"] & {
             status_history: components["schemas"]["FindingStatusChange"][];
@@ -2185,6 +2289,69 @@ export interface components {
             ids: string[];
             /** @description The most recently shared of the revoked reports. */
             id: string;
+        };
+        Scan: {
+            id: string;
+            org_id: string;
+            project_id: string;
+            target_url: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "finished" | "failed";
+            /** @description 100 plus the tests' modifiers (bonuses only from 90), at least 0; set when finished. */
+            score: number | null;
+            /** @description A+ to F, the MDN HTTP Observatory's scale; set when finished. */
+            grade: string | null;
+            tests: components["schemas"]["ScanTest"][];
+            /** @description Why a `failed` scan failed: timeout, DNS failure, forbidden hop, redirect loop, connection failed. */
+            error: string | null;
+            /** @description The address the graded answer came from, after redirects. */
+            final_url: string | null;
+            status_code: number | null;
+            schedule_id: string | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        ScanTest: {
+            /** @example strict-transport-security */
+            name: string;
+            pass: boolean;
+            /** @example hsts-not-implemented */
+            result: string;
+            score_modifier: number;
+            /** @description What the result means and what to fix. */
+            description: string;
+            /** @description What the test read: a header (cut to 256 characters), cookie names and flags (never values), the http:// answer. */
+            data?: unknown;
+        };
+        StartScan: {
+            /**
+             * @description The page to scan: https (http only where private targets are allowed), no credentials, not a private, loopback, link-local or metadata address, not this platform's own host. Stored in the URL parser's form (lower-case host, `/` path at least, no fragment).
+             * @example https://example.com/
+             */
+            target_url: string;
+        };
+        ScanSchedule: {
+            id: string;
+            org_id: string;
+            project_id: string;
+            target_url: string;
+            /** @enum {string} */
+            every: "day" | "week";
+            /** @description When the hourly run next queues a scan (the first: the next run after creation). */
+            next_run_at: string;
+            last_grade: string | null;
+            last_scan_id: string | null;
+            created_at: string;
+        };
+        CreateScanSchedule: {
+            /**
+             * @description The page to scan: https (http only where private targets are allowed), no credentials, not a private, loopback, link-local or metadata address, not this platform's own host. Stored in the URL parser's form (lower-case host, `/` path at least, no fragment).
+             * @example https://example.com/
+             */
+            target_url: string;
+            /** @enum {string} */
+            every: "day" | "week";
         };
         LogIngestOk: {
             /** @enum {boolean} */
@@ -5447,6 +5614,550 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["RevokeResult"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listAuditScans: {
+        parameters: {
+            query?: {
+                /** @description Only scans of this target (compared in its stored form). */
+                target_url?: string;
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scans */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"][];
+                        meta: components["schemas"]["AuditMeta"] & {
+                            pagination: {
+                                page: number;
+                                per_page: number;
+                                total: number;
+                                total_pages: number;
+                            };
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createAuditScan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_url": "https://example.com/"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartScan"];
+            };
+        };
+        responses: {
+            /** @description A scan of the same target started within 3 minutes */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description The scan, queued */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description `unavailable`: the scan could not be stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+        };
+    };
+    getAuditScan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scan */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listAuditScanSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScanSchedule"][];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createAuditScanSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_url": "https://example.com/",
+                 *       "every": "week"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateScanSchedule"];
+            };
+        };
+        responses: {
+            /** @description The schedule */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScanSchedule"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteAuditScanSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
                         meta: components["schemas"]["AuditMeta"];
                         error: null;
                     };

@@ -15,6 +15,7 @@ import { ROOT } from "../lib/dev-server.mjs";
 const FAKE = join(ROOT, "scripts", "test", "fixtures", "fake-wrangler.mjs");
 const QUEUES = [
   "report-export",
+  "audit-scans",
   "webhook-deliveries",
   "push-sends",
   "mail-sends",
@@ -101,8 +102,8 @@ describe("a first run on an empty account", () => {
     assert.match(env, /\[\[env\.production\.r2_buckets\]\]\nbinding = "REPORTS"\nbucket_name = "edge-platform-reports"/);
     assert.match(env, /\[\[env\.production\.r2_buckets\]\]\nbinding = "MAIL_BODIES"\nbucket_name = "edge-platform-mail-bodies"/);
     assert.match(env, /\[\[env\.production\.durable_objects\.bindings\]\]\nname = "LOG_STORE"\nclass_name = "LogStore"/);
-    assert.equal(env.match(/\[\[env\.production\.queues\.producers\]\]/g).length, 7);
-    assert.equal(env.match(/\[\[env\.production\.queues\.consumers\]\]/g).length, 8);
+    assert.equal(env.match(/\[\[env\.production\.queues\.producers\]\]/g).length, 8);
+    assert.equal(env.match(/\[\[env\.production\.queues\.consumers\]\]/g).length, 9);
     assert.match(env, /queue = "webhook-deliveries"\nmax_batch_size = 25\nmax_batch_timeout = 1\nmax_retries = 10\ndead_letter_queue = "platform-dlq"/);
 
     // Secrets: generated, put, and only ADMIN_TOKEN printed (once, the value that was put).

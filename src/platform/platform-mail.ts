@@ -27,6 +27,7 @@ export const PLATFORM_MAIL_KINDS = [
   "alert",
   "relay_destination_disabled",
   "form_submission",
+  "scan_grade_drop",
 ] as const;
 export type PlatformMailKind = (typeof PLATFORM_MAIL_KINDS)[number];
 

@@ -83,6 +83,17 @@ export function checkUrl(raw: string, options: SsrfOptions): string | null {
   return null;
 }
 
+/**
+ * Returns why an address a host name resolved to is refused, or null when it may be called: the
+ * same ranges as a literal address in a URL (the audit scan checks each hop's DNS answers with it).
+ */
+export function checkAddress(address: string, options: SsrfOptions): string | null {
+  if (!ipaddr.isValid(address)) return "is not an IP address";
+  const kind = ipClass(address);
+  if (kind === "public" || (kind === "loopback" && options.allowPrivate)) return null;
+  return INTERNAL;
+}
+
 /** True when the URL may be called. */
 export function isSafeUrl(raw: string, options: SsrfOptions): boolean {
   return checkUrl(raw, options) === null;

@@ -69,6 +69,8 @@ async function productIds(key: string): Promise<Record<string, string>> {
     form_id,
     sid: crypto.randomUUID(),
     file_id: crypto.randomUUID(),
+    scan_id: crypto.randomUUID(),
+    schedule_id: crypto.randomUUID(),
   };
 }
 
@@ -82,6 +84,8 @@ async function snapshot(team: ConsoleTeam, actorEmail: string, formEmail: string
     env.DB.prepare("SELECT count(*) AS n FROM console_actions WHERE team_id = ?").bind(team.teamId),
     env.DB.prepare("SELECT count(*) AS n FROM teams WHERE name = ?").bind(teamName),
     env.DB.prepare('SELECT count(*) AS n FROM platform_outbox WHERE "to" IN (?, ?)').bind(actorEmail, formEmail),
+    env.DB.prepare("SELECT count(*) AS n FROM audit_scans WHERE team_id = ?").bind(team.teamId),
+    env.DB.prepare("SELECT count(*) AS n FROM audit_scan_schedules WHERE team_id = ?").bind(team.teamId),
   ]);
   return JSON.stringify(rows.map((r) => r.results));
 }

@@ -87,6 +87,8 @@ export function paramKind(path: string, name: string, publicRoute = false): stri
     orgs: "org",
     findings: "finding",
     reports: "report",
+    scans: "scan",
+    "scan-schedules": "scanSchedule",
     projects: "logProject",
     alerts: "alert",
     sources: "source",
@@ -154,6 +156,8 @@ export async function buildFixture(plan = "enterprise"): Promise<Fixture> {
   ids.finding = (await ok(await call("POST", `${audit}/findings`, { key, body: { title: "SQL injection", priority_score: 5 } }))).id;
   await ok(await call("POST", `${audit}/findings/${ids.finding}/verifications`, { key, body: { result: "passed" } }));
   ids.report = (await ok(await call("POST", `${audit}/reports/export`, { key, body: { format: "json" } }))).id;
+  ids.scan = (await ok(await call("POST", `${audit}/scans`, { key, body: { target_url: "https://scan-target.example/" } }))).id;
+  ids.scanSchedule = (await ok(await call("POST", `${audit}/scan-schedules`, { key, body: { target_url: "https://scan-target.example/", every: "week" } }))).id;
 
   // Logs: a project (its ingest token is a secret) and an alert.
   const project = await ok(await call("POST", "logs/projects", { key, body: { name: "api" } }));

@@ -14,6 +14,7 @@ import { shareMail } from "../../src/products/audit/audit-share.service";
 import { alertMail } from "../../src/products/logs/logs.consumer";
 import { destinationDisabledMail } from "../../src/products/relay/relay.health";
 import { formSubmissionMail } from "../../src/products/forms/forms.notify";
+import { gradeDropMail } from "../../src/products/audit/audit-scan-schedules.service";
 import { consoleTeam, page } from "../helpers/console";
 
 const PHISH = "Your mailbox is full - restore it at https://evil.test/restore";
@@ -37,6 +38,7 @@ const TEMPLATES: Record<PlatformMailKind, (tenant: string) => MailContent[]> = {
     destinationDisabledMail("http://app.test", { teamId: ID, ownerEmail: "o@example.com", sourceId: ID, destinationId: ID, url: tenant, failingSince: AT }),
   ],
   // The form's name is the team's text; the fields are a visitor's, quoted the same way.
+  scan_grade_drop: (tenant) => [gradeDropMail({ targetUrl: tenant, projectId: tenant, scanId: ID, before: "A", after: "C" })],
   form_submission: (tenant) => [
     formSubmissionMail({ name: tenant }, { id: ID, fields: { message: "hello" }, files: [], subject: null, replyTo: null, createdAt: AT }, []),
   ],

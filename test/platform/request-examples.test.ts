@@ -68,6 +68,8 @@ const ORDER = [
   "trackFlagEvents",
   "clientBootstrapFlags",
   "clientTrackFlagEvents",
+  "createAuditScan",
+  "createAuditScanSchedule",
   "createTeamApiKey",
   "createTeam",
   "updateTeam",

@@ -1,7 +1,8 @@
 // Audit tables: findings with their status history and verifications, the per-project summary
 // counters and daily risk series kept in step with them (what the summary reads), and report
 // export records (the artefact lives in R2 under `object_key`).
-import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { teams } from "./platform";
 
 export const FINDING_STATUSES = ["new", "triaged", "in_progress", "ready_verify", "resolved", "dismissed"] as const;
@@ -9,6 +10,10 @@ export type FindingStatus = (typeof FINDING_STATUSES)[number];
 
 export const REPORT_FORMATS = ["pdf", "csv", "json"] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+/** Who opened a finding: a person (the API or the console), or a scan run (audit-scan*.ts). */
+export const FINDING_SOURCES = ["manual", "scan"] as const;
+export type FindingSource = (typeof FINDING_SOURCES)[number];
 
 export const REPORT_STATUSES = ["queued", "exporting", "exported", "shared", "failed"] as const;
 export type ReportStatus = (typeof REPORT_STATUSES)[number];
@@ -28,10 +33,18 @@ export const auditFindings = sqliteTable(
     everTerminal: integer("ever_terminal", { mode: "boolean" }).notNull().default(false),
     /** Incremented by every update: PATCH is conditional on it (optimistic concurrency). */
     version: integer("version").notNull().default(0),
+    source: text("source").$type<FindingSource>().notNull().default("manual"),
+    /** The scanned target and the scan test this finding is about (both set or both null). */
+    targetUrl: text("target_url"),
+    test: text("test"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("audit_findings_project_idx").on(t.teamId, t.projectId, t.createdAt)],
+  (t) => [
+    index("audit_findings_project_idx").on(t.teamId, t.projectId, t.createdAt),
+    // One finding per project, target and scan test, whoever opened it: a scan never duplicates it.
+    uniqueIndex("audit_findings_target_test_idx").on(t.teamId, t.projectId, t.targetUrl, t.test).where(sql`target_url IS NOT NULL AND test IS NOT NULL`),
+  ],
 );
 
 /**
@@ -160,4 +173,91 @@ export const auditReports = sqliteTable(
 );
 
 export type AuditReport = typeof auditReports.$inferSelect;
+
+export const SCAN_STATUSES = ["queued", "running", "finished", "failed"] as const;
+export type ScanStatus = (typeof SCAN_STATUSES)[number];
+
+/** One graded test of a scan, as the API returns it (audit-scan.grade.ts). */
+export interface ScanTestResult {
+  name: string;
+  pass: boolean;
+  result: string;
+  score_modifier: number;
+  description: string;
+  /** What the test read: a header's value (cut), cookie names and flags (never values), the redirect seen. */
+  data?: unknown;
+}
+
+/**
+ * Scan runs of a target (audit-scan*.ts): queued by POST /scans or a schedule, claimed by the
+ * `audit-scans` consumer (the standard claim columns), finished with the score, the grade and the
+ * tests, or failed with `error`. Kept SCAN_RETENTION_DAYS (the hourly retention job).
+ */
+export const auditScans = sqliteTable(
+  "audit_scans",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    targetUrl: text("target_url").notNull(),
+    status: text("status").$type<ScanStatus>().notNull(),
+    score: integer("score"),
+    grade: text("grade"),
+    tests: text("tests", { mode: "json" }).$type<ScanTestResult[]>(),
+    error: text("error"),
+    /** The address the graded answer came from (after redirects) and its HTTP status. */
+    finalUrl: text("final_url"),
+    statusCode: integer("status_code"),
+    /** The schedule that queued it and the run it stands for (one scan per schedule and slot). */
+    scheduleId: text("schedule_id"),
+    scheduleSlot: text("schedule_slot"),
+    attempts: integer("attempts").notNull().default(0),
+    leaseUntil: integer("lease_until"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    startedAt: text("started_at"),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [
+    index("audit_scans_project_idx").on(t.teamId, t.projectId, t.createdAt, t.id),
+    index("audit_scans_target_idx").on(t.teamId, t.projectId, t.targetUrl, t.createdAt),
+    index("audit_scans_sweep_idx").on(t.status, t.updatedAt),
+    index("audit_scans_created_idx").on(t.createdAt),
+    uniqueIndex("audit_scans_schedule_slot_idx").on(t.scheduleId, t.scheduleSlot),
+  ],
+);
+
+export type AuditScan = typeof auditScans.$inferSelect;
+
+export const SCAN_EVERY = ["day", "week"] as const;
+export type ScanEvery = (typeof SCAN_EVERY)[number];
+
+/** Scheduled scans of a target (at most 20 per project), run by the hourly cron when due. */
+export const auditScanSchedules = sqliteTable(
+  "audit_scan_schedules",
+  {
+    id: text("id").primaryKey(),
+    teamId: text("team_id")
+      .notNull()
+      .references(() => teams.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    targetUrl: text("target_url").notNull(),
+    every: text("every").$type<ScanEvery>().notNull(),
+    /** When the next scan is due (ISO); the cron moves it on by `every` as it queues one. */
+    nextRunAt: text("next_run_at").notNull(),
+    /** The grade of the last finished scan it queued, and that scan: a lower grade mails the members. */
+    lastGrade: text("last_grade"),
+    lastScanId: text("last_scan_id"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    index("audit_scan_schedules_project_idx").on(t.teamId, t.projectId, t.createdAt),
+    uniqueIndex("audit_scan_schedules_target_idx").on(t.teamId, t.projectId, t.targetUrl),
+    index("audit_scan_schedules_due_idx").on(t.nextRunAt),
+  ],
+);
+
+export type AuditScanSchedule = typeof auditScanSchedules.$inferSelect;
 export type AuditFinding = typeof auditFindings.$inferSelect;

@@ -33,6 +33,8 @@ export const CLAIMS = {
   "survey-webhooks": { leaseMs: 60_000, maxAttempts: 9 },
   /** Audit exports: one render and one R2 put; a failed render is final, so no cap. */
   "report-export": { leaseMs: 2 * 60_000, maxAttempts: null },
+  /** Audit scans: the fetch ends within 10 s, the grade and the findings write follow; 5 claims of one scan. */
+  "audit-scans": { leaseMs: 60_000, maxAttempts: 5 },
 } as const satisfies Partial<Record<string, { leaseMs: number; maxAttempts: number | null }>>;
 
 /** A table with the standard claim columns. */

@@ -30,7 +30,7 @@ export type BucketName = "default" | "strict" | "public" | "anonymous" | Product
  * The endpoint families of the `strict` bucket (docs/ARCHITECTURE.md, "Strict bucket per endpoint family"):
  * each family of a team has its own counter, so anonymous traffic on one family (say, survey starts
  * from many IPs) never locks the team out of another (its push subscriber registration or report
- * shares). Audit scan runs would share `audit_share` with report shares, as the spec says.
+ * shares). Audit scan runs share `audit_share` with report shares, as the spec says.
  */
 export type StrictFamily = keyof ProductStrictFamilies & string;
 

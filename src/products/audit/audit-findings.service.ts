@@ -5,11 +5,13 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { auditFindingHistory, auditFindings, auditVerifications, type AuditFinding, type FindingStatus } from "../../db/schema/audit";
+import { auditFindingHistory, auditFindings, auditVerifications, type AuditFinding, type FindingSource, type FindingStatus } from "../../db/schema/audit";
 import { nowIso } from "../../platform/clock";
+import { isUniqueViolation } from "../../platform/db-errors";
 import { ApiError } from "../../platform/errors";
 import { orNotFound } from "../../platform/tenancy";
 import { findingDelta, isTerminal, verificationDelta, type Scope } from "./audit-summary.service";
+import { normalizeTarget } from "./audit-scan.service";
 import { guardedFindingUpdate, guardedHistoryInsert, prepared, projectPage, projectRow, summaryStatements } from "./audit.queries";
 
 export interface FindingView {
@@ -20,6 +22,9 @@ export interface FindingView {
   priority_score: number;
   status: FindingStatus;
   regression: boolean;
+  source: FindingSource;
+  target_url: string | null;
+  test: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -33,12 +38,21 @@ function findingView(row: AuditFinding): FindingView {
     priority_score: row.priorityScore,
     status: row.status,
     regression: !isTerminal(row.status) && row.everTerminal,
+    source: row.source,
+    target_url: row.targetUrl,
+    test: row.test,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
 }
 
-export async function createFinding(env: Env, scope: Scope, input: { title: string; priority_score: number; status: FindingStatus }): Promise<FindingView> {
+export async function createFinding(
+  env: Env,
+  scope: Scope,
+  input: { title: string; priority_score: number; status: FindingStatus; target_url?: string; test?: string },
+): Promise<FindingView> {
+  // A finding about a scanned target and test is the one a scan keeps, closes and reopens (never a copy).
+  const targetUrl = input.target_url === undefined ? null : normalizeTarget(env, input.target_url);
   const db = getDb(env.DB);
   const at = nowIso();
   const row: AuditFinding = {
@@ -50,6 +64,9 @@ export async function createFinding(env: Env, scope: Scope, input: { title: stri
     status: input.status,
     everTerminal: isTerminal(input.status),
     version: 0,
+    source: "manual",
+    targetUrl,
+    test: targetUrl === null ? null : (input.test ?? null),
     createdAt: at,
     updatedAt: at,
   };
@@ -69,7 +86,10 @@ export async function createFinding(env: Env, scope: Scope, input: { title: stri
       }),
     ),
     ...summaryStatements(env.DB, scope, findingDelta(null, row, at)),
-  ]);
+  ]).catch((error) => {
+    if (isUniqueViolation(error)) throw ApiError.validation({ test: ["this project already has a finding for this target and test"] });
+    throw error;
+  });
   return findingView(row);
 }
 

@@ -1,6 +1,7 @@
 // Zod schemas of the audit API: path params, request bodies, the envelope and every resource.
 import { z } from "@hono/zod-openapi";
-import { FINDING_STATUSES, REPORT_FORMATS, REPORT_STATUSES } from "../../db/schema/audit";
+import { FINDING_SOURCES, FINDING_STATUSES, REPORT_FORMATS, REPORT_STATUSES } from "../../db/schema/audit";
+import { SCAN_TESTS } from "./audit-scan.results";
 
 export const SHARE_CHANNELS = ["email", "chat", "link"] as const;
 export type ShareChannel = (typeof SHARE_CHANNELS)[number];
@@ -59,7 +60,12 @@ export const CreateFindingBody = z
     title: Title,
     priority_score: Priority.default(0).openapi({ description: "Weight in the risk burn-down; default 0." }),
     status: z.enum(FINDING_STATUSES).default("new"),
+    target_url: z.string().max(2048).optional().openapi({
+      description: "With `test`: the scanned target this finding is about; scans of it then keep, close and reopen this finding instead of opening their own.",
+    }),
+    test: z.enum(SCAN_TESTS).optional().openapi({ description: "With `target_url`: the scan test this finding is about." }),
   })
+  .refine((body) => (body.target_url === undefined) === (body.test === undefined), { message: "give both target_url and test, or neither", path: ["test"] })
   .openapi("CreateFinding");
 
 export const PatchFindingBody = z
@@ -87,6 +93,9 @@ export const Finding = z
     priority_score: z.number(),
     status: z.enum(FINDING_STATUSES),
     regression: z.boolean().openapi({ description: "True while the finding is an open regression (reopened after a terminal status)." }),
+    source: z.enum(FINDING_SOURCES).openapi({ description: "`manual` (a person) or `scan` (opened by a scan run)." }),
+    target_url: z.string().nullable().openapi({ description: "The scanned target the finding is about (scan findings, or a person's finding given one)." }),
+    test: z.string().nullable().openapi({ description: "The scan test the finding is about." }),
     created_at: z.string(),
     updated_at: z.string(),
   })

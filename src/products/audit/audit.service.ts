@@ -7,7 +7,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { auditReports, auditSummaryCounters, type AuditReport, type ReportFormat, type ReportStatus } from "../../db/schema/audit";
+import { auditReports, auditScans, auditSummaryCounters, type AuditReport, type ReportFormat, type ReportStatus } from "../../db/schema/audit";
 import { isoSeconds } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { accept } from "../../platform/jobs/accept";
@@ -39,14 +39,15 @@ export function reportView(row: AuditReport): ReportView {
 export const MAX_LISTED_PROJECTS = 200;
 
 /**
- * The team's audit projects: every project id with findings (its summary counters row) or
- * reports, in name order. A project exists once something is written under its id.
+ * The team's audit projects: every project id with findings (its summary counters row),
+ * reports or scans, in name order. A project exists once something is written under its id.
  */
 export async function listProjects(env: Env, teamId: string): Promise<string[]> {
   const db = getDb(env.DB);
   const withFindings = db.select({ projectId: auditSummaryCounters.projectId }).from(auditSummaryCounters).where(eq(auditSummaryCounters.teamId, teamId));
   const withReports = db.selectDistinct({ projectId: auditReports.projectId }).from(auditReports).where(eq(auditReports.teamId, teamId));
-  const rows = await withFindings.union(withReports).orderBy(asc(auditSummaryCounters.projectId)).limit(MAX_LISTED_PROJECTS);
+  const withScans = db.selectDistinct({ projectId: auditScans.projectId }).from(auditScans).where(eq(auditScans.teamId, teamId));
+  const rows = await withFindings.union(withReports).union(withScans).orderBy(asc(auditSummaryCounters.projectId)).limit(MAX_LISTED_PROJECTS);
   return rows.map((r) => r.projectId);
 }
 

@@ -2,6 +2,9 @@
 // (docs/ARCHITECTURE.md "Adding a product"). src/products/index.ts lists it.
 import { auditPages } from "./console/audit";
 import { defineProduct } from "../../platform/products";
+import { auditScansConsumer } from "./audit-scan.consumer";
+import { auditScanRetentionCron, auditScanSchedulesCron, auditScanSweepCron } from "./audit-scan.cron";
+import { scansQueue } from "./audit-scan.messages";
 import { auditViewerRouter } from "./audit-viewer.routes";
 import { reportExportConsumer } from "./audit.consumer";
 import { auditExportSweepCron, auditRiskSeriesCron } from "./audit.cron";
@@ -21,7 +24,7 @@ declare module "../../platform/plans" {
 }
 declare module "../../platform/rate-limit/buckets" {
   interface ProductStrictFamilies {
-    /** Report shares (audit scan runs would share it, as the spec says). */
+    /** Report shares and scan runs (one counter, as the specification says). */
     audit_share: true;
   }
 }
@@ -33,9 +36,10 @@ export const audit = defineProduct({
     { prefix: "/insights/audit/reports", router: auditViewerRouter },
   ],
   console: { pages: auditPages, nav: { path: "audit", label: "Audit" } },
-  queues: [exportQueue],
-  consumers: [reportExportConsumer],
-  crons: [auditExportSweepCron, auditRiskSeriesCron],
+  queues: [exportQueue, scansQueue],
+  consumers: [reportExportConsumer, auditScansConsumer],
+  crons: [auditExportSweepCron, auditRiskSeriesCron, auditScanSweepCron, auditScanSchedulesCron],
+  retention: [auditScanRetentionCron],
   scopes: { label: "Audit", names: ["audit:read", "audit:write"] },
   services: {
     ai: {

@@ -22,8 +22,11 @@ import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
+import { auditScanPages } from "./audit-scan-pages";
 
 export const auditPages = new Hono<ConsoleEnv>();
+// Scans of a project and their schedules (audit-scan-pages.tsx).
+auditPages.route("/", auditScanPages);
 
 const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
 
@@ -115,6 +118,9 @@ async function projectPage(c: Context<ConsoleEnv>) {
     <>
       <div class="row-actions">
         <a href={teamPath(c, "audit")}>← Projects</a>
+        <a href={`${base}/scans`} data-testid="audit-scans-link">
+          Scans and schedules
+        </a>
       </div>
       <div class="stats">
         <div class="stat">
