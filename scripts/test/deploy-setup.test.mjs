@@ -78,12 +78,16 @@ describe("a first run on an empty account", () => {
       "d1 create edge-platform",
       "r2 bucket create edge-platform-reports",
       "r2 bucket create edge-platform-mail-bodies",
+      "r2 bucket create edge-platform-form-files",
       ...QUEUES.map((q) => `queues create ${q}`),
       `d1 migrations apply DB --remote --env production --config ${config}`,
       ...SECRET_CALLS(config),
     ]);
     const { d1, r2, queues } = account();
-    assert.deepEqual([d1.map((db) => db.name), r2, queues], [["edge-platform"], ["edge-platform-reports", "edge-platform-mail-bodies"], QUEUES]);
+    assert.deepEqual(
+      [d1.map((db) => db.name), r2, queues],
+      [["edge-platform"], ["edge-platform-reports", "edge-platform-mail-bodies", "edge-platform-form-files"], QUEUES],
+    );
 
     const after = readFileSync(config, "utf8");
     assert.ok(after.startsWith(before.trimEnd()), "the top-level config is kept as it was");
@@ -120,7 +124,10 @@ describe("a first run on an empty account", () => {
     assert.doesNotMatch(run.output, /MAIL_HTTP_TOKEN/, "only with a mail provider");
 
     // The operator's sending address and sandbox domain, never the local defaults' domain.
-    assert.match(env, /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\nMAIL_FROM = "Acme Ops <no-reply@mail\.acme-ops\.io>"$/m);
+    assert.match(
+      env,
+      /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\n(?:SANDBOX_(?:HOURLY|DAILY)_CAP = "\d+"\n)*MAIL_FROM = "Acme Ops <no-reply@mail\.acme-ops\.io>"$/m,
+    );
     assert.doesNotMatch(env, /edge-platform\.dev/);
 
     // No provider given: production mail is off, never the outbox, and the run says so loudly.
@@ -171,6 +178,7 @@ describe("--dry-run", () => {
       "d1 create edge-platform",
       "r2 bucket create edge-platform-reports",
       "r2 bucket create edge-platform-mail-bodies",
+      "r2 bucket create edge-platform-form-files",
       ...QUEUES.map((q) => `queues create ${q}`),
       `d1 migrations apply DB --remote --env production --config ${config}`,
       ...SECRET_CALLS(config),
@@ -225,7 +233,10 @@ describe("login and questions", () => {
     const text = readFileSync(config, "utf8");
     assert.match(section(text), /APP_URL = "https:\/\/api\.example\.net"/);
     assert.match(section(text), /MAIL_TRANSPORT = "http"/);
-    assert.match(section(text), /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\nMAIL_FROM = "Acme <no-reply@acme-ops\.io>"$/m);
+    assert.match(
+      section(text),
+      /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\n(?:SANDBOX_(?:HOURLY|DAILY)_CAP = "\d+"\n)*MAIL_FROM = "Acme <no-reply@acme-ops\.io>"$/m,
+    );
     assert.equal(account().secrets.production.MAIL_HTTP_TOKEN, "typed-token");
     assert.ok(output.includes(account().secrets.production.ADMIN_TOKEN));
   });
@@ -339,7 +350,10 @@ describe("the sending address and the sandbox domain", () => {
     const run = setup(["--app-url", APP_URL], { MAIL_FROM: "Ops <ops@acme-ops.io>", SANDBOX_DOMAIN: "Sandbox.Acme-Ops.io" });
     assert.equal(run.status, 0, run.output);
     const first = readFileSync(config, "utf8");
-    assert.match(section(first), /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\nMAIL_FROM = "Ops <ops@acme-ops\.io>"$/m);
+    assert.match(
+      section(first),
+      /^SANDBOX_DOMAIN = "sandbox\.acme-ops\.io"\n(?:SANDBOX_(?:HOURLY|DAILY)_CAP = "\d+"\n)*MAIL_FROM = "Ops <ops@acme-ops\.io>"$/m,
+    );
     assert.equal(setup([]).status, 0);
     assert.equal(readFileSync(config, "utf8"), first);
   });

@@ -71,6 +71,10 @@ async function productIds(key: string): Promise<Record<string, string>> {
     file_id: crypto.randomUUID(),
     scan_id: crypto.randomUUID(),
     schedule_id: crypto.randomUUID(),
+    alert_id: crypto.randomUUID(),
+    finding_id: crypto.randomUUID(),
+    question_id: crypto.randomUUID(),
+    site_id: crypto.randomUUID(),
   };
 }
 

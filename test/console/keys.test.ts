@@ -329,7 +329,7 @@ describe("a key mints only what it holds (regression, issue 37 finding 2)", () =
       cookie: team.cookie,
       form: { name: "sb", scopes: "mail:send", sandbox: "on", allowed_streams: "transactional" },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(303);
     const row = await env.DB.prepare("SELECT mail FROM api_keys WHERE team_id = ? AND name = 'sb'").bind(team.teamId).first<{ mail: string }>();
     expect(JSON.parse(row!.mail)).toMatchObject({ sandbox: true, hourly_cap: DEFAULT_SANDBOX_CAPS.hourly, daily_cap: DEFAULT_SANDBOX_CAPS.daily });
     const capless = await addKey(team.teamId, ["keys:write", "mail:send"], { sandbox: true });

@@ -107,7 +107,7 @@ describe("asking for a sign-in link", () => {
     await addMember(getDb(env.DB), team.teamId, { email, role: "viewer" });
     const ctx = createExecutionContext();
     const res = await page("POST", "/console/sign-in", { form: { email }, ctx });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(303);
     expect(await mailedLinks(email)).toHaveLength(0);
     await waitOnExecutionContext(ctx);
     expect(await mailedLinks(email)).toHaveLength(1);

@@ -204,6 +204,13 @@ describe("keys", () => {
         "mail:send",
         "mail:read",
         "billing:read",
+        // The named products' scopes (NAMED-PRODUCTS.md): in the demo key and every full-access key too.
+        "flags:read",
+        "flags:write",
+        "forms:read",
+        "forms:write",
+        "analytics:read",
+        "analytics:write",
       ].sort(),
     );
   });

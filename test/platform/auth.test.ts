@@ -150,6 +150,10 @@ describe("hasScope", () => {
         // NAMED-PRODUCTS.md's scopes, in the demo key too.
         "analytics:read",
         "analytics:write",
+        "flags:read",
+        "flags:write",
+        "forms:read",
+        "forms:write",
       ].sort(),
     );
   });

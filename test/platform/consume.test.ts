@@ -13,6 +13,7 @@ import { mailSendsQueue } from "../../src/products/mail/mail.messages";
 import { pushSendsQueue } from "../../src/products/push/push.messages";
 import { surveyWebhooksQueue } from "../../src/products/surveys/surveys.messages";
 import { exportMessage } from "../../src/products/audit/audit.messages";
+import { scanMessage } from "../../src/products/audit/audit-scan.messages";
 import { alertCheck, alertNotification } from "../../src/products/logs/logs.messages";
 import { mailQueueMessage } from "../../src/products/mail/mail.messages";
 import { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "../../src/products/push/push.consumer";
@@ -242,6 +243,7 @@ describe("queue message schemas against the bodies on the wire", () => {
   const uuid = "3f2b8c1e-6a4d-4e2f-9b1a-0c5d7e8f9a0b";
   const wire: Array<[string, z.ZodType, unknown[]]> = [
     ["report-export", exportMessage, [{ report_id: uuid, team_id: uuid }]],
+    ["audit-scans", scanMessage, [{ scan_id: uuid, team_id: uuid }]],
     ["webhook-deliveries", deliveryMessage, [{ delivery_id: uuid }, { delivery_id: uuid, source_id: uuid }]],
     [
       "push-sends",

@@ -47,6 +47,16 @@ const IDEMPOTENT_ROUTES = [
   "/surveys",
   "/surveys/:id/duplicate",
   "/surveys/:id/webhooks",
+  "/orgs/:org_id/projects/:project_id/audit/scans",
+  "/orgs/:org_id/projects/:project_id/audit/scan-schedules",
+  "/forms",
+  "/forms/:id/submissions/:sid/resend",
+  "/analytics/sites",
+  "/flags",
+  "/flags/segments",
+  "/flags/environments",
+  "/flags/environments/:env/client-keys",
+  "/flags/:key/scheduled-changes",
 ] as const;
 
 function withKey(key: string, extra: Record<string, string> = {}) {

@@ -8,7 +8,14 @@ import { describe, expect, it } from "vitest";
 import { bannerLinks, startBanner } from "../../scripts/lib/start-banner";
 import { FAVICON } from "../../src/platform/favicon";
 import { admin, call, json, ORIGIN, setupTeam } from "../helpers/api";
-import { consoleTeam, mailedLinks, page } from "../helpers/console";
+import { consoleTeam, mailedLinks, page, settledPage } from "../helpers/console";
+
+/** The "check your email" page a sign-in or sign-up redirects to (post/redirect/get), read with the cookie that carries the address. */
+function checkEmailCookie(res: Response): string {
+  expect(res.status).toBe(303);
+  expect(res.headers.get("location")).toBe("/console/check-email");
+  return /edp_check=([^;]*)/.exec(res.headers.get("set-cookie") ?? "")?.[0] ?? "";
+}
 
 const LOCAL_APP = "http://localhost:8787";
 /** The pool's bindings with a local server's APP_URL. */
@@ -62,7 +69,8 @@ describe("with the local outbox, the pages say where a link went", () => {
       ["/console/sign-in", { email: member.email }],
       ["/console/sign-up", { email: address("new"), team_name: "Terminal team" }],
     ] as const) {
-      const res = await page("POST", path, { form });
+      const cookie = checkEmailCookie(await settledPage("POST", path, { form }));
+      const res = await settledPage("GET", "/console/check-email", { cookie });
       expect(res.status, path).toBe(200);
       const html = await res.text();
       expect(html).toContain('data-testid="check-terminal"');
@@ -74,11 +82,13 @@ describe("with the local outbox, the pages say where a link went", () => {
   });
 
   it("with a real mail transport the page says to check the mailbox", async () => {
-    const res = await call("POST", "/console/sign-in", {
-      env: { ...env, MAIL_TRANSPORT: "http", MAIL_HTTP_URL: "https://mail.invalid/send" },
+    const mailEnv = { ...env, MAIL_TRANSPORT: "http", MAIL_HTTP_URL: "https://mail.invalid/send" };
+    const posted = await call("POST", "/console/sign-in", {
+      env: mailEnv,
       headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
       raw: new URLSearchParams({ email: address("stranger") }).toString(),
     });
+    const res = await call("GET", "/console/check-email", { env: mailEnv, headers: { cookie: checkEmailCookie(posted) } });
     expect(res.status).toBe(200);
     const html = await res.text();
     expect(html).toContain('data-testid="check-email"');

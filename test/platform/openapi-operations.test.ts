@@ -70,12 +70,14 @@ describe("security", () => {
       .map((op) => op.key)
       .sort();
     expect(open).toEqual([
+      "GET /a/script.js",
       "GET /api/v1/surveys/{slug}/public",
       "GET /api/v1/surveys/{slug}/responses/{response_id}",
       "GET /f/{form_id}/files/{token}",
       "GET /f/{form_id}/thanks",
       "GET /insights/audit/reports/download/{token}",
       "GET /insights/audit/reports/shared/{token}",
+      "POST /api/event",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/answers",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/back",
       "POST /api/v1/surveys/{slug}/responses/{response_id}/complete",

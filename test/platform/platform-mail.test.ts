@@ -90,7 +90,7 @@ describe("the one rule (tenantText)", () => {
 describe("platform mail from the console (regression, issue 37 finding 1)", () => {
   it("a sign-up's team name reaches the mail defanged, without a scheme", async () => {
     const email = `founder-${crypto.randomUUID().slice(0, 8)}@example.com`;
-    expect((await page("POST", "/console/sign-up", { form: { email, team_name: PHISH } })).status).toBe(200);
+    expect((await page("POST", "/console/sign-up", { form: { email, team_name: PHISH } })).status).toBe(303);
     const mail = await env.DB.prepare('SELECT text, html FROM platform_outbox WHERE "to" = ?').bind(email).first<{ text: string; html: string | null }>();
     expect(mail!.text).toContain("restore it at evil[.]test/restore");
     expect(mail!.text).not.toContain("https://evil.test");

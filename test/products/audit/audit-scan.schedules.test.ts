@@ -116,7 +116,7 @@ describe("the hourly run", () => {
     const mails = await gradeMails();
     // The owner (a member since the team was made) and the developer who joined; never anyone else.
     expect(mails.map((m) => m.to).sort()).toEqual(["dev@example.com", "owner@example.com"]);
-    expect(mails[0].subject).toMatch(/^\[Audit scan\] Grade dropped from A\+ to [A-F][+-]?: https\[:\]\/\/site\[\.\]example\/$/);
+    expect(mails[0].subject).toMatch(/^\[Audit scan\] Grade dropped from A\+ to [A-F][+-]?: site\[\.\]example\/$/);
     expect(mails[0].text).not.toMatch(/https:\/\//);
     expect(((await usedOf(team.teamId, "mail")) ?? 0) - usedBefore).toBe(2);
     const [schedule] = (await json(await call("GET", `${team.base}/scan-schedules`, { key: team.key }))).data;

@@ -199,3 +199,18 @@ export async function storeRows<T = Record<string, unknown>>(appId: string, quer
       .map((row) => ({ ...row }) as T),
   );
 }
+
+/**
+ * A notification stored with its fan-out done, so that no queue consumer reaches it: a notification
+ * without recipients is refused over the API (422), and one with recipients would be sent.
+ */
+export async function storedNotification(teamId: string, appId: string): Promise<{ id: string }> {
+  const id = crypto.randomUUID();
+  await env.DB.prepare(
+    `INSERT INTO push_notifications (id, team_id, app_id, payload, ttl, urgency, target, vapid_subject, recipients, fanout_done, created_at, completed_at)
+     VALUES (?1, ?2, ?3, '{}', 60, 'normal', '{"type":"all"}', 'mailto:o@example.com', 1, 1, ?4, ?4)`,
+  )
+    .bind(id, teamId, appId, new Date().toISOString())
+    .run();
+  return { id };
+}

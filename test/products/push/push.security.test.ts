@@ -4,14 +4,13 @@ import { describe, expect, it } from "vitest";
 import { addKey, call, expectError, json, setupTeam } from "../../helpers/api";
 import { playedQueue } from "../../helpers/queues";
 import { generateVapidKeys } from "../../../src/products/push/vapid";
-import { browserSubscription, createApp, pushService, subscribe, subscriptionJson, waitForCompletion } from "./push-helpers";
+import { browserSubscription, createApp, pushService, storedNotification, subscribe, subscriptionJson, waitForCompletion } from "./push-helpers";
 
 async function appWithData() {
   const team = await setupTeam();
   const app = await createApp(team.key);
   const sub = await subscribe(team.key, app.id, await browserSubscription());
-  const res = await call("POST", `push/apps/${app.id}/notifications`, { key: team.key, body: { title: "t", body: "b", tags: ["none"] } });
-  const notification = (await json(res)).data as { id: string };
+  const notification = await storedNotification(team.teamId, app.id);
   return { team, app, sub, notification };
 }
 

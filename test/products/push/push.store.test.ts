@@ -8,7 +8,7 @@ import type { Env } from "../../../src/env";
 import { pushStore, syncCount } from "../../../src/products/push/push.store";
 import { SYNC_COUNT } from "../../../src/products/push/store/push-store.queries";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
-import { browserSubscription, createApp, storeRows, subscribe, subscriptionJson } from "./push-helpers";
+import { browserSubscription, createApp, storedNotification, storeRows, subscribe, subscriptionJson } from "./push-helpers";
 import { wrappedNamespace } from "../../helpers/counting";
 
 const UNAVAILABLE = { error: "Push storage temporarily unavailable" };
@@ -126,7 +126,7 @@ describe("push store: a store that fails", () => {
     expect(usage.data.services.push.used).toBe(0);
 
     // A notification accepted while the store worked: its list and detail answer 503 once it does not.
-    const sent = (await json(await call("POST", `${base}/notifications`, { key: team.key, body: { title: "t", body: "b", tags: ["nobody"] } }))).data;
+    const sent = await storedNotification(team.teamId, app.id);
     await expectError(await call("GET", `${base}/notifications`, { key: team.key, env: broken }), 503, UNAVAILABLE);
     await expectError(await call("GET", `${base}/notifications/${sent.id}`, { key: team.key, env: broken }), 503, UNAVAILABLE);
   });
