@@ -92,26 +92,6 @@ export interface paths {
         patch: operations["updateApiKey"];
         trace?: never;
     };
-    "/api/v1/admin/teams/{id}/domains": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Verify a sending domain for a team directly
-         * @description Operator token only. Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.
-         */
-        post: operations["addTeamDomain"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/admin/teams/{id}/members": {
         parameters: {
             query?: never;
@@ -172,46 +152,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/admin/mail/migrate-bodies": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Move email bodies from D1 into R2 (one step)
-         * @description Operator token only. One-time migration for deployments that stored email bodies (`html`, `text`) in D1: writes the bodies of up to `limit` of the oldest such emails to the mail body bucket and empties them in D1. Call again until `more` is false. Safe to repeat after a failure: a body written twice is the same object. 503 when the bucket does not answer (nothing moved in that step).
-         */
-        post: operations["adminMigrateMailBodies"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/push/migrate-stores": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Move push subscribers and deliveries from D1 into the per-app stores (one step)
-         * @description Operator token only. One-time migration for deployments that stored push subscribers and deliveries in D1: moves up to `limit` rows of each into their apps' stores, deletes them from D1 and writes each app's `subscriber_count` from its store. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of apps or notifications that no longer exist (deleted, not moved).
-         */
-        post: operations["adminMigratePushStores"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/admin/relay/migrate-events": {
         parameters: {
             query?: never;
@@ -246,6 +186,66 @@ export interface paths {
          * @description Operator token only. One-time migration for deployments that stored survey responses in D1: moves up to `limit` of the oldest rows into their surveys' stores (which rebuild the summary counters from them) and deletes them from D1; once none is left, deletes the former summary rows. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of surveys that no longer exist (deleted, not moved).
          */
         post: operations["adminMigrateSurveyResponses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/mail/migrate-bodies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move email bodies from D1 into R2 (one step)
+         * @description Operator token only. One-time migration for deployments that stored email bodies (`html`, `text`) in D1: writes the bodies of up to `limit` of the oldest such emails to the mail body bucket and empties them in D1. Call again until `more` is false. Safe to repeat after a failure: a body written twice is the same object. 503 when the bucket does not answer (nothing moved in that step).
+         */
+        post: operations["adminMigrateMailBodies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/teams/{id}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a sending domain for a team directly
+         * @description Operator token only. Adds the domain to the team as `verified` (or verifies the team's pending one), whatever other teams hold for it, without a DNS look-up. The platform's own sender domain and the sandbox domain answer 422.
+         */
+        post: operations["addTeamDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/push/migrate-stores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move push subscribers and deliveries from D1 into the per-app stores (one step)
+         * @description Operator token only. One-time migration for deployments that stored push subscribers and deliveries in D1: moves up to `limit` rows of each into their apps' stores, deletes them from D1 and writes each app's `subscriber_count` from its store. Call again until `more` is false. Safe to repeat after a failure: nothing is imported twice. `dropped` counts rows of apps or notifications that no longer exist (deleted, not moved).
+         */
+        post: operations["adminMigratePushStores"];
         delete?: never;
         options?: never;
         head?: never;
@@ -307,7 +307,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key (the plaintext is shown only here)
-         * @description Requires `keys:write`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: `sandbox`, `allowed_streams`, `allowed_recipients`; hourly and daily caps and suspensions stay the operator's. A sandbox key creates only sandbox keys with streams no wider than its own and its caps (403 otherwise); while a sandbox key of the team is suspended, a new sandbox key starts suspended. At most 100 keys per team (422).
+         * @description Requires `keys:write`, which no default or demo key holds (make such a key in the console or with the operator API). A key can only grant scopes it holds itself (403 otherwise). Mail options a team sets itself: `sandbox`, `allowed_streams`, `allowed_recipients`; caps and suspensions are not in the body (422). A key grants only streams and recipients it holds (403 otherwise; a live key without a recipient list holds every recipient), and its children inherit its streams and list when none is given; a sandbox key creates only sandbox keys. A sandbox key gets the team's sandbox caps, or its creator's when smaller; while the team's sandbox sending is suspended, a new sandbox key starts suspended (only the operator lifts it). At most 100 keys per team (422).
          */
         post: operations["createTeamApiKey"];
         delete?: never;
@@ -328,329 +328,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description Requires `keys:write`. The key answers 401 from then on (a key may revoke itself). Another team's key answers 404.
+         * @description Requires `keys:write`. The key answers 401 from then on (a key may revoke itself). A key revokes only keys whose scopes it holds (403 otherwise). Another team's key answers 404.
          */
         delete: operations["revokeTeamApiKey"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/findings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List findings
-         * @description Newest first; optional `status` filter; `page` (1-based) and `per_page` (default 50, max 100). `meta.pagination` carries the totals.
-         */
-        get: operations["listAuditFindings"];
-        put?: never;
-        /**
-         * Create a finding
-         * @description A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.
-         */
-        post: operations["createAuditFinding"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/findings/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a finding with its status history and verifications
-         * @description Requires `audit:read`. The finding with its status history (which the burn-down and the regression rate are computed from) and its verifications. Another team's or project's finding answers 404 `not_found` in the audit envelope.
-         */
-        get: operations["getAuditFinding"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Change a finding's status, priority or title
-         * @description Each change of `status` or `priority_score` appends to the status history, which the burn-down reads. Moving from `resolved` or `dismissed` back to a non-terminal status makes the finding a regression while it stays non-terminal. A concurrent change of the same finding answers 409 `conflict`.
-         */
-        patch: operations["updateAuditFinding"];
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/findings/{id}/verifications": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Record a verification of a finding
-         * @description `result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.
-         */
-        post: operations["createAuditFindingVerification"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/summary": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Live report summary
-         * @description Computed from current data. `risk_burn_down` has 7 entries, today and the previous 6 UTC days, each the sum of `priority_score` of findings non-terminal at the end of that day (today: now). `date_from` and `date_to` are accepted and ignored.
-         */
-        get: operations["getAuditReportSummary"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Export the summary as an artefact
-         * @description Consumes one AI quota unit (429 `quota_exceeded` when exhausted), records the live summary as the snapshot and answers 202 with the record in `queued`. The export worker moves it to `exporting`, writes the artefact to storage and sets `exported` and `exported_at` (or `failed`). `pdf` yields a self-contained HTML page (`text/html`). Dates are `YYYY-MM-DD`; `period_start` defaults to 6 days ago, `period_end` to today; start must not be after end. The period is recorded on the report; the snapshot is always the live summary.
-         */
-        post: operations["exportAuditReport"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List report export records
-         * @description Newest first (`created_at`, then id); optional `status`; `page` and `per_page` (default 20, max 100).
-         */
-        get: operations["listAuditReports"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a report export record
-         * @description Requires `audit:read`. An export record: its status (`queued`, `exporting`, `exported`, `shared`, `failed`), format, period and the summary snapshot taken at export time. Download the artefact with `downloadAuditReport` once it is `exported`.
-         */
-        get: operations["getAuditReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/{id}/download": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Download a report's artefact
-         * @description Streams the artefact with its content type (`application/json`, `text/csv`, or `text/html` for `pdf`) as an attachment. A report whose artefact is not written yet (`queued`, `exporting`, `failed`) answers 409 `report_not_ready`.
-         */
-        get: operations["downloadAuditReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/share": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Share a report by email, team chat or link
-         * @description Runs under the `strict` bucket as well as `default` (its 429 is the platform rate-limit body). `channel` other than `email`, `chat`, `link` (or missing) → 422 `invalid_channel`. `email` needs 1 to 10 `recipients` (else 422 `invalid_params`); malformed addresses land in `rejected`, the rest are queued as platform mail carrying `share_url`. `chat` posts to `webhook_url` (SSRF-checked, 10 s timeout; delivery failures are logged only). `report_id` defaults to the most recent report (`created_at`, then id); a project with no report gets an empty placeholder JSON report first. Only an `exported` or `shared` report can be shared, else 422 `request_failed`. `share_url` is valid 48 hours and only while the report stays shared.
-         */
-        post: operations["shareAuditReport"];
-        /**
-         * Revoke every share of the project
-         * @description Every `shared` report of the project goes back to `exported` and its links stop resolving. `ids` lists them; `id` is the most recently shared of them. Nothing shared → 404 `not_found`.
-         */
-        delete: operations["revokeAuditReportShare"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scans": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List scans
-         * @description Newest first; optional `target_url` filter; `page` (1-based) and `per_page` (default 20, max 100).
-         */
-        get: operations["listAuditScans"];
-        put?: never;
-        /**
-         * Scan a site's security headers
-         * @description Queues a scan of `target_url` → 202 with the scan `queued`; poll `GET /scans/{id}` until `finished` (score, grade, tests) or `failed` (`error`). A second scan of the same target in the project within 3 minutes answers 200 with that scan instead of a new one. Runs under the `strict` bucket, its counter shared with report share (its 429 is the platform rate-limit body). A missing or malformed URL, another scheme, credentials, a private or internal address or this platform's own host → 422 `invalid_params`. Each failing test opens (or keeps) a finding for the target and test; a passing one closes it.
-         */
-        post: operations["createAuditScan"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scans/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a scan with its score, grade and tests
-         * @description `status` is `queued`, `running`, `finished` (score, grade, tests) or `failed` (`error`). Another team's or project's scan answers 404 `not_found`.
-         */
-        get: operations["getAuditScan"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scan-schedules": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List scan schedules
-         * @description Oldest first (at most 20).
-         */
-        get: operations["listAuditScanSchedules"];
-        put?: never;
-        /**
-         * Scan a target every day or week
-         * @description The hourly job queues a scan of `target_url` when due (the first at its next run), then every `day` or `week`. When a scheduled scan grades lower than the schedule's previous one, the team's members are mailed. At most 20 per project and one per target (else 422 `invalid_params`).
-         */
-        post: operations["createAuditScanSchedule"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scan-schedules/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Delete a scan schedule
-         * @description No more scans are queued for it; its scans stay. Another team's or project's schedule answers 404 `not_found`.
-         */
-        delete: operations["deleteAuditScanSchedule"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/insights/audit/reports/shared/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * View a shared report
-         * @description Public page behind `share_url`: the report's metrics and burn-down chart, and a download link minted at this moment and valid 5 minutes. 404 page when the token is unknown, tampered, older than 48 hours, or the report is no longer shared.
-         */
-        get: operations["getSharedAuditReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/insights/audit/reports/download/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Download a shared report's artefact (5-minute link)
-         * @description Streams the artefact with its content type while the link is unexpired and the report still shared; otherwise the 404 page.
-         */
-        get: operations["downloadSharedAuditReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -690,6 +370,226 @@ export interface paths {
          * @description Authenticated with the project's ingest token only. One JSON log entry per line (`\n`, `\r\n` tolerated, blank lines ignored), up to 5 MB read and 10,000 counted entries. `count` is the number stored; `dropped` the lines that were not JSON, failed validation (a `timestamp` outside its window included) or came past the cap; `count + dropped` equals the number of non-empty lines. A batch naming a new stream while the project is at the stream cap is rejected whole (422) and nothing of it is stored; so is a batch that would pass the daily limit (429).
          */
         post: operations["ingestLogBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sources
+         * @description Every source of the team, newest first.
+         */
+        get: operations["listWebhookSources"];
+        put?: never;
+        /**
+         * Create a source (a public ingest address)
+         * @description Answers the source with its ingest `url` (`{APP_URL}/in/<slug>`, the slug being 24 random URL-safe characters). `provider` is one of `stripe`, `github`, `standard`, `generic`; it decides how inbound signatures are verified when `signing_secret` is set. `retention_days`: 1 to 90, default 7. The secret is stored encrypted and never returned.
+         */
+        post: operations["createWebhookSource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/sources/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a source
+         * @description Requires `webhooks:read`. The source with its public ingest `url`, `retention_days` and destination count; the signing secret is never returned (`signature_verification` says whether one is set).
+         */
+        get: operations["getWebhookSource"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a source
+         * @description Deletes the source with its destinations, events, deliveries and attempts. Queued deliveries are dropped.
+         */
+        delete: operations["deleteWebhookSource"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a source
+         * @description `name`, `enabled`, `retention_days` (1 to 90; the next hourly clean-up applies it) and `signing_secret` (null stops verification). A disabled source answers 410 at its ingest address.
+         */
+        patch: operations["updateWebhookSource"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/sources/{source_id}/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the destinations of a source
+         * @description Oldest first; the secret is never included.
+         */
+        get: operations["listWebhookDestinations"];
+        put?: never;
+        /**
+         * Add a destination to a source
+         * @description The `url` must pass the SSRF guard (https, no private or internal address). `event_filter` lists event types to forward; an entry ending in `*` admits a prefix (`invoice.*`); empty or absent admits every event. At most 20 destinations per source. The `secret` (`whsec_...`) that signs deliveries is returned only here.
+         */
+        post: operations["createWebhookDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/sources/{source_id}/destinations/{destination_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a destination
+         * @description Deletes the destination and its delivery records.
+         */
+        delete: operations["deleteWebhookDestination"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a destination
+         * @description `url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled` (any change of it clears `failing_since` and `disabled_reason`: re-enabling a destination the relay disabled after 5 days of failures starts afresh). Queued deliveries to a destination disabled meanwhile end as `failed`.
+         */
+        patch: operations["updateWebhookDestination"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/sources/{source_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the events of a source
+         * @description Newest first, cursor-paginated (`limit` 1 to 100, default 25; pass `pagination.next_cursor` as `cursor`). Filters: `type` (exact, or a prefix ending in `*`) and `status`, the delivery roll-up of the event (`failed`, `pending`, `delivered`, `none`), judged on the latest delivery to each destination.
+         */
+        get: operations["listWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/sources/{source_id}/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event with its deliveries and attempts
+         * @description The stored body, content type and filtered headers, and every delivery (ingest and replays) with each attempt: time, status code, duration, error, the first 1 KB of the answer and the delay before the next try.
+         */
+        get: operations["getWebhookEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/sources/{source_id}/events/{event_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay an event
+         * @description Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).
+         */
+        post: operations["replayWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/client/bootstrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Client-side flags for a context
+         * @description Every `client_side` flag of the key's environment evaluated for the context, in OFREP's bulk shape, with `ETag`; `If-None-Match` with the same context and no change answers 304 (no unit spent).
+         */
+        post: operations["clientBootstrapFlags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/client/track": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Track exposures and custom events from a client
+         * @description 1 to 100 events; exposures of the environment's client-side flags count in their insights (never marking a flag fresh: a browser's events are untrusted).
+         */
+        post: operations["clientTrackFlagEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/client/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * When to fetch again (Server-Sent Events)
+         * @description `?key=fck_…` (an EventSource sends no headers). Sends `event: ready` with the ruleset version, then `event: changed` whenever the environment's flags change (checked every 5 s); bootstrap again on `changed`. Closes after 5 minutes (EventSource reconnects), and within 5 s of the key's deletion.
+         */
+        get: operations["clientFlagStream"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -884,522 +784,6 @@ export interface paths {
          * @description Newest first. `resolved_at` is null while the alert is firing; it is set when the window fell back under the threshold (a `log.alert.resolved` notification went out), when a later firing of the same alert took over, or when the alert was disabled. Firings are kept 90 days. Pass `pagination.next_cursor` as `cursor` for the next page.
          */
         get: operations["listLogAlertFirings"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/sources": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List sources
-         * @description Every source of the team, newest first.
-         */
-        get: operations["listWebhookSources"];
-        put?: never;
-        /**
-         * Create a source (a public ingest address)
-         * @description Answers the source with its ingest `url` (`{APP_URL}/in/<slug>`, the slug being 24 random URL-safe characters). `provider` is one of `stripe`, `github`, `standard`, `generic`; it decides how inbound signatures are verified when `signing_secret` is set. `retention_days`: 1 to 90, default 7. The secret is stored encrypted and never returned.
-         */
-        post: operations["createWebhookSource"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/sources/{source_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a source
-         * @description Requires `webhooks:read`. The source with its public ingest `url`, `retention_days` and destination count; the signing secret is never returned (`signature_verification` says whether one is set).
-         */
-        get: operations["getWebhookSource"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a source
-         * @description Deletes the source with its destinations, events, deliveries and attempts. Queued deliveries are dropped.
-         */
-        delete: operations["deleteWebhookSource"];
-        options?: never;
-        head?: never;
-        /**
-         * Change a source
-         * @description `name`, `enabled`, `retention_days` (1 to 90; the next hourly clean-up applies it) and `signing_secret` (null stops verification). A disabled source answers 410 at its ingest address.
-         */
-        patch: operations["updateWebhookSource"];
-        trace?: never;
-    };
-    "/api/v1/webhooks/sources/{source_id}/destinations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the destinations of a source
-         * @description Oldest first; the secret is never included.
-         */
-        get: operations["listWebhookDestinations"];
-        put?: never;
-        /**
-         * Add a destination to a source
-         * @description The `url` must pass the SSRF guard (https, no private or internal address). `event_filter` lists event types to forward; an entry ending in `*` admits a prefix (`invoice.*`); empty or absent admits every event. At most 20 destinations per source. The `secret` (`whsec_...`) that signs deliveries is returned only here.
-         */
-        post: operations["createWebhookDestination"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/sources/{source_id}/destinations/{destination_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Delete a destination
-         * @description Deletes the destination and its delivery records.
-         */
-        delete: operations["deleteWebhookDestination"];
-        options?: never;
-        head?: never;
-        /**
-         * Change a destination
-         * @description `url` (SSRF-checked), `event_filter` (null or [] admits everything), `enabled` (any change of it clears `failing_since` and `disabled_reason`: re-enabling a destination the relay disabled after 5 days of failures starts afresh). Queued deliveries to a destination disabled meanwhile end as `failed`.
-         */
-        patch: operations["updateWebhookDestination"];
-        trace?: never;
-    };
-    "/api/v1/webhooks/sources/{source_id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the events of a source
-         * @description Newest first, cursor-paginated (`limit` 1 to 100, default 25; pass `pagination.next_cursor` as `cursor`). Filters: `type` (exact, or a prefix ending in `*`) and `status`, the delivery roll-up of the event (`failed`, `pending`, `delivered`, `none`), judged on the latest delivery to each destination.
-         */
-        get: operations["listWebhookEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/sources/{source_id}/events/{event_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an event with its deliveries and attempts
-         * @description The stored body, content type and filtered headers, and every delivery (ingest and replays) with each attempt: time, status code, duration, error, the first 1 KB of the answer and the delay before the next try.
-         */
-        get: operations["getWebhookEvent"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/sources/{source_id}/events/{event_id}/replay": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Replay an event
-         * @description Queues a new delivery of the stored event to every enabled destination whose filter admits it now, or, with `destination_ids`, to those destinations only (each must belong to this source, be enabled and admit the event's type: 422 with `details.destination_ids` otherwise, the same for an unknown id and another source's or team's). Answers 202 with their count and ids (0 when none admits it); the first attempt starts at once. Each delivery a replay creates consumes one unit of the monthly `webhooks` quota (429 and nothing queued when the quota cannot cover them all).
-         */
-        post: operations["replayWebhookEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/in/{slug}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Public ingest address of a source
-         * @description No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event and its deliveries are stored; the first delivery attempt then starts at once, in the background of this request (the queue retries failures; a queue outage delays retries, never refuses an event).
-         */
-        post: operations["ingestWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/emails": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List emails
-         * @description The team's emails, newest first. Filters: `status`, `stream`, `recipient` (to, cc or bcc), `since` and `until` (ISO 8601 on `created_at`). Pages: `page` (from 1), `per_page` (default 20, max 100). Requires `mail:read` (a send-only key cannot read mail).
-         */
-        get: operations["listEmails"];
-        put?: never;
-        /**
-         * Send an email
-         * @description Stores the message as `queued` and delivers it through the configured transport. Consumes one unit of the `mail` quota. Rules are evaluated in a fixed order and the first broken one answers: 400 (JSON, required fields), 422 field validation, then override_forbidden, forbidden_header, invalid_stream, stream_required, stream_not_allowed, sandbox_disabled, sandbox_domain_forbidden (live keys), sandbox_stream_forbidden, sandbox sender domain (422 validation on `from`), sandbox_extra_recipients, recipient_not_allowed, hourly_cap_exceeded, daily_cap_exceeded, then the monthly `mail` quota.
-         */
-        post: operations["sendEmail"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/emails/batch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send up to 100 emails in one request
-         * @description `{emails: [...]}`, 1 to 100 items of the POST /emails body. One request for the rate limit; one `mail` quota unit per created email. A missing or non-array `emails` answers 400; an item that is not an object or lacks `from`, `to` or `subject` answers 422 `{error}` naming its 0-indexed position. Items that fail field validation are skipped and reported as `{status: 422, errors}` in a 207 answer (all items invalid: 422 with `details` keyed `emails.<index>.<field>`). An item breaking a policy rule refuses the whole batch with that policy error, its message prefixed `Item <n>: ` (1-indexed); nothing is stored. Sandbox caps count the valid items in order.
-         */
-        post: operations["sendEmailBatch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/emails/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an email with its status history
-         * @description `history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).
-         */
-        get: operations["getEmail"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/domains": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List sending domains
-         * @description The team's domains, newest first. Requires `mail:send` or `mail:read`.
-         */
-        get: operations["listDomains"];
-        put?: never;
-        /**
-         * Add a sending domain
-         * @description Adds a domain the team wants to send from, `pending` until verified. Publish the returned TXT record (`_edge-platform.<name>` = `edp-verify=<token>`) and call verify. A live key may send only from a verified domain of its team (403 `domain_not_verified`). The platform's own sender domain and the sandbox domain cannot be added (422); at most 50 domains per team. Requires `mail:send`.
-         */
-        post: operations["createDomain"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/domains/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a sending domain
-         * @description Requires `mail:send` or `mail:read`. The domain, its status (`pending` or `verified`) and the TXT record to publish; another team's domain answers 404.
-         */
-        get: operations["getDomain"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a sending domain
-         * @description Live keys can no longer send from it. Requires `mail:send`.
-         */
-        delete: operations["deleteDomain"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/domains/{id}/verify": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Verify a sending domain
-         * @description Looks the TXT record `_edge-platform.<name>` up over DNS-over-HTTPS (the resolver at `DNS_RESOLVER_URL`). 200 with `status: verified` when it holds the domain's `edp-verify=<token>`; 422 with what was found otherwise; 503 when the resolver cannot be reached. Requires `mail:send`.
-         */
-        post: operations["verifyDomain"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List mail event webhooks
-         * @description Requires `mail:read` or `mail:send`. Secrets are never returned here.
-         */
-        get: operations["listMailWebhooks"];
-        put?: never;
-        /**
-         * Create a mail event webhook
-         * @description Events: `email.sent`, `email.delivered`, `email.bounced`, `email.complained`, `email.failed`. Deliveries are signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) using the returned `secret`, shown only here. At most 10 per team. Requires `mail:send`.
-         */
-        post: operations["createMailWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Delete a mail event webhook
-         * @description Requires `mail:send`. Pending deliveries to it are dropped.
-         */
-        delete: operations["deleteMailWebhook"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test delivery
-         * @description Posts a signed `email.test` event to the webhook now. 200 `{data: {success: true, webhook_id, message_id, status_code, duration_ms}}` when the endpoint answers 2xx; 502 `{error: {message, detail}}` when it cannot be reached (network error, timeout, refused address) or answers another status. Requires `mail:send`.
-         */
-        post: operations["testMailWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/push/apps": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List push apps
-         * @description Every push app of the team, newest first. Private keys and credentials are never returned.
-         */
-        get: operations["listPushApps"];
-        put?: never;
-        /**
-         * Create a push app
-         * @description Creates an app with a VAPID key pair (ECDSA P-256). A key is generated for each of `vapid_public_key` / `vapid_private_key` that is absent: with neither, a new pair; with only the private key, the public key is derived from it; a public key alone is refused (no private key can be generated for it). Supplied keys must be base64url: the public key the raw 65-byte uncompressed point, the private key the 32-byte `d`, and they must belong together. The private key, `fcm_credentials` and `apns_credentials` are stored AES-256-GCM-encrypted and never returned.
-         */
-        post: operations["createPushApp"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/push/apps/{app_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a push app
-         * @description Requires `push:read`. The app with its VAPID public key and subscriber count; the private key and the FCM and APNs credentials are never returned.
-         */
-        get: operations["getPushApp"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a push app
-         * @description Deletes the app with its subscribers, notifications and delivery results.
-         */
-        delete: operations["deletePushApp"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a push app
-         * @description Only the given fields change. `settings` replaces the stored settings object. `fcm_credentials` / `apns_credentials` may be replaced (or cleared with null); VAPID keys cannot be changed.
-         */
-        patch: operations["updatePushApp"];
-        trace?: never;
-    };
-    "/api/v1/push/apps/{app_id}/subscribers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List subscribers
-         * @description Oldest first. Query: `page` (1-based), `per_page` (default 20, max 100), `tag`, `external_id`. Subscription keys are not returned.
-         */
-        get: operations["listPushSubscribers"];
-        put?: never;
-        /**
-         * Register a subscriber
-         * @description Takes a browser `PushSubscription` as `subscription.toJSON()` gives it (`endpoint`, `keys.p256dh`, `keys.auth`, optional `expirationTime`) plus optional `tags` and `external_id`. The endpoint must be https and pass the SSRF guard. Registering an endpoint already known to the app updates that subscriber (201 when new, 200 when updated); omitted `tags` / `external_id` keep their stored values. Strict bucket (30 requests per 60 s per team).
-         */
-        post: operations["createPushSubscriber"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/push/apps/{app_id}/subscribers/{subscriber_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Delete a subscriber
-         * @description Requires `push:write`. Removes one subscriber of the app; later notifications skip it. Another team's app or subscriber answers 404.
-         */
-        delete: operations["deletePushSubscriber"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/push/apps/{app_id}/notifications": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List notifications
-         * @description Newest first, with their counts. Query: `limit` (default 20, max 100).
-         */
-        get: operations["listPushNotifications"];
-        put?: never;
-        /**
-         * Send a notification
-         * @description Answers 202 at once; fan-out and sending run on a queue. Target: every subscriber (default), `subscriber_ids`, or `tags` (subscribers with any of them). `icon`, `url`, `ttl` and `urgency` default to the app's `default_icon`, `default_url`, `default_ttl` (86400) and `default_urgency` (`normal`). Each recipient consumes one unit of the `push` monthly quota when the notification is accepted (429 when the quota cannot cover them all). The payload the service worker receives is the JSON in `payload`, at most 3993 bytes.
-         */
-        post: operations["sendPushNotification"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/push/apps/{app_id}/notifications/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a notification with its delivery results
-         * @description Counts of `queued` (not yet finished, including retrying), `delivered`, `failed` and `removed` (the push service answered 404/410 and the subscriber was deleted), and per-subscriber `results` in subscriber id order: `limit` (default 100, max 500), `cursor` (the `results_next_cursor` of the previous page), `status`.
-         */
-        get: operations["getPushNotification"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1864,6 +1248,1510 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List emails
+         * @description The team's emails, newest first. Filters: `status`, `stream`, `recipient` (to, cc or bcc), `since` and `until` (ISO 8601 on `created_at`). Pages: `page` (from 1), `per_page` (default 20, max 100). Requires `mail:read` (a send-only key cannot read mail).
+         */
+        get: operations["listEmails"];
+        put?: never;
+        /**
+         * Send an email
+         * @description Stores the message as `queued` and delivers it through the configured transport. Consumes one unit of the `mail` quota. Rules are evaluated in a fixed order and the first broken one answers: 400 (JSON, required fields), 422 field validation, then override_forbidden, forbidden_header, invalid_stream, stream_required, stream_not_allowed, sandbox_disabled, sandbox_domain_forbidden (live keys), sandbox_stream_forbidden, sandbox sender domain (422 validation on `from`), sandbox_extra_recipients, recipient_not_allowed, hourly_cap_exceeded, daily_cap_exceeded, then the monthly `mail` quota.
+         */
+        post: operations["sendEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/emails/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send up to 100 emails in one request
+         * @description `{emails: [...]}`, 1 to 100 items of the POST /emails body. One request for the rate limit; one `mail` quota unit per created email. A missing or non-array `emails` answers 400; an item that is not an object or lacks `from`, `to` or `subject` answers 422 `{error}` naming its 0-indexed position. Items that fail field validation are skipped and reported as `{status: 422, errors}` in a 207 answer (all items invalid: 422 with `details` keyed `emails.<index>.<field>`). An item breaking a policy rule refuses the whole batch with that policy error, its message prefixed `Item <n>: ` (1-indexed); nothing is stored. Sandbox caps count the valid items in order.
+         */
+        post: operations["sendEmailBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/emails/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an email with its status history
+         * @description `history` lists every status reached (queued, sent, delivered, bounced, complained, failed), oldest first. Requires `mail:read` (a send-only key cannot read mail).
+         */
+        get: operations["getEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sending domains
+         * @description The team's domains, newest first. Requires `mail:send` or `mail:read`.
+         */
+        get: operations["listDomains"];
+        put?: never;
+        /**
+         * Add a sending domain
+         * @description Adds a domain the team wants to send from, `pending` until verified. Publish the returned TXT record (`_edge-platform.<name>` = `edp-verify=<token>`) and call verify. A live key may send only from a verified domain of its team (403 `domain_not_verified`). The platform's own sender domain and the sandbox domain cannot be added (422); at most 50 domains per team. Requires `mail:send`.
+         */
+        post: operations["createDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a sending domain
+         * @description Requires `mail:send` or `mail:read`. The domain, its status (`pending` or `verified`) and the TXT record to publish; another team's domain answers 404.
+         */
+        get: operations["getDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a sending domain
+         * @description Live keys can no longer send from it. Requires `mail:send`.
+         */
+        delete: operations["deleteDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a sending domain
+         * @description Looks the TXT record `_edge-platform.<name>` up over DNS-over-HTTPS (the resolver at `DNS_RESOLVER_URL`). 200 with `status: verified` when it holds the domain's `edp-verify=<token>`; 422 with what was found otherwise; 503 when the resolver cannot be reached. Requires `mail:send`.
+         */
+        post: operations["verifyDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List mail event webhooks
+         * @description Requires `mail:read` or `mail:send`. Secrets are never returned here.
+         */
+        get: operations["listMailWebhooks"];
+        put?: never;
+        /**
+         * Create a mail event webhook
+         * @description Events: `email.sent`, `email.delivered`, `email.bounced`, `email.complained`, `email.failed`. Deliveries are signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) using the returned `secret`, shown only here. At most 10 per team. Requires `mail:send`.
+         */
+        post: operations["createMailWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a mail event webhook
+         * @description Requires `mail:send`. Pending deliveries to it are dropped.
+         */
+        delete: operations["deleteMailWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery
+         * @description Posts a signed `email.test` event to the webhook now. 200 `{data: {success: true, webhook_id, message_id, status_code, duration_ms}}` when the endpoint answers 2xx; 502 `{error: {message, detail}}` when it cannot be reached (network error, timeout, refused address) or answers another status. Requires `mail:send`.
+         */
+        post: operations["testMailWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/push/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List push apps
+         * @description Every push app of the team, newest first. Private keys and credentials are never returned.
+         */
+        get: operations["listPushApps"];
+        put?: never;
+        /**
+         * Create a push app
+         * @description Creates an app with a VAPID key pair (ECDSA P-256). A key is generated for each of `vapid_public_key` / `vapid_private_key` that is absent: with neither, a new pair; with only the private key, the public key is derived from it; a public key alone is refused (no private key can be generated for it). Supplied keys must be base64url: the public key the raw 65-byte uncompressed point, the private key the 32-byte `d`, and they must belong together. The private key, `fcm_credentials` and `apns_credentials` are stored AES-256-GCM-encrypted and never returned.
+         */
+        post: operations["createPushApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/push/apps/{app_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a push app
+         * @description Requires `push:read`. The app with its VAPID public key and subscriber count; the private key and the FCM and APNs credentials are never returned.
+         */
+        get: operations["getPushApp"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a push app
+         * @description Deletes the app with its subscribers, notifications and delivery results.
+         */
+        delete: operations["deletePushApp"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a push app
+         * @description Only the given fields change. `settings` replaces the stored settings object. `fcm_credentials` / `apns_credentials` may be replaced (or cleared with null); VAPID keys cannot be changed.
+         */
+        patch: operations["updatePushApp"];
+        trace?: never;
+    };
+    "/api/v1/push/apps/{app_id}/subscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscribers
+         * @description Oldest first. Query: `page` (1-based), `per_page` (default 20, max 100), `tag`, `external_id`. Subscription keys are not returned.
+         */
+        get: operations["listPushSubscribers"];
+        put?: never;
+        /**
+         * Register a subscriber
+         * @description Takes a browser `PushSubscription` as `subscription.toJSON()` gives it (`endpoint`, `keys.p256dh`, `keys.auth`, optional `expirationTime`) plus optional `tags` and `external_id`. The endpoint must be https and pass the SSRF guard. Registering an endpoint already known to the app updates that subscriber (201 when new, 200 when updated); omitted `tags` / `external_id` keep their stored values. Strict bucket (30 requests per 60 s per team).
+         */
+        post: operations["createPushSubscriber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/push/apps/{app_id}/subscribers/{subscriber_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a subscriber
+         * @description Requires `push:write`. Removes one subscriber of the app; later notifications skip it. Another team's app or subscriber answers 404.
+         */
+        delete: operations["deletePushSubscriber"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/push/apps/{app_id}/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notifications
+         * @description Newest first, with their counts. Query: `limit` (default 20, max 100).
+         */
+        get: operations["listPushNotifications"];
+        put?: never;
+        /**
+         * Send a notification
+         * @description Answers 202 at once; fan-out and sending run on a queue. Target: every subscriber (default), `subscriber_ids`, or `tags` (subscribers with any of them). `icon`, `url`, `ttl` and `urgency` default to the app's `default_icon`, `default_url`, `default_ttl` (86400) and `default_urgency` (`normal`). Each recipient consumes one unit of the `push` monthly quota when the notification is accepted (429 when the quota cannot cover them all). The payload the service worker receives is the JSON in `payload`, at most 3993 bytes.
+         */
+        post: operations["sendPushNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/push/apps/{app_id}/notifications/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a notification with its delivery results
+         * @description Counts of `queued` (not yet finished, including retrying), `delivered`, `failed` and `removed` (the push service answered 404/410 and the subscriber was deleted), and per-subscriber `results` in subscriber id order: `limit` (default 100, max 500), `cursor` (the `results_next_cursor` of the previous page), `status`.
+         */
+        get: operations["getPushNotification"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List findings
+         * @description Newest first; optional `status` filter; `page` (1-based) and `per_page` (default 50, max 100). `meta.pagination` carries the totals.
+         */
+        get: operations["listAuditFindings"];
+        put?: never;
+        /**
+         * Create a finding
+         * @description A finding starts its status history with its initial status (default `new`). `priority_score` weighs it in the risk burn-down.
+         */
+        post: operations["createAuditFinding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/findings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a finding with its status history and verifications
+         * @description Requires `audit:read`. The finding with its status history (which the burn-down and the regression rate are computed from) and its verifications. Another team's or project's finding answers 404 `not_found` in the audit envelope.
+         */
+        get: operations["getAuditFinding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a finding's status, priority or title
+         * @description Each change of `status` or `priority_score` appends to the status history, which the burn-down reads. Moving from `resolved` or `dismissed` back to a non-terminal status makes the finding a regression while it stays non-terminal. A concurrent change of the same finding answers 409 `conflict`.
+         */
+        patch: operations["updateAuditFinding"];
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/findings/{id}/verifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a verification of a finding
+         * @description `result` is `passed` or `failed`; the summary's `verification_pass_rate` is passed over all verifications of the project.
+         */
+        post: operations["createAuditFindingVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live report summary
+         * @description Computed from current data. `risk_burn_down` has 7 entries, today and the previous 6 UTC days, each the sum of `priority_score` of findings non-terminal at the end of that day (today: now). `date_from` and `date_to` are accepted and ignored.
+         */
+        get: operations["getAuditReportSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the summary as an artefact
+         * @description Consumes one AI quota unit (429 `quota_exceeded` when exhausted), records the live summary as the snapshot and answers 202 with the record in `queued`. The export worker moves it to `exporting`, writes the artefact to storage and sets `exported` and `exported_at` (or `failed`). `pdf` yields a self-contained HTML page (`text/html`). Dates are `YYYY-MM-DD`; `period_start` defaults to 6 days ago, `period_end` to today; start must not be after end. The period is recorded on the report; the snapshot is always the live summary.
+         */
+        post: operations["exportAuditReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List report export records
+         * @description Newest first (`created_at`, then id); optional `status`; `page` and `per_page` (default 20, max 100).
+         */
+        get: operations["listAuditReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a report export record
+         * @description Requires `audit:read`. An export record: its status (`queued`, `exporting`, `exported`, `shared`, `failed`), format, period and the summary snapshot taken at export time. Download the artefact with `downloadAuditReport` once it is `exported`.
+         */
+        get: operations["getAuditReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a report's artefact
+         * @description Streams the artefact with its content type (`application/json`, `text/csv`, or `text/html` for `pdf`) as an attachment. A report whose artefact is not written yet (`queued`, `exporting`, `failed`) answers 409 `report_not_ready`.
+         */
+        get: operations["downloadAuditReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/reports/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Share a report by email, team chat or link
+         * @description Runs under the `strict` bucket as well as `default` (its 429 is the platform rate-limit body). `channel` other than `email`, `chat`, `link` (or missing) → 422 `invalid_channel`. `email` needs 1 to 10 `recipients` (else 422 `invalid_params`); malformed addresses land in `rejected`, the rest are queued as platform mail carrying `share_url`. `chat` posts to `webhook_url` (SSRF-checked, 10 s timeout; delivery failures are logged only). `report_id` defaults to the most recent report (`created_at`, then id); a project with no report gets an empty placeholder JSON report first. Only an `exported` or `shared` report can be shared, else 422 `request_failed`. `share_url` is valid 48 hours and only while the report stays shared.
+         */
+        post: operations["shareAuditReport"];
+        /**
+         * Revoke every share of the project
+         * @description Every `shared` report of the project goes back to `exported` and its links stop resolving. `ids` lists them; `id` is the most recently shared of them. Nothing shared → 404 `not_found`.
+         */
+        delete: operations["revokeAuditReportShare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List scans
+         * @description Newest first; optional `target_url` filter; `page` (1-based) and `per_page` (default 20, max 100).
+         */
+        get: operations["listAuditScans"];
+        put?: never;
+        /**
+         * Scan a site's security headers
+         * @description Queues a scan of `target_url` → 202 with the scan `queued`; poll `GET /scans/{id}` until `finished` (score, grade, tests) or `failed` (`error`). A second scan of the same target in the project within 3 minutes answers 200 with that scan instead of a new one. Runs under the `strict` bucket, its counter shared with report share (its 429 is the platform rate-limit body). A missing or malformed URL, another scheme, credentials, a private or internal address or this platform's own host → 422 `invalid_params`. Each failing test opens (or keeps) a finding for the target and test; a passing one closes it.
+         */
+        post: operations["createAuditScan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scan with its score, grade and tests
+         * @description `status` is `queued`, `running`, `finished` (score, grade, tests) or `failed` (`error`). Another team's or project's scan answers 404 `not_found`.
+         */
+        get: operations["getAuditScan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scan-schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List scan schedules
+         * @description Oldest first (at most 20).
+         */
+        get: operations["listAuditScanSchedules"];
+        put?: never;
+        /**
+         * Scan a target every day or week
+         * @description The hourly job queues a scan of `target_url` when due (the first at its next run), then every `day` or `week`. When a scheduled scan grades lower than the schedule's previous one, the team's members are mailed. At most 20 per project and one per target (else 422 `invalid_params`).
+         */
+        post: operations["createAuditScanSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{org_id}/projects/{project_id}/audit/scan-schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a scan schedule
+         * @description No more scans are queued for it; its scans stay. Another team's or project's schedule answers 404 `not_found`.
+         */
+        delete: operations["deleteAuditScanSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/insights/audit/reports/shared/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View a shared report
+         * @description Public page behind `share_url`: the report's metrics and burn-down chart, and a download link minted at this moment and valid 5 minutes. 404 page when the token is unknown, tampered, older than 48 hours, or the report is no longer shared.
+         */
+        get: operations["getSharedAuditReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/insights/audit/reports/download/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a shared report's artefact (5-minute link)
+         * @description Streams the artefact with its content type while the link is unexpired and the report still shared; otherwise the 404 page.
+         */
+        get: operations["downloadSharedAuditReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List forms
+         * @description Every form of the team, oldest first, with its inbox and spam counts.
+         */
+        get: operations["listForms"];
+        put?: never;
+        /**
+         * Create a form
+         * @description `endpoint` is where an HTML form posts (`{APP_URL}/f/<id>`). `webhook_url` must pass the SSRF guard; its signing secret (`webhook_secret`, Standard Webhooks) is answered only here. `notify_emails` must be accepted members of the team. At most 100 forms per team.
+         */
+        post: operations["createForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a form
+         * @description The form with its endpoint and its inbox and spam counts; the webhook secret is never included.
+         */
+        get: operations["getForm"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a form
+         * @description Deletes the form, its submissions, their files and its webhook deliveries.
+         */
+        delete: operations["deleteForm"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a form
+         * @description Any field of the create. Setting a `webhook_url` on a form without one makes its secret, answered here once (`webhook_secret`); null removes the webhook and its secret.
+         */
+        patch: operations["updateForm"];
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List submissions
+         * @description `status=inbox` (default) or `spam`, newest first; `cursor` from `pagination.next_cursor`, `limit` 1–100 (25).
+         */
+        get: operations["listFormSubmissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the inbox as CSV
+         * @description RFC 4180, formulas neutralised (a cell starting with = + - @ gets a leading '), newest first, streamed.
+         */
+        get: operations["exportFormSubmissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions/{sid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a submission
+         * @description Its fields (a repeated name as a list), files (id, name, size), subject, reply-to, origin and status.
+         */
+        get: operations["getFormSubmission"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a submission
+         * @description With its files and webhook deliveries.
+         */
+        delete: operations["deleteFormSubmission"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions/{sid}/spam": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a submission to spam
+         * @description Moving sends no mail or webhook and spends no unit.
+         */
+        post: operations["markFormSubmissionSpam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions/{sid}/not-spam": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a submission back to the inbox
+         * @description Moving sends no mail or webhook and spends no unit.
+         */
+        post: operations["markFormSubmissionNotSpam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions/{sid}/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a submission's file
+         * @description Always an attachment with a sanitised name, `application/octet-stream`, `X-Content-Type-Options: nosniff`, `Content-Security-Policy: sandbox`.
+         */
+        get: operations["downloadFormSubmissionFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook deliveries
+         * @description The form's latest 50 webhook deliveries, newest first, each with every attempt (time, status code, latency, the answer's first 1 KB).
+         */
+        get: operations["listFormWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions/{sid}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A submission's webhook deliveries
+         * @description Every delivery of one submission (the first, and each re-send), newest first, with every attempt.
+         */
+        get: operations["listFormSubmissionDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/forms/{id}/submissions/{sid}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a submission to the webhook again
+         * @description A new delivery, attempted at once and retried on the relay's schedule. 422 when the form has no webhook or the submission is in spam.
+         */
+        post: operations["resendFormSubmission"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/sites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sites
+         * @description Every site of the team, newest first.
+         */
+        get: operations["listAnalyticsSites"];
+        put?: never;
+        /**
+         * Create a site
+         * @description Answers the site with its `id` (what the tracker sends as `domain`) and its `snippet`. A team holds at most 50 sites (422 past it). Events whose URL is neither on `domain` nor under it are answered 202 and not counted.
+         */
+        post: operations["createAnalyticsSite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/sites/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a site
+         * @description The site with its snippet.
+         */
+        get: operations["getAnalyticsSite"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a site
+         * @description Deletes the site and every event and rollup of its store; its events answer 404 from then on.
+         */
+        delete: operations["deleteAnalyticsSite"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a site
+         * @description `domain` and `keep_query_string`; events already counted keep what they were counted with.
+         */
+        patch: operations["updateAnalyticsSite"];
+        trace?: never;
+    };
+    "/api/v1/analytics/sites/{id}/realtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Visitors right now
+         * @description Distinct visitors of the site in the last 5 minutes (from its raw events).
+         */
+        get: operations["getAnalyticsRealtime"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Query a site's stats (Plausible Stats API v2 subset)
+         * @description `metrics`: `visitors`, `pageviews`, `events`. `date_range`: `day`, `7d`, `30d` (UTC days, today included), `month`, or `[from, to]` (UTC dates, both included, at most 400 days). `dimensions`: `event:page`, `event:name`, `visit:source` (`Direct / None` when there is none), `visit:country` (ISO code, null when unknown), `time:hour`, `time:day`. `filters`: `[op, dimension, [values]]` with `is`, `is_not`, `contains` (case-sensitive) on the first four dimensions. `order_by`: `[[metric or dimension, 'asc' | 'desc']]` (default: time ascending, else the first metric descending). `limit`: at most 10,000 rows. Answered from the hourly rollup, which holds every counted event (visitors stay distinct across hours).
+         */
+        post: operations["queryAnalytics"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/ruleset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An environment's ruleset
+         * @description The whole ruleset (flags and segments) for local evaluation (clients/openfeature), with `ETag` (its version); `If-None-Match` with it answers 304 while nothing changed. Counted in the default bucket; spends no `evaluations` unit.
+         */
+        get: operations["getFlagRuleset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate flags for a context
+         * @description `flags` (default: every flag of the environment) for the context. An unknown key answers `reason: "ERROR", error_code: "FLAG_NOT_FOUND"`. Strict bucket (`flags` family); one `evaluations` unit per call.
+         */
+        post: operations["evaluateFlags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/bootstrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every flag for a context
+         * @description Every flag of the environment evaluated for the context (server-side rendering). Strict bucket (`flags` family); one `evaluations` unit per call.
+         */
+        post: operations["bootstrapFlags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/track": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Track exposures and custom events
+         * @description 1 to 100 events. An exposure (`flag`, `variant`) counts in the flag's insights and marks it evaluated (local evaluation reports here); a custom event counts per `name` and hour. Events of unknown flags or variants are dropped. Strict bucket; spends no unit.
+         */
+        post: operations["trackFlagEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/segments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List segments
+         * @description The team's segments (key, name, included and excluded context keys, rules), which flag rules name with `in_segment`.
+         */
+        get: operations["listFlagSegments"];
+        put?: never;
+        /**
+         * Create a segment
+         * @description A context is in the segment when its key is `included` (and not `excluded`: excluded wins), or when it matches one of the segment's `rules` (and is not excluded). Up to 10,000 keys in each list; a segment's rules cannot name segments.
+         */
+        post: operations["createFlagSegment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/segments/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a segment
+         * @description One segment by its key. Another team's segment, or an unknown key, answers 404.
+         */
+        get: operations["getFlagSegment"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a segment
+         * @description 409 while a flag's rule names it.
+         */
+        delete: operations["deleteFlagSegment"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a segment
+         * @description Given fields replace the stored ones (a list is replaced whole). Every flag naming the segment sees the change.
+         */
+        patch: operations["updateFlagSegment"];
+        trace?: never;
+    };
+    "/api/v1/flags/environments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List environments
+         * @description `production` and `development` exist from the start; a team has up to 10.
+         */
+        get: operations["listFlagEnvironments"];
+        put?: never;
+        /**
+         * Create an environment
+         * @description Every flag is off in a new environment until configured. At most 10 environments (422).
+         */
+        post: operations["createFlagEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/environments/{env}/client-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an environment's client keys
+         * @description Without the keys themselves (shown once, at creation).
+         */
+        get: operations["listFlagClientKeys"];
+        put?: never;
+        /**
+         * Create a client key
+         * @description A key (`fck_…`, shown only in this answer) for browsers and apps: it evaluates the environment's `client_side` flags on `/flags/client/...` and OFREP, nothing else. `allowed_origins` (empty: any) limits the browsers' origins (CORS). Up to 20 per environment.
+         */
+        post: operations["createFlagClientKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/environments/{env}/client-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a client key
+         * @description The key answers 401 at once on this isolate, and everywhere within 5 s.
+         */
+        delete: operations["deleteFlagClientKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List flags
+         * @description Every flag of the team with each environment's configuration, by key. Filter by `tag`; `stale=true` lists the stale ones with `stale_reason`.
+         */
+        get: operations["listFlags"];
+        put?: never;
+        /**
+         * Create a flag
+         * @description A boolean flag defaults to variants `{on: true, off: false}`, off serving `off`, and every environment off with the fallthrough `on`. The `salt` is random and fixed. Keys `evaluate`, `bootstrap`, `track`, `ruleset`, `segments`, `environments` and `client` are reserved (422).
+         */
+        post: operations["createFlag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a flag
+         * @description The flag with every environment's configuration; `ETag` is its version.
+         */
+        get: operations["getFlag"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a flag
+         * @description The flag, its history, scheduled changes and insights go; evaluations answer FLAG_NOT_FOUND (within 5 s on every isolate).
+         */
+        delete: operations["deleteFlag"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a flag
+         * @description Given fields replace the stored ones; `environments` merge per environment and field (`{"production": {"enabled": false}}` is the kill switch). Every change is a new version (+1) with its actor in the history. `If-Match: "<version>"` makes the change only against that version (412 otherwise). `key`, `type` and `salt` never change.
+         */
+        patch: operations["updateFlag"];
+        trace?: never;
+    };
+    "/api/v1/flags/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A flag's history
+         * @description Every change, newest first: `version`, `at`, `actor` (key or console user, or a scheduled change) and what changed.
+         */
+        get: operations["getFlagHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/{key}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert a flag
+         * @description A new version equal to `version` (its variants, environments, name, tags…; key, type and salt stay).
+         */
+        post: operations["revertFlag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/{key}/scheduled-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List scheduled changes
+         * @description Pending, applied and failed changes of the flag, by due time.
+         */
+        get: operations["listScheduledFlagChanges"];
+        put?: never;
+        /**
+         * Schedule a change
+         * @description Turns an environment on or off, or sets its fallthrough (a rollout's new shares), at `at`: applied by the team's store within 60 s of `at` as a new version (actor: the schedule).
+         */
+        post: operations["scheduleFlagChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/{key}/scheduled-changes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scheduled change
+         * @description One scheduled change of the flag: its environment, when it applies (within 60 s of `at`), what it sets, and whether it was applied.
+         */
+        get: operations["getScheduledFlagChange"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a scheduled change
+         * @description Cancels a change that has not been applied yet (an applied one's record is deleted); the flag itself is not changed.
+         */
+        delete: operations["deleteScheduledFlagChange"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flags/{key}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A flag's insights
+         * @description Evaluations per variant per hour (UTC, `YYYY-MM-DDTHH`) and environment, exposures tracked by clients, and `last_evaluated_at` (server-side evaluations and team-key tracks only). Counts reach the store within about 10 s; kept 90 days.
+         */
+        get: operations["getFlagInsights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a pageview or custom event (Plausible Events API)
+         * @description No credential; the `public` bucket (200 requests per 60 s per client IP), then per site and client network at most 120 events a minute and 1/50 of the team's monthly `events` limit a UTC day (429). The body is JSON, sent as `application/json` or `text/plain`, with `name`/`n`, `url`/`u`, `domain`/`d` (the site id), optional `referrer`/`r` and `props`/`p` (at most 30 keys, values of at most 2,000 characters); unknown fields are ignored. 400 `{error}` when malformed; 404 for an unknown site. Known bots (the `isbot` package's list; no user agent counts as a bot), URLs off the site's domain and Plausible's `engagement` events (scroll depth, time on page) are answered 202 with `x-analytics-dropped` and not counted. A counted event spends one `events` unit (monthly 429 past the plan's limit). The visitor is `hash(daily salt, site id, ip, user agent)`; the address and user agent are never stored.
+         */
+        post: operations["sendAnalyticsEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ofrep/v1/evaluate/flags/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate one flag (OFREP)
+         * @description Body `{context: {targetingKey, ...attributes}}` (JSON; read as is, so a body that is not JSON answers `PARSE_ERROR`). Answers `{key, value, reason, variant, metadata}`; errors `{key, errorCode, errorDetails}`.
+         */
+        post: operations["ofrepEvaluateFlag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ofrep/v1/evaluate/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate every flag (OFREP bulk)
+         * @description Body `{context: {targetingKey, ...attributes}}` (JSON; read as is, so a body that is not JSON answers `PARSE_ERROR`). Every flag the credential sees, `{flags: [...]}`, with `ETag`; `If-None-Match` with the same context and no change answers 304 (no unit spent).
+         */
+        post: operations["ofrepEvaluateFlags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/in/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Public ingest address of a source
+         * @description No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event and its deliveries are stored; the first delivery attempt then starts at once, in the background of this request (the queue retries failures; a queue outage delays retries, never refuses an event).
+         */
+        post: operations["ingestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{form_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit a form (public)
+         * @description No credential; the `public` bucket (200 requests per 60 s per client IP), then at most 10 posts a minute per form and client network (IPv6: a /64) and a daily share per team and network (README). Bodies: `application/x-www-form-urlencoded` or `application/json` up to 1 MB, or `multipart/form-data` read as a stream (text up to 1 MB, files up to the form's `files.max_bytes`, at most 10 MB). Fields starting with `_` are instructions, never stored: `_next` (where a browser goes next: only to the redirect URL's origin or an allowed origin), `_subject`, `_replyto`, `_gotcha` (the honeypot: filled, the post answers as a success and is kept as spam, with no unit, mail or webhook). A repeated name is stored as a list. A JSON body or `Accept: application/json` gets JSON: 200 `{ok: true, id}` or 422 `{ok: false, errors: [{field, code, message}]}`; a browser post gets 303 to `_next`, the redirect URL or the hosted thank-you page, or an HTML page saying what to fix. A browser `Origin` outside a non-empty `allowed_origins` (`null` too) answers 403 `ORIGIN_NOT_ALLOWED`. Each accepted submission spends one `submissions` unit (monthly-quota 429 when none is left).
+         */
+        post: operations["submitForm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{form_id}/thanks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hosted thank-you page
+         * @description Where a browser lands after a post when neither `_next` nor the form's `redirect_url` applies. HTML in the console's look, no script.
+         */
+        get: operations["formThanksPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{form_id}/files/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A submission's file by signed link
+         * @description The 5-minute link a webhook delivery or a notification mail carries. Always an attachment (`application/octet-stream`, `nosniff`, `Content-Security-Policy: sandbox`); an expired or altered link answers 404.
+         */
+        get: operations["downloadFormFileByLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a/script.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tracker script
+         * @description Under 2 KB, no cookie: `<script defer data-domain="<site id>" src="{APP_URL}/a/script.js"></script>` sends a pageview on load and on every history navigation, and `window.plausible("Signup", {props: {plan: "pro"}})` sends a custom event, with `sendBeacon` (to `data-api`, default `/api/event` of the script's origin).
+         */
+        get: operations["getAnalyticsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1970,23 +2858,6 @@ export interface components {
             created_at: string;
             mail: components["schemas"]["KeyMailPolicy"];
         };
-        SendingDomain: {
-            id: string;
-            name: string;
-            /** @enum {string} */
-            status: "pending" | "verified";
-            records: {
-                /** @enum {string} */
-                type: "TXT";
-                name: string;
-                value: string;
-            }[];
-            created_at: string;
-            verified_at: string | null;
-        };
-        AdminAddDomain: {
-            name: string;
-        };
         TeamMember: {
             team_id: string;
             user_id: string;
@@ -2018,24 +2889,6 @@ export interface components {
             /** @default 1000 */
             limit?: number;
         };
-        AdminMigrateMailBodiesResult: {
-            moved: number;
-            more: boolean;
-        };
-        AdminMigrateMailBodies: {
-            /** @default 25 */
-            limit?: number;
-        };
-        AdminMigratePushStoresResult: {
-            subscribers: number;
-            deliveries: number;
-            dropped: number;
-            more: boolean;
-        };
-        AdminMigratePushStores: {
-            /** @default 1000 */
-            limit?: number;
-        };
         AdminMigrateRelayEventsResult: {
             moved: number;
             dropped: number;
@@ -2051,6 +2904,41 @@ export interface components {
             more: boolean;
         };
         AdminMigrateSurveyResponses: {
+            /** @default 1000 */
+            limit?: number;
+        };
+        AdminMigrateMailBodiesResult: {
+            moved: number;
+            more: boolean;
+        };
+        AdminMigrateMailBodies: {
+            /** @default 25 */
+            limit?: number;
+        };
+        SendingDomain: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            status: "pending" | "verified";
+            records: {
+                /** @enum {string} */
+                type: "TXT";
+                name: string;
+                value: string;
+            }[];
+            created_at: string;
+            verified_at: string | null;
+        };
+        AdminAddDomain: {
+            name: string;
+        };
+        AdminMigratePushStoresResult: {
+            subscribers: number;
+            deliveries: number;
+            dropped: number;
+            more: boolean;
+        };
+        AdminMigratePushStores: {
             /** @default 1000 */
             limit?: number;
         };
@@ -2128,230 +3016,12 @@ export interface components {
         };
         CreateTeamApiKey: {
             name?: string;
-            scopes: ("surveys:read" | "surveys:write" | "audit:read" | "audit:write" | "logs:read" | "logs:write" | "push:read" | "push:write" | "webhooks:read" | "webhooks:write" | "mail:send" | "mail:read" | "billing:read" | "keys:read" | "keys:write")[];
+            scopes: ("logs:read" | "logs:write" | "webhooks:read" | "webhooks:write" | "surveys:read" | "surveys:write" | "mail:send" | "mail:read" | "push:read" | "push:write" | "audit:read" | "audit:write" | "forms:read" | "forms:write" | "analytics:read" | "analytics:write" | "flags:read" | "flags:write" | "billing:read" | "keys:read" | "keys:write")[];
             mail?: {
                 sandbox?: boolean;
                 allowed_streams?: ("transactional" | "broadcast")[];
                 allowed_recipients?: string[];
             };
-        };
-        Finding: {
-            id: string;
-            org_id: string;
-            project_id: string;
-            title: string;
-            priority_score: number;
-            /** @enum {string} */
-            status: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
-            /** @description True while the finding is an open regression (reopened after a terminal status). */
-            regression: boolean;
-            /**
-             * @description `manual` (a person) or `scan` (opened by a scan run).
-             * @enum {string}
-             */
-            source: "manual" | "scan";
-            /** @description The scanned target the finding is about (scan findings, or a person's finding given one). */
-            target_url: string | null;
-            /** @description The scan test the finding is about. */
-            test: string | null;
-            created_at: string;
-            updated_at: string;
-        };
-        AuditMeta: {
-            request_id: string;
-        };
-        AuditError: {
-            data: null;
-            meta: components["schemas"]["AuditMeta"];
-            error: {
-                /** @example invalid_params */
-                code: string;
-                message: string;
-                details?: {
-                    [key: string]: string[];
-                };
-            };
-        };
-        CreateFinding: {
-            title: string;
-            /**
-             * @description Weight in the risk burn-down; default 0.
-             * @default 0
-             */
-            priority_score?: number;
-            /**
-             * @default new
-             * @enum {string}
-             */
-            status?: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
-            /** @description With `test`: the scanned target this finding is about; scans of it then keep, close and reopen this finding instead of opening their own. */
-            target_url?: string;
-            /**
-             * @description With `target_url`: the scan test this finding is about.
-             * @enum {string}
-             */
-            test?: "content-security-policy" | "cookies" | "cross-origin-resource-sharing" | "redirection" | "referrer-policy" | "strict-transport-security" | "x-content-type-options" | "x-frame-options";
-        };
-        FindingDetail: components["schemas"]["Finding"] & {
-            status_history: components["schemas"]["FindingStatusChange"][];
-            verifications: components["schemas"]["Verification"][];
-        };
-        FindingStatusChange: {
-            /** @enum {string|null} */
-            from: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed" | null;
-            /** @enum {string} */
-            to: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
-            priority_score: number;
-            at: string;
-        };
-        Verification: {
-            id: string;
-            finding_id: string;
-            /** @enum {string} */
-            result: "passed" | "failed";
-            note: string | null;
-            created_at: string;
-        };
-        PatchFinding: {
-            title?: string;
-            priority_score?: number;
-            /** @enum {string} */
-            status?: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
-        };
-        CreateVerification: {
-            /** @enum {string} */
-            result: "passed" | "failed";
-            note?: string;
-        };
-        ReportSummary: {
-            risk_burn_down: {
-                date: string;
-                open_risk_score: number;
-            }[];
-            verification_pass_rate: number;
-            regression_rate: number;
-            open_findings: number;
-        };
-        ReportExportRecord: {
-            id: string;
-            org_id: string;
-            project_id: string;
-            period_start: string;
-            period_end: string;
-            /** @enum {string} */
-            format: "pdf" | "csv" | "json";
-            /** @enum {string} */
-            status: "queued" | "exporting" | "exported" | "shared" | "failed";
-            snapshot: components["schemas"]["ReportSummary"];
-            exported_at: string | null;
-            shared_at: string | null;
-            created_at: string;
-            updated_at: string;
-        };
-        ExportReport: {
-            /**
-             * @default pdf
-             * @enum {string}
-             */
-            format?: "pdf" | "csv" | "json";
-            /** @description Default: 6 days before today (UTC). */
-            period_start?: string;
-            /** @description Default: today (UTC). */
-            period_end?: string;
-        };
-        ShareResult: {
-            id: string;
-            /** @enum {string} */
-            channel: "email" | "chat" | "link";
-            recipients: string[];
-            accepted: string[];
-            rejected: string[];
-            shared_at: string;
-            share_url: string;
-        };
-        ShareReport: {
-            /**
-             * @description Required: `email`, `chat` or `link`.
-             * @enum {string}
-             */
-            channel?: "email" | "chat" | "link";
-            /** @description Default: the project's most recent report. */
-            report_id?: string;
-            /** @description Channel `email`: 1 to 10 addresses. */
-            recipients?: string[];
-            /** @description Channel `chat`: the incoming-webhook URL. */
-            webhook_url?: string;
-        };
-        RevokeResult: {
-            /** @enum {string} */
-            status: "exported";
-            revoked_count: number;
-            ids: string[];
-            /** @description The most recently shared of the revoked reports. */
-            id: string;
-        };
-        Scan: {
-            id: string;
-            org_id: string;
-            project_id: string;
-            target_url: string;
-            /** @enum {string} */
-            status: "queued" | "running" | "finished" | "failed";
-            /** @description 100 plus the tests' modifiers (bonuses only from 90), at least 0; set when finished. */
-            score: number | null;
-            /** @description A+ to F, the MDN HTTP Observatory's scale; set when finished. */
-            grade: string | null;
-            tests: components["schemas"]["ScanTest"][];
-            /** @description Why a `failed` scan failed: timeout, DNS failure, forbidden hop, redirect loop, connection failed. */
-            error: string | null;
-            /** @description The address the graded answer came from, after redirects. */
-            final_url: string | null;
-            status_code: number | null;
-            schedule_id: string | null;
-            created_at: string;
-            started_at: string | null;
-            finished_at: string | null;
-        };
-        ScanTest: {
-            /** @example strict-transport-security */
-            name: string;
-            pass: boolean;
-            /** @example hsts-not-implemented */
-            result: string;
-            score_modifier: number;
-            /** @description What the result means and what to fix. */
-            description: string;
-            /** @description What the test read: a header (cut to 256 characters), cookie names and flags (never values), the http:// answer. */
-            data?: unknown;
-        };
-        StartScan: {
-            /**
-             * @description The page to scan: https (http only where private targets are allowed), no credentials, not a private, loopback, link-local or metadata address, not this platform's own host. Stored in the URL parser's form (lower-case host, `/` path at least, no fragment).
-             * @example https://example.com/
-             */
-            target_url: string;
-        };
-        ScanSchedule: {
-            id: string;
-            org_id: string;
-            project_id: string;
-            target_url: string;
-            /** @enum {string} */
-            every: "day" | "week";
-            /** @description When the hourly run next queues a scan (the first: the next run after creation). */
-            next_run_at: string;
-            last_grade: string | null;
-            last_scan_id: string | null;
-            created_at: string;
-        };
-        CreateScanSchedule: {
-            /**
-             * @description The page to scan: https (http only where private targets are allowed), no credentials, not a private, loopback, link-local or metadata address, not this platform's own host. Stored in the URL parser's form (lower-case host, `/` path at least, no fragment).
-             * @example https://example.com/
-             */
-            target_url: string;
-            /** @enum {string} */
-            every: "day" | "week";
         };
         LogIngestOk: {
             /** @enum {boolean} */
@@ -2365,129 +3035,6 @@ export interface components {
             ok: true;
             count: number;
             dropped: number;
-        };
-        LogProjectWithToken: components["schemas"]["LogProject"] & {
-            /** @description Plaintext ingest token: returned only here */
-            ingest_token: string;
-        };
-        LogProject: {
-            id: string;
-            name: string;
-            daily_limit_mb: number;
-            retention_days: number;
-            /** @description First characters of the current token, to tell tokens apart */
-            ingest_token_prefix: string;
-            stream_count: number;
-            created_at: string;
-            updated_at: string;
-        };
-        LogsError: {
-            error: string;
-            details?: {
-                [key: string]: string[];
-            };
-        };
-        CreateLogProject: {
-            name: string;
-            /**
-             * @description Default 100
-             * @default 100
-             */
-            daily_limit_mb?: number;
-            /**
-             * @description Default 7
-             * @default 7
-             */
-            retention_days?: number;
-        };
-        LogStream: {
-            name: string;
-            created_at: string;
-        };
-        LogEntriesPage: {
-            data: components["schemas"]["LogEntry"][];
-            pagination: {
-                limit: number;
-                next_cursor: string | null;
-            };
-        };
-        LogEntry: {
-            id: string;
-            project_id: string;
-            stream: string | null;
-            /** @enum {string} */
-            level: "debug" | "info" | "warn" | "error" | "fatal";
-            message: string;
-            service: string | null;
-            trace_id: string | null;
-            span_id: string | null;
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-            /** @description The entry's time (the sender's, or the time of receipt when it sent none): orders the query, serves since/until and alert windows */
-            timestamp: string;
-            /** @description The time the platform received the entry */
-            created_at: string;
-        };
-        LogAlert: {
-            id: string;
-            project_id: string;
-            name: string;
-            /** @enum {string} */
-            level: "debug" | "info" | "warn" | "error" | "fatal";
-            threshold: number;
-            window_minutes: number;
-            channels: ("email" | "webhook")[];
-            notify_email: string | null;
-            notify_webhook: string | null;
-            enabled: boolean;
-            last_triggered_at: string | null;
-            inserted_at: string;
-            updated_at: string;
-        };
-        CreateLogAlert: {
-            name: string;
-            /** @enum {string} */
-            level: "debug" | "info" | "warn" | "error" | "fatal";
-            threshold: number;
-            window_minutes: number;
-            channels?: ("email" | "webhook")[];
-            /** Format: email */
-            notify_email?: string | null;
-            /** Format: uri */
-            notify_webhook?: string | null;
-            /** @default true */
-            enabled?: boolean;
-        };
-        UpdateLogAlert: {
-            name?: string;
-            /** @enum {string} */
-            level?: "debug" | "info" | "warn" | "error" | "fatal";
-            threshold?: number;
-            window_minutes?: number;
-            channels?: ("email" | "webhook")[];
-            /** Format: email */
-            notify_email?: string | null;
-            /** Format: uri */
-            notify_webhook?: string | null;
-            enabled?: boolean;
-        };
-        LogAlertFiringsPage: {
-            data: components["schemas"]["LogAlertFiring"][];
-            pagination: {
-                limit: number;
-                next_cursor: string | null;
-            };
-        };
-        LogAlertFiring: {
-            /** @description The firing id, as in the notifications' `firing_id` */
-            id: string;
-            alert_id: string;
-            fired_at: string;
-            /** @description Entries counted in the window when it fired */
-            count: number;
-            /** @description When the window fell back under the threshold (or a later firing took over, or the alert was disabled); null while it is firing */
-            resolved_at: string | null;
         };
         WebhookSource: {
             /** Format: uuid */
@@ -2634,249 +3181,170 @@ export interface components {
             /** @description Resend only to these destinations of the source (e.g. the one that failed), not to the healthy ones. Each must be a destination of this source, enabled, and admit the event's type (422 otherwise). Absent: every enabled destination whose filter admits the event. */
             destination_ids?: string[];
         };
-        WebhookIngestAccepted: {
-            /** Format: uuid */
-            id: string;
-            event_type: string | null;
-            duplicate: boolean;
-            deliveries: number;
+        OfrepBulkEvaluation: {
+            flags: (components["schemas"]["OfrepEvaluationSuccess"] | components["schemas"]["OfrepEvaluationFailure"])[];
         };
-        Email: {
-            /** Format: uuid */
-            id: string;
-            from: string;
-            to: string[];
-            cc: string[];
-            bcc: string[];
-            reply_to: string[];
-            subject: string;
-            html: string | null;
-            text: string | null;
-            headers: {
-                [key: string]: string;
+        OfrepEvaluationSuccess: {
+            key: string;
+            value?: unknown;
+            reason: string;
+            variant: string;
+            metadata: {
+                [key: string]: string | number | boolean;
             };
-            tags: string[];
-            /** @enum {string} */
-            stream: "transactional" | "broadcast";
-            sandbox: boolean;
-            /** @enum {string} */
-            status: "queued" | "sent" | "delivered" | "bounced" | "complained" | "failed";
-            attempts: number;
-            last_error: string | null;
-            created_at: string;
-            updated_at: string;
-            /** @description Every status reached, oldest first (single-message answers). */
-            history?: components["schemas"]["EmailStatusChange"][];
         };
-        EmailStatusChange: {
-            /** @enum {string} */
-            status: "queued" | "sent" | "delivered" | "bounced" | "complained" | "failed";
-            at: string;
-            detail: string | null;
+        /** @description `errorCode`: PARSE_ERROR, TARGETING_KEY_MISSING, INVALID_CONTEXT (400) or FLAG_NOT_FOUND (404). */
+        OfrepEvaluationFailure: {
+            key?: string;
+            errorCode: string;
+            errorDetails: string;
         };
-        MailError: {
+        FlagsClientError: {
             error: string;
         };
-        MailPolicyError: {
-            error: string;
-            code: string;
+        ClientBootstrap: {
+            context: components["schemas"]["FlagContext"];
         };
-        MailValidationError: {
-            /** @enum {string} */
-            error: "Validation failed";
-            details: {
-                [key: string]: string[];
-            };
-        };
-        EmailBatchItemFailure: {
-            /** @enum {number} */
-            status: 422;
-            errors: {
-                [key: string]: string[];
-            };
-        };
-        EmailPagination: {
-            page: number;
-            per_page: number;
-            total: number;
-            total_pages: number;
-        };
-        DomainError: {
-            error: string;
-        };
-        DomainValidationError: {
-            /** @enum {string} */
-            error: "Validation failed";
-            details: {
-                [key: string]: string[];
-            };
-        };
-        AddDomain: {
-            /** @example acme.dev */
-            name: string;
-        };
-        CreatedMailWebhook: components["schemas"]["MailWebhook"] & {
-            /** @description The `whsec_...` signing secret. Shown only in this answer. */
-            secret: string;
-        };
-        MailWebhook: {
-            /** Format: uuid */
-            id: string;
-            url: string;
-            events: ("email.sent" | "email.delivered" | "email.bounced" | "email.complained" | "email.failed")[];
-            created_at: string;
-        };
-        CreateMailWebhook: {
-            url: string;
-            events: ("email.sent" | "email.delivered" | "email.bounced" | "email.complained" | "email.failed")[];
-        };
-        MailWebhookTestResult: {
-            /** @enum {boolean} */
-            success: true;
-            /** Format: uuid */
-            webhook_id: string;
-            message_id: string;
-            status_code: number;
-            duration_ms: number;
-        };
-        MailWebhookTestError: {
-            error: {
-                message: string;
-                detail: string;
-            };
-        };
-        PushApp: {
-            id: string;
-            name: string;
-            vapid_public_key: string;
-            subscriber_count: number;
-            settings: {
-                [key: string]: unknown;
-            };
-            created_at: string;
-            updated_at: string;
-        };
-        PushError: {
-            error: string;
-        };
-        PushValidationError: {
-            /** @enum {string} */
-            error: "Validation failed";
-            details: {
-                [key: string]: string[];
-            };
-        };
-        CreatePushApp: {
-            name: string;
-            settings?: components["schemas"]["PushAppSettings"];
-            /** @description base64url raw 65-byte uncompressed P-256 point */
-            vapid_public_key?: string;
-            /** @description base64url 32-byte private scalar `d`; never returned */
-            vapid_private_key?: string;
-            fcm_credentials?: string | {
-                [key: string]: unknown;
-            };
-            apns_credentials?: string | {
-                [key: string]: unknown;
-            };
-        };
-        /** @description Default notification settings: `default_icon`, `default_url`, `default_ttl` (seconds, 1 to 2419200), `default_urgency` (`low`, `normal`, `high`), `vapid_subject` (`mailto:` or `https:` contact sent in the VAPID JWT). Other keys are stored as given. */
-        PushAppSettings: {
-            default_icon?: string;
-            default_url?: string;
-            default_ttl?: number;
-            /** @enum {string} */
-            default_urgency?: "low" | "normal" | "high";
-            vapid_subject?: string;
-        } & {
+        /** @description Attributes of the evaluated context; its key is `key` (or `targetingKey`, the same field). */
+        FlagContext: {
             [key: string]: unknown;
         };
-        UpdatePushApp: {
+        ClientTrack: {
+            events: components["schemas"]["FlagTrackEvent"][];
+        };
+        FlagTrackEvent: {
+            /** @enum {string} */
+            kind: "exposure" | "custom";
+            flag?: string;
+            variant?: string;
             name?: string;
-            settings?: components["schemas"]["PushAppSettings"];
-            fcm_credentials?: string | {
-                [key: string]: unknown;
-            } | null;
-            apns_credentials?: string | {
-                [key: string]: unknown;
-            } | null;
-            /** @description Not accepted: VAPID keys cannot be changed (422). */
-            vapid_public_key?: unknown;
-            /** @description Not accepted: VAPID keys cannot be changed (422). */
-            vapid_private_key?: unknown;
+            context_key: string;
+            value?: number;
+            /** Format: date-time */
+            at?: string;
         };
-        PushSubscriber: {
+        LogProjectWithToken: components["schemas"]["LogProject"] & {
+            /** @description Plaintext ingest token: returned only here */
+            ingest_token: string;
+        };
+        LogProject: {
             id: string;
-            app_id: string;
-            endpoint: string;
-            expiration_time: number | null;
-            tags: string[];
-            external_id: string | null;
+            name: string;
+            daily_limit_mb: number;
+            retention_days: number;
+            /** @description First characters of the current token, to tell tokens apart */
+            ingest_token_prefix: string;
+            stream_count: number;
             created_at: string;
             updated_at: string;
         };
-        /** @description A browser PushSubscription (`subscription.toJSON()`), plus optional `tags` and `external_id`. */
-        PushSubscriptionInput: {
-            endpoint: string;
-            expirationTime?: number | null;
-            keys: {
-                p256dh: string;
-                auth: string;
+        LogsError: {
+            error: string;
+            details?: {
+                [key: string]: string[];
             };
-            tags?: string[];
-            external_id?: string | null;
         };
-        PushNotification: {
-            id: string;
-            app_id: string;
-            /** @enum {string} */
-            status: "queued" | "sending" | "completed";
-            payload: {
-                [key: string]: unknown;
-            };
-            ttl: number;
-            urgency: string;
-            topic: string | null;
-            target: {
-                [key: string]: unknown;
-            };
-            recipients: number;
-            counts: {
-                queued: number;
-                delivered: number;
-                failed: number;
-                removed: number;
-            };
+        CreateLogProject: {
+            name: string;
+            /**
+             * @description Default 100
+             * @default 100
+             */
+            daily_limit_mb?: number;
+            /**
+             * @description Default 7
+             * @default 7
+             */
+            retention_days?: number;
+        };
+        LogStream: {
+            name: string;
             created_at: string;
-            completed_at: string | null;
         };
-        SendPushNotification: {
-            title: string;
-            body: string;
-            icon?: string;
-            url?: string;
-            data?: {
-                [key: string]: unknown;
+        LogEntriesPage: {
+            data: components["schemas"]["LogEntry"][];
+            pagination: {
+                limit: number;
+                next_cursor: string | null;
             };
-            ttl?: number;
-            /** @enum {string} */
-            urgency?: "low" | "normal" | "high";
-            topic?: string;
-            subscriber_ids?: string[];
-            tags?: string[];
         };
-        PushNotificationDetail: components["schemas"]["PushNotification"] & {
-            results: components["schemas"]["PushDeliveryResult"][];
-            results_next_cursor: string | null;
-        };
-        PushDeliveryResult: {
-            subscriber_id: string;
+        LogEntry: {
+            id: string;
+            project_id: string;
+            stream: string | null;
             /** @enum {string} */
-            status: "queued" | "sending" | "retrying" | "delivered" | "failed" | "removed";
-            attempts: number;
-            status_code: number | null;
-            error: string | null;
+            level: "debug" | "info" | "warn" | "error" | "fatal";
+            message: string;
+            service: string | null;
+            trace_id: string | null;
+            span_id: string | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The entry's time (the sender's, or the time of receipt when it sent none): orders the query, serves since/until and alert windows */
+            timestamp: string;
+            /** @description The time the platform received the entry */
+            created_at: string;
+        };
+        LogAlert: {
+            id: string;
+            project_id: string;
+            name: string;
+            /** @enum {string} */
+            level: "debug" | "info" | "warn" | "error" | "fatal";
+            threshold: number;
+            window_minutes: number;
+            channels: ("email" | "webhook")[];
+            notify_email: string | null;
+            notify_webhook: string | null;
+            enabled: boolean;
+            last_triggered_at: string | null;
+            inserted_at: string;
             updated_at: string;
+        };
+        CreateLogAlert: {
+            name: string;
+            /** @enum {string} */
+            level: "debug" | "info" | "warn" | "error" | "fatal";
+            threshold: number;
+            window_minutes: number;
+            channels?: ("email" | "webhook")[];
+            /** Format: email */
+            notify_email?: string | null;
+            /** Format: uri */
+            notify_webhook?: string | null;
+            /** @default true */
+            enabled?: boolean;
+        };
+        UpdateLogAlert: {
+            name?: string;
+            /** @enum {string} */
+            level?: "debug" | "info" | "warn" | "error" | "fatal";
+            threshold?: number;
+            window_minutes?: number;
+            channels?: ("email" | "webhook")[];
+            /** Format: email */
+            notify_email?: string | null;
+            /** Format: uri */
+            notify_webhook?: string | null;
+            enabled?: boolean;
+        };
+        LogAlertFiringsPage: {
+            data: components["schemas"]["LogAlertFiring"][];
+            pagination: {
+                limit: number;
+                next_cursor: string | null;
+            };
+        };
+        LogAlertFiring: {
+            /** @description The firing id, as in the notifications' `firing_id` */
+            id: string;
+            alert_id: string;
+            fired_at: string;
+            /** @description Entries counted in the window when it fired */
+            count: number;
+            /** @description When the window fell back under the threshold (or a later firing took over, or the alert was disabled); null while it is firing */
+            resolved_at: string | null;
         };
         Survey: {
             id: string;
@@ -3194,6 +3662,933 @@ export interface components {
             /** @description An earlier question of the response's path; omitted: the last answered question (one step back) */
             question_id?: string;
         };
+        Email: {
+            /** Format: uuid */
+            id: string;
+            from: string;
+            to: string[];
+            cc: string[];
+            bcc: string[];
+            reply_to: string[];
+            subject: string;
+            html: string | null;
+            text: string | null;
+            headers: {
+                [key: string]: string;
+            };
+            tags: string[];
+            /** @enum {string} */
+            stream: "transactional" | "broadcast";
+            sandbox: boolean;
+            /** @enum {string} */
+            status: "queued" | "sent" | "delivered" | "bounced" | "complained" | "failed";
+            attempts: number;
+            last_error: string | null;
+            created_at: string;
+            updated_at: string;
+            /** @description Every status reached, oldest first (single-message answers). */
+            history?: components["schemas"]["EmailStatusChange"][];
+        };
+        EmailStatusChange: {
+            /** @enum {string} */
+            status: "queued" | "sent" | "delivered" | "bounced" | "complained" | "failed";
+            at: string;
+            detail: string | null;
+        };
+        MailError: {
+            error: string;
+        };
+        MailPolicyError: {
+            error: string;
+            code: string;
+        };
+        MailValidationError: {
+            /** @enum {string} */
+            error: "Validation failed";
+            details: {
+                [key: string]: string[];
+            };
+        };
+        EmailBatchItemFailure: {
+            /** @enum {number} */
+            status: 422;
+            errors: {
+                [key: string]: string[];
+            };
+        };
+        EmailPagination: {
+            page: number;
+            per_page: number;
+            total: number;
+            total_pages: number;
+        };
+        DomainError: {
+            error: string;
+        };
+        DomainValidationError: {
+            /** @enum {string} */
+            error: "Validation failed";
+            details: {
+                [key: string]: string[];
+            };
+        };
+        AddDomain: {
+            /** @example acme.dev */
+            name: string;
+        };
+        CreatedMailWebhook: components["schemas"]["MailWebhook"] & {
+            /** @description The `whsec_...` signing secret. Shown only in this answer. */
+            secret: string;
+        };
+        MailWebhook: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            events: ("email.sent" | "email.delivered" | "email.bounced" | "email.complained" | "email.failed")[];
+            created_at: string;
+        };
+        CreateMailWebhook: {
+            url: string;
+            events: ("email.sent" | "email.delivered" | "email.bounced" | "email.complained" | "email.failed")[];
+        };
+        MailWebhookTestResult: {
+            /** @enum {boolean} */
+            success: true;
+            /** Format: uuid */
+            webhook_id: string;
+            message_id: string;
+            status_code: number;
+            duration_ms: number;
+        };
+        MailWebhookTestError: {
+            error: {
+                message: string;
+                detail: string;
+            };
+        };
+        PushApp: {
+            id: string;
+            name: string;
+            vapid_public_key: string;
+            subscriber_count: number;
+            settings: {
+                [key: string]: unknown;
+            };
+            created_at: string;
+            updated_at: string;
+        };
+        PushError: {
+            error: string;
+        };
+        PushValidationError: {
+            /** @enum {string} */
+            error: "Validation failed";
+            details: {
+                [key: string]: string[];
+            };
+        };
+        CreatePushApp: {
+            name: string;
+            settings?: components["schemas"]["PushAppSettings"];
+            /** @description base64url raw 65-byte uncompressed P-256 point */
+            vapid_public_key?: string;
+            /** @description base64url 32-byte private scalar `d`; never returned */
+            vapid_private_key?: string;
+            fcm_credentials?: string | {
+                [key: string]: unknown;
+            };
+            apns_credentials?: string | {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Default notification settings: `default_icon`, `default_url`, `default_ttl` (seconds, 1 to 2419200), `default_urgency` (`low`, `normal`, `high`), `vapid_subject` (`mailto:` or `https:` contact sent in the VAPID JWT). Other keys are stored as given. */
+        PushAppSettings: {
+            default_icon?: string;
+            default_url?: string;
+            default_ttl?: number;
+            /** @enum {string} */
+            default_urgency?: "low" | "normal" | "high";
+            vapid_subject?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        UpdatePushApp: {
+            name?: string;
+            settings?: components["schemas"]["PushAppSettings"];
+            fcm_credentials?: string | {
+                [key: string]: unknown;
+            } | null;
+            apns_credentials?: string | {
+                [key: string]: unknown;
+            } | null;
+            /** @description Not accepted: VAPID keys cannot be changed (422). */
+            vapid_public_key?: unknown;
+            /** @description Not accepted: VAPID keys cannot be changed (422). */
+            vapid_private_key?: unknown;
+        };
+        PushSubscriber: {
+            id: string;
+            app_id: string;
+            endpoint: string;
+            expiration_time: number | null;
+            tags: string[];
+            external_id: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        /** @description A browser PushSubscription (`subscription.toJSON()`), plus optional `tags` and `external_id`. */
+        PushSubscriptionInput: {
+            endpoint: string;
+            expirationTime?: number | null;
+            keys: {
+                p256dh: string;
+                auth: string;
+            };
+            tags?: string[];
+            external_id?: string | null;
+        };
+        PushNotification: {
+            id: string;
+            app_id: string;
+            /** @enum {string} */
+            status: "queued" | "sending" | "completed";
+            payload: {
+                [key: string]: unknown;
+            };
+            ttl: number;
+            urgency: string;
+            topic: string | null;
+            target: {
+                [key: string]: unknown;
+            };
+            recipients: number;
+            counts: {
+                queued: number;
+                delivered: number;
+                failed: number;
+                removed: number;
+            };
+            created_at: string;
+            completed_at: string | null;
+        };
+        SendPushNotification: {
+            title: string;
+            body: string;
+            icon?: string;
+            url?: string;
+            data?: {
+                [key: string]: unknown;
+            };
+            ttl?: number;
+            /** @enum {string} */
+            urgency?: "low" | "normal" | "high";
+            topic?: string;
+            subscriber_ids?: string[];
+            tags?: string[];
+        };
+        PushNotificationDetail: components["schemas"]["PushNotification"] & {
+            results: components["schemas"]["PushDeliveryResult"][];
+            results_next_cursor: string | null;
+        };
+        PushDeliveryResult: {
+            subscriber_id: string;
+            /** @enum {string} */
+            status: "queued" | "sending" | "retrying" | "delivered" | "failed" | "removed";
+            attempts: number;
+            status_code: number | null;
+            error: string | null;
+            updated_at: string;
+        };
+        Finding: {
+            id: string;
+            org_id: string;
+            project_id: string;
+            title: string;
+            priority_score: number;
+            /** @enum {string} */
+            status: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
+            /** @description True while the finding is an open regression (reopened after a terminal status). */
+            regression: boolean;
+            /**
+             * @description `manual` (a person) or `scan` (opened by a scan run).
+             * @enum {string}
+             */
+            source: "manual" | "scan";
+            /** @description The scanned target the finding is about (scan findings, or a person's finding given one). */
+            target_url: string | null;
+            /** @description The scan test the finding is about. */
+            test: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        AuditMeta: {
+            request_id: string;
+        };
+        AuditError: {
+            data: null;
+            meta: components["schemas"]["AuditMeta"];
+            error: {
+                /** @example invalid_params */
+                code: string;
+                message: string;
+                details?: {
+                    [key: string]: string[];
+                };
+            };
+        };
+        CreateFinding: {
+            title: string;
+            /**
+             * @description Weight in the risk burn-down; default 0.
+             * @default 0
+             */
+            priority_score?: number;
+            /**
+             * @default new
+             * @enum {string}
+             */
+            status?: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
+            /** @description With `test`: the scanned target this finding is about; scans of it then keep, close and reopen this finding instead of opening their own. */
+            target_url?: string;
+            /**
+             * @description With `target_url`: the scan test this finding is about.
+             * @enum {string}
+             */
+            test?: "content-security-policy" | "cookies" | "cross-origin-resource-sharing" | "redirection" | "referrer-policy" | "strict-transport-security" | "x-content-type-options" | "x-frame-options";
+        };
+        FindingDetail: components["schemas"]["Finding"] & {
+            status_history: components["schemas"]["FindingStatusChange"][];
+            verifications: components["schemas"]["Verification"][];
+        };
+        FindingStatusChange: {
+            /** @enum {string|null} */
+            from: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed" | null;
+            /** @enum {string} */
+            to: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
+            priority_score: number;
+            at: string;
+        };
+        Verification: {
+            id: string;
+            finding_id: string;
+            /** @enum {string} */
+            result: "passed" | "failed";
+            note: string | null;
+            created_at: string;
+        };
+        PatchFinding: {
+            title?: string;
+            priority_score?: number;
+            /** @enum {string} */
+            status?: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
+        };
+        CreateVerification: {
+            /** @enum {string} */
+            result: "passed" | "failed";
+            note?: string;
+        };
+        ReportSummary: {
+            risk_burn_down: {
+                date: string;
+                open_risk_score: number;
+            }[];
+            verification_pass_rate: number;
+            regression_rate: number;
+            open_findings: number;
+        };
+        ReportExportRecord: {
+            id: string;
+            org_id: string;
+            project_id: string;
+            period_start: string;
+            period_end: string;
+            /** @enum {string} */
+            format: "pdf" | "csv" | "json";
+            /** @enum {string} */
+            status: "queued" | "exporting" | "exported" | "shared" | "failed";
+            snapshot: components["schemas"]["ReportSummary"];
+            exported_at: string | null;
+            shared_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        ExportReport: {
+            /**
+             * @default pdf
+             * @enum {string}
+             */
+            format?: "pdf" | "csv" | "json";
+            /** @description Default: 6 days before today (UTC). */
+            period_start?: string;
+            /** @description Default: today (UTC). */
+            period_end?: string;
+        };
+        ShareResult: {
+            id: string;
+            /** @enum {string} */
+            channel: "email" | "chat" | "link";
+            recipients: string[];
+            accepted: string[];
+            rejected: string[];
+            shared_at: string;
+            share_url: string;
+        };
+        ShareReport: {
+            /**
+             * @description Required: `email`, `chat` or `link`.
+             * @enum {string}
+             */
+            channel?: "email" | "chat" | "link";
+            /** @description Default: the project's most recent report. */
+            report_id?: string;
+            /** @description Channel `email`: 1 to 10 addresses. */
+            recipients?: string[];
+            /** @description Channel `chat`: the incoming-webhook URL. */
+            webhook_url?: string;
+        };
+        RevokeResult: {
+            /** @enum {string} */
+            status: "exported";
+            revoked_count: number;
+            ids: string[];
+            /** @description The most recently shared of the revoked reports. */
+            id: string;
+        };
+        Scan: {
+            id: string;
+            org_id: string;
+            project_id: string;
+            target_url: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "finished" | "failed";
+            /** @description 100 plus the tests' modifiers (bonuses only from 90), at least 0; set when finished. */
+            score: number | null;
+            /** @description A+ to F, the MDN HTTP Observatory's scale; set when finished. */
+            grade: string | null;
+            tests: components["schemas"]["ScanTest"][];
+            /** @description Why a `failed` scan failed: timeout, DNS failure, forbidden hop, redirect loop, connection failed. */
+            error: string | null;
+            /** @description The address the graded answer came from, after redirects. */
+            final_url: string | null;
+            status_code: number | null;
+            schedule_id: string | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        ScanTest: {
+            /** @example strict-transport-security */
+            name: string;
+            pass: boolean;
+            /** @example hsts-not-implemented */
+            result: string;
+            score_modifier: number;
+            /** @description What the result means and what to fix. */
+            description: string;
+            /** @description What the test read: a header (cut to 256 characters), cookie names and flags (never values), the http:// answer. */
+            data?: unknown;
+        };
+        StartScan: {
+            /**
+             * @description The page to scan: https (http only where private targets are allowed), no credentials, not a private, loopback, link-local or metadata address, not this platform's own host. Stored in the URL parser's form (lower-case host, `/` path at least, no fragment).
+             * @example https://example.com/
+             */
+            target_url: string;
+        };
+        ScanSchedule: {
+            id: string;
+            org_id: string;
+            project_id: string;
+            target_url: string;
+            /** @enum {string} */
+            every: "day" | "week";
+            /** @description When the hourly run next queues a scan (the first: the next run after creation). */
+            next_run_at: string;
+            last_grade: string | null;
+            last_scan_id: string | null;
+            created_at: string;
+        };
+        CreateScanSchedule: {
+            /**
+             * @description The page to scan: https (http only where private targets are allowed), no credentials, not a private, loopback, link-local or metadata address, not this platform's own host. Stored in the URL parser's form (lower-case host, `/` path at least, no fragment).
+             * @example https://example.com/
+             */
+            target_url: string;
+            /** @enum {string} */
+            every: "day" | "week";
+        };
+        CreatedForm: components["schemas"]["Form"] & {
+            /** @description The `whsec_` secret signing webhook deliveries: shown only here (null without a webhook). */
+            webhook_secret: string | null;
+        };
+        Form: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Where a form posts: `{APP_URL}/f/<id>`. */
+            endpoint: string;
+            fields: {
+                name: string;
+                /** @enum {string} */
+                type: "text" | "email" | "number" | "url" | "checkbox" | "file";
+                /** @default false */
+                required?: boolean;
+                /** @default null */
+                max_length?: number | null;
+            }[] | null;
+            allowed_origins: string[];
+            redirect_url: string | null;
+            notify_emails: string[];
+            webhook_url: string | null;
+            files: {
+                enabled: boolean;
+                max_bytes: number;
+            };
+            retention_days: number;
+            enabled: boolean;
+            /** @description Submissions in the inbox (spam not counted). */
+            submission_count: number;
+            spam_count: number;
+            created_at: string;
+            updated_at: string;
+        };
+        FormError: {
+            error: string;
+            details?: {
+                [key: string]: string[];
+            };
+        };
+        CreateForm: {
+            name: string;
+            /** @description Declared fields (at most 50); null or absent: any fields are taken, up to 50. */
+            fields?: {
+                name: string;
+                /** @enum {string} */
+                type: "text" | "email" | "number" | "url" | "checkbox" | "file";
+                /** @default false */
+                required?: boolean;
+                /** @default null */
+                max_length?: number | null;
+            }[] | null;
+            /** @default [] */
+            allowed_origins?: string[];
+            /** @default null */
+            redirect_url?: string | null;
+            /** @default [] */
+            notify_emails?: string[];
+            /** @default null */
+            webhook_url?: string | null;
+            /**
+             * @default {
+             *       "enabled": false,
+             *       "max_bytes": 10485760
+             *     }
+             */
+            files?: {
+                /** @default false */
+                enabled?: boolean;
+                /** @default 10485760 */
+                max_bytes?: number;
+            };
+            /** @default 90 */
+            retention_days?: number;
+            /** @default true */
+            enabled?: boolean;
+        };
+        PatchForm: {
+            name?: string;
+            /** @description Declared fields (at most 50); null or absent: any fields are taken, up to 50. */
+            fields?: {
+                name: string;
+                /** @enum {string} */
+                type: "text" | "email" | "number" | "url" | "checkbox" | "file";
+                /** @default false */
+                required?: boolean;
+                /** @default null */
+                max_length?: number | null;
+            }[] | null;
+            allowed_origins?: string[];
+            redirect_url?: string | null;
+            notify_emails?: string[];
+            webhook_url?: string | null;
+            files?: {
+                enabled?: boolean;
+                max_bytes?: number;
+            };
+            retention_days?: number;
+            enabled?: boolean;
+        };
+        FormSubmission: {
+            id: string;
+            form_id: string;
+            /** @enum {string} */
+            status: "inbox" | "spam";
+            fields: {
+                [key: string]: string | string[];
+            };
+            files: components["schemas"]["FormFile"][];
+            subject: string | null;
+            reply_to: string | null;
+            origin: string | null;
+            created_at: string;
+        };
+        FormFile: {
+            id: string;
+            field: string;
+            name: string;
+            content_type: string;
+            size: number;
+        };
+        FormWebhookDelivery: {
+            id: string;
+            submission_id: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            /** @enum {string} */
+            trigger: "submission" | "resend";
+            next_attempt_at: string | null;
+            created_at: string;
+            attempts: {
+                number: number;
+                attempted_at: string;
+                status_code: number | null;
+                duration_ms: number | null;
+                error: string | null;
+                response_body: string | null;
+            }[];
+        };
+        AnalyticsSite: {
+            /**
+             * Format: uuid
+             * @description The site id: what the tracker sends as `domain` (`data-domain`).
+             */
+            id: string;
+            domain: string;
+            keep_query_string: boolean;
+            /** @description The script tag to put on the site's pages. */
+            snippet: string;
+            created_at: string;
+            updated_at: string;
+        };
+        AnalyticsError: {
+            error: string;
+            details?: {
+                [key: string]: string[];
+            };
+        };
+        CreateAnalyticsSite: {
+            /** @description The host the site's pages are served from, like `example.com`; a leading `www.` is dropped. Events from this host or any host under it count. */
+            domain: string;
+            /**
+             * @description Keep the query string in a page's path (default false: the pathname only, as Plausible does; `utm_source`, `source` and `ref` still name the source).
+             * @default false
+             */
+            keep_query_string?: boolean;
+        };
+        PatchAnalyticsSite: {
+            /** @description The host the site's pages are served from, like `example.com`; a leading `www.` is dropped. Events from this host or any host under it count. */
+            domain?: string;
+            /** @description Keep the query string in a page's path (default false: the pathname only, as Plausible does; `utm_source`, `source` and `ref` still name the source). */
+            keep_query_string?: boolean;
+        };
+        AnalyticsRealtime: {
+            visitors: number;
+            since: string;
+        };
+        AnalyticsQueryResult: {
+            results: {
+                dimensions: (string | null)[];
+                metrics: number[];
+            }[];
+            meta: {
+                site_id: string;
+                /** @description The range answered, as ISO instants (from included, to excluded). */
+                date_range: [
+                    string,
+                    string
+                ];
+                metrics: string[];
+                dimensions: string[];
+                total_rows: number;
+            };
+        };
+        AnalyticsQuery: {
+            site_id: string;
+            metrics: ("visitors" | "pageviews" | "events")[];
+            /** @description `day` (today, UTC), `7d` and `30d` (the last 7 or 30 UTC days, today included), `month` (this UTC month), or `[from, to]` UTC dates, both included. */
+            date_range: ("day" | "7d" | "30d" | "month") | [
+                string,
+                string
+            ];
+            /** @default [] */
+            dimensions?: ("event:page" | "event:name" | "visit:source" | "visit:country" | "time:hour" | "time:day")[];
+            /** @default [] */
+            filters?: [
+                "is" | "is_not" | "contains",
+                "event:page" | "event:name" | "visit:source" | "visit:country",
+                string[]
+            ][];
+            order_by?: [
+                ("visitors" | "pageviews" | "events") | ("event:page" | "event:name" | "visit:source" | "visit:country" | "time:hour" | "time:day"),
+                "asc" | "desc"
+            ][];
+            /** @default 10000 */
+            limit?: number;
+        };
+        /** @description Everything local evaluation needs: each flag with this environment's configuration (`config`), and every segment. */
+        FlagRuleset: {
+            environment: string;
+            version: number;
+            flags: {
+                [key: string]: unknown;
+            };
+            segments: {
+                [key: string]: unknown;
+            };
+        };
+        FlagsError: {
+            error: string;
+        };
+        FlagsValidationError: {
+            error: string;
+            details: {
+                [key: string]: string[];
+            };
+        };
+        FlagEvaluation: {
+            value?: unknown;
+            variant: string | null;
+            /** @enum {string} */
+            reason: "DISABLED" | "TARGETING_MATCH" | "SPLIT" | "DEFAULT" | "ERROR";
+            version: number | null;
+            /** @enum {string} */
+            error_code?: "FLAG_NOT_FOUND";
+        };
+        EvaluateFlags: {
+            environment: string;
+            context: components["schemas"]["FlagContext"];
+            flags?: string[];
+        };
+        BootstrapFlags: {
+            environment: string;
+            context: components["schemas"]["FlagContext"];
+        };
+        TrackFlagEvents: {
+            environment: string;
+            events: components["schemas"]["FlagTrackEvent"][];
+        };
+        Segment: {
+            key: string;
+            name: string;
+            description: string;
+            included: string[];
+            excluded: string[];
+            rules: components["schemas"]["SegmentRule"][];
+            version: number;
+            created_at: string;
+            updated_at: string;
+        };
+        SegmentRule: {
+            id?: string;
+            clauses: components["schemas"]["FlagClause"][];
+        };
+        /** @description Matches when the context attribute matches any of `values` (`not_in`: none); `in_segment` takes segment keys. */
+        FlagClause: {
+            attribute: string;
+            /** @enum {string} */
+            op: "in" | "not_in" | "contains" | "starts_with" | "ends_with" | "lt" | "lte" | "gt" | "gte" | "semver_lt" | "semver_eq" | "semver_gt" | "in_segment";
+            values: (string | number | boolean)[];
+        };
+        CreateSegment: {
+            key: string;
+            name?: string;
+            description?: string;
+            included?: string[];
+            excluded?: string[];
+            rules?: components["schemas"]["SegmentRule"][];
+        };
+        UpdateSegment: {
+            name?: string;
+            description?: string;
+            included?: string[];
+            excluded?: string[];
+            rules?: components["schemas"]["SegmentRule"][];
+        };
+        FlagEnvironment: {
+            key: string;
+            name: string;
+            created_at: string;
+        };
+        CreateFlagEnvironment: {
+            key: string;
+            name?: string;
+        };
+        FlagClientKey: {
+            id: string;
+            name: string;
+            environment: string;
+            prefix: string;
+            allowed_origins: string[];
+            created_at: string;
+        };
+        CreateFlagClientKey: {
+            name?: string;
+            allowed_origins?: string[];
+        };
+        FlagEnvironmentConfig: {
+            enabled: boolean;
+            rules: components["schemas"]["FlagRule"][];
+            fallthrough: components["schemas"]["FlagServe"];
+        };
+        FlagRule: {
+            id?: string;
+            description?: string;
+            clauses: components["schemas"]["FlagClause"][];
+            serve: components["schemas"]["FlagServe"];
+        };
+        /** @description `{variant}` or `{rollout: {bucket_by, variations: [{variant, weight}]}}` (weights sum to 100000). */
+        FlagServe: {
+            variant: string;
+        } | {
+            rollout: components["schemas"]["FlagRollout"];
+        };
+        FlagRollout: {
+            bucket_by?: string;
+            variations: {
+                variant: string;
+                weight: number;
+            }[];
+        };
+        Flag: {
+            key: string;
+            name: string;
+            description: string;
+            /** @enum {string} */
+            type: "boolean" | "string" | "number" | "json";
+            variants: {
+                [key: string]: unknown;
+            };
+            off_variant: string;
+            client_side: boolean;
+            tags: string[];
+            salt: string;
+            version: number;
+            environments: {
+                [key: string]: components["schemas"]["FlagEnvironmentConfig"];
+            };
+            created_at: string;
+            updated_at: string;
+        };
+        CreateFlag: {
+            key: string;
+            name?: string;
+            description?: string;
+            /** @enum {string} */
+            type?: "boolean" | "string" | "number" | "json";
+            variants?: {
+                [key: string]: unknown;
+            };
+            off_variant?: string;
+            client_side?: boolean;
+            tags?: string[];
+            environments?: {
+                [key: string]: {
+                    enabled?: boolean;
+                    rules?: components["schemas"]["FlagRule"][];
+                    fallthrough?: components["schemas"]["FlagServe"];
+                };
+            };
+        };
+        UpdateFlag: {
+            name?: string;
+            description?: string;
+            variants?: {
+                [key: string]: unknown;
+            };
+            off_variant?: string;
+            client_side?: boolean;
+            tags?: string[];
+            environments?: {
+                [key: string]: {
+                    enabled?: boolean;
+                    rules?: components["schemas"]["FlagRule"][];
+                    fallthrough?: components["schemas"]["FlagServe"];
+                };
+            };
+        };
+        /** @description `changes`: the fields the version changed (`environments.<env>.<field>` inside environments). */
+        FlagHistoryEntry: {
+            version: number;
+            at: string;
+            actor: components["schemas"]["FlagActor"];
+            changes: string[];
+        };
+        /** @description Who made a change: a team API key (its prefix), a console user (their email) or a scheduled change. */
+        FlagActor: {
+            /** @enum {string} */
+            type: "key" | "user" | "schedule";
+            id: string;
+            label: string;
+        };
+        ScheduledFlagChange: {
+            id: string;
+            flag: string;
+            environment: string;
+            at: string;
+            enabled?: boolean;
+            fallthrough?: components["schemas"]["FlagServe"];
+            /** @enum {string} */
+            status: "pending" | "applied" | "failed";
+            actor: components["schemas"]["FlagActor"];
+            created_at: string;
+            applied_at: string | null;
+            applied_version: number | null;
+            error: string | null;
+        };
+        ScheduleFlagChange: {
+            environment: string;
+            /** Format: date-time */
+            at: string;
+            enabled?: boolean;
+            fallthrough?: components["schemas"]["FlagServe"];
+        };
+        FlagInsights: {
+            flag: string;
+            last_evaluated_at: string | null;
+            hours: {
+                environment: string;
+                hour: string;
+                variant: string;
+                evaluations: number;
+                exposures: number;
+            }[];
+        };
+        OfrepAuthError: {
+            error: string;
+        };
+        WebhookIngestAccepted: {
+            /** Format: uuid */
+            id: string;
+            event_type: string | null;
+            duplicate: boolean;
+            deliveries: number;
+        };
+        FormPostAccepted: {
+            /** @enum {boolean} */
+            ok: true;
+            id: string;
+        };
+        FormPostError: {
+            /** @enum {boolean} */
+            ok: false;
+            errors?: {
+                field: string | null;
+                code: string;
+                message: string;
+            }[];
+            error?: string;
+            code?: string;
+        };
     };
     responses: never;
     parameters: {
@@ -3462,7 +4857,7 @@ export interface operations {
                  */
                 "application/json": {
                     name?: string;
-                    scopes: ("surveys:read" | "surveys:write" | "audit:read" | "audit:write" | "logs:read" | "logs:write" | "push:read" | "push:write" | "webhooks:read" | "webhooks:write" | "mail:send" | "mail:read" | "billing:read" | "keys:read" | "keys:write")[];
+                    scopes: ("logs:read" | "logs:write" | "webhooks:read" | "webhooks:write" | "surveys:read" | "surveys:write" | "mail:send" | "mail:read" | "push:read" | "push:write" | "audit:read" | "audit:write" | "forms:read" | "forms:write" | "analytics:read" | "analytics:write" | "flags:read" | "flags:write" | "billing:read" | "keys:read" | "keys:write")[];
                     mail?: {
                         sandbox?: boolean;
                         allowed_streams?: ("transactional" | "broadcast")[];
@@ -3626,84 +5021,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ApiKey"];
-                    };
-                };
-            };
-            /** @description Invalid or missing admin token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Too many failed admin-token attempts from this IP */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    addTeamDomain: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "mail.acme.test"
-                 *     }
-                 */
-                "application/json": components["schemas"]["AdminAddDomain"];
-            };
-        };
-        responses: {
-            /** @description The verified domain */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["SendingDomain"];
                     };
                 };
             };
@@ -3994,167 +5311,6 @@ export interface operations {
             };
         };
     };
-    adminMigrateMailBodies: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "limit": 25
-                 *     }
-                 */
-                "application/json": components["schemas"]["AdminMigrateMailBodies"];
-            };
-        };
-        responses: {
-            /** @description What this step did */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["AdminMigrateMailBodiesResult"];
-                    };
-                };
-            };
-            /** @description Invalid or missing admin token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Too many failed admin-token attempts from this IP */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-            /** @description The mail body bucket did not answer; nothing was moved */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-        };
-    };
-    adminMigratePushStores: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "limit": 1000
-                 *     }
-                 */
-                "application/json": components["schemas"]["AdminMigratePushStores"];
-            };
-        };
-        responses: {
-            /** @description What this step did */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["AdminMigratePushStoresResult"];
-                    };
-                };
-            };
-            /** @description Invalid or missing admin token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminError"];
-                };
-            };
-            /** @description Too many failed admin-token attempts from this IP */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
     adminMigrateRelayEvents: {
         parameters: {
             query?: never;
@@ -4257,6 +5413,245 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["AdminMigrateSurveyResponsesResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigrateMailBodies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 25
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigrateMailBodies"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigrateMailBodiesResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description The mail body bucket did not answer; nothing was moved */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+        };
+    };
+    addTeamDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "mail.acme.test"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminAddDomain"];
+            };
+        };
+        responses: {
+            /** @description The verified domain */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SendingDomain"];
+                    };
+                };
+            };
+            /** @description Invalid or missing admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminError"];
+                };
+            };
+            /** @description Too many failed admin-token attempts from this IP */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    adminMigratePushStores: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminMigratePushStores"];
+            };
+        };
+        responses: {
+            /** @description What this step did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AdminMigratePushStoresResult"];
                     };
                 };
             };
@@ -4574,13 +5969,13 @@ export interface operations {
                     "application/json": components["schemas"]["AuthError"];
                 };
             };
-            /** @description Insufficient scope */
+            /** @description The key holds scopes the caller does not */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AuthError"];
+                    "application/json": components["schemas"]["KeysError"];
                 };
             };
             /** @description Not found (or another team's) */
@@ -4593,1693 +5988,6 @@ export interface operations {
                 };
             };
             /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listAuditFindings: {
-        parameters: {
-            query?: {
-                status?: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
-                page?: number;
-                per_page?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Findings */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Finding"][];
-                        meta: components["schemas"]["AuditMeta"] & {
-                            pagination: {
-                                page: number;
-                                per_page: number;
-                                total: number;
-                                total_pages: number;
-                            };
-                        };
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createAuditFinding: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "title": "XSS in search",
-                 *       "priority_score": 7
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreateFinding"];
-            };
-        };
-        responses: {
-            /** @description The finding */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Finding"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    getAuditFinding: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The finding */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["FindingDetail"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    updateAuditFinding: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "status": "triaged"
-                 *     }
-                 */
-                "application/json": components["schemas"]["PatchFinding"];
-            };
-        };
-        responses: {
-            /** @description The finding */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["FindingDetail"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `conflict`: changed concurrently */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createAuditFindingVerification: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "result": "passed",
-                 *       "note": "Fixed in release 2.4"
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreateVerification"];
-            };
-        };
-        responses: {
-            /** @description The verification */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Verification"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    getAuditReportSummary: {
-        parameters: {
-            query?: {
-                /** @description Accepted and ignored. */
-                date_from?: string;
-                /** @description Accepted and ignored. */
-                date_to?: string;
-            };
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The summary */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ReportSummary"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    exportAuditReport: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                /**
-                 * @example {
-                 *       "format": "json"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ExportReport"];
-            };
-        };
-        responses: {
-            /** @description The report record, `queued` */
-            202: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ReportExportRecord"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `quota_exceeded` (enveloped), or the platform rate-limit body */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"] | components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listAuditReports: {
-        parameters: {
-            query?: {
-                status?: "queued" | "exporting" | "exported" | "shared" | "failed";
-                page?: number;
-                per_page?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Reports */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ReportExportRecord"][];
-                        meta: components["schemas"]["AuditMeta"] & {
-                            pagination: {
-                                page: number;
-                                per_page: number;
-                                total: number;
-                                total_pages: number;
-                            };
-                        };
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    getAuditReport: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The report */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ReportExportRecord"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    downloadAuditReport: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The artefact */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                    "text/csv": string;
-                    "text/html": string;
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `report_not_ready` */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    shareAuditReport: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "channel": "link"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ShareReport"];
-            };
-        };
-        responses: {
-            /** @description The share result */
-            200: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ShareResult"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_channel`, `invalid_params` or `request_failed` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    revokeAuditReportShare: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The revoke result */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["RevokeResult"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listAuditScans: {
-        parameters: {
-            query?: {
-                /** @description Only scans of this target (compared in its stored form). */
-                target_url?: string;
-                page?: number;
-                per_page?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Scans */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Scan"][];
-                        meta: components["schemas"]["AuditMeta"] & {
-                            pagination: {
-                                page: number;
-                                per_page: number;
-                                total: number;
-                                total_pages: number;
-                            };
-                        };
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createAuditScan: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target_url": "https://example.com/"
-                 *     }
-                 */
-                "application/json": components["schemas"]["StartScan"];
-            };
-        };
-        responses: {
-            /** @description A scan of the same target started within 3 minutes */
-            200: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Scan"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description The scan, queued */
-            202: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Scan"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-            /** @description `unavailable`: the scan could not be stored */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-        };
-    };
-    getAuditScan: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The scan */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Scan"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listAuditScanSchedules: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Schedules */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ScanSchedule"][];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createAuditScanSchedule: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "target_url": "https://example.com/",
-                 *       "every": "week"
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreateScanSchedule"];
-            };
-        };
-        responses: {
-            /** @description The schedule */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ScanSchedule"];
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    deleteAuditScanSchedule: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The caller's team id; any other value answers 404 `not_found`. */
-                org_id: string;
-                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
-                project_id: string;
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            /** @enum {boolean} */
-                            deleted: true;
-                        };
-                        meta: components["schemas"]["AuditMeta"];
-                        error: null;
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description `invalid_params` (with `details` per field) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuditError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    getSharedAuditReport: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The signed token. */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The report page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Link invalid, expired or revoked */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Per-IP public bucket exceeded */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    downloadSharedAuditReport: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The signed token. */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The artefact */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Link invalid, expired or revoked */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Per-IP public bucket exceeded */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6443,928 +6151,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LogIngestError"];
-                };
-            };
-        };
-    };
-    listLogProjects: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The team's projects, oldest first */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogProject"][];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createLogProject: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "api",
-                 *       "daily_limit_mb": 100,
-                 *       "retention_days": 7
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreateLogProject"];
-            };
-        };
-        responses: {
-            /** @description The project and its ingest token */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogProjectWithToken"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    getLogProject: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The project (never its token) */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogProject"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    deleteLogProject: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    rotateLogProjectToken: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The project and its new ingest token */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogProjectWithToken"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listLogStreams: {
-        parameters: {
-            query?: {
-                limit?: number;
-                /** @description Return names after this one (the last name of the previous page) */
-                after?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Streams */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogStream"][];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    queryLogEntries: {
-        parameters: {
-            query?: {
-                level?: "debug" | "info" | "warn" | "error" | "fatal";
-                stream?: string;
-                service?: string;
-                trace_id?: string;
-                /** @description Inclusive lower bound on the entry's `timestamp` (ISO 8601) */
-                since?: string;
-                /** @description Exclusive upper bound on the entry's `timestamp` (ISO 8601) */
-                until?: string;
-                /** @description Case-insensitive substring of `message` (3+ characters use the full-text index) */
-                q?: string;
-                limit?: number;
-                /** @description `pagination.next_cursor` of the previous page */
-                cursor?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of entries */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogEntriesPage"];
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    tailLogEntries: {
-        parameters: {
-            query?: {
-                level?: "debug" | "info" | "warn" | "error" | "fatal";
-                stream?: string;
-                service?: string;
-                trace_id?: string;
-                /** @description Case-insensitive substring of `message` (3+ characters use the full-text index) */
-                q?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description An event stream */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description `Too many live tails open for this project (max 10)` (`{error}`), or the rate limit */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-        };
-    };
-    listLogAlerts: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Alerts */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogAlert"][];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createLogAlert: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Errors spike",
-                 *       "level": "error",
-                 *       "threshold": 50,
-                 *       "window_minutes": 5,
-                 *       "channels": [
-                 *         "webhook"
-                 *       ],
-                 *       "notify_webhook": "https://hooks.example.com/alerts"
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreateLogAlert"];
-            };
-        };
-        responses: {
-            /** @description The alert */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogAlert"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Project not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    updateLogAlert: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "threshold": 100,
-                 *       "enabled": false
-                 *     }
-                 */
-                "application/json": components["schemas"]["UpdateLogAlert"];
-            };
-        };
-        responses: {
-            /** @description The alert */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["LogAlert"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Alert not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    deleteLogAlert: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Alert not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listLogAlertFirings: {
-        parameters: {
-            query?: {
-                limit?: number;
-                /** @description `pagination.next_cursor` of the previous page */
-                cursor?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of firings */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogAlertFiringsPage"];
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Alert not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LogsError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
         };
@@ -8325,53 +7111,58 @@ export interface operations {
             };
         };
     };
-    ingestWebhook: {
+    clientBootstrapFlags: {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                slug: string;
-            };
+            path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "context": {
+                 *         "key": "user-1"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ClientBootstrap"];
+            };
+        };
         responses: {
-            /** @description Stored; the first delivery attempts have started */
-            202: {
+            /** @description Evaluations */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookIngestAccepted"];
-                    };
+                    "application/json": components["schemas"]["OfrepBulkEvaluation"];
                 };
             };
-            /** @description Invalid webhook signature */
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing client key (a team API key answers 401 here) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RelayError"];
+                    "application/json": components["schemas"]["FlagsClientError"];
                 };
             };
-            /** @description Source not found */
-            404: {
+            /** @description The browser's origin is not in the key's allowed_origins */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RelayError"];
-                };
-            };
-            /** @description Source is disabled */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RelayError"];
+                    "application/json": components["schemas"]["FlagsClientError"];
                 };
             };
             /** @description Payload too large (max 1MB) */
@@ -8380,1723 +7171,157 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RelayError"];
+                    "application/json": components["schemas"]["FlagsClientError"];
                 };
             };
-            /** @description Body is not UTF-8 text */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RelayError"];
-                };
-            };
-            /** @description Rate limit exceeded, or monthly quota */
+            /** @description Rate limit exceeded (flags_client_ip, then flags_client), or the monthly quota */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RelayError"];
-                };
-            };
-            /** @description Could not store (the source's store or the usage meter unreachable); retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RelayError"];
+                    "application/json": components["schemas"]["FlagsClientError"];
                 };
             };
         };
     };
-    listEmails: {
+    clientTrackFlagEvents: {
         parameters: {
-            query?: {
-                status?: "queued" | "sent" | "delivered" | "bounced" | "complained" | "failed";
-                stream?: "transactional" | "broadcast";
-                /** @description An address among to, cc or bcc (case-insensitive). */
-                recipient?: string;
-                /** @description Created at or after (ISO 8601). */
-                since?: string;
-                /** @description Created before (ISO 8601). */
-                until?: string;
-                page?: number;
-                per_page?: number;
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
-        responses: {
-            /** @description A page of emails */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Email"][];
-                        pagination: components["schemas"]["EmailPagination"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Invalid filter */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    sendEmail: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "from": "Acme <app@example.com>",
-                 *       "to": "ada@example.com",
-                 *       "subject": "Welcome to Acme",
-                 *       "text": "Hello Ada, your account is ready.",
-                 *       "stream": "transactional"
-                 *     }
-                 */
-                "application/json": components["schemas"]["SendEmail"];
-            };
-        };
-        responses: {
-            /** @description The stored message (status `queued`) */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Email"];
-                    };
-                };
-            };
-            /** @description Malformed or non-object JSON, or a missing `from`, `to` or `subject` */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope (`{error}`), or a policy refusal (`{error, code}`) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailPolicyError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Validation failed (`{error, details}`) or a policy refusal (`{error, code}`) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailValidationError"];
-                };
-            };
-            /** @description Rate limit (`{error, retry_after}`), monthly quota (`{error}`) or sandbox cap (`{error, code}`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailPolicyError"];
-                };
-            };
-        };
-    };
-    sendEmailBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "emails": [
+                 *       "events": [
                  *         {
-                 *           "from": "Acme <app@example.com>",
-                 *           "to": "ada@example.com",
-                 *           "subject": "Welcome to Acme",
-                 *           "text": "Hello Ada, your account is ready.",
-                 *           "stream": "transactional"
-                 *         },
-                 *         {
-                 *           "from": "app@example.com",
-                 *           "to": [
-                 *             "grace@example.com"
-                 *           ],
-                 *           "subject": "Your receipt",
-                 *           "html": "<p>Thanks for your order.</p>",
-                 *           "stream": "transactional"
+                 *           "kind": "custom",
+                 *           "name": "signup",
+                 *           "context_key": "user-1"
                  *         }
                  *       ]
                  *     }
                  */
-                "application/json": components["schemas"]["SendEmailBatch"];
-            };
-        };
-        responses: {
-            /** @description Every email created, in request order */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Email"][];
-                    };
-                };
-            };
-            /** @description Some items failed validation: created emails and `{status: 422, errors}` in request order */
-            207: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: (components["schemas"]["Email"] | components["schemas"]["EmailBatchItemFailure"])[];
-                    };
-                };
-            };
-            /** @description Malformed or non-object JSON, or a missing `from`, `to` or `subject` */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope (`{error}`), or a policy refusal (`{error, code}`) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailPolicyError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Validation failed (`{error, details}`) or a policy refusal (`{error, code}`) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailValidationError"];
-                };
-            };
-            /** @description Rate limit (`{error, retry_after}`), monthly quota (`{error}`) or sandbox cap (`{error, code}`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailPolicyError"];
-                };
-            };
-        };
-    };
-    getEmail: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The email */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Email"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listDomains: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The domains */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["SendingDomain"][];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createDomain: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "mail.yourcompany.com"
-                 *     }
-                 */
-                "application/json": components["schemas"]["AddDomain"];
-            };
-        };
-        responses: {
-            /** @description The domain, pending, with the record to publish */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["SendingDomain"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    getDomain: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The domain */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["SendingDomain"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    deleteDomain: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    verifyDomain: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The verified domain */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["SendingDomain"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-            /** @description The DNS resolver could not be reached */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DomainError"];
-                };
-            };
-        };
-    };
-    listMailWebhooks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The team's mail webhooks */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["MailWebhook"][];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createMailWebhook: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "url": "https://hooks.example.com/mail",
-                 *       "events": [
-                 *         "email.delivered",
-                 *         "email.bounced"
-                 *       ]
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreateMailWebhook"];
-            };
-        };
-        responses: {
-            /** @description The webhook with its signing secret */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["CreatedMailWebhook"];
-                    };
-                };
-            };
-            /** @description Malformed JSON */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    deleteMailWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    testMailWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint accepted the test delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["MailWebhookTestResult"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-            /** @description The endpoint could not be reached */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MailWebhookTestError"];
-                };
-            };
-        };
-    };
-    listPushApps: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Push apps */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushApp"][];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createPushApp: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Web app",
-                 *       "settings": {
-                 *         "default_icon": "https://example.com/icon.png",
-                 *         "default_url": "https://example.com"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreatePushApp"];
-            };
-        };
-        responses: {
-            /** @description The app */
-            201: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushApp"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    getPushApp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                app_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The app */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushApp"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description App not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    deletePushApp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                app_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description App not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    updatePushApp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                app_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Web app (production)"
-                 *     }
-                 */
-                "application/json": components["schemas"]["UpdatePushApp"];
-            };
-        };
-        responses: {
-            /** @description The app */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushApp"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description App not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listPushSubscribers: {
-        parameters: {
-            query?: {
-                page?: number;
-                per_page?: number;
-                tag?: string;
-                external_id?: string;
-            };
-            header?: never;
-            path: {
-                app_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Subscribers */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushSubscriber"][];
-                        pagination: {
-                            page: number;
-                            per_page: number;
-                            total: number;
-                            total_pages: number;
-                        };
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description App not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    createPushSubscriber: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                app_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "endpoint": "https://push.example.com/send/abc123",
-                 *       "keys": {
-                 *         "p256dh": "BOHq2f1hbbox-ZLG10bOLf9IN6wIhXIG07NEFRx3PtbO_y9C8VrEQvOdV_Lt7F1BCukVCjiPVXHuF8u9tGHCFro",
-                 *         "auth": "o3DwdUsf-_NAFRFI5xJmZQ"
-                 *       },
-                 *       "tags": [
-                 *         "beta"
-                 *       ]
-                 *     }
-                 */
-                "application/json": components["schemas"]["PushSubscriptionInput"];
-            };
-        };
-        responses: {
-            /** @description Existing subscriber updated */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushSubscriber"];
-                    };
-                };
-            };
-            /** @description New subscriber */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushSubscriber"];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description App not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Payload too large (max 1MB) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    deletePushSubscriber: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                app_id: string;
-                subscriber_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description App or subscriber not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    listPushNotifications: {
-        parameters: {
-            query?: {
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                app_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Notifications */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["PushNotification"][];
-                    };
-                };
-            };
-            /** @description Invalid or missing API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description Insufficient scope */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AuthError"];
-                };
-            };
-            /** @description App not found (or another team's) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushError"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PushValidationError"];
-                };
-            };
-            /** @description Rate limit exceeded (or monthly quota) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitError"];
-                };
-            };
-        };
-    };
-    sendPushNotification: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                app_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "title": "Your order shipped",
-                 *       "body": "It arrives on Thursday.",
-                 *       "url": "https://example.com/orders/42"
-                 *     }
-                 */
-                "application/json": components["schemas"]["SendPushNotification"];
+                "application/json": components["schemas"]["ClientTrack"];
             };
         };
         responses: {
             /** @description Accepted */
             202: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["PushNotification"];
+                        accepted: number;
+                    };
+                };
+            };
+            /** @description Invalid or missing client key (a team API key answers 401 here) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsClientError"];
+                };
+            };
+            /** @description The browser's origin is not in the key's allowed_origins */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsClientError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsClientError"];
+                };
+            };
+            /** @description Rate limit exceeded (flags_client_ip, then flags_client), or the monthly quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsClientError"];
+                };
+            };
+        };
+    };
+    clientFlagStream: {
+        parameters: {
+            query?: {
+                key?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing client key (a team API key answers 401 here) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsClientError"];
+                };
+            };
+            /** @description The browser's origin is not in the key's allowed_origins */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsClientError"];
+                };
+            };
+            /** @description Rate limit exceeded (flags_client_ip, then flags_client), or the monthly quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsClientError"];
+                };
+            };
+        };
+    };
+    listLogProjects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's projects, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LogProject"][];
                     };
                 };
             };
@@ -10118,13 +7343,68 @@ export interface operations {
                     "application/json": components["schemas"]["AuthError"];
                 };
             };
-            /** @description App not found (or another team's) */
-            404: {
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PushError"];
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createLogProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "api",
+                 *       "daily_limit_mb": 100,
+                 *       "retention_days": 7
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateLogProject"];
+            };
+        };
+        responses: {
+            /** @description The project and its ingest token */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LogProjectWithToken"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
                 };
             };
             /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
@@ -10140,16 +7420,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PushError"];
+                    "application/json": components["schemas"]["LogsError"];
                 };
             };
-            /** @description Validation failed */
+            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PushValidationError"];
+                    "application/json": components["schemas"]["LogsError"];
                 };
             };
             /** @description Rate limit exceeded (or monthly quota) */
@@ -10163,30 +7443,25 @@ export interface operations {
             };
         };
     };
-    getPushNotification: {
+    getLogProject: {
         parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-                status?: "queued" | "sending" | "retrying" | "delivered" | "failed" | "removed";
-            };
+            query?: never;
             header?: never;
             path: {
-                app_id: string;
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The notification */
+            /** @description The project (never its token) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["PushNotificationDetail"];
+                        data: components["schemas"]["LogProject"];
                     };
                 };
             };
@@ -10208,22 +7483,737 @@ export interface operations {
                     "application/json": components["schemas"]["AuthError"];
                 };
             };
-            /** @description App or notification not found (or another team's) */
+            /** @description Project not found (or another team's) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PushError"];
+                    "application/json": components["schemas"]["LogsError"];
                 };
             };
-            /** @description Validation failed */
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteLogProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Project not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    rotateLogProjectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project and its new ingest token */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LogProjectWithToken"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Project not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listLogStreams: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Return names after this one (the last name of the previous page) */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Streams */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LogStream"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Project not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PushValidationError"];
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    queryLogEntries: {
+        parameters: {
+            query?: {
+                level?: "debug" | "info" | "warn" | "error" | "fatal";
+                stream?: string;
+                service?: string;
+                trace_id?: string;
+                /** @description Inclusive lower bound on the entry's `timestamp` (ISO 8601) */
+                since?: string;
+                /** @description Exclusive upper bound on the entry's `timestamp` (ISO 8601) */
+                until?: string;
+                /** @description Case-insensitive substring of `message` (3+ characters use the full-text index) */
+                q?: string;
+                limit?: number;
+                /** @description `pagination.next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogEntriesPage"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Project not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    tailLogEntries: {
+        parameters: {
+            query?: {
+                level?: "debug" | "info" | "warn" | "error" | "fatal";
+                stream?: string;
+                service?: string;
+                trace_id?: string;
+                /** @description Case-insensitive substring of `message` (3+ characters use the full-text index) */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Project not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description `Too many live tails open for this project (max 10)` (`{error}`), or the rate limit */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+        };
+    };
+    listLogAlerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alerts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LogAlert"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Project not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createLogAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Errors spike",
+                 *       "level": "error",
+                 *       "threshold": 50,
+                 *       "window_minutes": 5,
+                 *       "channels": [
+                 *         "webhook"
+                 *       ],
+                 *       "notify_webhook": "https://hooks.example.com/alerts"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateLogAlert"];
+            };
+        };
+        responses: {
+            /** @description The alert */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LogAlert"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Project not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    updateLogAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "threshold": 100,
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateLogAlert"];
+            };
+        };
+        responses: {
+            /** @description The alert */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LogAlert"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Alert not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteLogAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Alert not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listLogAlertFirings: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description `pagination.next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of firings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogAlertFiringsPage"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Alert not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
+                };
+            };
+            /** @description Validation failed: `{error: 'Validation failed', details: {field: [message]}}` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogsError"];
                 };
             };
             /** @description Rate limit exceeded (or monthly quota) */
@@ -12468,6 +10458,7603 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listEmails: {
+        parameters: {
+            query?: {
+                status?: "queued" | "sent" | "delivered" | "bounced" | "complained" | "failed";
+                stream?: "transactional" | "broadcast";
+                /** @description An address among to, cc or bcc (case-insensitive). */
+                recipient?: string;
+                /** @description Created at or after (ISO 8601). */
+                since?: string;
+                /** @description Created before (ISO 8601). */
+                until?: string;
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of emails */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Email"][];
+                        pagination: components["schemas"]["EmailPagination"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Invalid filter */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    sendEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "Acme <app@example.com>",
+                 *       "to": "ada@example.com",
+                 *       "subject": "Welcome to Acme",
+                 *       "text": "Hello Ada, your account is ready.",
+                 *       "stream": "transactional"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendEmail"];
+            };
+        };
+        responses: {
+            /** @description The stored message (status `queued`) */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Email"];
+                    };
+                };
+            };
+            /** @description Malformed or non-object JSON, or a missing `from`, `to` or `subject` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope (`{error}`), or a policy refusal (`{error, code}`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailPolicyError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed (`{error, details}`) or a policy refusal (`{error, code}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailValidationError"];
+                };
+            };
+            /** @description Rate limit (`{error, retry_after}`), monthly quota (`{error}`) or sandbox cap (`{error, code}`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailPolicyError"];
+                };
+            };
+        };
+    };
+    sendEmailBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "emails": [
+                 *         {
+                 *           "from": "Acme <app@example.com>",
+                 *           "to": "ada@example.com",
+                 *           "subject": "Welcome to Acme",
+                 *           "text": "Hello Ada, your account is ready.",
+                 *           "stream": "transactional"
+                 *         },
+                 *         {
+                 *           "from": "app@example.com",
+                 *           "to": [
+                 *             "grace@example.com"
+                 *           ],
+                 *           "subject": "Your receipt",
+                 *           "html": "<p>Thanks for your order.</p>",
+                 *           "stream": "transactional"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendEmailBatch"];
+            };
+        };
+        responses: {
+            /** @description Every email created, in request order */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Email"][];
+                    };
+                };
+            };
+            /** @description Some items failed validation: created emails and `{status: 422, errors}` in request order */
+            207: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["Email"] | components["schemas"]["EmailBatchItemFailure"])[];
+                    };
+                };
+            };
+            /** @description Malformed or non-object JSON, or a missing `from`, `to` or `subject` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope (`{error}`), or a policy refusal (`{error, code}`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailPolicyError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed (`{error, details}`) or a policy refusal (`{error, code}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailValidationError"];
+                };
+            };
+            /** @description Rate limit (`{error, retry_after}`), monthly quota (`{error}`) or sandbox cap (`{error, code}`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailPolicyError"];
+                };
+            };
+        };
+    };
+    getEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The email */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Email"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domains */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SendingDomain"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createDomain: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "mail.yourcompany.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AddDomain"];
+            };
+        };
+        responses: {
+            /** @description The domain, pending, with the record to publish */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SendingDomain"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SendingDomain"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    verifyDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verified domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SendingDomain"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description The DNS resolver could not be reached */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainError"];
+                };
+            };
+        };
+    };
+    listMailWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's mail webhooks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MailWebhook"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createMailWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/mail",
+                 *       "events": [
+                 *         "email.delivered",
+                 *         "email.bounced"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateMailWebhook"];
+            };
+        };
+        responses: {
+            /** @description The webhook with its signing secret */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreatedMailWebhook"];
+                    };
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteMailWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    testMailWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint accepted the test delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MailWebhookTestResult"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description The endpoint could not be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailWebhookTestError"];
+                };
+            };
+        };
+    };
+    listPushApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Push apps */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushApp"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createPushApp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Web app",
+                 *       "settings": {
+                 *         "default_icon": "https://example.com/icon.png",
+                 *         "default_url": "https://example.com"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreatePushApp"];
+            };
+        };
+        responses: {
+            /** @description The app */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushApp"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getPushApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The app */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushApp"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deletePushApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    updatePushApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Web app (production)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdatePushApp"];
+            };
+        };
+        responses: {
+            /** @description The app */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushApp"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listPushSubscribers: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                tag?: string;
+                external_id?: string;
+            };
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subscribers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushSubscriber"][];
+                        pagination: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createPushSubscriber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "endpoint": "https://push.example.com/send/abc123",
+                 *       "keys": {
+                 *         "p256dh": "BOHq2f1hbbox-ZLG10bOLf9IN6wIhXIG07NEFRx3PtbO_y9C8VrEQvOdV_Lt7F1BCukVCjiPVXHuF8u9tGHCFro",
+                 *         "auth": "o3DwdUsf-_NAFRFI5xJmZQ"
+                 *       },
+                 *       "tags": [
+                 *         "beta"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PushSubscriptionInput"];
+            };
+        };
+        responses: {
+            /** @description Existing subscriber updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushSubscriber"];
+                    };
+                };
+            };
+            /** @description New subscriber */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushSubscriber"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deletePushSubscriber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: string;
+                subscriber_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App or subscriber not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listPushNotifications: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Notifications */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushNotification"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    sendPushNotification: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on Thursday.",
+                 *       "url": "https://example.com/orders/42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendPushNotification"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushNotification"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getPushNotification: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "queued" | "sending" | "retrying" | "delivered" | "failed" | "removed";
+            };
+            header?: never;
+            path: {
+                app_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushNotificationDetail"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description App or notification not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listAuditFindings: {
+        parameters: {
+            query?: {
+                status?: "new" | "triaged" | "in_progress" | "ready_verify" | "resolved" | "dismissed";
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Findings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Finding"][];
+                        meta: components["schemas"]["AuditMeta"] & {
+                            pagination: {
+                                page: number;
+                                per_page: number;
+                                total: number;
+                                total_pages: number;
+                            };
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createAuditFinding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "XSS in search",
+                 *       "priority_score": 7
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateFinding"];
+            };
+        };
+        responses: {
+            /** @description The finding */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Finding"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getAuditFinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The finding */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FindingDetail"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    updateAuditFinding: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "triaged"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchFinding"];
+            };
+        };
+        responses: {
+            /** @description The finding */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FindingDetail"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `conflict`: changed concurrently */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createAuditFindingVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "result": "passed",
+                 *       "note": "Fixed in release 2.4"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateVerification"];
+            };
+        };
+        responses: {
+            /** @description The verification */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Verification"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getAuditReportSummary: {
+        parameters: {
+            query?: {
+                /** @description Accepted and ignored. */
+                date_from?: string;
+                /** @description Accepted and ignored. */
+                date_to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReportSummary"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    exportAuditReport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "format": "json"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ExportReport"];
+            };
+        };
+        responses: {
+            /** @description The report record, `queued` */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReportExportRecord"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `quota_exceeded` (enveloped), or the platform rate-limit body */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"] | components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listAuditReports: {
+        parameters: {
+            query?: {
+                status?: "queued" | "exporting" | "exported" | "shared" | "failed";
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Reports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReportExportRecord"][];
+                        meta: components["schemas"]["AuditMeta"] & {
+                            pagination: {
+                                page: number;
+                                per_page: number;
+                                total: number;
+                                total_pages: number;
+                            };
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getAuditReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReportExportRecord"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    downloadAuditReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artefact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                    "text/csv": string;
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `report_not_ready` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    shareAuditReport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "channel": "link"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ShareReport"];
+            };
+        };
+        responses: {
+            /** @description The share result */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ShareResult"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_channel`, `invalid_params` or `request_failed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    revokeAuditReportShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoke result */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RevokeResult"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listAuditScans: {
+        parameters: {
+            query?: {
+                /** @description Only scans of this target (compared in its stored form). */
+                target_url?: string;
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scans */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"][];
+                        meta: components["schemas"]["AuditMeta"] & {
+                            pagination: {
+                                page: number;
+                                per_page: number;
+                                total: number;
+                                total_pages: number;
+                            };
+                        };
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createAuditScan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_url": "https://example.com/"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StartScan"];
+            };
+        };
+        responses: {
+            /** @description A scan of the same target started within 3 minutes */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description The scan, queued */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description `unavailable`: the scan could not be stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+        };
+    };
+    getAuditScan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scan */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scan"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listAuditScanSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScanSchedule"][];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createAuditScanSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_url": "https://example.com/",
+                 *       "every": "week"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateScanSchedule"];
+            };
+        };
+        responses: {
+            /** @description The schedule */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScanSchedule"];
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteAuditScanSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's team id; any other value answers 404 `not_found`. */
+                org_id: string;
+                /** @description Free project identifier (1–128 of `A-Z a-z 0-9 . _ : -`). */
+                project_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                        meta: components["schemas"]["AuditMeta"];
+                        error: null;
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description `not_found`: unknown id, another team's id, or `org_id` not the caller's team */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description `invalid_params` (with `details` per field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getSharedAuditReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Link invalid, expired or revoked */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Per-IP public bucket exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    downloadSharedAuditReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artefact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Link invalid, expired or revoked */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Per-IP public bucket exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listForms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The forms */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createForm: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Contact",
+                 *       "fields": [
+                 *         {
+                 *           "name": "email",
+                 *           "type": "email",
+                 *           "required": true,
+                 *           "max_length": 320
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateForm"];
+            };
+        };
+        responses: {
+            /** @description The form, with its webhook secret */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreatedForm"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Form"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    updateForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchForm"];
+            };
+        };
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description Where a form posts: `{APP_URL}/f/<id>`. */
+                            endpoint: string;
+                            fields: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "text" | "email" | "number" | "url" | "checkbox" | "file";
+                                /** @default false */
+                                required?: boolean;
+                                /** @default null */
+                                max_length?: number | null;
+                            }[] | null;
+                            allowed_origins: string[];
+                            redirect_url: string | null;
+                            notify_emails: string[];
+                            webhook_url: string | null;
+                            files: {
+                                enabled: boolean;
+                                max_bytes: number;
+                            };
+                            retention_days: number;
+                            enabled: boolean;
+                            /** @description Submissions in the inbox (spam not counted). */
+                            submission_count: number;
+                            spam_count: number;
+                            created_at: string;
+                            updated_at: string;
+                            /** @description The `whsec_` secret signing webhook deliveries: shown only here (null without a webhook). */
+                            webhook_secret?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listFormSubmissions: {
+        parameters: {
+            query?: {
+                status?: "inbox" | "spam";
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of submissions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FormSubmission"][];
+                        pagination: {
+                            next_cursor: string | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    exportFormSubmissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getFormSubmission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The submission */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FormSubmission"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteFormSubmission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    markFormSubmissionSpam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The submission */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FormSubmission"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    markFormSubmissionNotSpam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The submission */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FormSubmission"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    downloadFormSubmissionFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sid: string;
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listFormWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FormWebhookDelivery"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listFormSubmissionDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FormWebhookDelivery"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    resendFormSubmission: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            delivery_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Form or submission not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listAnalyticsSites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sites */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSite"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Site not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createAnalyticsSite: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "domain": "example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateAnalyticsSite"];
+            };
+        };
+        responses: {
+            /** @description The site */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSite"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Site not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getAnalyticsSite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The site */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSite"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Site not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteAnalyticsSite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Site not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    updateAnalyticsSite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "keep_query_string": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PatchAnalyticsSite"];
+            };
+        };
+        responses: {
+            /** @description The site */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSite"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Site not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getAnalyticsRealtime: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The count */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsRealtime"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Site not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    queryAnalytics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "site_id": "SITE_ID",
+                 *       "metrics": [
+                 *         "visitors",
+                 *         "pageviews"
+                 *       ],
+                 *       "date_range": "7d",
+                 *       "dimensions": [
+                 *         "event:page"
+                 *       ],
+                 *       "filters": [
+                 *         [
+                 *           "is_not",
+                 *           "event:page",
+                 *           [
+                 *             "/admin"
+                 *           ]
+                 *         ]
+                 *       ],
+                 *       "order_by": [
+                 *         [
+                 *           "visitors",
+                 *           "desc"
+                 *         ]
+                 *       ],
+                 *       "limit": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["AnalyticsQuery"];
+            };
+        };
+        responses: {
+            /** @description Rows of dimensions and metrics, in the order asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsQueryResult"];
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Site not found (also for another team's ids) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getFlagRuleset: {
+        parameters: {
+            query?: {
+                environment?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ruleset */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FlagRuleset"];
+                    };
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Environment not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    evaluateFlags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "environment": "production",
+                 *       "context": {
+                 *         "key": "user-1",
+                 *         "country": "FR"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EvaluateFlags"];
+            };
+        };
+        responses: {
+            /** @description Evaluations by flag key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            flags: {
+                                [key: string]: components["schemas"]["FlagEvaluation"];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Environment not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    bootstrapFlags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "environment": "production",
+                 *       "context": {
+                 *         "key": "user-1"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["BootstrapFlags"];
+            };
+        };
+        responses: {
+            /** @description Evaluations by flag key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            flags: {
+                                [key: string]: components["schemas"]["FlagEvaluation"];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Environment not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    trackFlagEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "environment": "production",
+                 *       "events": [
+                 *         {
+                 *           "kind": "custom",
+                 *           "name": "checkout",
+                 *           "context_key": "user-1",
+                 *           "value": 42
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TrackFlagEvents"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accepted: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Environment not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listFlagSegments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Segments */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Segment"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createFlagSegment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "beta-testers",
+                 *       "name": "Beta testers",
+                 *       "included": [
+                 *         "user-1",
+                 *         "user-2"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateSegment"];
+            };
+        };
+        responses: {
+            /** @description The segment */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A segment with this key exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getFlagSegment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The segment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Segment not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteFlagSegment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Segment not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description A flag uses the segment (named in the message) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    updateFlagSegment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Beta testers (EU)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateSegment"];
+            };
+        };
+        responses: {
+            /** @description The segment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Segment"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Segment not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listFlagEnvironments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Environments */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FlagEnvironment"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createFlagEnvironment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "staging",
+                 *       "name": "Staging"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateFlagEnvironment"];
+            };
+        };
+        responses: {
+            /** @description The environment */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FlagEnvironment"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description An environment with this key exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listFlagClientKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Client keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FlagClientKey"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Environment or client key not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createFlagClientKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                env: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Web app",
+                 *       "allowed_origins": [
+                 *         "https://app.example.com"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateFlagClientKey"];
+            };
+        };
+        responses: {
+            /** @description The key, with its plaintext `key` (once) */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FlagClientKey"] & {
+                            key: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Environment or client key not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteFlagClientKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                env: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Environment or client key not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listFlags: {
+        parameters: {
+            query?: {
+                tag?: string;
+                /** @description `true`: only flags not evaluated for 30 days, or serving one variant to everyone for 30 days (`stale_reason`). */
+                stale?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Flags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: (components["schemas"]["Flag"] & {
+                            /** @enum {string} */
+                            stale_reason?: "not_evaluated" | "one_variant";
+                        })[];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    createFlag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "new-checkout",
+                 *       "name": "New checkout",
+                 *       "client_side": true,
+                 *       "tags": [
+                 *         "checkout"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateFlag"];
+            };
+        };
+        responses: {
+            /** @description The flag (version 1) */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Flag"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description A flag with this key exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The flag */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Flag"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    updateFlag: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The version the change is made against: `"<version>"`; 412 when the flag has moved on. */
+                "if-match"?: string;
+            };
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "environments": {
+                 *         "production": {
+                 *           "enabled": true
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateFlag"];
+            };
+        };
+        responses: {
+            /** @description The new version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Flag"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description The flag is no longer at the If-Match version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getFlagHistory: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FlagHistoryEntry"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    revertFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 1
+                 *     }
+                 */
+                "application/json": {
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The new version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Flag"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    listScheduledFlagChanges: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scheduled changes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledFlagChange"][];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    scheduleFlagChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "environment": "production",
+                 *       "at": "2030-01-01T09:00:00Z",
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScheduleFlagChange"];
+            };
+        };
+        responses: {
+            /** @description The scheduled change */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledFlagChange"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (retry after `Retry-After`), in this operation's error shape. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Validation failed (or a list past its size limit, named in `details`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsValidationError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getScheduledFlagChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scheduled change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ScheduledFlagChange"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag or scheduled change not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    deleteScheduledFlagChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled (or its record deleted) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag or scheduled change not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    getFlagInsights: {
+        parameters: {
+            query?: {
+                hours?: number;
+            };
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Insights */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FlagInsights"];
+                    };
+                };
+            };
+            /** @description Invalid or missing API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthError"];
+                };
+            };
+            /** @description Flag not found (or another team's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description Rate limit exceeded (or monthly quota) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+        };
+    };
+    sendAnalyticsEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted (`ok`); counted unless `x-analytics-dropped` says why not */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": "ok";
+                };
+            };
+            /** @description Malformed event */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Unknown site */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description Payload too large (max 256KB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+            /** @description The public bucket, a per-site-and-network cap, or the monthly quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description The usage meter is unreachable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
+                };
+            };
+        };
+    };
+    ofrepEvaluateFlag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The evaluation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepEvaluationSuccess"];
+                };
+            };
+            /** @description PARSE_ERROR, TARGETING_KEY_MISSING or INVALID_CONTEXT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepEvaluationFailure"];
+                };
+            };
+            /** @description Invalid or missing key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepAuthError"];
+                };
+            };
+            /** @description The team key lacks flags:read, or the origin is not allowed for the client key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepAuthError"];
+                };
+            };
+            /** @description FLAG_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepEvaluationFailure"];
+                };
+            };
+            /** @description Rate limit exceeded (with Retry-After), or the monthly quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepAuthError"];
+                };
+            };
+        };
+    };
+    ofrepEvaluateFlags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The evaluations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepBulkEvaluation"];
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description PARSE_ERROR or INVALID_CONTEXT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepEvaluationFailure"];
+                };
+            };
+            /** @description Invalid or missing key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepAuthError"];
+                };
+            };
+            /** @description The team key lacks flags:read, or the origin is not allowed for the client key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepAuthError"];
+                };
+            };
+            /** @description Rate limit exceeded (with Retry-After), or the monthly quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfrepAuthError"];
+                };
+            };
+        };
+    };
+    ingestWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stored; the first delivery attempts have started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookIngestAccepted"];
+                    };
+                };
+            };
+            /** @description Invalid webhook signature */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+            /** @description Source not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+            /** @description Source is disabled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+            /** @description Payload too large (max 1MB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+            /** @description Body is not UTF-8 text */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+            /** @description Rate limit exceeded, or monthly quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+            /** @description Could not store (the source's store or the usage meter unreachable); retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayError"];
+                };
+            };
+        };
+    };
+    submitForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The form's id. */
+                form_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted (JSON callers) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostAccepted"];
+                };
+            };
+            /** @description Accepted (browser form posts): to `_next`, the redirect URL or the thank-you page */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed body (MALFORMED_BODY) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostError"];
+                };
+            };
+            /** @description Origin not allowed (ORIGIN_NOT_ALLOWED) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostError"];
+                };
+            };
+            /** @description Unknown or disabled form (FORM_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostError"];
+                };
+            };
+            /** @description Body over 1 MB without files, or files over the form's max_bytes (FILES_TOO_BIG) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostError"];
+                };
+            };
+            /** @description Not urlencoded, multipart or JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostError"];
+                };
+            };
+            /** @description Fields to fix: REQUIRED_FIELD_MISSING, TYPE_EMAIL, TYPE_NUMBER, TYPE_URL, TOO_LONG, TOO_MANY_FIELDS, FILES_TOO_BIG, FILES_NOT_ALLOWED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostError"];
+                };
+            };
+            /** @description Public bucket, the form's cap for the client network, or the monthly quota */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    formThanksPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The form's id. */
+                form_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    downloadFormFileByLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The form's id. */
+                form_id: string;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unknown, expired or altered link */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FormPostError"];
+                };
+            };
+        };
+    };
+    getAnalyticsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Assets not built */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsError"];
                 };
             };
         };

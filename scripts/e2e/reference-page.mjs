@@ -33,7 +33,8 @@ export async function referencePageChecks({ url, defer }) {
       assert.deepEqual(elsewhere, []);
       for (const word of ["Ask AI", "Generate MCP", "Connect MCP", "Deploy", "Developer Tools"]) assert.ok(!text.includes(word), `the page shows "${word}"`);
       // Tags in the document's order, the operator's group the last of them.
-      const tags = ["Usage", "Surveys", "Audit", "Logs", "Push", "Webhook relay", "Mail", "Operator"];
+      // The platform's tags, then each product's in the order of src/products/index.ts, the operator's last.
+      const tags = ["Usage", "Logs", "Webhook relay", "Surveys", "Mail", "Push", "Audit", "Operator"];
       const positions = tags.map((tag) => text.indexOf(`\n${tag}\n`));
       assert.ok(
         positions.every((p) => p >= 0),
