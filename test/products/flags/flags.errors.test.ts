@@ -20,8 +20,9 @@ describe("flags: validation", () => {
     await createFlag(key, { key: "dup" });
     await expectError(await call("POST", "flags", { key, body: { key: "dup" } }), 409, {
       error: "Flag dup already exists",
-      details: { key: ["has already been taken"] },
     });
+    // A conflict is a plain {error}: details belong to "Validation failed" only (the platform's shapes).
+    expect(Object.keys(await json(await call("POST", "flags", { key, body: { key: "dup" } })))).toEqual(["error"]);
   });
 
   it("variants of the wrong type, unknown variants, environments and segments are named", async () => {

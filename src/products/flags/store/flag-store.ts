@@ -110,7 +110,7 @@ export class FlagStore extends DurableObject<Env> {
 
   async createFlag(input: CreateFlagInput, salt: string, actor: Actor, at: string): Promise<StoreResult<Flag>> {
     return this.ctx.storage.transactionSync(() => {
-      if (this.flagRow(input.key)) return refuse(409, `Flag ${input.key} already exists`, { key: ["has already been taken"] });
+      if (this.flagRow(input.key)) return refuse(409, `Flag ${input.key} already exists`);
       return this.write(null, newFlag(input, salt, at), actor, at);
     });
   }
@@ -271,7 +271,7 @@ export class FlagStore extends DurableObject<Env> {
 
   async createSegment(input: CreateSegmentInput, at: string): Promise<StoreResult<Segment>> {
     return this.ctx.storage.transactionSync(() => {
-      if (this.segmentRow(input.key)) return refuse(409, `Segment ${input.key} already exists`, { key: ["has already been taken"] });
+      if (this.segmentRow(input.key)) return refuse(409, `Segment ${input.key} already exists`);
       return this.writeSegment(newSegment(input, at), at);
     });
   }
