@@ -33,7 +33,18 @@ import type { StoredResponse } from "../src/products/surveys/store/survey-rows";
 import { surveyStore } from "../src/products/surveys/surveys.store";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 
-export { LogStore, PushStore, RateLimiter, RelayStore, RequestLogStore, SurveyStore } from "../src/index";
+export {
+  AnalyticsSaltStore,
+  AnalyticsStore,
+  FlagStore,
+  FormStore,
+  LogStore,
+  PushStore,
+  RateLimiter,
+  RelayStore,
+  RequestLogStore,
+  SurveyStore,
+} from "../src/index";
 
 /** The secret of the bare relay route; bench/figures/relay.mjs signs with it (a Worker module may export handlers only). */
 const BARE_RELAY_SECRET = "bench-bare-relay-secret";

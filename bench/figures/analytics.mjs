@@ -1,8 +1,9 @@
 // Analytics ingest (issue 41): events/s accepted at POST /api/event (text/plain JSON as a
 // tracker's sendBeacon sends it, a browser's user agent, pages of one site) against the bare
 // one-D1-read route of the bench Worker, at 16 and 64 connections. Asserts stored = accepted:
-// once the runs are over, the site's `events` from the query API equal the 202s counted here (the
-// isolate's batch writes them within its linger; the figure waits for it).
+// once the runs are over, the site's `events` from the query API are at least the 202s read here
+// and at most the events sent (the isolate's batch writes them within its linger; the figure waits
+// for it); the two bounds differ by the requests a run's end leaves in flight.
 import { api } from "../lib.mjs";
 
 const connectionSets = (process.env.CONNECTION_SETS ?? "16,64").split(",").map(Number);
@@ -68,7 +69,14 @@ export default {
       bySet.set(connections, runs);
     }
 
-    // stored = accepted: the query API's event count reaches what was accepted, and no more.
+    // stored = accepted: the query API's event count reaches every 202 received, and no more than
+    // was sent. The two differ only by the answers a run's end cut off: autocannon stops at its
+    // duration with up to one request in flight per connection, which the server accepted and
+    // stored but whose 202 was never read. So: accepted ≤ stored ≤ sent, and sent − accepted ≤ the
+    // connections of all runs together (anything else is an event lost or stored twice).
+    const sent = next;
+    const inFlightAtMost = connectionSets.reduce((sum, c) => sum + c * rounds, 0);
+    if (sent - accepted > inFlightAtMost) throw new Error(`sent ${sent} events but received only ${accepted} 202s (more than ${inFlightAtMost} cut off)`);
     const storedCount = async () => {
       const answer = await api(url, "POST", "analytics/query", team.key, { site_id: site.id, metrics: ["events"], date_range: "day" });
       return answer.results[0].metrics[0];
@@ -79,7 +87,10 @@ export default {
       await new Promise((resolve) => setTimeout(resolve, 500));
       stored = await storedCount();
     }
-    if (stored !== accepted) throw new Error(`stored ${stored} events, accepted ${accepted}`);
+    // The cut-off ones may be in a later write than the last 202 read: one more look after a linger.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    stored = await storedCount();
+    if (stored < accepted || stored > sent) throw new Error(`stored ${stored} events, accepted ${accepted}, sent ${sent}`);
 
     const rps = (runs) => median(runs.map((r) => r.requestsPerSecond));
     const ratios = (runs, of) => runs.map((r, i) => (r.requestsPerSecond / of[i].requestsPerSecond).toFixed(2)).join(", ");
@@ -89,7 +100,7 @@ export default {
       baseline: `${rps(bare).toFixed(0)} (one D1 read)`,
       ratio: `${(rps(ingest) / rps(bare)).toFixed(2)}×`,
       goal: connections >= 64 ? "≥ 0.9×" : "≥ 0.8×",
-      note: `rounds: ${ratios(ingest, bare)}; stored = accepted = ${accepted}`,
+      note: `rounds: ${ratios(ingest, bare)}; stored ${stored} of ${sent} sent, ${accepted} 202s read (the rest cut off by a run's end)`,
     }));
   },
 };

@@ -229,7 +229,9 @@ export async function startDevServer({
       throw signal.reason ?? new Error("aborted");
     }
     try {
-      const res = await fetch(`${url}/health`);
+      // A Worker that fails to load (a Durable Object class not exported) leaves the port open and
+      // never answers: each probe gives up after 5 s, so the 90 s deadline below holds.
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) });
       if (res.ok) break;
     } catch {
       /* not up yet */

@@ -357,4 +357,39 @@ describe("a key mints only what it holds (regression, issue 37 finding 2)", () =
     const next = await json(await call("POST", "keys", { key: team.key, body: { scopes: ["mail:send"], mail: { sandbox: true } } }));
     expect(next.data.mail.suspended).toBe(false);
   });
+
+  it("migration 0031 moves a suspension kept on a key alone (before 0027) to its team, revoked keys included", async () => {
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0031_"));
+    expect(migration, "migrations/0031_sandbox_suspension_backfill.sql").toBeDefined();
+    const run = () => env.DB.batch(migration!.queries.map((q) => env.DB.prepare(q)));
+    const suspendedAt = (teamId: string) =>
+      env.DB.prepare("SELECT sandbox_suspended_at AS at FROM teams WHERE id = ?").bind(teamId).first<{ at: string | null }>();
+    // As a database before 0027 held it: the key suspended, revoked, the team not.
+    const shed = await setupTeam({ scopes: [...keyScopes()] });
+    const old = await addKey(shed.teamId, ["mail:send"], { sandbox: true, allowed_recipients: ["dev@example.com"] });
+    await env.DB.prepare("UPDATE api_keys SET mail = json_set(mail, '$.suspended', json('true')), revoked_at = ? WHERE id = ?")
+      .bind(new Date().toISOString(), old.id)
+      .run();
+    await env.DB.prepare("UPDATE teams SET sandbox_suspended_at = NULL WHERE id = ?").bind(shed.teamId).run();
+    // A team whose sandbox key was never suspended, and one with a suspended key that is not a sandbox key.
+    const clean = await setupTeam({ scopes: [...keyScopes()] });
+    await addKey(clean.teamId, ["mail:send"], { sandbox: true, allowed_recipients: ["dev@example.com"] });
+    const live = await setupTeam({ scopes: [...keyScopes()] });
+    const liveKey = await addKey(live.teamId, ["mail:send"], {});
+    await env.DB.prepare("UPDATE api_keys SET mail = json_set(mail, '$.suspended', json('true')) WHERE id = ?").bind(liveKey.id).run();
+    // An earlier suspension is kept as it was.
+    const earlier = await setupTeam({ scopes: [...keyScopes()] });
+    const earlierKey = await addKey(earlier.teamId, ["mail:send"], { sandbox: true, allowed_recipients: ["dev@example.com"] });
+    await env.DB.prepare("UPDATE api_keys SET mail = json_set(mail, '$.suspended', json('true')) WHERE id = ?").bind(earlierKey.id).run();
+    await env.DB.prepare("UPDATE teams SET sandbox_suspended_at = '2026-01-01T00:00:00.000Z' WHERE id = ?").bind(earlier.teamId).run();
+
+    await run();
+    expect(Date.parse((await suspendedAt(shed.teamId))!.at ?? "")).toBeGreaterThan(Date.parse("2026-01-02T00:00:00Z"));
+    expect((await suspendedAt(clean.teamId))!.at).toBeNull();
+    expect((await suspendedAt(live.teamId))!.at).toBeNull();
+    expect((await suspendedAt(earlier.teamId))!.at).toBe("2026-01-01T00:00:00.000Z");
+    // So a key minted now is born suspended.
+    const made = await json(await call("POST", "keys", { key: shed.key, body: { scopes: ["mail:send"], mail: { sandbox: true } } }));
+    expect(made.data.mail.suspended).toBe(true);
+  });
 });

@@ -7,6 +7,7 @@ import { createExecutionContext, createMessageBatch, env } from "cloudflare:test
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
 import { consumersOf, cronsOf } from "../../../src/index";
+import * as benchEntry from "../../../bench/worker";
 import * as entry from "../../../src/index";
 import { consumerTable } from "../../../src/platform/jobs/consume";
 import { deliveriesOf } from "../../../src/platform/jobs/queues";
@@ -174,6 +175,14 @@ describe("the product list against wrangler.toml", () => {
 
   it("exports every declared Durable Object class from the entry under its class_name", () => {
     const exported = entry as unknown as Record<string, unknown>;
+    for (const name of PLATFORM_CLASSES) expect(exported[name], name).toBeTypeOf("function");
+    for (const product of PRODUCTS) {
+      for (const [name, cls] of Object.entries(product.durableObjects ?? {})) expect(exported[name], name).toBe(cls);
+    }
+  });
+
+  it("the bench Worker (bench/worker.ts, the same wrangler.toml's bindings) exports every class too, or wrangler dev will not start it", () => {
+    const exported = benchEntry as unknown as Record<string, unknown>;
     for (const name of PLATFORM_CLASSES) expect(exported[name], name).toBeTypeOf("function");
     for (const product of PRODUCTS) {
       for (const [name, cls] of Object.entries(product.durableObjects ?? {})) expect(exported[name], name).toBe(cls);
