@@ -10,8 +10,11 @@ import { nowMs } from "./clock";
 import { ApiError } from "./errors";
 import { planLimits, serviceMetric, type Service } from "./plans";
 import { queuePlatformMail, type MailContent } from "./platform-mail";
+import type { Background } from "./jobs/commit";
+import { log } from "./log";
+import { settings } from "./config";
 import { getMeter } from "./rate-limit/limiter";
-import { teamObject } from "./rate-limit/buckets";
+import { teamObject, type CounterSpec } from "./rate-limit/buckets";
 
 export interface QuotaOwner {
   teamId: string;
@@ -56,6 +59,46 @@ export async function consumeQuota(env: Env, owner: QuotaOwner, service: Service
   if (!taken.ok) throw ApiError.monthlyQuota();
   if (limit !== null) await warnOnThresholds(env, owner, service, monthOf(at).period, taken.used - amount, taken.used, limit);
   return taken.used;
+}
+
+/**
+ * A public route's caps and its unit in ONE call to the team's meter (one binding call, not two):
+ * counts the request in `caps`, counters of the team's own object (per site or form and client
+ * network, say), and takes `amount` units of `service` in the same step. A cap that refuses throws
+ * the 429 with its `Retry-After` and gives the units back; a quota refusal throws the monthly 429;
+ * the meter unreachable throws `unavailable()` (quotas fail closed). Caps count only while
+ * RATE_LIMITS is on. Returns the month's total after the take. Threshold warnings go to `background`.
+ */
+export async function takeUnderCaps(
+  env: Env,
+  owner: QuotaOwner,
+  service: Service,
+  caps: CounterSpec[],
+  background: Background,
+  unavailable: () => ApiError,
+  amount = 1,
+): Promise<number> {
+  const limit = planLimits(owner.plan).monthly[service];
+  const counters = settings(env).rateLimits && caps.length > 0 ? caps : undefined;
+  let reply: Awaited<ReturnType<ReturnType<typeof getMeter>["ask"]>>;
+  try {
+    reply = await getMeter(env).ask(teamObject(owner.teamId), owner.teamId, { counters, quota: { service, amount, limit } }, (p) => background.waitUntil(p));
+  } catch (error) {
+    log.error(`${service}: usage meter unavailable`, { team_id: owner.teamId, error: String(error) });
+    throw unavailable();
+  }
+  const { counts = [], quota } = reply.answer;
+  const capped = counters?.findIndex((counter, i) => (counts[i] ?? counter.limit + 1) > counter.limit) ?? -1;
+  if (capped >= 0) {
+    // The units were taken in the same step: back at once, before the refusal is answered.
+    if (quota?.ok) await releaseQuota(env, owner.teamId, service, amount).catch(() => undefined);
+    const window = counters![capped]!.windowSeconds ?? 60;
+    throw ApiError.rateLimited(Math.max(1, window - (Math.floor(reply.at / 1000) % window)));
+  }
+  if (!quota?.ok) throw ApiError.monthlyQuota();
+  if (limit !== null)
+    background.waitUntil(warnOnThresholds(env, owner, service, monthOf(reply.at).period, quota.used - amount, quota.used, limit).catch(() => undefined));
+  return quota.used;
 }
 
 /**

@@ -30,6 +30,12 @@ export interface AcceptSpec<T> {
     service: Service;
     units: number;
     /**
+     * The units were taken already, by the caller (a public route takes them with its caps in one
+     * call to the meter: quota.ts `takeUnderCaps`): nothing is reserved here; they are given back
+     * here all the same when the store fails.
+     */
+    reserved?: boolean;
+    /**
      * A reservation that failed (the 429, or the meter unreachable): the answer instead (a copy
      * of stored work costs nothing), or throw the product's error. Default: the error as it is.
      */
@@ -60,7 +66,7 @@ export interface AcceptSpec<T> {
 export async function accept<T>(spec: AcceptSpec<T>): Promise<T> {
   const { env, quota, name } = spec;
   const units = quota?.units ?? 0;
-  if (quota && units > 0) {
+  if (quota && units > 0 && !quota.reserved) {
     try {
       await consumeQuota(env, quota.owner, quota.service, units);
     } catch (error) {

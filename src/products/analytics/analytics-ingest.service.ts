@@ -6,13 +6,9 @@
 import { isbot } from "isbot";
 import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
-import { settings } from "../../platform/config";
 import { ApiError } from "../../platform/errors";
-import { log } from "../../platform/log";
 import { planLimits } from "../../platform/plans";
-import { warnOnThresholds, monthOf, releaseQuota } from "../../platform/quota";
-import { teamObject } from "../../platform/rate-limit/buckets";
-import { getMeter } from "../../platform/rate-limit/limiter";
+import { takeUnderCaps } from "../../platform/quota";
 import type { Background } from "../../platform/jobs/accept";
 import { clientNetwork } from "../../platform/rate-limit/middleware";
 import { onSiteDomain, pageOf, parseEvent } from "./analytics-event";
@@ -96,43 +92,25 @@ export async function receiveEvent(env: Env, text: string, sender: Sender, backg
 }
 
 /**
- * The per-site-and-network caps and the event's unit, in one call to the team's meter: the caps
- * are counters of the team's object (a minute's and a UTC day's), the unit the month's `events`.
- * A cap that refuses answers 429 and gives the unit back; a quota refusal answers the monthly 429.
- * The meter unreachable refuses the event (quotas fail closed): 503.
+ * The per-site-and-network caps and the event's unit, in one call to the team's meter
+ * (`takeUnderCaps`): the caps are counters of the team's object (a minute's and a UTC day's), the
+ * unit the month's `events`. The meter unreachable refuses the event (quotas fail closed): 503.
  */
 async function spendUnit(env: Env, found: IngestSite, ip: string, background: Background): Promise<void> {
   const { site, plan, ownerEmail } = found;
-  const limit = planLimits(plan).monthly.analytics;
   const network = clientNetwork(ip);
-  const counters = settings(env).rateLimits
-    ? [
-        { name: `analytics:${site.id}:${network}`, limit: NETWORK_MINUTE_CAP },
-        { name: `analytics-day:${site.id}:${network}`, limit: networkDayCap(plan), windowSeconds: 86_400 },
-      ]
-    : undefined;
-  let reply: Awaited<ReturnType<ReturnType<typeof getMeter>["ask"]>>;
-  try {
-    reply = await getMeter(env).ask(teamObject(site.teamId), site.teamId, { counters, quota: { service: "analytics", amount: 1, limit } }, (p) =>
-      background.waitUntil(p),
-    );
-  } catch (error) {
-    log.error("analytics: usage meter unavailable", { team_id: site.teamId, error: String(error) });
-    throw new ApiError("unavailable", "Event could not be counted; retry later");
-  }
-  const { counts = [], quota } = reply.answer;
-  const capped = counters?.findIndex((counter, i) => (counts[i] ?? counter.limit + 1) > counter.limit) ?? -1;
-  if (capped >= 0) {
-    if (quota?.ok) background.waitUntil(releaseQuota(env, site.teamId, "analytics", 1).catch(() => undefined));
-    const window = counters![capped].windowSeconds ?? 60;
-    const retryAfter = Math.max(1, window - (Math.floor(reply.at / 1000) % window));
-    throw ApiError.rateLimited(retryAfter);
-  }
-  if (!quota?.ok) throw ApiError.monthlyQuota();
-  if (limit !== null) {
-    const owner = { teamId: site.teamId, plan, ownerEmail };
-    background.waitUntil(warnOnThresholds(env, owner, "analytics", monthOf(reply.at).period, quota.used - 1, quota.used, limit).catch(() => undefined));
-  }
+  const caps = [
+    { name: `analytics:${site.id}:${network}`, limit: NETWORK_MINUTE_CAP },
+    { name: `analytics-day:${site.id}:${network}`, limit: networkDayCap(plan), windowSeconds: 86_400 },
+  ];
+  await takeUnderCaps(
+    env,
+    { teamId: site.teamId, plan, ownerEmail },
+    "analytics",
+    caps,
+    background,
+    () => new ApiError("unavailable", "Event could not be counted; retry later"),
+  );
 }
 
 /** hash(daily salt, site id, ip, user agent): the first 8 bytes of a SHA-256, as 16 hex characters. */

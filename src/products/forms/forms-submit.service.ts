@@ -1,7 +1,7 @@
 // Accepting a public post (no Hono context): a filled honeypot is kept as spam with no unit, no
-// mail and no webhook; anything else is checked against the form (422 with every problem), then
-// accepted the platform's one way (jobs/accept.ts): one `submissions` unit reserved (the
-// monthly-quota 429 before anything is stored), the files put in R2 and the submission stored in
+// mail and no webhook (its unit given back); anything else is checked against the form (422 with every problem), then
+// accepted the platform's one way (jobs/accept.ts) with the `submissions` unit that forms.limits.ts
+// admitPost took beside the form's caps (the monthly-quota 429 before the body is read), the files put in R2 and the submission stored in
 // the form's store (its webhook delivery with it, sent by the store's alarm), then the
 // notification mail from the request's background. A failed store gives the unit back and
 // removes the files it put.
@@ -21,19 +21,32 @@ export interface Accepted {
   spam: boolean;
 }
 
-/** Stores a post for `form`; throws IntakeError (422) with what to fix, or the quota's 429. */
-export async function submitForm(env: Env, form: PublicForm, intake: Intake, origin: string | null, background: Background | null): Promise<Accepted> {
+/**
+ * Stores a post for `form` whose unit `admitPost` took; throws IntakeError (422) with what to fix.
+ * A post refused here or kept as spam gives its unit back (`giveBack`); a failed store, accept's.
+ */
+export async function submitForm(
+  env: Env,
+  form: PublicForm,
+  intake: Intake,
+  origin: string | null,
+  background: Background | null,
+  giveBack: () => Promise<void>,
+): Promise<Accepted> {
   const id = crypto.randomUUID();
   const createdAt = nowIso();
   const base = { id, subject: intake.subject, reply_to: intake.replyTo, origin, created_at: createdAt };
   if (intake.gotcha) {
     // Answered exactly as a success; its files are not kept (a bot's uploads cost no storage).
     const fields = JSON.stringify(storedFields(intake, form.fields));
-    await formStore(env, form.id).add(ownerOf(form), { ...base, status: "spam", fields, files: "[]" }, false);
+    await Promise.all([formStore(env, form.id).add(ownerOf(form), { ...base, status: "spam", fields, files: "[]" }, false), giveBack()]);
     return { id, spam: true };
   }
   const problems = checkFields(intake, form.fields);
-  if (problems.length > 0) throw new IntakeError(422, problems[0]!.code, "Some fields need fixing", problems);
+  if (problems.length > 0) {
+    await giveBack();
+    throw new IntakeError(422, problems[0]!.code, "Some fields need fixing", problems);
+  }
 
   const fields = storedFields(intake, form.fields);
   const declaredFiles = form.fields ? new Set(form.fields.filter((f) => f.type === "file").map((f) => f.name)) : null;
@@ -51,7 +64,7 @@ export async function submitForm(env: Env, form: PublicForm, intake: Intake, ori
   await accept({
     name: "form submission",
     env,
-    quota: { owner, service: "forms", units: 1 },
+    quota: { owner, service: "forms", units: 1, reserved: true },
     store: async () => {
       const keys = files.map((f) => fileKey(form.id, id, f.id));
       try {

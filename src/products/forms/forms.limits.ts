@@ -3,15 +3,16 @@
 // minute, so one network cannot flood one form (nor, through it, starve the team's other forms),
 // and a daily counter of the team's posts from that network of at most 1/62 of the plan's monthly
 // `submissions` (none for enterprise), so one network can spend at most half of a month's units
-// even over 31 days. Both counters live in one limiter object and are counted with one call.
+// even over 31 days. Both counters live in the team's meter object and are counted in the same
+// call that takes the post's unit (one binding call for caps and quota, as analytics does).
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../platform/errors";
+import { backgroundOf } from "../../platform/request-context";
 import { planLimits } from "../../platform/plans";
+import { releaseQuota, takeUnderCaps } from "../../platform/quota";
 import type { CounterSpec } from "../../platform/rate-limit/buckets";
-import { getLimiter } from "../../platform/rate-limit/limiter";
-import { clientIp } from "../../platform/rate-limit/middleware";
-import { clientNetwork } from "../../platform/rate-limit/middleware";
+import { clientIp, clientNetwork } from "../../platform/rate-limit/middleware";
 
 export const FORM_POSTS_PER_MINUTE = 10;
 const DAY_SECONDS = 86_400;
@@ -22,22 +23,27 @@ export function networkDailyCap(plan: string): number | null {
   return monthly === null ? null : Math.max(FORM_POSTS_PER_MINUTE, Math.floor(monthly / 62));
 }
 
-/** Counts a post in its form's and team's counters for the client network; throws the 429 past either. */
-export async function enforceFormCap(c: Context<AppEnv>, form: { id: string; teamId: string; plan: string }): Promise<void> {
-  const counters: CounterSpec[] = [{ name: `form:${form.id}`, limit: FORM_POSTS_PER_MINUTE }];
+/**
+ * Admits a post before its body is read: the form's caps for the client network and the post's
+ * `submissions` unit in one call to the team's meter (`takeUnderCaps`); throws the 429 past a cap
+ * or the quota, 503 when the meter cannot be reached. Answers how to give the unit back, for a post
+ * refused after this (its body, its fields) or kept as spam: either way it costs the team nothing.
+ */
+export async function admitPost(
+  c: Context<AppEnv>,
+  form: { id: string; teamId: string; plan: string; ownerEmail: string | null },
+): Promise<() => Promise<void>> {
+  const caps: CounterSpec[] = [{ name: `form:${form.id}:net:${clientNetwork(clientIp(c))}`, limit: FORM_POSTS_PER_MINUTE }];
   const daily = networkDailyCap(form.plan);
-  if (daily !== null) counters.push({ name: "day", limit: daily, windowSeconds: DAY_SECONDS });
-  let keepAlive: ((p: Promise<unknown>) => void) | undefined;
-  try {
-    const ctx = c.executionCtx;
-    keepAlive = (p) => ctx.waitUntil(p);
-  } catch {
-    keepAlive = undefined;
-  }
-  const results = await getLimiter(c.env).hitAll(`form_net:team:${form.teamId}:net:${clientNetwork(clientIp(c))}`, counters, keepAlive);
-  for (const result of results) {
-    if (result.allowed) continue;
-    c.set("rateLimit", result);
-    throw ApiError.rateLimited(result.retryAfter);
-  }
+  if (daily !== null) caps.push({ name: `form-day:net:${clientNetwork(clientIp(c))}`, limit: daily, windowSeconds: DAY_SECONDS });
+  const background = backgroundOf(c) ?? { waitUntil: () => undefined };
+  await takeUnderCaps(
+    c.env,
+    { teamId: form.teamId, plan: form.plan, ownerEmail: form.ownerEmail },
+    "forms",
+    caps,
+    background,
+    () => new ApiError("unavailable", "The submission could not be counted; try again"),
+  );
+  return () => releaseQuota(c.env, form.teamId, "forms", 1).catch(() => undefined);
 }

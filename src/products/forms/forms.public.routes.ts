@@ -16,7 +16,7 @@ import { createRouter } from "../../platform/router";
 import { z } from "@hono/zod-openapi";
 import { refusedPage, thanksPage, VISITOR_PAGE_HEADERS } from "./forms.pages";
 import { IntakeError, readIntake, type FieldProblem } from "./forms.intake";
-import { enforceFormCap } from "./forms.limits";
+import { admitPost } from "./forms.limits";
 import { MAX_FILES_BYTES, PublicErrorSchema, PublicOkSchema } from "./forms.schemas";
 import { findPublicForm, type PublicForm } from "./forms.service";
 import { submitForm } from "./forms-submit.service";
@@ -115,9 +115,12 @@ formsPublicRouter.openapi(
       form = await findPublicForm(c.env, c.req.valid("param").form_id);
       if (origin !== undefined && !originAllowed(form, origin))
         throw new IntakeError(403, "ORIGIN_NOT_ALLOWED", "This form does not accept posts from this site (its origin is not allowed)");
-      await enforceFormCap(c, form);
-      const intake = await readIntake(c.req.raw, { enabled: form.filesEnabled, maxBytes: form.filesMaxBytes });
-      const accepted = await submitForm(c.env, form, intake, origin ?? null, backgroundOf(c));
+      const giveBack = await admitPost(c, form);
+      const intake = await readIntake(c.req.raw, { enabled: form.filesEnabled, maxBytes: form.filesMaxBytes }).catch(async (error: unknown) => {
+        await giveBack();
+        throw error;
+      });
+      const accepted = await submitForm(c.env, form, intake, origin ?? null, backgroundOf(c), giveBack);
       if (json) return c.json({ ok: true as const, id: accepted.id }, 200, corsHeaders(form, origin));
       return c.redirect(redirectTarget(settings(c.env).appUrl, form, intake.next), 303);
     } catch (error) {

@@ -86,7 +86,8 @@ describe("POST /f/:form_id", () => {
     expect((await json(tooMany)).errors[0]).toMatchObject({ field: null, code: "TOO_MANY_FIELDS" });
     expect(await stored(form.id)).toBe(0);
     expect(await stored(bare.id)).toBe(0);
-    expect(await usedOf(teamId, "forms")).toBeNull();
+    // Its unit was taken with the caps before the body was read, and given back: none spent.
+    expect((await usedOf(teamId, "forms")) ?? 0).toBe(0);
   });
 
   it("keeps declared fields only, and takes a valid post", async () => {
@@ -119,7 +120,8 @@ describe("POST /f/:form_id", () => {
     expect(browser.status).toBe(303);
     expect(await submissions(key, form.id, "inbox")).toHaveLength(0);
     expect(await submissions(key, form.id, "spam")).toHaveLength(2);
-    expect(await usedOf(teamId, "forms")).toBeNull();
+    // Its unit was taken with the caps before the body was read, and given back: none spent.
+    expect((await usedOf(teamId, "forms")) ?? 0).toBe(0);
     expect(await storeSql(form.id, "SELECT * FROM deliveries")).toHaveLength(0);
     const mails = await call("GET", "/api/v1/usage", { key });
     expect((await json(mails)).data.services.mail.used).toBe(0);
@@ -191,7 +193,8 @@ describe("POST /f/:form_id", () => {
       expect(await json(res)).toMatchObject({ ok: false, code: "MALFORMED_BODY" });
     }
     expect(await stored(form.id)).toBe(0);
-    expect(await usedOf(teamId, "forms")).toBeNull();
+    // Its unit was taken with the caps before the body was read, and given back: none spent.
+    expect((await usedOf(teamId, "forms")) ?? 0).toBe(0);
   });
 
   it("spends one submissions unit per accepted post and refuses with the monthly-quota 429 when none is left, storing nothing", async () => {
@@ -206,7 +209,13 @@ describe("POST /f/:form_id", () => {
     const browser = await postUrlencoded(form.id, { a: "3" });
     expect(browser.status).toBe(429);
     expect(await stored(form.id)).toBe(1);
-    // The honeypot costs nothing, so it is still answered as a success.
-    expect((await postJson(form.id, { _gotcha: "bot" })).status).toBe(200);
+    // At the limit every post is refused before its body is read, the honeypot's too: a bot cannot
+    // tell its post from a person's, and nothing more is stored.
+    expect((await postJson(form.id, { _gotcha: "bot" })).status).toBe(429);
+    expect(await stored(form.id)).toBe(1);
+    // A unit given back (the month's total lowered) lets the next post in.
+    await setUsed(teamId, "forms", 999);
+    expect((await postJson(form.id, { a: "4" })).status).toBe(200);
+    expect(await usedOf(teamId, "forms")).toBe(1000);
   });
 });
