@@ -79,5 +79,6 @@ export async function buildPackage({ types = true } = {}) {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   await buildPackage();
-  console.log(`built ${relative(process.cwd(), DIST) || "dist"}: ${ENTRIES.map((e) => `${e}.js, ${e}.d.ts`).join(", ")}`);
+  // stderr: `npm pack --json` prints the prepack script's stdout into its JSON.
+  console.error(`built ${relative(process.cwd(), DIST) || "dist"}: ${ENTRIES.map((e) => `${e}.js, ${e}.d.ts`).join(", ")}`);
 }

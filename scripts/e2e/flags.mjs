@@ -255,9 +255,13 @@ export async function flagsChecks({ url, createTeamWithKey }) {
       assert.equal(await webProvider.refresh(), false);
       assert.deepEqual({ ...webProvider.stats, tracked: 0 }, { fetched: 2, notModified: 1, failed: 0, tracked: 0 });
       await webProvider.flush();
-      // u-beta's and user-2's exposures of dark-mode count in its insights (within the store's flush).
+      // u-beta's and user-2's exposures of dark-mode count in its insights. An isolate sends its
+      // counts to the store from an evaluating request at most every 10 s (flags.insights.ts), so
+      // each poll makes one (an OFREP evaluation of checkout: evaluations, never exposures).
       await eventually(
         async () => {
+          const nudge = await request(url, "POST", "/ofrep/v1/evaluate/flags/checkout", { key: clientKey, body: { context: { targetingKey: "nudge" } } });
+          expectStatus(nudge, 200, "OFREP evaluation");
           const insights = expectStatus(await api("GET", "flags/dark-mode/insights"), 200, "insights").body.data;
           const exposures = insights.hours.reduce((sum, h) => sum + h.exposures, 0);
           assert.equal(exposures, 2, JSON.stringify(insights.hours));

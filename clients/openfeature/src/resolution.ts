@@ -37,7 +37,7 @@ export function failed<T extends FlagValue>(defaultValue: T, code: string, messa
   return { value: defaultValue, reason: "ERROR", errorCode: errorCode as ResolutionDetails<T>["errorCode"], errorMessage: message };
 }
 
-/** Whether a served value has the type asked for (as @openfeature/ofrep-provider decides: `typeof`, and `object` for object flags). */
+/** Whether a served value has the type asked for (`typeof`, as @openfeature/ofrep-provider decides; for an object flag, an object or array, not null). */
 export function hasKind(value: unknown, kind: FlagKind): boolean {
   if (kind === "object") return typeof value === "object" && value !== null;
   return typeof value === kind;
