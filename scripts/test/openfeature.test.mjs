@@ -152,6 +152,35 @@ describe("the shared vectors through @openfeature/server-sdk and the server prov
     assert.deepEqual(changes, [["kill-switch", "targeting"]]);
   });
 
+  test("a failed first fetch leaves the provider in error; the first ruleset received makes it ready", async () => {
+    let down = true;
+    const flaky = await stubServer(() =>
+      down ? { status: 503, body: { error: "down" } } : { status: 200, headers: { etag: '"7"' }, body: { data: vectors.ruleset } },
+    );
+    try {
+      const late = new server.EdgeFlagsProvider({ baseUrl: flaky.url, apiKey: "edp_test", refreshIntervalMs: 0 });
+      await assert.rejects(OpenFeature.setProviderAndWait("late", late), /503/);
+      const lateClient = OpenFeature.getClient("late");
+      assert.equal(lateClient.providerStatus, "ERROR");
+      assert.equal((await lateClient.getBooleanDetails("kill-switch", true, { key: "u1" })).value, true);
+      down = false;
+      assert.equal(await late.refresh(), true);
+      assert.equal(lateClient.providerStatus, "READY");
+      assert.equal((await lateClient.getBooleanDetails("kill-switch", true, { key: "u1" })).reason, "DISABLED");
+      // A failed refresh keeps the ruleset and marks it stale until the next success.
+      down = true;
+      await assert.rejects(late.refresh(), /503/);
+      assert.equal(lateClient.providerStatus, "STALE");
+      assert.equal((await lateClient.getBooleanDetails("kill-switch", true, { key: "u1" })).reason, "DISABLED");
+      down = false;
+      await late.refresh();
+      assert.equal(lateClient.providerStatus, "READY");
+      assert.deepEqual(late.stats, { fetched: 2, notModified: 0, failed: 2 });
+    } finally {
+      await flaky.close();
+    }
+  });
+
   test("a refused key is a fatal error at initialization", async () => {
     const bad = new server.EdgeFlagsProvider({ baseUrl: stub.url, apiKey: "edp_wrong", refreshIntervalMs: 0 });
     await assert.rejects(OpenFeature.setProviderAndWait("refused", bad), /401/);
@@ -219,6 +248,26 @@ describe("the web provider over the client bootstrap", () => {
     await OpenFeature.setContext({ targetingKey: "vip" });
     assert.equal(OpenFeature.getClient().getStringValue("banner", "x"), "gold");
     assert.equal(stub.seen.at(-1).headers["if-none-match"], undefined);
+  });
+
+  test("a failed revalidation keeps the answers as stale; the next answer makes the provider ready", async () => {
+    const client = OpenFeature.getClient();
+    const realFetch = globalThis.fetch;
+    const flaky = new web.EdgeFlagsWebProvider({
+      baseUrl: stub.url,
+      clientKey: "fck_test",
+      fetch: (input, init) => (flaky.down ? Promise.reject(new Error("offline")) : realFetch(input, init)),
+    });
+    await OpenFeature.setProviderAndWait("flaky", flaky);
+    const flakyClient = OpenFeature.getClient("flaky");
+    flaky.down = true;
+    await assert.rejects(flaky.refresh(), /offline/);
+    assert.equal(flakyClient.providerStatus, "STALE");
+    assert.equal(flakyClient.getStringValue("banner", "x"), "gold");
+    flaky.down = false;
+    await flaky.refresh();
+    assert.equal(flakyClient.providerStatus, "READY");
+    assert.equal(client.getStringValue("banner", "x"), "gold");
   });
 
   test("exposures (once per flag and variant for a context) and tracked events reach POST /flags/client/track", async () => {

@@ -109,14 +109,28 @@ export class EdgeFlagsProvider implements Provider {
     return { ...this.counts };
   }
 
-  /** Fetches the ruleset once; the SDK marks the provider ready when it resolves. A refused key (401/403) is fatal. */
+  /**
+   * Fetches the ruleset once; the SDK marks the provider ready when it resolves. A refused key
+   * (401/403) is fatal; after another failure the interval keeps trying, and the first ruleset
+   * received emits Ready.
+   */
   async initialize(): Promise<void> {
-    await this.fetchRuleset(true);
-    if (this.intervalMs > 0 && !this.timer) {
-      this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.intervalMs);
-      // Node: a pending refresh never keeps the process alive.
-      (this.timer as { unref?: () => void }).unref?.();
+    try {
+      await this.fetchRuleset(true);
+    } catch (error) {
+      if (error instanceof ProviderFatalError) throw error;
+      this.stale = true;
+      this.startTimer();
+      throw error;
     }
+    this.startTimer();
+  }
+
+  private startTimer(): void {
+    if (this.intervalMs === 0 || this.timer) return;
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.intervalMs);
+    // Node: a pending refresh never keeps the process alive.
+    (this.timer as { unref?: () => void }).unref?.();
   }
 
   async onClose(): Promise<void> {
@@ -163,7 +177,7 @@ export class EdgeFlagsProvider implements Provider {
     this.prepared = prepareRuleset(ruleset);
     this.etag = res.headers.get("etag");
     this.recovered();
-    if (!initial) {
+    if (!initial && before) {
       const flagsChanged = changedFlags(before, ruleset);
       this.events.emit(ProviderEvents.ConfigurationChanged, { flagsChanged, metadata: { version: ruleset.version } });
     }

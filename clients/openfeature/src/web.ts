@@ -89,6 +89,8 @@ export class EdgeFlagsWebProvider implements Provider {
   private entries: Map<string, BulkEntry> | null = null;
   /** Why there are no answers for the current context (a failed bootstrap after a context change). */
   private missing = "the provider has not bootstrapped yet";
+  /** A bootstrap failed after initialization (the SDK shows an error): the next answer for this context emits Ready. */
+  private errored = false;
   private contextText: string | null = null;
   private context: Record<string, unknown> = {};
   private etag: string | null = null;
@@ -166,6 +168,7 @@ export class EdgeFlagsWebProvider implements Provider {
     }
     if (res.status === 304 && this.entries) {
       this.counts.notModified++;
+      this.recovered(sameContext);
       return false;
     }
     if (res.status !== 200)
@@ -181,6 +184,7 @@ export class EdgeFlagsWebProvider implements Provider {
     const before = this.entries;
     this.entries = new Map(flags.map((entry) => [entry.key, entry]));
     this.etag = res.headers.get("etag");
+    this.recovered(sameContext);
     if (sameContext && before) {
       const flagsChanged = changedKeys(before, this.entries);
       if (flagsChanged.length > 0) {
@@ -191,9 +195,21 @@ export class EdgeFlagsWebProvider implements Provider {
     return true;
   }
 
+  /** After a failed call, an answer: a refresh says the provider is ready again (a context change reports its own success). */
+  private recovered(sameContext: boolean): void {
+    if (!this.errored) return;
+    this.errored = false;
+    if (sameContext) this.events.emit(ProviderEvents.Ready, { message: "the flags were fetched again" });
+  }
+
   private failure(message: string, initial: boolean, fatal: boolean): Error {
     this.counts.failed++;
     if (!this.entries) this.missing = message;
+    if (!initial && !this.errored) {
+      this.errored = true;
+      // A failed revalidation keeps this context's answers: they may be out of date.
+      if (this.entries) this.events.emit(ProviderEvents.Stale, { message });
+    }
     if (initial && fatal) return new ProviderFatalError(message);
     return new Error(message);
   }
