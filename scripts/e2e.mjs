@@ -25,6 +25,7 @@ import { surveyPageChecks } from "./e2e/survey-page.mjs";
 import { surveysChecks } from "./e2e/surveys.mjs";
 import { typedClientChecks } from "./e2e/typed-client.mjs";
 import { formsChecks } from "./e2e/forms.mjs";
+import { flagsChecks } from "./e2e/flags.mjs";
 import { buildTypedClient } from "./lib/typed-client.mjs";
 
 /** The client package's checks, once the live document is the committed one and they compile against it. */
@@ -55,10 +56,12 @@ const allSuites = [
   mailChecks,
   formsChecks,
   analyticsChecks,
+  flagsChecks,
 ];
-// E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name).
+// E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name, or without its
+// `Checks`: E2E_SUITES=flags).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());
-const suites = only ? allSuites.filter((suite) => only.includes(suite.name)) : allSuites;
+const suites = only ? allSuites.filter((suite) => only.includes(suite.name) || only.includes(suite.name.replace(/Checks$/, ""))) : allSuites;
 
 const dir = mkdtempSync(join(tmpdir(), "edge-e2e-"));
 const envFile = join(dir, "dev.vars");
