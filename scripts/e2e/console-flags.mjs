@@ -61,6 +61,7 @@ export async function consoleFlagsChecks({ url, adminToken, createTeamWithKey, d
       assert.equal(await versions(), 2, "one change after a reload");
 
       await page.goto(at("flags/new-checkout"));
+      await page.click("[data-environment=production] [data-testid=fallthrough] summary");
       const fallthrough = page.locator("[data-environment=production] form[data-testid=edit-fallthrough]");
       await fallthrough.locator("select[name=serve]").selectOption("rollout");
       await fallthrough.locator("input[name=percent]").nth(0).fill("20");
@@ -98,7 +99,14 @@ export async function consoleFlagsChecks({ url, adminToken, createTeamWithKey, d
       for (const k of ["a", "b", "c", "d", "e", "f"]) {
         expectStatus(await api("POST", "flags/evaluate", { environment: "production", context: { key: `user-${k}` } }), 200, "evaluate");
       }
-      await eventually(async () => (await api("GET", "flags/new-checkout/insights")).body.data.hours.length > 0, { timeoutMs: 20_000 });
+      // An isolate sends its counts at most every 10 s, from an evaluation's waitUntil: evaluate while waiting.
+      await eventually(
+        async () => {
+          await api("POST", "flags/evaluate", { environment: "production", context: { key: "user-g" } });
+          return (await api("GET", "flags/new-checkout/insights")).body.data.hours.length > 0;
+        },
+        { timeoutMs: 30_000, intervalMs: 2_000 },
+      );
       expectStatus(await api("POST", "flags/segments", { key: "beta", name: "Beta testers", included: ["user-a"] }), 201, "segment");
       const pages = ["flags", "flags/new-checkout", "flags/segments", "flags/segments/beta", "flags/environments"];
       for (const width of [1280, 390]) {

@@ -62,6 +62,11 @@ describe("console flags: list, create, switch", () => {
     expect(empty).toContain('data-testid="flags-empty"');
     expect(empty).toContain("A feature flag lets you turn a feature on or off");
     expect(empty).toContain('data-testid="create-flag"');
+    // The tabs lead to the segments and environments pages, which answer.
+    for (const tab of ["flags/segments", "flags/environments"]) {
+      expect(empty).toContain(`href="${at(team, tab)}"`);
+      expect((await page("GET", at(team, tab), { cookie: team.cookie })).status).toBe(200);
+    }
 
     const created = await page("POST", at(team, "flags"), {
       cookie: team.cookie,

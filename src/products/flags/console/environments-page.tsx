@@ -67,7 +67,7 @@ async function renderPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
     c,
     { title: "Environments and client keys", active: "flags", status, notices: NOTICES },
     <>
-      <FlagTabs c={c} current="settings" />
+      <FlagTabs c={c} current="environments" />
       <NewKeyBox fresh={fresh} reloaded={!fresh && c.req.query("notice") === "key-created"} />
       <section class="section">
         <h2>Environments</h2>
@@ -104,11 +104,11 @@ async function renderPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
             {extra.at === "environment" ? <Errors errors={extra.errors} /> : null}
             <div class="field narrow">
               <label for="env-key">Key</label>
-              <input id="env-key" name="key" required maxlength={64} placeholder="staging" />
+              <input type="text" id="env-key" name="key" required maxlength={64} placeholder="staging" />
             </div>
             <div class="field narrow">
               <label for="env-name">Name</label>
-              <input id="env-name" name="name" maxlength={200} placeholder="Staging" />
+              <input type="text" id="env-name" name="name" maxlength={200} placeholder="Staging" />
             </div>
             <button type="submit" class="secondary">
               Create environment
@@ -183,11 +183,11 @@ function ClientKeys(props: {
           <Errors errors={props.errors} />
           <div class="field narrow">
             <label for={`ck-name-${env.key}`}>Name</label>
-            <input id={`ck-name-${env.key}`} name="name" maxlength={200} placeholder="Web app" />
+            <input type="text" id={`ck-name-${env.key}`} name="name" maxlength={200} placeholder="Web app" />
           </div>
           <div class="field">
             <label for={`ck-origins-${env.key}`}>Allowed origins (optional, comma separated)</label>
-            <input id={`ck-origins-${env.key}`} name="allowed_origins" placeholder="https://app.example.com" />
+            <input type="text" id={`ck-origins-${env.key}`} name="allowed_origins" placeholder="https://app.example.com" />
           </div>
           <button type="submit" class="secondary">
             Create client key

@@ -13,6 +13,7 @@ import { page, teamPath } from "../../../console/render";
 import type { ConsoleEnv } from "../../../console/session";
 import { nowMs } from "../../../platform/clock";
 import type { Flag } from "../flag-model";
+import { flushInsights } from "../flags.insights";
 import { flagHistory, flagInsights, getFlag, listEnvironments, listScheduledChanges } from "../flags.service";
 import { HistorySection, InsightsSection, ScheduledSection } from "./flag-sections";
 import { EnvironmentCard, ProblemNote, VersionField, type Problem } from "./flag-targeting";
@@ -47,7 +48,9 @@ function VariantsSection(props: { c: Context<ConsoleEnv>; flag: Flag; problem?: 
           <tbody>
             {Object.entries(flag.variants).map(([name, value]) => (
               <tr data-testid="variant-row">
-                <th scope="row">{name}</th>
+                <td>
+                  <strong>{name}</strong>
+                </td>
                 <td>
                   <code class="small wrap">{JSON.stringify(value)}</code>
                 </td>
@@ -61,7 +64,7 @@ function VariantsSection(props: { c: Context<ConsoleEnv>; flag: Flag; problem?: 
         <form method="post" action={teamPath(c, `flags/${flag.key}/off-variant`)} class="inline-form" data-testid="off-variant">
           <ProblemNote problem={props.problem} at="off-variant" />
           <VersionField flag={flag} />
-          <div class="field narrow">
+          <div class="field">
             <label for="off-variant">Served when an environment is off</label>
             <select id="off-variant" name="off_variant">
               {Object.keys(flag.variants).map((v) => (
@@ -91,7 +94,7 @@ function SettingsSection(props: { c: Context<ConsoleEnv>; flag: Flag; problem?: 
         <VersionField flag={flag} />
         <div class="field">
           <label for="flag-name">Name</label>
-          <input id="flag-name" name="name" required maxlength={200} value={flag.name} />
+          <input type="text" id="flag-name" name="name" required maxlength={200} value={flag.name} />
         </div>
         <div class="field">
           <label for="flag-description">Description</label>
@@ -101,7 +104,7 @@ function SettingsSection(props: { c: Context<ConsoleEnv>; flag: Flag; problem?: 
         </div>
         <div class="field">
           <label for="flag-tags">Tags (comma separated)</label>
-          <input id="flag-tags" name="tags" value={flag.tags.join(", ")} />
+          <input type="text" id="flag-tags" name="tags" value={flag.tags.join(", ")} />
         </div>
         <div class="field">
           <label class="check">
@@ -132,6 +135,8 @@ function SettingsSection(props: { c: Context<ConsoleEnv>; flag: Flag; problem?: 
 export async function renderFlagPage(c: Context<ConsoleEnv>, key: string, options: { problem?: Problem; status?: ContentfulStatusCode } = {}) {
   const teamId = c.get("consoleTeam").id;
   const flag = await getFlag(c.env, teamId, key);
+  // This isolate's counts not yet sent (at most 10 s of them) are sent first, so the page shows them.
+  await flushInsights(c.env, teamId);
   const [environments, history, scheduled, insights] = await Promise.all([
     listEnvironments(c.env, teamId),
     flagHistory(c.env, teamId, key, 100),

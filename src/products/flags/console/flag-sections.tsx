@@ -69,8 +69,8 @@ export function HistorySection(props: { c: Context<ConsoleEnv>; flag: Flag; hist
                       <form method="post" action={teamPath(c, `flags/${flag.key}/revert`)} data-testid="revert-flag">
                         <input type="hidden" name="to" value={String(h.version)} />
                         <VersionField flag={flag} />
-                        <button type="submit" class="secondary small" aria-label={`Revert to version ${h.version}`}>
-                          Revert to v{h.version}
+                        <button type="submit" class="secondary small">
+                          Revert to version {h.version}
                         </button>
                       </form>
                     )}

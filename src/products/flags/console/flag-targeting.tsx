@@ -43,6 +43,7 @@ function Shares(props: { flag: Flag; id: string; serve: Serve }) {
           <input type="hidden" name="variant" value={variant} />
           <label for={`${props.id}-${variant}`}>{variant} (%)</label>
           <input
+            type="text"
             id={`${props.id}-${variant}`}
             name="percent"
             inputmode="decimal"
@@ -97,7 +98,7 @@ function FallthroughForm(props: { c: Context<ConsoleEnv>; flag: Flag; env: strin
         </div>
         <div class="field narrow">
           <label for={`${id}-bucket`}>Bucket by</label>
-          <input id={`${id}-bucket`} name="bucket_by" size={10} maxlength={256} value={rollout?.bucket_by ?? "key"} />
+          <input type="text" id={`${id}-bucket`} name="bucket_by" size={10} maxlength={256} value={rollout?.bucket_by ?? "key"} />
         </div>
       </div>
       <Shares flag={props.flag} id={id} serve={serve} />
@@ -119,7 +120,7 @@ function AddRuleForm(props: { c: Context<ConsoleEnv>; flag: Flag; env: string; p
         <div class="inline-form">
           <div class="field narrow">
             <label for={`${id}-attribute`}>Attribute</label>
-            <input id={`${id}-attribute`} name="attribute" size={10} maxlength={256} placeholder="country" />
+            <input type="text" id={`${id}-attribute`} name="attribute" size={10} maxlength={256} placeholder="country" />
           </div>
           <div class="field narrow">
             <label for={`${id}-op`}>Operator</label>
@@ -131,7 +132,7 @@ function AddRuleForm(props: { c: Context<ConsoleEnv>; flag: Flag; env: string; p
           </div>
           <div class="field">
             <label for={`${id}-values`}>Values (comma separated; segment keys for a segment)</label>
-            <input id={`${id}-values`} name="values" maxlength={20000} placeholder="DE, FR" />
+            <input type="text" id={`${id}-values`} name="values" maxlength={20000} placeholder="DE, FR" />
           </div>
           <div class="field narrow">
             <label for={`${id}-serve`}>Serve</label>
@@ -196,11 +197,18 @@ export function EnvironmentCard(props: { c: Context<ConsoleEnv>; flag: Flag; env
         {config.rules.map((rule) => (
           <RuleItem c={c} flag={flag} env={env.key} rule={rule} write={write} problem={props.problem} />
         ))}
-        <li data-testid="fallthrough">
-          <span>{fallthroughText(config.fallthrough)}</span>
-          {write ? <FallthroughForm c={c} flag={flag} env={env.key} problem={props.problem} /> : null}
-        </li>
       </ol>
+      <div data-testid="fallthrough">
+        <p>
+          <strong>Default rule.</strong> {fallthroughText(config.fallthrough)}
+        </p>
+        {write ? (
+          <details class="subform" open={props.problem?.at === `fallthrough-${env.key}`}>
+            <summary>Change the default rule</summary>
+            <FallthroughForm c={c} flag={flag} env={env.key} problem={props.problem} />
+          </details>
+        ) : null}
+      </div>
       {write ? <AddRuleForm c={c} flag={flag} env={env.key} problem={props.problem} /> : <ReadOnly what="change targeting" />}
     </section>
   );

@@ -52,12 +52,21 @@ function CreateFlagForm(props: { action: string; errors?: FieldErrors; draft?: D
       <Errors errors={props.errors} />
       <div class="field">
         <label for="flag-key">Key</label>
-        <input id="flag-key" name="key" required maxlength={64} pattern="[a-z0-9][a-z0-9._\-]{0,63}" value={d.key ?? ""} placeholder="new-checkout" />
+        <input
+          type="text"
+          id="flag-key"
+          name="key"
+          required
+          maxlength={64}
+          pattern="[a-z0-9][a-z0-9._\-]{0,63}"
+          value={d.key ?? ""}
+          placeholder="new-checkout"
+        />
         <p class="hint muted small">What your code asks for: lowercase letters, digits, '.', '_' and '-'. It never changes.</p>
       </div>
       <div class="field">
         <label for="flag-name">Name</label>
-        <input id="flag-name" name="name" maxlength={200} value={d.name ?? ""} placeholder="New checkout" />
+        <input type="text" id="flag-name" name="name" maxlength={200} value={d.name ?? ""} placeholder="New checkout" />
       </div>
       <div class="field">
         <label for="flag-type">Type</label>
@@ -73,14 +82,14 @@ function CreateFlagForm(props: { action: string; errors?: FieldErrors; draft?: D
       <fieldset>
         <legend>Variants (string, number and JSON flags)</legend>
         {rows.map((row, i) => (
-          <div class="inline-form">
+          <div class="inline-form row-actions">
             <div class="field narrow">
               <label for={`variant-name-${i}`}>Variant {i + 1} name</label>
-              <input id={`variant-name-${i}`} name="variant_name" maxlength={64} value={row.name} placeholder={i === 0 ? "control" : ""} />
+              <input type="text" id={`variant-name-${i}`} name="variant_name" maxlength={64} value={row.name} placeholder={i === 0 ? "control" : ""} />
             </div>
             <div class="field">
               <label for={`variant-value-${i}`}>Variant {i + 1} value</label>
-              <input id={`variant-value-${i}`} name="variant_value" value={row.value} placeholder={i === 0 ? '"blue", 3 or {"limit": 5}' : ""} />
+              <input type="text" id={`variant-value-${i}`} name="variant_value" value={row.value} placeholder={i === 0 ? '"blue", 3 or {"limit": 5}' : ""} />
             </div>
           </div>
         ))}
@@ -88,7 +97,7 @@ function CreateFlagForm(props: { action: string; errors?: FieldErrors; draft?: D
       </fieldset>
       <div class="field">
         <label for="flag-tags">Tags (optional, comma separated)</label>
-        <input id="flag-tags" name="tags" value={d.tags ?? ""} placeholder="checkout, experiment" />
+        <input type="text" id="flag-tags" name="tags" value={d.tags ?? ""} placeholder="checkout, experiment" />
       </div>
       <div class="field">
         <label class="check">
@@ -163,8 +172,14 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
           </TableWrap>
         )}
       </section>
-      {write ? (
+      {write && flags.length === 0 ? (
         <CreateFlagForm action={teamPath(c, "flags")} errors={extra.errors} draft={extra.draft} />
+      ) : write ? (
+        // With flags listed, the form waits behind its summary (open again when it was refused).
+        <details class="subform section" open={Boolean(extra.errors)}>
+          <summary>Create a flag</summary>
+          <CreateFlagForm action={teamPath(c, "flags")} errors={extra.errors} draft={extra.draft} />
+        </details>
       ) : flags.length > 0 ? (
         <ReadOnly what="create flags and turn them on or off" />
       ) : null}

@@ -35,11 +35,11 @@ export function Errors(props: { errors?: FieldErrors | null; testid?: string }) 
 }
 
 /** The flags product's pages, as tabs. */
-export function FlagTabs(props: { c: Context<ConsoleEnv>; current: "flags" | "segments" | "settings" }) {
+export function FlagTabs(props: { c: Context<ConsoleEnv>; current: "flags" | "segments" | "environments" }) {
   const tabs = [
     ["flags", "Flags"],
     ["segments", "Segments"],
-    ["settings", "Environments and client keys"],
+    ["environments", "Environments"],
   ] as const;
   return (
     <nav class="tabs filters" aria-label="Feature flags">

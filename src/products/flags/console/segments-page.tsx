@@ -127,11 +127,11 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
           <Errors errors={extra.errors} />
           <div class="field">
             <label for="segment-key">Key</label>
-            <input id="segment-key" name="key" required maxlength={64} value={d.key ?? ""} placeholder="beta-testers" />
+            <input type="text" id="segment-key" name="key" required maxlength={64} value={d.key ?? ""} placeholder="beta-testers" />
           </div>
           <div class="field">
             <label for="segment-name">Name</label>
-            <input id="segment-name" name="name" maxlength={200} value={d.name ?? ""} placeholder="Beta testers" />
+            <input type="text" id="segment-name" name="name" maxlength={200} value={d.name ?? ""} placeholder="Beta testers" />
           </div>
           <KeyLists draft={d} id="segment-new" />
           <button type="submit">Create segment</button>
@@ -213,7 +213,7 @@ async function segmentPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
             <div class="inline-form">
               <div class="field narrow">
                 <label for="rule-attribute">Attribute</label>
-                <input id="rule-attribute" name="attribute" size={10} maxlength={256} placeholder="email" />
+                <input type="text" id="rule-attribute" name="attribute" size={10} maxlength={256} placeholder="email" />
               </div>
               <div class="field narrow">
                 <label for="rule-op">Operator</label>
@@ -225,7 +225,7 @@ async function segmentPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
               </div>
               <div class="field">
                 <label for="rule-values">Values (comma separated)</label>
-                <input id="rule-values" name="values" placeholder="@example.com" />
+                <input type="text" id="rule-values" name="values" placeholder="@example.com" />
               </div>
             </div>
             <button type="submit" class="secondary">
@@ -236,7 +236,7 @@ async function segmentPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
             <h2>Edit</h2>
             <div class="field">
               <label for="segment-name">Name</label>
-              <input id="segment-name" name="name" required maxlength={200} value={segment.name} />
+              <input type="text" id="segment-name" name="name" required maxlength={200} value={segment.name} />
             </div>
             <KeyLists draft={{ included: segment.included.join("\n"), excluded: segment.excluded.join("\n") }} id="segment-edit" />
             <button type="submit">Save segment</button>
