@@ -180,9 +180,11 @@ export async function renderFlagPage(c: Context<ConsoleEnv>, key: string, option
       <section class="section" aria-labelledby="targeting-title">
         <h2 id="targeting-title">Targeting</h2>
         <p class="muted small">Per environment, in the order they are tried: the first rule that matches serves; otherwise the default rule.</p>
-        {environments.map((env) => (
-          <EnvironmentCard c={c} flag={flag} env={env} problem={problem} />
-        ))}
+        <div class="questions">
+          {environments.map((env) => (
+            <EnvironmentCard c={c} flag={flag} env={env} problem={problem} />
+          ))}
+        </div>
       </section>
       <ScheduledSection c={c} flag={flag} scheduled={scheduled} environments={environments} problem={problem} />
       <InsightsSection c={c} flag={flag} insights={insights} environment={insightsEnv} environments={environments} now={nowMs()} />
