@@ -270,6 +270,39 @@ describe("console flags: a flag's page", () => {
   });
 });
 
+describe("console flags: schedules and insights", () => {
+  it("schedules a change (303, listed as pending), cancels it, and refuses a missing time (422)", async () => {
+    const team = await consoleTeam("developer");
+    await makeFlag(team, { key: "later" });
+    const base = at(team, "flags/later/scheduled");
+    const made = await page("POST", base, { cookie: team.cookie, form: { environment: "production", enabled: "true", at: "2031-01-02T09:30" } });
+    expect(made.headers.get("location")).toBe(`${at(team, "flags/later")}?notice=scheduled`);
+    const [change] = (await json(await call("GET", "flags/later/scheduled-changes", { key: team.key }))).data;
+    expect(change).toMatchObject({ environment: "production", at: "2031-01-02T09:30:00.000Z", enabled: true, status: "pending", actor: { type: "user" } });
+    const html = await (await page("GET", at(team, "flags/later"), { cookie: team.cookie })).text();
+    expect(html).toContain('data-testid="scheduled-row" data-status="pending"');
+    expect(html).toContain("turn on");
+    expect((await page("POST", base, { cookie: team.cookie, form: { environment: "production", enabled: "true", at: "" } })).status).toBe(422);
+    expect((await page("POST", `${base}/${change.id}/cancel`, { cookie: team.cookie })).status).toBe(303);
+    expect((await json(await call("GET", "flags/later/scheduled-changes", { key: team.key }))).data).toEqual([]);
+  });
+
+  it("draws evaluations per variant per hour with a table for screen readers once the flag is evaluated", async () => {
+    const team = await consoleTeam("viewer");
+    await makeFlag(team, { key: "counted", environments: { production: { enabled: true } } });
+    const before = await (await page("GET", at(team, "flags/counted"), { cookie: team.cookie })).text();
+    expect(before).toContain('data-testid="insights-empty"');
+    for (const key of ["a", "b", "c"]) {
+      expect((await call("POST", "flags/evaluate", { key: team.key, body: { environment: "production", context: { key } } })).status).toBe(200);
+    }
+    const html = await (await page("GET", at(team, "flags/counted"), { cookie: team.cookie })).text();
+    expect(html).not.toContain('data-testid="insights-empty"');
+    expect(html).toContain("Evaluations per variant in production, last 24 hours");
+    expect(html).toContain("Evaluations serving on per hour in production: 3 evaluations in the last 24 hours");
+    expect(html).toMatch(/<table class="skip"><caption>Evaluations serving on per hour in production<\/caption>/);
+  });
+});
+
 describe("console flags: segments, environments, client keys", () => {
   it("creates a segment, and refuses (409) to delete one a flag uses, naming the flag; deletes it once unused", async () => {
     const team = await consoleTeam("developer");
