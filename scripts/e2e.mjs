@@ -11,6 +11,7 @@ import { analyticsChecks } from "./e2e/analytics.mjs";
 import { auditChecks } from "./e2e/audit.mjs";
 import { consoleChecks } from "./e2e/console.mjs";
 import { consoleExploreChecks } from "./e2e/console-explore.mjs";
+import { consoleFlagsChecks } from "./e2e/console-flags.mjs";
 import { consoleProductsChecks } from "./e2e/console-products.mjs";
 import { consoleWorkChecks } from "./e2e/console-work.mjs";
 import { logsChecks } from "./e2e/logs.mjs";
@@ -49,6 +50,7 @@ const allSuites = [
   consoleExploreChecks,
   consoleProductsChecks,
   consoleWorkChecks,
+  consoleFlagsChecks,
   logsChecks,
   auditChecks,
   relayChecks,
@@ -58,10 +60,11 @@ const allSuites = [
   analyticsChecks,
   flagsChecks,
 ];
-// E2E_SUITES=consoleChecks,mailChecks runs only those suites (by function name, or without its
-// `Checks`: E2E_SUITES=flags).
+// E2E_SUITES=consoleChecks,mailChecks runs only those suites, by function name or by its short
+// name (the function name without "Checks", kebab-case: console-flags for consoleFlagsChecks).
 const only = process.env.E2E_SUITES?.split(",").map((name) => name.trim());
-const suites = only ? allSuites.filter((suite) => only.includes(suite.name) || only.includes(suite.name.replace(/Checks$/, ""))) : allSuites;
+const shortName = (name) => name.replace(/Checks$/, "").replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const suites = only ? allSuites.filter((suite) => only.includes(suite.name) || only.includes(shortName(suite.name))) : allSuites;
 
 const dir = mkdtempSync(join(tmpdir(), "edge-e2e-"));
 const envFile = join(dir, "dev.vars");

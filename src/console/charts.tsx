@@ -82,17 +82,29 @@ const CHART = { width: 310, height: 96, top: 8, bottom: 16, left: 4 } as const;
 /**
  * A bar per day of the month, with the peak written at the top and a day number every five days;
  * the table beneath says the same for screen readers. `caption` names the chart (its <title>).
+ * Other periods (hours of a day) pass their own words: `period` ("in the last 24 hours"), `slot`
+ * (the table's first column), `tick` (a bar's axis label, or null for none).
  */
-export function DailyChart(props: { id: string; caption: string; unit: string; days: readonly DailyPoint[] }) {
+export function DailyChart(props: {
+  id: string;
+  caption: string;
+  unit: string;
+  days: readonly DailyPoint[];
+  period?: string;
+  slot?: string;
+  tick?: (point: DailyPoint, index: number) => string | null;
+}) {
   const { days } = props;
+  const period = props.period ?? "this month";
+  const tick = props.tick ?? ((_: DailyPoint, i: number) => (i === 0 || (i + 1) % 5 === 0 ? String(i + 1) : null));
   const peak = Math.max(0, ...days.map((d) => d.value));
   const total = days.reduce((sum, d) => sum + d.value, 0);
   const plot = CHART.height - CHART.top - CHART.bottom;
   const slot = (CHART.width - CHART.left) / Math.max(days.length, 1);
   const peakDay = days.find((d) => d.value === peak && peak > 0);
   const summary = peakDay
-    ? `${props.caption}: ${formatNumber(total)} ${props.unit} this month, at most ${formatNumber(peak)} on ${peakDay.day}`
-    : `${props.caption}: nothing this month yet`;
+    ? `${props.caption}: ${formatNumber(total)} ${props.unit} ${period}, at most ${formatNumber(peak)} on ${peakDay.day}`
+    : `${props.caption}: nothing ${period} yet`;
   return (
     <figure class="daily-chart">
       <svg viewBox={`0 0 ${CHART.width} ${CHART.height}`} width="100%" role="img" aria-labelledby={`${props.id}-title`}>
@@ -114,20 +126,21 @@ export function DailyChart(props: { id: string; caption: string; unit: string; d
             </rect>
           );
         })}
-        {days.map((d, i) =>
-          i === 0 || (i + 1) % 5 === 0 ? (
+        {days.map((d, i) => {
+          const label = tick(d, i);
+          return label === null ? null : (
             <text class="tick" x={(CHART.left + i * slot + slot / 2).toFixed(2)} y={CHART.height - 3} text-anchor="middle">
-              {String(i + 1)}
+              {label}
             </text>
-          ) : null,
-        )}
+          );
+        })}
         {peak > 0 ? (
           <text class="tick" x={CHART.width} y={CHART.top - 1} text-anchor="end">
             {`max ${formatNumber(peak)}`}
           </text>
         ) : (
           <text class="empty-note" x={CHART.width / 2} y={CHART.top + plot / 2} text-anchor="middle">
-            No use this month yet
+            {`No use ${period} yet`}
           </text>
         )}
       </svg>
@@ -135,7 +148,7 @@ export function DailyChart(props: { id: string; caption: string; unit: string; d
         <caption>{props.caption}</caption>
         <thead>
           <tr>
-            <th scope="col">Day</th>
+            <th scope="col">{props.slot ?? "Day"}</th>
             <th scope="col">{props.unit}</th>
           </tr>
         </thead>

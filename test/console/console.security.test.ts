@@ -56,6 +56,8 @@ async function productIds(key: string): Promise<Record<string, string>> {
     made("push/apps", { name: "a" }),
     made("forms", { name: "f" }),
   ]);
+  // A flag (flags are named by key, not id) for the flags pages' `:flag_key`.
+  expect((await call("POST", "flags", { key, body: { key: "csrf-flag" } })).status).toBe(201);
   return {
     project_id,
     source_id,
@@ -75,6 +77,12 @@ async function productIds(key: string): Promise<Record<string, string>> {
     finding_id: crypto.randomUUID(),
     question_id: crypto.randomUUID(),
     site_id: crypto.randomUUID(),
+    flag_key: "csrf-flag",
+    environment: "production",
+    rule_id: "no-rule",
+    segment_key: "no-segment",
+    client_key_id: crypto.randomUUID(),
+    change_id: crypto.randomUUID(),
   };
 }
 

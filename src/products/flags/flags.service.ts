@@ -76,8 +76,8 @@ export async function updateFlag(env: Env, teamId: string, key: string, patch: U
   return changed(teamId, unwrap(result));
 }
 
-export async function revertFlag(env: Env, teamId: string, key: string, version: number, actor: Actor): Promise<Flag> {
-  return changed(teamId, unwrap(await flagStore(env, teamId).revertFlag(key, version, actor, nowIso())));
+export async function revertFlag(env: Env, teamId: string, key: string, version: number, actor: Actor, ifMatch: number | null = null): Promise<Flag> {
+  return changed(teamId, unwrap(await flagStore(env, teamId).revertFlag(key, version, actor, nowIso(), ifMatch)));
 }
 
 export async function deleteFlag(env: Env, teamId: string, key: string): Promise<void> {

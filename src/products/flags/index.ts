@@ -2,6 +2,7 @@
 // (docs/ARCHITECTURE.md "Adding a product"); src/products/index.ts lists it. Scheduled changes run
 // in each team's store's alarm: no cron, no queue.
 import { defineProduct } from "../../platform/products";
+import { FLAGS_NAV, flagsPages } from "./console/flags-pages";
 import { flagsClientRouter } from "./flags-client.routes";
 import { flagsRouter } from "./flags.routes";
 import { ofrepRouter } from "./ofrep.routes";
@@ -38,6 +39,7 @@ export const flags = defineProduct({
     { prefix: "/api/v1/flags", router: flagsRouter },
     { prefix: "/ofrep/v1", router: ofrepRouter },
   ],
+  console: { pages: flagsPages, nav: FLAGS_NAV },
   durableObjects: { FlagStore },
   scopes: { label: "Feature flags", names: ["flags:read", "flags:write"], implied: { "flags:write": ["flags:read"] } },
   services: {

@@ -124,10 +124,12 @@ export class FlagStore extends DurableObject<Env> {
     });
   }
 
-  async revertFlag(key: string, version: number, actor: Actor, at: string): Promise<StoreResult<Flag>> {
+  /** `ifMatch`: the version the revert is made against (412 when the flag has moved on), as PATCH's If-Match. */
+  async revertFlag(key: string, version: number, actor: Actor, at: string, ifMatch: number | null = null): Promise<StoreResult<Flag>> {
     return this.ctx.storage.transactionSync(() => {
       const flag = this.flagRow(key);
       if (!flag) return refuse(404, "Flag not found");
+      if (ifMatch !== null && ifMatch !== flag.version) return refuse(412, `Flag ${key} is at version ${flag.version}, not ${ifMatch}`);
       const [old] = this.db
         .select({ doc: schema.flagHistory.doc })
         .from(schema.flagHistory)

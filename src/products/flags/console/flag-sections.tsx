@@ -1,0 +1,252 @@
+/** @jsxImportSource hono/jsx */
+// The parts of a flag's page below its targeting: the history (version, actor, time, what changed)
+// with a revert form per older version (made against the version the page showed: a stale revert
+// is refused), the insights (evaluations per variant per hour of one environment, drawn with the
+// console's charts, each an SVG with a table for screen readers, and the last evaluation), and
+// the scheduled changes with their cancel and create forms.
+import type { Context } from "hono";
+import { BarChart, DailyChart, formatNumber } from "../../../console/charts";
+import { Time } from "../../../console/layout";
+import { TableWrap } from "../../../console/pages/parts";
+import { teamPath } from "../../../console/render";
+import type { ConsoleEnv } from "../../../console/session";
+import type { Flag } from "../flag-model";
+import type { FlagInsights, HistoryEntry, ScheduledChange } from "../store/flag-rows";
+import { sharesText, ProblemNote, VersionField, type Problem } from "./flag-targeting";
+import { canWrite } from "./flags-parts";
+
+const ACTOR_WORDS = { key: "API key", user: "", schedule: "Scheduled change" } as const;
+
+function ActorText(props: { actor: HistoryEntry["actor"] }) {
+  const { actor } = props;
+  if (actor.type === "user") return <span>{actor.label}</span>;
+  if (actor.type === "key")
+    return (
+      <span>
+        {ACTOR_WORDS.key} <code class="small">{actor.label}</code>
+      </span>
+    );
+  return <span>{ACTOR_WORDS.schedule}</span>;
+}
+
+export function HistorySection(props: { c: Context<ConsoleEnv>; flag: Flag; history: HistoryEntry[]; problem?: Problem | null }) {
+  const { c, flag } = props;
+  const write = canWrite(c);
+  return (
+    <section class="section" aria-labelledby="history-title">
+      <h2 id="history-title">History</h2>
+      <ProblemNote problem={props.problem} at="revert" />
+      <TableWrap label="History of the flag">
+        <table>
+          <caption class="skip">Every version of the flag, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">What changed</th>
+              {write ? <th scope="col">Revert</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {props.history.map((h) => (
+              <tr data-testid="history-row" data-version={h.version}>
+                <td>{h.version}</td>
+                <td>
+                  <Time iso={h.at} seconds />
+                </td>
+                <td>
+                  <ActorText actor={h.actor} />
+                </td>
+                <td>
+                  <code class="small wrap">{h.changes.join(", ")}</code>
+                </td>
+                {write ? (
+                  <td>
+                    {h.version === flag.version ? (
+                      <span class="muted small">current</span>
+                    ) : (
+                      <form method="post" action={teamPath(c, `flags/${flag.key}/revert`)} data-testid="revert-flag">
+                        <input type="hidden" name="to" value={String(h.version)} />
+                        <VersionField flag={flag} />
+                        <button type="submit" class="secondary small">
+                          Revert to version {h.version}
+                        </button>
+                      </form>
+                    )}
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </section>
+  );
+}
+
+/** The hours of the last `hours` hours, oldest first, as `YYYY-MM-DDTHH` (UTC), ending with `now`'s. */
+export function lastHours(now: number, hours: number): string[] {
+  const end = Math.floor(now / 3_600_000) * 3_600_000;
+  return Array.from({ length: hours }, (_, i) => new Date(end - (hours - 1 - i) * 3_600_000).toISOString().slice(0, 13));
+}
+
+export function InsightsSection(props: {
+  c: Context<ConsoleEnv>;
+  flag: Flag;
+  insights: FlagInsights;
+  environment: string;
+  environments: Array<{ key: string; name: string }>;
+  now: number;
+}) {
+  const { c, flag, insights, environment } = props;
+  const hours = lastHours(props.now, 24);
+  const rows = insights.hours.filter((h) => h.environment === environment);
+  const byVariant = new Map<string, Map<string, number>>();
+  for (const r of rows) {
+    const perHour = byVariant.get(r.variant) ?? new Map<string, number>();
+    perHour.set(r.hour, (perHour.get(r.hour) ?? 0) + r.evaluations);
+    byVariant.set(r.variant, perHour);
+  }
+  const variants = [...new Set([...Object.keys(flag.variants), ...byVariant.keys()])];
+  const totals = variants.map((v) => ({ label: v, value: hours.reduce((sum, h) => sum + (byVariant.get(v)?.get(h) ?? 0), 0) }));
+  const base = teamPath(c, `flags/${flag.key}`);
+  return (
+    <section class="section" aria-labelledby="insights-title" data-testid="insights">
+      <h2 id="insights-title">Insights</h2>
+      <p>
+        Last evaluated: <Time iso={insights.last_evaluated_at} /> <span class="muted small">(server-side evaluations; counts arrive within about 10 s)</span>
+      </p>
+      <nav class="filters" aria-label="Environment of the insights">
+        {props.environments.map((e) => (
+          <a class="filter" href={`${base}?insights=${e.key}#insights-title`} aria-current={e.key === environment ? "page" : undefined}>
+            {e.name}
+          </a>
+        ))}
+      </nav>
+      {totals.every((t) => t.value === 0) ? (
+        <p class="muted" data-testid="insights-empty">
+          No evaluations in {environment} in the last 24 hours. Evaluate the flag with a team key or a client key and its counts appear here.
+        </p>
+      ) : (
+        <>
+          <BarChart id="insights-variants" title={`Evaluations per variant in ${environment}, last 24 hours`} data={totals} />
+          <div class="usage-grid">
+            {totals
+              .filter((t) => t.value > 0)
+              .map((t) => (
+                <div class="usage-card">
+                  <h3>
+                    {t.label} <span class="muted small">{formatNumber(t.value)} evaluations</span>
+                  </h3>
+                  <DailyChart
+                    id={`insights-${t.label.replace(/[^A-Za-z0-9_-]/g, "_")}`}
+                    caption={`Evaluations serving ${t.label} per hour in ${environment}`}
+                    unit="evaluations"
+                    period="in the last 24 hours"
+                    slot="Hour (UTC)"
+                    days={hours.map((h) => ({ day: `${h.replace("T", " ")}:00`, value: byVariant.get(t.label)?.get(h) ?? 0 }))}
+                    tick={(_, i) => (i % 6 === 0 ? `${hours[i]!.slice(11)}h` : null)}
+                  />
+                </div>
+              ))}
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+function changeText(s: ScheduledChange): string {
+  const parts: string[] = [];
+  if (s.enabled !== undefined) parts.push(s.enabled ? "turn on" : "turn off");
+  if (s.fallthrough) parts.push(`otherwise serve ${sharesText(s.fallthrough)}`);
+  return parts.join(", ");
+}
+
+export function ScheduledSection(props: {
+  c: Context<ConsoleEnv>;
+  flag: Flag;
+  scheduled: ScheduledChange[];
+  environments: Array<{ key: string; name: string }>;
+  problem?: Problem | null;
+}) {
+  const { c, flag } = props;
+  const write = canWrite(c);
+  return (
+    <section class="section" aria-labelledby="scheduled-title">
+      <h2 id="scheduled-title">Scheduled changes</h2>
+      {props.scheduled.length === 0 ? (
+        <p class="muted">Nothing scheduled.</p>
+      ) : (
+        <TableWrap label="Scheduled changes">
+          <table>
+            <caption class="skip">Scheduled changes of the flag, by due time</caption>
+            <thead>
+              <tr>
+                <th scope="col">Due</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Change</th>
+                <th scope="col">Status</th>
+                {write ? <th scope="col">Cancel</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {props.scheduled.map((s) => (
+                <tr data-testid="scheduled-row" data-status={s.status}>
+                  <td>
+                    <Time iso={s.at} />
+                  </td>
+                  <td>{s.environment}</td>
+                  <td>{changeText(s)}</td>
+                  <td>
+                    <span class={`badge ${s.status === "applied" ? "ok" : s.status === "failed" ? "danger" : "warn"}`}>{s.status}</span>
+                    {s.error ? <span class="small muted"> {s.error}</span> : null}
+                  </td>
+                  {write ? (
+                    <td>
+                      {s.status === "pending" ? (
+                        <form method="post" action={teamPath(c, `flags/${flag.key}/scheduled/${s.id}/cancel`)}>
+                          <button type="submit" class="link-button small">
+                            Cancel
+                          </button>
+                        </form>
+                      ) : null}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+      {write ? (
+        <form method="post" action={teamPath(c, `flags/${flag.key}/scheduled`)} class="inline-form" data-testid="schedule-change">
+          <ProblemNote problem={props.problem} at="schedule" />
+          <div class="field narrow">
+            <label for="schedule-env">Environment</label>
+            <select id="schedule-env" name="environment">
+              {props.environments.map((e) => (
+                <option value={e.key}>{e.name}</option>
+              ))}
+            </select>
+          </div>
+          <div class="field narrow">
+            <label for="schedule-state">Change</label>
+            <select id="schedule-state" name="enabled">
+              <option value="true">Turn on</option>
+              <option value="false">Turn off</option>
+            </select>
+          </div>
+          <div class="field narrow">
+            <label for="schedule-at">At (UTC)</label>
+            <input id="schedule-at" type="datetime-local" name="at" required />
+          </div>
+          <button type="submit" class="secondary">
+            Schedule
+          </button>
+        </form>
+      ) : null}
+    </section>
+  );
+}
