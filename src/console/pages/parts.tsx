@@ -7,7 +7,7 @@ import type { Child } from "hono/jsx";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { getDb } from "../../db/client";
 import { getTeam } from "../../platform/admin/admin.service";
-import type { FieldErrors } from "../../platform/errors";
+import { ApiError, type FieldErrors } from "../../platform/errors";
 import type { QuotaOwner } from "../../platform/quota";
 import type { ConsoleEnv } from "../session";
 
@@ -49,6 +49,21 @@ export function Errors(props: { errors?: FieldErrors | null }) {
       ))}
     </ul>
   );
+}
+
+/**
+ * What a service refused in a form's values (its validation: an address the SSRF guard refuses, a
+ * cap, a taken name) as field errors, for the form to answer again at 422; any other error is
+ * thrown on. `const errors = await refused(() => service(...))` is null when the service did it.
+ */
+export async function refused(work: () => Promise<unknown>): Promise<FieldErrors | null> {
+  try {
+    await work();
+    return null;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "validation") return error.details ?? { form: [error.message] };
+    throw error;
+  }
 }
 
 /**

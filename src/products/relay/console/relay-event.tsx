@@ -46,10 +46,13 @@ function isPending(deliveries: Delivery[]): boolean {
 }
 
 /** The deliveries of an event, newest first, each with its attempts. */
-function Deliveries(props: { deliveries: Delivery[]; urlOf: Map<string, string> }) {
+function Deliveries(props: { status: string; deliveries: Delivery[]; urlOf: Map<string, string> }) {
   const { deliveries, urlOf } = props;
   return (
     <>
+      <p>
+        Status <DeliveryBadge status={props.status} />
+      </p>
       {deliveries.length === 0 ? <p class="muted">This event was not sent anywhere: no destination admitted it when it arrived.</p> : null}
       {deliveries.map((d) => (
         <div class="delivery" data-testid="delivery">
@@ -135,10 +138,6 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
           <dd>
             <code>{event.event_type ?? "(none)"}</code>
           </dd>
-          <dt>Status</dt>
-          <dd>
-            <DeliveryBadge status={event.delivery_status} />
-          </dd>
           <dt>Size</dt>
           <dd>{event.size_bytes.toLocaleString("en-US")} bytes</dd>
           <dt>Event id</dt>
@@ -151,7 +150,7 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
       <section class="section" aria-labelledby="attempts-title">
         <h2 id="attempts-title">Deliveries</h2>
         <Live url={`${base}/events/${eventId}/deliveries`} pending={isPending(deliveries)} testid="deliveries">
-          <Deliveries deliveries={deliveries} urlOf={urlOf} />
+          <Deliveries status={event.delivery_status} deliveries={deliveries} urlOf={urlOf} />
         </Live>
         {canWrite ? (
           <form method="post" action={`${base}/events/${eventId}/replay`} data-testid="replay" class="replay">
@@ -245,7 +244,7 @@ relayEventPages.get("/relay/sources/:source_id/events/:event_id/deliveries", asy
   return fragment(
     c,
     <Live url={teamPath(c, `relay/sources/${sourceId}/events/${eventId}/deliveries`)} pending={isPending(deliveries)} testid="deliveries">
-      <Deliveries deliveries={deliveries} urlOf={new Map(destinations.map((d) => [d.id, d.url]))} />
+      <Deliveries status={event.delivery_status} deliveries={deliveries} urlOf={new Map(destinations.map((d) => [d.id, d.url]))} />
     </Live>,
   );
 });

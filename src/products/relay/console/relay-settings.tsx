@@ -11,7 +11,7 @@ import { deleteDestination, listDestinations, patchDestination } from "../relay-
 import { deleteSource, getSource, patchSource } from "../relay-sources.service";
 import { PatchDestinationBody, PatchSourceBody, RETENTION_MAX_DAYS } from "../relay.schemas";
 import { formText } from "../../../console/forms";
-import { ConfirmForm, Errors } from "../../../console/pages/parts";
+import { ConfirmForm, Errors, refused } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 import { filterTypes, Health, PROVIDER_LABELS } from "./relay-parts";
@@ -20,12 +20,6 @@ export const relaySettingsPages = new Hono<ConsoleEnv>();
 
 const SOURCE = "/relay/sources/:source_id";
 const DESTINATION = "/relay/sources/:source_id/destinations/:destination_id";
-
-/** A refused write of the service (its validation: an address the SSRF guard refuses...) as field errors; anything else is thrown on. */
-function validationOf(error: unknown): FieldErrors {
-  if (error instanceof ApiError && error.code === "validation") return error.details ?? { form: [error.message] };
-  throw error;
-}
 
 // ---------------------------------------------------------------------------------------------
 // A source's settings
@@ -227,11 +221,8 @@ relaySettingsPages.post(DESTINATION, async (c) => {
   const form: DestinationForm = { url: await formText(c, "url"), filter: await formText(c, "event_filter"), enabled: (await formText(c, "enabled")) === "on" };
   const parsed = PatchDestinationBody.safeParse({ url: form.url, event_filter: filterTypes(form.filter), enabled: form.enabled });
   if (!parsed.success) return destinationPage(c, { errors: zodDetails(parsed.error), form });
-  try {
-    await patchDestination(c.env, c.get("consoleTeam").id, sourceId, c.req.param("destination_id"), parsed.data);
-  } catch (error) {
-    return destinationPage(c, { errors: validationOf(error), form });
-  }
+  const errors = await refused(() => patchDestination(c.env, c.get("consoleTeam").id, sourceId, c.req.param("destination_id"), parsed.data));
+  if (errors) return destinationPage(c, { errors, form });
   return redirectTo(c, `relay/sources/${sourceId}`, "destination-saved");
 });
 

@@ -6,7 +6,7 @@
 // the `…/sections` and `…/webhooks` operations, duplicateSurvey and deleteSurvey; every write
 // redirects (post/redirect/get), and a refused form answers again at 422 and changes nothing.
 import { Hono, type Context } from "hono";
-import { ApiError, zodDetails, type FieldErrors } from "../../../platform/errors";
+import { zodDetails, type FieldErrors } from "../../../platform/errors";
 import { getDb } from "../../../db/client";
 import { createSection, deleteSection, listSections, updateSection } from "../survey-sections.service";
 import { createWebhook, deleteWebhook, listWebhooks } from "../survey-webhooks.service";
@@ -17,7 +17,7 @@ import { loadSurvey } from "../surveys.queries";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
-import { ConfirmForm, Errors, SecretValue, TableWrap } from "../../../console/pages/parts";
+import { ConfirmForm, Errors, refused, SecretValue, TableWrap } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 
@@ -273,13 +273,9 @@ surveySettingsPages.post(`${SURVEY}/settings`, async (c) => {
   // The display settings' errors name their field (`settings.redirect_url`): the form's fields.
   const fields = (errors: FieldErrors) => Object.fromEntries(Object.entries(errors).map(([k, v]) => [k.replace(/^settings\./, ""), v]));
   if (!parsed.success) return settingsPage(c, { errors: { settings: fields(zodDetails(parsed.error)) }, form });
-  try {
-    await updateSurvey(c.env, teamId, row.id, parsed.data);
-  } catch (error) {
-    // A taken address: the form again.
-    if (error instanceof ApiError && error.code === "validation") return settingsPage(c, { errors: { settings: fields(error.details ?? {}) }, form });
-    throw error;
-  }
+  // A taken address: the form again.
+  const errors = await refused(() => updateSurvey(c.env, teamId, row.id, parsed.data));
+  if (errors) return settingsPage(c, { errors: { settings: fields(errors) }, form });
   return redirectTo(c, settingsPath(c), "saved");
 });
 
@@ -296,12 +292,8 @@ surveySettingsPages.post(`${SURVEY}/sections`, async (c) => {
   requireRole(c, "developer");
   const parsed = CreateSectionBody.safeParse(await sectionFields(c));
   if (!parsed.success) return settingsPage(c, { errors: { section: zodDetails(parsed.error) } });
-  try {
-    await createSection(c.env, c.get("consoleTeam").id, c.req.param("survey_id"), parsed.data);
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "validation") return settingsPage(c, { errors: { section: error.details ?? {} } });
-    throw error;
-  }
+  const errors = await refused(() => createSection(c.env, c.get("consoleTeam").id, c.req.param("survey_id"), parsed.data));
+  if (errors) return settingsPage(c, { errors: { section: errors } });
   return redirectTo(c, settingsPath(c), "section-added");
 });
 
@@ -326,14 +318,12 @@ surveySettingsPages.post(`${SURVEY}/webhooks`, async (c) => {
   requireRole(c, "developer");
   const parsed = CreateWebhookBody.safeParse({ url: (await formText(c, "url")).trim() });
   if (!parsed.success) return settingsPage(c, { errors: { webhook: zodDetails(parsed.error) } });
-  let created: Awaited<ReturnType<typeof createWebhook>>;
-  try {
+  let created: Awaited<ReturnType<typeof createWebhook>> | undefined;
+  // An address the SSRF guard refuses, or the cap.
+  const errors = await refused(async () => {
     created = await createWebhook(c.env, c.get("consoleTeam").id, c.req.param("survey_id"), parsed.data);
-  } catch (error) {
-    // An address the SSRF guard refuses, or the cap.
-    if (error instanceof ApiError && error.code === "validation") return settingsPage(c, { errors: { webhook: error.details ?? {} } });
-    throw error;
-  }
+  });
+  if (errors || !created) return settingsPage(c, { errors: { webhook: errors ?? {} } });
   return redirectWithFlash(c, settingsPath(c), "webhook-added", { url: created.url, secret: created.secret } satisfies WebhookFlash);
 });
 
