@@ -194,7 +194,7 @@ function ScanBody(props: { scan: Scan }) {
         {scan.final_url && scan.final_url !== scan.target_url ? <> → {scan.final_url}</> : null}
         {scan.status_code ? <> · HTTP {scan.status_code}</> : null}
       </p>
-      {done ? null : <p class="muted live-note">The scan is {scan.status}: this page refreshes itself when it ends (or reload).</p>}
+      {done ? null : <p class="muted">The scan is {scan.status}: this page refreshes itself when it ends (or reload).</p>}
       {scan.error ? <p class="warning">The scan failed: {scan.error}</p> : null}
       {scan.tests.length > 0 ? (
         <TableWrap label="Tests">

@@ -102,7 +102,7 @@ function Deliveries(props: { status: string; deliveries: Delivery[]; urlOf: Map<
           )}
         </div>
       ))}
-      {isPending(deliveries) ? <p class="muted small live-note">Attempts still pending: this list refreshes itself (or reload).</p> : null}
+      {isPending(deliveries) ? <p class="muted small">Attempts still pending: this list refreshes itself (or reload).</p> : null}
     </>
   );
 }
