@@ -98,6 +98,20 @@ export function ConfirmForm(props: { action: string; question: Child; button: st
   );
 }
 
+/** The section of a page that leads to a resource's deletion (its confirmation page at `href`). */
+export function DeleteSection(props: { what: string; consequence: string; href: string; testid: string }) {
+  const id = `delete-${props.what}-title`;
+  return (
+    <section class="section" aria-labelledby={id}>
+      <h2 id={id}>Delete the {props.what}</h2>
+      <p class="muted small">{props.consequence}</p>
+      <a class="button danger small" href={props.href} data-testid={props.testid}>
+        Delete {props.what}…
+      </a>
+    </section>
+  );
+}
+
 /** A status as a badge of a tone of products.css (`ok`, `warn`, `danger`, `gray`). */
 export function StatusBadge(props: { status: string; tone: string }) {
   return <span class={`badge ${props.tone}`}>{props.status}</span>;

@@ -12,7 +12,7 @@ import { nowMs } from "../../../platform/clock";
 import { ApiError, zodDetails } from "../../../platform/errors";
 import { followCredential } from "../../../platform/follow-credential";
 import { firingView, projectAlerts, projectFirings } from "../log-alerts.service";
-import { SecretValue, TableWrap } from "../../../console/pages/parts";
+import { DeleteSection, SecretValue, TableWrap } from "../../../console/pages/parts";
 import { openTail, projectEntries } from "../log-entries.service";
 import { projectEntriesWithHistogram } from "../log-histogram";
 import { EntriesQuery, TailQuery } from "../logs.schemas";
@@ -285,13 +285,12 @@ async function projectPage(c: Context<ConsoleEnv>) {
         ) : null}
       </section>
       {canWrite ? (
-        <section class="section" aria-labelledby="danger-title">
-          <h2 id="danger-title">Delete the project</h2>
-          <p class="muted small">Its token stops working and every entry, stream and alert of it is deleted.</p>
-          <a class="button danger small" href={`${base}/delete`} data-testid="delete-project">
-            Delete project…
-          </a>
-        </section>
+        <DeleteSection
+          what="project"
+          consequence="Its token stops working and every entry, stream and alert of it is deleted."
+          href={`${base}/delete`}
+          testid="delete-project"
+        />
       ) : null}
     </>,
   );

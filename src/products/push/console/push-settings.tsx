@@ -13,7 +13,7 @@ import { deleteSubscriber } from "../push-subscribers.service";
 import { NotificationQuery, UpdateAppSchema, URGENCIES } from "../push.schemas";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
-import { ConfirmForm, Errors, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { ConfirmForm, DeleteSection, Errors, StatusBadge, TableWrap } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 
@@ -82,13 +82,12 @@ async function settingsPage(c: Context<ConsoleEnv>, extra: { errors?: FieldError
         <p class="hint muted small">The VAPID keys are fixed for the life of the app (every subscription is bound to the public key).</p>
         <button type="submit">Save settings</button>
       </form>
-      <section class="section" aria-labelledby="delete-app-title">
-        <h2 id="delete-app-title">Delete the app</h2>
-        <p class="muted small">Every subscriber and notification of it is deleted; browsers subscribed to it receive nothing more.</p>
-        <a class="button danger small" href={`${base}/delete`} data-testid="delete-push-app">
-          Delete app…
-        </a>
-      </section>
+      <DeleteSection
+        what="app"
+        consequence="Every subscriber and notification of it is deleted; browsers subscribed to it receive nothing more."
+        href={`${base}/delete`}
+        testid="delete-push-app"
+      />
     </>,
   );
 }

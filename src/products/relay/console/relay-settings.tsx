@@ -11,7 +11,7 @@ import { deleteDestination, listDestinations, patchDestination } from "../relay-
 import { deleteSource, getSource, patchSource } from "../relay-sources.service";
 import { PatchDestinationBody, PatchSourceBody, RETENTION_MAX_DAYS } from "../relay.schemas";
 import { formText } from "../../../console/forms";
-import { ConfirmForm, Errors, refused } from "../../../console/pages/parts";
+import { ConfirmForm, DeleteSection, Errors, refused } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 import { filterTypes, Health, PROVIDER_LABELS } from "./relay-parts";
@@ -74,13 +74,12 @@ async function settingsPage(c: Context<ConsoleEnv>, extra: { errors?: FieldError
           <button type="submit">Save settings</button>
         </p>
       </form>
-      <section class="section" aria-labelledby="delete-source-title">
-        <h2 id="delete-source-title">Delete the source</h2>
-        <p class="muted small">Its address stops answering; its destinations, events and attempts are deleted.</p>
-        <a class="button danger small" href={`${base}/delete`} data-testid="delete-source">
-          Delete source…
-        </a>
-      </section>
+      <DeleteSection
+        what="source"
+        consequence="Its address stops answering; its destinations, events and attempts are deleted."
+        href={`${base}/delete`}
+        testid="delete-source"
+      />
     </>,
   );
 }

@@ -17,7 +17,7 @@ import { loadSurvey } from "../surveys.queries";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
-import { ConfirmForm, Errors, refused, SecretValue, TableWrap } from "../../../console/pages/parts";
+import { ConfirmForm, DeleteSection, Errors, refused, SecretValue, TableWrap } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 
@@ -233,13 +233,12 @@ async function settingsPage(c: Context<ConsoleEnv>, extra: { errors?: Problems; 
           </button>
         </form>
       </section>
-      <section class="section" aria-labelledby="delete-survey-title">
-        <h2 id="delete-survey-title">Delete the survey</h2>
-        <p class="muted small">Its questions, responses and webhooks are deleted; its address stops answering.</p>
-        <a class="button danger small" href={`${base}/delete`} data-testid="delete-survey">
-          Delete survey…
-        </a>
-      </section>
+      <DeleteSection
+        what="survey"
+        consequence="Its questions, responses and webhooks are deleted; its address stops answering."
+        href={`${base}/delete`}
+        testid="delete-survey"
+      />
     </>,
   );
 }
