@@ -100,7 +100,7 @@ export type Context = Record<string, unknown>;
 /** Weights of a rollout sum to this. */
 export const WEIGHT_TOTAL = 100_000;
 /** 0xFFFFFFFFFFFFFFF as JavaScript reads it (a double: 2^60), the contract's divisor. */
-const BUCKET_SCALE = 0xfffffffffffffff;
+const BUCKET_SCALE = Number.parseInt("fffffffffffffff", 16);
 
 /** A clause, rule, serve and flag in one fixed shape each, so the evaluator's property reads stay monomorphic (fast) whatever shapes the JSON had. */
 interface PreparedClause {
