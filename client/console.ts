@@ -1,6 +1,8 @@
 // Browser code of the console, bundled by scripts/build-assets.mjs into /assets/console.js. Pages
-// work without it; it adds the copy buttons, the scope presets and the log explorer's live tail.
+// work without it; it adds the copy buttons, the scope presets, the log explorer's live tail and
+// the parts that refresh while something is pending (a relay event's attempts, a running scan).
 // Each feature finds its elements by data attribute.
+import { liveRegions } from "./live";
 import { logTail } from "./logs-tail";
 
 /** `<button data-copy="#id">`: copies the text of the element `#id` and says so for a moment. */
@@ -43,3 +45,5 @@ function scopePresets(root: ParentNode): void {
 copyButtons(document);
 scopePresets(document);
 logTail(document);
+liveRegions(document);
+document.addEventListener("console:replaced", (event) => copyButtons((event as CustomEvent<HTMLElement>).detail));

@@ -3,12 +3,17 @@
 // an audit finding), a reload after every POST finding nothing repeated (a new key's plaintext and
 // a new project's token shown once, no second row), and every page of a team at 390 px: no page
 // scrolls sideways (document scroll width at most 390), the navigation is a closed menu that opens,
-// and axe-core finds no serious or critical violation. Screenshots go to test-results/console/
+// and axe-core finds no serious or critical violation. Then the settings forms (a relay source and
+// destination edited and deleted, a log project deleted after typing its name, a push app's
+// settings and deletion, a survey's settings, section, webhook, duplicate and deletion), each
+// reloaded after its POST with nothing repeated, and a relay replay whose attempt appears without
+// a reload (the live part polled by client/live.ts). Screenshots go to test-results/console/
 // (files named work-*).
 import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { ROOT } from "../lib/dev-server.mjs";
-import { assert, expectStatus, need, request } from "./http.mjs";
+import { assert, eventually, expectStatus, need, request } from "./http.mjs";
 import { checkAxe, launchBrowser } from "./browser.mjs";
 
 const SHOTS = join(ROOT, "test-results", "console");
@@ -29,6 +34,18 @@ export async function consoleWorkChecks({ url, adminToken, createTeamWithKey, de
   const reload = async () => {
     await page.reload();
     return page.content();
+  };
+
+  /** Screenshots of the page at 1280 and 390 px, each checked for sideways scroll and by axe. */
+  const snap = async (name) => {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      await page.screenshot({ path: join(SHOTS, `work-${String(++shot).padStart(2, "0")}-${width}-${name}.png`), fullPage: true });
+      const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(scroll <= width, `${name} at ${width} px scrolls sideways (${scroll})`);
+      await checkAxe(page, `${name} at ${width} px`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
   };
 
   return {
@@ -140,6 +157,150 @@ export async function consoleWorkChecks({ url, adminToken, createTeamWithKey, de
       await page.locator("form[data-testid=update-finding] button[type=submit]").click();
       await page.waitForURL(/\?notice=finding-saved$/);
       assert.equal(await page.locator("[data-testid=finding-row][data-status=resolved]").count(), 1);
+    },
+
+    "console work: settings forms in the browser: each POST reloaded repeats nothing, each page fits 390 px and passes axe": async () => {
+      need(page, "the signed-in page");
+      await page.setViewportSize({ width: 1280, height: 900 });
+      /** Submits `form`, waits for the redirect's notice, reloads, and returns the page's HTML after the reload. */
+      const submit = async (form, notice) => {
+        await form.locator("button[type=submit]").first().click();
+        await page.waitForURL(new RegExp(`notice=${notice}$`));
+        return reload();
+      };
+
+      // A relay source: settings saved, then a destination edited and deleted, then the source deleted.
+      const source = expectStatus(await api("POST", "webhooks/sources", { name: "Work source", provider: "generic" }), 201, "source").body.data;
+      const destination = expectStatus(await api("POST", `webhooks/sources/${source.id}/destinations`, { url: "https://hooks.example.com/a" }), 201, "dest")
+        .body.data;
+      await page.goto(at(`relay/sources/${source.id}`));
+      await page.click("[data-testid=source-settings]");
+      await snap("relay-source-settings");
+      const settings = page.locator("form[data-testid=source-settings-form]");
+      await settings.locator("input[name=name]").fill("Work source (live)");
+      await settings.locator("input[name=retention_days]").fill("14");
+      await submit(settings, "saved");
+      const saved = (await api("GET", `webhooks/sources/${source.id}`)).body.data;
+      assert.equal(saved.name, "Work source (live)");
+      assert.equal(saved.retention_days, 14);
+      await reload();
+      assert.equal((await api("GET", `webhooks/sources/${source.id}`)).body.data.updated_at, saved.updated_at, "a reload saves nothing again");
+
+      await page.goto(at(`relay/sources/${source.id}/destinations/${destination.id}`));
+      await snap("relay-destination");
+      const edit = page.locator("form[data-testid=edit-destination]");
+      await edit.locator("input[name=event_filter]").fill("invoice.*");
+      await submit(edit, "destination-saved");
+      assert.deepEqual((await api("GET", `webhooks/sources/${source.id}/destinations`)).body.data[0].event_filter, ["invoice.*"]);
+      await page.goto(at(`relay/sources/${source.id}/destinations/${destination.id}`));
+      await page.locator("form[data-testid=delete-destination] button").click();
+      await page.click("[data-testid=confirm-delete-destination]");
+      await page.waitForURL(/notice=destination-deleted$/);
+      await reload();
+      assert.equal((await api("GET", `webhooks/sources/${source.id}/destinations`)).body.data.length, 0);
+
+      await page.goto(at(`relay/sources/${source.id}/settings`));
+      await page.click("[data-testid=delete-source]");
+      await snap("relay-delete-source");
+      await page.fill("input[name=confirm_name]", "Work source (live)");
+      await page.click("[data-testid=confirm-delete-source]");
+      await page.waitForURL(/\/relay\?notice=deleted$/);
+      await reload();
+      expectStatus(await api("GET", `webhooks/sources/${source.id}`), 404, "the source is gone");
+
+      // A log project deleted after typing its name.
+      const project = expectStatus(await api("POST", "logs/projects", { name: `gone-${stamp}` }), 201, "project").body.data;
+      await page.goto(at(`logs/${project.id}`));
+      await page.click("[data-testid=delete-project]");
+      await page.fill("input[name=confirm_name]", `gone-${stamp}`);
+      await page.click("[data-testid=confirm-delete-project]");
+      await page.waitForURL(/\/logs\?notice=deleted$/);
+      await reload();
+      expectStatus(await api("GET", `logs/projects/${project.id}`), 404, "the project is gone");
+
+      // A push app: settings saved, then deleted.
+      const pushApp = expectStatus(await api("POST", "push/apps", { name: "Work app" }), 201, "app").body.data;
+      await page.goto(at(`push/apps/${pushApp.id}`));
+      await page.click("[data-testid=push-app-settings]");
+      await snap("push-settings");
+      const pushForm = page.locator("form[data-testid=push-settings]");
+      await pushForm.locator("input[name=default_ttl]").fill("3600");
+      await pushForm.locator("select[name=default_urgency]").selectOption("high");
+      await submit(pushForm, "saved");
+      assert.deepEqual((await api("GET", `push/apps/${pushApp.id}`)).body.data.settings, { default_ttl: 3600, default_urgency: "high" });
+      await page.goto(at(`push/apps/${pushApp.id}/delete`));
+      await page.fill("input[name=confirm_name]", "Work app");
+      await page.click("[data-testid=confirm-delete-push-app]");
+      await page.waitForURL(/\/push\?notice=deleted$/);
+      await reload();
+      expectStatus(await api("GET", `push/apps/${pushApp.id}`), 404, "the app is gone");
+
+      // A survey: settings, a section, a webhook (secret once), duplicated, then deleted.
+      const survey = expectStatus(await api("POST", "surveys", { name: "Work survey", slug: `work-${stamp}` }), 201, "survey").body.data;
+      await page.goto(at(`surveys/${survey.id}`));
+      await page.click("[data-testid=survey-settings-link]");
+      const surveyForm = page.locator("form[data-testid=survey-settings]");
+      await surveyForm.locator("input[name=thank_you_message]").fill("Thank you!");
+      await submit(surveyForm, "saved");
+      assert.equal((await api("GET", `surveys/${survey.id}`)).body.data.settings.thank_you_message, "Thank you!");
+      const sectionForm = page.locator("form[data-testid=add-section]");
+      await sectionForm.locator("input[name=title]").fill("About you");
+      await submit(sectionForm, "section-added");
+      assert.equal(await page.locator("[data-testid=section-row]").count(), 1, "a reload adds no section");
+      const hookForm = page.locator("form[data-testid=add-survey-webhook]");
+      await hookForm.locator("input[name=url]").fill("https://hooks.example.com/survey");
+      await hookForm.locator("button[type=submit]").click();
+      await page.waitForURL(/notice=webhook-added$/);
+      const secret = (await page.locator("[data-testid=new-webhook-secret]").textContent()).trim();
+      assert.match(secret, /^whsec_/);
+      await snap("survey-settings");
+      assert.ok(!(await reload()).includes(secret), "the webhook's secret after a reload");
+      assert.equal(await page.locator("[data-testid=survey-webhook-row]").count(), 1, "a reload adds no webhook");
+      await page.locator("form[data-testid=duplicate-survey] button").click();
+      await page.waitForURL(/notice=duplicated$/);
+      await reload();
+      assert.equal((await api("GET", "surveys")).body.data.filter((s) => s.name === "Work survey").length, 2, "one copy made");
+      await page.goto(at(`surveys/${survey.id}/delete`));
+      await page.fill("input[name=confirm_name]", "Work survey");
+      await page.click("[data-testid=confirm-delete-survey]");
+      await page.waitForURL(/\/surveys\?notice=deleted$/);
+      await reload();
+      expectStatus(await api("GET", `surveys/${survey.id}`), 404, "the survey is gone");
+    },
+
+    "console work: a relay replay's attempt appears without a reload": async () => {
+      need(page, "the signed-in page");
+      // A receiver that answers after 3 s, so the page lands while the replay's attempt is pending.
+      const received = [];
+      const slow = createServer((req, res) => {
+        req.resume();
+        received.push(req.url);
+        setTimeout(() => res.writeHead(200).end("ok"), 3_000);
+      });
+      await new Promise((resolve) => slow.listen(0, "127.0.0.1", resolve));
+      defer(() => new Promise((resolve) => slow.close(() => resolve())));
+      const target = `http://127.0.0.1:${slow.address().port}/hook`;
+      const source = expectStatus(await api("POST", "webhooks/sources", { name: "Live", provider: "generic" }), 201, "source").body.data;
+      expectStatus(await api("POST", `webhooks/sources/${source.id}/destinations`, { url: target }), 201, "destination");
+      expectStatus(await request(url, "POST", `/in/${source.slug}`, { body: { type: "live.ping", id: `evt_${stamp}` } }), 202, "ingest");
+      const event = await eventually(async () => {
+        const first = (await api("GET", `webhooks/sources/${source.id}/events`)).body.data[0];
+        if (first?.delivery_status !== "delivered") throw new Error("not delivered yet");
+        return first;
+      });
+      await page.goto(at(`relay/sources/${source.id}/events/${event.id}`));
+      assert.equal(await page.locator("[data-testid=attempt-row]").count(), 1);
+      await page.click("form[data-testid=replay] button[type=submit]");
+      await page.waitForURL(/notice=replayed$/);
+      await page.evaluate(() => {
+        globalThis.__stillHere = true;
+      });
+      assert.equal(await page.locator("[data-testid=deliveries]").getAttribute("data-pending"), "true", "the replay is pending as the page lands");
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=attempt-row]").length === 2, null, { timeout: 30_000 });
+      assert.equal(await page.evaluate(() => globalThis.__stillHere), true, "the attempt came without a reload");
+      await page.waitForFunction(() => document.querySelector("[data-testid=deliveries]")?.getAttribute("data-pending") === "false", null, { timeout: 30_000 });
+      await snap("relay-event-live");
+      assert.equal(received.length, 2, "one delivery on arrival, one replay");
     },
 
     "console work: every page at 390 px has no sideways scroll, a menu for the navigation, and no serious axe violation": async () => {

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 // The console's charts, drawn as SVG on the server (no script, no library): a usage bar with the
-// 80 % and 95 % marks and a daily bar chart (usage), horizontal bars for labelled counts
+// 80 % and 95 % marks, a time series (a bar per hour or day: usage, analytics), horizontal bars for labelled counts
 // (choices), columns for distributions (ratings, scales, NPS), and a split bar for shares of a
 // whole (NPS promoters, passives, detractors). Sizes are SVG attributes, never inline styles (the
 // CSP allows none), and every chart is accessible: the SVG has a <title> saying what it shows, and
@@ -79,39 +79,49 @@ export function monthDays(period: string, points: readonly DailyPoint[]): DailyP
 
 const CHART = { width: 310, height: 96, top: 8, bottom: 16, left: 4 } as const;
 
+/** A bar of a time series. */
+export interface Point {
+  /** What the table and the bar's tooltip name (`2031-01-15`, `2031-01-15 10:00 UTC`). */
+  label: string;
+  /** The short tick under the bar (`10h`, `01-15`); none under bars without one. */
+  tick?: string;
+  value: number;
+}
+
 /**
- * A bar per day of the month, with the peak written at the top and a day number every five days;
- * the table beneath says the same for screen readers. `caption` names the chart (its <title>).
- * Other periods (hours of a day) pass their own words: `period` ("in the last 24 hours"), `slot`
- * (the table's first column), `tick` (a bar's axis label, or null for none).
+ * The console's one time-series chart: a bar per point (an hour, a day), the peak written at the
+ * top ("max …", never "max 0": an empty series says `empty` instead), a tick under every
+ * `tickEvery`-th bar that has one, and the same numbers as a table for screen readers. `caption`
+ * names the chart (shown above it unless `figcaption` is false); `summary` overrides its <title>.
  */
-export function DailyChart(props: {
+export function SeriesChart(props: {
   id: string;
   caption: string;
   unit: string;
-  days: readonly DailyPoint[];
-  period?: string;
-  slot?: string;
-  tick?: (point: DailyPoint, index: number) => string | null;
+  points: readonly Point[];
+  tickEvery?: number;
+  figcaption?: boolean;
+  summary?: string;
+  empty?: string;
+  column?: string;
 }) {
-  const { days } = props;
-  const period = props.period ?? "this month";
-  const tick = props.tick ?? ((_: DailyPoint, i: number) => (i === 0 || (i + 1) % 5 === 0 ? String(i + 1) : null));
-  const peak = Math.max(0, ...days.map((d) => d.value));
-  const total = days.reduce((sum, d) => sum + d.value, 0);
+  const { points } = props;
+  const every = props.tickEvery ?? 1;
+  const peak = Math.max(0, ...points.map((p) => p.value));
+  const total = points.reduce((sum, p) => sum + p.value, 0);
   const plot = CHART.height - CHART.top - CHART.bottom;
-  const slot = (CHART.width - CHART.left) / Math.max(days.length, 1);
-  const peakDay = days.find((d) => d.value === peak && peak > 0);
-  const summary = peakDay
-    ? `${props.caption}: ${formatNumber(total)} ${props.unit} ${period}, at most ${formatNumber(peak)} on ${peakDay.day}`
-    : `${props.caption}: nothing ${period} yet`;
+  const slot = (CHART.width - CHART.left) / Math.max(points.length, 1);
+  const summary =
+    props.summary ??
+    (peak > 0 ? `${props.caption}: ${formatNumber(total)} ${props.unit}, at most ${formatNumber(peak)} in one bar` : `${props.caption}: none yet`);
   return (
     <figure class="daily-chart">
+      {props.figcaption === false ? null : <figcaption>{props.caption}</figcaption>}
       <svg viewBox={`0 0 ${CHART.width} ${CHART.height}`} width="100%" role="img" aria-labelledby={`${props.id}-title`}>
         <title id={`${props.id}-title`}>{summary}</title>
         <line class="axis" x1={CHART.left} x2={CHART.width} y1={CHART.top + plot} y2={CHART.top + plot} />
-        {days.map((d, i) => {
-          const h = peak > 0 ? (d.value / peak) * plot : 0;
+        {points.map((p, i) => {
+          const h = peak > 0 ? (p.value / peak) * plot : 0;
           return (
             <rect
               class="bar"
@@ -119,28 +129,27 @@ export function DailyChart(props: {
               y={(CHART.top + plot - h).toFixed(2)}
               width={(slot * 0.7).toFixed(2)}
               height={h.toFixed(2)}
-              data-day={d.day}
-              data-value={d.value}
+              data-point={p.label}
+              data-value={p.value}
             >
-              <title>{`${d.day}: ${formatNumber(d.value)} ${props.unit}`}</title>
+              <title>{`${p.label}: ${formatNumber(p.value)} ${props.unit}`}</title>
             </rect>
           );
         })}
-        {days.map((d, i) => {
-          const label = tick(d, i);
-          return label === null ? null : (
+        {points.map((p, i) =>
+          p.tick !== undefined && i % every === 0 ? (
             <text class="tick" x={(CHART.left + i * slot + slot / 2).toFixed(2)} y={CHART.height - 3} text-anchor="middle">
-              {label}
+              {p.tick}
             </text>
-          );
-        })}
+          ) : null,
+        )}
         {peak > 0 ? (
           <text class="tick" x={CHART.width} y={CHART.top - 1} text-anchor="end">
             {`max ${formatNumber(peak)}`}
           </text>
         ) : (
           <text class="empty-note" x={CHART.width / 2} y={CHART.top + plot / 2} text-anchor="middle">
-            {`No use ${period} yet`}
+            {props.empty ?? "Nothing in this range yet"}
           </text>
         )}
       </svg>
@@ -148,20 +157,44 @@ export function DailyChart(props: {
         <caption>{props.caption}</caption>
         <thead>
           <tr>
-            <th scope="col">{props.slot ?? "Day"}</th>
+            <th scope="col">{props.column ?? "Time (UTC)"}</th>
             <th scope="col">{props.unit}</th>
           </tr>
         </thead>
         <tbody>
-          {days.map((d) => (
+          {points.map((p) => (
             <tr>
-              <td>{d.day}</td>
-              <td>{formatNumber(d.value)}</td>
+              <td>{p.label}</td>
+              <td>{formatNumber(p.value)}</td>
             </tr>
           ))}
         </tbody>
       </table>
     </figure>
+  );
+}
+
+/** A bar per day of the month (usage), a day number every five days, the month's total and peak day in its title. */
+export function DailyChart(props: { id: string; caption: string; unit: string; days: readonly DailyPoint[] }) {
+  const { days } = props;
+  const peak = Math.max(0, ...days.map((d) => d.value));
+  const total = days.reduce((sum, d) => sum + d.value, 0);
+  const peakDay = days.find((d) => d.value === peak && peak > 0);
+  return (
+    <SeriesChart
+      id={props.id}
+      caption={props.caption}
+      unit={props.unit}
+      figcaption={false}
+      column="Day"
+      empty="No use this month yet"
+      summary={
+        peakDay
+          ? `${props.caption}: ${formatNumber(total)} ${props.unit} this month, at most ${formatNumber(peak)} on ${peakDay.day}`
+          : `${props.caption}: nothing this month yet`
+      }
+      points={days.map((d, i) => ({ label: d.day, value: d.value, ...(i === 0 || (i + 1) % 5 === 0 ? { tick: String(i + 1) } : {}) }))}
+    />
   );
 }
 

@@ -58,9 +58,18 @@ async function productIds(key: string): Promise<Record<string, string>> {
   ]);
   // A flag (flags are named by key, not id) for the flags pages' `:flag_key`.
   expect((await call("POST", "flags", { key, body: { key: "csrf-flag" } })).status).toBe(201);
+  // A destination of the source and a section of the survey: the settings forms name them in their paths.
+  const [destination_id, section_id] = await Promise.all([
+    made(`webhooks/sources/${source_id}/destinations`, { url: "https://hooks.example.com/relay" }),
+    made(`surveys/${survey_id}/sections`, { title: "s", position: 1 }),
+  ]);
   return {
     project_id,
     source_id,
+    destination_id,
+    section_id,
+    subscriber_id: crypto.randomUUID(),
+    notification_id: crypto.randomUUID(),
     survey_id,
     domain_id,
     webhook_id,
@@ -98,19 +107,40 @@ async function snapshot(team: ConsoleTeam, actorEmail: string, formEmail: string
     env.DB.prepare('SELECT count(*) AS n FROM platform_outbox WHERE "to" IN (?, ?)').bind(actorEmail, formEmail),
     env.DB.prepare("SELECT count(*) AS n FROM audit_scans WHERE team_id = ?").bind(team.teamId),
     env.DB.prepare("SELECT count(*) AS n FROM audit_scan_schedules WHERE team_id = ?").bind(team.teamId),
+    // What the product settings forms change: a project, a source or destination, an app, a survey, its sections and webhooks.
+    env.DB.prepare("SELECT id, name, updated_at FROM log_projects WHERE team_id = ? ORDER BY id").bind(team.teamId),
+    env.DB.prepare("SELECT id, name, enabled, retention_days, updated_at FROM webhook_sources WHERE team_id = ? ORDER BY id").bind(team.teamId),
+    env.DB.prepare("SELECT id, url, enabled, updated_at FROM webhook_destinations WHERE team_id = ? ORDER BY id").bind(team.teamId),
+    env.DB.prepare("SELECT id, name, settings, updated_at FROM push_apps WHERE team_id = ? ORDER BY id").bind(team.teamId),
+    env.DB.prepare("SELECT id, name, slug, settings, updated_at FROM surveys WHERE team_id = ? ORDER BY id").bind(team.teamId),
+    env.DB.prepare("SELECT id, title, position FROM survey_sections WHERE team_id = ? ORDER BY id").bind(team.teamId),
+    env.DB.prepare("SELECT count(*) AS n FROM survey_webhooks WHERE team_id = ?").bind(team.teamId),
   ]);
   return JSON.stringify(rows.map((r) => r.results));
 }
 
 /** A form every console POST accepts if nothing stops it. */
 function anyForm() {
-  return { name: "attack", scopes: "logs:read", email: address("target"), role: "developer", team_name: `attack-${crypto.randomUUID()}`, confirm: "yes" };
+  return {
+    name: "attack",
+    scopes: "logs:read",
+    email: address("target"),
+    role: "developer",
+    team_name: `attack-${crypto.randomUUID()}`,
+    confirm: "yes",
+    // The names the product resources of `productIds` have, typed where a deletion asks for its resource's name.
+    confirm_name: "s",
+    url: "https://hooks.example.com/attack",
+    title: "attack",
+    position: "2",
+    retention_days: "3",
+  };
 }
 
 describe("CSRF: every state-changing console route", () => {
   const posts = consoleRoutes("POST");
 
-  it("is enumerated from the app's route table (sign-in, sign-up, links, sign-out, keys, members)", () => {
+  it("is enumerated from the app's route table (sign-in, sign-up, links, sign-out, keys, members, the product settings forms)", () => {
     for (const path of [
       "/console/sign-in",
       "/console/sign-up",
@@ -121,6 +151,22 @@ describe("CSRF: every state-changing console route", () => {
       "/console/teams/:team_id/keys/:key_id/revoke",
       "/console/teams/:team_id/members/invite",
       "/console/teams/:team_id/members/:user_id/remove",
+      "/console/teams/:team_id/logs/:project_id/delete",
+      "/console/teams/:team_id/relay/sources/:source_id/settings",
+      "/console/teams/:team_id/relay/sources/:source_id/delete",
+      "/console/teams/:team_id/relay/sources/:source_id/destinations/:destination_id",
+      "/console/teams/:team_id/relay/sources/:source_id/destinations/:destination_id/delete",
+      "/console/teams/:team_id/surveys/:survey_id/settings",
+      "/console/teams/:team_id/surveys/:survey_id/delete",
+      "/console/teams/:team_id/surveys/:survey_id/duplicate",
+      "/console/teams/:team_id/surveys/:survey_id/sections",
+      "/console/teams/:team_id/surveys/:survey_id/sections/:section_id",
+      "/console/teams/:team_id/surveys/:survey_id/sections/:section_id/delete",
+      "/console/teams/:team_id/surveys/:survey_id/webhooks",
+      "/console/teams/:team_id/surveys/:survey_id/webhooks/:webhook_id/delete",
+      "/console/teams/:team_id/push/apps/:app_id/settings",
+      "/console/teams/:team_id/push/apps/:app_id/delete",
+      "/console/teams/:team_id/push/apps/:app_id/subscribers/:subscriber_id/delete",
     ]) {
       expect(posts).toContain(path);
     }

@@ -102,7 +102,7 @@ describe("usage page", () => {
     expect((html.match(/class="mark" x1="95"/g) ?? []).length).toBe(services().length);
     // A chart of June: 30 days, each in the table for screen readers.
     expect(html).toContain("Mail per day, June 2031");
-    expect((html.match(/data-day="2031-06-/g) ?? []).length).toBe(30 * services().length);
+    expect((html.match(/data-point="2031-06-/g) ?? []).length).toBe(30 * services().length);
     expect(html).toContain("<td>2031-06-30</td>");
   });
 
@@ -152,7 +152,7 @@ describe("charts", () => {
     const html = String(await DailyChart({ id: "c", caption: "Mail per day, June 2031", unit: "emails", days }));
     expect(html).toContain('<title id="c-title">Mail per day, June 2031: 250 emails this month, at most 200 on 2031-06-10</title>');
     expect(html).toContain('role="img" aria-labelledby="c-title"');
-    const heights = [...html.matchAll(/height="([\d.]+)" data-day="([\d-]+)" data-value="(\d+)"/g)].map((m) => ({
+    const heights = [...html.matchAll(/height="([\d.]+)" data-point="([\d-]+)" data-value="(\d+)"/g)].map((m) => ({
       h: Number(m[1]),
       day: m[2],
       v: Number(m[3]),

@@ -73,16 +73,10 @@ const SQL_OUTSIDE_QUERIES: Record<string, number> = {
   "src/products/surveys/surveys.migrate.ts": 6,
   "src/products/surveys/surveys.publish.ts": 2,
 };
-// The console pages grew with the console's forms (issue 43: alerts, findings, the survey builder)
-// and audit scans; each is to be split as relay.tsx was (its event page apart). Not one may grow.
+// Files held over 400 lines until they are split (the console pages were, into a file per page or
+// part). Not one may grow.
 const LONG_PRODUCT_FILES: Record<string, number> = {
-  "src/products/logs/console/logs.tsx": 585,
-  "src/products/mail/console/mail.tsx": 469,
-  "src/products/relay/console/relay.tsx": 420,
-  "src/products/audit/console/audit.tsx": 524,
   "src/products/relay/store/relay-store.ts": 560,
-  "src/products/surveys/console/surveys.tsx": 415,
-  "src/products/surveys/console/survey-builder.tsx": 412,
 };
 
 describe("SQL text only in *.queries.ts, no product file over 400 lines", () => {

@@ -19,6 +19,7 @@ import { redirectWithFlash, takeFlash } from "../flash";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { actorOf } from "./members";
+import { Errors, SecretValue } from "./parts";
 
 export const keysPages = new Hono<ConsoleEnv>();
 
@@ -64,15 +65,7 @@ function KeyForm(props: { action: string; state: FormState; errors?: FieldErrors
   return (
     <form method="post" action={props.action} class="section" data-testid="create-key">
       <h2>Create a key</h2>
-      {props.errors ? (
-        <ul class="errors">
-          {Object.entries(props.errors).map(([field, messages]) => (
-            <li>
-              {field}: {messages.join(", ")}
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <Errors errors={props.errors} />
       <div class="field">
         <label for="key-name">Name</label>
         <input id="key-name" type="text" name="name" required maxlength={200} value={state.name} placeholder="Production server" />
@@ -210,14 +203,7 @@ async function keysPage(c: Context<ConsoleEnv>, extra: { state?: FormState; erro
         <section class="section" aria-labelledby="new-key-title">
           <h2 id="new-key-title">Your new key{created.name ? `: ${created.name}` : ""}</h2>
           <p class="warning">Copy it now. It is shown only this once: we store only a hash of it.</p>
-          <div class="secret">
-            <code id="new-key" data-testid="new-key">
-              {created.key}
-            </code>
-            <button type="button" class="secondary small" data-copy="#new-key" hidden>
-              Copy
-            </button>
-          </div>
+          <SecretValue id="new-key" value={created.key} />
         </section>
       ) : c.req.query("notice") === "created" ? (
         <p class="muted">The new key was shown once and is not shown again. If you did not copy it, revoke it and create another.</p>

@@ -1,10 +1,13 @@
 /** @jsxImportSource hono/jsx */
-// Small pieces the product pages share: a snippet with its copy button, a status badge, numbered
-// paging (`?page=`) for lists that page by number, and the team as the quota sees it.
+// Small pieces the console's pages share: a snippet with its copy button, a value shown once, a
+// form's field errors, a status badge, a confirmation step, numbered paging (`?page=`) for lists
+// that page by number, a table's scroll box, and the team as the quota sees it.
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
+import type { HtmlEscapedString } from "hono/utils/html";
 import { getDb } from "../../db/client";
 import { getTeam } from "../../platform/admin/admin.service";
+import { ApiError, type FieldErrors } from "../../platform/errors";
 import type { QuotaOwner } from "../../platform/quota";
 import type { ConsoleEnv } from "../session";
 
@@ -17,6 +20,95 @@ export function CopyBlock(props: { id: string; text: string; label?: string }) {
         {props.label ?? "Copy"}
       </button>
     </div>
+  );
+}
+
+/** A value to copy on one line (a key, a token, a secret, an address) with its copy button. */
+export function SecretValue(props: { id: string; value: string; testid?: string }) {
+  return (
+    <div class="secret">
+      <code id={props.id} data-testid={props.testid ?? props.id}>
+        {props.value}
+      </code>
+      <button type="button" class="secondary small" data-copy={`#${props.id}`} hidden>
+        Copy
+      </button>
+    </div>
+  );
+}
+
+/** What is wrong with a refused form, field by field (the API's validation details). */
+export function Errors(props: { errors?: FieldErrors | null }) {
+  if (!props.errors) return null;
+  return (
+    <ul class="errors">
+      {Object.entries(props.errors).map(([field, messages]) => (
+        <li>
+          {field.replace(/_/g, " ")}: {messages.join(", ")}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * What a service refused in a form's values (its validation: an address the SSRF guard refuses, a
+ * cap, a taken name) as field errors, for the form to answer again at 422; any other error is
+ * thrown on. `const errors = await refused(() => service(...))` is null when the service did it.
+ */
+export async function refused(work: () => Promise<unknown>): Promise<FieldErrors | null> {
+  try {
+    await work();
+    return null;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "validation") return error.details ?? { form: [error.message] };
+    throw error;
+  }
+}
+
+/**
+ * The confirmation step of a destructive form: the same form again with `confirm=yes` (works
+ * without JavaScript). With `typeName`, the person types the resource's name to confirm.
+ */
+export function ConfirmForm(props: { action: string; question: Child; button: string; cancel: string; typeName?: string; error?: string; testid: string }) {
+  return (
+    <form method="post" action={props.action} class="section">
+      <p>{props.question}</p>
+      {props.error ? <p class="errors">{props.error}</p> : null}
+      {props.typeName === undefined ? (
+        <input type="hidden" name="confirm" value="yes" />
+      ) : (
+        <div class="field">
+          <label for="confirm-name">
+            Type <strong>{props.typeName}</strong> to confirm
+          </label>
+          <input id="confirm-name" type="text" name="confirm_name" required autocomplete="off" />
+          <input type="hidden" name="confirm" value="yes" />
+        </div>
+      )}
+      <p class="presets">
+        <button type="submit" class="danger solid" data-testid={props.testid}>
+          {props.button}
+        </button>
+        <a class="button secondary" href={props.cancel}>
+          Cancel
+        </a>
+      </p>
+    </form>
+  );
+}
+
+/** The section of a page that leads to a resource's deletion (its confirmation page at `href`). */
+export function DeleteSection(props: { what: string; consequence: string; href: string; testid: string }) {
+  const id = `delete-${props.what}-title`;
+  return (
+    <section class="section" aria-labelledby={id}>
+      <h2 id={id}>Delete the {props.what}</h2>
+      <p class="muted small">{props.consequence}</p>
+      <a class="button danger small" href={props.href} data-testid={props.testid}>
+        Delete {props.what}…
+      </a>
+    </section>
   );
 }
 
@@ -71,4 +163,22 @@ export function TableWrap(props: { label: string; children: Child }) {
       {props.children}
     </div>
   );
+}
+
+/**
+ * A part of a page that refreshes itself while `pending` (client/live.ts fetches `url` again and
+ * puts the answer's part in its place). `url` is a fragment route under /console answering this
+ * same part, rendered by `fragment`; without JavaScript the page says to reload.
+ */
+export function Live(props: { url: string; pending: boolean; testid?: string; children: Child }) {
+  return (
+    <div data-live={props.url} data-pending={props.pending ? "true" : "false"} data-testid={props.testid}>
+      {props.children}
+    </div>
+  );
+}
+
+/** A fragment route's answer: the part alone, no layout, under the console's headers (no-store, CSP). */
+export function fragment(c: Context<ConsoleEnv>, content: HtmlEscapedString | Promise<HtmlEscapedString>): Response | Promise<Response> {
+  return c.html(content);
 }

@@ -6,8 +6,7 @@
 // the snippet. Members only (the console's session and team middleware); the same services as
 // /api/v1/analytics, so no page holds an address or a user agent either.
 import { Hono, type Context } from "hono";
-import { BarChart, formatNumber, type Datum } from "../../../console/charts";
-import { SeriesChart, type Point } from "./analytics-chart";
+import { BarChart, formatNumber, SeriesChart, type Datum, type Point } from "../../../console/charts";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { CopyBlock, TableWrap } from "../../../console/pages/parts";

@@ -1,13 +1,14 @@
 /** @jsxImportSource hono/jsx */
-// The console pages of audit scans, mounted by the audit pages (src/console/pages/audit.tsx):
+// The console pages of audit scans, mounted by the audit pages (audit.tsx):
 // a project's scans with their grades, a form that starts a scan (counted in the team's strict
 // `audit_share` family, as the API's POST /scans is; 303 to the scan's page), a scan's tests with
-// what to fix, and the scan schedules (add, delete). The same services as the API.
-import { Hono, type Context } from "hono";
+// what to fix (refreshing itself while the scan runs), and the scan schedules (add, delete). The
+// same services as the API.
+import { Hono } from "hono";
 import { SCAN_EVERY, type ScanEvery } from "../../../db/schema/audit";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
-import { pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { fragment, Live, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { ApiError } from "../../../platform/errors";
@@ -15,17 +16,11 @@ import { getLimiter } from "../../../platform/rate-limit/limiter";
 import { PLATFORM_BUCKET_LIMITS, teamObject } from "../../../platform/rate-limit/buckets";
 import { strictCounter } from "../../../platform/rate-limit/middleware";
 import type { Scope } from "../audit-summary.service";
-import { PROJECT_ID } from "../audit.schemas";
 import { createSchedule, deleteSchedule, listSchedules } from "../audit-scan-schedules.service";
 import { getScan, listScans, startScan } from "../audit-scan.service";
+import { scopeOf } from "./audit-findings";
 
 export const auditScanPages = new Hono<ConsoleEnv>();
-
-function scopeOf(c: Context<ConsoleEnv>): Scope {
-  const projectId = c.req.param("project_id") ?? "";
-  if (!PROJECT_ID.test(projectId)) throw ApiError.notFound("Project not found");
-  return { teamId: c.get("consoleTeam").id, projectId };
-}
 
 const scansPath = (scope: Scope) => `audit/projects/${encodeURIComponent(scope.projectId)}/scans`;
 const STATUS_TONE = { queued: "gray", running: "warn", finished: "ok", failed: "danger" } as const;
@@ -166,17 +161,16 @@ auditScanPages.post("/audit/projects/:project_id/scans", async (c) => {
   return redirectTo(c, `${scansPath(scope)}/${scan.id}`);
 });
 
-auditScanPages.get("/audit/projects/:project_id/scans/:scan_id", async (c) => {
-  const scope = scopeOf(c);
-  const scan = await getScan(c.env, scope, c.req.param("scan_id"));
-  const done = scan.status === "finished" || scan.status === "failed";
-  return page(
-    c,
-    { title: `Scan · ${scan.target_url}`, active: "audit" },
+type Scan = Awaited<ReturnType<typeof getScan>>;
+
+const scanDone = (scan: Scan) => scan.status === "finished" || scan.status === "failed";
+
+/** A scan's status, grade and tests: the part of its page that refreshes while the scan runs. */
+function ScanBody(props: { scan: Scan }) {
+  const { scan } = props;
+  const done = scanDone(scan);
+  return (
     <>
-      <div class="row-actions">
-        <a href={teamPath(c, scansPath(scope))}>← Scans</a>
-      </div>
       <div class="stats">
         <div class="stat">
           <span class="label">Status</span>
@@ -200,7 +194,7 @@ auditScanPages.get("/audit/projects/:project_id/scans/:scan_id", async (c) => {
         {scan.final_url && scan.final_url !== scan.target_url ? <> → {scan.final_url}</> : null}
         {scan.status_code ? <> · HTTP {scan.status_code}</> : null}
       </p>
-      {done ? null : <p class="muted">The scan is {scan.status}: reload this page in a few seconds.</p>}
+      {done ? null : <p class="muted">The scan is {scan.status}: this page refreshes itself when it ends (or reload).</p>}
       {scan.error ? <p class="warning">The scan failed: {scan.error}</p> : null}
       {scan.tests.length > 0 ? (
         <TableWrap label="Tests">
@@ -229,6 +223,23 @@ auditScanPages.get("/audit/projects/:project_id/scans/:scan_id", async (c) => {
           </table>
         </TableWrap>
       ) : null}
+    </>
+  );
+}
+
+auditScanPages.get("/audit/projects/:project_id/scans/:scan_id", async (c) => {
+  const scope = scopeOf(c);
+  const scan = await getScan(c.env, scope, c.req.param("scan_id"));
+  return page(
+    c,
+    { title: `Scan · ${scan.target_url}`, active: "audit" },
+    <>
+      <div class="row-actions">
+        <a href={teamPath(c, scansPath(scope))}>← Scans</a>
+      </div>
+      <Live url={`${teamPath(c, `${scansPath(scope)}/${scan.id}`)}/live`} pending={!scanDone(scan)} testid="scan-live">
+        <ScanBody scan={scan} />
+      </Live>
     </>,
   );
 });
@@ -247,4 +258,16 @@ auditScanPages.post("/audit/projects/:project_id/scan-schedules/:schedule_id/del
   const scope = scopeOf(c);
   await deleteSchedule(c.env, scope, c.req.param("schedule_id"));
   return redirectTo(c, scansPath(scope), "schedule-deleted");
+});
+
+// The scan's part alone, refreshed by its page while the scan is queued or running (client/live.ts).
+auditScanPages.get("/audit/projects/:project_id/scans/:scan_id/live", async (c) => {
+  const scope = scopeOf(c);
+  const scan = await getScan(c.env, scope, c.req.param("scan_id"));
+  return fragment(
+    c,
+    <Live url={`${teamPath(c, `${scansPath(scope)}/${scan.id}`)}/live`} pending={!scanDone(scan)} testid="scan-live">
+      <ScanBody scan={scan} />
+    </Live>,
+  );
 });

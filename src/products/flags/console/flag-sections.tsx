@@ -5,7 +5,7 @@
 // console's charts, each an SVG with a table for screen readers, and the last evaluation), and
 // the scheduled changes with their cancel and create forms.
 import type { Context } from "hono";
-import { BarChart, DailyChart, formatNumber } from "../../../console/charts";
+import { BarChart, formatNumber, SeriesChart } from "../../../console/charts";
 import { Time } from "../../../console/layout";
 import { TableWrap } from "../../../console/pages/parts";
 import { teamPath } from "../../../console/render";
@@ -139,14 +139,15 @@ export function InsightsSection(props: {
                   <h3>
                     {t.label} <span class="muted small">{formatNumber(t.value)} evaluations</span>
                   </h3>
-                  <DailyChart
+                  <SeriesChart
                     id={`insights-${t.label.replace(/[^A-Za-z0-9_-]/g, "_")}`}
                     caption={`Evaluations serving ${t.label} per hour in ${environment}`}
                     unit="evaluations"
-                    period="in the last 24 hours"
-                    slot="Hour (UTC)"
-                    days={hours.map((h) => ({ day: `${h.replace("T", " ")}:00`, value: byVariant.get(t.label)?.get(h) ?? 0 }))}
-                    tick={(_, i) => (i % 6 === 0 ? `${hours[i]!.slice(11)}h` : null)}
+                    figcaption={false}
+                    column="Hour (UTC)"
+                    empty="No evaluations in the last 24 hours"
+                    tickEvery={6}
+                    points={hours.map((h) => ({ label: `${h.replace("T", " ")}:00 UTC`, tick: `${h.slice(11)}h`, value: byVariant.get(t.label)?.get(h) ?? 0 }))}
                   />
                 </div>
               ))}

@@ -1,30 +1,29 @@
 /** @jsxImportSource hono/jsx */
 // The mail page: sending domains with the exact DNS record to publish and a verify button that
-// shows what DNS answered; recent emails with their status, and one email with its status history
-// and its html in a sandboxed preview (an iframe with `sandbox`, served from its own route with a
-// CSP that runs nothing); mail webhooks with their test button and the secret shown once. The
-// same services as /api/v1/domains, /emails and /webhooks.
+// shows what DNS answered; recent emails with their status (one email's page in mail-email.tsx);
+// mail webhooks with their test button and the secret shown once. The same services as
+// /api/v1/domains, /emails and /webhooks.
 import { Hono, type Context } from "hono";
 import { MAIL_WEBHOOK_EVENTS, type MailWebhookEvent } from "../../../db/schema";
 import { ApiError, zodDetails } from "../../../platform/errors";
 import { addDomain, deleteDomain, domainView, listDomains, verifyDomain } from "../domains.service";
 import { CreateWebhookBody } from "../mail.schemas";
-import { emailView, getEmail, listEmails } from "../mail.service";
+import { listEmails } from "../mail.service";
 import { createWebhook, deleteWebhook, listWebhooks, testWebhook } from "../mail-webhooks.service";
 import { formList, formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
-import { PAGE_HEADERS, requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
+import { MAIL_TONE, mailEmailPages } from "./mail-email";
 
 export const mailPages = new Hono<ConsoleEnv>();
+mailPages.route("/", mailEmailPages);
 
 const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
 const apiBase = (c: Context<ConsoleEnv>) => `${settings(c.env).appOrigin}/api/v1`;
-
-const MAIL_TONE: Record<string, string> = { queued: "gray", sent: "", delivered: "ok", bounced: "danger", complained: "danger", failed: "danger" };
 
 const NOTICES = {
   "domain-added": "Domain added. Publish its TXT record, then verify it.",
@@ -378,92 +377,4 @@ mailPages.post("/mail/webhooks/:webhook_id/delete", async (c) => {
   requireRole(c, "developer");
   await deleteWebhook(c.env, c.get("consoleTeam").id, c.req.param("webhook_id"));
   return redirectTo(c, "mail", "webhook-deleted");
-});
-
-/** The email page frames its preview: the console's CSP with frames from this origin allowed. */
-const FRAMING_CSP = `${PAGE_HEADERS["content-security-policy"]}; frame-src 'self'`;
-/**
- * The preview of an email's html: nothing runs (no script, no plugin, no form, no navigation, a
- * unique origin), nothing loads from anywhere (remote images would tell the sender the mail was
- * opened), and only the console itself may frame it.
- */
-const PREVIEW_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox; frame-ancestors 'self'; form-action 'none'; base-uri 'none'";
-
-mailPages.get("/mail/emails/:email_id", async (c) => {
-  const { row, history } = await getEmail(c.env, c.get("consoleTeam").id, c.req.param("email_id"));
-  const e = emailView(row, history);
-  c.header("content-security-policy", FRAMING_CSP);
-  const base = teamPath(c, "mail");
-  return page(
-    c,
-    { title: e.subject || "(no subject)", active: "mail" },
-    <>
-      <div class="row-actions">
-        <a href={base}>← Mail</a>
-        <StatusBadge status={e.status} tone={MAIL_TONE[e.status] ?? "gray"} />
-        <span class="muted small">{e.stream}</span>
-      </div>
-      <section class="section">
-        <dl class="meta-list">
-          <dt>From</dt>
-          <dd>{e.from}</dd>
-          <dt>To</dt>
-          <dd>{e.to.join(", ")}</dd>
-          {e.cc.length ? (
-            <>
-              <dt>Cc</dt>
-              <dd>{e.cc.join(", ")}</dd>
-            </>
-          ) : null}
-          <dt>Created</dt>
-          <dd>
-            <Time iso={e.created_at} />
-          </dd>
-          {e.last_error ? (
-            <>
-              <dt>Last error</dt>
-              <dd>{e.last_error}</dd>
-            </>
-          ) : null}
-        </dl>
-      </section>
-      <section class="section" aria-labelledby="history-title">
-        <h2 id="history-title">History</h2>
-        <ol class="timeline" data-testid="email-history">
-          {(e.history ?? []).map((h) => (
-            <li>
-              <StatusBadge status={h.status} tone={MAIL_TONE[h.status] ?? "gray"} /> <Time iso={h.at} />
-              {h.detail ? <span class="muted small"> · {h.detail}</span> : null}
-            </li>
-          ))}
-        </ol>
-      </section>
-      <section class="section" aria-labelledby="preview-title">
-        <h2 id="preview-title">Preview</h2>
-        {e.html ? (
-          <>
-            <p class="muted small">Shown in a sandbox: scripts, forms and remote images in the email do not run or load here.</p>
-            <iframe
-              class="preview"
-              src={`${base}/emails/${e.id}/preview`}
-              sandbox=""
-              title={`Preview of the email “${e.subject}”`}
-              referrerpolicy="no-referrer"
-              loading="lazy"
-              data-testid="email-preview"
-            ></iframe>
-          </>
-        ) : (
-          <pre class="dns-answer">{e.text ?? "This email has no body."}</pre>
-        )}
-      </section>
-    </>,
-  );
-});
-
-mailPages.get("/mail/emails/:email_id/preview", async (c) => {
-  const { row } = await getEmail(c.env, c.get("consoleTeam").id, c.req.param("email_id"));
-  c.header("content-security-policy", PREVIEW_CSP);
-  c.header("x-frame-options", "SAMEORIGIN");
-  return c.body(row.html ?? "", 200, { "content-type": "text/html; charset=utf-8" });
 });

@@ -1,21 +1,27 @@
 /** @jsxImportSource hono/jsx */
 // The push pages: the team's push apps (public key to copy, subscriber count; the first app's
-// create button or curl), and one app with its recent notifications (status and per-status
-// counts) and a test notification to every subscriber. The same services as /api/v1/push; the
+// create button or curl), and one app with its subscribers (each removable), its recent
+// notifications (status and per-status counts, each opening to its results) and a test
+// notification to every subscriber; settings, deletion and one notification in push-settings.tsx. The same services as /api/v1/push; the
 // VAPID private key and credentials never reach a page (the services' app shape has none).
 import { Hono, type Context } from "hono";
 import { ApiError, zodDetails } from "../../../platform/errors";
 import { createApp, getApp, listApps } from "../push-apps.service";
+import { listSubscribers } from "../push-subscribers.service";
 import { listNotifications, sendNotification } from "../push-notifications.service";
 import { CreateAppSchema, SendSchema } from "../push.schemas";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { CopyBlock, quotaOwnerOf, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { pushSettingsPages } from "./push-settings";
 import { settings } from "../../../platform/config";
 
 export const pushPages = new Hono<ConsoleEnv>();
+pushPages.route("/", pushSettingsPages);
+
+const SUBSCRIBERS_PAGE = 20;
 
 const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
 
@@ -24,7 +30,7 @@ pushPages.get("/push", async (c) => {
   const api = `${settings(c.env).appOrigin}/api/v1`;
   return page(
     c,
-    { title: "Push", active: "push" },
+    { title: "Push", active: "push", notices: { deleted: "The app was deleted with its subscribers and notifications." } },
     apps.length === 0 ? (
       <section class="section">
         <h2>Create your first push app</h2>
@@ -95,17 +101,33 @@ pushPages.post("/push", async (c) => {
 
 const STATUS_TONE = { queued: "gray", sending: "warn", completed: "ok" } as const;
 
+const NOTICES = {
+  created: "App created with a new VAPID key pair.",
+  sent: "Test notification queued for every subscriber.",
+  saved: "Settings saved.",
+  "subscriber-removed": "Subscriber removed.",
+};
+
 pushPages.get("/push/apps/:app_id", async (c) => {
   const teamId = c.get("consoleTeam").id;
   const app = await getApp(c.env, teamId, c.req.param("app_id"));
-  const notifications = await listNotifications(c.env, teamId, app.id, 20);
+  const subscriberPage = pageNumber(c);
+  const [notifications, subscribers] = await Promise.all([
+    listNotifications(c.env, teamId, app.id, 20),
+    app.subscriber_count > 0 ? listSubscribers(c.env, teamId, app.id, { page: subscriberPage, per_page: SUBSCRIBERS_PAGE }) : null,
+  ]);
   const base = teamPath(c, `push/apps/${app.id}`);
   return page(
     c,
-    { title: app.name, active: "push", notices: { created: "App created with a new VAPID key pair.", sent: "Test notification queued for every subscriber." } },
+    { title: app.name, active: "push", notices: NOTICES },
     <>
       <div class="row-actions">
         <a href={teamPath(c, "push")}>← Push apps</a>
+        {canWrite(c) ? (
+          <a class="button secondary small" href={`${base}/settings`} data-testid="push-app-settings">
+            Settings
+          </a>
+        ) : null}
       </div>
       <div class="stats">
         <div class="stat">
@@ -163,6 +185,47 @@ curl -X POST ${settings(c.env).appOrigin}/api/v1/push/apps/${app.id}/subscribers
           </form>
         </section>
       ) : null}
+      {subscribers ? (
+        <section class="section" aria-labelledby="subscribers-title">
+          <h2 id="subscribers-title">Subscribers</h2>
+          <TableWrap label="Subscribers, newest first">
+            <table>
+              <caption class="skip">Subscribers, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Push service</th>
+                  <th scope="col">External id</th>
+                  <th scope="col">Tags</th>
+                  <th scope="col">Subscribed</th>
+                  {canWrite(c) ? <th scope="col">Remove</th> : null}
+                </tr>
+              </thead>
+              <tbody>
+                {subscribers.data.map((s) => (
+                  <tr data-testid="subscriber-row">
+                    <td class="mono cell-clip">{hostOf(s.endpoint)}</td>
+                    <td>{s.external_id ?? <span class="muted">—</span>}</td>
+                    <td>{s.tags.length ? s.tags.map((t) => <span class="badge gray">{t}</span>) : <span class="muted">—</span>}</td>
+                    <td>
+                      <Time iso={s.created_at} />
+                    </td>
+                    {canWrite(c) ? (
+                      <td>
+                        <form method="post" action={`${base}/subscribers/${s.id}/delete`} class="inline">
+                          <button type="submit" class="danger small" aria-label={`Remove subscriber ${s.id}`}>
+                            Remove
+                          </button>
+                        </form>
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          <Pager base={base} page={subscriberPage} pages={subscribers.pagination.total_pages} />
+        </section>
+      ) : null}
       <section class="section" aria-labelledby="sent-title">
         <h2 id="sent-title">Recent notifications</h2>
         {notifications.length === 0 ? (
@@ -188,7 +251,9 @@ curl -X POST ${settings(c.env).appOrigin}/api/v1/push/apps/${app.id}/subscribers
                     <td>
                       <Time iso={n.created_at} />
                     </td>
-                    <td class="cell-clip">{String(n.payload.title ?? "")}</td>
+                    <td class="cell-clip">
+                      <a href={`${base}/notifications/${n.id}`}>{String(n.payload.title ?? "") || "(no title)"}</a>
+                    </td>
                     <td>
                       <StatusBadge status={n.status} tone={STATUS_TONE[n.status]} />
                     </td>
@@ -206,6 +271,15 @@ curl -X POST ${settings(c.env).appOrigin}/api/v1/push/apps/${app.id}/subscribers
     </>,
   );
 });
+
+/** A subscription's push service, by the host of its endpoint (the rest of the address is the browser's capability). */
+function hostOf(endpoint: string): string {
+  try {
+    return new URL(endpoint).host;
+  } catch {
+    return "?";
+  }
+}
 
 pushPages.post("/push/apps/:app_id/test", async (c) => {
   requireRole(c, "developer");

@@ -16,7 +16,8 @@ import { Time } from "../../../console/layout";
 import { formList } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { ANSWER_EXCERPT, Errors, maskedHeader, StatusBadge } from "./relay-parts";
+import { Errors, fragment, Live } from "../../../console/pages/parts";
+import { ANSWER_EXCERPT, DeliveryBadge, maskedHeader } from "./relay-parts";
 
 export const relayEventPages = new Hono<ConsoleEnv>();
 
@@ -24,7 +25,7 @@ export const relayEventPages = new Hono<ConsoleEnv>();
 // An event
 
 const EVENT_NOTICES = {
-  replayed: "Replay queued. New attempts appear below as they happen; reload to see them.",
+  replayed: "Replay queued. New attempts appear below as they happen.",
   nothing: "No destination admits this event now: nothing was queued.",
 };
 
@@ -37,6 +38,75 @@ function payloadText(body: string): string {
   }
 }
 
+type Delivery = Awaited<ReturnType<typeof getEvent>>["deliveries"][number];
+
+/** Whether a delivery of the event still waits for an attempt (the page refreshes its attempts while so). */
+function isPending(deliveries: Delivery[]): boolean {
+  return deliveries.some((d) => d.status === "pending" || d.status === "sending");
+}
+
+/** The deliveries of an event, newest first, each with its attempts. */
+function Deliveries(props: { status: string; deliveries: Delivery[]; urlOf: Map<string, string> }) {
+  const { deliveries, urlOf } = props;
+  return (
+    <>
+      <p>
+        Status <DeliveryBadge status={props.status} />
+      </p>
+      {deliveries.length === 0 ? <p class="muted">This event was not sent anywhere: no destination admitted it when it arrived.</p> : null}
+      {deliveries.map((d) => (
+        <div class="delivery" data-testid="delivery">
+          <h3>
+            <code class="wrap">{urlOf.get(d.destination_id) ?? "removed destination"}</code> <DeliveryBadge status={d.status} />{" "}
+            <span class="muted small">{d.trigger === "replay" ? "replay" : "on arrival"}</span>
+          </h3>
+          {d.attempts.length === 0 ? (
+            <p class="muted small">No attempt yet{d.next_attempt_at ? "; the next is planned" : ""}.</p>
+          ) : (
+            <div class="table-wrap" role="region" aria-label="Attempts of this delivery" tabindex={0}>
+              <table>
+                <caption class="skip">Attempts of this delivery</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col">Time</th>
+                    <th scope="col">Result</th>
+                    <th scope="col">Code</th>
+                    <th scope="col">Latency</th>
+                    <th scope="col">Answer</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.attempts.map((a) => {
+                    const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
+                    const answer = (a.response_body || a.error || "").slice(0, ANSWER_EXCERPT);
+                    return (
+                      <tr data-testid="attempt-row" data-status-code={a.status_code ?? ""}>
+                        <td>{a.number}</td>
+                        <td>
+                          <Time iso={a.attempted_at} />
+                        </td>
+                        <td>{ok ? <span class="badge ok">ok</span> : <span class="badge danger">failed</span>}</td>
+                        <td>{a.status_code ?? "—"}</td>
+                        <td>{a.duration_ms === null ? "—" : `${a.duration_ms} ms`}</td>
+                        <td>
+                          <code class="wrap small">{answer || "(empty)"}</code>
+                          {a.retry_in_seconds !== null ? <span class="muted small"> · retry in {a.retry_in_seconds} s</span> : null}
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </div>
+      ))}
+      {isPending(deliveries) ? <p class="muted small">Attempts still pending: this list refreshes itself (or reload).</p> : null}
+    </>
+  );
+}
+
 async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors } = {}, status: 200 | 422 = 200) {
   const team = c.get("consoleTeam");
   const sourceId = c.req.param("source_id") ?? "";
@@ -47,8 +117,6 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
     getEvent(c.env, team.id, sourceId, eventId),
   ]);
   const canWrite = roleAtLeast(team.role, "developer");
-  // An unsigned source's address is its only credential: viewers (read only, never a secret) do not see it.
-  const _hideIngest = !canWrite && !source.signature_verification;
   const base = teamPath(c, `relay/sources/${sourceId}`);
   const urlOf = new Map(destinations.map((d) => [d.id, d.url]));
   // Newest delivery first: a replay's attempts above the first delivery's.
@@ -70,10 +138,6 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
           <dd>
             <code>{event.event_type ?? "(none)"}</code>
           </dd>
-          <dt>Status</dt>
-          <dd>
-            <StatusBadge status={event.delivery_status} />
-          </dd>
           <dt>Size</dt>
           <dd>{event.size_bytes.toLocaleString("en-US")} bytes</dd>
           <dt>Event id</dt>
@@ -85,55 +149,9 @@ async function eventPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors }
 
       <section class="section" aria-labelledby="attempts-title">
         <h2 id="attempts-title">Deliveries</h2>
-        {deliveries.length === 0 ? <p class="muted">This event was not sent anywhere: no destination admitted it when it arrived.</p> : null}
-        {deliveries.map((d) => (
-          <div class="delivery" data-testid="delivery">
-            <h3>
-              <code class="wrap">{urlOf.get(d.destination_id) ?? "removed destination"}</code> <StatusBadge status={d.status} />{" "}
-              <span class="muted small">{d.trigger === "replay" ? "replay" : "on arrival"}</span>
-            </h3>
-            {d.attempts.length === 0 ? (
-              <p class="muted small">No attempt yet{d.next_attempt_at ? "; the next is planned" : ""}.</p>
-            ) : (
-              <div class="table-wrap" role="region" aria-label="Attempts of this delivery" tabindex={0}>
-                <table>
-                  <caption class="skip">Attempts of this delivery</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">#</th>
-                      <th scope="col">Time</th>
-                      <th scope="col">Result</th>
-                      <th scope="col">Code</th>
-                      <th scope="col">Latency</th>
-                      <th scope="col">Answer</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.attempts.map((a) => {
-                      const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
-                      const answer = (a.response_body || a.error || "").slice(0, ANSWER_EXCERPT);
-                      return (
-                        <tr data-testid="attempt-row" data-status-code={a.status_code ?? ""}>
-                          <td>{a.number}</td>
-                          <td>
-                            <Time iso={a.attempted_at} />
-                          </td>
-                          <td>{ok ? <span class="badge ok">ok</span> : <span class="badge danger">failed</span>}</td>
-                          <td>{a.status_code ?? "—"}</td>
-                          <td>{a.duration_ms === null ? "—" : `${a.duration_ms} ms`}</td>
-                          <td>
-                            <code class="wrap small">{answer || "(empty)"}</code>
-                            {a.retry_in_seconds !== null ? <span class="muted small"> · retry in {a.retry_in_seconds} s</span> : null}
-                          </td>
-                        </tr>
-                      );
-                    })}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </div>
-        ))}
+        <Live url={`${base}/events/${eventId}/deliveries`} pending={isPending(deliveries)} testid="deliveries">
+          <Deliveries status={event.delivery_status} deliveries={deliveries} urlOf={urlOf} />
+        </Live>
         {canWrite ? (
           <form method="post" action={`${base}/events/${eventId}/replay`} data-testid="replay" class="replay">
             <h3>Replay</h3>
@@ -214,4 +232,19 @@ relayEventPages.post("/relay/sources/:source_id/events/:event_id/replay", async 
     if (error instanceof ApiError && error.code === "validation") return eventPage(c, { errors: error.details }, 422);
     throw error;
   }
+});
+
+// The deliveries part alone, refreshed by the page while an attempt is pending (client/live.ts).
+relayEventPages.get("/relay/sources/:source_id/events/:event_id/deliveries", async (c) => {
+  const teamId = c.get("consoleTeam").id;
+  const sourceId = c.req.param("source_id");
+  const eventId = c.req.param("event_id");
+  const [destinations, event] = await Promise.all([listDestinations(c.env, teamId, sourceId), getEvent(c.env, teamId, sourceId, eventId)]);
+  const deliveries = [...event.deliveries].reverse();
+  return fragment(
+    c,
+    <Live url={teamPath(c, `relay/sources/${sourceId}/events/${eventId}/deliveries`)} pending={isPending(deliveries)} testid="deliveries">
+      <Deliveries status={event.delivery_status} deliveries={deliveries} urlOf={new Map(destinations.map((d) => [d.id, d.url]))} />
+    </Live>,
+  );
 });

@@ -8,11 +8,10 @@ import { ApiError, zodDetails } from "../../../platform/errors";
 import { csvAttachment } from "../../../platform/csv";
 import { exportResponsesCsv } from "../survey-export.service";
 import { responsesPage, summaryOf } from "../survey-results.service";
-import { listQuestionRows, loadSurvey } from "../surveys.queries";
+import { listQuestionRows, listSectionRows, loadSurvey } from "../surveys.queries";
 import { getDb } from "../../../db/client";
 import { CreateSurveyBody } from "../surveys.schemas";
 import { createSurvey, listSurveys, setStatus, surveyView } from "../surveys.service";
-import { BarChart, ColumnChart, SplitBar, type Datum } from "../../../console/charts";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
@@ -20,7 +19,10 @@ import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/sess
 import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
 import { questionView } from "../survey-questions.service";
-import { BUILDER_NOTICES, QuestionBuilder, surveyBuilderPages, type BuilderQuestion } from "./survey-builder";
+import { surveyBuilderPages } from "./survey-builder";
+import { BUILDER_NOTICES, QuestionBuilder, type BuilderQuestion } from "./survey-builder-view";
+import { answerText, QuestionChart, recentAnswers, type QuestionSummary } from "./survey-results-view";
+import { surveySettingsPages } from "./survey-settings";
 
 export const surveysPages = new Hono<ConsoleEnv>();
 
@@ -47,7 +49,7 @@ surveysPages.get("/surveys", async (c) => {
   const curl = `curl -X POST ${api}/surveys \\\n  -H "Authorization: Bearer $EDP_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"name": "Customer NPS", "slug": "customer-nps"}'`;
   return page(
     c,
-    { title: "Surveys", active: "surveys", notices: { created: "Survey created." } },
+    { title: "Surveys", active: "surveys", notices: { created: "Survey created.", deleted: "The survey was deleted with its questions and responses." } },
     list.data.length === 0 && list.pagination.page === 1 ? (
       <section class="section empty-state">
         <h2>Create your first survey</h2>
@@ -128,131 +130,12 @@ for (const action of ["activate", "close"] as const) {
 }
 
 surveysPages.route("/", surveyBuilderPages);
+surveysPages.route("/", surveySettingsPages);
 
 surveysPages.get("/surveys/:survey_id/responses.csv", async (c) => {
   const csv = await exportResponsesCsv(c.env, c.get("consoleTeam").id, c.req.param("survey_id"));
   return csvAttachment(csv.filename, csv.body);
 });
-
-type QuestionSummary = Record<string, unknown> & { question_id: string; type: string; title: string; answered: number };
-
-/** The chart (or words) that summarise one question's answers. */
-function QuestionChart(props: { q: QuestionSummary; recent: string[] }) {
-  const { q } = props;
-  const id = `q-${q.question_id}`;
-  if (q.answered === 0) return <p class="muted">No answers yet.</p>;
-  const entries = (o: unknown): Datum[] => Object.entries((o ?? {}) as Record<string, number>).map(([label, value]) => ({ label, value }));
-  switch (q.type) {
-    case "choice":
-    case "multi_choice":
-      return <BarChart id={id} title={`Answers to “${q.title}”`} data={entries(q.counts)} />;
-    case "ranking":
-      return <BarChart id={id} title={`First choices for “${q.title}”`} data={entries(q.first_choice_counts)} />;
-    case "yes_no":
-      return (
-        <BarChart
-          id={id}
-          title={`Yes and no answers to “${q.title}”`}
-          data={[
-            { label: "Yes", value: Number(q.yes) },
-            { label: "No", value: Number(q.no) },
-          ]}
-        />
-      );
-    case "nps": {
-      const split: Datum[] = [
-        { label: "Promoters (9–10)", value: Number(q.promoters), tone: "promoters" },
-        { label: "Passives (7–8)", value: Number(q.passives), tone: "passives" },
-        { label: "Detractors (0–6)", value: Number(q.detractors), tone: "detractors" },
-      ];
-      const tone = (v: number) => (v >= 9 ? "promoters" : v >= 7 ? "passives" : "detractors");
-      return (
-        <>
-          <p>
-            <span class="big-number" data-testid="nps-score">
-              {q.nps === null ? "–" : String(q.nps)}
-            </span>{" "}
-            <span class="muted">NPS (promoters minus detractors, in % of answers)</span>
-          </p>
-          <SplitBar id={`${id}-split`} title={`Promoters, passives and detractors for “${q.title}”`} data={split} />
-          <ColumnChart id={id} title={`Scores given to “${q.title}”`} data={entries(q.distribution).map((d) => ({ ...d, tone: tone(Number(d.label)) }))} />
-        </>
-      );
-    }
-    case "rating":
-    case "scale":
-    case "slider":
-      return (
-        <>
-          <p>
-            <span class="big-number">{q.average === null ? "–" : String(q.average)}</span> <span class="muted">average</span>
-          </p>
-          {Object.keys((q.distribution ?? {}) as object).length <= 21 ? (
-            <ColumnChart id={id} title={`Scores given to “${q.title}”`} data={entries(q.distribution)} />
-          ) : null}
-        </>
-      );
-    case "matrix": {
-      const counts = (q.counts ?? {}) as Record<string, Record<string, number>>;
-      const columns = Object.keys(Object.values(counts)[0] ?? {});
-      return (
-        <TableWrap label={`Answers to “${q.title}” per row`}>
-          <table>
-            <caption class="skip">{`Answers to “${q.title}” per row`}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Row</th>
-                {columns.map((col) => (
-                  <th scope="col">{col}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {Object.entries(counts).map(([row, cols]) => (
-                <tr>
-                  <th scope="row">{row}</th>
-                  {columns.map((col) => (
-                    <td>{cols[col] ?? 0}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      );
-    }
-    default:
-      return (
-        <>
-          <p class="muted small">Latest answers (all of them are in the CSV export):</p>
-          <ul class="text-answers">
-            {props.recent.map((text) => (
-              <li>{text.length > 280 ? `${text.slice(0, 279)}…` : text}</li>
-            ))}
-          </ul>
-        </>
-      );
-  }
-}
-
-/** The latest answers to a question among the responses shown (newest first), at most five. */
-function recentAnswers(rows: Array<{ answers: Record<string, { value: unknown }> }>, questionId: string): string[] {
-  return rows
-    .map((r) => answerText(r.answers[questionId]?.value))
-    .filter(Boolean)
-    .slice(0, 5);
-}
-
-/** An answer as one short line of the responses table. */
-function answerText(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (Array.isArray(value)) return value.join(", ");
-  if (typeof value === "object")
-    return Object.entries(value)
-      .map(([k, v]) => `${k}: ${String(v)}`)
-      .join(", ");
-  return String(value);
-}
 
 surveysPages.get("/surveys/:survey_id", async (c) => {
   const teamId = c.get("consoleTeam").id;
@@ -264,7 +147,12 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
   const db = getDb(c.env.DB);
   const row = await loadSurvey(db, teamId, id);
   const questionRows = listQuestionRows(db, row);
-  const [questionList, summary, responses] = await Promise.all([questionRows, summaryOf(c.env, row, questionRows), responsesPage(c.env, row, query)]);
+  const [questionList, summary, responses, sections] = await Promise.all([
+    questionRows,
+    summaryOf(c.env, row, questionRows),
+    responsesPage(c.env, row, query),
+    listSectionRows(db, row),
+  ]);
   const survey = { ...surveyView(row), questions: questionList };
   const origin = settings(c.env).appOrigin;
   const hosted = `${origin}/s/${survey.slug}`;
@@ -282,6 +170,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
         created: "Survey created. Add its questions below, then activate it.",
         ...BUILDER_NOTICES,
         activated: "The survey is active and accepts responses.",
+        duplicated: "This is a draft copy of the survey, with its sections, questions and settings.",
         closed: "The survey is closed: new responses cannot start.",
       },
     },
@@ -305,6 +194,11 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
               Close survey
             </button>
           </form>
+        ) : null}
+        {canWrite(c) ? (
+          <a class="button secondary small" href={`${base}/settings`} data-testid="survey-settings-link">
+            Settings
+          </a>
         ) : null}
       </div>
       <div class="stats">
@@ -338,7 +232,7 @@ surveysPages.get("/surveys/:survey_id", async (c) => {
         <CopyBlock id="embed-snippet" text={embed} label="Copy snippet" />
       </section>
 
-      <QuestionBuilder base={base} questions={survey.questions.map(questionView) as BuilderQuestion[]} writer={canWrite(c)} />
+      <QuestionBuilder base={base} questions={survey.questions.map(questionView) as BuilderQuestion[]} sections={sections} writer={canWrite(c)} />
 
       <section class="section" aria-labelledby="summary-title">
         <h2 id="summary-title">Summary</h2>
