@@ -146,6 +146,7 @@ export function InsightsSection(props: {
                     figcaption={false}
                     column="Hour (UTC)"
                     empty="No evaluations in the last 24 hours"
+                    summary={`Evaluations serving ${t.label} per hour in ${environment}: ${formatNumber(t.value)} evaluations in the last 24 hours`}
                     tickEvery={6}
                     points={hours.map((h) => ({ label: `${h.replace("T", " ")}:00 UTC`, tick: `${h.slice(11)}h`, value: byVariant.get(t.label)?.get(h) ?? 0 }))}
                   />
