@@ -55,24 +55,10 @@ describe("a product is a folder", () => {
 });
 
 /**
- * The files older than the rules, with what they still hold: SQL statements written outside a
- * `*.queries.ts`, and product files over 400 lines. Each number may only go down (lower it when a
- * statement moves or a file shrinks; remove the line at zero); no other file may join.
+ * The product files older than the 400-line rule, with their length: each number may only go down
+ * (lower it when a file shrinks; remove the line once it is under 400); no other file may join.
+ * SQL has no such list: every statement is in a `*.queries.ts`.
  */
-const SQL_OUTSIDE_QUERIES: Record<string, number> = {
-  "src/platform/rate-limit/durable-object.ts": 32,
-  "src/products/logs/store/log-store.ts": 10,
-  "src/products/push/push.migrate.ts": 4,
-  "src/products/push/store/push-store.reads.ts": 4,
-  "src/products/push/store/push-store.ts": 19,
-  "src/products/push/store/push-store.upkeep.ts": 4,
-  "src/products/relay/relay.migrate.ts": 7,
-  "src/products/relay/store/relay-store.rows.ts": 2,
-  "src/products/relay/store/relay-store.ts": 6,
-  "src/products/surveys/store/survey-store.ts": 12,
-  "src/products/surveys/surveys.migrate.ts": 6,
-  "src/products/surveys/surveys.publish.ts": 2,
-};
 // The console pages grew with the console's forms (issue 43: alerts, findings, the survey builder)
 // and audit scans; each is to be split as relay.tsx was (its event page apart). Not one may grow.
 const LONG_PRODUCT_FILES: Record<string, number> = {
@@ -80,7 +66,6 @@ const LONG_PRODUCT_FILES: Record<string, number> = {
   "src/products/mail/console/mail.tsx": 469,
   "src/products/relay/console/relay.tsx": 420,
   "src/products/audit/console/audit.tsx": 524,
-  "src/products/relay/store/relay-store.ts": 560,
   "src/products/surveys/console/surveys.tsx": 415,
   "src/products/surveys/console/survey-builder.tsx": 412,
 };
@@ -103,13 +88,17 @@ describe("SQL text only in *.queries.ts, no product file over 400 lines", () => 
     expect(longProductFiles(tree)).toEqual(["src/products/a/long.ts (401 lines)"]);
   });
 
-  it("no file writes SQL outside *.queries.ts beyond the older ones listed, and those hold no more than listed", () => {
-    const counts: Record<string, number> = {};
-    for (const found of sqlOutsideQueries(SOURCES)) {
-      const file = found.slice(0, found.indexOf(": "));
-      counts[file] = (counts[file] ?? 0) + 1;
-    }
-    for (const [file, count] of Object.entries(counts)) expect(count, file).toBeLessThanOrEqual(SQL_OUTSIDE_QUERIES[file] ?? 0);
+  it("no file writes SQL outside *.queries.ts: D1's prepare() and a Durable Object's exec() take statements from a *.queries.ts", () => {
+    expect(sqlOutsideQueries(SOURCES)).toEqual([]);
+  });
+
+  it("would find the SQL of a real *.queries.ts under another name (the scan reads the files it exempts)", () => {
+    const queries = "src/products/push/push.queries.ts";
+    expect(SOURCES[queries]).toBeDefined();
+    expect(sqlOutsideQueries({ "src/products/push/push.moved.ts": SOURCES[queries]! })).toEqual([
+      'src/products/push/push.moved.ts: prepare("UPDATE push_notifications SET fanout_token…")',
+    ]);
+    expect(sqlOutsideQueries({ [queries]: SOURCES[queries]! })).toEqual([]);
   });
 
   it("no product file is over 400 lines beyond the older ones listed, and those are no longer than listed", () => {
