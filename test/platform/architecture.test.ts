@@ -71,16 +71,18 @@ const LONG_PRODUCT_FILES: Record<string, number> = {
 };
 
 describe("SQL text only in *.queries.ts, no product file over 400 lines", () => {
-  it("finds SQL handed to prepare() or written in exec() outside *.queries.ts, and long product files, in a made-up tree", () => {
+  it("finds SQL handed to prepare(), exec() or deleteInSteps() outside *.queries.ts, and long product files, in a made-up tree", () => {
     const tree = {
       "src/products/a/a.service.ts": 'db.prepare("SELECT id FROM a WHERE x = ?").bind(1);\nstmt.prepare(QUERY);',
       "src/products/a/store/a-store.ts":
         'this.sql.exec(`DELETE FROM b WHERE t < ?`, t);\nthis.sql.exec(DELETE_OLD, t);\nsql.exec<Row & Record<string, V>>(\n  "SELECT changes() AS n");',
       "src/products/a/a.queries.ts": 'export const QUERY = "SELECT 1";\ndb.prepare("SELECT 2");',
+      "src/products/a/a.cron.ts": 'deleteInSteps(env.DB, "DELETE FROM a WHERE rowid IN (SELECT 1)", []);\ndeleteInSteps(env.DB, DELETE_OLD, []);',
       "src/products/a/long.ts": "x\n".repeat(401),
       "src/platform/long.ts": "x\n".repeat(500),
     };
     expect(sqlOutsideQueries(tree)).toEqual([
+      'src/products/a/a.cron.ts: deleteInSteps("DELETE FROM a WHERE…")',
       'src/products/a/a.service.ts: prepare("SELECT id FROM a…")',
       'src/products/a/store/a-store.ts: exec("DELETE FROM b WHERE…")',
       'src/products/a/store/a-store.ts: exec("SELECT changes() AS n…")',
@@ -88,7 +90,7 @@ describe("SQL text only in *.queries.ts, no product file over 400 lines", () => 
     expect(longProductFiles(tree)).toEqual(["src/products/a/long.ts (401 lines)"]);
   });
 
-  it("no file writes SQL outside *.queries.ts: D1's prepare() and a Durable Object's exec() take statements from a *.queries.ts", () => {
+  it("no file writes SQL outside *.queries.ts: D1's prepare(), a Durable Object's exec() and the retention runner take statements from a *.queries.ts", () => {
     expect(sqlOutsideQueries(SOURCES)).toEqual([]);
   });
 

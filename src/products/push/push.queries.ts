@@ -35,3 +35,6 @@ export const DELETE_LEGACY_SUBSCRIBERS = "DELETE FROM push_subscribers WHERE id 
 /** Deletes the legacy delivery rows moved (?1 a JSON array of [notification id, subscriber id]). */
 export const DELETE_LEGACY_DELIVERIES =
   "DELETE FROM push_deliveries WHERE (notification_id, subscriber_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))";
+
+/** Retention's step (deleteInSteps): up to ?2 notification rows made before ?1 (their delivery rows go on the app store's alarm). */
+export const DELETE_OLD_NOTIFICATIONS = "DELETE FROM push_notifications WHERE id IN (SELECT id FROM push_notifications WHERE created_at < ?1 LIMIT ?2)";

@@ -132,3 +132,13 @@ export const LEGACY_SUMMARY_TABLES = ["survey_summary_values", "survey_summary_e
 export function deleteLegacySummarySql(table: (typeof LEGACY_SUMMARY_TABLES)[number]): string {
   return `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} LIMIT ?1)`;
 }
+
+// Retention's steps (surveys.cron.ts, deleteInSteps): ?1 the cutoff, ?2 the step's rows.
+
+/** Finished webhook deliveries made before ?1. */
+export const DELETE_OLD_DELIVERIES =
+  "DELETE FROM survey_webhook_deliveries WHERE id IN (SELECT id FROM survey_webhook_deliveries WHERE created_at < ?1 AND status <> 'pending' LIMIT ?2)";
+
+/** Completion keys made before ?1. */
+export const DELETE_OLD_COMPLETION_KEYS =
+  "DELETE FROM survey_completions WHERE response_id IN (SELECT response_id FROM survey_completions WHERE created_at < ?1 LIMIT ?2)";
