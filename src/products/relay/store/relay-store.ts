@@ -6,7 +6,10 @@
 // driver and applied when the object starts. Every method is an RPC of the Worker; times come from
 // the caller (the platform clock), except the alarm, which runs on real time: retention (the
 // source's retention_days, and a byte budget under the object's 10 GB), and the re-queue of
-// deliveries whose queue message was lost (the store knows its own due work).
+// deliveries whose queue message was lost (the store knows its own due work). Ingest also counts
+// the source's forwards per minute (the forward cap, relay README). The object keeps the calls and
+// their transactions; its SQL is relay-store.queries.ts's, its reads relay-store.reads.ts's, the
+// claim relay-store.claims.ts's and the alarm's bulk work relay-store.upkeep.ts's.
 import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
 import { eq, inArray } from "drizzle-orm";
