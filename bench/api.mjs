@@ -37,19 +37,24 @@ if (only && figures.length !== only.size) {
 const rows = [];
 let failed = 0;
 const started = performance.now();
-await withServer(async (server) => {
-  const ctx = { ...server, load, median, rounds, duration, connections };
-  for (const figure of figures) {
-    const t = performance.now();
-    try {
-      rows.push(...(await figure.run(ctx)));
-      console.error(`figure ${figure.name}: ${((performance.now() - t) / 1000).toFixed(0)} s`);
-    } catch (error) {
-      failed++;
-      console.error(`figure ${figure.name} failed: ${error?.stack ?? error}`);
+// The relay figure sends thousands of events a minute to one source: its forward cap (600 a minute by
+// default) is lifted so the figure measures ingest, not refusals (the cap's count still runs).
+await withServer(
+  async (server) => {
+    const ctx = { ...server, load, median, rounds, duration, connections };
+    for (const figure of figures) {
+      const t = performance.now();
+      try {
+        rows.push(...(await figure.run(ctx)));
+        console.error(`figure ${figure.name}: ${((performance.now() - t) / 1000).toFixed(0)} s`);
+      } catch (error) {
+        failed++;
+        console.error(`figure ${figure.name} failed: ${error?.stack ?? error}`);
+      }
     }
-  }
-});
+  },
+  { vars: { RELAY_FORWARDS_PER_MINUTE: "100000000" } },
+);
 console.error(`whole run: ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 console.log(

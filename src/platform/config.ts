@@ -20,6 +20,7 @@ export const DEFAULTS = {
   SANDBOX_HOURLY_CAP: "50",
   SANDBOX_DAILY_CAP: "200",
   DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
+  RELAY_FORWARDS_PER_MINUTE: "600",
 } as const;
 
 type Vars = { [K in keyof typeof DEFAULTS]?: string };
@@ -46,6 +47,8 @@ export interface Settings {
   /** The team's sandbox caps (SANDBOX_HOURLY_CAP, SANDBOX_DAILY_CAP): every sandbox key of a team counts in them together. */
   sandboxCaps: SandboxCaps;
   dnsResolverUrl: string;
+  /** Deliveries one webhook relay source may create per minute at ingest (RELAY_FORWARDS_PER_MINUTE): past it the ingest answers 429. */
+  relayForwardsPerMinute: number;
 }
 
 /** A team's sandbox caps: emails per UTC hour and per UTC day, all its sandbox keys together. */
@@ -88,6 +91,7 @@ export function settings(env: Vars): Settings {
       daily: positiveInt(read("SANDBOX_DAILY_CAP"), DEFAULT_SANDBOX_CAPS.daily),
     },
     dnsResolverUrl: read("DNS_RESOLVER_URL"),
+    relayForwardsPerMinute: positiveInt(read("RELAY_FORWARDS_PER_MINUTE"), Number(DEFAULTS.RELAY_FORWARDS_PER_MINUTE)),
   };
   parsed.set(env, found);
   return found;

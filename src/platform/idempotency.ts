@@ -19,6 +19,7 @@ import { defineCron } from "./jobs/cron";
 import { decryptBytes, encryptBytes, isSealedBytes, toHex } from "./crypto";
 import { ApiError } from "./errors";
 import { cutoffIso, deleteInSteps } from "./retention";
+import { DELETE_OLD_IDEMPOTENCY_KEYS } from "./retention.queries";
 
 /** The request header (case-insensitive on the wire). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -295,9 +296,7 @@ async function gunzip(bytes: Uint8Array): Promise<ArrayBuffer> {
  * them (the claim takes an expired row over), so the job only reclaims space.
  */
 export async function idempotencyRetention(env: Env): Promise<number> {
-  return deleteInSteps(env.DB, "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ?1 LIMIT ?2)", [
-    cutoffIso(nowMs(), IDEMPOTENCY_TTL_HOURS / 24),
-  ]);
+  return deleteInSteps(env.DB, DELETE_OLD_IDEMPOTENCY_KEYS, [cutoffIso(nowMs(), IDEMPOTENCY_TTL_HOURS / 24)]);
 }
 
 /** Hourly: the idempotency keys' retention. */

@@ -24,3 +24,6 @@ export async function deleteInSteps(d1: D1Database, sql: string, params: unknown
 
 /** Daily usage counts of days before ?1 (`YYYY-MM-DD`), ?2 rows a step. */
 export const DELETE_OLD_DAILY_USAGE = "DELETE FROM usage_daily WHERE rowid IN (SELECT rowid FROM usage_daily WHERE day < ?1 LIMIT ?2)";
+
+/** Idempotency keys made before ?1, ?2 rows a step. */
+export const DELETE_OLD_IDEMPOTENCY_KEYS = "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ?1 LIMIT ?2)";

@@ -113,13 +113,17 @@ export function runtimeCycles(edges: Import[]): string[][] {
   return cycles.sort((a, b) => a.length - b.length);
 }
 
-/** SQL text handed to D1's `prepare("…")` or a Durable Object's `sql.exec("…")` outside `*.queries.ts`: file and statement start. */
+/**
+ * SQL text handed to D1's `prepare("…")`, a Durable Object's `sql.exec("…")` or the retention
+ * runner's `deleteInSteps(db, "…")` outside `*.queries.ts`: file and statement start.
+ */
 export function sqlOutsideQueries(sources: Sources): string[] {
   const found: string[] = [];
   const CALL = /\b(prepare|exec)(?:<(?:[^<>]|<[^<>]*>)*>)?\(\s*(["'`])([\s\S]*?)\2/g;
+  const STEPS = /\b(deleteInSteps)\(\s*[\w.]+\s*,\s*(["'`])([\s\S]*?)\2/g;
   for (const [path, text] of Object.entries(sources)) {
     if (path.endsWith(".queries.ts")) continue;
-    for (const m of text.matchAll(CALL)) {
+    for (const m of [...text.matchAll(CALL), ...text.matchAll(STEPS)]) {
       if (/^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|WITH|PRAGMA|REPLACE)\b/i.test(m[3]))
         found.push(`${path}: ${m[1]}("${m[3].trim().split(/\s+/).slice(0, 4).join(" ")}…")`);
     }

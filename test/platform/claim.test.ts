@@ -10,14 +10,9 @@ import { getDb } from "../../src/db/client";
 import { auditReports, teams } from "../../src/db/schema";
 import type { Env } from "../../src/env";
 import { isoSeconds, setClock } from "../../src/platform/clock";
-import { claim, claimSpec, CLAIMS, secondsLeft } from "../../src/platform/jobs/claim";
-import { deliveriesOf } from "../../src/platform/jobs/queues";
+import { claim, claimSpec, secondsLeft } from "../../src/platform/jobs/claim";
+import { declaredQueues, defineQueue } from "../../src/platform/jobs/queues";
 import { declareSweep, sweep } from "../../src/platform/jobs/sweep";
-import { RETRY_SCHEDULE_SECONDS } from "../../src/products/relay/relay.retry";
-import { DELIVERY_TIMEOUT_MS as RELAY_TIMEOUT_MS } from "../../src/products/relay/relay.consumer";
-import { SEND_TIMEOUT_MS as PUSH_TIMEOUT_MS } from "../../src/products/push/push.consumer";
-import { DELIVERY_TIMEOUT_MS as SURVEY_TIMEOUT_MS } from "../../src/products/surveys/surveys.consumer";
-import { PROVIDER_TIMEOUT_MS as MAIL_TIMEOUT_MS } from "../../src/products/mail/mail.transport";
 import { insertReport } from "../products/audit/audit-helpers";
 
 afterEach(() => {
@@ -27,9 +22,11 @@ afterEach(() => {
 
 const T0 = Date.parse("2026-05-01T12:00:00Z");
 const MINUTE = 60_000;
-const SPEC = claimSpec("report-export", { from: ["queued"], inFlight: "exporting" });
+/** A claiming queue of the test's own (the lease and cap of audit exports): claimSpec reads the declaration. */
+const TEST_QUEUE = defineQueue({ name: "claim-test", binding: null, maxRetries: 5, claim: { leaseMs: 2 * 60_000, maxAttempts: null } });
+const SPEC = claimSpec(TEST_QUEUE, { from: ["queued"], inFlight: "exporting" });
 /** A product whose waiting status is also its in-flight one (mail, surveys). */
-const SAME_STATUS = claimSpec("mail-sends", { from: ["queued"], inFlight: "queued" });
+const SAME_STATUS = claimSpec(TEST_QUEUE, { from: ["queued"], inFlight: "queued" });
 const db = () => getDb(env.DB);
 
 async function newTeam(): Promise<string> {
@@ -203,14 +200,15 @@ describe("sweep", () => {
   });
 });
 
-describe("CLAIMS", () => {
-  it("every lease outlasts its product's outbound timeout, and the caps agree with their products and queues", () => {
-    expect(CLAIMS["webhook-deliveries"].leaseMs).toBeGreaterThan(RELAY_TIMEOUT_MS);
-    expect(CLAIMS["push-sends"].leaseMs).toBeGreaterThan(PUSH_TIMEOUT_MS);
-    expect(CLAIMS["survey-webhooks"].leaseMs).toBeGreaterThan(SURVEY_TIMEOUT_MS);
-    expect(CLAIMS["mail-sends"].leaseMs).toBeGreaterThan(MAIL_TIMEOUT_MS);
-    expect(CLAIMS["webhook-deliveries"].maxAttempts).toBe(RETRY_SCHEDULE_SECONDS.length);
-    expect(CLAIMS["survey-webhooks"].maxAttempts).toBe(deliveriesOf("survey-webhooks"));
+describe("claims declared with their queues", () => {
+  it("claimSpec takes the lease from the queue's declaration; every registered claiming queue has a lease and a cap of at least one attempt (or none)", () => {
+    expect(SPEC.leaseMs).toBe(TEST_QUEUE.claim.leaseMs);
+    const claiming = [...declaredQueues().values()].filter((queue) => queue.claim);
+    expect(claiming.length).toBeGreaterThan(0);
+    for (const queue of claiming) {
+      expect(queue.claim!.leaseMs, queue.name).toBeGreaterThan(0);
+      if (queue.claim!.maxAttempts !== null) expect(queue.claim!.maxAttempts, queue.name).toBeGreaterThanOrEqual(1);
+    }
   });
 
   it("migration 0018's conversion of ISO leases gives the clock's milliseconds", async () => {

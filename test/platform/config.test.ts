@@ -31,6 +31,7 @@ describe("settings", () => {
       sandboxDomain: DEFAULTS.SANDBOX_DOMAIN,
       sandboxCaps: { hourly: 50, daily: 200 },
       dnsResolverUrl: DEFAULTS.DNS_RESOLVER_URL,
+      relayForwardsPerMinute: 600,
     });
     expect(settings({ SANDBOX_HOURLY_CAP: "5", SANDBOX_DAILY_CAP: "nope" }).sandboxCaps).toEqual({ hourly: 5, daily: 200 });
     expect(settings({ APP_URL: "", MAIL_TRANSPORT: "" })).toMatchObject({ appUrl: DEFAULTS.APP_URL, mailTransport: "outbox" });

@@ -5,7 +5,8 @@
 // the attempt and takes a lease. Of two consumers claiming the same row at once exactly one gets
 // it, and a consumer that dies mid-way gives the row back when its lease ends. Products keep their
 // own status names (some are API-visible) and pass them in; the lease of each queue and its
-// attempt cap live in CLAIMS below, the one place they are set.
+// attempt cap are declared once, with the queue (`defineQueue`'s `claim`, in the product's
+// `*.messages.ts`), and read from there: the platform names no product queue.
 //
 // `lease_until` is an INTEGER of milliseconds since the epoch in every table. Why ms and not ISO
 // text: the lease is compared with now on every claim and never shown by an API, a number compares
@@ -16,26 +17,7 @@ import { and, eq, inArray, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable, SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
 import { nowMs } from "../clock";
-
-/**
- * Each claiming queue's lease (how long a claimed row belongs to its consumer: longer than one
- * attempt's outbound timeout, so a live consumer never loses its row) and attempt cap (attempts of
- * one row before it is `failed`; from QUEUES where it is every delivery the queue makes).
- */
-export const CLAIMS = {
-  /** Relay: 15 s delivery timeout + 15 s; 8 attempts, the length of relay.retry.ts's schedule (a test holds both). */
-  "webhook-deliveries": { leaseMs: 30_000, maxAttempts: 8 },
-  /** Mail: 2 minutes, the provider call's timeout and more; 5 sends of one message. */
-  "mail-sends": { leaseMs: 120_000, maxAttempts: 5 },
-  /** Push: a chunk of 25 sends with a 10 s timeout each, in parallel; 5 sends per subscriber. */
-  "push-sends": { leaseMs: 5 * 60_000, maxAttempts: 5 },
-  /** Survey webhooks: well beyond the 10 s request timeout; every delivery the queue makes (max_retries 8, plus the first; a test holds both). */
-  "survey-webhooks": { leaseMs: 60_000, maxAttempts: 9 },
-  /** Audit exports: one render and one R2 put; a failed render is final, so no cap. */
-  "report-export": { leaseMs: 2 * 60_000, maxAttempts: null },
-  /** Audit scans: the fetch ends within 10 s, the grade and the findings write follow; 5 claims of one scan. */
-  "audit-scans": { leaseMs: 60_000, maxAttempts: 5 },
-} as const satisfies Partial<Record<string, { leaseMs: number; maxAttempts: number | null }>>;
+import type { QueueClaim, QueueDeclaration } from "./queues";
 
 /** A table with the standard claim columns. */
 export type ClaimTable = SQLiteTable & { status: SQLiteColumn; attempts: SQLiteColumn; leaseUntil: SQLiteColumn };
@@ -49,9 +31,9 @@ export interface ClaimSpec {
   leaseMs: number;
 }
 
-/** The claim spec of `queue`'s rows with the product's status names. */
-export function claimSpec(queue: keyof typeof CLAIMS, statuses: { from: readonly string[]; inFlight: string }): ClaimSpec {
-  return { ...statuses, leaseMs: CLAIMS[queue].leaseMs };
+/** The claim spec of `queue`'s rows (a queue declared with its `claim`) with the product's status names. */
+export function claimSpec(queue: QueueDeclaration & { claim: QueueClaim }, statuses: { from: readonly string[]; inFlight: string }): ClaimSpec {
+  return { ...statuses, leaseMs: queue.claim.leaseMs };
 }
 
 /** No live lease at `at` (ms): none was taken, it was released, or it has ended. */

@@ -1,7 +1,8 @@
 // How a queue is declared: the name wrangler.toml declares it with, the binding that produces to
-// it, and how many times the runtime delivers one message (max_retries + 1). Each product declares
-// its queues with `defineQueue` in its leaf `*.messages.ts` and lists them in its definition;
-// consumers take their attempt caps from the declaration, and a test holds every declared queue
+// it, how many times the runtime delivers one message (max_retries + 1), and, for a queue whose
+// consumer claims rows (jobs/claim.ts), its lease and attempt cap. Each product declares its queues
+// with `defineQueue` in its leaf `*.messages.ts` and lists them in its definition; consumers take
+// their leases and attempt caps from the declaration, and a test holds every declared queue
 // against wrangler.toml, so a changed max_retries cannot silently disagree with the consumer that
 // counts on it.
 import type { Env } from "../../env";
@@ -11,15 +12,26 @@ import { catalog } from "../products";
 /** A binding of Env that produces to a queue (products add theirs to Env by module augmentation). */
 export type QueueBinding = { [K in keyof Env]: Env[K] extends Queue ? K : never }[keyof Env];
 
-/** A queue: wrangler.toml's name, the producer binding (null when nothing produces to it) and its max_retries (null: Cloudflare's default). */
+/**
+ * How a claiming queue's rows are claimed (jobs/claim.ts): the lease (how long a claimed row belongs
+ * to its consumer: longer than one attempt's outbound timeout, so a live consumer never loses its
+ * row) and the attempt cap (attempts of one row before it is `failed`; null: no cap).
+ */
+export interface QueueClaim {
+  readonly leaseMs: number;
+  readonly maxAttempts: number | null;
+}
+
+/** A queue: wrangler.toml's name, the producer binding (null when nothing produces to it), its max_retries (null: Cloudflare's default) and, when its consumer claims rows, its claim. */
 export interface QueueDeclaration<B extends QueueBinding | null = QueueBinding | null> {
   readonly name: string;
   readonly binding: B;
   readonly maxRetries: number | null;
+  readonly claim?: QueueClaim;
 }
 
 /** Declares a queue (in a product's `*.messages.ts`, beside its message schema). */
-export function defineQueue<const B extends QueueBinding | null>(queue: QueueDeclaration<B>): QueueDeclaration<B> {
+export function defineQueue<const Q extends QueueDeclaration>(queue: Q): Q {
   return queue;
 }
 

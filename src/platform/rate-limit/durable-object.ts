@@ -13,12 +13,14 @@
 // durable record, the object the exact and fast one. A lost object comes back from the last
 // roll-up (see docs/RATE-LIMITS.md). A key that stops being used (an IP seen once) must not keep
 // its rows forever: once no window is current for IDLE_MS and nothing is left to roll up, the
-// alarm deletes the object's storage (docs/ARCHITECTURE.md "Retention").
+// alarm deletes the object's storage (docs/ARCHITECTURE.md "Retention"). Its SQL is
+// rate-limiter.queries.ts's: constant statements, each prepared by the runtime as before.
 import { log, withLogScope } from "../log";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
 import { readRolledUp, rollUp, type DailyUsage } from "../usage/rollup";
+import * as SQL from "./rate-limiter.queries";
 
 /** Two windows without a new one: whatever the object holds can no longer be current. */
 export const IDLE_MS = 2 * WINDOW_SECONDS * 1000;
@@ -80,23 +82,19 @@ export class RateLimiter extends DurableObject<Env> {
     this.seededMonths = null;
     this.windows.clear();
     this.monthRead = null;
-    this.sql.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, start INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (name, start))");
-    this.sql.exec("CREATE TABLE IF NOT EXISTS seen (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)");
+    this.sql.exec(SQL.CREATE_COUNTERS);
+    this.sql.exec(SQL.CREATE_SEEN);
     // The meter: units per service and month, per day and service, each with a dirty mark until
     // the roll-up wrote it; `months` lists the months seeded from D1, with the team they belong to.
-    this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS usage (service TEXT NOT NULL, period TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (service, period))",
-    );
-    this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS daily (day TEXT NOT NULL, service TEXT NOT NULL, used REAL NOT NULL, dirty INTEGER NOT NULL, PRIMARY KEY (day, service))",
-    );
-    this.sql.exec("CREATE TABLE IF NOT EXISTS months (period TEXT PRIMARY KEY, team_id TEXT NOT NULL)");
+    this.sql.exec(SQL.CREATE_USAGE);
+    this.sql.exec(SQL.CREATE_DAILY);
+    this.sql.exec(SQL.CREATE_MONTHS);
     // Objects written before named counters kept one unnamed counter in `windows`: carry its
     // current count over once, so a deploy does not hand every team a fresh window.
-    const legacy = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'windows'").toArray().length > 0;
+    const legacy = this.sql.exec(SQL.HAS_LEGACY_WINDOWS).toArray().length > 0;
     if (legacy) {
-      this.sql.exec("INSERT OR IGNORE INTO counters (name, start, count) SELECT '', start, count FROM windows");
-      this.sql.exec("DROP TABLE windows");
+      this.sql.exec(SQL.COPY_LEGACY_WINDOWS);
+      this.sql.exec(SQL.DROP_LEGACY_WINDOWS);
     }
   }
 
@@ -110,8 +108,8 @@ export class RateLimiter extends DurableObject<Env> {
    * idle time longer than IDLE_MS once a counter with longer windows was counted here.
    */
   private touch(idleMs: number = IDLE_MS): void {
-    this.sql.exec("INSERT OR REPLACE INTO seen (id, at) VALUES (1, ?)", Date.now());
-    if (idleMs > IDLE_MS) this.sql.exec("INSERT INTO seen (id, at) VALUES (2, ?) ON CONFLICT DO UPDATE SET at = MAX(at, excluded.at)", idleMs);
+    this.sql.exec(SQL.TOUCH_SEEN, Date.now());
+    if (idleMs > IDLE_MS) this.sql.exec(SQL.KEEP_LONGER_IDLE, idleMs);
     void this.ctx.storage.getAlarm().then((alarm) => {
       if (alarm === null) return this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
     });
@@ -214,25 +212,15 @@ export class RateLimiter extends DurableObject<Env> {
       // A seeded count never lowers one this object holds (it may hold the month from before a
       // deleteAll it survived only in D1): the larger of the two wins.
       for (const [service, value] of Object.entries(used)) {
-        this.sql.exec(
-          "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 0) ON CONFLICT DO UPDATE SET used = MAX(used, excluded.used)",
-          service,
-          period,
-          value,
-        );
+        this.sql.exec(SQL.SEED_USAGE, service, period, value);
       }
       for (const row of daily) {
-        this.sql.exec(
-          "INSERT INTO daily (day, service, used, dirty) VALUES (?, ?, ?, 0) ON CONFLICT DO UPDATE SET used = MAX(used, excluded.used)",
-          row.day,
-          row.service,
-          row.used,
-        );
+        this.sql.exec(SQL.SEED_DAILY, row.day, row.service, row.used);
       }
       // Months before the previous one are finished and rolled up: keep only what can be read.
-      this.sql.exec("DELETE FROM usage WHERE period < ? AND dirty = 0", previousMonth(period));
-      this.sql.exec("DELETE FROM daily WHERE day < ? AND dirty = 0", `${previousMonth(period)}-01`);
-      this.sql.exec("INSERT OR REPLACE INTO months (period, team_id) VALUES (?, ?)", period, teamId);
+      this.sql.exec(SQL.FORGET_OLD_USAGE, previousMonth(period));
+      this.sql.exec(SQL.FORGET_OLD_DAILY, `${previousMonth(period)}-01`);
+      this.sql.exec(SQL.MARK_MONTH_SEEDED, period, teamId);
       this.monthRead = null;
       this.seededMonths?.add(period);
       this.touch();
@@ -244,7 +232,7 @@ export class RateLimiter extends DurableObject<Env> {
   private seeded(period: string): boolean {
     this.seededMonths ??= new Set(
       this.sql
-        .exec<{ period: string }>("SELECT period FROM months")
+        .exec<{ period: string }>(SQL.SELECT_SEEDED_PERIODS)
         .toArray()
         .map((row) => row.period),
     );
@@ -255,14 +243,9 @@ export class RateLimiter extends DurableObject<Env> {
   private monthUsage(period: string): Pick<UsageSnapshot, "used" | "daily"> {
     if (this.monthRead?.period === period) return this.monthRead.usage;
     const used: Record<string, number> = {};
-    for (const row of this.sql.exec<{ service: string; used: number }>("SELECT service, used FROM usage WHERE period = ?", period))
-      used[row.service] = row.used;
+    for (const row of this.sql.exec<{ service: string; used: number }>(SQL.SELECT_MONTH_USAGE, period)) used[row.service] = row.used;
     const daily = this.sql
-      .exec<{ day: string; service: string; used: number }>(
-        "SELECT day, service, used FROM daily WHERE day >= ? AND day < ? AND used > 0 ORDER BY day, service",
-        `${period}-01`,
-        `${period}-32`,
-      )
+      .exec<{ day: string; service: string; used: number }>(SQL.SELECT_MONTH_DAILY, `${period}-01`, `${period}-32`)
       .toArray()
       .map((row) => ({ day: row.day, service: row.service, used: row.used }));
     this.monthRead = { period, usage: { used, daily } };
@@ -292,7 +275,7 @@ export class RateLimiter extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Date.now() + ROLLUP_MS);
       return;
     }
-    const rows = this.sql.exec<{ id: number; at: number }>("SELECT id, at FROM seen").toArray();
+    const rows = this.sql.exec<{ id: number; at: number }>(SQL.SELECT_SEEN).toArray();
     const seen = rows.find((row) => row.id === 1)?.at ?? 0;
     const idleMs = rows.find((row) => row.id === 2)?.at ?? IDLE_MS;
     if (Date.now() - seen < idleMs) {
@@ -309,12 +292,12 @@ export class RateLimiter extends DurableObject<Env> {
    * clears the marks of rows unchanged since. Returns whether something is still to be written.
    */
   async rollUpNow(): Promise<boolean> {
-    const months = this.sql.exec<{ service: string; period: string; used: number }>("SELECT service, period, used FROM usage WHERE dirty = 1").toArray();
-    const days = this.sql.exec<{ day: string; service: string; used: number }>("SELECT day, service, used FROM daily WHERE dirty = 1").toArray();
+    const months = this.sql.exec<{ service: string; period: string; used: number }>(SQL.SELECT_DIRTY_USAGE).toArray();
+    const days = this.sql.exec<{ day: string; service: string; used: number }>(SQL.SELECT_DIRTY_DAILY).toArray();
     if (months.length === 0 && days.length === 0) return false;
     const teams = new Map(
       this.sql
-        .exec<{ period: string; team_id: string }>("SELECT period, team_id FROM months")
+        .exec<{ period: string; team_id: string }>(SQL.SELECT_MONTHS)
         .toArray()
         .map((m) => [m.period, m.team_id]),
     );
@@ -327,9 +310,9 @@ export class RateLimiter extends DurableObject<Env> {
       return true;
     }
     // Calls that ran during the write changed rows again: those stay dirty for the next roll-up.
-    for (const m of months) this.sql.exec("UPDATE usage SET dirty = 0 WHERE service = ? AND period = ? AND used = ?", m.service, m.period, m.used);
-    for (const d of days) this.sql.exec("UPDATE daily SET dirty = 0 WHERE day = ? AND service = ? AND used = ?", d.day, d.service, d.used);
-    return this.sql.exec("SELECT 1 FROM usage WHERE dirty = 1 UNION ALL SELECT 1 FROM daily WHERE dirty = 1 LIMIT 1").toArray().length > 0;
+    for (const m of months) this.sql.exec(SQL.CLEAN_USAGE, m.service, m.period, m.used);
+    for (const d of days) this.sql.exec(SQL.CLEAN_DAILY, d.day, d.service, d.used);
+    return this.sql.exec(SQL.ANY_DIRTY).toArray().length > 0;
   }
 
   /** The count of a window without counting a request (tests and diagnostics). */
@@ -382,8 +365,7 @@ class Tally {
     let counter = this.counters.get(key);
     if (!counter) {
       const known = this.windows.get(name);
-      const row =
-        known?.start === start ? known : this.sql.exec<{ count: number }>("SELECT count FROM counters WHERE name = ? AND start = ?", name, start).toArray()[0];
+      const row = known?.start === start ? known : this.sql.exec<{ count: number }>(SQL.SELECT_COUNT, name, start).toArray()[0];
       counter = { name, start, count: row?.count ?? 0, fresh: !row, changed: false, idleMs: IDLE_MS };
       this.counters.set(key, counter);
     }
@@ -411,8 +393,8 @@ class Tally {
     const key = `${service}\u0000${period}\u0000${day}`;
     let units = this.units.get(key);
     if (!units) {
-      const month = this.sql.exec<{ used: number }>("SELECT used FROM usage WHERE service = ? AND period = ?", service, period).toArray()[0]?.used ?? 0;
-      const today = this.sql.exec<{ used: number }>("SELECT used FROM daily WHERE day = ? AND service = ?", day, service).toArray()[0]?.used ?? 0;
+      const month = this.sql.exec<{ used: number }>(SQL.SELECT_USED_IN_MONTH, service, period).toArray()[0]?.used ?? 0;
+      const today = this.sql.exec<{ used: number }>(SQL.SELECT_USED_ON_DAY, day, service).toArray()[0]?.used ?? 0;
       units = { service, period, day, month, today, changed: false };
       this.units.set(key, units);
     }
@@ -440,33 +422,18 @@ class Tally {
   write(): void {
     for (const units of this.units.values()) {
       if (!units.changed) continue;
-      this.sql.exec(
-        "INSERT INTO usage (service, period, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
-        units.service,
-        units.period,
-        units.month,
-      );
-      this.sql.exec(
-        "INSERT INTO daily (day, service, used, dirty) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET used = excluded.used, dirty = 1",
-        units.day,
-        units.service,
-        units.today,
-      );
+      this.sql.exec(SQL.WRITE_USAGE, units.service, units.period, units.month);
+      this.sql.exec(SQL.WRITE_DAILY, units.day, units.service, units.today);
       units.changed = false;
     }
     for (const counter of this.counters.values()) {
       if (!counter.changed) continue;
-      this.sql.exec(
-        "INSERT INTO counters (name, start, count) VALUES (?, ?, ?) ON CONFLICT(name, start) DO UPDATE SET count = excluded.count",
-        counter.name,
-        counter.start,
-        counter.count,
-      );
+      this.sql.exec(SQL.WRITE_COUNT, counter.name, counter.start, counter.count);
       if (counter.fresh) {
         // The first hit of a window: the counter's older windows are dead weight (it resets to zero
         // at rollover), so drop them now rather than on every hit; note when (real time, not the
         // callers' clock, which tests move) and look again once the window can no longer be current.
-        this.sql.exec("DELETE FROM counters WHERE name = ? AND start < ?", counter.name, counter.start);
+        this.sql.exec(SQL.DROP_OLDER_WINDOWS, counter.name, counter.start);
         this.touch(counter.idleMs);
       }
       const known = this.windows.get(counter.name);

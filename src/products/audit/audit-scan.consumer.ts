@@ -23,7 +23,7 @@ import { scanMessage, scansQueue, type ScanMessage } from "./audit-scan.messages
 import { recordScheduledGrade } from "./audit-scan-schedules.service";
 
 /** A scan waits `queued` and runs `running` (both API-visible). */
-const CLAIM = claimSpec("audit-scans", { from: ["queued"], inFlight: "running" });
+const CLAIM = claimSpec(scansQueue, { from: ["queued"], inFlight: "running" });
 
 export type ScanOutcome = "finished" | "failed" | "already_done" | "busy" | "missing";
 

@@ -7,11 +7,10 @@
 import type { Env } from "../../env";
 import { auditScans } from "../../db/schema/audit";
 import { nowIso, nowMs } from "../../platform/clock";
-import { CLAIMS } from "../../platform/jobs/claim";
 import { defineCron } from "../../platform/jobs/cron";
 import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps } from "../../platform/retention";
-import type { ScanMessage } from "./audit-scan.messages";
+import { scansQueue, type ScanMessage } from "./audit-scan.messages";
 import { DELETE_OLD_SCANS_STEP } from "./audit-scan.queries";
 import { runDueSchedules } from "./audit-scan-schedules.service";
 
@@ -46,7 +45,7 @@ export function requeueLostScans(env: Env) {
   return sweep(env, {
     ...lostScans,
     exhausted: {
-      maxAttempts: CLAIMS["audit-scans"].maxAttempts,
+      maxAttempts: scansQueue.claim.maxAttempts,
       set: { status: "failed", error: "the scan could not be run: every attempt ended without a result", finishedAt: at, updatedAt: at },
     },
   });

@@ -8,8 +8,11 @@ import { defineQueue } from "../../platform/jobs/queues";
 export const scanMessage = z.object({ scan_id: rowId, team_id: rowId });
 export type ScanMessage = z.infer<typeof scanMessage>;
 
-/** The queue of `ScanMessage` (wrangler.toml: max_retries = 5). */
-export const scansQueue = defineQueue({ name: "audit-scans", binding: "SCAN_QUEUE", maxRetries: 5 });
+/**
+ * The queue of `ScanMessage` (wrangler.toml: max_retries = 5). Its claim: the fetch ends within 10 s,
+ * the grade and the findings write follow, so a minute's lease; 5 claims of one scan.
+ */
+export const scansQueue = defineQueue({ name: "audit-scans", binding: "SCAN_QUEUE", maxRetries: 5, claim: { leaseMs: 60_000, maxAttempts: 5 } });
 
 // The producer binding carries the message type (wrangler's generated types know only `Queue`).
 declare module "../../env" {

@@ -5,7 +5,7 @@
 // over (the consumer that held it died). A render or R2 failure marks the record `failed`.
 import { log } from "../../platform/log";
 import { defineConsumer } from "../../platform/jobs/consume";
-import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
+import { claim, claimSpec } from "../../platform/jobs/claim";
 import { and, eq } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -17,9 +17,9 @@ import { exportMessage, type ExportMessage, exportQueue } from "./audit.messages
 import { objectKeyOf, reportView } from "./audit.service";
 
 /** How long a claim protects a record from being taken over by another delivery. */
-export const CLAIM_LEASE_MS = CLAIMS["report-export"].leaseMs;
+export const CLAIM_LEASE_MS = exportQueue.claim.leaseMs;
 /** A record waits `queued` and is claimed `exporting` (both API-visible). */
-const CLAIM = claimSpec("report-export", { from: ["queued"], inFlight: "exporting" });
+const CLAIM = claimSpec(exportQueue, { from: ["queued"], inFlight: "exporting" });
 
 export type ExportOutcome = "exported" | "already_done" | "busy" | "missing" | "failed";
 

@@ -8,7 +8,7 @@
 import { settings } from "../../platform/config";
 import { log } from "../../platform/log";
 import { defineConsumer, type Delivery } from "../../platform/jobs/consume";
-import { claim, claimSpec, CLAIMS } from "../../platform/jobs/claim";
+import { claim, claimSpec } from "../../platform/jobs/claim";
 import { and, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
@@ -24,11 +24,11 @@ import { mailQueueMessage, type MailQueueMessage, mailSendsQueue } from "./mail.
 export { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
 
 /** Delivery attempts of one message before it is marked `failed`. */
-export const MAX_ATTEMPTS = CLAIMS["mail-sends"].maxAttempts;
+export const MAX_ATTEMPTS = mailSendsQueue.claim.maxAttempts;
 /** A message stays `queued` (API-visible) while it is being sent: only the lease says it is held. */
-const CLAIM = claimSpec("mail-sends", { from: ["queued"], inFlight: "queued" });
+const CLAIM = claimSpec(mailSendsQueue, { from: ["queued"], inFlight: "queued" });
 /** Platform mail waits `pending` and is claimed `sending` (never shown by an API). */
-export const OUTBOX_CLAIM = claimSpec("mail-sends", { from: ["pending"], inFlight: "sending" });
+export const OUTBOX_CLAIM = claimSpec(mailSendsQueue, { from: ["pending"], inFlight: "sending" });
 
 /** Sandbox suspension: over the key's messages with an outcome in the last 7 days. */
 export const SUSPENSION = { windowDays: 7, minMessages: 10, bounceRate: 0.1, complaintRate: 0.05 } as const;

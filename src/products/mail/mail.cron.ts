@@ -12,7 +12,7 @@ import { defineCron } from "../../platform/jobs/cron";
 import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS, RETENTION_CHUNK, RETENTION_MAX_CHUNKS } from "../../platform/retention";
 import { bodyKey, deleteBodies } from "./mail.bodies";
-import { deleteEmailsById, expiredEmails } from "./mail.queries";
+import { DELETE_OLD_EMAIL_EVENTS, DELETE_OLD_PLATFORM_MAIL, deleteEmailsById, deleteOldCapWindowsSql, expiredEmails, SANDBOX_CAP_TABLES } from "./mail.queries";
 import { MAX_ATTEMPTS, OUTBOX_CLAIM } from "./mail.consumer";
 
 /** A message untouched for this long is considered lost by the queue. */
@@ -82,16 +82,10 @@ export async function mailRetention(env: Env): Promise<{ emails: number; events:
   const cutoff = cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS);
   const emailsDeleted = await deleteExpiredEmails(env, cutoff);
   // History rows of emails and platform mail alike; a message's history is never newer than its last status.
-  const events = await deleteInSteps(env.DB, "DELETE FROM email_events WHERE id IN (SELECT id FROM email_events WHERE created_at < ?1 LIMIT ?2)", [cutoff]);
-  const platform = await deleteInSteps(
-    env.DB,
-    "DELETE FROM platform_outbox WHERE id IN (SELECT id FROM platform_outbox WHERE created_at < ?1 AND status NOT IN ('pending', 'sending') LIMIT ?2)",
-    [cutoff],
-  );
+  const events = await deleteInSteps(env.DB, DELETE_OLD_EMAIL_EVENTS, [cutoff]);
+  const platform = await deleteInSteps(env.DB, DELETE_OLD_PLATFORM_MAIL, [cutoff]);
   // Sandbox cap counters of windows that are over (the day window is the longest).
-  for (const table of ["sandbox_cap_usage", "sandbox_team_cap_usage"]) {
-    await deleteInSteps(env.DB, `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE start < ?1 LIMIT ?2)`, [cutoffIso(nowMs(), 2)]);
-  }
+  for (const table of SANDBOX_CAP_TABLES) await deleteInSteps(env.DB, deleteOldCapWindowsSql(table), [cutoffIso(nowMs(), 2)]);
   return { emails: emailsDeleted, events, platform };
 }
 

@@ -12,8 +12,11 @@ export const mailQueueMessage = z.discriminatedUnion("type", [
 ]);
 export type MailQueueMessage = z.infer<typeof mailQueueMessage>;
 
-/** The queue of `MailQueueMessage` (wrangler.toml: max_retries = 5). */
-export const mailSendsQueue = defineQueue({ name: "mail-sends", binding: "MAIL_QUEUE", maxRetries: 5 });
+/**
+ * The queue of `MailQueueMessage` (wrangler.toml: max_retries = 5). Its claim: 2 minutes, the
+ * provider call's timeout and more (a test holds it); 5 sends of one message.
+ */
+export const mailSendsQueue = defineQueue({ name: "mail-sends", binding: "MAIL_QUEUE", maxRetries: 5, claim: { leaseMs: 120_000, maxAttempts: 5 } });
 
 // The producer binding carries the message type, so a producer sending anything else fails the
 // type-check (wrangler's generated types know only `Queue`).

@@ -85,3 +85,20 @@ export async function markBodiesMoved(d1: D1Database, ids: string[]): Promise<nu
     .run();
   return result.meta.changes;
 }
+
+// Retention's steps (mail.cron.ts, deleteInSteps): ?1 the cutoff, ?2 the step's rows.
+
+/** Status history rows (of emails and platform mail alike) made before ?1. */
+export const DELETE_OLD_EMAIL_EVENTS = "DELETE FROM email_events WHERE id IN (SELECT id FROM email_events WHERE created_at < ?1 LIMIT ?2)";
+
+/** Finished platform mail made before ?1. */
+export const DELETE_OLD_PLATFORM_MAIL =
+  "DELETE FROM platform_outbox WHERE id IN (SELECT id FROM platform_outbox WHERE created_at < ?1 AND status NOT IN ('pending', 'sending') LIMIT ?2)";
+
+/** The sandbox cap counters' tables: their windows that are over go. */
+export const SANDBOX_CAP_TABLES = ["sandbox_cap_usage", "sandbox_team_cap_usage"] as const;
+
+/** Windows of a sandbox cap counter's table that started before ?1. */
+export function deleteOldCapWindowsSql(table: (typeof SANDBOX_CAP_TABLES)[number]): string {
+  return `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE start < ?1 LIMIT ?2)`;
+}

@@ -3,14 +3,13 @@
 // cycle runs through the queue): its messages, the delay of a message whose first attempt the
 // request makes, and the enqueue (the message itself is in the leaf mail.messages.ts).
 import type { Env } from "../../env";
-import { CLAIMS } from "../../platform/jobs/claim";
 import { sendAll } from "../../platform/jobs/queues";
-import { mailQueueMessage, type MailQueueMessage } from "./mail.messages";
+import { mailQueueMessage, mailSendsQueue, type MailQueueMessage } from "./mail.messages";
 
 export { mailQueueMessage, type MailQueueMessage };
 
 /** How long a consumer holds a message it is sending. */
-export const LEASE_MS = CLAIMS["mail-sends"].leaseMs;
+export const LEASE_MS = mailSendsQueue.claim.leaseMs;
 
 /**
  * The delay of the queue message of an email whose first attempt the request makes: past the

@@ -16,7 +16,6 @@
 // replaces the token when it restarts a stalled chain, so a late original cannot start a second one.
 import { defineConsumer } from "../../platform/jobs/consume";
 import { sendAll } from "../../platform/jobs/queues";
-import { CLAIMS } from "../../platform/jobs/claim";
 import { discardBody, readCapped } from "../../platform/outbound";
 import { buildPushPayload } from "@block65/webcrypto-web-push";
 import { and, eq, sql } from "drizzle-orm";
@@ -36,10 +35,10 @@ export { pushQueueMessage, SEND_CHUNK, type PushQueueMessage } from "./push.mess
 /** Recipients written per fan-out message (one INSERT ... SELECT statement). */
 export const FANOUT_CHUNK = 500;
 /** Sends per subscriber before a retryable failure (429, 5xx, network) is recorded as failed. */
-export const MAX_ATTEMPTS = CLAIMS["push-sends"].maxAttempts;
+export const MAX_ATTEMPTS = pushSendsQueue.claim.maxAttempts;
 export const SEND_TIMEOUT_MS = 10_000;
 /** The lease of a claimed row: a claim older than this (its consumer died) may be taken over. */
-export const STALE_CLAIM_MS = CLAIMS["push-sends"].leaseMs;
+export const STALE_CLAIM_MS = pushSendsQueue.claim.leaseMs;
 
 /** The consumer of the push-sends queue. */
 export const pushSendsConsumer = defineConsumer({

@@ -22,7 +22,7 @@ import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
 import type { PushQueueMessage } from "./push.consumer";
-import { restartStalledFanouts } from "./push.queries";
+import { DELETE_OLD_NOTIFICATIONS, restartStalledFanouts } from "./push.queries";
 import { pushStore } from "./push.store";
 import { SWEEP_STUCK_MS } from "./store/push-store.upkeep";
 
@@ -76,9 +76,7 @@ export const pushSweepCron = defineCron({ name: "push sweep", schedule: "everyMi
  * long dead.
  */
 export async function pushRetention(env: Env): Promise<number> {
-  return deleteInSteps(env.DB, "DELETE FROM push_notifications WHERE id IN (SELECT id FROM push_notifications WHERE created_at < ?1 LIMIT ?2)", [
-    cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS),
-  ]);
+  return deleteInSteps(env.DB, DELETE_OLD_NOTIFICATIONS, [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)]);
 }
 
 /** Hourly: the push retention. */

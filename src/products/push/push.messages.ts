@@ -22,8 +22,11 @@ export const pushQueueMessage = z.discriminatedUnion("kind", [
 ]);
 export type PushQueueMessage = z.infer<typeof pushQueueMessage>;
 
-/** The queue of `PushQueueMessage` (wrangler.toml: max_retries = 5). */
-export const pushSendsQueue = defineQueue({ name: "push-sends", binding: "PUSH_QUEUE", maxRetries: 5 });
+/**
+ * The queue of `PushQueueMessage` (wrangler.toml: max_retries = 5). Its claim: a chunk of 25 sends
+ * with a 10 s timeout each, in parallel, under a 5-minute lease (a test holds it); 5 sends per subscriber.
+ */
+export const pushSendsQueue = defineQueue({ name: "push-sends", binding: "PUSH_QUEUE", maxRetries: 5, claim: { leaseMs: 5 * 60_000, maxAttempts: 5 } });
 
 // The producer binding carries the message type, so a producer sending anything else fails the
 // type-check (wrangler's generated types know only `Queue`).

@@ -9,6 +9,7 @@
 import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
+import { DELETE_LEGACY_DELIVERIES, DELETE_LEGACY_SUBSCRIBERS, LEGACY_DELIVERIES, LEGACY_SUBSCRIBERS } from "./push.queries";
 import { pushStore, syncCount } from "./push.store";
 import type { DeliveryRecord, LegacyImport, SubscriberRecord } from "./store/push-store.types";
 
@@ -20,18 +21,7 @@ type LegacyDelivery = DeliveryRecord & { app_id: string | null; n_created_at: st
 
 /** One step: moves up to `limit` subscribers and up to `limit` delivery rows. */
 export async function migrateLegacyPush(env: Env, limit: number): Promise<{ subscribers: number; deliveries: number; dropped: number; more: boolean }> {
-  const [subs, dels] = await env.DB.batch([
-    env.DB.prepare(
-      `SELECT s.id, s.app_id, s.endpoint, s.p256dh, s.auth, s.expiration_time, s.tags, s.external_id, s.created_at, s.updated_at,
-              (SELECT count(*) FROM push_apps a WHERE a.id = s.app_id) AS app_exists
-       FROM push_subscribers s ORDER BY s.app_id, s.id LIMIT ?1`,
-    ).bind(limit),
-    env.DB.prepare(
-      `SELECT d.notification_id, d.subscriber_id, d.status, d.attempts, d.status_code, d.error, d.lease_until, d.next_attempt_at, d.updated_at,
-              n.app_id, n.created_at AS n_created_at, n.fanout_done, n.completed_at
-       FROM push_deliveries d LEFT JOIN push_notifications n ON n.id = d.notification_id ORDER BY d.notification_id, d.subscriber_id LIMIT ?1`,
-    ).bind(limit),
-  ]);
+  const [subs, dels] = await env.DB.batch([env.DB.prepare(LEGACY_SUBSCRIBERS).bind(limit), env.DB.prepare(LEGACY_DELIVERIES).bind(limit)]);
   const subscribers = subs.results as LegacySubscriber[];
   const deliveries = dels.results as LegacyDelivery[];
 
@@ -80,14 +70,9 @@ export async function migrateLegacyPush(env: Env, limit: number): Promise<{ subs
   const subscriberIds = [...done.flatMap((d) => d.subscriberIds), ...droppedSubscribers];
   const deliveryKeys = [...done.flatMap((d) => d.deliveryKeys), ...droppedDeliveries];
   const deletes = [];
-  if (subscriberIds.length)
-    deletes.push(env.DB.prepare("DELETE FROM push_subscribers WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(subscriberIds)));
+  if (subscriberIds.length) deletes.push(env.DB.prepare(DELETE_LEGACY_SUBSCRIBERS).bind(JSON.stringify(subscriberIds)));
   if (deliveryKeys.length) {
-    deletes.push(
-      env.DB.prepare("DELETE FROM push_deliveries WHERE (notification_id, subscriber_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))").bind(
-        JSON.stringify(deliveryKeys),
-      ),
-    );
+    deletes.push(env.DB.prepare(DELETE_LEGACY_DELIVERIES).bind(JSON.stringify(deliveryKeys)));
   }
   if (deletes.length) await env.DB.batch(deletes);
   await Promise.all(done.map((d) => syncCount(env, d.appId, d.count)));

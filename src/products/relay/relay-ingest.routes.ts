@@ -18,7 +18,7 @@ ingestRouter.openapi(
     operationId: "ingestWebhook",
     summary: "Public ingest address of a source",
     description:
-      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body). Answers 202 once the event and its deliveries are stored; the first delivery attempt then starts at once, in the background of this request (the queue retries failures; a queue outage delays retries, never refuses an event).",
+      "No credential; the `public` bucket (200 requests per 60 s per client IP). Any content type; the body must be UTF-8 text of at most 1 MB (413 above, 415 when not UTF-8). When the source has a signing secret, the provider's signature is verified first (401, nothing stored). Duplicates of a provider event id answer 202 with `duplicate: true` and are not forwarded again. Unknown slug 404; disabled source 410; monthly `webhooks` quota exhausted 429 (an event costs one unit per started 64 KB of body); the source's forward cap reached 429 with `Retry-After` (at most `RELAY_FORWARDS_PER_MINUTE` deliveries, default 600, created per minute per source; nothing stored, retry later). Answers 202 once the event and its deliveries are stored; the first delivery attempt then starts at once, in the background of this request (the queue retries failures; a queue outage delays retries, never refuses an event).",
     // Read by the handler itself as UTF-8 text, at most 1 MB (readBody below).
     body: { own: MAX_BODY_BYTES },
     request: { params: SlugParam },
@@ -29,7 +29,7 @@ ingestRouter.openapi(
       410: jsonResponse("Source is disabled", RelayErrorSchema),
       413: jsonResponse(tooLargeMessage(MAX_BODY_BYTES), RelayErrorSchema),
       415: jsonResponse("Body is not UTF-8 text", RelayErrorSchema),
-      429: jsonResponse("Rate limit exceeded, or monthly quota", RelayErrorSchema),
+      429: jsonResponse("Rate limit exceeded (the per-IP bucket or the source's forward cap, with Retry-After), or monthly quota", RelayErrorSchema),
       503: jsonResponse("Could not store (the source's store or the usage meter unreachable); retry", RelayErrorSchema),
     },
   }),

@@ -28,7 +28,7 @@ export { deliveryMessage, type DeliveryMessage } from "./relay.messages";
 export { MAX_ATTEMPTS, retryDelaySeconds };
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** A delivery waits `pending` and is claimed `sending` (both API-visible). */
-const CLAIM = claimSpec("webhook-deliveries", { from: ["pending"], inFlight: "sending" });
+const CLAIM = claimSpec(webhookDeliveriesQueue, { from: ["pending"], inFlight: "sending" });
 /** The claim a delivery is born with for its first attempt (RelayStore.writeMany): the same lease. */
 export const FIRST_ATTEMPT = { leaseMs: CLAIM.leaseMs };
 const RESPONSE_BODY_BYTES = 1024;

@@ -8,6 +8,7 @@ import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { teams, webhookDestinations, webhookSources } from "../../db/schema";
 import { nowIso, nowMs, nowSeconds } from "../../platform/clock";
+import { settings } from "../../platform/config";
 import { decryptSecret } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { accept, type Background } from "../../platform/jobs/accept";
@@ -172,7 +173,7 @@ export async function receiveWebhook(
     store: async () => {
       const refusal = await admitted;
       if (refusal) throw refusal;
-      return ingestEvent(
+      const answer = await ingestEvent(
         env,
         {
           sourceId: source.id,
@@ -180,9 +181,14 @@ export async function receiveWebhook(
           event: { ...event, headers: JSON.stringify(event.headers) },
           deliveries: deliveries.map((d) => ({ id: d.id, destinationId: d.destination.id })),
           claim: { now: nowMs(), leaseMs: FIRST_ATTEMPT.leaseMs },
+          forwardsPerMinute: settings(env).relayForwardsPerMinute,
         },
         (promise) => background.waitUntil(promise),
       );
+      // The source's forward cap (a loop through a third party that drops our headers): nothing
+      // stored, the units given back, the sender told when to retry.
+      if ("capped" in answer) throw ApiError.rateLimited(answer.capped.retryAfter);
+      return answer;
     },
     // A copy of a provider event already stored: the first one is kept, its units are not taken.
     unused: (stored) => (stored.duplicate ? units : 0),

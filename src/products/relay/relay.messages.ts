@@ -13,8 +13,16 @@ import { defineQueue } from "../../platform/jobs/queues";
 export const deliveryMessage = z.object({ delivery_id: rowId, source_id: rowId.optional() });
 export type DeliveryMessage = z.infer<typeof deliveryMessage>;
 
-/** The queue of `DeliveryMessage` (wrangler.toml: max_retries = 10). */
-export const webhookDeliveriesQueue = defineQueue({ name: "webhook-deliveries", binding: "WEBHOOK_QUEUE", maxRetries: 10 });
+/**
+ * The queue of `DeliveryMessage` (wrangler.toml: max_retries = 10). Its claim: the 15 s delivery
+ * timeout + 15 s; 8 attempts, the length of relay.retry.ts's schedule (a test holds both).
+ */
+export const webhookDeliveriesQueue = defineQueue({
+  name: "webhook-deliveries",
+  binding: "WEBHOOK_QUEUE",
+  maxRetries: 10,
+  claim: { leaseMs: 30_000, maxAttempts: 8 },
+});
 
 // The producer binding carries the message type, so a producer sending anything else fails the
 // type-check (wrangler's generated types know only `Queue`).

@@ -8,6 +8,15 @@
 import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
+import {
+  DELETE_LEGACY_ATTEMPTS,
+  DELETE_LEGACY_DELIVERIES,
+  DELETE_LEGACY_EVENTS,
+  LEGACY_ATTEMPTS,
+  LEGACY_DELIVERIES,
+  LEGACY_EVENT_HEADS,
+  LEGACY_EVENTS,
+} from "./relay.queries";
 import { relayStore } from "./relay.store";
 import type { LegacyRows } from "./store/relay-store.rows";
 
@@ -58,10 +67,7 @@ interface LegacyAttempt {
 
 /** One step: moves up to `limit` of the oldest D1 events. `dropped` counts events of sources that no longer exist. */
 export async function migrateLegacyEvents(env: Env, limit: number): Promise<{ moved: number; dropped: number; more: boolean }> {
-  const { results: heads } = await env.DB.prepare(
-    `SELECT e.id, e.source_id, e.size_bytes, s.retention_days FROM webhook_events e LEFT JOIN webhook_sources s ON s.id = e.source_id
-     ORDER BY e.received_at, e.id LIMIT ?1`,
-  )
+  const { results: heads } = await env.DB.prepare(LEGACY_EVENT_HEADS)
     .bind(limit)
     .all<{ id: string; source_id: string; size_bytes: number; retention_days: number | null }>();
   // Within the step's bytes (at least one event).
@@ -70,11 +76,9 @@ export async function migrateLegacyEvents(env: Env, limit: number): Promise<{ mo
   const retention = new Map(taken.map((row) => [row.source_id, row.retention_days]));
   const ids = JSON.stringify(taken.map((row) => row.id));
   const [events, deliveries, attempts] = await env.DB.batch([
-    env.DB.prepare("SELECT * FROM webhook_events WHERE id IN (SELECT value FROM json_each(?1))").bind(ids),
-    env.DB.prepare("SELECT * FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?1))").bind(ids),
-    env.DB.prepare(
-      "SELECT a.* FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.event_id IN (SELECT value FROM json_each(?1))",
-    ).bind(ids),
+    env.DB.prepare(LEGACY_EVENTS).bind(ids),
+    env.DB.prepare(LEGACY_DELIVERIES).bind(ids),
+    env.DB.prepare(LEGACY_ATTEMPTS).bind(ids),
   ]);
   const bySource = new Map<string, LegacyRows>();
   const sourceOfEvent = new Map<string, string>();
@@ -147,11 +151,9 @@ export async function migrateLegacyEvents(env: Env, limit: number): Promise<{ mo
   const gone = JSON.stringify([...done, ...orphans]);
   if (done.length + orphans.length > 0) {
     await env.DB.batch([
-      env.DB.prepare(
-        "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?1)))",
-      ).bind(gone),
-      env.DB.prepare("DELETE FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?1))").bind(gone),
-      env.DB.prepare("DELETE FROM webhook_events WHERE id IN (SELECT value FROM json_each(?1))").bind(gone),
+      env.DB.prepare(DELETE_LEGACY_ATTEMPTS).bind(gone),
+      env.DB.prepare(DELETE_LEGACY_DELIVERIES).bind(gone),
+      env.DB.prepare(DELETE_LEGACY_EVENTS).bind(gone),
     ]);
   }
   const failed = imported.find((result) => result.status === "rejected");

@@ -1,16 +1,16 @@
 // The relay's retry policy: when each attempt of a delivery is made, how many there are (the cap
-// is CLAIMS's, platform/jobs/claim.ts, one per step of the schedule), how many queue deliveries
+// is the queue's claim, relay.messages.ts, one per step of the schedule), how many queue deliveries
 // that takes (the queue table's, and so wrangler.toml's, `max_retries` of "webhook-deliveries"
 // must match QUEUE_MAX_RETRIES; tests hold both), and when a destination that keeps failing is
 // disabled. It follows Svix's schedule, the one users compare webhook services by.
 import { WEBHOOK_RETRY_SCHEDULE_SECONDS } from "../../platform/backoff";
-import { CLAIMS } from "../../platform/jobs/claim";
+import { webhookDeliveriesQueue } from "./relay.messages";
 
 /** Delay before each attempt, from the previous one, in seconds: the platform's webhook schedule (platform/backoff.ts). */
 export const RETRY_SCHEDULE_SECONDS = WEBHOOK_RETRY_SCHEDULE_SECONDS;
 
 /** Attempts per delivery before it is marked `failed`: one per step of the schedule (the claim table's cap; a test holds both). */
-export const MAX_ATTEMPTS = CLAIMS["webhook-deliveries"].maxAttempts;
+export const MAX_ATTEMPTS = webhookDeliveriesQueue.claim.maxAttempts;
 
 /**
  * `max_retries` of the "webhook-deliveries" consumer. When the queue makes every attempt (the

@@ -9,7 +9,7 @@
 // processed are acknowledged without sending; only a row locked by an attempt that may have
 // crashed is retried later.
 import { defineConsumer } from "../../platform/jobs/consume";
-import { claim as claimRows, claimSpec, CLAIMS, secondsLeft } from "../../platform/jobs/claim";
+import { claim as claimRows, claimSpec, secondsLeft } from "../../platform/jobs/claim";
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { surveys, surveyWebhookDeliveries, surveyWebhooks } from "../../db/schema/surveys";
@@ -25,12 +25,12 @@ import { surveyWebhookMessage, type SurveyWebhookMessage, surveyWebhooksQueue } 
 export { surveyWebhookMessage, type SurveyWebhookMessage } from "./surveys.messages";
 
 /** Deliveries are attempted this many times before they are marked failed: every delivery the queue makes. */
-export const MAX_DELIVERY_ATTEMPTS = CLAIMS["survey-webhooks"].maxAttempts;
+export const MAX_DELIVERY_ATTEMPTS = surveyWebhooksQueue.claim.maxAttempts;
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How long a claim holds a delivery: well beyond one attempt's timeout. */
-export const CLAIM_LEASE_MS = CLAIMS["survey-webhooks"].leaseMs;
+export const CLAIM_LEASE_MS = surveyWebhooksQueue.claim.leaseMs;
 /** A delivery stays `pending` while an attempt holds it: only the lease says it is held. */
-const CLAIM = claimSpec("survey-webhooks", { from: ["pending"], inFlight: "pending" });
+const CLAIM = claimSpec(surveyWebhooksQueue, { from: ["pending"], inFlight: "pending" });
 
 type Outcome = { kind: "done" } | { kind: "retry"; delaySeconds: number };
 /** What an attempt needs of the delivery row it claimed. */

@@ -19,6 +19,7 @@ import { nowMs } from "../../platform/clock";
 import { defineCron } from "../../platform/jobs/cron";
 import { declareSweep, sweep } from "../../platform/jobs/sweep";
 import { cutoffIso, deleteInSteps, DELIVERY_LOG_RETENTION_DAYS } from "../../platform/retention";
+import { DELETE_OLD_COMPLETION_KEYS, DELETE_OLD_DELIVERIES } from "./surveys.queries";
 import { MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "./surveys.consumer";
 import { COMPLETION_KEY_DAYS } from "./surveys.publish";
 
@@ -70,16 +71,8 @@ export const surveyDeliveriesSweepCron = defineCron({ name: "survey deliveries s
  * older than COMPLETION_KEY_DAYS (surveys.publish.ts), in bounded steps.
  */
 export async function surveyDeliveryRetention(env: Env): Promise<number> {
-  const deliveries = await deleteInSteps(
-    env.DB,
-    "DELETE FROM survey_webhook_deliveries WHERE id IN (SELECT id FROM survey_webhook_deliveries WHERE created_at < ?1 AND status <> 'pending' LIMIT ?2)",
-    [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)],
-  );
-  const keys = await deleteInSteps(
-    env.DB,
-    "DELETE FROM survey_completions WHERE response_id IN (SELECT response_id FROM survey_completions WHERE created_at < ?1 LIMIT ?2)",
-    [cutoffIso(nowMs(), COMPLETION_KEY_DAYS)],
-  );
+  const deliveries = await deleteInSteps(env.DB, DELETE_OLD_DELIVERIES, [cutoffIso(nowMs(), DELIVERY_LOG_RETENTION_DAYS)]);
+  const keys = await deleteInSteps(env.DB, DELETE_OLD_COMPLETION_KEYS, [cutoffIso(nowMs(), COMPLETION_KEY_DAYS)]);
   return deliveries + keys;
 }
 

@@ -12,8 +12,12 @@ export const surveyWebhookMessage = z.object({
 });
 export type SurveyWebhookMessage = z.infer<typeof surveyWebhookMessage>;
 
-/** The queue of `SurveyWebhookMessage` (wrangler.toml: max_retries = 8). */
-export const surveyWebhooksQueue = defineQueue({ name: "survey-webhooks", binding: "SURVEY_QUEUE", maxRetries: 8 });
+/**
+ * The queue of `SurveyWebhookMessage` (wrangler.toml: max_retries = 8). Its claim: a minute, well
+ * beyond the 10 s request timeout; every delivery the queue makes, max_retries 8 plus the first
+ * (a test holds both).
+ */
+export const surveyWebhooksQueue = defineQueue({ name: "survey-webhooks", binding: "SURVEY_QUEUE", maxRetries: 8, claim: { leaseMs: 60_000, maxAttempts: 9 } });
 
 // The producer binding carries the message type, so a producer sending anything else fails the
 // type-check (wrangler's generated types know only `Queue`).

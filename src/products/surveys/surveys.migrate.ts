@@ -12,7 +12,15 @@ import { log } from "../../platform/log";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import type { StoredResponse } from "./store/survey-rows";
-import type { SurveyRow } from "./surveys.queries";
+import {
+  DELETE_LEGACY_RESPONSES,
+  deleteLegacySummarySql,
+  LEGACY_RESPONSE,
+  LEGACY_SUMMARY_TABLES,
+  OLDEST_LEGACY_RESPONSES,
+  QUESTION_TYPES,
+  type SurveyRow,
+} from "./surveys.queries";
 import { surveyStore } from "./surveys.store";
 
 /** Rows per step: a response holds up to ~200 answers and 8 KB of respondent metadata, so a step stays well inside a Worker's memory. */
@@ -25,11 +33,6 @@ interface LegacyRow extends StoredResponse {
   team_id: string;
 }
 
-const LEGACY_COLUMNS =
-  "r.rowid, r.id, r.survey_id, r.team_id, r.status, r.respondent, r.answers, r.path, r.next_question_id, r.generated_questions, r.completion_id, r.started_at, r.updated_at, r.completed_at";
-
-const SUMMARY_TABLES = ["survey_summary_values", "survey_summary_elements", "survey_summary_state"];
-
 function storedOf(row: LegacyRow): StoredResponse {
   const { rowid: _rowid, survey_id: _survey, team_id: _team, ...stored } = row;
   return stored;
@@ -37,11 +40,9 @@ function storedOf(row: LegacyRow): StoredResponse {
 
 /** Imports one survey's legacy rows into its store (over the survey's current questions) and deletes them from D1. */
 async function moveRows(env: Env, owner: { surveyId: string; teamId: string }, rows: LegacyRow[]): Promise<number> {
-  const { results: questions } = await env.DB.prepare("SELECT id, type FROM survey_questions WHERE survey_id = ?1 AND team_id = ?2")
-    .bind(owner.surveyId, owner.teamId)
-    .all<{ id: string; type: string }>();
+  const { results: questions } = await env.DB.prepare(QUESTION_TYPES).bind(owner.surveyId, owner.teamId).all<{ id: string; type: string }>();
   await surveyStore(env, owner.surveyId).importResponses(owner, rows.map(storedOf), questions);
-  await env.DB.prepare("DELETE FROM survey_responses WHERE rowid IN (SELECT value FROM json_each(?1))")
+  await env.DB.prepare(DELETE_LEGACY_RESPONSES)
     .bind(JSON.stringify(rows.map((r) => r.rowid)))
     .run();
   return rows.length;
@@ -49,9 +50,7 @@ async function moveRows(env: Env, owner: { surveyId: string; teamId: string }, r
 
 /** A response of the survey still in the former D1 table: moved to the store now and returned, or null. */
 export async function adoptLegacyResponse(env: Env, survey: Pick<SurveyRow, "id" | "teamId">, responseId: string): Promise<StoredResponse | null> {
-  const row = await env.DB.prepare(`SELECT ${LEGACY_COLUMNS} FROM survey_responses r WHERE r.id = ?1 AND r.survey_id = ?2 AND r.team_id = ?3`)
-    .bind(responseId, survey.id, survey.teamId)
-    .first<LegacyRow>();
+  const row = await env.DB.prepare(LEGACY_RESPONSE).bind(responseId, survey.id, survey.teamId).first<LegacyRow>();
   if (!row) return null;
   await moveRows(env, { surveyId: survey.id, teamId: survey.teamId }, [row]);
   return surveyStore(env, survey.id).get(responseId);
@@ -62,11 +61,7 @@ export async function adoptLegacyResponse(env: Env, survey: Pick<SurveyRow, "id"
  * `limit` rows of each former summary table. `dropped` counts rows of surveys that no longer exist.
  */
 export async function migrateLegacyResponses(env: Env, limit: number): Promise<{ moved: number; dropped: number; more: boolean }> {
-  const { results } = await env.DB.prepare(
-    `SELECT ${LEGACY_COLUMNS}, s.id AS live FROM survey_responses r LEFT JOIN surveys s ON s.id = r.survey_id AND s.team_id = r.team_id ORDER BY r.rowid LIMIT ?1`,
-  )
-    .bind(limit)
-    .all<LegacyRow & { live: string | null }>();
+  const { results } = await env.DB.prepare(OLDEST_LEGACY_RESPONSES).bind(limit).all<LegacyRow & { live: string | null }>();
   if (results.length === 0) return { moved: 0, dropped: 0, more: await deleteSummaryRows(env, limit) };
 
   const bySurvey = new Map<string, LegacyRow[]>();
@@ -75,7 +70,7 @@ export async function migrateLegacyResponses(env: Env, limit: number): Promise<{
     if (live === null) orphans.push(row.rowid);
     else bySurvey.set(row.survey_id, [...(bySurvey.get(row.survey_id) ?? []), row]);
   }
-  if (orphans.length) await env.DB.prepare("DELETE FROM survey_responses WHERE rowid IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orphans)).run();
+  if (orphans.length) await env.DB.prepare(DELETE_LEGACY_RESPONSES).bind(JSON.stringify(orphans)).run();
   const moved = await Promise.allSettled([...bySurvey.values()].map((rows) => moveRows(env, { surveyId: rows[0].survey_id, teamId: rows[0].team_id }, rows)));
   const failed = moved.find((result) => result.status === "rejected");
   if (failed) {
@@ -89,8 +84,6 @@ export async function migrateLegacyResponses(env: Env, limit: number): Promise<{
 
 /** Deletes up to `limit` rows of each former summary table; whether any is left. */
 async function deleteSummaryRows(env: Env, limit: number): Promise<boolean> {
-  const results = await env.DB.batch(
-    SUMMARY_TABLES.map((table) => env.DB.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} LIMIT ?1)`).bind(limit)),
-  );
+  const results = await env.DB.batch(LEGACY_SUMMARY_TABLES.map((table) => env.DB.prepare(deleteLegacySummarySql(table)).bind(limit)));
   return results.some((r) => r.meta.changes === limit);
 }

@@ -13,6 +13,7 @@ import { nowIso } from "../../platform/clock";
 import { accept } from "../../platform/jobs/accept";
 import { sendAll } from "../../platform/jobs/queues";
 import type { StoreOwner } from "./store/survey-rows";
+import { COUNT_COMPLETION, INSERT_COMPLETION_DELIVERY, INSERT_COMPLETION_KEY } from "./surveys.queries";
 
 /** Days a completion's key is kept (a retry comes within minutes; the hourly retention deletes it after). */
 export const COMPLETION_KEY_DAYS = 7;
@@ -25,7 +26,6 @@ export async function publishCompletion(env: Env, owner: StoreOwner, responseId:
     .where(and(eq(surveyWebhooks.surveyId, owner.surveyId), eq(surveyWebhooks.teamId, owner.teamId)));
   const deliveries = hooks.filter((h) => h.events.includes("response.completed")).map((h) => ({ id: crypto.randomUUID(), webhookId: h.id }));
   const token = crypto.randomUUID();
-  const won = "EXISTS (SELECT 1 FROM survey_completions WHERE response_id = ?1 AND token = ?2)";
   // The accept step (platform/jobs/accept.ts), with no quota (the unit is spent by the completion):
   // the rows, then their messages; a refused send is logged, the rows stay pending for the sweep.
   const wrote = await accept({
@@ -33,23 +33,10 @@ export async function publishCompletion(env: Env, owner: StoreOwner, responseId:
     env,
     store: async () => {
       const results = await env.DB.batch([
-        env.DB.prepare(
-          `INSERT INTO survey_completions (response_id, survey_id, team_id, token, created_at)
-           SELECT ?1, id, team_id, ?2, ?5 FROM surveys WHERE id = ?3 AND team_id = ?4
-           ON CONFLICT (response_id) DO NOTHING`,
-        ).bind(responseId, token, owner.surveyId, owner.teamId, nowIso()),
-        env.DB.prepare(`UPDATE surveys SET response_count = response_count + 1 WHERE id = ?3 AND team_id = ?4 AND ${won}`).bind(
-          responseId,
-          token,
-          owner.surveyId,
-          owner.teamId,
-        ),
+        env.DB.prepare(INSERT_COMPLETION_KEY).bind(responseId, token, owner.surveyId, owner.teamId, nowIso()),
+        env.DB.prepare(COUNT_COMPLETION).bind(responseId, token, owner.surveyId, owner.teamId),
         ...deliveries.map((d) =>
-          env.DB.prepare(
-            // The body is built from the stored response when sent: one copy, however many webhooks.
-            `INSERT INTO survey_webhook_deliveries (id, team_id, survey_id, webhook_id, event, response_id, status, attempts, created_at, next_attempt_at)
-             SELECT ?5, ?4, ?3, ?6, 'response.completed', ?1, 'pending', 0, ?7, ?7 WHERE ${won} AND EXISTS (SELECT 1 FROM survey_webhooks WHERE id = ?6)`,
-          ).bind(responseId, token, owner.surveyId, owner.teamId, d.id, d.webhookId, completedAt),
+          env.DB.prepare(INSERT_COMPLETION_DELIVERY).bind(responseId, token, owner.surveyId, owner.teamId, d.id, d.webhookId, completedAt),
         ),
       ]);
       return results[0].meta.changes === 1;

@@ -4,7 +4,9 @@
 // is held off by the claim; batches attempt their first INLINE_FIRST_ATTEMPTS emails at once.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../../../src/env";
-import { mailSendsConsumer } from "../../../src/products/mail/mail.consumer";
+import { MAX_ATTEMPTS, mailSendsConsumer } from "../../../src/products/mail/mail.consumer";
+import { mailSendsQueue } from "../../../src/products/mail/mail.messages";
+import { PROVIDER_TIMEOUT_MS } from "../../../src/products/mail/mail.transport";
 import { FIRST_ATTEMPT_QUEUE_DELAY_SECONDS, LEASE_MS } from "../../../src/products/mail/mail.queue";
 import { INLINE_FIRST_ATTEMPTS } from "../../../src/products/mail/mail.service";
 import { call, json, setupTeam } from "../../helpers/api";
@@ -33,6 +35,12 @@ async function email(key: string, id: string) {
 }
 
 describe("first delivery attempt from the send request", () => {
+  it("holds a message under the queue's lease (declared with it, mail.messages.ts), which outlasts the provider call", () => {
+    expect(LEASE_MS).toBe(mailSendsQueue.claim.leaseMs);
+    expect(LEASE_MS).toBeGreaterThan(PROVIDER_TIMEOUT_MS);
+    expect(MAX_ATTEMPTS).toBe(mailSendsQueue.claim.maxAttempts);
+  });
+
   it("outbox: delivered without the queue consumer; the answer is unchanged; the delayed queue message then sends nothing", async () => {
     const team = await setupTeam();
     const queue = recordingEnv();

@@ -10,7 +10,8 @@ import { playedQueue } from "../../helpers/queues";
 import { backoffSeconds } from "../../../src/platform/backoff";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { deliveriesOf } from "../../../src/platform/jobs/queues";
-import { MAX_ATTEMPTS, pushSendsConsumer, SEND_CHUNK, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
+import { MAX_ATTEMPTS, pushSendsConsumer, SEND_CHUNK, SEND_TIMEOUT_MS, STALE_CLAIM_MS } from "../../../src/products/push/push.consumer";
+import { pushSendsQueue } from "../../../src/products/push/push.messages";
 import { browserSubscription, createApp, decryptPush, fakeBatch, pushService, storeRows, subscribe, verifyJwt, waitForCompletion } from "./push-helpers";
 
 let restore: (() => void) | null = null;
@@ -42,6 +43,12 @@ async function fannedOutNotification(team: { teamId: string }, appId: string, id
 }
 
 describe("push delivery", () => {
+  it("claims a chunk of sends under the queue's lease (declared with it, push.messages.ts), which outlasts a chunk's timeout", () => {
+    expect(STALE_CLAIM_MS).toBe(pushSendsQueue.claim.leaseMs);
+    expect(MAX_ATTEMPTS).toBe(pushSendsQueue.claim.maxAttempts);
+    expect(pushSendsQueue.claim.leaseMs).toBeGreaterThan(SEND_TIMEOUT_MS);
+  });
+
   it("sends an encrypted, VAPID-signed message that the subscriber decrypts to the exact JSON", async () => {
     const team = await setupTeam();
     const app = await createApp(team.key, { name: "Shop", settings: { default_icon: "https://cdn.example.com/i.png", default_url: "/home" } });

@@ -11,7 +11,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { FIRST_ATTEMPT, retryDelaySeconds } from "../../../src/products/relay/relay.consumer";
 import { relayStore } from "../../../src/products/relay/relay.store";
 import { FIRST_ATTEMPT_WATCH_MS } from "../../../src/products/relay/store/relay-store";
-import { LEASE_ENDED_AFTER_MS, STUCK_AFTER_MS } from "../../../src/products/relay/store/relay-store.rows";
+import { LEASE_ENDED_AFTER_MS, STUCK_AFTER_MS } from "../../../src/products/relay/store/relay-store.upkeep";
 import { expectError, json, setupTeam } from "../../helpers/api";
 import { wrappedNamespace } from "../../helpers/counting";
 import { setUsed, usedOf } from "../../helpers/usage";

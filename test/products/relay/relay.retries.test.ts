@@ -6,6 +6,7 @@ import { tenantText } from "../../../src/platform/platform-mail";
 import { webhookDeliveriesQueue } from "../../../src/products/relay/relay.messages";
 import { nowMs, setClock } from "../../../src/platform/clock";
 import { MAX_ATTEMPTS, QUEUE_MAX_RETRIES, RETRY_SCHEDULE_SECONDS, retryDelaySeconds } from "../../../src/products/relay/relay.retry";
+import { DELIVERY_TIMEOUT_MS } from "../../../src/products/relay/relay.consumer";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import {
   callSettled,
@@ -38,6 +39,12 @@ describe("retry schedule", () => {
     expect([1, 2, 3, 4, 5, 6, 7].map(retryDelaySeconds)).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
     expect(retryDelaySeconds(8)).toBeNull();
     expect(retryDelaySeconds(0)).toBeNull();
+  });
+
+  it("the queue's claim (declared with it, relay.messages.ts) caps attempts at the schedule's length, under a lease that outlasts a delivery's timeout", () => {
+    expect(webhookDeliveriesQueue.claim.maxAttempts).toBe(RETRY_SCHEDULE_SECONDS.length);
+    expect(MAX_ATTEMPTS).toBe(webhookDeliveriesQueue.claim.maxAttempts);
+    expect(webhookDeliveriesQueue.claim.leaseMs).toBeGreaterThan(DELIVERY_TIMEOUT_MS);
   });
 
   it("the queue table (held against wrangler.toml) gives the webhook-deliveries consumer the max_retries the schedule needs", () => {

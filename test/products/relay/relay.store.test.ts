@@ -5,7 +5,7 @@ import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { relayStore } from "../../../src/products/relay/relay.store";
-import { ESTIMATE_SQL, ROW_BYTES } from "../../../src/products/relay/store/relay-store.rows";
+import { ESTIMATE_SQL, ROW_BYTES } from "../../../src/products/relay/store/relay-store.queries";
 import { admin, call, json, setupTeam } from "../../helpers/api";
 import {
   callSettled,
@@ -122,6 +122,7 @@ describe("one call for a source's writes", () => {
         event: event(id, providerEventId),
         deliveries: [{ id: deliveryId, destinationId: "dst" }],
         claim: { now, leaseMs: 30_000 },
+        forwardsPerMinute: 600,
       },
     });
     const recordOf = (deliveryId: string) => ({

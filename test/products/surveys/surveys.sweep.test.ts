@@ -7,7 +7,15 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { setClock } from "../../../src/platform/clock";
 import { completeResponse } from "../../../src/products/surveys/survey-responses.service";
-import { CLAIM_LEASE_MS, surveyWebhooksConsumer, MAX_DELIVERY_ATTEMPTS, type SurveyWebhookMessage } from "../../../src/products/surveys/surveys.consumer";
+import {
+  CLAIM_LEASE_MS,
+  DELIVERY_TIMEOUT_MS,
+  surveyWebhooksConsumer,
+  MAX_DELIVERY_ATTEMPTS,
+  type SurveyWebhookMessage,
+} from "../../../src/products/surveys/surveys.consumer";
+import { surveyWebhooksQueue } from "../../../src/products/surveys/surveys.messages";
+import { deliveriesOf } from "../../../src/platform/jobs/queues";
 import { SWEEP_BATCH_SIZE, SWEEP_MAX_BATCHES, SWEEP_STALE_MS, sweepSurveyDeliveries, UNATTEMPTED_STALE_MS } from "../../../src/products/surveys/surveys.cron";
 import { getDb } from "../../../src/db/client";
 import { loadSurvey } from "../../../src/products/surveys/surveys.queries";
@@ -91,6 +99,13 @@ afterEach(() => {
 });
 
 describe("survey delivery sweep", () => {
+  it("caps a delivery at every delivery the queue makes (its claim, declared with it in surveys.messages.ts), under a lease that outlasts a request", () => {
+    expect(MAX_DELIVERY_ATTEMPTS).toBe(surveyWebhooksQueue.claim.maxAttempts);
+    expect(surveyWebhooksQueue.claim.maxAttempts).toBe(deliveriesOf(surveyWebhooksQueue));
+    expect(CLAIM_LEASE_MS).toBe(surveyWebhooksQueue.claim.leaseMs);
+    expect(CLAIM_LEASE_MS).toBeGreaterThan(DELIVERY_TIMEOUT_MS);
+  });
+
   it("re-queues a completion whose queue send failed, through the minute cron, and delivers it exactly once", async () => {
     const urls = receiver();
     const url = `http://127.0.0.1:9/swept-${crypto.randomUUID()}`;

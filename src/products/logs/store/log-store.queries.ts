@@ -1,5 +1,5 @@
-// The raw SQL of the log store (not named *.sql.ts: wrangler bundles an import ending in .sql as
-// text), each where Drizzle cannot say it: appends expand JSON arrays with
+// The raw SQL of the log store, the one place it is written (not named *.sql.ts: wrangler bundles
+// an import ending in .sql as text), raw where Drizzle cannot say it: appends expand JSON arrays with
 // json_each (one bound value carries thousands of rows; a Durable Object statement takes at most 100
 // bound parameters), the per-minute roll-up is kept with grouped upserts, and the entry query walks a cursor to a byte budget and searches the FTS5
 // trigram index (`entries_fts MATCH`), which Drizzle has no builder for.
@@ -101,3 +101,43 @@ export function entryWhere(filter: EntryFilter): { where: string; params: (strin
   }
   return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
 }
+
+/** The entries an append just wrote (?1 first seq, ?2 last), for the open tails. */
+export const ENTRIES_BETWEEN = `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq`;
+
+/** A page of entries under `where` (entryWhere's clause and parameters), newest first, then the LIMIT's parameter. */
+export function entryPageSql(where: string): string {
+  return `SELECT ${ENTRY_COLUMNS} FROM entries ${where} ORDER BY ts DESC, seq DESC LIMIT ?`;
+}
+
+/**
+ * The histogram's whole minutes from the per-minute roll-up: parameters plan start, bucket width,
+ * first minute, last minute (exclusive), the level when `byLevel`, then the bucket count.
+ */
+export function rolledUpHistogramSql(byLevel: boolean): string {
+  return `SELECT CAST((minute * ${MINUTE_MS} - ?) / ? AS INTEGER) AS bucket, level, sum(n) AS n FROM entry_counts
+         WHERE minute >= ? AND minute < ? ${byLevel ? "AND level = ?" : ""} GROUP BY bucket, level HAVING bucket >= 0 AND bucket < ?`;
+}
+
+/** The histogram counted from the entries under `where`: parameters plan start, bucket width, the clause's, then the bucket count. */
+export function entriesHistogramSql(where: string): string {
+  return `SELECT CAST((ts - ?) / ? AS INTEGER) AS bucket, level, count(*) AS n FROM entries ${where} GROUP BY bucket, level HAVING bucket >= 0 AND bucket < ?`;
+}
+
+/** After UNCOUNT_EXPIRED: roll-up rows at zero go. */
+export const DROP_EMPTY_COUNTS = "DELETE FROM entry_counts WHERE n <= 0";
+
+/** Rows changed by the statement before (SQLite's changes(): a DELETE's own rows, not those its trigger removed). */
+export const CHANGES = "SELECT changes() AS n";
+
+/** Records the ids of imported legacy rows (?: a JSON array of ids). */
+export const INSERT_LEGACY_IDS = "INSERT INTO legacy_ids (id) SELECT value FROM json_each(?)";
+
+/** Whether any entry is left: one row looked at, not a count of the whole table. */
+export const ANY_ENTRY = "SELECT 1 FROM entries LIMIT 1";
+
+/** Adds the entries after seq ? to the trigram index. */
+export const INDEX_AFTER = "INSERT INTO entries_fts (rowid, message) SELECT seq, message FROM entries WHERE seq > ?";
+
+/** The highest seq held (null when empty). */
+export const MAX_SEQ = "SELECT max(seq) AS m FROM entries";

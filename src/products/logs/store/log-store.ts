@@ -14,7 +14,25 @@ import { boundedPage, type BoundedPage } from "../../../platform/pagination";
 import { utf8Length } from "../../../platform/sizes";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./log-store.schema";
-import { APPEND_ROWS, COUNT_APPENDED, DELETE_EXPIRED, ENTRY_COLUMNS, entryWhere, MINUTE_MS, UNCOUNT_EXPIRED, type EntryFilter } from "./log-store.queries";
+import {
+  ANY_ENTRY,
+  APPEND_ROWS,
+  CHANGES,
+  COUNT_APPENDED,
+  DELETE_EXPIRED,
+  DROP_EMPTY_COUNTS,
+  ENTRIES_BETWEEN,
+  entriesHistogramSql,
+  entryPageSql,
+  entryWhere,
+  INDEX_AFTER,
+  INSERT_LEGACY_IDS,
+  MAX_SEQ,
+  MINUTE_MS,
+  rolledUpHistogramSql,
+  UNCOUNT_EXPIRED,
+  type EntryFilter,
+} from "./log-store.queries";
 import { rowChunks, type StoreRow } from "../logs.store";
 import { MAX_TAILS, TailSet, type TailFilter } from "./log-tails";
 import { keysHoldingScope } from "../../../platform/auth";
@@ -86,13 +104,7 @@ export class LogStore extends DurableObject<Env> {
     // Committed: hand the new rows to the open tails (written, not awaited: a slow reader never
     // holds an append up).
     if (this.tails.size > 0 && range.count > 0) {
-      this.tails.publish(
-        this.ctx.storage.sql.exec<EntryRecord & Record<string, SqlStorageValue>>(
-          `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq`,
-          range.first,
-          range.last,
-        ),
-      );
+      this.tails.publish(this.ctx.storage.sql.exec<EntryRecord & Record<string, SqlStorageValue>>(ENTRIES_BETWEEN, range.first, range.last));
     }
     this.scheduleIndex();
     await this.ensureAlarm();
@@ -142,11 +154,7 @@ export class LogStore extends DurableObject<Env> {
     // A search reads the trigram index: whatever was appended since it was last built goes in first.
     if (filter.q !== undefined) this.indexPending();
     const { where, params } = entryWhere(filter);
-    const cursor = this.ctx.storage.sql.exec<EntryRecord & Record<string, SqlStorageValue>>(
-      `SELECT ${ENTRY_COLUMNS} FROM entries ${where} ORDER BY ts DESC, seq DESC LIMIT ?`,
-      ...params,
-      page.limit + 1,
-    );
+    const cursor = this.ctx.storage.sql.exec<EntryRecord & Record<string, SqlStorageValue>>(entryPageSql(where), ...params, page.limit + 1);
     return boundedPage<EntryRecord>(cursor, page, entryBytes);
   }
 
@@ -188,11 +196,9 @@ export class LogStore extends DurableObject<Env> {
         else sums.set(key, { ...row });
       }
     };
-    const level = filter.level === undefined ? "" : "AND level = ?";
     add(
       this.ctx.storage.sql.exec<{ bucket: number; level: string; n: number }>(
-        `SELECT CAST((minute * ${MINUTE_MS} - ?) / ? AS INTEGER) AS bucket, level, sum(n) AS n FROM entry_counts
-         WHERE minute >= ? AND minute < ? ${level} GROUP BY bucket, level HAVING bucket >= 0 AND bucket < ?`,
+        rolledUpHistogramSql(filter.level !== undefined),
         plan.start,
         plan.width,
         first,
@@ -210,13 +216,7 @@ export class LogStore extends DurableObject<Env> {
   private histogramOfEntries(filter: EntryFilter, plan: { start: number; width: number; count: number }): { bucket: number; level: string; n: number }[] {
     const { where, params } = entryWhere({ ...filter, after: undefined });
     return this.ctx.storage.sql
-      .exec<{ bucket: number; level: string; n: number }>(
-        `SELECT CAST((ts - ?) / ? AS INTEGER) AS bucket, level, count(*) AS n FROM entries ${where} GROUP BY bucket, level HAVING bucket >= 0 AND bucket < ?`,
-        plan.start,
-        plan.width,
-        ...params,
-        plan.count,
-      )
+      .exec<{ bucket: number; level: string; n: number }>(entriesHistogramSql(where), plan.start, plan.width, ...params, plan.count)
       .toArray();
   }
 
@@ -252,10 +252,10 @@ export class LogStore extends DurableObject<Env> {
     for (let i = 0; i < PURGE_MAX_CHUNKS; i++) {
       const rows = this.ctx.storage.transactionSync(() => {
         this.ctx.storage.sql.exec(UNCOUNT_EXPIRED, cutoff, PURGE_CHUNK);
-        this.ctx.storage.sql.exec("DELETE FROM entry_counts WHERE n <= 0");
+        this.ctx.storage.sql.exec(DROP_EMPTY_COUNTS);
         this.ctx.storage.sql.exec(DELETE_EXPIRED, cutoff, PURGE_CHUNK);
         // changes() counts the rows of the DELETE itself, not the index rows its trigger removed.
-        const n = this.ctx.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
+        const n = this.ctx.storage.sql.exec<{ n: number }>(CHANGES).one().n;
         this.clampIndexMark();
         return n;
       });
@@ -286,7 +286,7 @@ export class LogStore extends DurableObject<Env> {
       const before = this.maxSeq();
       for (const chunk of rowChunks(fresh)) this.ctx.storage.sql.exec(APPEND_ROWS, chunk, null);
       this.ctx.storage.sql.exec(COUNT_APPENDED, before);
-      this.ctx.storage.sql.exec("INSERT INTO legacy_ids (id) SELECT value FROM json_each(?)", JSON.stringify(fresh.map((r) => r[0])));
+      this.ctx.storage.sql.exec(INSERT_LEGACY_IDS, JSON.stringify(fresh.map((r) => r[0])));
       this.setMeta("retention_days", settings.retentionDays);
       return fresh.length;
     });
@@ -308,7 +308,7 @@ export class LogStore extends DurableObject<Env> {
     this.indexPending();
     const { more } = await this.purgeExpired(Date.now());
     // Whether any entry is left: one row looked at, not a count of the whole table.
-    const held = this.ctx.storage.sql.exec("SELECT 1 FROM entries LIMIT 1").toArray().length > 0;
+    const held = this.ctx.storage.sql.exec(ANY_ENTRY).toArray().length > 0;
     if (more) await this.ctx.storage.setAlarm(Date.now() + PURGE_AGAIN_MS);
     else if (held) await this.ctx.storage.setAlarm(Date.now() + PURGE_EVERY_MS);
     else this.alarmChecked = false;
@@ -336,7 +336,7 @@ export class LogStore extends DurableObject<Env> {
       const upto = this.getMeta("fts_upto") ?? 0;
       const max = this.maxSeq();
       if (max <= upto) return 0;
-      this.ctx.storage.sql.exec("INSERT INTO entries_fts (rowid, message) SELECT seq, message FROM entries WHERE seq > ?", upto);
+      this.ctx.storage.sql.exec(INDEX_AFTER, upto);
       this.setMeta("fts_upto", max);
       return max - upto;
     });
@@ -369,7 +369,7 @@ export class LogStore extends DurableObject<Env> {
   }
 
   private maxSeq(): number {
-    return this.ctx.storage.sql.exec<{ m: number | null }>("SELECT max(seq) AS m FROM entries").one().m ?? 0;
+    return this.ctx.storage.sql.exec<{ m: number | null }>(MAX_SEQ).one().m ?? 0;
   }
 
   private getMeta(key: string): number | null {

@@ -1,6 +1,7 @@
 // The push store's reads of deliveries, as functions over its SQLite (push-store.ts's methods call
 // them): a notification's counts per status and completion, a page of its per-subscriber results,
 // and where a restarted fan-out resumes. Id lists are one bound JSON array (json_each).
+import { COMPLETIONS, COUNTS_BY_STATUS, FANOUT_PROGRESS, resultPageSql } from "./push-store.queries";
 import type { DeliveryRecord } from "./push-store.types";
 
 /** What the store knows of a notification: its delivery rows per status, and when it completed. */
@@ -13,16 +14,10 @@ export interface NotificationSummary {
 export function summaryRows(sql: SqlStorage, ids: string[]): NotificationSummary[] {
   const list = JSON.stringify(ids);
   const out = new Map<string, NotificationSummary>(ids.map((id) => [id, { id, counts: {}, completedAt: null }]));
-  for (const r of sql.exec<{ id: string; status: string; n: number }>(
-    "SELECT notification_id AS id, status, count(*) AS n FROM deliveries WHERE notification_id IN (SELECT value FROM json_each(?)) GROUP BY 1, 2",
-    list,
-  )) {
+  for (const r of sql.exec<{ id: string; status: string; n: number }>(COUNTS_BY_STATUS, list)) {
     out.get(r.id)!.counts[r.status] = r.n;
   }
-  for (const r of sql.exec<{ id: string; completed_at: string | null }>(
-    "SELECT id, completed_at FROM notifications WHERE id IN (SELECT value FROM json_each(?))",
-    list,
-  )) {
+  for (const r of sql.exec<{ id: string; completed_at: string | null }>(COMPLETIONS, list)) {
     out.get(r.id)!.completedAt = r.completed_at;
   }
   return [...out.values()];
@@ -31,8 +26,7 @@ export function summaryRows(sql: SqlStorage, ids: string[]): NotificationSummary
 export function resultRows(sql: SqlStorage, notificationId: string, query: { status?: string; cursor?: string; limit: number }): DeliveryRecord[] {
   return sql
     .exec<DeliveryRecord & Record<string, SqlStorageValue>>(
-      `SELECT notification_id, subscriber_id, status, attempts, status_code, error, lease_until, next_attempt_at, updated_at FROM deliveries
-       WHERE notification_id = ? AND subscriber_id > ? ${query.status ? "AND status = ?" : ""} ORDER BY subscriber_id LIMIT ?`,
+      resultPageSql(Boolean(query.status)),
       notificationId,
       query.cursor ?? "",
       ...(query.status ? [query.status] : []),
@@ -44,10 +38,7 @@ export function resultRows(sql: SqlStorage, notificationId: string, query: { sta
 
 export function progressRows(sql: SqlStorage, ids: string[]): Record<string, string | null> {
   const out: Record<string, string | null> = Object.fromEntries(ids.map((id) => [id, null]));
-  for (const r of sql.exec<{ id: string; last: string }>(
-    "SELECT notification_id AS id, max(subscriber_id) AS last FROM deliveries WHERE notification_id IN (SELECT value FROM json_each(?)) GROUP BY 1",
-    JSON.stringify(ids),
-  )) {
+  for (const r of sql.exec<{ id: string; last: string }>(FANOUT_PROGRESS, JSON.stringify(ids))) {
     out[r.id] = r.last;
   }
   return out;

@@ -18,8 +18,9 @@ import type { Env } from "../../../env";
 import type { PushTarget } from "../../../db/schema";
 import { claimableAt, claimSet, claimSpec } from "../../../platform/jobs/claim";
 import migrations from "./migrations/migrations.js";
+import { pushSendsQueue } from "../push.messages";
 import * as schema from "./push-store.schema";
-import { COMPLETE_IF_DONE, INSERT_DELIVERIES, RECORD_DELIVERY, SUBSCRIBER_COLUMNS, SYNC_COUNT, targetWhere } from "./push-store.queries";
+import * as SQL from "./push-store.queries";
 import { progressRows, resultRows, summaryRows, type NotificationSummary } from "./push-store.reads";
 import { importRows, purgeRows, takeStuckRows } from "./push-store.upkeep";
 import { requeueStuck, type DeliveryRecord, type LegacyImport, type Outcome, type SubscriberRecord } from "./push-store.types";
@@ -28,7 +29,7 @@ import { requeueStuck, type DeliveryRecord, type LegacyImport, type Outcome, typ
 const ALARM_EVERY_MS = 3_600_000;
 const ALARM_AGAIN_MS = 60_000;
 /** The claim of a chunk of sends (platform/jobs/claim.ts): rows wait `queued` or `retrying` and go `sending`. */
-const SEND_CLAIM = claimSpec("push-sends", { from: ["queued", "retrying"], inFlight: "sending" });
+const SEND_CLAIM = claimSpec(pushSendsQueue, { from: ["queued", "retrying"], inFlight: "sending" });
 
 /** The store's subscriber count and the sequence number of its last change. */
 export interface CountState {
@@ -63,22 +64,22 @@ export class PushStore extends DurableObject<Env> {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
-      const existing = sql.exec<{ id: string }>("SELECT id FROM subscribers WHERE endpoint = ?", input.endpoint).toArray()[0];
+      const existing = sql.exec<{ id: string }>(SQL.SUBSCRIBER_BY_ENDPOINT, input.endpoint).toArray()[0];
       if (existing) {
-        const set = ["p256dh = ?", "auth = ?", "expiration_time = ?", "updated_at = ?"];
+        const set: SQL.SubscriberUpdateColumn[] = ["p256dh", "auth", "expiration_time", "updated_at"];
         const params: SqlStorageValue[] = [input.p256dh, input.auth, input.expiration_time, input.at];
         if (input.tags) {
-          set.push("tags = ?");
+          set.push("tags");
           params.push(JSON.stringify(input.tags));
         }
         if (input.external_id !== undefined) {
-          set.push("external_id = ?");
+          set.push("external_id");
           params.push(input.external_id);
         }
-        sql.exec(`UPDATE subscribers SET ${set.join(", ")} WHERE id = ?`, ...params, existing.id);
+        sql.exec(SQL.updateSubscriberSql(set), ...params, existing.id);
       } else {
         sql.exec(
-          `INSERT INTO subscribers (${SUBSCRIBER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          SQL.INSERT_SUBSCRIBER,
           input.id,
           input.endpoint,
           input.p256dh,
@@ -91,7 +92,7 @@ export class PushStore extends DurableObject<Env> {
         );
       }
       const id = existing?.id ?? input.id;
-      const subscriber = sql.exec<SubscriberRecord & Row>(`SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id = ?`, id).one();
+      const subscriber = sql.exec<SubscriberRecord & Row>(SQL.SUBSCRIBER_BY_ID, id).one();
       return { subscriber: { ...subscriber }, created: !existing, count: existing ? this.countState() : this.changeCount(1) };
     });
     await this.noteApp(appId);
@@ -101,27 +102,10 @@ export class PushStore extends DurableObject<Env> {
   /** A page of subscribers, oldest first, with the total matching the filters. */
   async list(query: { page: number; perPage: number; tag?: string; externalId?: string }): Promise<{ rows: SubscriberRecord[]; total: number }> {
     this.assertLive();
-    const where: string[] = [];
-    const params: string[] = [];
-    if (query.tag !== undefined) {
-      where.push("EXISTS (SELECT 1 FROM json_each(subscribers.tags) t WHERE t.value = ?)");
-      params.push(query.tag);
-    }
-    if (query.externalId !== undefined) {
-      where.push("external_id = ?");
-      params.push(query.externalId);
-    }
-    const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
+    const { clause, params } = SQL.subscriberFilter(query);
     const sql = this.ctx.storage.sql;
-    const rows = sql
-      .exec<SubscriberRecord & Row>(
-        `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers ${clause} ORDER BY created_at, id LIMIT ? OFFSET ?`,
-        ...params,
-        query.perPage,
-        (query.page - 1) * query.perPage,
-      )
-      .toArray();
-    const total = where.length ? sql.exec<{ n: number }>(`SELECT count(*) AS n FROM subscribers ${clause}`, ...params).one().n : this.countState().count;
+    const rows = sql.exec<SubscriberRecord & Row>(SQL.subscriberPageSql(clause), ...params, query.perPage, (query.page - 1) * query.perPage).toArray();
+    const total = clause ? sql.exec<{ n: number }>(SQL.countSubscribersSql(clause), ...params).one().n : this.countState().count;
     return { rows: rows.map((r) => ({ ...r })), total };
   }
 
@@ -129,9 +113,7 @@ export class PushStore extends DurableObject<Env> {
   async remove(appId: string, ids: string[]): Promise<{ removed: number; count: CountState }> {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
-      const removed = this.ctx.storage.sql
-        .exec("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?)) RETURNING id", JSON.stringify(ids))
-        .toArray().length;
+      const removed = this.ctx.storage.sql.exec(SQL.DELETE_SUBSCRIBERS, JSON.stringify(ids)).toArray().length;
       return { removed, count: removed ? this.changeCount(-removed) : this.countState() };
     });
     await this.noteApp(appId);
@@ -145,12 +127,12 @@ export class PushStore extends DurableObject<Env> {
     let unknown: string[] = [];
     if (target.type === "subscribers") {
       unknown = sql
-        .exec<{ value: string }>("SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM subscribers)", JSON.stringify(target.subscriber_ids))
+        .exec<{ value: string }>(SQL.UNKNOWN_SUBSCRIBERS, JSON.stringify(target.subscriber_ids))
         .toArray()
         .map((r) => r.value);
     }
-    const t = targetWhere(target);
-    const { n } = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM subscribers WHERE created_at <= ? AND ${t.sql}`, createdAt, ...t.params).one();
+    const t = SQL.targetWhere(target);
+    const { n } = sql.exec<{ n: number }>(SQL.countRecipientsSql(t.sql), createdAt, ...t.params).one();
     return { count: n, unknown };
   }
 
@@ -168,23 +150,17 @@ export class PushStore extends DurableObject<Env> {
     this.assertLive();
     const result = this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
-      sql.exec("INSERT INTO notifications (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", n.id, n.createdAt);
-      const t = targetWhere(n.target);
+      sql.exec(SQL.INSERT_NOTIFICATION, n.id, n.createdAt);
+      const t = SQL.targetWhere(n.target);
       const ids = sql
-        .exec<{ id: string }>(
-          `SELECT id FROM subscribers WHERE created_at <= ? AND ${t.sql} AND id > ? ORDER BY id LIMIT ?`,
-          n.createdAt,
-          ...t.params,
-          after ?? "",
-          limit,
-        )
+        .exec<{ id: string }>(SQL.recipientPageSql(t.sql), n.createdAt, ...t.params, after ?? "", limit)
         .toArray()
         .map((r) => r.id);
-      if (ids.length) sql.exec(INSERT_DELIVERIES, n.id, at, JSON.stringify(ids));
+      if (ids.length) sql.exec(SQL.INSERT_DELIVERIES, n.id, at, JSON.stringify(ids));
       if (ids.length === limit) return { ids, done: false, total: 0 };
-      sql.exec("UPDATE notifications SET fanout_done = 1 WHERE id = ?", n.id);
-      sql.exec(COMPLETE_IF_DONE, n.id, at);
-      const { total } = sql.exec<{ total: number }>("SELECT count(*) AS total FROM deliveries WHERE notification_id = ?", n.id).one();
+      sql.exec(SQL.MARK_FANOUT_DONE, n.id);
+      sql.exec(SQL.COMPLETE_IF_DONE, n.id, at);
+      const { total } = sql.exec<{ total: number }>(SQL.COUNT_DELIVERIES, n.id).one();
       return { ids, done: true, total };
     });
     await this.ensureAlarm();
@@ -217,21 +193,11 @@ export class PushStore extends DurableObject<Env> {
       if (won.length < subscriberIds.length) {
         const mine = new Set(won.map((w) => w.subscriber_id));
         const others = subscriberIds.filter((id) => !mine.has(id));
-        busy =
-          sql
-            .exec(
-              "SELECT 1 FROM deliveries WHERE notification_id = ? AND status = 'sending' AND subscriber_id IN (SELECT value FROM json_each(?)) LIMIT 1",
-              notificationId,
-              JSON.stringify(others),
-            )
-            .toArray().length > 0;
+        busy = sql.exec(SQL.ANY_SENDING_AMONG, notificationId, JSON.stringify(others)).toArray().length > 0;
       }
       const subs = new Map(
         sql
-          .exec<SubscriberRecord & Row>(
-            `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id IN (SELECT value FROM json_each(?))`,
-            JSON.stringify(won.map((w) => w.subscriber_id)),
-          )
+          .exec<SubscriberRecord & Row>(SQL.SUBSCRIBERS_BY_IDS, JSON.stringify(won.map((w) => w.subscriber_id)))
           .toArray()
           .map((s) => [s.id, { ...s }]),
       );
@@ -254,12 +220,10 @@ export class PushStore extends DurableObject<Env> {
     const result = this.ctx.storage.transactionSync(() => {
       const sql = this.ctx.storage.sql;
       for (const o of outcomes)
-        sql.exec(RECORD_DELIVERY, notificationId, o.subscriberId, o.status, o.statusCode, o.error, o.status === "retrying" ? retryAt : null, at);
+        sql.exec(SQL.RECORD_DELIVERY, notificationId, o.subscriberId, o.status, o.statusCode, o.error, o.status === "retrying" ? retryAt : null, at);
       const gone = outcomes.filter((o) => o.status === "removed").map((o) => o.subscriberId);
-      const removed = gone.length
-        ? sql.exec("DELETE FROM subscribers WHERE id IN (SELECT value FROM json_each(?)) RETURNING id", JSON.stringify(gone)).toArray().length
-        : 0;
-      sql.exec(COMPLETE_IF_DONE, notificationId, at);
+      const removed = gone.length ? sql.exec(SQL.DELETE_SUBSCRIBERS, JSON.stringify(gone)).toArray().length : 0;
+      sql.exec(SQL.COMPLETE_IF_DONE, notificationId, at);
       return { removed, count: removed ? this.changeCount(-removed) : this.countState() };
     });
     if (result.removed) await this.noteApp(appId);
@@ -334,7 +298,7 @@ export class PushStore extends DurableObject<Env> {
     const appId = await this.ctx.storage.get<string>("app_id");
     if (!appId) return;
     const state = this.countState();
-    await this.env.DB.prepare(SYNC_COUNT).bind(state.count, state.seq, appId).run();
+    await this.env.DB.prepare(SQL.SYNC_COUNT).bind(state.count, state.seq, appId).run();
     this.setMeta("synced_seq", state.seq);
   }
 
@@ -343,7 +307,7 @@ export class PushStore extends DurableObject<Env> {
     const now = Date.now();
     const results = await Promise.allSettled([requeueStuck(this.env.PUSH_QUEUE, this, now), this.purgeExpired(now), this.syncCount()]);
     const more = results[1].status === "fulfilled" && results[1].value.more;
-    const held = this.ctx.storage.sql.exec("SELECT 1 FROM deliveries LIMIT 1").toArray().length > 0;
+    const held = this.ctx.storage.sql.exec(SQL.ANY_DELIVERY).toArray().length > 0;
     const unsynced = this.getMeta("synced_seq") < this.countState().seq;
     this.alarmChecked = false;
     if (more) await this.ctx.storage.setAlarm(now + ALARM_AGAIN_MS);
@@ -387,10 +351,10 @@ export class PushStore extends DurableObject<Env> {
   }
 
   private getMeta(key: string): number {
-    return this.ctx.storage.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
+    return this.ctx.storage.sql.exec<{ value: number }>(SQL.GET_META, key).toArray()[0]?.value ?? 0;
   }
 
   private setMeta(key: string, value: number): void {
-    this.ctx.storage.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value);
+    this.ctx.storage.sql.exec(SQL.SET_META, key, value);
   }
 }

@@ -3,7 +3,7 @@
 // deliveries whose queue message was lost, and delivery retention. Kept apart from the object
 // (push-store.ts), whose methods call them.
 import { DELIVERY_LOG_RETENTION_DAYS } from "../../../platform/retention";
-import { PURGE_DELIVERIES, PURGE_NOTIFICATIONS, SUBSCRIBER_COLUMNS, SWEEP_STUCK } from "./push-store.queries";
+import { CHANGES, IMPORT_DELIVERY, IMPORT_NOTIFICATION, IMPORT_SUBSCRIBER, PURGE_DELIVERIES, PURGE_NOTIFICATIONS, SWEEP_STUCK } from "./push-store.queries";
 import type { LegacyImport } from "./push-store.types";
 
 /** Pending deliveries that should have moved this long ago have lost their queue message. */
@@ -23,45 +23,15 @@ const DAY_MS = 86_400_000;
 export function importRows(sql: SqlStorage, rows: LegacyImport): { subscribers: number; deliveries: number } {
   let subscribers = 0;
   for (const s of rows.subscribers) {
-    sql.exec(
-      `INSERT OR IGNORE INTO subscribers (${SUBSCRIBER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      s.id,
-      s.endpoint,
-      s.p256dh,
-      s.auth,
-      s.expiration_time,
-      s.tags,
-      s.external_id,
-      s.created_at,
-      s.updated_at,
-    );
+    sql.exec(IMPORT_SUBSCRIBER, s.id, s.endpoint, s.p256dh, s.auth, s.expiration_time, s.tags, s.external_id, s.created_at, s.updated_at);
     subscribers += changes(sql);
   }
   for (const n of rows.notifications) {
-    sql.exec(
-      `INSERT INTO notifications (id, created_at, fanout_done, completed_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT DO UPDATE SET fanout_done = max(fanout_done, excluded.fanout_done), completed_at = coalesce(completed_at, excluded.completed_at)`,
-      n.id,
-      n.created_at,
-      n.fanout_done,
-      n.completed_at,
-    );
+    sql.exec(IMPORT_NOTIFICATION, n.id, n.created_at, n.fanout_done, n.completed_at);
   }
   let deliveries = 0;
   for (const d of rows.deliveries) {
-    sql.exec(
-      `INSERT OR IGNORE INTO deliveries (notification_id, subscriber_id, status, attempts, status_code, error, lease_until, next_attempt_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      d.notification_id,
-      d.subscriber_id,
-      d.status,
-      d.attempts,
-      d.status_code,
-      d.error,
-      d.lease_until,
-      d.next_attempt_at,
-      d.updated_at,
-    );
+    sql.exec(IMPORT_DELIVERY, d.notification_id, d.subscriber_id, d.status, d.attempts, d.status_code, d.error, d.lease_until, d.next_attempt_at, d.updated_at);
     deliveries += changes(sql);
   }
   return { subscribers, deliveries };
@@ -100,5 +70,5 @@ export function purgeRows(sql: SqlStorage, now: number): { deleted: number; more
 }
 
 function changes(sql: SqlStorage): number {
-  return sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
+  return sql.exec<{ n: number }>(CHANGES).one().n;
 }

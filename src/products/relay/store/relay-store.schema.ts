@@ -76,3 +76,13 @@ export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/**
+ * The source's forward cap (relay-store.queries.ts COUNT_FORWARDS): one row (id 1), the deliveries
+ * created at ingest in `minute` (ms since the epoch / 60,000, from the caller's clock).
+ */
+export const forwards = sqliteTable("forwards", {
+  id: integer("id").primaryKey(),
+  minute: integer("minute").notNull(),
+  n: integer("n").notNull(),
+});

@@ -6,33 +6,42 @@
 // driver and applied when the object starts. Every method is an RPC of the Worker; times come from
 // the caller (the platform clock), except the alarm, which runs on real time: retention (the
 // source's retention_days, and a byte budget under the object's 10 GB), and the re-queue of
-// deliveries whose queue message was lost (the store knows its own due work).
-import { claimableAt, claimSet } from "../../../platform/jobs/claim";
+// deliveries whose queue message was lost (the store knows its own due work). Ingest also counts
+// the source's forwards per minute (the forward cap, relay README). The object keeps the calls and
+// their transactions; its SQL is relay-store.queries.ts's, its reads relay-store.reads.ts's, the
+// claim relay-store.claims.ts's and the alarm's bulk work relay-store.upkeep.ts's.
 import { log } from "../../../platform/log";
 import { DurableObject } from "cloudflare:workers";
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import type { Env } from "../../../env";
-import type { DeliveryMessage } from "../relay.consumer";
+import type { DeliveryMessage } from "../relay.messages";
 import migrations from "./migrations/migrations.js";
 import * as schema from "./relay-store.schema";
-import { EVENT_DETAIL_SQL, eventPageSql, type EventPageFilter, type EventSummaryRow } from "./relay-store.queries";
 import {
-  deleteInSteps,
-  eventsOverBudget,
-  expiredEvents,
+  ANY_EVENT,
+  ANY_SENDING,
+  COUNT_FORWARDS,
+  DROP_DESTINATION_ATTEMPTS,
+  DROP_DESTINATION_DELIVERIES,
+  hotStatements,
+  type EventPageFilter,
+  type EventSummaryRow,
+} from "./relay-store.queries";
+import { claimDelivery, failDisabledDelivery } from "./relay-store.claims";
+import { destinationStatuses, eventDetail, eventPage, rowCounts, type EventDetail } from "./relay-store.reads";
+import { eachAlone, type AttemptRecord, type ClaimResult, type IngestAnswer, type IngestInput, type LegacyRows, type StoreWrite } from "./relay-store.rows";
+import {
+  importRows,
   lostDeliveries,
-  oldestEvents,
+  lostDeliveryIds,
+  purgeExpiredRows,
   STORE_BUDGET_BYTES,
   STORE_CHECK_FROM_BYTES,
-  type AttemptRecord,
-  type ClaimResult,
-  type LegacyRows,
-  type StoredEvent,
-} from "./relay-store.rows";
+  trimRowsToBudget,
+} from "./relay-store.upkeep";
 
-const DAY_MS = 86_400_000;
 /** How often the alarm looks at an object that holds events; sooner while a purge or re-queue is unfinished. */
 const ALARM_EVERY_MS = 3_600_000;
 const ALARM_AGAIN_MS = 60_000;
@@ -42,112 +51,10 @@ const ALARM_AGAIN_MS = 60_000;
  */
 export const FIRST_ATTEMPT_WATCH_MS = 30_000;
 
-type DeliveryRow = typeof schema.deliveries.$inferSelect;
-type AttemptRow = typeof schema.attempts.$inferSelect;
-export type { AttemptRecord, ClaimResult };
+export type { AttemptRecord, ClaimResult, IngestAnswer, IngestInput, StoreWrite };
 
-/** One ingest (RelayStore.writeMany): the event, its deliveries and the claim they are born with. */
-export interface IngestInput {
-  sourceId: string;
-  retentionDays: number;
-  event: StoredEvent;
-  deliveries: Array<{ id: string; destinationId: string }>;
-  claim: { now: number; leaseMs: number };
-}
-
-/** One write of RelayStore.writeMany: an event's ingest, or an attempt's record (answered true when its claim still held). */
-export type StoreWrite = { ingest: IngestInput } | { record: AttemptRecord };
-
-/** An ingest's answer: the stored event a copy names, or null when this one was stored. */
-export interface IngestAnswer {
-  duplicate: { id: string; eventType: string | null } | null;
-}
-
-/** Each item's answer, or the error it alone threw: one item failing leaves the others' answers standing. */
-function eachAlone<I, A>(items: I[], one: (item: I) => A): Array<A | { error: string }> {
-  return items.map((item) => {
-    try {
-      return one(item);
-    } catch (error) {
-      return { error: String(error) };
-    }
-  });
-}
-
-/**
- * The statements of the hot path (an ingest, an attempt recorded), built once per instance: a
- * Drizzle query built on every call cost more of the isolate than its SQL did (docs/BENCHMARKS.md).
- */
-function hotStatements(db: DrizzleSqliteDODatabase<typeof schema>) {
-  const p = <N extends string>(name: N) => sql.placeholder(name);
-  // An update's values take SQL, not a bare placeholder.
-  const v = (name: string) => sql`${sql.placeholder(name)}`;
-  return {
-    providerEvent: db
-      .select({ id: schema.events.id, eventType: schema.events.eventType })
-      .from(schema.events)
-      .where(eq(schema.events.providerEventId, p("providerEventId")))
-      .prepare(),
-    insertEvent: db
-      .insert(schema.events)
-      .values({
-        id: p("id"),
-        eventType: p("eventType"),
-        providerEventId: p("providerEventId"),
-        contentType: p("contentType"),
-        headers: p("headers"),
-        body: p("body"),
-        sizeBytes: p("sizeBytes"),
-        receivedAt: p("receivedAt"),
-      })
-      .prepare(),
-    insertDelivery: db
-      .insert(schema.deliveries)
-      .values({
-        id: p("id"),
-        eventId: p("eventId"),
-        destinationId: p("destinationId"),
-        status: p("status"),
-        attempts: p("attempts"),
-        leaseUntil: p("leaseUntil"),
-        dueMs: p("dueMs"),
-        trigger: p("trigger"),
-        createdAt: p("at"),
-        updatedAt: p("at"),
-      })
-      .prepare(),
-    /** The attempt's outcome on its delivery, when the claim it was made under still holds. */
-    settleDelivery: db
-      .update(schema.deliveries)
-      .set({
-        status: v("status"),
-        leaseUntil: null,
-        lastStatusCode: v("statusCode"),
-        lastError: v("error"),
-        nextAttemptAt: v("nextAttemptAt"),
-        dueMs: v("dueMs"),
-        deliveredAt: v("deliveredAt"),
-        updatedAt: v("at"),
-      })
-      .where(and(eq(schema.deliveries.id, p("deliveryId")), eq(schema.deliveries.status, "sending"), eq(schema.deliveries.attempts, p("number"))))
-      .returning({ id: schema.deliveries.id })
-      .prepare(),
-    insertAttempt: db
-      .insert(schema.attempts)
-      .values({
-        id: p("id"),
-        deliveryId: p("deliveryId"),
-        number: p("number"),
-        attemptedAt: p("attemptedAt"),
-        statusCode: p("statusCode"),
-        durationMs: p("durationMs"),
-        error: p("error"),
-        responseBody: p("responseBody"),
-        retryInSeconds: p("retryInSeconds"),
-      })
-      .prepare(),
-  };
-}
+/** The forward cap's window: deliveries created at ingest are counted per minute of the caller's clock. */
+const FORWARD_WINDOW_MS = 60_000;
 
 export class RelayStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
@@ -170,26 +77,33 @@ export class RelayStore extends DurableObject<Env> {
 
   /**
    * Ingest, in one transaction: a copy of a stored provider event id answers the stored event
-   * (nothing written); otherwise the event and one delivery per destination given, each already
-   * claimed for its first attempt (`sending`, attempt 1, leased until `claim.now + claim.leaseMs`:
-   * the claim rule of platform/jobs/claim.ts, taken at birth), which the ingest request then makes
-   * without a claim call of its own. This store is the deliveries' outbox: no queue message is sent
-   * for a first attempt; the alarm, moved to at most FIRST_ATTEMPT_WATCH_MS ahead, queues any
-   * delivery whose first attempt never reported (its isolate died) once its lease has ended.
+   * (nothing written); then the source's forward cap: an event whose deliveries do not fit in the
+   * minute's `forwardsPerMinute` answers `capped` with the seconds until the next minute (nothing
+   * written: the sender retries; a loop through a third party slows to the cap); otherwise the event
+   * and one delivery per destination given, each already claimed for its first attempt (`sending`,
+   * attempt 1, leased until `claim.now + claim.leaseMs`: the claim rule of platform/jobs/claim.ts,
+   * taken at birth), which the ingest request then makes without a claim call of its own. This store
+   * is the deliveries' outbox: no queue message is sent for a first attempt; the alarm, moved to at
+   * most FIRST_ATTEMPT_WATCH_MS ahead, queues any delivery whose first attempt never reported (its
+   * isolate died) once its lease has ended.
    */
   private ingestOne(input: IngestInput): IngestAnswer {
     const { event, claim } = input;
-    const duplicate = this.ctx.storage.transactionSync(() => {
+    return this.ctx.storage.transactionSync((): IngestAnswer => {
       if (event.providerEventId !== null) {
         const found = this.findProviderEvent(event.providerEventId);
-        if (found) return found;
+        if (found) return { duplicate: found };
+      }
+      if (input.deliveries.length > 0) {
+        const minute = Math.floor(claim.now / FORWARD_WINDOW_MS);
+        const counted = this.ctx.storage.sql.exec(COUNT_FORWARDS, minute, input.deliveries.length, input.forwardsPerMinute).toArray();
+        if (counted.length === 0) return { capped: { retryAfter: Math.max(1, Math.ceil(((minute + 1) * FORWARD_WINDOW_MS - claim.now) / 1000)) } };
       }
       this.hot.insertEvent.run(event);
       this.insertDeliveries(event.id, input.deliveries, "ingest", event.receivedAt, claim.now + claim.leaseMs);
       this.setSettings(input.sourceId, input.retentionDays);
-      return null;
+      return { duplicate: null };
     });
-    return { duplicate };
   }
 
   /**
@@ -206,7 +120,7 @@ export class RelayStore extends DurableObject<Env> {
     let stored = false;
     writes.forEach((write, i) => {
       const answer = answers[i]!;
-      if (!("ingest" in write) || typeof answer !== "object" || "error" in answer || answer.duplicate) return;
+      if (!("ingest" in write) || typeof answer !== "object" || !("duplicate" in answer) || answer.duplicate) return;
       stored = true;
       if (write.ingest.deliveries.length > 0) claimLeaseMs ??= write.ingest.claim.leaseMs;
     });
@@ -254,8 +168,8 @@ export class RelayStore extends DurableObject<Env> {
   async dropDestination(destinationId: string): Promise<void> {
     this.assertLive();
     this.ctx.storage.transactionSync(() => {
-      this.ctx.storage.sql.exec("DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE destination_id = ?)", destinationId);
-      this.ctx.storage.sql.exec("DELETE FROM deliveries WHERE destination_id = ?", destinationId);
+      this.ctx.storage.sql.exec(DROP_DESTINATION_ATTEMPTS, destinationId);
+      this.ctx.storage.sql.exec(DROP_DESTINATION_DELIVERIES, destinationId);
     });
   }
 
@@ -267,51 +181,13 @@ export class RelayStore extends DurableObject<Env> {
   async claim(deliveryId: string, now: number, leaseMs: number, at: string): Promise<ClaimResult> {
     // A message of a deleted source finds nothing.
     if (this.deleted) return null;
-    const spec = { from: ["pending"], inFlight: "sending", leaseMs };
-    const [won] = this.db
-      .update(schema.deliveries)
-      .set(claimSet(schema.deliveries, spec, now, { updatedAt: at }))
-      .where(and(eq(schema.deliveries.id, deliveryId), claimableAt(schema.deliveries, spec, now)))
-      .returning({
-        id: schema.deliveries.id,
-        eventId: schema.deliveries.eventId,
-        destinationId: schema.deliveries.destinationId,
-        attempts: schema.deliveries.attempts,
-      })
-      .all();
-    if (!won) {
-      const [held] = this.db
-        .select({ status: schema.deliveries.status, leaseUntil: schema.deliveries.leaseUntil })
-        .from(schema.deliveries)
-        .where(eq(schema.deliveries.id, deliveryId))
-        .all();
-      return held ? { won: false, ...held } : null;
-    }
-    const [event] = this.db
-      .select({ body: schema.events.body, contentType: schema.events.contentType, headers: schema.events.headers, eventType: schema.events.eventType })
-      .from(schema.events)
-      .where(eq(schema.events.id, won.eventId))
-      .all();
-    if (!event) return null;
-    return { won: true, delivery: { id: won.id, eventId: won.eventId, destinationId: won.destinationId, attempts: won.attempts }, event };
+    return claimDelivery(this.db, deliveryId, now, leaseMs, at);
   }
 
   /** A claimed delivery whose destination is disabled: `failed` without an attempt (the claim's count is taken back). */
   async failDisabled(deliveryId: string, at: string): Promise<void> {
     this.assertLive();
-    this.db
-      .update(schema.deliveries)
-      .set({
-        status: "failed",
-        attempts: sql`${schema.deliveries.attempts} - 1`,
-        leaseUntil: null,
-        lastError: "destination disabled",
-        nextAttemptAt: null,
-        dueMs: null,
-        updatedAt: at,
-      })
-      .where(and(eq(schema.deliveries.id, deliveryId), eq(schema.deliveries.status, "sending")))
-      .run();
+    failDisabledDelivery(this.db, deliveryId, at);
   }
 
   /** Records an attempt and its delivery's new state, conditional on the claim: a stale consumer overwrites nothing. */
@@ -337,52 +213,19 @@ export class RelayStore extends DurableObject<Env> {
   /** Up to `take` events, newest first, with their delivery roll-up. */
   async listEvents(filter: EventPageFilter, take: number): Promise<EventSummaryRow[]> {
     this.assertLive();
-    const { sql: text, params } = eventPageSql(filter, take);
-    return this.ctx.storage.sql.exec<EventSummaryRow & Record<string, SqlStorageValue>>(text, ...params).toArray();
+    return eventPage(this.ctx.storage.sql, filter, take);
   }
 
   /** One event with its headers and body, roll-up, deliveries (oldest first) and their attempts; null when unknown. */
-  async eventDetail(
-    eventId: string,
-  ): Promise<{ event: EventSummaryRow & { headers: string; body: string }; deliveries: DeliveryRow[]; attempts: AttemptRow[] } | null> {
+  async eventDetail(eventId: string): Promise<EventDetail | null> {
     this.assertLive();
-    const [event] = this.ctx.storage.sql
-      .exec<EventSummaryRow & { headers: string; body: string } & Record<string, SqlStorageValue>>(EVENT_DETAIL_SQL, eventId)
-      .toArray();
-    if (!event) return null;
-    const deliveries = this.db
-      .select()
-      .from(schema.deliveries)
-      .where(eq(schema.deliveries.eventId, eventId))
-      .orderBy(asc(schema.deliveries.createdAt), asc(schema.deliveries.id))
-      .all();
-    const attempts =
-      deliveries.length === 0
-        ? []
-        : this.db
-            .select()
-            .from(schema.attempts)
-            .where(
-              inArray(
-                schema.attempts.deliveryId,
-                deliveries.map((d) => d.id),
-              ),
-            )
-            .orderBy(asc(schema.attempts.number))
-            .all();
-    return { event, deliveries, attempts };
+    return eventDetail(this.ctx.storage.sql, this.db, eventId);
   }
 
   /** The latest delivery's status per (event, destination) of the listed events. */
   async destinationStatuses(eventIds: string[]): Promise<Array<{ eventId: string; destinationId: string; status: string }>> {
     this.assertLive();
-    return this.ctx.storage.sql
-      .exec<{ eventId: string; destinationId: string; status: string }>(
-        `SELECT event_id AS eventId, destination_id AS destinationId, status FROM deliveries
-         WHERE event_id IN (SELECT value FROM json_each(?)) ORDER BY created_at DESC, id DESC`,
-        JSON.stringify(eventIds),
-      )
-      .toArray();
+    return destinationStatuses(this.ctx.storage.sql, eventIds);
   }
 
   /** The source's retention changed: the next alarm purges with it. */
@@ -399,13 +242,8 @@ export class RelayStore extends DurableObject<Env> {
   async importLegacy(rows: LegacyRows, settings: { sourceId: string; retentionDays: number }): Promise<{ imported: number }> {
     this.assertLive();
     const imported = this.ctx.storage.transactionSync(() => {
-      let count = 0;
-      for (const event of rows.events)
-        count += this.db.insert(schema.events).values(event).onConflictDoNothing().returning({ id: schema.events.id }).all().length;
-      for (const delivery of rows.deliveries) this.db.insert(schema.deliveries).values(delivery).onConflictDoNothing().run();
-      for (const attempt of rows.attempts) this.db.insert(schema.attempts).values(attempt).onConflictDoNothing().run();
       this.setSettings(settings.sourceId, settings.retentionDays);
-      return count;
+      return importRows(this.db, rows);
     });
     await this.ensureAlarm();
     return { imported };
@@ -414,46 +252,30 @@ export class RelayStore extends DurableObject<Env> {
   /** Rows held and the database's bytes (tests, the operator's size arithmetic). */
   async stats(): Promise<{ events: number; deliveries: number; attempts: number; bytes: number }> {
     this.assertLive();
-    const n = (table: string) => this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n;
-    return { events: n("events"), deliveries: n("deliveries"), attempts: n("attempts"), bytes: this.ctx.storage.sql.databaseSize };
+    return { ...rowCounts(this.ctx.storage.sql), bytes: this.ctx.storage.sql.databaseSize };
   }
 
-  /**
-   * Retention: deletes the events received before now - retention_days, with their deliveries and
-   * attempts, oldest first, in bounded steps. `more` is true when the run stopped at its bound.
-   */
+  /** Retention by the source's retention_days (relay-store.upkeep.ts); `more`: the run stopped at its bound. */
   async purgeExpired(now: number): Promise<{ deleted: number; more: boolean }> {
     this.assertLive();
     const days = Number(this.getMeta("retention_days"));
-    if (!days) return { deleted: 0, more: false };
-    return deleteInSteps(this.ctx.storage, expiredEvents.deletes, [new Date(now - days * DAY_MS).toISOString()], Infinity);
+    return days ? purgeExpiredRows(this.ctx.storage, days, now) : { deleted: 0, more: false };
   }
 
-  /**
-   * The byte budget: while the rows' estimated bytes (eventsOverBudget) pass `budget`, deletes the
-   * oldest events with their deliveries and attempts, in bounded steps, so a source receiving more
-   * than its retention can hold never reaches the object's 10 GB (see the README's arithmetic).
-   * Looked at only once the database file passes `checkFrom`: small stores never count their rows.
-   */
+  /** The byte budget (relay-store.upkeep.ts): the oldest events go while the rows' estimate passes `budget`. */
   async trimToBudget(budget: number, checkFrom: number): Promise<{ deleted: number; more: boolean }> {
     this.assertLive();
-    if (this.ctx.storage.sql.databaseSize < checkFrom) return { deleted: 0, more: false };
-    const excess = eventsOverBudget(this.ctx.storage, budget);
-    return excess === 0 ? { deleted: 0, more: false } : deleteInSteps(this.ctx.storage, oldestEvents.deletes, [], excess);
+    return trimRowsToBudget(this.ctx.storage, budget, checkFrom);
   }
 
   /**
-   * The messages of the deliveries whose queue message was lost at `now` (see relay-store.rows.ts),
+   * The messages of the deliveries whose queue message was lost at `now` (see relay-store.upkeep.ts),
    * at most lostDeliveries.limit; the rows are not changed: the claim decides who sends.
    */
   async lostMessages(now: number): Promise<DeliveryMessage[]> {
     this.assertLive();
     const sourceId = this.getMeta("source_id");
-    if (sourceId === null) return [];
-    const rows = this.ctx.storage.sql
-      .exec<{ id: string }>(lostDeliveries.sql, now - lostDeliveries.afterMs, now - lostDeliveries.leaseEndedMs, lostDeliveries.limit)
-      .toArray();
-    return rows.map((row) => ({ delivery_id: row.id, source_id: sourceId }));
+    return sourceId === null ? [] : lostDeliveryIds(this.ctx.storage.sql, now).map((id) => ({ delivery_id: id, source_id: sourceId }));
   }
 
   /** Queues the lost deliveries' messages again (the alarm); true when more may be waiting. */
@@ -482,10 +304,9 @@ export class RelayStore extends DurableObject<Env> {
     const purged = await this.purgeExpired(now);
     const trimmed = await this.trimToBudget(STORE_BUDGET_BYTES, STORE_CHECK_FROM_BYTES);
     const lostMore = await this.requeueLost(now);
-    // Whether any event is left: one row looked at, not a count of the whole table.
-    const held = this.ctx.storage.sql.exec("SELECT 1 FROM events LIMIT 1").toArray().length > 0;
+    const held = this.ctx.storage.sql.exec(ANY_EVENT).toArray().length > 0;
     // Deliveries still in their first attempt are watched until their lease has ended.
-    const watching = this.ctx.storage.sql.exec("SELECT 1 FROM deliveries WHERE status = 'sending' LIMIT 1").toArray().length > 0;
+    const watching = this.ctx.storage.sql.exec(ANY_SENDING).toArray().length > 0;
     if (purged.more || trimmed.more || lostMore) await this.setAlarm(Date.now() + ALARM_AGAIN_MS);
     else if (watching) await this.setAlarm(Date.now() + FIRST_ATTEMPT_WATCH_MS);
     else if (held) await this.setAlarm(Date.now() + ALARM_EVERY_MS);

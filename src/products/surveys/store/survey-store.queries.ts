@@ -1,7 +1,8 @@
-// The SQL of a survey store's summary counters (issue 15, moved into the store by issue 27): the
-// statements that add completed responses to the grouped counters and read them back. Raw SQL
-// because Drizzle cannot say json_each or an INSERT ... SELECT ... ON CONFLICT DO UPDATE with
-// grouped additions. (Not named `*.sql.ts`: wrangler's bundler takes an import ending in `.sql`
+// The SQL of a survey store (store/survey-store.ts), the one place it is written: its summary
+// counters (issue 15, moved into the store by issue 27), the statements that add completed
+// responses to the grouped counters and read them back, raw because Drizzle cannot say json_each
+// or an INSERT ... SELECT ... ON CONFLICT DO UPDATE with grouped additions; and the responses'
+// conditional updates (UPDATE ... RETURNING on what the caller read) and list pages. (Not named `*.sql.ts`: wrangler's bundler takes an import ending in `.sql`
 // for a text module.)
 //
 // One statement builder serves the completion and the import (scope: the responses whose ids are
@@ -96,3 +97,67 @@ ON CONFLICT (id) DO NOTHING`;
 
 /** The export's page: completed responses after seq ?1, in seq order, at most ?2 (one range of responses_status_idx). */
 export const COMPLETED_AFTER_SQL = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE status = 'completed' AND seq > ? ORDER BY seq LIMIT ?`;
+
+// The store's own statements (survey-store.ts): a response read, answered and completed under a
+// condition on what the caller read (one conditional UPDATE … RETURNING), the list's page, and the
+// question list the counters follow.
+
+/** A response by id (?). */
+export const RESPONSE_BY_ID = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE id = ?`;
+
+/**
+ * An answer or a step back (answers, path, next question, generated questions, time; then the id
+ * and what the caller read: updated_at, next question, path), only while the response still holds it.
+ */
+export const UPDATE_RESPONSE = `UPDATE responses SET answers = ?, path = ?, next_question_id = ?, generated_questions = ?, updated_at = ?
+           WHERE id = ? AND status = 'in_progress' AND updated_at = ? AND next_question_id IS ? AND path = ? RETURNING seq`;
+
+/** Completes an in-progress response (completion id, completed_at, updated_at, id); a row only for the one call that wins. */
+export const COMPLETE_RESPONSE = `UPDATE responses SET status = 'completed', completion_id = ?, completed_at = ?, updated_at = ?, next_question_id = NULL
+           WHERE id = ? AND status = 'in_progress' RETURNING seq`;
+
+/** The WHERE clause (empty for none) and parameters of the list's filter. */
+export function responseWhere(filter: { status?: string; since?: string; until?: string }): { clause: string; params: string[] } {
+  const where: string[] = [];
+  const params: string[] = [];
+  const add = (condition: string, value: string | undefined) => {
+    if (value === undefined) return;
+    where.push(condition);
+    params.push(value);
+  };
+  add("status = ?", filter.status);
+  add("started_at >= ?", filter.since);
+  add("started_at < ?", filter.until);
+  return { clause: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
+}
+
+/** A page of responses under `clause` (responseWhere's), newest first (ties: the later insert first): its parameters, then limit and offset. */
+export function responsePageSql(clause: string): string {
+  return `SELECT ${RESPONSE_COLUMNS} FROM responses ${clause} ORDER BY started_at DESC, seq DESC LIMIT ? OFFSET ?`;
+}
+
+/** The responses under `clause` (responseWhere's), counted. */
+export function countResponsesSql(clause: string): string {
+  return `SELECT count(*) AS n FROM responses ${clause}`;
+}
+
+/** INSERT_RESPONSES_SQL, answering the inserted rows' ids and statuses. */
+export const INSERT_RESPONSES_RETURNING = `${INSERT_RESPONSES_SQL} RETURNING id, status`;
+
+/** Completions whose D1 side is still to be written, counted. */
+export const COUNT_PENDING_PUBLISH = "SELECT count(*) AS n FROM pending_publish";
+
+/** The question list the counters follow (?: one bound JSON list of {id, type}: a survey has up to 200 questions, a statement takes 100 values). */
+export const SET_SUMMARY_QUESTIONS = "INSERT INTO summary_questions (id, type) SELECT value ->> 'id', value ->> 'type' FROM json_each(?)";
+
+/** The counters of questions no longer in the list. */
+export const DROP_ORPHAN_VALUES = "DELETE FROM summary_values WHERE question_id NOT IN (SELECT id FROM summary_questions)";
+export const DROP_ORPHAN_ELEMENTS = "DELETE FROM summary_elements WHERE question_id NOT IN (SELECT id FROM summary_questions)";
+
+/** Every counter (a rebuild starts from none). */
+export const CLEAR_VALUES = "DELETE FROM summary_values";
+export const CLEAR_ELEMENTS = "DELETE FROM summary_elements";
+
+/** The counts recomputed from the responses held. */
+export const RECOUNT_STATE = `UPDATE state SET in_progress = (SELECT count(*) FROM responses WHERE status = 'in_progress'),
+                        completed = (SELECT count(*) FROM responses WHERE status = 'completed')`;

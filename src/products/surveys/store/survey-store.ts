@@ -22,11 +22,23 @@ import * as schema from "./survey-store.schema";
 import {
   addElementsSql,
   addValuesSql,
+  CLEAR_ELEMENTS,
+  CLEAR_VALUES,
+  COMPLETE_RESPONSE,
   COMPLETED_AFTER_SQL,
-  INSERT_RESPONSES_SQL,
+  COUNT_PENDING_PUBLISH,
+  countResponsesSql,
+  DROP_ORPHAN_ELEMENTS,
+  DROP_ORPHAN_VALUES,
+  INSERT_RESPONSES_RETURNING,
   READ_ELEMENTS_SQL,
   READ_VALUES_SQL,
-  RESPONSE_COLUMNS,
+  RECOUNT_STATE,
+  RESPONSE_BY_ID,
+  responsePageSql,
+  responseWhere,
+  SET_SUMMARY_QUESTIONS,
+  UPDATE_RESPONSE,
   type ElementRow,
   type Scope,
   type ValueRow,
@@ -66,7 +78,7 @@ export class SurveyStore extends DurableObject<Env> {
   }
 
   async get(id: string): Promise<StoredResponse | null> {
-    const [row] = this.ctx.storage.sql.exec<Row>(`SELECT ${RESPONSE_COLUMNS} FROM responses WHERE id = ?`, id).toArray();
+    const [row] = this.ctx.storage.sql.exec<Row>(RESPONSE_BY_ID, id).toArray();
     return row ? stored(row) : null;
   }
 
@@ -75,8 +87,7 @@ export class SurveyStore extends DurableObject<Env> {
     return (
       this.ctx.storage.sql
         .exec(
-          `UPDATE responses SET answers = ?, path = ?, next_question_id = ?, generated_questions = ?, updated_at = ?
-           WHERE id = ? AND status = 'in_progress' AND updated_at = ? AND next_question_id IS ? AND path = ? RETURNING seq`,
+          UPDATE_RESPONSE,
           u.set.answers,
           u.set.path,
           u.set.nextQuestionId,
@@ -100,16 +111,7 @@ export class SurveyStore extends DurableObject<Env> {
     const won = this.ctx.storage.transactionSync(() => {
       this.own(owner);
       this.syncQuestions(questions);
-      const changed = this.ctx.storage.sql
-        .exec(
-          `UPDATE responses SET status = 'completed', completion_id = ?, completed_at = ?, updated_at = ?, next_question_id = NULL
-           WHERE id = ? AND status = 'in_progress' RETURNING seq`,
-          completion.completionId,
-          completion.at,
-          completion.at,
-          id,
-        )
-        .toArray();
+      const changed = this.ctx.storage.sql.exec(COMPLETE_RESPONSE, completion.completionId, completion.at, completion.at, id).toArray();
       if (changed.length !== 1) return false;
       this.db
         .update(schema.state)
@@ -129,24 +131,14 @@ export class SurveyStore extends DurableObject<Env> {
 
   /** A page of the list, newest first (ties: the later insert first), and the total the filter matches. */
   async page(filter: ResponseFilter, limit: number, offset: number): Promise<{ rows: StoredResponse[]; total: number }> {
-    const where: string[] = [];
-    const params: SqlStorageValue[] = [];
-    const add = (condition: string, value: string | undefined) => {
-      if (value === undefined) return;
-      where.push(condition);
-      params.push(value);
-    };
-    add("status = ?", filter.status);
-    add("started_at >= ?", filter.since);
-    add("started_at < ?", filter.until);
-    const clause = where.length ? `WHERE ${where.join(" AND ")}` : "";
+    const { clause, params } = responseWhere(filter);
     const rows = this.ctx.storage.sql
-      .exec<Row>(`SELECT ${RESPONSE_COLUMNS} FROM responses ${clause} ORDER BY started_at DESC, seq DESC LIMIT ? OFFSET ?`, ...params, limit, offset)
+      .exec<Row>(responsePageSql(clause), ...params, limit, offset)
       .toArray()
       .map(stored);
     // Without a time filter the total is the kept count: no scan of the survey's responses.
     let total: number;
-    if (filter.since || filter.until) total = this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM responses ${clause}`, ...params).one().n;
+    if (filter.since || filter.until) total = this.ctx.storage.sql.exec<{ n: number }>(countResponsesSql(clause), ...params).one().n;
     else {
       const s = this.readCounts();
       total = filter.status === "completed" ? s.completed : filter.status === "in_progress" ? s.inProgress : s.completed + s.inProgress;
@@ -278,7 +270,7 @@ export class SurveyStore extends DurableObject<Env> {
           .run();
       }
     }
-    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM pending_publish").one().n;
+    return this.ctx.storage.sql.exec<{ n: number }>(COUNT_PENDING_PUBLISH).one().n;
   }
 
   /** Records the owner on the first write; a different owner is a bug of the caller and is refused. */
@@ -295,7 +287,7 @@ export class SurveyStore extends DurableObject<Env> {
   private insertRows(rows: StoredResponse[]): Array<{ id: string; status: string }> {
     const inserted: Array<{ id: string; status: string }> = [];
     for (const chunk of jsonChunks(rows)) {
-      inserted.push(...this.ctx.storage.sql.exec<{ id: string; status: string }>(`${INSERT_RESPONSES_SQL} RETURNING id, status`, chunk).toArray());
+      inserted.push(...this.ctx.storage.sql.exec<{ id: string; status: string }>(INSERT_RESPONSES_RETURNING, chunk).toArray());
     }
     return inserted;
   }
@@ -324,27 +316,20 @@ export class SurveyStore extends DurableObject<Env> {
     if (same) return;
     const retyped = questions.some((q) => held.has(q.id) && held.get(q.id) !== q.type);
     this.db.delete(schema.summaryQuestions).run();
-    // One bound JSON list (a Durable Object statement takes at most 100 bound values; a survey has up to 200 questions).
-    this.ctx.storage.sql.exec(
-      "INSERT INTO summary_questions (id, type) SELECT value ->> 'id', value ->> 'type' FROM json_each(?)",
-      JSON.stringify(questions.map((q) => ({ id: q.id, type: q.type }))),
-    );
+    this.ctx.storage.sql.exec(SET_SUMMARY_QUESTIONS, JSON.stringify(questions.map((q) => ({ id: q.id, type: q.type }))));
     if (retyped) this.rebuild();
     else {
-      this.ctx.storage.sql.exec("DELETE FROM summary_values WHERE question_id NOT IN (SELECT id FROM summary_questions)");
-      this.ctx.storage.sql.exec("DELETE FROM summary_elements WHERE question_id NOT IN (SELECT id FROM summary_questions)");
+      this.ctx.storage.sql.exec(DROP_ORPHAN_VALUES);
+      this.ctx.storage.sql.exec(DROP_ORPHAN_ELEMENTS);
     }
   }
 
   /** The counters and counts recomputed from every response held (one pass each; only after a question changed type). */
   private rebuild(): void {
-    this.ctx.storage.sql.exec("DELETE FROM summary_values");
-    this.ctx.storage.sql.exec("DELETE FROM summary_elements");
+    this.ctx.storage.sql.exec(CLEAR_VALUES);
+    this.ctx.storage.sql.exec(CLEAR_ELEMENTS);
     this.count("all", []);
-    this.ctx.storage.sql.exec(
-      `UPDATE state SET in_progress = (SELECT count(*) FROM responses WHERE status = 'in_progress'),
-                        completed = (SELECT count(*) FROM responses WHERE status = 'completed')`,
-    );
+    this.ctx.storage.sql.exec(RECOUNT_STATE);
   }
 }
 
