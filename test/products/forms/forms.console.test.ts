@@ -39,7 +39,7 @@ describe("console forms pages", () => {
 
     const list = await (await page("GET", teamPage(team.teamId, "forms"), { cookie: team.cookie })).text();
     expect(list.match(/data-testid="form-row"/g)).toHaveLength(1);
-    expect(list).toContain('<td data-testid="inbox-count">2</td>');
+    expect(list).toContain('<td data-testid="inbox-count" data-label="Inbox">2</td>');
 
     const res = await page("GET", teamPage(team.teamId, `forms/${form.id}`), { cookie: team.cookie });
     expect(res.status).toBe(200);

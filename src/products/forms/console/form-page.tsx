@@ -193,7 +193,7 @@ formPages.get("/forms/:form_id", async (c) => {
           </p>
         ) : (
           <TableWrap label={`Submissions: ${status}`}>
-            <table>
+            <table class="stack">
               <caption class="skip">Submissions, newest first</caption>
               <thead>
                 <tr>
@@ -228,7 +228,7 @@ formPages.get("/forms/:form_id", async (c) => {
         ) : null}
         {deliveries.length === 0 ? null : (
           <TableWrap label="Webhook deliveries">
-            <table>
+            <table class="stack">
               <caption class="skip">Latest webhook deliveries, newest first</caption>
               <thead>
                 <tr>
@@ -248,14 +248,14 @@ formPages.get("/forms/:form_id", async (c) => {
                       <td>
                         <Time iso={d.created_at} />
                       </td>
-                      <td>
+                      <td data-label="Submission">
                         <code class="small">{d.submission_id.slice(0, 8)}</code>
                       </td>
                       <td>
                         <span class={`badge ${tone}`}>{d.status}</span>
                       </td>
-                      <td>{d.attempts.length}</td>
-                      <td>
+                      <td data-label="Attempts">{d.attempts.length}</td>
+                      <td data-label="Last answer">
                         <code class="small wrap">{last ? (last.status_code ?? last.error ?? "") : "—"}</code>
                       </td>
                     </tr>

@@ -51,7 +51,7 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
           </div>
         ) : (
           <TableWrap label="Forms of the team">
-            <table>
+            <table class="stack">
               <caption class="skip">Forms of the team</caption>
               <thead>
                 <tr>
@@ -68,10 +68,12 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
                     <td>
                       <a href={teamPath(c, `forms/${f.id}`)}>{f.name}</a>
                     </td>
-                    <td data-testid="inbox-count">{f.submission_count}</td>
-                    <td>{f.spam_count}</td>
+                    <td data-testid="inbox-count" data-label="Inbox">
+                      {f.submission_count}
+                    </td>
+                    <td data-label="Spam">{f.spam_count}</td>
                     <td>{f.enabled ? <span class="badge ok">accepting</span> : <span class="badge gray">disabled</span>}</td>
-                    <td>
+                    <td data-label="Created">
                       <Time iso={f.created_at} />
                     </td>
                   </tr>
