@@ -5,7 +5,7 @@
 // asserts correctness itself (throws when an answer is wrong), never a timing.
 // ROUNDS (default 3), DURATION (seconds per load run, default 5), CONNECTIONS (default 20) and
 // FIGURES (comma-separated names, default all; names may also be given as arguments:
-// `node bench/api.mjs ingest`) tune the run. Figures: analytics, auth, console-logs, flags, forms, ingest, logs, relay, request-log, surveys.
+// `node bench/api.mjs ingest`) tune the run. Figures: analytics, analytics-query, auth, console-logs, flags, forms, ingest, logs, relay, request-log, surveys.
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";

@@ -220,18 +220,18 @@ export function hexHmac(secret, body) {
 }
 
 /**
- * Sequential GETs of `url` for `seconds` (at least `min` requests): each request's latency in ms.
+ * Sequential requests (GET, or `method` with `body`) to `url` for `seconds` (at least `min` requests): each request's latency in ms.
  * For endpoints whose single request is the figure (a search, a summary), where a closed loop of
  * many connections would measure the database's queue instead.
  */
-export async function sequential(url, { headers = {}, seconds = 5, min = 3 } = {}) {
+export async function sequential(url, { headers = {}, seconds = 5, min = 3, method = "GET", body } = {}) {
   const latencies = [];
   const until = performance.now() + seconds * 1000;
   while (latencies.length < min || performance.now() < until) {
     const started = performance.now();
-    const res = await fetch(url, { headers });
+    const res = await fetch(url, { method, headers, body });
     await res.arrayBuffer();
-    if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
+    if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}`);
     latencies.push(performance.now() - started);
   }
   return latencies;

@@ -19,6 +19,9 @@
 //   POST /__bench/seed/survey    (operator token) imports completed responses into a survey's
 //                                store (as the operator's migration does), far faster than the
 //                                public flow could
+//   POST /__bench/seed/analytics (operator token) writes events into a site's store through the
+//                                store's own append (the ingest batch's call, so the rollup and the
+//                                tallies are made as in production) with chosen times over past days
 //   GET  /__bench/key-cache      (operator token) entries of the isolate's key cache, so the auth
 //                                figure can check that keys are resolved once, not per request
 //   *    /__bench/unlogged/<path>  the production Worker's <path> with REQUEST_LOG=off: the twin of
@@ -31,6 +34,8 @@ import { keyCacheSizes } from "../src/platform/auth";
 import { requestLogSettled, requestLogStore } from "../src/platform/request-log/request-log";
 import type { StoredResponse } from "../src/products/surveys/store/survey-rows";
 import { surveyStore } from "../src/products/surveys/surveys.store";
+import { analyticsStore } from "../src/products/analytics/analytics.store";
+import type { StoredEvent } from "../src/products/analytics/store/analytics-store";
 import { hmacSha256, timingSafeEqual, toHex } from "../src/platform/crypto";
 
 export {
@@ -194,6 +199,64 @@ async function seedSurvey(request: Request, env: Env): Promise<Response> {
   return json({ ok: true, count: input.count }, 201);
 }
 
+interface SeedAnalytics {
+  site_id: string;
+  /** Events `from` to `from + count - 1` of the series (a figure seeds a large series in several calls). */
+  from: number;
+  count: number;
+  /** Visits spread over this many UTC days, today included (visit v on the day `v % days` before today). */
+  days: number;
+  /** Events per visit: event i belongs to visit `floor(i / per_visit)`, one visitor per visit. */
+  per_visit: number;
+  /** Event i: `pages[i % n]`, `names[i % n]`; its visit v: `sources[v % n]`, `countries[v % n]` ("" for none). */
+  pages: string[];
+  names: string[];
+  sources: string[];
+  countries: string[];
+}
+
+/** Events per append call: ~150 bytes each, far below an RPC's size (the ingest's batch carries 500). */
+const ANALYTICS_SEED_CHUNK = 5_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * Event i of the series a figure describes, at a time of its visit's day (today's before now): the
+ * visit starts at a spread time of its day and its events follow one second apart; the visitor is
+ * the visit's own hash (16 hex characters, as the ingest makes), so no visitor spans two days.
+ */
+function seededEvent(input: SeedAnalytics, i: number, now: number): StoredEvent {
+  const v = Math.floor(i / input.per_visit);
+  const dayStart = Math.floor(now / DAY_MS) * DAY_MS - (v % input.days) * DAY_MS;
+  const span = Math.max(1, Math.min(DAY_MS, now - dayStart) - input.per_visit * 1000);
+  const pick = <T>(list: T[], n: number) => list[n % list.length]!;
+  return {
+    ts: dayStart + ((v * 7919 * 1000) % span) + (i % input.per_visit) * 1000,
+    name: pick(input.names, i),
+    page: pick(input.pages, i),
+    visitor: v.toString(16).padStart(16, "0"),
+    source: pick(input.sources, v),
+    country: pick(input.countries, v),
+    props: null,
+  };
+}
+
+/** Writes events of the figure's series into the site's store, ANALYTICS_SEED_CHUNK per append. */
+async function seedAnalytics(request: Request, env: Env): Promise<Response> {
+  if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
+  const input = (await request.json()) as SeedAnalytics;
+  const site = await env.DB.prepare("SELECT id FROM analytics_sites WHERE id = ?").bind(input.site_id).first<{ id: string }>();
+  if (!site) return json({ error: "Site not found" }, 404);
+  const now = Date.now();
+  const store = analyticsStore(env, site.id);
+  let stored = 0;
+  for (let from = input.from; from < input.from + input.count; from += ANALYTICS_SEED_CHUNK) {
+    const events: StoredEvent[] = [];
+    for (let i = from; i < Math.min(input.from + input.count, from + ANALYTICS_SEED_CHUNK); i++) events.push(seededEvent(input, i, now));
+    stored += await store.append(events);
+  }
+  return json({ ok: true, count: stored }, 201);
+}
+
 export default {
   ...worker,
   async fetch(request, env, ctx) {
@@ -207,6 +270,7 @@ export default {
     }
     if (request.method === "POST" && pathname === "/__bench/bare/ingest") return bareIngest(request, env);
     if (request.method === "POST" && pathname === "/__bench/seed/survey") return seedSurvey(request, env);
+    if (request.method === "POST" && pathname === "/__bench/seed/analytics") return seedAnalytics(request, env);
     if (request.method === "GET" && pathname === "/__bench/key-cache") {
       if (request.headers.get("authorization") !== `Bearer ${env.ADMIN_TOKEN}`) return json({ error: "Invalid or missing admin token" }, 401);
       return json(keyCacheSizes(env.DB));

@@ -2,8 +2,9 @@
 // package (@plausible-analytics/tracker, unchanged) pointed at the running `wrangler dev`, in
 // Debian's Chromium; its pageview, an SPA navigation and a custom event are then found through
 // the query API, and the realtime count sees the visitor. A second page loads our own tracker
-// (/a/script.js with data-domain). The console's analytics page is opened signed in, checked with
-// axe-core and screenshotted into test-results/console/ (files named analytics-*).
+// (/a/script.js with data-domain). The console's analytics pages are opened signed in at 1280 and
+// 390 px, checked with axe-core and for sideways scroll, and screenshotted into
+// test-results/console/ (files named analytics-*).
 import { readFileSync } from "node:fs";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
@@ -103,7 +104,7 @@ export async function analyticsChecks({ url, adminToken, createTeamWithKey, defe
       await context.close();
     },
 
-    "analytics: the console page shows the site's numbers, axe-clean": async () => {
+    "analytics: the console page shows the site's numbers, axe-clean at 1280 and 390 px, no sideways scroll": async () => {
       const minted = expectStatus(
         await request(url, "POST", "/api/v1/admin/sign-in-links", { key: adminToken, body: { email: ownerEmail } }),
         201,
@@ -121,6 +122,25 @@ export async function analyticsChecks({ url, adminToken, createTeamWithKey, defe
       await checkAxe(page, "analytics site page");
       await page.goto(`${app}/console/teams/${team.teamId}/analytics`);
       await checkAxe(page, "analytics sites page");
+      await page.screenshot({ path: join(SHOTS, "analytics-02-sites.png"), fullPage: true });
+      // At 390 px: no sideways scroll, axe-clean, for the site over each range and the list.
+      await page.setViewportSize({ width: 390, height: 844 });
+      const widths = {};
+      for (const [n, path] of [
+        [3, `analytics/sites/${site.id}?range=day`],
+        [4, `analytics/sites/${site.id}?range=30d`],
+        [5, "analytics"],
+      ]) {
+        await page.goto(`${app}/console/teams/${team.teamId}/${path}`);
+        widths[path] = await page.evaluate(() => document.documentElement.scrollWidth);
+        await page.screenshot({ path: join(SHOTS, `analytics-0${n}-390-${path.replace(/\W+/g, "-").slice(0, 40)}.png`), fullPage: true });
+        await checkAxe(page, `${path} at 390 px`);
+      }
+      assert.deepEqual(
+        Object.entries(widths).filter(([, width]) => width > 390),
+        [],
+        "analytics pages wider than the screen",
+      );
       await context.close();
     },
   };

@@ -2,10 +2,18 @@
 // customer's site), posted from Chromium to `wrangler dev`, urlencoded and multipart with a file,
 // following the 303 back to the site; the submissions and the file are then read through the API.
 // A form without a redirect lands on the hosted thank-you page (checked with axe). A post from an
-// origin the form does not allow is refused with 403.
+// origin the form does not allow is refused with 403. The console: a form created in Chromium with
+// its settings (fields, webhook: its secret shown once), then the list, a form's inbox, spam and
+// settings at 1280 and 390 px, axe-clean and never wider than the screen; screenshots in
+// test-results/console/ (files named forms-*).
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
+import { join } from "node:path";
+import { ROOT } from "../lib/dev-server.mjs";
 import { assert, eventually, expectStatus, need, request } from "./http.mjs";
 import { checkAxe, launchBrowser } from "./browser.mjs";
+
+const SHOTS = join(ROOT, "test-results", "console");
 
 /** A local "customer site": `/` with the two forms, `/done` where visitors land. */
 async function startSite(endpoint) {
@@ -41,8 +49,9 @@ async function startSite(endpoint) {
   return { origin, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-export async function formsChecks({ url, createTeamWithKey, defer }) {
-  const team = await createTeamWithKey({ plan: "pro" });
+export async function formsChecks({ url, adminToken, createTeamWithKey, defer }) {
+  const ownerEmail = `forms-${Date.now()}@example.com`;
+  const team = await createTeamWithKey({ plan: "pro", name: "Forms shop", ownerEmail, domains: [] });
   const key = team.key;
   // The form's address is known before the site starts; its origins are set once the site runs.
   const created = expectStatus(
@@ -115,6 +124,64 @@ export async function formsChecks({ url, createTeamWithKey, defer }) {
       const ok = await request(url, "POST", `/f/${form.id}`, { body: { email: "x@example.com" }, headers: { origin: site.origin } });
       expectStatus(ok, 200, "allowed origin");
       assert.equal(ok.headers.get("access-control-allow-origin"), site.origin);
+    },
+
+    "forms: the console creates a form with its settings, and its pages are axe-clean at 1280 and 390 px, never wider": async () => {
+      mkdirSync(SHOTS, { recursive: true });
+      const minted = expectStatus(await request(url, "POST", "/api/v1/admin/sign-in-links", { key: adminToken, body: { email: ownerEmail } }), 201, "link");
+      const app = `http://localhost:${new URL(url).port}`;
+      const at = (path) => `${app}/console/teams/${team.teamId}/${path}`;
+      const context = await (await launch()).newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(minted.body.data.url.replace(/^http:\/\/[^/]+/, app));
+      await page.click("[data-testid=confirm-sign-in]");
+      await page.waitForURL(/\/keys$/);
+
+      await page.goto(at("forms"));
+      const create = page.locator("form[data-testid=create-form]");
+      await create.locator("input[name=name]").fill("Support");
+      await create.locator("textarea[name=fields]").fill("email | email | required\nmessage | text | max 2000");
+      await create.locator("textarea[name=notify_emails]").fill(ownerEmail);
+      await create.locator("input[name=webhook_url]").fill(`${site.origin}/hook`);
+      await create.locator("input[name=retention_days]").fill("30");
+      await Promise.all([page.waitForURL(/\?notice=created-webhook$/), create.locator("button[type=submit]").click()]);
+      const secret = (await page.textContent("[data-testid=webhook-secret]")).trim();
+      assert.match(secret, /^whsec_/);
+      const made = expectStatus(await request(url, "GET", "/api/v1/forms", { key }), 200, "forms").body.data.find((f) => f.name === "Support");
+      assert.deepEqual(
+        [made.fields.map((f) => f.name), made.notify_emails, made.webhook_url, made.retention_days],
+        [["email", "message"], [ownerEmail], `${site.origin}/hook`, 30],
+      );
+      await page.reload();
+      assert.equal(await page.locator("[data-testid=webhook-secret]").count(), 0, "the secret is shown once");
+
+      // A submission in the inbox and one in spam, so the pages have rows.
+      await request(url, "POST", `/f/${made.id}`, { body: { email: "ada@example.com", message: "Hello <b>there</b>" } });
+      await request(url, "POST", `/f/${made.id}`, { body: { email: "bot@example.com", _gotcha: "x" } });
+      const pages = [
+        ["list", "forms"],
+        ["inbox", `forms/${made.id}`],
+        ["spam", `forms/${made.id}?status=spam`],
+        ["settings", `forms/${made.id}/settings`],
+      ];
+      const widths = {};
+      let n = 0;
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+        for (const [name, path] of pages) {
+          await page.goto(at(path));
+          widths[`${name} at ${width}`] = await page.evaluate(() => document.documentElement.scrollWidth);
+          await page.screenshot({ path: join(SHOTS, `forms-${String(++n).padStart(2, "0")}-${width}-${name}.png`), fullPage: true });
+          await checkAxe(page, `forms ${name} at ${width} px`);
+        }
+      }
+      assert.deepEqual(
+        Object.entries(widths).filter(([name, w]) => name.endsWith("at 390") && w > 390),
+        [],
+        "forms pages wider than the screen",
+      );
+      assert.equal(await page.locator("[data-testid=submission-row]").count(), 0, "the settings page lists no submissions");
+      await context.close();
     },
   };
 }

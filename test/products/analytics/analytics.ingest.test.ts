@@ -67,6 +67,7 @@ describe("POST /api/event", () => {
       [JSON.stringify({ n: "pageview", d: site.id }), "url is required"],
       [JSON.stringify({ n: "pageview", u: "https://example.com/" }), "domain is required"],
       [JSON.stringify({ n: "pageview", u: "javascript:alert(1)", d: site.id }), "url must be an absolute http(s) URL"],
+      [JSON.stringify({ n: "pageview", u: `https://example.com/${"a".repeat(2000)}`, d: site.id }), "url must be at most 2000 characters"],
       [JSON.stringify({ n: "x".repeat(121), u: "https://example.com/", d: site.id }), "name must be at most 120 characters"],
       [
         JSON.stringify(pageview(site.id, "https://example.com/", { p: Object.fromEntries(Array.from({ length: 31 }, (_, i) => [`k${i}`, "v"])) })),

@@ -21,7 +21,7 @@ describe("console forms pages", () => {
     expect(empty).toContain("No forms yet");
     const created = await page("POST", teamPage(team.teamId, "forms"), {
       cookie: team.cookie,
-      form: { name: "Contact", redirect_url: "https://site.example/thanks", allowed_origins: "https://site.example", files: "on" },
+      form: { name: "Contact", redirect_url: "https://site.example/thanks", allowed_origins: "https://site.example", files_enabled: "on" },
     });
     expect(created.status).toBe(303);
     const [form] = (await json(await call("GET", "forms", { key: team.key }))).data;
@@ -39,7 +39,7 @@ describe("console forms pages", () => {
 
     const list = await (await page("GET", teamPage(team.teamId, "forms"), { cookie: team.cookie })).text();
     expect(list.match(/data-testid="form-row"/g)).toHaveLength(1);
-    expect(list).toContain('<td data-testid="inbox-count">2</td>');
+    expect(list).toContain('<td data-testid="inbox-count" data-label="Inbox">2</td>');
 
     const res = await page("GET", teamPage(team.teamId, `forms/${form.id}`), { cookie: team.cookie });
     expect(res.status).toBe(200);
@@ -70,7 +70,7 @@ describe("console forms pages", () => {
     const team = await consoleTeam("developer");
     const res = await page("POST", teamPage(team.teamId, "forms"), { cookie: team.cookie, form: { name: "", allowed_origins: "not an origin" } });
     expect(res.status).toBe(422);
-    expect(await res.text()).toContain("allowed origins");
+    expect(await res.text()).toContain("Allowed sites, entry 1:");
     expect((await json(await call("GET", "forms", { key: team.key }))).data).toHaveLength(0);
   });
 

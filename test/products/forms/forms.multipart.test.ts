@@ -130,7 +130,7 @@ describe("multipart posts to /f/:form_id", () => {
   });
 
   it("refuses a malformed multipart body with 400 and text over 1 MB with 413", async () => {
-    const { key } = await setupTeam();
+    const { key, teamId } = await setupTeam();
     const form = await createForm(key, { files: { enabled: true } });
     const broken = await post(form.id, "--x\r\nnot headers at all", "multipart/form-data; boundary=x", { headers: { accept: "application/json" } });
     expect(broken.status).toBe(400);
@@ -140,6 +140,7 @@ describe("multipart posts to /f/:form_id", () => {
     const text = await postMultipart(form.id, [{ name: "a", value: "x".repeat(1024 * 1024 + 1) }], { headers: { accept: "application/json" } });
     expect(text.status).toBe(413);
     expect(await storeSql(form.id, "SELECT * FROM submissions")).toHaveLength(0);
+    expect(await usedOf(teamId, "forms")).toBeNull();
   });
 
   it("checks a required file field", async () => {

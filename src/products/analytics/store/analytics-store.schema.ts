@@ -56,3 +56,39 @@ export const sessions = sqliteTable(
   },
   (t) => [index("sessions_last_seen_idx").on(t.lastSeen)],
 );
+
+/**
+ * Tallies: the counts the common queries read without looking at visitors. One row per `dim`,
+ * bucket and value: `all` (value ""), `page`, `name`, `source` and `country` per UTC day (bucket:
+ * the day's first Unix hour), and `hour` (value "") per hour. `visitors` is exact: a visitor is
+ * added to a row the first time it is seen there (tally_visitors); a visitor's hash changes every
+ * UTC day, so a range's visitors are the sum of its days'. A month's totals read 30 rows, a
+ * month's pages 30 rows per page, whatever the number of events.
+ */
+export const tallies = sqliteTable(
+  "tallies",
+  {
+    dim: text("dim").notNull(),
+    bucket: integer("bucket").notNull(),
+    value: text("value").notNull(),
+    visitors: integer("visitors").notNull(),
+    pageviews: integer("pageviews").notNull(),
+    events: integer("events").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dim, t.bucket, t.value] })],
+);
+
+/**
+ * The visitors already counted in each tally row, so a visitor adds to `visitors` once. Only
+ * needed while its bucket still receives events (today's), so kept TALLY_VISITORS_DAYS.
+ */
+export const tallyVisitors = sqliteTable(
+  "tally_visitors",
+  {
+    dim: text("dim").notNull(),
+    bucket: integer("bucket").notNull(),
+    value: text("value").notNull(),
+    visitor: text("visitor").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dim, t.bucket, t.value, t.visitor] })],
+);

@@ -2,10 +2,11 @@
 // (one object per site, named by the site id, which the Worker only takes from a site row it read).
 // An append stores a batch of events from one isolate in one transaction: each raw event, its
 // visit's source (a visit keeps the source it started with while its events come less than
-// SESSION_MS apart, as Plausible's sessions do) and its hourly rollup row. Queries read the rollup
-// only; realtime reads the raw events of the last minutes. The alarm (hourly while the store holds
-// anything) trims raw events past RAW_RETENTION_DAYS, rollup hours past ROLLUP_RETENTION_DAYS and
-// visits idle for SESSION_MS, in bounded steps. Times of appends and queries come from the caller
+// SESSION_MS apart, as Plausible's sessions do), its hourly rollup row and its tally rows. Queries
+// read the tallies, or the rollup where a filter or a pair of dimensions needs each visitor; realtime
+// reads the raw events of the last minutes. The alarm (hourly while the store holds anything) trims
+// raw events past RAW_RETENTION_DAYS, rollup hours and tallies past ROLLUP_RETENTION_DAYS, the
+// tallies' visitors past TALLY_VISITORS_DAYS and visits idle for SESSION_MS, in bounded steps. Times of appends and queries come from the caller
 // (the platform clock); the alarm runs on real time.
 import { DurableObject } from "cloudflare:workers";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
@@ -23,14 +24,24 @@ import {
   SESSION_SQL,
   SESSION_UPSERT_SQL,
   STORE_TABLES,
+  TALLY_DIMS,
+  TALLY_SEEN_SQL,
+  TALLY_TRIM_WHERE,
+  TALLY_UPSERT_SQL,
   trimStepSql,
   type StoreQuery,
+  type TallyDim,
 } from "./analytics-store.queries";
 
 /** Raw events are kept this long (realtime needs minutes; the rest is for a look at props). */
 export const RAW_RETENTION_DAYS = 30;
 /** Rollup hours are kept this long: what every query and the console read. */
 export const ROLLUP_RETENTION_DAYS = 400;
+/**
+ * The visitors already counted in a tally are kept this long: events are stored with the time they
+ * arrived, so only today's tallies still grow (a day more for an isolate whose clock lags at midnight).
+ */
+export const TALLY_VISITORS_DAYS = 2;
 /** A visit ends after this long without an event (Plausible's session length). */
 export const SESSION_MS = 30 * 60_000;
 const HOUR_MS = 3_600_000;
@@ -66,26 +77,59 @@ export class AnalyticsStore extends DurableObject<Env> {
     });
   }
 
-  /** Stores a batch of events in one transaction; answers how many were stored. */
+  /**
+   * Stores a batch of events in one transaction; answers how many were stored. Each event is a raw
+   * row, its visit's source, its rollup row and its six tally rows (the tallies' additions are
+   * summed over the batch first, so a batch of one page's views writes that page's row once).
+   */
   async append(events: StoredEvent[]): Promise<number> {
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
+      const adds = new Map<string, { dim: TallyDim; bucket: number; value: string; visitors: number; pageviews: number; events: number }>();
       for (const e of events) {
         const [open] = sql.exec<{ source: string; last_seen: number }>(SESSION_SQL, e.visitor).toArray();
         // A visit goes on (its first source stays) while events come within the window.
         const source = open && e.ts - open.last_seen < SESSION_MS && e.ts >= open.last_seen - SESSION_MS ? open.source : e.source;
         sql.exec(SESSION_UPSERT_SQL, e.visitor, source, Math.max(e.ts, open?.last_seen ?? 0));
         sql.exec(INSERT_EVENT_SQL, e.ts, e.name, e.page, e.visitor, source, e.country, e.props);
-        sql.exec(ROLLUP_UPSERT_SQL, Math.floor(e.ts / HOUR_MS), e.visitor, e.name, e.page, source, e.country);
+        const hour = Math.floor(e.ts / HOUR_MS);
+        sql.exec(ROLLUP_UPSERT_SQL, hour, e.visitor, e.name, e.page, source, e.country);
+        const day = Math.floor(e.ts / DAY_MS) * 24;
+        const rows: Record<TallyDim, [number, string]> = {
+          all: [day, ""],
+          page: [day, e.page],
+          name: [day, e.name],
+          source: [day, source],
+          country: [day, e.country],
+          hour: [hour, ""],
+        };
+        const seen = TALLY_DIMS.flatMap((dim) => [dim, ...rows[dim], e.visitor]);
+        const fresh = new Set(
+          sql
+            .exec<{ dim: string }>(TALLY_SEEN_SQL, ...seen)
+            .toArray()
+            .map((row) => row.dim),
+        );
+        const pageview = e.name === "pageview" ? 1 : 0;
+        for (const dim of TALLY_DIMS) {
+          const [bucket, value] = rows[dim];
+          const key = `${dim}\u0000${bucket}\u0000${value}`;
+          const add = adds.get(key) ?? { dim, bucket, value, visitors: 0, pageviews: 0, events: 0 };
+          add.visitors += fresh.has(dim) ? 1 : 0;
+          add.pageviews += pageview;
+          add.events += 1;
+          adds.set(key, add);
+        }
       }
+      for (const a of adds.values()) sql.exec(TALLY_UPSERT_SQL, a.dim, a.bucket, a.value, a.visitors, a.pageviews, a.events);
     });
     await this.ensureAlarm();
     return events.length;
   }
 
-  /** Rows of a query over the rollup (see analytics-store.queries.ts). */
-  async query(q: StoreQuery): Promise<QueryRow[]> {
-    const { sql, params } = rollupQuerySql(q);
+  /** Rows of a query over the tallies or the rollup (see analytics-store.queries.ts); `via` forces the rollup (tests). */
+  async query(q: StoreQuery, via?: "rollup"): Promise<QueryRow[]> {
+    const { sql, params } = rollupQuerySql(q, via);
     const rows = this.ctx.storage.sql.exec<Record<string, SqlStorageValue>>(sql, ...params).toArray();
     return rows.map((row) => ({
       dimensions: q.dimensions.map((_, i) => (row[`d${i}`] === null ? null : String(row[`d${i}`]))),
@@ -132,7 +176,9 @@ export class AnalyticsStore extends DurableObject<Env> {
     const raw = step("events", "ts < ?", now - RAW_RETENTION_DAYS * DAY_MS);
     const rolled = step("hourly", "hour < ?", Math.floor((now - ROLLUP_RETENTION_DAYS * DAY_MS) / HOUR_MS));
     const visits = step("sessions", "last_seen < ?", now - SESSION_MS);
-    return raw || rolled || visits;
+    const tallied = step("tallies", TALLY_TRIM_WHERE, Math.floor((now - ROLLUP_RETENTION_DAYS * DAY_MS) / HOUR_MS));
+    const counted = step("tally_visitors", TALLY_TRIM_WHERE, Math.floor((now - TALLY_VISITORS_DAYS * DAY_MS) / HOUR_MS));
+    return raw || rolled || visits || tallied || counted;
   }
 
   private async ensureAlarm(): Promise<void> {

@@ -5,13 +5,24 @@
 // export, and the webhook's latest deliveries with their attempts. Visitor text is JSX text: always
 // escaped, never rendered as HTML.
 import { Hono, type Context } from "hono";
+import { takeFlash } from "../../../console/flash";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { CopyBlock, TableWrap } from "../../../console/pages/parts";
 import type { FormField } from "../../../db/schema/forms";
 import { getForm, type FormView } from "../forms.service";
-import { exportSubmissions, getSubmissionFile, listDeliveries, listSubmissions, moveSubmission, type SubmissionView } from "../forms-submissions.service";
+import {
+  deleteSubmission,
+  exportSubmissions,
+  getSubmissionFile,
+  listDeliveries,
+  listSubmissions,
+  moveSubmission,
+  resendSubmission,
+  type SubmissionView,
+} from "../forms-submissions.service";
+import { NewWebhookSecret, type WebhookSecretFlash } from "./form-settings";
 
 export const formPages = new Hono<ConsoleEnv>();
 
@@ -94,18 +105,38 @@ function SubmissionRow(props: { c: Context<ConsoleEnv>; form: FormView; s: Submi
       </td>
       <td>
         {props.canWrite ? (
-          <form method="post" action={`${base}/${s.status === "spam" ? "not-spam" : "spam"}`}>
-            <button type="submit" class="secondary small">
-              {s.status === "spam" ? "Not spam" : "Spam"}
-            </button>
-          </form>
+          <div class="row-actions">
+            <form method="post" action={`${base}/${s.status === "spam" ? "not-spam" : "spam"}`}>
+              <button type="submit" class="secondary small">
+                {s.status === "spam" ? "Not spam" : "Spam"}
+              </button>
+            </form>
+            {form.webhook_url && s.status === "inbox" ? (
+              <form method="post" action={`${base}/resend`}>
+                <button type="submit" class="secondary small">
+                  Re-send webhook
+                </button>
+              </form>
+            ) : null}
+            <form method="post" action={`${base}/delete`}>
+              <button type="submit" class="danger small">
+                Delete
+              </button>
+            </form>
+          </div>
         ) : null}
       </td>
     </tr>
   );
 }
 
-const NOTICES = { created: "Form created. Paste the snippet below into your page.", moved: "Submission moved." };
+const NOTICES = {
+  created: "Form created. Paste the snippet below into your page.",
+  "created-webhook": "Form created. Copy the webhook's signing secret, then paste the snippet below into your page.",
+  moved: "Submission moved.",
+  deleted: "Submission deleted, with its files.",
+  resent: "A new webhook delivery was made; its attempts are listed below.",
+};
 
 formPages.get("/forms/:form_id", async (c) => {
   const team = c.get("consoleTeam");
@@ -113,9 +144,10 @@ formPages.get("/forms/:form_id", async (c) => {
   const status = c.req.query("status") === "spam" ? "spam" : "inbox";
   const cursor = c.req.query("cursor") || undefined;
   const form = await getForm(c.env, team.id, formId);
-  const [list, deliveries] = await Promise.all([
+  const [list, deliveries, flash] = await Promise.all([
     listSubmissions(c.env, team.id, form.id, { status, cursor, limit: PAGE_SIZE }),
     listDeliveries(c.env, team.id, form.id, null),
+    takeFlash<WebhookSecretFlash>(c, "created-webhook"),
   ]);
   const canWrite = roleAtLeast(team.role, "developer");
   const base = teamPath(c, `forms/${form.id}`);
@@ -124,8 +156,12 @@ formPages.get("/forms/:form_id", async (c) => {
     { title: form.name, active: "forms", notices: NOTICES },
     <>
       <p class="breadcrumbs small">
-        <a href={teamPath(c, "forms")}>Forms</a> / {form.name}
+        <a href={teamPath(c, "forms")}>Forms</a> / {form.name} /{" "}
+        <a href={`${base}/settings`} data-testid="form-settings-link">
+          Settings
+        </a>
       </p>
+      {flash ? <NewWebhookSecret flash={flash} /> : null}
       <section class="section">
         <h2>Endpoint</h2>
         <CopyBlock id="form-endpoint" text={form.endpoint} />
@@ -157,7 +193,7 @@ formPages.get("/forms/:form_id", async (c) => {
           </p>
         ) : (
           <TableWrap label={`Submissions: ${status}`}>
-            <table>
+            <table class="stack">
               <caption class="skip">Submissions, newest first</caption>
               <thead>
                 <tr>
@@ -187,12 +223,12 @@ formPages.get("/forms/:form_id", async (c) => {
         <h2 id="deliveries-title">Webhook deliveries</h2>
         {!form.webhook_url ? (
           <p class="muted">
-            No webhook. Set one with PATCH /api/v1/forms/{form.id} and a <code>webhook_url</code>.
+            No webhook. Add one in the form's <a href={`${base}/settings`}>settings</a>.
           </p>
         ) : null}
         {deliveries.length === 0 ? null : (
           <TableWrap label="Webhook deliveries">
-            <table>
+            <table class="stack">
               <caption class="skip">Latest webhook deliveries, newest first</caption>
               <thead>
                 <tr>
@@ -212,14 +248,14 @@ formPages.get("/forms/:form_id", async (c) => {
                       <td>
                         <Time iso={d.created_at} />
                       </td>
-                      <td>
+                      <td data-label="Submission">
                         <code class="small">{d.submission_id.slice(0, 8)}</code>
                       </td>
                       <td>
                         <span class={`badge ${tone}`}>{d.status}</span>
                       </td>
-                      <td>{d.attempts.length}</td>
-                      <td>
+                      <td data-label="Attempts">{d.attempts.length}</td>
+                      <td data-label="Last answer">
                         <code class="small wrap">{last ? (last.status_code ?? last.error ?? "") : "—"}</code>
                       </td>
                     </tr>
@@ -251,3 +287,17 @@ for (const [action, status] of [
     return redirectTo(c, `forms/${formId}`, "moved");
   });
 }
+
+formPages.post("/forms/:form_id/submissions/:sid/delete", async (c) => {
+  requireRole(c, "developer");
+  const formId = c.req.param("form_id");
+  await deleteSubmission(c.env, c.get("consoleTeam").id, formId, c.req.param("sid"));
+  return redirectTo(c, `forms/${formId}`, "deleted");
+});
+
+formPages.post("/forms/:form_id/submissions/:sid/resend", async (c) => {
+  requireRole(c, "developer");
+  const formId = c.req.param("form_id");
+  await resendSubmission(c.env, c.get("consoleTeam").id, formId, c.req.param("sid"));
+  return redirectTo(c, `forms/${formId}`, "resent");
+});

@@ -1,10 +1,11 @@
 /** @jsxImportSource hono/jsx */
 // The Forms pages of the console: the team's forms at `forms` with their inbox and spam counts and
-// a create form (post/redirect/get), and one form at `forms/:form_id` (form-page.tsx). Every read
+// a create form with every setting (post/redirect/get; a webhook's secret shown once on the new
+// form's page), one form at `forms/:form_id` (form-page.tsx) and its settings (form-settings.tsx). Every read
 // and write goes through the services of /api/v1/forms, under the same tenancy, caps and quota.
 import { Hono, type Context } from "hono";
 import { ApiError, zodDetails, type FieldErrors } from "../../../platform/errors";
-import { formText } from "../../../console/forms";
+import { redirectWithFlash } from "../../../console/flash";
 import { Time } from "../../../console/layout";
 import type { NavEntry } from "../../../console/nav";
 import { page, redirectTo, teamPath } from "../../../console/render";
@@ -13,6 +14,7 @@ import { TableWrap } from "../../../console/pages/parts";
 import { CreateFormBody } from "../forms.schemas";
 import { createForm, listForms } from "../forms.service";
 import { formPages } from "./form-page";
+import { EMPTY_DRAFT, readSettings, SettingsErrors, SettingsInputs, settingsPages, type SettingsDraft, type WebhookSecretFlash } from "./form-settings";
 
 export const formsPages = new Hono<ConsoleEnv>();
 /** The console's nav entry of the product. */
@@ -20,60 +22,25 @@ export const FORMS_NAV: NavEntry = { path: "forms", label: "Forms" };
 
 const canWrite = (c: Context<ConsoleEnv>) => roleAtLeast(c.get("consoleTeam").role, "developer");
 
-function Errors(props: { errors?: FieldErrors }) {
-  if (!props.errors) return null;
-  return (
-    <ul class="errors">
-      {Object.entries(props.errors).map(([field, messages]) => (
-        <li>
-          {field.replace(/_/g, " ")}: {messages.join(", ")}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-interface Draft {
-  name?: string;
-  redirect_url?: string;
-  allowed_origins?: string;
-}
-
-function CreateForm(props: { action: string; errors?: FieldErrors; draft?: Draft }) {
-  const d = props.draft ?? {};
+function CreateForm(props: { action: string; errors?: FieldErrors; draft?: SettingsDraft }) {
   return (
     <form method="post" action={props.action} class="section" data-testid="create-form">
       <h2>Create a form</h2>
-      <Errors errors={props.errors} />
-      <div class="field">
-        <label for="form-name">Name</label>
-        <input id="form-name" type="text" name="name" required maxlength={200} value={d.name ?? ""} placeholder="Contact" />
-      </div>
-      <div class="field">
-        <label for="form-redirect">After a post, send visitors to (optional)</label>
-        <input id="form-redirect" type="url" name="redirect_url" maxlength={2048} value={d.redirect_url ?? ""} placeholder="https://example.com/thanks" />
-      </div>
-      <div class="field">
-        <label for="form-origins">Only accept posts from these sites (optional, comma separated)</label>
-        <input id="form-origins" type="text" name="allowed_origins" value={d.allowed_origins ?? ""} placeholder="https://example.com" />
-      </div>
-      <div class="field">
-        <label class="check">
-          <input type="checkbox" name="files" value="on" /> Accept file uploads (up to 10 MB per submission)
-        </label>
-      </div>
+      <SettingsErrors errors={props.errors} />
+      <SettingsInputs id="create" draft={props.draft ?? EMPTY_DRAFT} />
       <button type="submit">Create form</button>
-      <p class="hint muted small">Fields, notification mail and the signed webhook are set over the API (PATCH /api/v1/forms/:id).</p>
     </form>
   );
 }
 
-async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; draft?: Draft } = {}, status: 200 | 422 = 200) {
+const NOTICES = { deleted: "Form deleted, with its submissions and files." };
+
+async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; draft?: SettingsDraft } = {}, status: 200 | 422 = 200) {
   const team = c.get("consoleTeam");
   const forms = await listForms(c.env, team.id);
   return page(
     c,
-    { title: "Forms", active: "forms", status },
+    { title: "Forms", active: "forms", status, notices: NOTICES },
     <>
       <section class="section">
         <h2>Forms</h2>
@@ -84,7 +51,7 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
           </div>
         ) : (
           <TableWrap label="Forms of the team">
-            <table>
+            <table class="stack">
               <caption class="skip">Forms of the team</caption>
               <thead>
                 <tr>
@@ -101,10 +68,12 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
                     <td>
                       <a href={teamPath(c, `forms/${f.id}`)}>{f.name}</a>
                     </td>
-                    <td data-testid="inbox-count">{f.submission_count}</td>
-                    <td>{f.spam_count}</td>
+                    <td data-testid="inbox-count" data-label="Inbox">
+                      {f.submission_count}
+                    </td>
+                    <td data-label="Spam">{f.spam_count}</td>
                     <td>{f.enabled ? <span class="badge ok">accepting</span> : <span class="badge gray">disabled</span>}</td>
-                    <td>
+                    <td data-label="Created">
                       <Time iso={f.created_at} />
                     </td>
                   </tr>
@@ -123,21 +92,16 @@ formsPages.get("/forms", (c) => listPage(c));
 
 formsPages.post("/forms", async (c) => {
   requireRole(c, "developer");
-  const draft: Draft = {
-    name: await formText(c, "name"),
-    redirect_url: await formText(c, "redirect_url"),
-    allowed_origins: await formText(c, "allowed_origins"),
-  };
-  const origins = (draft.allowed_origins ?? "").split(/[\s,]+/).filter(Boolean);
-  const parsed = CreateFormBody.safeParse({
-    name: draft.name,
-    allowed_origins: origins,
-    redirect_url: draft.redirect_url || null,
-    files: { enabled: (await formText(c, "files")) === "on" },
-  });
-  if (!parsed.success) return listPage(c, { errors: zodDetails(parsed.error), draft }, 422);
+  const { draft, body, errors } = await readSettings(c);
+  const parsed = CreateFormBody.safeParse(body);
+  if (!parsed.success || Object.keys(errors).length > 0) {
+    return listPage(c, { errors: { ...errors, ...(parsed.success ? {} : zodDetails(parsed.error)) }, draft }, 422);
+  }
   try {
     const form = await createForm(c.env, c.get("consoleTeam").id, parsed.data);
+    if (form.webhook_secret && form.webhook_url) {
+      return redirectWithFlash(c, `forms/${form.id}`, "created-webhook", { url: form.webhook_url, secret: form.webhook_secret } satisfies WebhookSecretFlash);
+    }
     return redirectTo(c, `forms/${form.id}`, "created");
   } catch (error) {
     if (error instanceof ApiError && error.code === "validation") return listPage(c, { errors: error.details, draft }, 422);
@@ -145,4 +109,5 @@ formsPages.post("/forms", async (c) => {
   }
 });
 
+formsPages.route("/", settingsPages);
 formsPages.route("/", formPages);
