@@ -114,12 +114,15 @@ export function runtimeCycles(edges: Import[]): string[][] {
 }
 
 /**
- * SQL text handed to D1's `prepare("…")`, a Durable Object's `sql.exec("…")` or the retention
- * runner's `deleteInSteps(db, "…")` outside `*.queries.ts`: file and statement start.
+ * SQL text handed to D1's `prepare("…")`, a Durable Object's `sql.exec("…")` (or a store's own
+ * `this.sql("…")` wrapper of it) or the retention runner's `deleteInSteps(db, "…")` outside
+ * `*.queries.ts`: file and statement start.
  */
 export function sqlOutsideQueries(sources: Sources): string[] {
   const found: string[] = [];
-  const CALL = /\b(prepare|exec)(?:<(?:[^<>]|<[^<>]*>)*>)?\(\s*(["'`])([\s\S]*?)\2/g;
+  // `sql(…)` too: a store's own wrapper of `ctx.storage.sql.exec` (Drizzle's sql`…` is a tagged
+  // template, not a call, and is not matched).
+  const CALL = /\b(prepare|exec|sql)(?:<(?:[^<>]|<[^<>]*>)*>)?\(\s*(["'`])([\s\S]*?)\2/g;
   const STEPS = /\b(deleteInSteps)\(\s*[\w.]+\s*,\s*(["'`])([\s\S]*?)\2/g;
   for (const [path, text] of Object.entries(sources)) {
     if (path.endsWith(".queries.ts")) continue;

@@ -66,7 +66,7 @@ describe("SQL text only in *.queries.ts, no product file over 400 lines", () => 
     const tree = {
       "src/products/a/a.service.ts": 'db.prepare("SELECT id FROM a WHERE x = ?").bind(1);\nstmt.prepare(QUERY);',
       "src/products/a/store/a-store.ts":
-        'this.sql.exec(`DELETE FROM b WHERE t < ?`, t);\nthis.sql.exec(DELETE_OLD, t);\nsql.exec<Row & Record<string, V>>(\n  "SELECT changes() AS n");',
+        'this.sql.exec(`DELETE FROM b WHERE t < ?`, t);\nthis.sql.exec(DELETE_OLD, t);\nsql.exec<Row & Record<string, V>>(\n  "SELECT changes() AS n");\nthis.sql<{ n: number }>("SELECT count(*) AS n FROM c");\nthis.sql(Q.SELECT_C);',
       "src/products/a/a.queries.ts": 'export const QUERY = "SELECT 1";\ndb.prepare("SELECT 2");',
       "src/products/a/a.cron.ts": 'deleteInSteps(env.DB, "DELETE FROM a WHERE rowid IN (SELECT 1)", []);\ndeleteInSteps(env.DB, DELETE_OLD, []);',
       "src/products/a/long.ts": "x\n".repeat(401),
@@ -77,6 +77,7 @@ describe("SQL text only in *.queries.ts, no product file over 400 lines", () => 
       'src/products/a/a.service.ts: prepare("SELECT id FROM a…")',
       'src/products/a/store/a-store.ts: exec("DELETE FROM b WHERE…")',
       'src/products/a/store/a-store.ts: exec("SELECT changes() AS n…")',
+      'src/products/a/store/a-store.ts: sql("SELECT count(*) AS n…")',
     ]);
     expect(longProductFiles(tree)).toEqual(["src/products/a/long.ts (401 lines)"]);
   });

@@ -18,6 +18,7 @@ import { fileKey, formPrefix, type StoredFile } from "../forms.files";
 import { forms } from "../../../db/schema/forms";
 import { sendWebhook, type WebhookSubmission } from "../forms.webhook";
 import migrations from "./migrations/migrations.js";
+import * as Q from "./form-store.queries";
 import * as schema from "./form-store.schema";
 
 /** Whose form this object holds, and how long it keeps submissions. */
@@ -60,7 +61,6 @@ export interface StoredDelivery {
 
 type Row = StoredSubmission & { seq: number } & Record<string, SqlStorageValue>;
 
-const COLUMNS = "seq, id, status, fields, files, subject, reply_to, origin, created_at";
 /** Deliveries sent per alarm run; the rest wait for the next run, set at once. */
 const DELIVERIES_PER_RUN = 10;
 /** Submissions deleted per alarm run past their retention. */
@@ -85,50 +85,51 @@ export class FormStore extends DurableObject<Env> {
 
   /** Records (or updates) whose form this is. */
   private own(owner: StoreOwner): void {
-    this.sql(
-      "INSERT INTO state (id, form_id, team_id, retention_days) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET retention_days = excluded.retention_days",
-      owner.formId,
-      owner.teamId,
-      owner.retentionDays,
-    );
+    this.sql(Q.UPSERT_OWNER, owner.formId, owner.teamId, owner.retentionDays);
   }
 
   private owner(): StoreOwner | null {
-    const [row] = this.sql<{ form_id: string; team_id: string; retention_days: number }>("SELECT form_id, team_id, retention_days FROM state WHERE id = 1");
+    const [row] = this.sql<{ form_id: string; team_id: string; retention_days: number }>(Q.SELECT_OWNER);
     return row ? { formId: row.form_id, teamId: row.team_id, retentionDays: row.retention_days } : null;
   }
 
   /** Stores a submission and, when `webhook`, its first delivery (due now), in one transaction. */
   async add(owner: StoreOwner, s: StoredSubmission, webhook: boolean): Promise<void> {
+    const [outcome] = await this.addMany(owner, [{ submission: s, webhook }]);
+    if (outcome !== true) throw new Error(outcome!.error);
+  }
+
+  /**
+   * Stores several posts of the form at once (the isolate's concurrent posts, coalesced in
+   * forms.store.ts): each in its own transaction with its first delivery, answered as if alone (one
+   * that fails does not fail the others), then one look at the alarm for all of them. One call and
+   * one flush for many posts: a form's posts no longer queue one write at a time behind each other.
+   */
+  async addMany(owner: StoreOwner, items: Array<{ submission: StoredSubmission; webhook: boolean }>): Promise<Array<true | { error: string }>> {
     const at = nowMs();
-    this.ctx.storage.transactionSync(() => {
-      this.own(owner);
-      this.sql(
-        "INSERT INTO submissions (id, status, fields, files, subject, reply_to, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        s.id,
-        s.status,
-        s.fields,
-        s.files,
-        s.subject,
-        s.reply_to,
-        s.origin,
-        s.created_at,
-      );
-      if (webhook && s.status === "inbox") this.newDelivery(s.id, "submission", at);
+    this.own(owner);
+    let due = false;
+    const outcomes = items.map(({ submission: s, webhook }): true | { error: string } => {
+      try {
+        this.ctx.storage.transactionSync(() => {
+          this.sql(Q.INSERT_SUBMISSION, s.id, s.status, s.fields, s.files, s.subject, s.reply_to, s.origin, s.created_at);
+          if (webhook && s.status === "inbox") {
+            this.newDelivery(s.id, "submission", at);
+            due = true;
+          }
+        });
+        return true;
+      } catch (error) {
+        return { error: String(error) };
+      }
     });
-    await this.schedule(webhook ? at : null);
+    await this.schedule(due ? at : null);
+    return outcomes;
   }
 
   private newDelivery(submissionId: string, trigger: "submission" | "resend", at: number): string {
     const id = crypto.randomUUID();
-    this.sql(
-      "INSERT INTO deliveries (id, submission_id, status, trigger, attempts, next_attempt_at, created_at) VALUES (?, ?, 'pending', ?, 0, ?, ?)",
-      id,
-      submissionId,
-      trigger,
-      at,
-      new Date(at).toISOString(),
-    );
+    this.sql(Q.INSERT_DELIVERY, id, submissionId, trigger, at, new Date(at).toISOString());
     return id;
   }
 
@@ -139,26 +140,21 @@ export class FormStore extends DurableObject<Env> {
 
   /** A page of one status, newest first, before the row `before` (a seq) when given. */
   async page(status: "inbox" | "spam", limit: number, before: number | null): Promise<{ rows: StoredSubmission[]; next: number | null }> {
-    const rows = this.sql<Row>(
-      `SELECT ${COLUMNS} FROM submissions WHERE status = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-      status,
-      before ?? Number.MAX_SAFE_INTEGER,
-      limit + 1,
-    );
+    const rows = this.sql<Row>(Q.SUBMISSIONS_PAGE, status, before ?? Number.MAX_SAFE_INTEGER, limit + 1);
     const more = rows.length > limit;
     const kept = rows.slice(0, limit);
     return { rows: kept.map(plain), next: more ? kept[kept.length - 1]!.seq : null };
   }
 
   async get(id: string): Promise<StoredSubmission | null> {
-    const [row] = this.sql<Row>(`SELECT ${COLUMNS} FROM submissions WHERE id = ?`, id);
+    const [row] = this.sql<Row>(Q.SUBMISSION_BY_ID, id);
     return row ? plain(row) : null;
   }
 
   /** Deletes a submission with its deliveries and attempts; its files go from R2. False when unknown. */
   async remove(id: string): Promise<boolean> {
     const owner = this.owner();
-    const [row] = this.sql<Row>(`SELECT ${COLUMNS} FROM submissions WHERE id = ?`, id);
+    const [row] = this.sql<Row>(Q.SUBMISSION_BY_ID, id);
     if (!row || !owner) return false;
     this.ctx.storage.transactionSync(() => this.deleteRows([id]));
     await this.deleteFiles(owner.formId, [row]);
@@ -167,12 +163,12 @@ export class FormStore extends DurableObject<Env> {
 
   /** Moves a submission to the inbox or to spam; false when unknown. */
   async move(id: string, status: "inbox" | "spam"): Promise<StoredSubmission | null> {
-    const [row] = this.sql<Row>(`UPDATE submissions SET status = ? WHERE id = ? RETURNING ${COLUMNS}`, status, id);
+    const [row] = this.sql<Row>(Q.MOVE_SUBMISSION, status, id);
     return row ? plain(row) : null;
   }
 
   async counts(): Promise<{ inbox: number; spam: number }> {
-    const rows = this.sql<{ status: string; n: number }>("SELECT status, count(*) AS n FROM submissions GROUP BY status");
+    const rows = this.sql<{ status: string; n: number }>(Q.COUNT_BY_STATUS);
     const of = (s: string) => rows.find((r) => r.status === s)?.n ?? 0;
     return { inbox: of("inbox"), spam: of("spam") };
   }
@@ -180,14 +176,11 @@ export class FormStore extends DurableObject<Env> {
   /** The webhook deliveries of a submission (or the latest of the form), newest first, with their attempts. */
   async deliveries(submissionId: string | null, limit = 50): Promise<StoredDelivery[]> {
     const rows = submissionId
-      ? this.sql<Record<string, SqlStorageValue>>("SELECT * FROM deliveries WHERE submission_id = ? ORDER BY seq DESC LIMIT ?", submissionId, limit)
-      : this.sql<Record<string, SqlStorageValue>>("SELECT * FROM deliveries ORDER BY seq DESC LIMIT ?", limit);
+      ? this.sql<Record<string, SqlStorageValue>>(Q.DELIVERIES_OF_SUBMISSION, submissionId, limit)
+      : this.sql<Record<string, SqlStorageValue>>(Q.LATEST_DELIVERIES, limit);
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id as string);
-    const attempts = this.sql<Record<string, SqlStorageValue>>(
-      `SELECT * FROM attempts WHERE delivery_id IN (${ids.map(() => "?").join(",")}) ORDER BY number`,
-      ...ids,
-    );
+    const attempts = this.sql<Record<string, SqlStorageValue>>(Q.attemptsOf(ids.length), ...ids);
     return rows.map((r) => ({
       id: r.id as string,
       submission_id: r.submission_id as string,
@@ -212,7 +205,7 @@ export class FormStore extends DurableObject<Env> {
   async resend(submissionId: string): Promise<string | null> {
     const at = nowMs();
     const id = this.ctx.storage.transactionSync(() => {
-      const [row] = this.sql<{ status: string }>("SELECT status FROM submissions WHERE id = ?", submissionId);
+      const [row] = this.sql<{ status: string }>(Q.SUBMISSION_STATUS, submissionId);
       if (row?.status !== "inbox") return null;
       return this.newDelivery(submissionId, "resend", at);
     });
@@ -248,8 +241,8 @@ export class FormStore extends DurableObject<Env> {
 
   /** Sets the alarm to the earliest of `at`, the next due delivery and the next retention check. */
   private async schedule(at: number | null): Promise<void> {
-    const [due] = this.sql<{ t: number | null }>("SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending'");
-    const [any] = this.sql<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 FROM submissions LIMIT 1)");
+    const [due] = this.sql<{ t: number | null }>(Q.NEXT_DUE);
+    const [any] = this.sql<{ n: number }>(Q.HOLDS_SUBMISSIONS);
     const candidates = [at, due?.t ?? null, any && any.n > 0 ? nowMs() + RETENTION_CHECK_MS : null].filter((t): t is number => t !== null);
     if (candidates.length === 0) return;
     const next = Math.min(...candidates);
@@ -258,10 +251,7 @@ export class FormStore extends DurableObject<Env> {
   }
 
   private deleteRows(ids: string[]): void {
-    const marks = ids.map(() => "?").join(",");
-    this.sql(`DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE submission_id IN (${marks}))`, ...ids);
-    this.sql(`DELETE FROM deliveries WHERE submission_id IN (${marks})`, ...ids);
-    this.sql(`DELETE FROM submissions WHERE id IN (${marks})`, ...ids);
+    for (const statement of Q.deleteSubmissions(ids.length)) this.sql(statement, ...ids);
   }
 
   private async deleteFiles(formId: string, rows: Array<Pick<StoredSubmission, "id" | "files">>): Promise<void> {
@@ -272,7 +262,7 @@ export class FormStore extends DurableObject<Env> {
   /** Deletes submissions older than the retention, PURGE_PER_RUN at a time (90 per statement: the bound-parameter cap). */
   private async purge(owner: StoreOwner): Promise<void> {
     const cutoff = new Date(nowMs() - owner.retentionDays * 86_400_000).toISOString();
-    const old = this.sql<{ id: string; files: string }>("SELECT id, files FROM submissions WHERE created_at < ? ORDER BY seq LIMIT ?", cutoff, PURGE_PER_RUN);
+    const old = this.sql<{ id: string; files: string }>(Q.SUBMISSIONS_BEFORE, cutoff, PURGE_PER_RUN);
     if (old.length === 0) return;
     await this.deleteFiles(owner.formId, old);
     this.ctx.storage.transactionSync(() => {
@@ -283,11 +273,7 @@ export class FormStore extends DurableObject<Env> {
   /** Sends the deliveries that are due, each once, and records the attempt. */
   private async deliverDue(owner: StoreOwner): Promise<void> {
     const now = nowMs();
-    const due = this.sql<{ id: string; submission_id: string; attempts: number }>(
-      "SELECT id, submission_id, attempts FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-      now,
-      DELIVERIES_PER_RUN,
-    );
+    const due = this.sql<{ id: string; submission_id: string; attempts: number }>(Q.DUE_DELIVERIES, now, DELIVERIES_PER_RUN);
     if (due.length === 0) return;
     const [form] = await getDb(this.env.DB)
       .select({ name: forms.name, url: forms.webhookUrl, secret: forms.webhookSecret })
@@ -323,17 +309,8 @@ export class FormStore extends DurableObject<Env> {
   ): void {
     const status = r.ok ? "delivered" : nextAt === null ? "failed" : "pending";
     this.ctx.storage.transactionSync(() => {
-      this.sql(
-        "INSERT OR REPLACE INTO attempts (delivery_id, number, attempted_at, status_code, duration_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        deliveryId,
-        number,
-        attemptedAt,
-        r.statusCode,
-        r.durationMs,
-        r.error,
-        r.responseBody,
-      );
-      this.sql("UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ? WHERE id = ?", status, number, nextAt, deliveryId);
+      this.sql(Q.RECORD_ATTEMPT, deliveryId, number, attemptedAt, r.statusCode, r.durationMs, r.error, r.responseBody);
+      this.sql(Q.UPDATE_DELIVERY, status, number, nextAt, deliveryId);
     });
   }
 }
