@@ -1,7 +1,9 @@
 // Insights without a store call per evaluation: each isolate adds up the evaluations (and track
 // events) it answers per team, flag, environment, hour and variant, and sends them to the team's
 // store in one call at most every INSIGHTS_FLUSH_MS per team (from the request's waitUntil, after
-// its answer). An isolate evicted between two flushes loses at most those seconds of counts.
+// its answer). A flush is made by a later note of the same team in the same isolate: counts noted
+// within the window after a flush wait for the next one, and an isolate evicted meanwhile loses them
+// (README "Insights and the stale list").
 import type { Env } from "../../env";
 import { log } from "../../platform/log";
 import { nowMs } from "../../platform/clock";
