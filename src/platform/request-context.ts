@@ -2,9 +2,8 @@
 // x-ratelimit-* headers of the last bucket evaluated, whatever produced the response; the log scope
 // that puts the request id on every line the request logs. Also the request's waitUntil, for the
 // work that runs after the answer.
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import type { Background } from "./jobs/accept";
 import { withLogScope } from "./log";
 import { rateLimitHeaders } from "./rate-limit/middleware";
 
@@ -29,15 +28,6 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
   };
 }
 
-/**
- * The request's background (its waitUntil, jobs/accept.ts's Background), or null when the runtime
- * gave it no ExecutionContext (Hono's getter throws then, e.g. under `app.request()`).
- */
-export function backgroundOf(c: Context<AppEnv>): Background | null {
-  try {
-    const ctx = c.executionCtx;
-    return { waitUntil: (work) => ctx.waitUntil(work) };
-  } catch {
-    return null;
-  }
-}
+// The request's background and keep-alive live beside Background (jobs/commit.ts), where the
+// rate limiter can import them without a cycle through this module.
+export { backgroundOf, keepAliveFrom, keepAliveOf } from "./jobs/commit";

@@ -3,12 +3,38 @@
 // claimable state for the product's sweep), then start its first attempt from the request's
 // waitUntil. Work that meters nothing, such as the platform's own mail (which the quota sends, so
 // it cannot go through accept.ts and its reservation), commits here directly.
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import type { KeepAlive } from "../coalesce";
 import { ApiError } from "../errors";
 import { log } from "../log";
 
 /** Where work that must outlive the answer goes: the request's `executionCtx.waitUntil`. */
 export interface Background {
   waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * The request's background (its waitUntil, jobs/accept.ts's Background), or null when the runtime
+ * gave it no ExecutionContext (Hono's getter throws then, e.g. under `app.request()`).
+ */
+export function backgroundOf(c: Context<AppEnv>): Background | null {
+  try {
+    const ctx = c.executionCtx;
+    return { waitUntil: (work) => ctx.waitUntil(work) };
+  } catch {
+    return null;
+  }
+}
+
+/** A background's waitUntil as a KeepAlive (platform/coalesce.ts): keeps a shared call alive past the request; none outside a request. */
+export function keepAliveFrom(background: Background | null): KeepAlive | undefined {
+  return background ? (promise) => background.waitUntil(promise) : undefined;
+}
+
+/** The request's waitUntil as a KeepAlive; none when the runtime gave the request no ExecutionContext. */
+export function keepAliveOf(c: Context<AppEnv>): KeepAlive | undefined {
+  return keepAliveFrom(backgroundOf(c));
 }
 
 /** Stored work, as its owner declares it. */

@@ -15,8 +15,8 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { bucketLimit, fixedLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
 import { OWN_COUNTER, type CounterSpec } from "./buckets";
-import type { KeepAlive } from "../coalesce";
 import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
+import { keepAliveOf } from "../jobs/commit";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -25,16 +25,6 @@ declare module "hono" {
     rateLimitCounted?: Map<string, RateLimitResult>;
     /** The team's usage, read by auth({ readsUsage: true }) in the same meter call as its count; null when not read. */
     usageRead?: Promise<ReadUsageReply | null>;
-  }
-}
-
-/** The request's waitUntil, which keeps a shared counter call alive if this request ends first; none outside a request. */
-function keepAliveOf(c: Context<AppEnv>): KeepAlive | undefined {
-  try {
-    const ctx = c.executionCtx;
-    return (promise) => ctx.waitUntil(promise);
-  } catch {
-    return undefined;
   }
 }
 

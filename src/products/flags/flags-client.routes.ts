@@ -4,9 +4,7 @@
 // Server-Sent Events stream saying when to fetch again. One `evaluations` unit per bootstrap (none
 // for a 304, a track or the stream).
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { AppEnv } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { jsonBody, jsonResponse, productRoutes } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
@@ -19,6 +17,7 @@ import { recordTrack, TrackEvents } from "./flags-track";
 import { evaluationsNoted, noteInsights } from "./flags.insights";
 import { rulesetOf, RULESET_REVALIDATE_MS } from "./flags.store";
 import { bearerToken } from "../../platform/auth";
+import { keepAliveOf } from "../../platform/request-context";
 
 const ErrorSchema = z.object({ error: z.string() }).openapi("FlagsClientError");
 const route = productRoutes({
@@ -43,14 +42,6 @@ flagsClientRouter.openAPIRegistry.registerComponent("securitySchemes", "flagsCli
 });
 flagsClientRouter.use("*", clientCors());
 
-const keepAliveOf = (c: Context<AppEnv>) => {
-  try {
-    const ctx = c.executionCtx;
-    return (p: Promise<unknown>) => ctx.waitUntil(p);
-  } catch {
-    return undefined;
-  }
-};
 const clientSide = (flag: RulesetFlag) => flag.client_side;
 
 flagsClientRouter.openapi(

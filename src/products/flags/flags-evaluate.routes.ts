@@ -4,8 +4,6 @@
 // Evaluations read the isolate's cached ruleset (flags.store.ts): no D1 read, no store call while
 // its revision is current.
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../../env";
 import { dataResponse, jsonBody, jsonResponse } from "../../platform/openapi";
 import { createRouter } from "../../platform/router";
 import { evaluateAll } from "./evaluate";
@@ -14,17 +12,9 @@ import { recordTrack, TrackEvents } from "./flags-track";
 import { evaluationsNoted, noteInsights } from "./flags.insights";
 import { FlagsErrorSchema, flagsInvalid, flagsRoute as route } from "./flags.openapi";
 import { EnvKey } from "./flags.schemas";
+import { keepAliveOf } from "../../platform/request-context";
 
 export const flagsEvaluateRouter = createRouter();
-
-const keepAliveOf = (c: Context<AppEnv>) => {
-  try {
-    const ctx = c.executionCtx;
-    return (p: Promise<unknown>) => ctx.waitUntil(p);
-  } catch {
-    return undefined;
-  }
-};
 
 const EntrySchema = z
   .object({

@@ -20,6 +20,7 @@ import { OfrepBulkSchema, OfrepErrorSchema, ofrepContext, ofrepEntry, OfrepSucce
 import { evaluationsNoted, noteInsights } from "./flags.insights";
 import { rulesetOf } from "./flags.store";
 import type { QuotaOwner } from "../../platform/quota";
+import { keepAliveOf } from "../../platform/request-context";
 
 /** OFREP bodies are a context: 64 KB is plenty (the context itself is capped at 16 KB elsewhere). */
 const OFREP_BODY_BYTES = 64 * 1024;
@@ -52,15 +53,6 @@ const route = productRoutes({
 
 export const ofrepRouter = createRouter({ errorFormat: (error) => ({ error: error.message }) });
 ofrepRouter.use("*", clientCors());
-
-const keepAliveOf = (c: Context<AppEnv>) => {
-  try {
-    const ctx = c.executionCtx;
-    return (p: Promise<unknown>) => ctx.waitUntil(p);
-  } catch {
-    return undefined;
-  }
-};
 
 interface Caller {
   owner: QuotaOwner;

@@ -9,14 +9,13 @@ import type { Env } from "../../env";
 import { nowIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { accept, type Background } from "../../platform/jobs/accept";
+import { keepAliveFrom } from "../../platform/jobs/commit";
 import { fileKey, type StoredFile } from "./forms.files";
 import { checkFields, IntakeError, storedFields, type Intake } from "./forms.intake";
 import { notifyRecipients } from "./forms.notify";
 import type { PublicForm } from "./forms.service";
 import { addSubmission, ownerOf } from "./forms.store";
 import type { StoredSubmission } from "./store/form-store";
-
-const keepAliveOf = (background: Background | null) => (background ? (p: Promise<unknown>) => background.waitUntil(p) : undefined);
 
 export interface Accepted {
   id: string;
@@ -41,7 +40,7 @@ export async function submitForm(
   if (intake.gotcha) {
     // Answered exactly as a success; its files are not kept (a bot's uploads cost no storage).
     const fields = JSON.stringify(storedFields(intake, form.fields));
-    await Promise.all([addSubmission(env, ownerOf(form), { ...base, status: "spam", fields, files: "[]" }, false, keepAliveOf(background)), giveBack()]);
+    await Promise.all([addSubmission(env, ownerOf(form), { ...base, status: "spam", fields, files: "[]" }, false, keepAliveFrom(background)), giveBack()]);
     return { id, spam: true };
   }
   const problems = checkFields(intake, form.fields);
@@ -71,7 +70,7 @@ export async function submitForm(
       const keys = files.map((f) => fileKey(form.id, id, f.id));
       try {
         await Promise.all(kept.map((f, i) => env.FORM_FILES.put(keys[i]!, f.bytes, { customMetadata: { name: files[i]!.name } })));
-        await addSubmission(env, ownerOf(form), row, form.webhookUrl !== null && form.webhookSecret !== null, keepAliveOf(background));
+        await addSubmission(env, ownerOf(form), row, form.webhookUrl !== null && form.webhookSecret !== null, keepAliveFrom(background));
       } catch (error) {
         if (keys.length > 0) await env.FORM_FILES.delete(keys).catch(() => {});
         throw error;
