@@ -5,7 +5,9 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { AppEnv } from "../env";
-import { getDb } from "../db/client";
+import { matchedRoutes } from "hono/route";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import { getDb, type Db } from "../db/client";
 import type { Role } from "../db/schema";
 import { ApiError } from "../platform/errors";
 import { loadSessionWith, SESSION_COOKIE, SESSION_MAX_MS, type SessionUser } from "./sign-in.service";
@@ -20,6 +22,8 @@ declare module "hono" {
     consoleTeams: TeamChoice[];
     /** The team of a /console/teams/:team_id page, with the user's role in it. */
     consoleTeam: TeamChoice;
+    /** The rows of the page's own reads made with the session's (teamPageReads), by the page's path. */
+    consolePageRead?: { path: string; rows: unknown[] };
   }
 }
 
@@ -123,12 +127,74 @@ export function clearSessionCookie(c: Context<AppEnv>): void {
 /** Sets the session's user and their teams on the context; false when the request carries no live session. */
 async function readSession(c: Context<ConsoleEnv>): Promise<boolean> {
   const db = getDb(c.env.DB);
-  // The session and the user's teams in one D1 round trip (the teams by the session's user id).
-  const session = await loadSessionWith(db, getCookie(c, SESSION_COOKIE), (userId) => teamsOf(db, userId));
+  // The session, the user's teams (by the session's user id) and the page's own reads, if it
+  // declared them, in one D1 round trip.
+  const page = pageReadsOf(c, db);
+  const session = await loadSessionWith(db, getCookie(c, SESSION_COOKIE), (userId) => teamsOf(db, userId), page?.items);
   if (!session) return false;
   c.set("consoleUser", session.user);
   c.set("consoleTeams", session.read);
+  if (page) c.set("consolePageRead", { path: page.path, rows: session.also });
   return true;
+}
+
+type Reads = readonly [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+type MakeReads = (db: Db, params: Record<string, string>) => Reads;
+
+/** Where team pages are mounted in the console, and the reads each declared, by its path below it. */
+const TEAM_PAGES = "/teams/:team_id";
+const PAGE_READS = new Map<string, MakeReads>();
+
+/**
+ * A team page's D1 reads (GET `/teams/:team_id<path>`), made in the same round trip as the
+ * session's, so the page's first binding call is not a second D1 read. `make` gets the page's
+ * route parameters; its reads run BEFORE team access is checked, so each must be scoped by
+ * `params.team_id` (their rows reach the page only once access has passed, and a page of another
+ * team is a 404 as ever). Answers the function the page calls for the rows: those of the session's
+ * batch, or (a route this could not match) the same reads made then.
+ */
+export function teamPageReads<Q extends Reads>(
+  path: string,
+  make: (db: Db, params: Record<string, string>) => Q,
+): (c: Context<ConsoleEnv>) => Promise<BatchResponse<Q>> {
+  PAGE_READS.set(path, make);
+  return async (c) => {
+    const made = c.get("consolePageRead");
+    if (made?.path === path) return made.rows as BatchResponse<Q>;
+    const db = getDb(c.env.DB);
+    return (await db.batch(make(db, c.req.param()))) as BatchResponse<Q>;
+  };
+}
+
+/** The reads the matched team page declared, with its parameters taken from the request's path. */
+function pageReadsOf(c: Context<ConsoleEnv>, db: Db): { path: string; items: Reads } | null {
+  if (c.req.method !== "GET" || PAGE_READS.size === 0) return null;
+  for (const route of matchedRoutes(c)) {
+    const at = route.path.indexOf(TEAM_PAGES);
+    if (route.method !== "GET" || at < 0) continue;
+    const path = route.path.slice(at + TEAM_PAGES.length);
+    const make = PAGE_READS.get(path);
+    const params = make ? paramsOf(route.path, c.req.path) : null;
+    if (!make || !params) continue;
+    return { path, items: make(db, params) };
+  }
+  return null;
+}
+
+/** The `:name` segments of a route pattern read from a path it matched; null when they do not line up. */
+function paramsOf(pattern: string, path: string): Record<string, string> | null {
+  const names = pattern.split("/");
+  const values = path.split("/");
+  if (names.length !== values.length) return null;
+  const params: Record<string, string> = {};
+  try {
+    names.forEach((name, i) => {
+      if (name.startsWith(":")) params[name.slice(1)] = decodeURIComponent(values[i]!);
+    });
+  } catch {
+    return null;
+  }
+  return params;
 }
 
 /** The session's user, or a redirect (303) to the sign-in page. */

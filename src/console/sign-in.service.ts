@@ -254,13 +254,15 @@ export async function loadSession(db: Db, token: string | undefined): Promise<Se
 /**
  * loadSession, with one more read about the session's user made in the same D1 round trip: `read`
  * gets the live session's user id as a subquery (the console's middleware reads the user's teams
- * with it, so a page does not wait for the session before asking for the teams).
+ * with it, so a page does not wait for the session before asking for the teams), and `also`, reads
+ * of the page itself that ride the same batch (their rows in `also`, in order).
  */
 export async function loadSessionWith<T>(
   db: Db,
   token: string | undefined,
   read: (userId: SQLiteSelect) => (BatchItem<"sqlite"> & PromiseLike<T>) | null,
-): Promise<{ user: SessionUser; read: T } | null> {
+  also: readonly BatchItem<"sqlite">[] = [],
+): Promise<{ user: SessionUser; read: T; also: unknown[] } | null> {
   if (!token || !isTokenShaped(token)) return null;
   const at = nowMs();
   const tokenHash = await sha256Hex(token);
@@ -272,7 +274,9 @@ export async function loadSessionWith<T>(
     .where(liveSession(tokenHash, at))
     .limit(1);
   const more = read(db.select({ userId: sessions.userId }).from(sessions).where(liveSession(tokenHash, at)).limit(1) as unknown as SQLiteSelect);
-  const [[row], readRows] = more ? await db.batch([session, more]) : [await session, null];
+  const items = [session, ...(more ? [more] : []), ...also];
+  const results: unknown[] = items.length > 1 ? await db.batch(items as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]) : [await session];
+  const [row] = results[0] as Awaited<typeof session>;
   if (!row) return null;
   if (Date.parse(row.lastUsedAt) < at - SESSION_TOUCH_MS) {
     await db
@@ -280,7 +284,11 @@ export async function loadSessionWith<T>(
       .set({ lastUsedAt: new Date(at).toISOString() })
       .where(eq(sessions.id, row.sessionId));
   }
-  return { user: { sessionId: row.sessionId, userId: row.userId, email: row.email }, read: readRows as T };
+  return {
+    user: { sessionId: row.sessionId, userId: row.userId, email: row.email },
+    read: (more ? results[1] : null) as T,
+    also: results.slice(more ? 2 : 1),
+  };
 }
 
 /** Sign-out: the session is deleted on the server. */

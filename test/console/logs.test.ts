@@ -10,6 +10,7 @@ import { removeMember } from "../../src/console/members.service";
 import { setClock } from "../../src/platform/clock";
 import { checkAlerts } from "../../src/products/logs/log-alerts.cron";
 import { call, json } from "../helpers/api";
+import { countingDb } from "../helpers/counting";
 import { consoleTeam, followRedirect, memberOf, page, type ConsoleTeam } from "../helpers/console";
 import { ingest, ingestBatch, ndjson } from "../products/logs/helpers";
 
@@ -115,6 +116,22 @@ describe("logs: projects", () => {
 });
 
 describe("logs: the explorer", () => {
+  it("reads the session, the teams, the project and its streams, alerts and firings in one D1 round trip, and finds another team's project 404 all the same", async () => {
+    const f = await withProject("viewer");
+    expect((await json(await ingestBatch(f.token, ndjson([{ message: "one", level: "info", stream: "web" }])))).count).toBe(1);
+    const counted = countingDb();
+    const body = await html(await page("GET", `/console/teams/${f.teamId}/logs/${f.projectId}`, { cookie: f.cookie, env: { ...env, DB: counted.db } }));
+    expect(rows(body)).toBe(1);
+    expect(body).toContain('<option value="web"');
+    expect(counted.roundTrips()).toBe(1);
+
+    // The page's reads ran before team access was checked: another team's project id in this
+    // team's URL, and this project under another team's URL, are both the 404 page.
+    const other = await withProject("owner");
+    expect((await page("GET", `/console/teams/${f.teamId}/logs/${other.projectId}`, { cookie: f.cookie })).status).toBe(404);
+    expect((await page("GET", `/console/teams/${other.teamId}/logs/${f.projectId}`, { cookie: f.cookie })).status).toBe(404);
+  });
+
   it("shows the curl command with the real ingest address while the project is empty", async () => {
     const f = await withProject("viewer");
     const body = await html(await page("GET", `/console/teams/${f.teamId}/logs/${f.projectId}`, { cookie: f.cookie }));

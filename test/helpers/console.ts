@@ -8,7 +8,7 @@ import type { Role } from "../../src/db/schema";
 import { addMember } from "../../src/console/members.service";
 import { createLink } from "../../src/console/sign-in.service";
 import { app } from "../../src/app";
-import { call, ORIGIN, setupTeam, type TestTeam } from "./api";
+import { call, ORIGIN, setupTeam, type RequestOptions, type TestTeam } from "./api";
 
 export interface ConsoleRequest {
   cookie?: string | null;
@@ -18,6 +18,8 @@ export interface ConsoleRequest {
   origin?: string | null;
   ip?: string;
   ctx?: ExecutionContext;
+  /** The bindings the app is called with (the pool's by default). */
+  env?: RequestOptions["env"];
 }
 
 /** A request to a console page (`path` under /console, or `/` for the landing page). */
@@ -38,6 +40,7 @@ export function page(method: string, path: string, options: ConsoleRequest = {})
     raw,
     ip: options.ip,
     ctx: options.ctx,
+    env: options.env,
   });
 }
 

@@ -69,7 +69,7 @@ export async function listAlerts(env: Env, teamId: string, projectId: string): P
 }
 
 /** `listAlerts` for a project already loaded under the team: the query, to await or to batch with others. */
-export function projectAlerts(db: Db, project: ProjectRow) {
+export function projectAlerts(db: Db, project: Pick<ProjectRow, "id" | "teamId">) {
   return db
     .select()
     .from(logAlerts)

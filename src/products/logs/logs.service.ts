@@ -75,12 +75,21 @@ export async function listProjects(env: Env, teamId: string): Promise<ProjectRow
 
 /** The team's project, or "Project not found": what every route under a project checks first. */
 export async function loadProject(db: Db, teamId: string, id: string): Promise<ProjectRow> {
-  const [row] = await db
+  return foundProject(await selectProject(db, teamId, id));
+}
+
+/** The read of a team's project by id (a batch item; `foundProject` of its rows). */
+export function selectProject(db: Db, teamId: string, id: string) {
+  return db
     .select()
     .from(logProjects)
     .where(ownedRow(logProjects, teamId, id))
     .limit(1);
-  return orNotFound(row, projectNotFound);
+}
+
+/** The project of `selectProject`'s rows, or the product's 404. */
+export function foundProject(rows: ProjectRow[]): ProjectRow {
+  return orNotFound(rows[0], projectNotFound);
 }
 
 export async function getProject(env: Env, teamId: string, id: string): Promise<ProjectRow> {
@@ -123,7 +132,7 @@ export async function listStreams(env: Env, teamId: string, projectId: string, p
 }
 
 /** `listStreams` for a project already loaded under the team: the query, to await or to batch with others. */
-export function projectStreams(db: Db, project: ProjectRow, page: { limit: number; after?: string }) {
+export function projectStreams(db: Db, project: Pick<ProjectRow, "id" | "teamId">, page: { limit: number; after?: string }) {
   const conditions: SQL[] = [eq(logStreams.projectId, project.id), eq(logStreams.teamId, project.teamId)];
   if (page.after !== undefined) conditions.push(gt(logStreams.name, page.after));
   return db

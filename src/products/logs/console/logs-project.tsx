@@ -16,12 +16,12 @@ import { DeleteSection, SecretValue, TableWrap } from "../../../console/pages/pa
 import { openTail, projectEntries } from "../log-entries.service";
 import { projectEntriesWithHistogram } from "../log-histogram";
 import { EntriesQuery, TailQuery } from "../logs.schemas";
-import { getProject, loadProject, projectStreams, projectView, rotateToken } from "../logs.service";
+import { foundProject, getProject, projectStreams, projectView, rotateToken, selectProject } from "../logs.service";
 import { Time } from "../../../console/layout";
 import { formText } from "../../../console/forms";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { page, teamPath } from "../../../console/render";
-import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { requireRole, roleAtLeast, teamPageReads, type ConsoleEnv } from "../../../console/session";
 import { teamsOf } from "../../../console/members.service";
 import { loadSession, SESSION_COOKIE } from "../../../console/sign-in.service";
 import { DEFAULT_RANGE, HistogramChart, IngestCommand, LogRow, RANGES, SearchForm, type RangeName, type SearchState } from "./logs-view";
@@ -48,6 +48,17 @@ function queryString(values: Record<string, string | undefined>): string {
 
 // ---------------------------------------------------------------------------------------------
 // A project: the explorer
+
+/** The explorer's D1 reads, made with the session's (scoped by the page's team: see teamPageReads). */
+const explorerReads = teamPageReads("/logs/:project_id", (db, params) => {
+  const owned = { id: params.project_id!, teamId: params.team_id! };
+  return [
+    selectProject(db, owned.teamId, owned.id),
+    projectStreams(db, owned, { limit: STREAMS_SHOWN }),
+    projectAlerts(db, owned),
+    projectFirings(db, owned.teamId, owned.id, FIRINGS_SHOWN),
+  ] as const;
+});
 
 /** The flash of a project's page after its creation or a rotation: the ingest token, shown once. */
 export type TokenFlash = { token: string };
@@ -79,15 +90,12 @@ async function projectPage(c: Context<ConsoleEnv>) {
   if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error));
   const query = parsed.data;
 
-  // The project is looked up once, under the team (404 otherwise, before any store is reached);
-  // every read after it takes the loaded row, in two calls made in parallel: the store's page and
-  // histogram of the range in one, and the three D1 reads in one batch.
-  const db = getDb(c.env.DB);
-  const project = await loadProject(db, team.id, projectId);
-  const [{ entries, histogram }, [streams, alerts, firingRows]] = await Promise.all([
-    projectEntriesWithHistogram(c.env, project, { ...query, since, until }),
-    db.batch([projectStreams(db, project, { limit: STREAMS_SHOWN }), projectAlerts(db, project), projectFirings(db, team.id, projectId, FIRINGS_SHOWN)]),
-  ]);
+  // The project under the team and its streams, alerts and firings came with the session's D1
+  // round trip (explorerReads); the store is reached only once the project is found (404
+  // otherwise), for the range's page and histogram in one call.
+  const [projectRows, streams, alerts, firingRows] = await explorerReads(c);
+  const project = foundProject(projectRows);
+  const { entries, histogram } = await projectEntriesWithHistogram(c.env, project, { ...query, since, until });
   const firings = firingRows.map(firingView);
   // Nothing matched: is the project empty altogether (then teach the first command)?
   const searching = Boolean(query.q || query.level || query.stream || query.cursor);
