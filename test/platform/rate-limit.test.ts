@@ -11,7 +11,8 @@ import { bucketLimit, type StrictFamily } from "../../src/platform/rate-limit/bu
 import { IDLE_MS } from "../../src/platform/rate-limit/durable-object";
 import { OWN_COUNTER } from "../../src/platform/rate-limit/buckets";
 import { DurableObjectLimiter, getLimiter, NoopLimiter, windowOf } from "../../src/platform/rate-limit/limiter";
-import { clientNetwork, rateLimit, strictCounter, teamObject, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
+import { besideCount, clientNetwork, rateLimit, strictCounter, teamObject, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
+import { ApiError } from "../../src/platform/errors";
 import { requestContext } from "../../src/platform/request-context";
 import { createRouter } from "../../src/platform/router";
 import { ADMIN_TOKEN, addKey, call, expectError, json, setupTeam } from "../helpers/api";
@@ -82,6 +83,24 @@ function tinyFetch(tiny: ReturnType<typeof tinyApp>, path: string, opts: { key?:
   if (opts.key) h.authorization = `Bearer ${opts.key}`;
   return Promise.resolve(tiny.fetch(new Request(`http://app.test${path}`, { headers: h }), env, createExecutionContext()));
 }
+
+describe("besideCount: work beside a bucket's count", () => {
+  const refusal = ApiError.rateLimited(7);
+  it("answers the work's value when the count admits, and its error when it fails", async () => {
+    expect(await besideCount(Promise.resolve(null), Promise.resolve(3), async () => expect.unreachable())).toBe(3);
+    const failed = new Error("meter down");
+    await expect(besideCount(Promise.resolve(null), Promise.reject(failed), async () => expect.unreachable())).rejects.toBe(failed);
+  });
+  it("throws the count's refusal first, after handing what the work took to undo", async () => {
+    const undone: number[] = [];
+    await expect(besideCount(Promise.resolve(refusal), Promise.resolve(5), async (taken) => undone.push(taken))).rejects.toBe(refusal);
+    expect(undone).toEqual([5]);
+    // The work failed too: the refusal still comes first, and nothing was taken to undo.
+    await expect(besideCount(Promise.resolve(refusal), Promise.reject(new Error("cap")), async () => expect.unreachable())).rejects.toBe(refusal);
+    // An undo that fails does not hide the refusal.
+    await expect(besideCount(Promise.resolve(refusal), Promise.resolve(1), () => Promise.reject(new Error("gone")))).rejects.toBe(refusal);
+  });
+});
 
 describe("windowOf", () => {
   it("starts windows at floor(now/60)*60 and resets 60 s later", () => {

@@ -88,20 +88,78 @@ const addressKey = (a: { object: string; counter: string }) => `${a.object}\u000
 export async function enforceBucket(c: Context<AppEnv>, bucket: "strict", key: StrictKey): Promise<void>;
 export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string, plan?: string): Promise<void>;
 export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string): Promise<void> {
+  admit(c, await countBucket(c, bucket, key, plan));
+}
+
+/** Keeps a bucket's result for the headers and throws its 429 when it refused; nothing when it was not counted (no limit). */
+function admit(c: Context<AppEnv>, result: RateLimitResult | null): void {
+  if (!result) return;
+  c.set("rateLimit", result);
+  if (!result.allowed) throw ApiError.rateLimited(result.retryAfter);
+}
+
+/** Counts the request in `bucket` under `key` (or takes auth()'s count made ahead); null when the bucket has no limit. */
+async function countBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string): Promise<RateLimitResult | null> {
   const limit = bucketLimit(bucket, plan);
-  if (limit === null) return;
+  if (limit === null) return null;
   const where = address(bucket, key);
   const counted = c.get("rateLimitCounted");
   const ahead = counted?.get(addressKey(where));
-  let result: RateLimitResult;
   if (ahead) {
     counted!.delete(addressKey(where));
-    result = ahead;
-  } else {
-    [result] = await getLimiter(c.env).hitAll(where.object, [{ name: where.counter, limit }], keepAliveOf(c));
+    return ahead;
   }
-  c.set("rateLimit", result);
-  if (!result.allowed) throw ApiError.rateLimited(result.retryAfter);
+  const [result] = await getLimiter(c.env).hitAll(where.object, [{ name: where.counter, limit }], keepAliveOf(c));
+  return result!;
+}
+
+/** A per-key bucket's count begun beside a route's own work (countBeside): its refusal, or null. */
+export type Admission = Promise<unknown>;
+
+/**
+ * Begins counting the request in the per-key bucket `bucket` (refused at once, with no call, when
+ * this isolate remembers the window full) and answers its refusal, or null, as a promise that never
+ * rejects: the route runs its independent work beside the count and awaits it before anything it
+ * cannot undo, so a refusal still comes first (`(await admitted) ?? error` where the route fails on
+ * its own; `besideCount` for work that takes something).
+ */
+export function countBeside(c: Context<AppEnv>, bucket: Exclude<BucketName, "default" | "strict" | "flags_client">, key: string): Admission {
+  refuseRemembered(c, bucket, key);
+  return enforceBucket(c, bucket, key).then(
+    () => null,
+    (refusal: unknown) => refusal,
+  );
+}
+
+/**
+ * `work` (begun already) beside the count `admitted`, one round trip for both: a refusal of the
+ * count comes first, and what the work took is handed to `undo` (units given back) before the
+ * refusal is thrown; else the work's own error, or its value. Whatever the work counted besides (a
+ * cap of the team's meter) stays counted for a request the bucket refused, at most once per
+ * window and isolate: from then on the refusal is remembered and nothing is asked.
+ */
+export async function besideCount<T>(admitted: Admission, work: Promise<T>, undo: (taken: T) => Promise<unknown>): Promise<T> {
+  const [refusal, outcome] = await Promise.all([
+    admitted,
+    work.then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    ),
+  ]);
+  if (refusal) {
+    if (outcome.ok) await undo(outcome.value).catch(() => undefined);
+    throw refusal;
+  }
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+/**
+ * The client key's bucket (`flags_client`, the key's plan) counted beside the client network's
+ * (`admitted`): the network's refusal first, then the key's; the headers show the key's.
+ */
+export async function enforceBesideCount(c: Context<AppEnv>, admitted: Admission, bucket: "flags_client", key: string, plan: string): Promise<void> {
+  admit(c, await besideCount(admitted, countBucket(c, bucket, key, plan), async () => undefined));
 }
 
 /**

@@ -8,9 +8,9 @@ import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { planLimits } from "../../platform/plans";
-import { takeUnderCaps } from "../../platform/quota";
+import { releaseQuota, takeUnderCaps } from "../../platform/quota";
 import type { Background } from "../../platform/jobs/accept";
-import { clientNetwork } from "../../platform/rate-limit/middleware";
+import { besideCount, clientNetwork, type Admission } from "../../platform/rate-limit/middleware";
 import { onSiteDomain, pageOf, parseEvent } from "./analytics-event";
 import { findIngestSite, type IngestSite } from "./analytics-sites.service";
 import { dailySalt, eventBatch } from "./analytics.store";
@@ -46,7 +46,7 @@ export function networkDayCap(plan: string): number {
  * `admitted` is the per-IP `public` bucket's count, made beside the parse and the look-up: its
  * refusal comes first.
  */
-export async function receiveEvent(env: Env, text: string, sender: Sender, background: Background, admitted: Promise<unknown>): Promise<Dropped> {
+export async function receiveEvent(env: Env, text: string, sender: Sender, background: Background, admitted: Admission): Promise<Dropped> {
   let input: ReturnType<typeof parseEvent>;
   let found: IngestSite | null;
   try {
@@ -55,22 +55,21 @@ export async function receiveEvent(env: Env, text: string, sender: Sender, backg
   } catch (error) {
     throw (await admitted) ?? error;
   }
-  const refusal = await admitted;
-  if (refusal) throw refusal;
-  if (!found) throw ApiError.notFound("Site not found");
+  if (!found) throw (await admitted) ?? ApiError.notFound("Site not found");
   const { site } = found;
-  // Plausible drops bots and a missing user agent; an event off the site's domain is someone else's page.
-  if (sender.userAgent === "" || isbot(sender.userAgent)) return "bot";
-  if (!onSiteDomain(input.url, site.domain)) return "foreign_host";
-  // Plausible's tracker reports scroll depth and time on page as `engagement` events; Plausible
-  // counts them as neither pageviews nor events (we keep no engagement metrics): accepted, not counted.
-  if (input.name === "engagement") return "engagement";
+  const dropped = droppedWhy(input, site, sender);
+  if (dropped) {
+    const refusal = await admitted;
+    if (refusal) throw refusal;
+    return dropped;
+  }
 
   const at = nowMs();
   const day = new Date(at).toISOString().slice(0, 10);
-  // The unit and the hash are independent: both at once (neither left unawaited should the other fail).
+  // The unit (beside the bucket's count: one round trip, the unit given back when the bucket
+  // refuses) and the hash are independent: all at once (none left unawaited should another fail).
   const [, visitor] = await Promise.all([
-    spendUnit(env, found, sender.ip, background),
+    besideCount(admitted, spendUnit(env, found, sender.ip, background), () => releaseQuota(env, site.teamId, "analytics", 1)),
     dailySalt(env, day).then((salt) => visitorHash(salt, site.id, sender.ip, sender.userAgent)),
   ]);
   const country = sender.country && /^[A-Z]{2}$/.test(sender.country) && sender.country !== "XX" && sender.country !== "T1" ? sender.country : "";
@@ -88,6 +87,17 @@ export async function receiveEvent(env: Env, text: string, sender: Sender, backg
   });
   const drain = eventBatch(env).drain();
   if (drain) background.waitUntil(drain);
+  return null;
+}
+
+/** Why an event of a found site is accepted but not counted, or null when it counts. */
+function droppedWhy(input: ReturnType<typeof parseEvent>, site: IngestSite["site"], sender: Sender): Dropped {
+  // Plausible drops bots and a missing user agent; an event off the site's domain is someone else's page.
+  if (sender.userAgent === "" || isbot(sender.userAgent)) return "bot";
+  if (!onSiteDomain(input.url, site.domain)) return "foreign_host";
+  // Plausible's tracker reports scroll depth and time on page as `engagement` events; Plausible
+  // counts them as neither pageviews nor events (we keep no engagement metrics): accepted, not counted.
+  if (input.name === "engagement") return "engagement";
   return null;
 }
 

@@ -1,14 +1,15 @@
 // The client credential of the flags product (`Authorization: Bearer fck_…`; the stream, which an
 // EventSource opens without headers, takes `?key=`): the request is counted in `flags_client_ip`
-// (its client network) first, then the key is resolved, then counted in `flags_client` (the key,
-// at the plan's API rate), never in the team's default bucket; the headers show the last. A team
+// (its client network), whose refusal comes first, beside the key's look-up and its count in
+// `flags_client` (the key, at the plan's API rate), never in the team's default bucket; the
+// headers show the key's. A team
 // key answers 401 here. CORS: preflights are answered from any origin without counting anything;
 // a key with `allowed_origins` refuses a browser request from another origin (403).
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { bearerToken } from "../../platform/auth";
 import { ApiError } from "../../platform/errors";
-import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { clientIp, countBeside, enforceBesideCount } from "../../platform/rate-limit/middleware";
 import { type ClientPrincipal, isClientKey, resolveClientKey } from "./flags-client-keys.service";
 
 declare module "hono" {
@@ -27,12 +28,22 @@ export function clientOf(c: { get(key: "flagsClient"): ClientPrincipal | undefin
   return principal;
 }
 
-/** Counts the client network, resolves the client key, counts the key; 401 for anything but a live client key. */
+/**
+ * Counts the client network, resolves the client key, counts the key; 401 for anything but a live
+ * client key. The network's count runs beside the key's look-up and the key's count (one round
+ * trip where there were three in series) and its refusal still comes first; a network this
+ * isolate knows refused is answered from memory, before any look-up.
+ */
 export async function authenticateClient(c: Parameters<MiddlewareHandler<AppEnv>>[0], token: string | null): Promise<ClientPrincipal> {
-  await enforceBucket(c, "flags_client_ip", `ip:${clientIp(c)}`);
-  const principal = token && isClientKey(token) ? await resolveClientKey(c.env, token) : null;
-  if (!principal) throw ApiError.unauthorized(CLIENT_KEY_REFUSED);
-  await enforceBucket(c, "flags_client", `key:${principal.keyId}`, principal.plan);
+  const admitted = countBeside(c, "flags_client_ip", `ip:${clientIp(c)}`);
+  let principal: ClientPrincipal | null;
+  try {
+    principal = token && isClientKey(token) ? await resolveClientKey(c.env, token) : null;
+  } catch (error) {
+    throw (await admitted) ?? error;
+  }
+  if (!principal) throw (await admitted) ?? ApiError.unauthorized(CLIENT_KEY_REFUSED);
+  await enforceBesideCount(c, admitted, "flags_client", `key:${principal.keyId}`, principal.plan);
   const origin = c.req.header("origin");
   if (origin && principal.allowedOrigins.length > 0 && !principal.allowedOrigins.includes(origin)) {
     throw ApiError.forbidden("Origin not allowed for this client key");

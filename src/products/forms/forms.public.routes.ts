@@ -11,7 +11,7 @@ import { settings } from "../../platform/config";
 import { ApiError, type ErrorFormatter } from "../../platform/errors";
 import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { backgroundOf } from "../../platform/request-context";
-import { clientIp, enforceBucket } from "../../platform/rate-limit/middleware";
+import { besideCount, clientIp, countBeside, enforceBucket } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { z } from "@hono/zod-openapi";
 import { refusedPage, thanksPage, VISITOR_PAGE_HEADERS } from "./forms.pages";
@@ -111,11 +111,15 @@ formsPublicRouter.openapi(
     const origin = c.req.header("origin");
     let form: PublicForm | null = null;
     try {
-      await perIp(c);
-      form = await findPublicForm(c.env, c.req.valid("param").form_id);
+      // The per-IP bucket's count runs beside the form's look-up and its caps and unit (one round
+      // trip for both counts, the unit given back when the bucket refuses); its refusal comes first.
+      const admitted = countBeside(c, "public", `ip:${clientIp(c)}`);
+      form = await findPublicForm(c.env, c.req.valid("param").form_id).catch(async (error: unknown) => {
+        throw (await admitted) ?? error;
+      });
       if (origin !== undefined && !originAllowed(form, origin))
-        throw new IntakeError(403, "ORIGIN_NOT_ALLOWED", "This form does not accept posts from this site (its origin is not allowed)");
-      const giveBack = await admitPost(c, form);
+        throw (await admitted) ?? new IntakeError(403, "ORIGIN_NOT_ALLOWED", "This form does not accept posts from this site (its origin is not allowed)");
+      const giveBack = await besideCount(admitted, admitPost(c, form), (give) => give());
       const intake = await readIntake(c.req.raw, { enabled: form.filesEnabled, maxBytes: form.filesMaxBytes }).catch(async (error: unknown) => {
         await giveBack();
         throw error;

@@ -4,7 +4,7 @@ import { publicRoute, relayErrorFormat } from "./relay.openapi";
 import { readBodyCapped, tooLargeMessage } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
 import { dataResponse, jsonResponse } from "../../platform/openapi";
-import { ipKey, enforceBucket, refuseRemembered } from "../../platform/rate-limit/middleware";
+import { countBeside, ipKey } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { loadIngestSource, receiveWebhook, type IngestSource } from "./relay.ingest";
 import { IngestAcceptedSchema, MAX_BODY_BYTES, RelayErrorSchema, SlugParam } from "./relay.schemas";
@@ -38,12 +38,7 @@ ingestRouter.openapi(
     // count goes on beside the signature check and the quota units (receiveWebhook), and its
     // refusal still comes first: the order a sender expects is 429, then 413/415, then 404, then
     // the event's own answers. A refusal this isolate remembers answers before anything runs.
-    const key = ipKey(c);
-    refuseRemembered(c, "public", key);
-    const admitted = enforceBucket(c, "public", key).then(
-      () => null,
-      (refusal: unknown) => refusal,
-    );
+    const admitted = countBeside(c, "public", ipKey(c));
     const [body, found] = await Promise.allSettled([readBody(c.req.raw), loadIngestSource(c.env, c.req.valid("param").slug)]);
     for (const outcome of [body, found]) if (outcome.status === "rejected") throw (await admitted) ?? outcome.reason;
     const inbound = { headers: c.req.raw.headers, body: (body as PromiseFulfilledResult<string>).value, contentType: c.req.header("content-type") ?? null };

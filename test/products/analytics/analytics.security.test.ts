@@ -84,10 +84,13 @@ describe("abuse and metering", () => {
     const body = await json(refused);
     expect(body.error).toBe("Rate limit exceeded");
     expect(body.retry_after).toBeGreaterThan(0);
+    // Its unit, taken beside the bucket's count, was given back: the bots cost none either.
+    expect(await usedOf(team.teamId, "analytics")).toBe(0);
     // Malformed and unknown-site requests from that IP are refused by the bucket too, first.
     await expectError(await sendEvent(null, { ip, raw: "{" }), 429, { error: "Rate limit exceeded", retry_after: body.retry_after });
     // Another address is not affected.
     expect((await sendEvent(pageview(site.id), { ip: "192.0.2.250" })).status).toBe(202);
+    expect(await usedOf(team.teamId, "analytics")).toBe(1);
   });
 
   it(`holds one client network to ${NETWORK_MINUTE_CAP} events a minute per site, giving the refused units back`, async () => {

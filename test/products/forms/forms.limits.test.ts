@@ -6,6 +6,7 @@ import { FORM_POSTS_PER_MINUTE, networkDailyCap } from "../../../src/products/fo
 import { PLATFORM_BUCKET_LIMITS as BUCKET_LIMITS } from "../../../src/platform/rate-limit/buckets";
 import { planTable } from "../../../src/platform/plans";
 import { json, setupTeam } from "../../helpers/api";
+import { usedOf } from "../../helpers/usage";
 import { createForm, postJson, storeSql } from "./forms.helpers";
 
 describe("public form limits", () => {
@@ -32,7 +33,7 @@ describe("public form limits", () => {
   });
 
   it("refuses a flood from one IP across many forms by the public bucket", async () => {
-    const { key } = await setupTeam({ plan: "enterprise" });
+    const { key, teamId } = await setupTeam({ plan: "enterprise" });
     const forms = [];
     for (let i = 0; i < 25; i++) forms.push(await createForm(key, { name: `f${i}` }));
     const ip = "198.51.100.99";
@@ -46,6 +47,11 @@ describe("public form limits", () => {
       expect(res.status).toBe(200);
     }
     expect(refusedAt).toBe(BUCKET_LIMITS.public);
+    // The refused post's unit, taken beside the bucket's count, was given back; the next post from
+    // that IP is refused from this isolate's memory, before any look-up.
+    expect(await usedOf(teamId, "forms")).toBe(BUCKET_LIMITS.public);
+    expect((await postJson(forms[0]!.id, { i: "again" }, { ip })).status).toBe(429);
+    expect(await usedOf(teamId, "forms")).toBe(BUCKET_LIMITS.public);
   });
 
   it("gives one network at most 1/62 of a plan's month a day (half the month over 31 days), none for enterprise", () => {
