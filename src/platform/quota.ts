@@ -101,6 +101,42 @@ export async function takeUnderCaps(
   return quota.used;
 }
 
+/** A unit taken before the route knows whether it will do the work (takeUnitAhead). */
+export interface UnitAhead {
+  /** The route did the work: the unit stays spent (the monthly-quota 429 when none was left). */
+  spend(): void;
+  /** The route did not (a 304, a refusal): the unit goes back; nothing once spent. */
+  unspent(): void;
+}
+
+/**
+ * Takes one unit of `service` ahead, beside a request's other calls, for a route that decides only
+ * later whether it does the work (a 304 answers without any): never refuses here; `spend()` throws
+ * the monthly-quota 429 when none was left, `unspent()` gives a taken unit back, both in
+ * `background` (the threshold warnings, the give-back). Fails closed like consumeQuota when the
+ * meter cannot answer.
+ */
+export async function takeUnitAhead(env: Env, owner: QuotaOwner, service: Service, background: Background): Promise<UnitAhead> {
+  const limit = planLimits(owner.plan).monthly[service];
+  const { at, answer } = await getMeter(env).ask(teamObject(owner.teamId), owner.teamId, { quota: { service, amount: 1, limit } });
+  const taken = answer.quota!;
+  let settled = !taken.ok;
+  return {
+    spend() {
+      if (!taken.ok) throw ApiError.monthlyQuota();
+      if (settled) return;
+      settled = true;
+      if (limit !== null)
+        background.waitUntil(warnOnThresholds(env, owner, service, monthOf(at).period, taken.used - 1, taken.used, limit).catch(() => undefined));
+    },
+    unspent() {
+      if (settled) return;
+      settled = true;
+      background.waitUntil(releaseQuota(env, owner.teamId, service, 1).catch(() => undefined));
+    },
+  };
+}
+
 /**
  * Throws the 429 monthly-quota error when the team has no unit of `service` left this month;
  * consumes nothing. For work whose unit is spent later (a survey response, when it completes: see

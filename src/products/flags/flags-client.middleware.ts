@@ -9,7 +9,9 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { bearerToken } from "../../platform/auth";
 import { ApiError } from "../../platform/errors";
-import { clientIp, countBeside, enforceBesideCount } from "../../platform/rate-limit/middleware";
+import { besideCount, clientIp, countBeside, enforceBesideCount } from "../../platform/rate-limit/middleware";
+import { takeUnitAhead } from "../../platform/quota";
+import { backgroundOf } from "../../platform/request-context";
 import { type ClientPrincipal, isClientKey, resolveClientKey } from "./flags-client-keys.service";
 
 declare module "hono" {
@@ -32,9 +34,11 @@ export function clientOf(c: { get(key: "flagsClient"): ClientPrincipal | undefin
  * Counts the client network, resolves the client key, counts the key; 401 for anything but a live
  * client key. The network's count runs beside the key's look-up and the key's count (one round
  * trip where there were three in series) and its refusal still comes first; a network this
- * isolate knows refused is answered from memory, before any look-up.
+ * isolate knows refused is answered from memory, before any look-up. With `evaluates` (a route
+ * that spends an `evaluations` unit unless it answers 304), the unit is taken ahead in that round
+ * trip too (`flagsUnit`; spendEvaluation keeps it, withUnitSettled gives it back otherwise).
  */
-export async function authenticateClient(c: Parameters<MiddlewareHandler<AppEnv>>[0], token: string | null): Promise<ClientPrincipal> {
+export async function authenticateClient(c: Parameters<MiddlewareHandler<AppEnv>>[0], token: string | null, evaluates = false): Promise<ClientPrincipal> {
   const admitted = countBeside(c, "flags_client_ip", `ip:${clientIp(c)}`);
   let principal: ClientPrincipal | null;
   try {
@@ -43,21 +47,41 @@ export async function authenticateClient(c: Parameters<MiddlewareHandler<AppEnv>
     throw (await admitted) ?? error;
   }
   if (!principal) throw (await admitted) ?? ApiError.unauthorized(CLIENT_KEY_REFUSED);
-  await enforceBesideCount(c, admitted, "flags_client", `key:${principal.keyId}`, principal.plan);
+  const background = backgroundOf(c) ?? { waitUntil: () => undefined };
+  const [counted, unit] = await Promise.allSettled([
+    enforceBesideCount(c, admitted, "flags_client", `key:${principal.keyId}`, principal.plan),
+    evaluates ? besideCount(admitted, takeUnitAhead(c.env, principal, "flags", background), async (taken) => taken.unspent()) : null,
+  ]);
+  if (counted.status === "rejected") {
+    if (unit.status === "fulfilled") unit.value?.unspent();
+    throw counted.reason;
+  }
+  if (unit.status === "rejected") throw unit.reason;
+  if (unit.value) c.set("flagsUnit", unit.value);
   const origin = c.req.header("origin");
   if (origin && principal.allowedOrigins.length > 0 && !principal.allowedOrigins.includes(origin)) {
+    unit.value?.unspent();
     throw ApiError.forbidden("Origin not allowed for this client key");
   }
   c.set("flagsClient", principal);
   return principal;
 }
 
-/** The client routes' credential (productRoutes `authenticate`). */
-export function clientKeyAuth(): MiddlewareHandler<AppEnv> {
+/** Runs the route, then gives back a unit taken ahead that it did not spend (a 304, an error). */
+export async function withUnitSettled(c: Parameters<MiddlewareHandler<AppEnv>>[0], next: () => Promise<void>): Promise<void> {
+  try {
+    await next();
+  } finally {
+    c.get("flagsUnit")?.unspent();
+  }
+}
+
+/** The client routes' credential (productRoutes `authenticate`); `evaluates` for a route that spends a unit. */
+export function clientKeyAuth(options: { evaluates?: boolean } = {}): MiddlewareHandler<AppEnv> {
   return async function clientKeyAuthMiddleware(c, next) {
     const token = bearerToken(c.req.header("authorization")) ?? (c.req.method === "GET" ? (c.req.query("key") ?? null) : null);
-    await authenticateClient(c, token);
-    await next();
+    await authenticateClient(c, token, options.evaluates);
+    await withUnitSettled(c, next);
   };
 }
 

@@ -20,17 +20,19 @@ import { bearerToken } from "../../platform/auth";
 import { keepAliveOf } from "../../platform/request-context";
 
 const ErrorSchema = z.object({ error: z.string() }).openapi("FlagsClientError");
-const route = productRoutes({
+const clientRoutes = {
   tags: ["Feature flags (client)"],
   security: [{ flagsClientKey: [] }],
-  authenticate: clientKeyAuth(),
   errorBody: ErrorSchema,
   errors: {
     401: jsonResponse("Invalid or missing client key (a team API key answers 401 here)", ErrorSchema),
     403: jsonResponse("The browser's origin is not in the key's allowed_origins", ErrorSchema),
     429: jsonResponse("Rate limit exceeded (flags_client_ip, then flags_client), or the monthly quota", ErrorSchema),
   },
-});
+};
+const route = productRoutes({ ...clientRoutes, authenticate: clientKeyAuth() });
+/** Routes that spend an `evaluations` unit (unless they answer 304): taken ahead with the key's counts. */
+const evaluatingRoute = productRoutes({ ...clientRoutes, authenticate: clientKeyAuth({ evaluates: true }) });
 
 export const flagsClientRouter = createRouter({
   errorFormat: (error) => (error.details ? { error: error.message, details: error.details } : { error: error.message }),
@@ -45,7 +47,7 @@ flagsClientRouter.use("*", clientCors());
 const clientSide = (flag: RulesetFlag) => flag.client_side;
 
 flagsClientRouter.openapi(
-  route({
+  evaluatingRoute({
     method: "post",
     path: "/bootstrap",
     operationId: "clientBootstrapFlags",
@@ -62,7 +64,7 @@ flagsClientRouter.openapi(
     const prepared = await rulesetFor(c.env, client.teamId, client.environment, keepAlive);
     const etag = answerEtag(prepared, `client:${client.environment}`, context);
     if (notModified(c.req.header("if-none-match"), etag)) return c.body(null, 304, { etag });
-    await spendEvaluation(c.env, client);
+    await spendEvaluation(c, client);
     const results = evaluateAll(prepared, context, undefined, clientSide);
     noteInsights(c.env, client.teamId, client.environment, evaluationsNoted(results), "evaluation", false, keepAlive);
     return c.json({ flags: Object.entries(results).map(([key, e]) => ofrepEntry(key, e, context)) }, 200, { etag });

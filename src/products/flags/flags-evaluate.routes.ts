@@ -79,7 +79,7 @@ flagsEvaluateRouter.openapi(
     const { environment, context, flags } = c.req.valid("json");
     const keepAlive = keepAliveOf(c);
     const prepared = await rulesetFor(c.env, principal.teamId, environment, keepAlive);
-    await spendEvaluation(c.env, principal);
+    await spendEvaluation(c, principal);
     const results = evaluateAll(prepared, context, flags);
     noteInsights(c.env, principal.teamId, environment, evaluationsNoted(results), "evaluation", true, keepAlive);
     return c.json({ data: { flags: entriesOf(results) } }, 200);
@@ -109,7 +109,7 @@ flagsEvaluateRouter.openapi(
     const { environment, context } = c.req.valid("json");
     const keepAlive = keepAliveOf(c);
     const prepared = await rulesetFor(c.env, principal.teamId, environment, keepAlive);
-    await spendEvaluation(c.env, principal);
+    await spendEvaluation(c, principal);
     const results = evaluateAll(prepared, context);
     noteInsights(c.env, principal.teamId, environment, evaluationsNoted(results), "evaluation", true, keepAlive);
     return c.json({ data: { flags: entriesOf(results) } }, 200);

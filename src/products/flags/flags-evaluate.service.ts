@@ -5,7 +5,9 @@
 import { z } from "@hono/zod-openapi";
 import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
-import { consumeQuota, type QuotaOwner } from "../../platform/quota";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { consumeQuota, type QuotaOwner, type UnitAhead } from "../../platform/quota";
 import { jsonFits } from "../../platform/sizes";
 import type { Evaluation, PreparedRuleset } from "./evaluate";
 import { rulesetOf } from "./flags.store";
@@ -42,9 +44,21 @@ export function notModified(ifNoneMatch: string | undefined, etag: string): bool
   });
 }
 
-/** Spends the one `evaluations` unit of an evaluating call (the monthly-quota 429 when none is left). */
-export async function spendEvaluation(env: Env, owner: QuotaOwner): Promise<void> {
-  await consumeQuota(env, owner, "flags");
+declare module "hono" {
+  interface ContextVariableMap {
+    /** The unit a client key's authentication took ahead for an evaluating route (authenticateClient). */
+    flagsUnit?: UnitAhead;
+  }
+}
+
+/**
+ * Spends the one `evaluations` unit of an evaluating call (the monthly-quota 429 when none is
+ * left): the unit taken ahead with the client key's counts when there is one, else from the meter now.
+ */
+export async function spendEvaluation(c: Context<AppEnv>, owner: QuotaOwner): Promise<void> {
+  const ahead = c.get("flagsUnit");
+  if (ahead) return ahead.spend();
+  await consumeQuota(c.env, owner, "flags");
 }
 
 export interface EvaluationEntry {

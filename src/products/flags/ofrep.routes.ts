@@ -14,7 +14,7 @@ import { rateLimit } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { evaluateAll, evaluateFlag, type PreparedRuleset, type RulesetFlag } from "./evaluate";
 import { isClientKey } from "./flags-client-keys.service";
-import { authenticateClient, clientCors } from "./flags-client.middleware";
+import { authenticateClient, clientCors, withUnitSettled } from "./flags-client.middleware";
 import { answerEtag, notModified, spendEvaluation } from "./flags-evaluate.service";
 import { OfrepBulkSchema, OfrepErrorSchema, ofrepContext, ofrepEntry, OfrepSuccessSchema, type OfrepError } from "./flags-ofrep";
 import { evaluationsNoted, noteInsights } from "./flags.insights";
@@ -31,8 +31,9 @@ const teamKey = every(auth({ strict: "flags", scopes: ["flags:read"] }), require
 const ofrepAuth: MiddlewareHandler<AppEnv> = async function ofrepAuth(c, next) {
   const token = bearerToken(c.req.header("authorization"));
   if (token && isClientKey(token)) {
-    await authenticateClient(c, token);
-    return next();
+    // Both OFREP routes evaluate: the unit is taken ahead with the key's counts.
+    await authenticateClient(c, token, true);
+    return withUnitSettled(c, next);
   }
   return teamKey(c, next);
 };
@@ -102,7 +103,7 @@ ofrepRouter.openapi(
     const caller = callerOf(c);
     const prepared = await rulesetOrError(c, caller);
     if (!("ruleset" in prepared)) return c.json({ key, ...prepared }, 400);
-    await spendEvaluation(c.env, caller.owner);
+    await spendEvaluation(c, caller.owner);
     const evaluation = evaluateFlag(prepared, key, parsed.context, caller.visible);
     noteInsights(c.env, caller.owner.teamId, caller.environment, [{ flag: key, variant: evaluation.variant }], "evaluation", caller.fresh, keepAliveOf(c));
     const entry = ofrepEntry(key, evaluation, parsed.context);
@@ -132,7 +133,7 @@ ofrepRouter.openapi(
     if (!("ruleset" in prepared)) return c.json(prepared, 400);
     const etag = answerEtag(prepared, caller.scope, parsed.context);
     if (notModified(c.req.header("if-none-match"), etag)) return c.body(null, 304, { etag });
-    await spendEvaluation(c.env, caller.owner);
+    await spendEvaluation(c, caller.owner);
     const results = evaluateAll(prepared, parsed.context, undefined, caller.visible);
     noteInsights(c.env, caller.owner.teamId, caller.environment, evaluationsNoted(results), "evaluation", caller.fresh, keepAliveOf(c));
     return c.json({ flags: Object.entries(results).map(([key, e]) => ofrepEntry(key, e, parsed.context)) }, 200, { etag });

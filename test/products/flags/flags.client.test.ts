@@ -1,7 +1,8 @@
 // The client API and OFREP: client keys see only the client-side flags of their environment, the
 // buckets flags_client_ip then flags_client, CORS preflights uncounted, ETag/304 without a unit,
 // OFREP's shapes and TARGETING_KEY_MISSING, credential confusion both ways, revocation at once.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { setClock } from "../../../src/platform/clock";
 import { call, expectError, json } from "../../helpers/api";
 import { createClientKey, createFlag, flagsTeam } from "./flags-helpers";
 
@@ -100,6 +101,9 @@ describe("flags: client API", () => {
   });
 
   it("flags_client_ip counts per client network before the key: 120 per window, then 429 with Retry-After", async () => {
+    // One window for the whole test, whatever the real clock does meanwhile.
+    setClock(Date.UTC(2031, 6, 1, 9, 0, 1));
+    onTestFinished(() => setClock(null));
     const t = await team();
     const ip = "198.51.100.7";
     for (let i = 0; i < 120; i++) {

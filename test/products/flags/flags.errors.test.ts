@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../src/products/flags/flags.schemas";
 import { flagStore } from "../../../src/products/flags/flags.store";
 import { call, expectError, json } from "../../helpers/api";
-import { createFlag, evaluate, flagsTeam } from "./flags-helpers";
+import { createClientKey, createFlag, evaluate, flagsTeam } from "./flags-helpers";
 
 describe("flags: validation", () => {
   it("reserved and malformed keys answer 422", async () => {
@@ -136,6 +136,41 @@ describe("flags: monthly quota", () => {
     expect(usage).toEqual({ metric: "evaluations", used: 100_000, limit: 100_000, remaining: 0, unlimited: false });
     // The ruleset spends nothing and still answers.
     expect((await call("GET", "flags/ruleset?environment=production", { key })).status).toBe(200);
+  });
+
+  it("a client key's unit is taken ahead with its counts: kept by an evaluation, given back by a 304, an OFREP parse error or a refused origin; at the limit a 304 still answers", async () => {
+    const { key, teamId } = await flagsTeam({ plan: "free" });
+    await createFlag(key, { key: "q", client_side: true, environments: { production: { enabled: true } } });
+    const client = await createClientKey(key, "production", { allowed_origins: ["https://app.example.com"] });
+    const used = async () => (await json(await call("GET", "usage", { key }))).data.services.flags.used;
+    const first = await call("POST", "flags/client/bootstrap", { key: client.key, body: { context: { key: "u1" } } });
+    expect(first.status).toBe(200);
+    expect(await used()).toBe(1);
+    const etag = first.headers.get("etag")!;
+    expect(
+      (await call("POST", "flags/client/bootstrap", { key: client.key, body: { context: { key: "u1" } }, headers: { "if-none-match": etag } })).status,
+    ).toBe(304);
+    expect(
+      (await call("POST", "/ofrep/v1/evaluate/flags/q", { key: client.key, raw: "{not json", headers: { "content-type": "application/json" } })).status,
+    ).toBe(400);
+    expect((await call("POST", "flags/client/bootstrap", { key: client.key, body: { context: {} }, headers: { origin: "https://evil.example" } })).status).toBe(
+      403,
+    );
+    expect(await used()).toBe(1);
+    expect((await call("POST", "/ofrep/v1/evaluate/flags/q", { key: client.key, body: { context: { targetingKey: "u1" } } })).status).toBe(200);
+    expect(await used()).toBe(2);
+
+    // The month used up: the 304 spends nothing and answers; an evaluation is the monthly 429.
+    const { getMeter } = await import("../../../src/platform/rate-limit/limiter");
+    const { teamObject } = await import("../../../src/platform/rate-limit/buckets");
+    await getMeter(env).ask(teamObject(teamId), teamId, { quota: { service: "flags", amount: 100_000 - 2, limit: null } });
+    expect(
+      (await call("POST", "flags/client/bootstrap", { key: client.key, body: { context: { key: "u1" } }, headers: { "if-none-match": etag } })).status,
+    ).toBe(304);
+    await expectError(await call("POST", "flags/client/bootstrap", { key: client.key, body: { context: { key: "u2" } } }), 429, {
+      error: "Monthly usage limit exceeded. Upgrade your plan.",
+    });
+    expect(await used()).toBe(100_000);
   });
 });
 
