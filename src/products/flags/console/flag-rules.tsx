@@ -69,7 +69,7 @@ export function RuleItem(props: { c: Context<ConsoleEnv>; flag: Flag; env: strin
                   <form method="post" action={`${base}/clauses/remove`} class="inline-form" data-testid="remove-clause">
                     <VersionField flag={flag} />
                     <input type="hidden" name="clause" value={String(i)} />
-                    <button type="submit" class="link-button small" aria-label={`Remove the condition: ${clauseText(clause)}`}>
+                    <button type="submit" class="link-button small" aria-label={`Remove condition: ${clauseText(clause)}`}>
                       Remove condition
                     </button>
                   </form>
@@ -102,7 +102,7 @@ export function RuleItem(props: { c: Context<ConsoleEnv>; flag: Flag; env: strin
           </details>
           <form method="post" action={`${base}/remove`} class="inline-form">
             <VersionField flag={flag} />
-            <button type="submit" class="link-button small" aria-label={`Remove the rule: ${text}`}>
+            <button type="submit" class="link-button small" aria-label={`Remove rule: ${text}`}>
               Remove rule
             </button>
           </form>
