@@ -82,6 +82,8 @@ describe("console flags: rules of several conditions", () => {
     flag = await apiFlag(team, "checkout");
     expect(flag.environments.production.rules[0].clauses).toEqual([{ attribute: "plan", op: "in", values: ["pro", "team"] }]);
     expect(await pageHtml(team, "checkout")).toContain("If plan is one of pro, team → variant on");
+    // The removal's form made against version 2 is stale now too.
+    await refused(team, await post(team, `${RULE}/clauses/remove`, { version: "2", clause: "0" }), 412, "checkout", 3);
     // The last condition stays: a rule without one would match everyone.
     const last = await refused(team, await post(team, `${RULE}/clauses/remove`, { version: "3", clause: "0" }), 422, "checkout", 3);
     expect(last).toContain("A rule keeps at least one condition: remove the rule instead.");
@@ -169,6 +171,7 @@ describe("console flags: what a rule serves", () => {
     const html = await refused(team, await post(team, path, { ...form, version: "2", values: "team", serve: "variant:maybe" }), 422, "checkout", 2);
     expect(html).toContain("environments.production.rules.2.serve.variant must name one of the variants");
     expect(html).toContain('value="team"');
+    await refused(team, await post(team, path, form), 412, "checkout", 2);
   });
 });
 

@@ -111,9 +111,16 @@ flagActions.post("/flags/:flag_key/scheduled", (c) =>
 );
 
 flagActions.post("/flags/:flag_key/scheduled/:change_id/cancel", (c) =>
-  write(c, "schedule", "cancelled", async (flag) => {
-    await deleteScheduledChange(c.env, c.get("consoleTeam").id, flag.key, c.req.param("change_id")!);
-  }),
+  write(
+    c,
+    "schedule",
+    "cancelled",
+    async (flag) => {
+      await deleteScheduledChange(c.env, c.get("consoleTeam").id, flag.key, c.req.param("change_id")!);
+    },
+    [],
+    false,
+  ),
 );
 
 flagActions.post("/flags/:flag_key/delete", async (c) => {

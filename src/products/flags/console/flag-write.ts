@@ -39,17 +39,18 @@ async function formVersion(c: Context<ConsoleEnv>): Promise<number> {
   return Number.isInteger(n) && n > 0 ? n : -1;
 }
 
+/** A form made against `sent` while the flag is at `now` (or moved on meanwhile: `now` unknown). */
+const stale = (at: string, now: string, sent: number) =>
+  new Refused(
+    at,
+    `This flag changed since you opened the page (it is at version ${now}; your form was made against version ${sent}). Nothing was saved: the page now shows the current version, so check it and send the form again.`,
+    412,
+  );
+
 /** A store refusal in words: a stale form, or the fields the checks named. */
 function refusalOf(error: unknown, at: string, sentVersion: number): Refused | null {
   if (!(error instanceof ApiError)) return null;
-  if (error.code === "precondition_failed") {
-    const now = /version (\d+)/.exec(error.message)?.[1];
-    return new Refused(
-      at,
-      `This flag changed since you opened the page (it is at version ${now ?? "?"}; your form was made against version ${sentVersion}). Nothing was saved: the page now shows the current version, so check it and send the form again.`,
-      412,
-    );
-  }
+  if (error.code === "precondition_failed") return stale(at, /version (\d+)/.exec(error.message)?.[1] ?? "?", sentVersion);
   if (error.code === "validation") return new Refused(at, `Nothing was saved: ${detailsText(error)}.`);
   return null;
 }
@@ -63,7 +64,9 @@ export function detailsText(error: ApiError): string {
 /**
  * Runs a write of the flag page: `work` makes the change on the flag the route names; a refusal
  * re-renders the page with the problem beside form `at` (and, at 422, the `keep` fields as they
- * were posted), a success redirects to the page with `notice`.
+ * were posted), a success redirects to the page with `notice`. A form made against another version
+ * than the flag's is stale (412) before any check of its own; the store checks it again in the
+ * transaction that writes. `conditional: false` (cancelling a schedule) takes no version.
  */
 export async function write(
   c: Context<ConsoleEnv>,
@@ -71,12 +74,14 @@ export async function write(
   notice: string,
   work: (flag: Flag, version: number) => Promise<unknown>,
   keep: readonly string[] = [],
+  conditional = true,
 ) {
   requireRole(c, "developer");
   const key = c.req.param("flag_key")!;
   const flag = await getFlag(c.env, c.get("consoleTeam").id, key);
   const version = await formVersion(c);
   try {
+    if (conditional && version !== flag.version) throw stale(at, String(flag.version), version);
     await work(flag, version);
   } catch (error) {
     const refused = error instanceof Refused ? error : refusalOf(error, at, version);
