@@ -2515,7 +2515,7 @@ export interface paths {
         put?: never;
         /**
          * Revert a flag
-         * @description A new version equal to `version` (its variants, environments, name, tags…; key, type and salt stay).
+         * @description A new version equal to `version` (its variants, environments, name, tags…; key, type and salt stay). `If-Match: "<version>"` makes the revert only against that current version (412 otherwise), as PATCH.
          */
         post: operations["revertFlag"];
         delete?: never;
@@ -17173,7 +17173,10 @@ export interface operations {
     revertFlag: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The version the change is made against: `"<version>"`; 412 when the flag has moved on. */
+                "if-match"?: string;
+            };
             path: {
                 key: string;
             };
@@ -17223,6 +17226,15 @@ export interface operations {
             };
             /** @description Flag not found (or another team's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
+            };
+            /** @description The flag is no longer at the If-Match version */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

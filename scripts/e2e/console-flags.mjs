@@ -1,9 +1,11 @@
 // Browser checks of the console's Feature flags pages (issue 39, "Console flags"): in Chromium, a
-// flag created through the list's form, switched on, its default rule made a 20/80 rollout and a
-// client key made; a reload after every POST repeats nothing (versions and history counted over
-// the API, the client key's plaintext shown once); the list, a flag's page, segments and
-// environments pass axe-core with no serious or critical violation and do not scroll sideways at
-// 390 px. Screenshots at 1280 and 390 px go to test-results/console/ (files named flags-*).
+// flag created through the list's form, switched on, its default rule made a 20/80 rollout, a rule
+// added with a second condition and a rollout, a served variant's removal refused, and a client key
+// made; a reload after every POST repeats nothing (versions and history counted over the API, the
+// client key's plaintext shown once); the flag's insights arrive with no evaluation after the last;
+// the list, a flag's page, segments and environments pass axe-core with no serious or critical
+// violation and do not scroll sideways at 390 px, every folded form open. Screenshots at 1280 and
+// 390 px go to test-results/console/ (files named flags-*).
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../lib/dev-server.mjs";
@@ -77,6 +79,44 @@ export async function consoleFlagsChecks({ url, adminToken, createTeamWithKey, d
       ]);
     },
 
+    "console flags: a rule made in the browser gets a second condition and a rollout; a served variant cannot be removed; a reload repeats nothing":
+      async () => {
+        need(page, "the signed-in page");
+        await page.goto(at("flags/new-checkout"));
+        const production = page.locator("[data-environment=production]");
+        await production.locator("details:has(form[data-testid=add-rule]) > summary").click();
+        const add = production.locator("form[data-testid=add-rule]");
+        await add.locator("input[name=attribute]").fill("country");
+        await add.locator("input[name=values]").fill("DE, FR");
+        await add.locator("button[type=submit]").click();
+        await page.waitForURL(/\/flags\/new-checkout\?notice=saved$/);
+        const rule = production.locator("[data-testid=rule]").first();
+        await rule.locator("details:has(form[data-testid=add-clause]) > summary").click();
+        const clause = rule.locator("form[data-testid=add-clause]");
+        await clause.locator("input[name=attribute]").fill("plan");
+        await clause.locator("input[name=values]").fill("pro");
+        await clause.locator("button[type=submit]").click();
+        await page.waitForURL(/\/flags\/new-checkout\?notice=saved$/);
+        await rule.locator("details:has(form[data-testid=edit-rule-serve]) > summary").click();
+        const serve = rule.locator("form[data-testid=edit-rule-serve]");
+        await serve.locator("select[name=serve]").selectOption("rollout");
+        await serve.locator("input[name=percent]").nth(0).fill("30");
+        await serve.locator("input[name=percent]").nth(1).fill("70");
+        await serve.locator("button[type=submit]").click();
+        await page.waitForURL(/\/flags\/new-checkout\?notice=saved$/);
+        const html = await reload();
+        assert.ok(html.includes("If country is one of DE, FR and plan is pro → 30% on, 70% off by key"), "the rule in words");
+        assert.equal(await versions(), 6, "three changes after a reload");
+        // `on` is served: removing it is refused beside the form, with the box still ticked.
+        await page.locator("details:has(form[data-testid=edit-variants]) > summary").click();
+        await page.locator("form[data-testid=edit-variants] input[name=remove][value=on]").check();
+        await page.locator("form[data-testid=edit-variants] button[type=submit]").click();
+        await page.waitForURL(/\/flags\/new-checkout\/variants$/);
+        assert.ok((await page.content()).includes("is still served"), "the refusal in words");
+        assert.equal(await page.locator("form[data-testid=edit-variants] input[name=remove][value=on]").isChecked(), true, "the form as posted");
+        assert.equal(await versions(), 6, "nothing saved");
+      },
+
     "console flags: a client key is shown once; a reload shows it no more": async () => {
       need(page, "the signed-in page");
       await page.goto(at("flags/environments"));
@@ -96,16 +136,18 @@ export async function consoleFlagsChecks({ url, adminToken, createTeamWithKey, d
     "console flags: list, flag page, segments and environments pass axe and fit 390 px; screenshots at 1280 and 390": async () => {
       need(page, "the signed-in page");
       // Some evaluations, so the flag's insights have bars to draw.
-      for (const k of ["a", "b", "c", "d", "e", "f"]) {
+      const keys = ["a", "b", "c", "d", "e", "f", "g"];
+      for (const k of keys) {
         expectStatus(await api("POST", "flags/evaluate", { environment: "production", context: { key: `user-${k}` } }), 200, "evaluate");
       }
-      // An isolate sends its counts at most every 10 s, from an evaluation's waitUntil: evaluate while waiting.
+      // An isolate sends its counts at most every 10 s, from a waitUntil: those noted after its last
+      // send go when the window ends, with no later evaluation (flags.insights.ts).
       await eventually(
         async () => {
-          await api("POST", "flags/evaluate", { environment: "production", context: { key: "user-g" } });
-          return (await api("GET", "flags/new-checkout/insights")).body.data.hours.length > 0;
+          const hours = (await api("GET", "flags/new-checkout/insights")).body.data.hours;
+          return hours.reduce((sum, h) => sum + h.evaluations, 0) === keys.length;
         },
-        { timeoutMs: 30_000, intervalMs: 2_000 },
+        { timeoutMs: 30_000, intervalMs: 1_000 },
       );
       expectStatus(await api("POST", "flags/segments", { key: "beta", name: "Beta testers", included: ["user-a"] }), 201, "segment");
       const pages = ["flags", "flags/new-checkout", "flags/segments", "flags/segments/beta", "flags/environments"];
@@ -114,6 +156,10 @@ export async function consoleFlagsChecks({ url, adminToken, createTeamWithKey, d
         const wide = {};
         for (const path of pages) {
           await page.goto(at(path));
+          // Every form of the page, its folded ones too, is checked and must fit.
+          await page.evaluate(() => {
+            for (const d of document.querySelectorAll("details")) d.open = true;
+          });
           await checkAxe(page, `${path} at ${width} px`);
           wide[path] = await page.evaluate(() => document.documentElement.scrollWidth);
           if (path === "flags" || path === "flags/new-checkout") {

@@ -170,18 +170,24 @@ describe("console flags: a flag's page", () => {
   it("edits a rollout's shares (303, a new version); shares not adding up to 100% re-render at 422 naming the problem, nothing stored", async () => {
     const team = await consoleTeam("developer");
     await targetedFlag(team);
-    const action = at(team, "flags/checkout/environments/production/rules/split/rollout");
-    const bad = await page("POST", action, { cookie: team.cookie, form: { version: "1", variant: ["on", "off"], percent: ["30", "60"] } });
+    const action = at(team, "flags/checkout/environments/production/rules/split/serve");
+    const bad = await page("POST", action, { cookie: team.cookie, form: { version: "1", serve: "rollout", variant: ["on", "off"], percent: ["30", "60"] } });
     expect(bad.status).toBe(422);
     const refused = await bad.text();
     expect(refused).toContain("The shares add up to 90%; they must add up to exactly 100%.");
     expect(refused).toContain('data-testid="form-problem"');
     expect((await apiFlag(team, "checkout")).version).toBe(1);
-    const notNumber = await page("POST", action, { cookie: team.cookie, form: { version: "1", variant: ["on", "off"], percent: ["abc", "100"] } });
+    const notNumber = await page("POST", action, {
+      cookie: team.cookie,
+      form: { version: "1", serve: "rollout", variant: ["on", "off"], percent: ["abc", "100"] },
+    });
     expect(notNumber.status).toBe(422);
     expect((await apiFlag(team, "checkout")).version).toBe(1);
 
-    const good = await page("POST", action, { cookie: team.cookie, form: { version: "1", variant: ["on", "off"], percent: ["33.333", "66.667"] } });
+    const good = await page("POST", action, {
+      cookie: team.cookie,
+      form: { version: "1", serve: "rollout", variant: ["on", "off"], percent: ["33.333", "66.667"] },
+    });
     expect(good.headers.get("location")).toBe(`${at(team, "flags/checkout")}?notice=saved`);
     const flag = await apiFlag(team, "checkout");
     expect(flag.version).toBe(2);
@@ -251,7 +257,7 @@ describe("console flags: a flag's page", () => {
     await makeFlag(team, { key: "ruled" });
     const add = await page("POST", at(team, "flags/ruled/environments/production/rules"), {
       cookie: team.cookie,
-      form: { version: "1", attribute: "age", op: "gte", values: "18", serve: "on" },
+      form: { version: "1", attribute: "age", op: "gte", values: "18", serve: "variant:on" },
     });
     expect(add.status).toBe(303);
     const flag = await apiFlag(team, "ruled");
@@ -259,7 +265,7 @@ describe("console flags: a flag's page", () => {
     expect(await (await page("GET", at(team, "flags/ruled"), { cookie: team.cookie })).text()).toContain("If age is at least 18 → variant on");
     const noValues = await page("POST", at(team, "flags/ruled/environments/production/rules"), {
       cookie: team.cookie,
-      form: { version: "2", attribute: "age", op: "gte", values: "", serve: "on" },
+      form: { version: "2", attribute: "age", op: "gte", values: "", serve: "variant:on" },
     });
     expect(noValues.status).toBe(422);
     const ruleId = flag.environments.production.rules[0].id;
@@ -275,14 +281,14 @@ describe("console flags: schedules and insights", () => {
     const team = await consoleTeam("developer");
     await makeFlag(team, { key: "later" });
     const base = at(team, "flags/later/scheduled");
-    const made = await page("POST", base, { cookie: team.cookie, form: { environment: "production", enabled: "true", at: "2031-01-02T09:30" } });
+    const made = await page("POST", base, { cookie: team.cookie, form: { version: "1", environment: "production", enabled: "true", at: "2031-01-02T09:30" } });
     expect(made.headers.get("location")).toBe(`${at(team, "flags/later")}?notice=scheduled`);
     const [change] = (await json(await call("GET", "flags/later/scheduled-changes", { key: team.key }))).data;
     expect(change).toMatchObject({ environment: "production", at: "2031-01-02T09:30:00.000Z", enabled: true, status: "pending", actor: { type: "user" } });
     const html = await (await page("GET", at(team, "flags/later"), { cookie: team.cookie })).text();
     expect(html).toContain('data-testid="scheduled-row" data-status="pending"');
     expect(html).toContain("turn on");
-    expect((await page("POST", base, { cookie: team.cookie, form: { environment: "production", enabled: "true", at: "" } })).status).toBe(422);
+    expect((await page("POST", base, { cookie: team.cookie, form: { version: "1", environment: "production", enabled: "true", at: "" } })).status).toBe(422);
     expect((await page("POST", `${base}/${change.id}/cancel`, { cookie: team.cookie })).status).toBe(303);
     expect((await json(await call("GET", "flags/later/scheduled-changes", { key: team.key }))).data).toEqual([]);
   });

@@ -1,17 +1,30 @@
 // Insights without a store call per evaluation: each isolate adds up the evaluations (and track
 // events) it answers per team, flag, environment, hour and variant, and sends them to the team's
-// store in one call at most every INSIGHTS_FLUSH_MS per team (from the request's waitUntil, after
-// its answer). A flush is made by a later note of the same team in the same isolate: counts noted
-// within the window after a flush wait for the next one, and an isolate evicted meanwhile loses them
+// store in one call at most every window (INSIGHTS_FLUSH_MS per team, from the request's
+// waitUntil, after its answer). A note after the window sends at once; the request that starts a
+// new pending set within the window also leaves a timer in its waitUntil that sends the set when
+// the window ends (at most one window away, well inside the ~30 s the runtime gives waitUntil work
+// after the answer), so counts arrive within a window whatever comes next. One pending set per
+// team, swapped out in one synchronous step by whichever sends it (the timer, a later note, the
+// console's read): a set is sent once. An isolate evicted before its timer fires loses its counts
 // (README "Insights and the stale list").
 import type { Env } from "../../env";
+import type { KeepAlive } from "../../platform/coalesce";
 import { log } from "../../platform/log";
 import { nowMs } from "../../platform/clock";
 import type { Evaluation } from "./evaluate";
 import { flagStore } from "./flags.store";
 import type { RecordBatch } from "./store/flag-rows";
 
+/** How long an isolate's counts of a team may wait before they are sent (the window). */
 export const INSIGHTS_FLUSH_MS = 10_000;
+let windowMs = INSIGHTS_FLUSH_MS;
+
+/** Sets the window (tests, so a timer's send can be awaited); null: back to INSIGHTS_FLUSH_MS. */
+export function setInsightsWindow(ms: number | null): void {
+  windowMs = ms ?? INSIGHTS_FLUSH_MS;
+}
+
 /** Teams with counts pending per isolate; one more flushes the oldest first. */
 const TEAMS_MAX = 1_000;
 
@@ -25,14 +38,14 @@ const pending = new Map<string, Pending>();
 const lastFlush = new Map<string, number>();
 const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
 
-function pendingOf(env: Env, teamId: string, keepAlive?: (p: Promise<unknown>) => void): Pending {
+/** The team's pending set, and whether this call started it (the first count of a window). */
+function pendingOf(env: Env, teamId: string, keepAlive?: KeepAlive): { p: Pending; started: boolean } {
   let p = pending.get(teamId);
-  if (!p) {
-    if (pending.size >= TEAMS_MAX) flush(env, pending.keys().next().value!, keepAlive);
-    p = { counts: new Map(), evaluated: new Map(), custom: new Map() };
-    pending.set(teamId, p);
-  }
-  return p;
+  if (p) return { p, started: false };
+  if (pending.size >= TEAMS_MAX) flush(env, pending.keys().next().value!, keepAlive);
+  p = { counts: new Map(), evaluated: new Map(), custom: new Map() };
+  pending.set(teamId, p);
+  return { p, started: true };
 }
 
 export interface Noted {
@@ -51,12 +64,12 @@ export function noteInsights(
   results: Noted[],
   source: "evaluation" | "exposure",
   fresh: boolean,
-  keepAlive?: (p: Promise<unknown>) => void,
+  keepAlive?: KeepAlive,
 ): void {
   const now = nowMs();
   const hour = hourOf(now);
   const at = new Date(now).toISOString();
-  const p = pendingOf(env, teamId, keepAlive);
+  const { p, started } = pendingOf(env, teamId, keepAlive);
   for (const { flag, variant } of results) {
     if (variant === null) continue;
     const id = `${flag}\u0000${environment}\u0000${hour}\u0000${variant}\u0000${source}`;
@@ -65,27 +78,19 @@ export function noteInsights(
     else p.counts.set(id, { flag, environment, hour, variant, source, count: 1 });
     if (fresh) p.evaluated.set(`${flag}\u0000${environment}`, { flag, environment, at });
   }
-  maybeFlush(env, teamId, now, keepAlive);
+  maybeFlush(env, teamId, now, p, started, keepAlive);
 }
 
-export function noteCustomEvent(
-  env: Env,
-  teamId: string,
-  environment: string,
-  name: string,
-  value: number,
-  at: number,
-  keepAlive?: (p: Promise<unknown>) => void,
-): void {
+export function noteCustomEvent(env: Env, teamId: string, environment: string, name: string, value: number, at: number, keepAlive?: KeepAlive): void {
   const hour = hourOf(at);
-  const p = pendingOf(env, teamId, keepAlive);
+  const { p, started } = pendingOf(env, teamId, keepAlive);
   const id = `${name}\u0000${environment}\u0000${hour}`;
   const entry = p.custom.get(id);
   if (entry) {
     entry.count++;
     entry.value += value;
   } else p.custom.set(id, { name, environment, hour, count: 1, value });
-  maybeFlush(env, teamId, nowMs(), keepAlive);
+  maybeFlush(env, teamId, nowMs(), p, started, keepAlive);
 }
 
 /** Convenience for evaluation answers. */
@@ -93,13 +98,28 @@ export function evaluationsNoted(results: Record<string, Evaluation>): Noted[] {
   return Object.entries(results).map(([flag, e]) => ({ flag, variant: e.variant }));
 }
 
-function maybeFlush(env: Env, teamId: string, now: number, keepAlive?: (p: Promise<unknown>) => void): void {
+/**
+ * Sends the team's counts when its window is over; else, when this note started the pending set
+ * `p`, leaves a timer in the request's waitUntil that sends `p` at the window's end, unless
+ * something sent it first (then `p` is no longer the team's pending set, and the timer does nothing).
+ */
+function maybeFlush(env: Env, teamId: string, now: number, p: Pending, started: boolean, keepAlive?: KeepAlive): void {
   const last = lastFlush.get(teamId) ?? 0;
-  if (now - last < INSIGHTS_FLUSH_MS && now >= last) return;
-  flush(env, teamId, keepAlive);
+  if (now - last >= windowMs || now < last) {
+    flush(env, teamId, keepAlive);
+    return;
+  }
+  // Outside a request (no waitUntil) the next note or flushInsights sends them.
+  if (!started || !keepAlive) return;
+  const wait = Math.min(windowMs, last + windowMs - now);
+  keepAlive(
+    new Promise((resolve) => setTimeout(resolve, wait)).then(() => {
+      if (pending.get(teamId) === p) return flush(env, teamId);
+    }),
+  );
 }
 
-function flush(env: Env, teamId: string, keepAlive?: (p: Promise<unknown>) => void): Promise<void> {
+function flush(env: Env, teamId: string, keepAlive?: KeepAlive): Promise<void> {
   const p = pending.get(teamId);
   pending.delete(teamId);
   lastFlush.set(teamId, nowMs());

@@ -169,13 +169,21 @@ flagsRouter.openapi(
     operationId: "revertFlag",
     scope: "flags:write",
     summary: "Revert a flag",
-    description: "A new version equal to `version` (its variants, environments, name, tags…; key, type and salt stay).",
-    request: { params: KeyParam, body: jsonBody(z.strictObject({ version: z.number().int().min(1) }), { version: 1 }) },
-    responses: { 200: dataResponse("The new version", FlagSchema), ...flagNotFoundResponse, ...flagsInvalid },
+    description:
+      'A new version equal to `version` (its variants, environments, name, tags…; key, type and salt stay). `If-Match: "<version>"` makes the revert only against that current version (412 otherwise), as PATCH.',
+    request: { params: KeyParam, headers: IfMatch, body: jsonBody(z.strictObject({ version: z.number().int().min(1) }), { version: 1 }) },
+    responses: {
+      200: dataResponse("The new version", FlagSchema),
+      412: jsonResponse("The flag is no longer at the If-Match version", FlagsErrorSchema),
+      ...flagNotFoundResponse,
+      ...flagsInvalid,
+    },
   }),
   async (c) => {
     const principal = c.get("principal");
-    const flag = await revertFlag(c.env, principal.teamId, c.req.valid("param").key, c.req.valid("json").version, keyActor(principal));
+    const ifMatch = ifMatchVersion(c.req.header("if-match"));
+    const { key } = c.req.valid("param");
+    const flag = await revertFlag(c.env, principal.teamId, key, c.req.valid("json").version, keyActor(principal), ifMatch);
     return c.json({ data: flag }, 200, { etag: `"${flag.version}"` });
   },
 );

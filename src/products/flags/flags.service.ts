@@ -91,8 +91,9 @@ export async function flagHistory(env: Env, teamId: string, key: string, limit: 
   return history;
 }
 
-export async function scheduleChange(env: Env, teamId: string, key: string, input: ScheduledChangeInput, actor: Actor) {
-  return unwrap(await flagStore(env, teamId).schedule(key, input, actor, nowIso()));
+/** `ifMatch`: the flag's version the change is scheduled against (412 when it has moved on; the console's form sends it). */
+export async function scheduleChange(env: Env, teamId: string, key: string, input: ScheduledChangeInput, actor: Actor, ifMatch: number | null = null) {
+  return unwrap(await flagStore(env, teamId).schedule(key, input, actor, nowIso(), ifMatch));
 }
 
 export async function listScheduledChanges(env: Env, teamId: string, key: string) {

@@ -200,13 +200,25 @@ describe("flags: scheduled changes", () => {
     expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).toBeNull();
   });
 
-  it("a pending change can be cancelled; an unknown environment is named", async () => {
+  it("a pending change can be cancelled; an unknown environment and an unknown variant are named", async () => {
     const { key } = await flagsTeam();
     await createFlag(key, { key: "c" });
     await expectError(await call("POST", "flags/c/scheduled-changes", { key, body: { environment: "nope", at: "2030-01-01T00:00:00Z", enabled: true } }), 422, {
       error: "Validation failed",
       details: { environment: ["is not an environment of the team"] },
     });
+    // A new default rule naming a variant the flag lacks is refused when scheduled, not only when applied.
+    const rollout = {
+      variations: [
+        { variant: "on", weight: 50_000 },
+        { variant: "maybe", weight: 50_000 },
+      ],
+    };
+    await expectError(
+      await call("POST", "flags/c/scheduled-changes", { key, body: { environment: "production", at: "2030-01-01T00:00:00Z", fallthrough: { rollout } } }),
+      422,
+      { error: "Validation failed", details: { "fallthrough.rollout.variations.1.variant": ["must name one of the variants"] } },
+    );
     const res = await call("POST", "flags/c/scheduled-changes", { key, body: { environment: "production", at: "2030-01-01T00:00:00Z", enabled: true } });
     const { id } = (await json(res)).data;
     expect((await call("DELETE", `flags/c/scheduled-changes/${id}`, { key })).status).toBe(204);

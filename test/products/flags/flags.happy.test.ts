@@ -61,6 +61,28 @@ describe("flags: happy paths", () => {
     expect((await json(await call("GET", "flags/guarded", { key }))).data).toMatchObject({ name: "A", version: 2 });
   });
 
+  it("If-Match on revert: a stale version answers 412 and changes nothing, a malformed one too (as PATCH), the current one reverts", async () => {
+    const { key } = await flagsTeam();
+    await createFlag(key, { key: "undo" });
+    expect((await patchFlag(key, "undo", { name: "Second" })).status).toBe(200);
+    expect((await patchFlag(key, "undo", { name: "Third" })).status).toBe(200);
+    const revert = (ifMatch: string) => call("POST", "flags/undo/revert", { key, body: { version: 1 }, headers: { "if-match": ifMatch } });
+    await expectError(await revert('"2"'), 412, { error: "Flag undo is at version 3, not 2" });
+    await expectError(await revert("nonsense"), 412, { error: "Flag undo is at version 3, not -1" });
+    let flag = (await json(await call("GET", "flags/undo", { key }))).data;
+    expect(flag).toMatchObject({ name: "Third", version: 3 });
+    expect((await json(await call("GET", "flags/undo/history", { key }))).data).toHaveLength(3);
+
+    const res = await revert('W/"3"');
+    expect(res.status).toBe(200);
+    expect(res.headers.get("etag")).toBe('"4"');
+    flag = (await json(res)).data;
+    expect(flag).toMatchObject({ name: "undo", version: 4 });
+    // `*` is unconditional, as PATCH takes it.
+    expect((await revert("*")).status).toBe(200);
+    expect((await json(await call("GET", "flags/undo", { key }))).data).toMatchObject({ name: "undo", version: 5 });
+  });
+
   it("targeting rules, segments and a rollout evaluate as the contract says, in each environment", async () => {
     const { key } = await flagsTeam();
     let res = await call("POST", "flags/segments", {

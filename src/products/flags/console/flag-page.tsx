@@ -1,22 +1,24 @@
 /** @jsxImportSource hono/jsx */
 // A flag's page at `flags/:flag_key`: what it is (key, type, tags, client side), its variants and
-// off variant, each environment's targeting in words with its forms (flag-targeting.tsx), the
-// scheduled changes, the insights and the history with revert (flag-sections.tsx), and its
-// settings and deletion. Read through the services of /api/v1/flags; another team's flag is not
-// in this team's store, so it answers the console's 404. The forms post to flag-actions.tsx,
-// whose refusals re-render this page at their status with the problem beside its form.
+// off variant (flag-variants.tsx), each environment's targeting in words with its forms
+// (flag-targeting.tsx, flag-rules.tsx), the scheduled changes, the insights and the history with
+// revert (flag-sections.tsx), and its settings and deletion. Read through the services of /api/v1/flags; another team's flag is not
+// in this team's store, so it answers the console's 404. The forms post to flag-actions.tsx and
+// flag-rule-actions.ts, whose refusals re-render this page at their status with the problem
+// beside its form (flag-write.ts).
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { Time } from "../../../console/layout";
-import { TableWrap } from "../../../console/pages/parts";
 import { page, teamPath } from "../../../console/render";
 import type { ConsoleEnv } from "../../../console/session";
 import { nowMs } from "../../../platform/clock";
 import type { Flag } from "../flag-model";
 import { flushInsights } from "../flags.insights";
 import { flagHistory, flagInsights, getFlag, listEnvironments, listScheduledChanges } from "../flags.service";
+import { ProblemNote, VersionField, type Problem } from "./flag-form-parts";
 import { HistorySection, InsightsSection, ScheduledSection } from "./flag-sections";
-import { EnvironmentCard, ProblemNote, VersionField, type Problem } from "./flag-targeting";
+import { EnvironmentCard } from "./flag-targeting";
+import { VariantsSection } from "./flag-variants";
 import { canWrite, FlagTabs, TOGGLE_NOTICES } from "./flags-parts";
 
 export const flagPage = new Hono<ConsoleEnv>();
@@ -29,59 +31,6 @@ const NOTICES = {
   scheduled: "Change scheduled. It is applied within 60 seconds of its time.",
   cancelled: "Scheduled change cancelled.",
 };
-
-function VariantsSection(props: { c: Context<ConsoleEnv>; flag: Flag; problem?: Problem | null }) {
-  const { c, flag } = props;
-  return (
-    <section class="section" aria-labelledby="variants-title">
-      <h2 id="variants-title">Variants</h2>
-      <TableWrap label="Variants">
-        <table>
-          <caption class="skip">The flag's variants and their values</caption>
-          <thead>
-            <tr>
-              <th scope="col">Variant</th>
-              <th scope="col">Value</th>
-              <th scope="col">Role</th>
-            </tr>
-          </thead>
-          <tbody>
-            {Object.entries(flag.variants).map(([name, value]) => (
-              <tr data-testid="variant-row">
-                <td>
-                  <strong>{name}</strong>
-                </td>
-                <td>
-                  <code class="small wrap">{JSON.stringify(value)}</code>
-                </td>
-                <td>{name === flag.off_variant ? <span class="badge gray">served when off</span> : null}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableWrap>
-      {canWrite(c) ? (
-        <form method="post" action={teamPath(c, `flags/${flag.key}/off-variant`)} class="inline-form" data-testid="off-variant">
-          <ProblemNote problem={props.problem} at="off-variant" />
-          <VersionField flag={flag} />
-          <div class="field">
-            <label for="off-variant">Served when an environment is off</label>
-            <select id="off-variant" name="off_variant">
-              {Object.keys(flag.variants).map((v) => (
-                <option value={v} selected={v === flag.off_variant}>
-                  {v}
-                </option>
-              ))}
-            </select>
-          </div>
-          <button type="submit" class="secondary">
-            Save
-          </button>
-        </form>
-      ) : null}
-    </section>
-  );
-}
 
 function SettingsSection(props: { c: Context<ConsoleEnv>; flag: Flag; problem?: Problem | null }) {
   const { c, flag } = props;

@@ -12,7 +12,9 @@ import { teamPath } from "../../../console/render";
 import type { ConsoleEnv } from "../../../console/session";
 import type { Flag } from "../flag-model";
 import type { FlagInsights, HistoryEntry, ScheduledChange } from "../store/flag-rows";
-import { sharesText, ProblemNote, VersionField, type Problem } from "./flag-targeting";
+import { keptFor, ProblemNote, VersionField, type Problem } from "./flag-form-parts";
+import { ServeFields } from "./flag-serve";
+import { sharesText } from "./flag-targeting";
 import { canWrite } from "./flags-parts";
 
 const ACTOR_WORDS = { key: "API key", user: "", schedule: "Scheduled change" } as const;
@@ -166,6 +168,58 @@ function changeText(s: ScheduledChange): string {
   return parts.join(", ");
 }
 
+/** A scheduled change: an environment turned on or off, its default rule changed, or both, at a time (UTC). */
+function ScheduleForm(props: { c: Context<ConsoleEnv>; flag: Flag; environments: Array<{ key: string; name: string }>; problem?: Problem | null }) {
+  const { flag } = props;
+  const kept = keptFor(props.problem, "schedule");
+  const env = kept?.environment?.[0];
+  const enabled = kept?.enabled?.[0] ?? "";
+  return (
+    <details class="subform" open={props.problem?.at === "schedule"}>
+      <summary>Schedule a change</summary>
+      <form method="post" action={teamPath(props.c, `flags/${flag.key}/scheduled`)} data-testid="schedule-change">
+        <ProblemNote problem={props.problem} at="schedule" />
+        <VersionField flag={flag} />
+        <div class="inline-form">
+          <div class="field narrow">
+            <label for="schedule-env">Environment</label>
+            <select id="schedule-env" name="environment">
+              {props.environments.map((e) => (
+                <option value={e.key} selected={e.key === env}>
+                  {e.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field narrow">
+            <label for="schedule-state">On or off</label>
+            <select id="schedule-state" name="enabled">
+              <option value="" selected={enabled === ""}>
+                Leave as it is
+              </option>
+              <option value="true" selected={enabled === "true"}>
+                Turn on
+              </option>
+              <option value="false" selected={enabled === "false"}>
+                Turn off
+              </option>
+            </select>
+          </div>
+          <div class="field narrow">
+            <label for="schedule-at">At (UTC)</label>
+            <input id="schedule-at" type="datetime-local" name="at" required value={kept?.at?.[0] ?? ""} />
+          </div>
+        </div>
+        <ServeFields flag={flag} id="schedule" label="Default rule" serve={null} kept={kept} leave="Leave the default rule as it is" />
+        <p class="hint muted small">Applied within 60 seconds of its time as a new version; a change whose variant was removed by then fails and says why.</p>
+        <button type="submit" class="secondary">
+          Schedule
+        </button>
+      </form>
+    </details>
+  );
+}
+
 export function ScheduledSection(props: {
   c: Context<ConsoleEnv>;
   flag: Flag;
@@ -222,33 +276,7 @@ export function ScheduledSection(props: {
           </table>
         </TableWrap>
       )}
-      {write ? (
-        <form method="post" action={teamPath(c, `flags/${flag.key}/scheduled`)} class="inline-form" data-testid="schedule-change">
-          <ProblemNote problem={props.problem} at="schedule" />
-          <div class="field narrow">
-            <label for="schedule-env">Environment</label>
-            <select id="schedule-env" name="environment">
-              {props.environments.map((e) => (
-                <option value={e.key}>{e.name}</option>
-              ))}
-            </select>
-          </div>
-          <div class="field narrow">
-            <label for="schedule-state">Change</label>
-            <select id="schedule-state" name="enabled">
-              <option value="true">Turn on</option>
-              <option value="false">Turn off</option>
-            </select>
-          </div>
-          <div class="field narrow">
-            <label for="schedule-at">At (UTC)</label>
-            <input id="schedule-at" type="datetime-local" name="at" required />
-          </div>
-          <button type="submit" class="secondary">
-            Schedule
-          </button>
-        </form>
-      ) : null}
+      {write ? <ScheduleForm c={c} flag={flag} environments={props.environments} problem={props.problem} /> : null}
     </section>
   );
 }

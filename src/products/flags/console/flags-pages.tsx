@@ -17,7 +17,8 @@ import { createFlag, getFlag, listEnvironments, listFlags, updateFlag } from "..
 import { environmentsPage } from "./environments-page";
 import { flagActions } from "./flag-actions";
 import { flagPage } from "./flag-page";
-import { canWrite, Errors, FlagTabs, lines, ReadOnly, TOGGLE_NOTICES, ToggleForm, userActor } from "./flags-parts";
+import { flagRuleActions } from "./flag-rule-actions";
+import { canWrite, Errors, FlagTabs, lines, ReadOnly, TOGGLE_NOTICES, ToggleForm, userActor, variantValue } from "./flags-parts";
 import { segmentsPage } from "./segments-page";
 
 export const flagsPages = new Hono<ConsoleEnv>();
@@ -189,17 +190,6 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
 
 flagsPages.get("/flags", (c) => listPage(c));
 
-/** A variant value as typed in the form, read as the flag's type; undefined when it is not one. */
-function variantValue(type: (typeof TYPES)[number], text: string): unknown {
-  if (type === "string") return text;
-  if (type === "number") return text.trim() !== "" && Number.isFinite(Number(text)) ? Number(text) : undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 flagsPages.post("/flags", async (c) => {
   requireRole(c, "developer");
   const names = await formList(c, "variant_name");
@@ -266,3 +256,4 @@ flagsPages.route("/", segmentsPage);
 flagsPages.route("/", environmentsPage);
 flagsPages.route("/", flagPage);
 flagsPages.route("/", flagActions);
+flagsPages.route("/", flagRuleActions);

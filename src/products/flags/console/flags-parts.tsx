@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import type { FieldErrors } from "../../../platform/errors";
 import { teamPath } from "../../../console/render";
 import { roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import type { FlagType } from "../evaluate";
 import type { Flag } from "../flag-model";
 import type { Actor } from "../flags.schemas";
 
@@ -51,6 +52,21 @@ export function FlagTabs(props: { c: Context<ConsoleEnv>; current: "flags" | "se
     </nav>
   );
 }
+
+/** A variant value as typed in a form, read as the flag's type; undefined when it is not one. */
+export function variantValue(type: FlagType, text: string): unknown {
+  if (type === "string") return text;
+  if (type === "number") return text.trim() !== "" && Number.isFinite(Number(text)) ? Number(text) : undefined;
+  if (type === "boolean") return text.trim() === "true" ? true : text.trim() === "false" ? false : undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A variant value as a form shows it (the text variantValue reads back). */
+export const variantText = (type: FlagType, value: unknown): string => (type === "string" && typeof value === "string" ? value : JSON.stringify(value));
 
 /** Lines of a textarea (one value a line, commas also split), trimmed, without blanks. */
 export function lines(text: string): string[] {

@@ -28,13 +28,28 @@ export function scheduledOf(row: Row): ScheduledChange {
   };
 }
 
-export function createScheduled(store: FlagStore, key: string, input: ScheduledChangeInput, actor: Actor, at: string): StoreResult<ScheduledChange> {
+/** `ifMatch`: the flag's version the change is made against (412 when it has moved on), null: any. */
+export function createScheduled(
+  store: FlagStore,
+  key: string,
+  input: ScheduledChangeInput,
+  actor: Actor,
+  at: string,
+  ifMatch: number | null = null,
+): StoreResult<ScheduledChange> {
   const flag = store.flagRow(key);
   if (!flag) return refuse(404, "Flag not found");
+  if (ifMatch !== null && ifMatch !== flag.version) return refuse(412, `Flag ${key} is at version ${flag.version}, not ${ifMatch}`);
   if (!store.environmentKeys().includes(input.environment)) return invalid({ environment: ["is not an environment of the team"] });
+  const unknown: Record<string, string[]> = {};
   if (input.fallthrough && "variant" in input.fallthrough && !Object.hasOwn(flag.variants, input.fallthrough.variant)) {
-    return invalid({ "fallthrough.variant": ["must name one of the variants"] });
+    unknown["fallthrough.variant"] = ["must name one of the variants"];
+  } else if (input.fallthrough && "rollout" in input.fallthrough) {
+    input.fallthrough.rollout.variations.forEach((v, i) => {
+      if (!Object.hasOwn(flag.variants, v.variant)) unknown[`fallthrough.rollout.variations.${i}.variant`] = ["must name one of the variants"];
+    });
   }
+  if (Object.keys(unknown).length > 0) return invalid(unknown);
   const pending = store.db
     .select({ id: schema.scheduledChanges.id })
     .from(schema.scheduledChanges)

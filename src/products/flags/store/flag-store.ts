@@ -206,8 +206,9 @@ export class FlagStore extends DurableObject<Env> {
 
   // Scheduled changes ------------------------------------------------------------------------------
 
-  async schedule(key: string, input: Parameters<typeof createScheduled>[2], actor: Actor, at: string): Promise<ReturnType<typeof createScheduled>> {
-    const result = this.ctx.storage.transactionSync(() => createScheduled(this, key, input, actor, at));
+  /** `ifMatch`: the flag's version the change is made against (412 when it has moved on); null: any. */
+  async schedule(key: string, input: Parameters<typeof createScheduled>[2], actor: Actor, at: string, ifMatch: number | null = null) {
+    const result = this.ctx.storage.transactionSync(() => createScheduled(this, key, input, actor, at, ifMatch));
     if (result.ok) await this.armAlarm();
     return result;
   }

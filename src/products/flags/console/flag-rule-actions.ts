@@ -1,0 +1,106 @@
+// The targeting POSTs of a flag's page, per environment: adding a rule (one condition, serving a
+// variant or a rollout), a rule's conditions added and removed, what a rule serves (a variant or a
+// rollout with its attribute and shares), removing a rule, and the default rule. Each is one PATCH
+// of the environment's rules or fallthrough through flag-write.ts (the API's schema and checks,
+// the version the page showed as If-Match, the console user in the history).
+import { Hono, type Context } from "hono";
+import { formText } from "../../../console/forms";
+import type { ConsoleEnv } from "../../../console/session";
+import { ApiError } from "../../../platform/errors";
+import type { Rule } from "../evaluate";
+import type { Flag } from "../flag-model";
+import { ruleForms } from "./flag-rules";
+import { CLAUSE_FIELDS, environmentOf, patch, postedClause, postedServe, Refused, SERVE_FIELDS, write } from "./flag-write";
+
+export const flagRuleActions = new Hono<ConsoleEnv>();
+
+const RULE = "/flags/:flag_key/environments/:environment/rules/:rule_id";
+
+/** The environment's rules and the one the route names (404 when it has none of that id). */
+function ruleOf(c: Context<ConsoleEnv>, flag: Flag) {
+  const env = environmentOf(c, flag);
+  const rules = flag.environments[env]!.rules;
+  const rule = rules.find((r) => r.id === c.req.param("rule_id"));
+  if (!rule) throw ApiError.notFound("Rule not found");
+  return { env, rules, rule };
+}
+
+/** The environment's rules with `rule` changed, as a PATCH of that environment. */
+const withRule = (env: string, rules: Rule[], changed: Rule) => ({ environments: { [env]: { rules: rules.map((r) => (r.id === changed.id ? changed : r)) } } });
+
+/** The problem id of the rule form `form` for the route's environment and rule. */
+const ruleForm = (c: Context<ConsoleEnv>, form: "clause" | "serve" | "rule") => ruleForms(c.req.param("environment")!, c.req.param("rule_id")!)[form];
+
+flagRuleActions.post("/flags/:flag_key/environments/:environment/rules", (c) =>
+  write(
+    c,
+    `add-rule-${c.req.param("environment")}`,
+    "saved",
+    async (flag, version) => {
+      const env = environmentOf(c, flag);
+      const at = `add-rule-${env}`;
+      const rule: Omit<Rule, "id"> = { clauses: [await postedClause(c, at)], serve: await postedServe(c, at) };
+      await patch(c, flag, version, { environments: { [env]: { rules: [...flag.environments[env]!.rules, rule] } } });
+    },
+    [...CLAUSE_FIELDS, ...SERVE_FIELDS],
+  ),
+);
+
+flagRuleActions.post(`${RULE}/clauses`, (c) =>
+  write(
+    c,
+    ruleForm(c, "clause"),
+    "saved",
+    async (flag, version) => {
+      const { env, rules, rule } = ruleOf(c, flag);
+      const clause = await postedClause(c, ruleForm(c, "clause"));
+      await patch(c, flag, version, withRule(env, rules, { ...rule, clauses: [...rule.clauses, clause] }));
+    },
+    CLAUSE_FIELDS,
+  ),
+);
+
+flagRuleActions.post(`${RULE}/clauses/remove`, (c) =>
+  write(c, ruleForm(c, "rule"), "saved", async (flag, version) => {
+    const { env, rules, rule } = ruleOf(c, flag);
+    const at = ruleForm(c, "rule");
+    const index = Number(await formText(c, "clause"));
+    if (!Number.isInteger(index) || index < 0 || index >= rule.clauses.length) throw new Refused(at, "That condition is not in the rule. Nothing was saved.");
+    // A rule without conditions matches everyone; the console makes one only on purpose (remove the rule instead).
+    if (rule.clauses.length === 1) throw new Refused(at, "A rule keeps at least one condition: remove the rule instead. Nothing was saved.");
+    await patch(c, flag, version, withRule(env, rules, { ...rule, clauses: rule.clauses.filter((_, i) => i !== index) }));
+  }),
+);
+
+flagRuleActions.post(`${RULE}/serve`, (c) =>
+  write(
+    c,
+    ruleForm(c, "serve"),
+    "saved",
+    async (flag, version) => {
+      const { env, rules, rule } = ruleOf(c, flag);
+      await patch(c, flag, version, withRule(env, rules, { ...rule, serve: await postedServe(c, ruleForm(c, "serve")) }));
+    },
+    SERVE_FIELDS,
+  ),
+);
+
+flagRuleActions.post(`${RULE}/remove`, (c) =>
+  write(c, `rules-${c.req.param("environment")}`, "saved", async (flag, version) => {
+    const { env, rules, rule } = ruleOf(c, flag);
+    await patch(c, flag, version, { environments: { [env]: { rules: rules.filter((r) => r.id !== rule.id) } } });
+  }),
+);
+
+flagRuleActions.post("/flags/:flag_key/environments/:environment/fallthrough", (c) =>
+  write(
+    c,
+    `fallthrough-${c.req.param("environment")}`,
+    "saved",
+    async (flag, version) => {
+      const env = environmentOf(c, flag);
+      await patch(c, flag, version, { environments: { [env]: { fallthrough: await postedServe(c, `fallthrough-${env}`) } } });
+    },
+    SERVE_FIELDS,
+  ),
+);
