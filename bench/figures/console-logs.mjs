@@ -66,7 +66,7 @@ export default {
         baseline: `${ms("api").toFixed(1)} (GET /logs/projects/:id/entries, same range, limit 50)`,
         ratio: `${(ms("page") / ms("api")).toFixed(2)}×`,
         goal: "≤ 1.2× (issue 43)",
-        note: `the page adds the histogram of the range (in the same store call as its rows) and one D1 batch for streams, alerts and firings; the console's floor (projects page: session, membership, one list) ${ms("floor").toFixed(1)} ms`,
+        note: `the page adds the histogram of the range (in the same store call as its rows); its project, streams, alerts and firings ride the session's D1 batch; the console's floor (projects page: session, membership, one list) ${ms("floor").toFixed(1)} ms`,
       },
     ];
   },
