@@ -2539,7 +2539,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a change
-         * @description Turns an environment on or off, or sets its fallthrough (a rollout's new shares), at `at`: applied by the team's store within 60 s of `at` as a new version (actor: the schedule).
+         * @description Turns an environment on or off, or sets its fallthrough (a rollout's new shares), at `at`: applied by the team's store within 60 s of `at` as a new version (actor: the schedule). `If-Match: "<version>"` schedules it only while the flag is at that version (412 otherwise), as PATCH.
          */
         post: operations["scheduleFlagChange"];
         delete?: never;
@@ -17337,6 +17337,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (README "Idempotent retries"). 1 to 255 printable ASCII characters, scoped to your team; a UUID is the usual choice. For 24 hours, the same key with the same method, path and body replays the first answer (status, body and content type) with `Idempotent-Replayed: true` and does no work again. The same key with a different request answers 422; while the first request still runs, 409 with `Retry-After`. A 5xx, 401, 403, 409 or 429 answer is not kept, so the retry runs again; other answers are. A malformed key answers 400. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description The version the change is made against: `"<version>"`; 412 when the flag has moved on. */
+                "if-match"?: string;
             };
             path: {
                 key: string;
@@ -17401,6 +17403,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The flag is no longer at the If-Match version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagsError"];
+                };
             };
             /** @description Payload too large (max 1MB) */
             413: {

@@ -219,14 +219,20 @@ flagsRouter.openapi(
     idempotent: true,
     summary: "Schedule a change",
     description:
-      "Turns an environment on or off, or sets its fallthrough (a rollout's new shares), at `at`: applied by the team's store within 60 s of `at` as a new version (actor: the schedule).",
-    request: { params: KeyParam, body: jsonBody(ScheduleSchema, { environment: "production", at: "2030-01-01T09:00:00Z", enabled: true }) },
-    responses: { 201: dataResponse("The scheduled change", ScheduledSchema), ...flagNotFoundResponse, ...flagsInvalid },
+      "Turns an environment on or off, or sets its fallthrough (a rollout's new shares), at `at`: applied by the team's store within 60 s of `at` as a new version (actor: the schedule). `If-Match: \"<version>\"` schedules it only while the flag is at that version (412 otherwise), as PATCH.",
+    request: { params: KeyParam, headers: IfMatch, body: jsonBody(ScheduleSchema, { environment: "production", at: "2030-01-01T09:00:00Z", enabled: true }) },
+    responses: {
+      201: dataResponse("The scheduled change", ScheduledSchema),
+      412: jsonResponse("The flag is no longer at the If-Match version", FlagsErrorSchema),
+      ...flagNotFoundResponse,
+      ...flagsInvalid,
+    },
   }),
   async (c) => {
     const principal = c.get("principal");
+    const ifMatch = ifMatchVersion(c.req.header("if-match"));
     const { at, ...rest } = c.req.valid("json");
-    const change = await scheduleChange(c.env, principal.teamId, c.req.valid("param").key, { ...rest, at: Date.parse(at) }, keyActor(principal));
+    const change = await scheduleChange(c.env, principal.teamId, c.req.valid("param").key, { ...rest, at: Date.parse(at) }, keyActor(principal), ifMatch);
     return c.json({ data: change }, 201);
   },
 );

@@ -83,6 +83,22 @@ describe("flags: happy paths", () => {
     expect((await json(await call("GET", "flags/undo", { key }))).data).toMatchObject({ name: "undo", version: 5 });
   });
 
+  it("If-Match on scheduling a change: a stale version answers 412 and schedules nothing, the current one schedules", async () => {
+    const { key } = await flagsTeam();
+    await createFlag(key, { key: "later" });
+    expect((await patchFlag(key, "later", { name: "Second" })).status).toBe(200);
+    const schedule = (ifMatch: string) =>
+      call("POST", "flags/later/scheduled-changes", {
+        key,
+        body: { environment: "production", at: "2031-01-01T09:00:00Z", enabled: true },
+        headers: { "if-match": ifMatch },
+      });
+    await expectError(await schedule('"1"'), 412, { error: "Flag later is at version 2, not 1" });
+    expect((await json(await call("GET", "flags/later/scheduled-changes", { key }))).data).toEqual([]);
+    expect((await schedule('"2"')).status).toBe(201);
+    expect((await json(await call("GET", "flags/later/scheduled-changes", { key }))).data).toHaveLength(1);
+  });
+
   it("targeting rules, segments and a rollout evaluate as the contract says, in each environment", async () => {
     const { key } = await flagsTeam();
     let res = await call("POST", "flags/segments", {
