@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { flagStore } from "../../src/products/flags/flags.store";
 import { call, json } from "../helpers/api";
 import { consoleTeam, memberOf, page, type ConsoleTeam } from "../helpers/console";
+import { evaluate } from "../products/flags/flags-helpers";
 
 const at = (team: ConsoleTeam, rest: string) => `/console/teams/${team.teamId}/${rest}`;
 const apiFlag = async (team: ConsoleTeam, key: string) => (await json(await call("GET", `flags/${key}`, { key: team.key }))).data;
@@ -98,6 +99,42 @@ describe("console flags: rules of several conditions", () => {
     });
     const html = await refused(team, await post(team, `${RULE}/clauses`, { version: "1", attribute: "plan", op: "in", values: "pro" }), 422, "checkout", 1);
     expect(html).toContain("environments.production.rules.0.clauses has more than 30 clauses");
+  });
+});
+
+describe("console flags: the order of rules", () => {
+  it("moves a rule down and up (rules are tried in order); past either end is refused; a stale form 412", async () => {
+    const team = await consoleTeam("developer");
+    await makeFlag(team, {
+      key: "checkout",
+      environments: {
+        production: {
+          enabled: true,
+          rules: [
+            { id: "by-country", clauses: [{ attribute: "country", op: "in", values: ["DE"] }], serve: { variant: "on" } },
+            { id: "by-plan", clauses: [{ attribute: "plan", op: "in", values: ["pro"] }], serve: { variant: "off" } },
+          ],
+        },
+      },
+    });
+    const order = async () => (await apiFlag(team, "checkout")).environments.production.rules.map((r: { id: string }) => r.id);
+    const html = await pageHtml(team, "checkout");
+    // The first rule moves only down, the last only up.
+    expect(html.match(/data-testid="move-rule-down"/g)).toHaveLength(1);
+    expect(html.match(/data-testid="move-rule-up"/g)).toHaveLength(1);
+
+    const moved = await post(team, `${RULE}/move`, { version: "1", direction: "down" });
+    expect(moved.status).toBe(303);
+    expect(await order()).toEqual(["by-plan", "by-country"]);
+    // By key: the context in DE with plan pro now meets the plan rule first.
+    const flags = await evaluate(team.key, "production", { key: "u", country: "DE", plan: "pro" });
+    expect(flags.checkout).toMatchObject({ variant: "off" });
+
+    const past = await refused(team, await post(team, `${RULE}/move`, { version: "2", direction: "down" }), 422, "checkout", 2);
+    expect(past).toContain("The rule cannot move that way. Nothing was saved.");
+    await refused(team, await post(team, `${RULE}/move`, { version: "1", direction: "up" }), 412, "checkout", 2);
+    expect((await post(team, `${RULE}/move`, { version: "2", direction: "up" })).status).toBe(303);
+    expect(await order()).toEqual(["by-country", "by-plan"]);
   });
 });
 
@@ -288,6 +325,7 @@ describe("console flags: the new forms' roles and tenancy", () => {
     [`${RULE}/clauses`, { version: "1", attribute: "plan", op: "in", values: "pro" }],
     [`${RULE}/clauses/remove`, { version: "1", clause: "0" }],
     [`${RULE}/serve`, { version: "1", serve: "variant:off" }],
+    [`${RULE}/move`, { version: "1", direction: "down" }],
     ["flags/checkout/environments/production/rules", { version: "1", attribute: "plan", op: "in", values: "pro", serve: "variant:on" }],
     [
       "flags/checkout/variants",
@@ -301,7 +339,8 @@ describe("console flags: the new forms' roles and tenancy", () => {
     await countryFlag(team);
     const viewer = await memberOf(team.teamId, "viewer");
     const html = await (await page("GET", at(team, "flags/checkout"), { cookie: viewer.cookie })).text();
-    for (const id of ["add-clause", "remove-clause", "edit-rule-serve", "edit-variants", "schedule-change"]) expect(html).not.toContain(`data-testid="${id}"`);
+    for (const id of ["add-clause", "remove-clause", "edit-rule-serve", "edit-variants", "schedule-change", "move-rule-up", "move-rule-down"])
+      expect(html).not.toContain(`data-testid="${id}"`);
     for (const [path, form] of forms) expect((await post(team, path, form, viewer.cookie)).status, path).toBe(403);
     expect((await apiFlag(team, "checkout")).version).toBe(1);
     expect((await json(await call("GET", "flags/checkout/scheduled-changes", { key: team.key }))).data).toEqual([]);

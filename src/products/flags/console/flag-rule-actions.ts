@@ -1,6 +1,7 @@
 // The targeting POSTs of a flag's page, per environment: adding a rule (one condition, serving a
 // variant or a rollout), a rule's conditions added and removed, what a rule serves (a variant or a
-// rollout with its attribute and shares), removing a rule, and the default rule. Each is one PATCH
+// rollout with its attribute and shares), moving a rule up or down (rules are tried in order),
+// removing a rule, and the default rule. Each is one PATCH
 // of the environment's rules or fallthrough through flag-write.ts (the API's schema and checks,
 // the version the page showed as If-Match, the console user in the history).
 import { Hono, type Context } from "hono";
@@ -89,6 +90,20 @@ flagRuleActions.post(`${RULE}/remove`, (c) =>
   write(c, `rules-${c.req.param("environment")}`, "saved", async (flag, version) => {
     const { env, rules, rule } = ruleOf(c, flag);
     await patch(c, flag, version, { environments: { [env]: { rules: rules.filter((r) => r.id !== rule.id) } } });
+  }),
+);
+
+flagRuleActions.post(`${RULE}/move`, (c) =>
+  write(c, ruleForm(c, "rule"), "saved", async (flag, version) => {
+    const { env, rules, rule } = ruleOf(c, flag);
+    const direction = await formText(c, "direction");
+    const from = rules.indexOf(rule);
+    const to = direction === "up" ? from - 1 : direction === "down" ? from + 1 : -1;
+    if (to < 0 || to >= rules.length) throw new Refused(ruleForm(c, "rule"), "The rule cannot move that way. Nothing was saved.");
+    const moved = [...rules];
+    moved.splice(from, 1);
+    moved.splice(to, 0, rule);
+    await patch(c, flag, version, { environments: { [env]: { rules: moved } } });
   }),
 );
 

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 // The rules of one environment on a flag's page, in evaluation order: each rule in words with its
 // conditions (each removable while another remains), a form adding a condition, a form changing
-// what it serves (a variant or a percentage rollout, the same fields as the default rule's) and
-// its removal; then the form adding a rule (one condition, serving a variant or a rollout). Every
+// what it serves (a variant or a percentage rollout, the same fields as the default rule's), moving
+// it up or down, and its removal; then the form adding a rule (one condition, serving a variant or a rollout). Every
 // form carries the version the page showed (If-Match); the posts are flag-rule-actions.ts's.
 import type { Context } from "hono";
 import { teamPath } from "../../../console/render";
@@ -48,7 +48,16 @@ function ClauseFields(props: { id: string; kept: FormValues | null }) {
   );
 }
 
-export function RuleItem(props: { c: Context<ConsoleEnv>; flag: Flag; env: string; rule: Rule; index: number; write: boolean; problem?: Problem | null }) {
+export function RuleItem(props: {
+  c: Context<ConsoleEnv>;
+  flag: Flag;
+  env: string;
+  rule: Rule;
+  index: number;
+  count: number;
+  write: boolean;
+  problem?: Problem | null;
+}) {
   const { c, flag, env, rule, problem } = props;
   const base = teamPath(c, `flags/${flag.key}/environments/${env}/rules/${encodeURIComponent(rule.id)}`);
   const forms = ruleForms(env, rule.id);
@@ -100,6 +109,20 @@ export function RuleItem(props: { c: Context<ConsoleEnv>; flag: Flag; env: strin
               </button>
             </form>
           </details>
+          {[
+            ["up", "Move up", props.index > 0],
+            ["down", "Move down", props.index < props.count - 1],
+          ].map(([direction, words, possible]) =>
+            possible ? (
+              <form method="post" action={`${base}/move`} class="inline-form" data-testid={`move-rule-${direction}`}>
+                <VersionField flag={flag} />
+                <input type="hidden" name="direction" value={String(direction)} />
+                <button type="submit" class="link-button small" aria-label={`${words}: ${text}`}>
+                  {words}
+                </button>
+              </form>
+            ) : null,
+          )}
           <form method="post" action={`${base}/remove`} class="inline-form">
             <VersionField flag={flag} />
             <button type="submit" class="link-button small" aria-label={`Remove rule: ${text}`}>

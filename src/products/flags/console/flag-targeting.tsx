@@ -54,7 +54,7 @@ export function EnvironmentCard(props: { c: Context<ConsoleEnv>; flag: Flag; env
       <ProblemNote problem={props.problem} at={`rules-${env.key}`} />
       <ol class="rules" data-testid="rules">
         {config.rules.map((rule, index) => (
-          <RuleItem c={c} flag={flag} env={env.key} rule={rule} index={index} write={write} problem={props.problem} />
+          <RuleItem c={c} flag={flag} env={env.key} rule={rule} index={index} count={config.rules.length} write={write} problem={props.problem} />
         ))}
       </ol>
       <div data-testid="fallthrough">
