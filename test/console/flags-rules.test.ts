@@ -138,6 +138,36 @@ describe("console flags: the order of rules", () => {
   });
 });
 
+describe("console flags: a rule's description", () => {
+  it("a new rule takes one, a rule's is changed and cleared; past 500 characters is 422 with the typed text kept; a stale form 412", async () => {
+    const team = await consoleTeam("developer");
+    await countryFlag(team);
+    const added = await post(team, "flags/checkout/environments/production/rules", {
+      version: "1",
+      description: "Pro customers",
+      attribute: "plan",
+      op: "in",
+      values: "pro",
+      serve: "variant:off",
+    });
+    expect(added.status).toBe(303);
+    let rules = (await apiFlag(team, "checkout")).environments.production.rules;
+    expect(rules[1]).toMatchObject({ description: "Pro customers", clauses: [{ attribute: "plan", op: "in", values: ["pro"] }] });
+    expect(await pageHtml(team, "checkout")).toContain('<p class="muted small" data-testid="rule-description">Pro customers</p>');
+
+    expect((await post(team, `${RULE}/description`, { version: "2", description: "  Europe first  " })).status).toBe(303);
+    rules = (await apiFlag(team, "checkout")).environments.production.rules;
+    expect(rules[0]).toMatchObject({ id: "by-country", description: "Europe first" });
+    const long = "x".repeat(501);
+    const html = await refused(team, await post(team, `${RULE}/description`, { version: "3", description: long }), 422, "checkout", 3);
+    expect(html).toContain(`value="${long}"`);
+    await refused(team, await post(team, `${RULE}/description`, { version: "2", description: "old" }), 412, "checkout", 3);
+    expect((await post(team, `${RULE}/description`, { version: "3", description: "" })).status).toBe(303);
+    rules = (await apiFlag(team, "checkout")).environments.production.rules;
+    expect(rules[0].description).toBeUndefined();
+  });
+});
+
 describe("console flags: what a rule serves", () => {
   it("makes a rule a rollout with its attribute and shares, edits them, and back to a variant; shares not adding up are 422 with the typed shares kept", async () => {
     const team = await consoleTeam("developer");
@@ -326,6 +356,7 @@ describe("console flags: the new forms' roles and tenancy", () => {
     [`${RULE}/clauses/remove`, { version: "1", clause: "0" }],
     [`${RULE}/serve`, { version: "1", serve: "variant:off" }],
     [`${RULE}/move`, { version: "1", direction: "down" }],
+    [`${RULE}/description`, { version: "1", description: "x" }],
     ["flags/checkout/environments/production/rules", { version: "1", attribute: "plan", op: "in", values: "pro", serve: "variant:on" }],
     [
       "flags/checkout/variants",
@@ -339,7 +370,16 @@ describe("console flags: the new forms' roles and tenancy", () => {
     await countryFlag(team);
     const viewer = await memberOf(team.teamId, "viewer");
     const html = await (await page("GET", at(team, "flags/checkout"), { cookie: viewer.cookie })).text();
-    for (const id of ["add-clause", "remove-clause", "edit-rule-serve", "edit-variants", "schedule-change", "move-rule-up", "move-rule-down"])
+    for (const id of [
+      "add-clause",
+      "remove-clause",
+      "edit-rule-serve",
+      "edit-variants",
+      "schedule-change",
+      "move-rule-up",
+      "move-rule-down",
+      "edit-rule-description",
+    ])
       expect(html).not.toContain(`data-testid="${id}"`);
     for (const [path, form] of forms) expect((await post(team, path, form, viewer.cookie)).status, path).toBe(403);
     expect((await apiFlag(team, "checkout")).version).toBe(1);

@@ -40,6 +40,8 @@ export type Serve = { variant: string } | { rollout: Rollout };
 
 export interface Rule {
   id: string;
+  /** What the rule is for, in the team's words (never evaluated). */
+  description?: string;
   clauses: Clause[];
   serve: Serve;
 }

@@ -1,6 +1,6 @@
 // The targeting POSTs of a flag's page, per environment: adding a rule (one condition, serving a
 // variant or a rollout), a rule's conditions added and removed, what a rule serves (a variant or a
-// rollout with its attribute and shares), moving a rule up or down (rules are tried in order),
+// rollout with its attribute and shares), a rule's description, moving a rule up or down (rules are tried in order),
 // removing a rule, and the default rule. Each is one PATCH
 // of the environment's rules or fallthrough through flag-write.ts (the API's schema and checks,
 // the version the page showed as If-Match, the console user in the history).
@@ -30,7 +30,8 @@ function ruleOf(c: Context<ConsoleEnv>, flag: Flag) {
 const withRule = (env: string, rules: Rule[], changed: Rule) => ({ environments: { [env]: { rules: rules.map((r) => (r.id === changed.id ? changed : r)) } } });
 
 /** The problem id of the rule form `form` for the route's environment and rule. */
-const ruleForm = (c: Context<ConsoleEnv>, form: "clause" | "serve" | "rule") => ruleForms(c.req.param("environment")!, c.req.param("rule_id")!)[form];
+const ruleForm = (c: Context<ConsoleEnv>, form: "clause" | "serve" | "rule" | "description") =>
+  ruleForms(c.req.param("environment")!, c.req.param("rule_id")!)[form];
 
 flagRuleActions.post("/flags/:flag_key/environments/:environment/rules", (c) =>
   write(
@@ -40,10 +41,26 @@ flagRuleActions.post("/flags/:flag_key/environments/:environment/rules", (c) =>
     async (flag, version) => {
       const env = environmentOf(c, flag);
       const at = `add-rule-${env}`;
-      const rule: Omit<Rule, "id"> = { clauses: [await postedClause(c, at)], serve: await postedServe(c, at) };
+      const description = (await formText(c, "description")).trim();
+      const rule: Omit<Rule, "id"> = { ...(description ? { description } : {}), clauses: [await postedClause(c, at)], serve: await postedServe(c, at) };
       await patch(c, flag, version, { environments: { [env]: { rules: [...flag.environments[env]!.rules, rule] } } });
     },
-    [...CLAUSE_FIELDS, ...SERVE_FIELDS],
+    ["description", ...CLAUSE_FIELDS, ...SERVE_FIELDS],
+  ),
+);
+
+flagRuleActions.post(`${RULE}/description`, (c) =>
+  write(
+    c,
+    ruleForm(c, "description"),
+    "saved",
+    async (flag, version) => {
+      const { env, rules, rule } = ruleOf(c, flag);
+      const { description: _old, ...rest } = rule;
+      const description = (await formText(c, "description")).trim();
+      await patch(c, flag, version, withRule(env, rules, description ? { ...rest, description } : rest));
+    },
+    ["description"],
   ),
 );
 

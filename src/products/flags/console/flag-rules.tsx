@@ -18,7 +18,18 @@ export const ruleForms = (env: string, ruleId: string) => ({
   clause: `clause-${env}-${ruleId}`,
   serve: `serve-${env}-${ruleId}`,
   rule: `rule-${env}-${ruleId}`,
+  description: `description-${env}-${ruleId}`,
 });
+
+/** The optional description of a rule (what it is for), prefilled with what was posted or stored. */
+function DescriptionField(props: { id: string; value: string }) {
+  return (
+    <div class="field">
+      <label for={`${props.id}-description`}>Description (optional)</label>
+      <input type="text" id={`${props.id}-description`} name="description" maxlength={500} placeholder="Beta customers in Europe" value={props.value} />
+    </div>
+  );
+}
 
 /** Attribute, operator and values of a condition, prefilled with what was posted after a refusal. */
 function ClauseFields(props: { id: string; kept: FormValues | null }) {
@@ -67,6 +78,11 @@ export function RuleItem(props: {
   return (
     <li data-testid="rule" data-rule={rule.id}>
       <span>{text}</span>
+      {rule.description ? (
+        <p class="muted small" data-testid="rule-description">
+          {rule.description}
+        </p>
+      ) : null}
       {props.write ? (
         <>
           <ProblemNote problem={problem} at={forms.rule} />
@@ -95,6 +111,17 @@ export function RuleItem(props: {
               <p class="hint muted small">The rule matches when every condition does.</p>
               <button type="submit" class="secondary small">
                 Add condition
+              </button>
+            </form>
+          </details>
+          <details class="subform" open={problem?.at === forms.description}>
+            <summary>{rule.description ? "Change the description" : "Describe the rule"}</summary>
+            <form method="post" action={`${base}/description`} data-testid="edit-rule-description">
+              <ProblemNote problem={problem} at={forms.description} />
+              <VersionField flag={flag} />
+              <DescriptionField id={`${id}-description`} value={keptFor(problem, forms.description)?.description?.[0] ?? rule.description ?? ""} />
+              <button type="submit" class="secondary small">
+                Save the description
               </button>
             </form>
           </details>
@@ -145,6 +172,7 @@ export function AddRuleForm(props: { c: Context<ConsoleEnv>; flag: Flag; env: st
       <form method="post" action={teamPath(props.c, `flags/${flag.key}/environments/${env}/rules`)} data-testid="add-rule">
         <ProblemNote problem={problem} at={id} />
         <VersionField flag={flag} />
+        <DescriptionField id={id} value={keptFor(problem, id)?.description?.[0] ?? ""} />
         <ClauseFields id={id} kept={keptFor(problem, id)} />
         <ServeFields flag={flag} id={id} label="Serve" serve={first === undefined ? null : { variant: first }} kept={keptFor(problem, id)} />
         <p class="hint muted small">
