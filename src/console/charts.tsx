@@ -7,6 +7,7 @@
 // the numbers are also a table that only screen readers see. Plain functions of data.
 import type { Child } from "hono/jsx";
 import { WARNING_THRESHOLDS } from "../platform/quota";
+import { ColumnHeads } from "./pages/parts";
 
 /** A number as people read it: thousands separated, at most two decimals; a sliver above 0 is "< 0.01", never "0". */
 export function formatNumber(value: number): string {
@@ -214,13 +215,7 @@ function ChartTable(props: { caption: string; data: Datum[]; total: number }) {
   return (
     <table class="skip">
       <caption>{props.caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Answer</th>
-          <th scope="col">Count</th>
-          <th scope="col">Share</th>
-        </tr>
-      </thead>
+      <ColumnHeads names={["Answer", "Count", "Share"]} />
       <tbody>
         {props.data.map((d) => (
           <tr>

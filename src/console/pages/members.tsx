@@ -12,7 +12,7 @@ import { changeRole, invite, listActions, listInvitations, listMembers, removeMe
 import { formText } from "../forms";
 import { linksInTerminal } from "../sign-in.service";
 import { page, redirectTo, teamPath } from "../render";
-import { TableWrap } from "./parts";
+import { TableWrap, ColumnHeads } from "./parts";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 
 export const membersPages = new Hono<ConsoleEnv>();
@@ -203,13 +203,7 @@ membersPages.get("/members", async (c) => {
             ) : (
               <TableWrap label="Activity of the team">
                 <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">Who</th>
-                      <th scope="col">What</th>
-                    </tr>
-                  </thead>
+                  <ColumnHeads names={["When", "Who", "What"]} />
                   <tbody>
                     {actions.map((action) => (
                       <tr data-testid="action-row">

@@ -157,6 +157,19 @@ export async function quotaOwnerOf(c: Context<ConsoleEnv>): Promise<QuotaOwner> 
  * A table's horizontal scroll area: a labelled region that keyboard users can focus and scroll
  * (axe: scrollable-region-focusable), around a table wider than the page.
  */
+/** A table's column headings, one `th scope="col"` each. */
+export function ColumnHeads(props: { names: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {props.names.map((name) => (
+          <th scope="col">{name}</th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
 export function TableWrap(props: { label: string; children: Child }) {
   return (
     <div class="table-wrap" role="region" aria-label={props.label} tabindex={0}>

@@ -10,7 +10,7 @@ import { listRequests, STATUS_CLASSES, type LoggedRequest } from "../../platform
 import { Time } from "../layout";
 import { getDb } from "../../db/client";
 import { teamKeyNames } from "../../platform/keys/keys.service";
-import { TableWrap } from "./parts";
+import { TableWrap, ColumnHeads } from "./parts";
 import { page, teamPath } from "../render";
 import type { ConsoleEnv } from "../session";
 
@@ -114,17 +114,7 @@ requestsPages.get("/requests", async (c) => {
           <TableWrap label="Requests, newest first">
             <table class="requests">
               <caption class="skip">{status ? `${status} requests, newest first` : "Requests, newest first"}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Method</th>
-                  <th scope="col">Path</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Latency</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Request id</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Time", "Method", "Path", "Status", "Latency", "Key", "Request id"]} />
               <tbody>
                 {result.data.map((request) => (
                   <RequestRow request={request} keyName={keyNames.get(request.key_id)} />

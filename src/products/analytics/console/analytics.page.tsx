@@ -9,7 +9,7 @@ import { Hono, type Context } from "hono";
 import { BarChart, formatNumber, SeriesChart, type Datum, type Point } from "../../../console/charts";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
-import { CopyBlock, TableWrap } from "../../../console/pages/parts";
+import { CopyBlock, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { settings } from "../../../platform/config";
@@ -41,13 +41,7 @@ analyticsPages.get("/analytics", async (c) => {
         <TableWrap label="Sites of the team">
           <table>
             <caption class="skip">Sites of the team</caption>
-            <thead>
-              <tr>
-                <th scope="col">Domain</th>
-                <th scope="col">Site id</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <ColumnHeads names={["Domain", "Site id", "Created"]} />
             <tbody>
               {sites.map((site) => (
                 <tr data-testid="analytics-site-row">

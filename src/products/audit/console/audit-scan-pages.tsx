@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import { SCAN_EVERY, type ScanEvery } from "../../../db/schema/audit";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
-import { fragment, Live, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { fragment, Live, pageNumber, Pager, StatusBadge, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { ApiError } from "../../../platform/errors";
@@ -69,15 +69,7 @@ auditScanPages.get("/audit/projects/:project_id/scans", async (c) => {
             <TableWrap label="Scans, newest first">
               <table>
                 <caption class="skip">Scans, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Started</th>
-                    <th scope="col">Target</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Grade</th>
-                    <th scope="col">Score</th>
-                  </tr>
-                </thead>
+                <ColumnHeads names={["Started", "Target", "Status", "Grade", "Score"]} />
                 <tbody>
                   {scans.items.map((s) => (
                     <tr data-testid="scan-row" data-status={s.status} data-grade={s.grade ?? ""}>
@@ -200,14 +192,7 @@ function ScanBody(props: { scan: Scan }) {
         <TableWrap label="Tests">
           <table>
             <caption class="skip">Tests</caption>
-            <thead>
-              <tr>
-                <th scope="col">Test</th>
-                <th scope="col">Result</th>
-                <th scope="col">Score</th>
-                <th scope="col">What it means, what to fix</th>
-              </tr>
-            </thead>
+            <ColumnHeads names={["Test", "Result", "Score", "What it means, what to fix"]} />
             <tbody>
               {scan.tests.map((t) => (
                 <tr data-testid="scan-test-row" data-pass={String(t.pass)}>

@@ -8,7 +8,7 @@ import { Hono, type Context } from "hono";
 import { takeFlash, redirectWithFlash } from "../../../console/flash";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
-import { TableWrap } from "../../../console/pages/parts";
+import { TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 import { ApiError, zodDetails, type FieldErrors } from "../../../platform/errors";
@@ -75,14 +75,7 @@ async function renderPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
         <TableWrap label="Environments">
           <table>
             <caption class="skip">Environments of the team</caption>
-            <thead>
-              <tr>
-                <th scope="col">Environment</th>
-                <th scope="col">Key</th>
-                <th scope="col">Client keys</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <ColumnHeads names={["Environment", "Key", "Client keys", "Created"]} />
             <tbody>
               {environments.map((e, i) => (
                 <tr data-testid="environment-row">

@@ -5,7 +5,7 @@
 // serves cannot be removed or renamed: the API refuses it (422) and the form says so with the
 // API's own message, the typed rows kept.
 import type { Context } from "hono";
-import { TableWrap } from "../../../console/pages/parts";
+import { TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { teamPath } from "../../../console/render";
 import type { ConsoleEnv } from "../../../console/session";
 import type { Flag } from "../flag-model";
@@ -79,13 +79,7 @@ export function VariantsSection(props: { c: Context<ConsoleEnv>; flag: Flag; pro
       <TableWrap label="Variants">
         <table>
           <caption class="skip">The flag's variants and their values</caption>
-          <thead>
-            <tr>
-              <th scope="col">Variant</th>
-              <th scope="col">Value</th>
-              <th scope="col">Role</th>
-            </tr>
-          </thead>
+          <ColumnHeads names={["Variant", "Value", "Role"]} />
           <tbody>
             {Object.entries(flag.variants).map(([name, value]) => (
               <tr data-testid="variant-row">

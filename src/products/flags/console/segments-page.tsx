@@ -6,7 +6,7 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { formText } from "../../../console/forms";
-import { TableWrap } from "../../../console/pages/parts";
+import { TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 import { ApiError, zodDetails, type FieldErrors } from "../../../platform/errors";
@@ -91,15 +91,7 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
           <TableWrap label="Segments">
             <table>
               <caption class="skip">Segments of the team</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Segment</th>
-                  <th scope="col">Included</th>
-                  <th scope="col">Excluded</th>
-                  <th scope="col">Rules</th>
-                  <th scope="col">Used by</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Segment", "Included", "Excluded", "Rules", "Used by"]} />
               <tbody>
                 {segments.map((s) => (
                   <tr data-testid="segment-row" data-key={s.key}>

@@ -9,7 +9,7 @@ import { takeFlash } from "../../../console/flash";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { CopyBlock, TableWrap } from "../../../console/pages/parts";
+import { CopyBlock, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import type { FormField } from "../../../db/schema/forms";
 import { getForm, type FormView } from "../forms.service";
 import {
@@ -195,13 +195,7 @@ formPages.get("/forms/:form_id", async (c) => {
           <TableWrap label={`Submissions: ${status}`}>
             <table class="stack">
               <caption class="skip">Submissions, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Received</th>
-                  <th scope="col">Fields (written by visitors)</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Received", "Fields (written by visitors)", "Actions"]} />
               <tbody>
                 {list.data.map((s) => (
                   <SubmissionRow c={c} form={form} s={s} canWrite={canWrite} />
@@ -230,15 +224,7 @@ formPages.get("/forms/:form_id", async (c) => {
           <TableWrap label="Webhook deliveries">
             <table class="stack">
               <caption class="skip">Latest webhook deliveries, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Created</th>
-                  <th scope="col">Submission</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last answer</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Created", "Submission", "Status", "Attempts", "Last answer"]} />
               <tbody>
                 {deliveries.map((d) => {
                   const last = d.attempts.at(-1);

@@ -10,7 +10,7 @@ import { Time } from "../../../console/layout";
 import type { NavEntry } from "../../../console/nav";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { TableWrap } from "../../../console/pages/parts";
+import { TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { CreateFormBody } from "../forms.schemas";
 import { createForm, listForms } from "../forms.service";
 import { formPages } from "./form-page";
@@ -53,15 +53,7 @@ async function listPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors; d
           <TableWrap label="Forms of the team">
             <table class="stack">
               <caption class="skip">Forms of the team</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Inbox</th>
-                  <th scope="col">Spam</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Name", "Inbox", "Spam", "State", "Created"]} />
               <tbody>
                 {forms.map((f) => (
                   <tr data-testid="form-row">

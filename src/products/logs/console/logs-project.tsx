@@ -12,7 +12,7 @@ import { nowMs } from "../../../platform/clock";
 import { ApiError, zodDetails } from "../../../platform/errors";
 import { followCredential } from "../../../platform/follow-credential";
 import { firingView, projectAlerts, projectFirings } from "../log-alerts.service";
-import { DeleteSection, SecretValue, TableWrap } from "../../../console/pages/parts";
+import { DeleteSection, SecretValue, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { openTail, projectEntries } from "../log-entries.service";
 import { projectEntriesWithHistogram } from "../log-histogram";
 import { EntriesQuery, TailQuery } from "../logs.schemas";
@@ -251,14 +251,7 @@ async function projectPage(c: Context<ConsoleEnv>) {
             <div class="table-wrap" role="region" aria-label="Latest firings of the project's alerts, newest first" tabindex={0}>
               <table>
                 <caption class="skip">Latest firings of the project's alerts, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Alert</th>
-                    <th scope="col">Fired</th>
-                    <th scope="col">Entries counted</th>
-                    <th scope="col">Resolved</th>
-                  </tr>
-                </thead>
+                <ColumnHeads names={["Alert", "Fired", "Entries counted", "Resolved"]} />
                 <tbody>
                   {firings.map((f) => (
                     <tr data-testid="firing-row">

@@ -10,7 +10,7 @@ import { createProject, deleteProject, getProject, listProjects, projectView } f
 import { Time } from "../../../console/layout";
 import { formText } from "../../../console/forms";
 import { redirectWithFlash } from "../../../console/flash";
-import { ConfirmForm, Errors } from "../../../console/pages/parts";
+import { ConfirmForm, Errors, ColumnHeads } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { logAlertPages } from "./logs-alerts";
@@ -49,16 +49,7 @@ async function projectsPage(c: Context<ConsoleEnv>, extra: { errors?: Record<str
           <div class="table-wrap" role="region" aria-label="Log projects of the team" tabindex={0}>
             <table>
               <caption class="skip">Log projects of the team</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Ingest token</th>
-                  <th scope="col">Streams</th>
-                  <th scope="col">Kept</th>
-                  <th scope="col">Daily limit</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Name", "Ingest token", "Streams", "Kept", "Daily limit", "Created"]} />
               <tbody>
                 {projects.map((p) => (
                   <tr data-testid="project-row">

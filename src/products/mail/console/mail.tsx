@@ -15,7 +15,7 @@ import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
 import { MAIL_TONE, mailEmailPages } from "./mail-email";
 
@@ -92,13 +92,7 @@ async function mailPage(c: Context<ConsoleEnv>, refused: Outcome = {}, status: 2
                 <TableWrap label={`DNS record to publish for ${d.name}`}>
                   <table>
                     <caption class="skip">{`DNS record to publish for ${d.name}`}</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Type</th>
-                        <th scope="col">Name</th>
-                        <th scope="col">Value</th>
-                      </tr>
-                    </thead>
+                    <ColumnHeads names={["Type", "Name", "Value"]} />
                     <tbody>
                       <tr data-testid="dns-record">
                         <td>{record.type}</td>
@@ -188,15 +182,7 @@ async function mailPage(c: Context<ConsoleEnv>, refused: Outcome = {}, status: 2
             <TableWrap label="Emails, newest first">
               <table>
                 <caption class="skip">Emails, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Sent</th>
-                    <th scope="col">To</th>
-                    <th scope="col">Subject</th>
-                    <th scope="col">Stream</th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
+                <ColumnHeads names={["Sent", "To", "Subject", "Stream", "Status"]} />
                 <tbody>
                   {emails.rows.map((e) => (
                     <tr data-testid="email-row" data-status={e.status}>

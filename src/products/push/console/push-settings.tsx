@@ -13,7 +13,7 @@ import { deleteSubscriber } from "../push-subscribers.service";
 import { NotificationQuery, UpdateAppSchema, URGENCIES } from "../push.schemas";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
-import { ConfirmForm, DeleteSection, Errors, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { ConfirmForm, DeleteSection, Errors, StatusBadge, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 
@@ -240,15 +240,7 @@ pushSettingsPages.get(`${APP}/notifications/:notification_id`, async (c) => {
           <TableWrap label="Result per subscriber">
             <table>
               <caption class="skip">Result per subscriber</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Subscriber</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Code</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Subscriber", "Result", "Attempts", "Code", "Updated"]} />
               <tbody>
                 {n.results.map((r) => (
                   <tr data-testid="result-row" data-status={r.status}>

@@ -14,7 +14,7 @@ import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { CopyBlock, pageNumber, Pager, quotaOwnerOf, StatusBadge, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { pushSettingsPages } from "./push-settings";
 import { settings } from "../../../platform/config";
 
@@ -49,14 +49,7 @@ pushPages.get("/push", async (c) => {
         <TableWrap label="Push apps of the team">
           <table>
             <caption class="skip">Push apps of the team</caption>
-            <thead>
-              <tr>
-                <th scope="col">App</th>
-                <th scope="col">Subscribers</th>
-                <th scope="col">Public key</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <ColumnHeads names={["App", "Subscribers", "Public key", "Created"]} />
             <tbody>
               {apps.map((app) => (
                 <tr data-testid="push-app-row">
@@ -234,17 +227,7 @@ curl -X POST ${settings(c.env).appOrigin}/api/v1/push/apps/${app.id}/subscribers
           <TableWrap label="Recent notifications, newest first">
             <table>
               <caption class="skip">Recent notifications, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Sent</th>
-                  <th scope="col">Title</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Recipients</th>
-                  <th scope="col">Delivered</th>
-                  <th scope="col">Failed</th>
-                  <th scope="col">Removed</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Sent", "Title", "Status", "Recipients", "Delivered", "Failed", "Removed"]} />
               <tbody>
                 {notifications.map((n) => (
                   <tr data-testid="notification-row" data-status={n.status}>

@@ -16,7 +16,7 @@ import { Time } from "../../../console/layout";
 import { formList } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { Errors, fragment, Live } from "../../../console/pages/parts";
+import { Errors, fragment, Live, ColumnHeads } from "../../../console/pages/parts";
 import { ANSWER_EXCERPT, DeliveryBadge, maskedHeader } from "./relay-parts";
 
 export const relayEventPages = new Hono<ConsoleEnv>();
@@ -66,16 +66,7 @@ function Deliveries(props: { status: string; deliveries: Delivery[]; urlOf: Map<
             <div class="table-wrap" role="region" aria-label="Attempts of this delivery" tabindex={0}>
               <table>
                 <caption class="skip">Attempts of this delivery</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">#</th>
-                    <th scope="col">Time</th>
-                    <th scope="col">Result</th>
-                    <th scope="col">Code</th>
-                    <th scope="col">Latency</th>
-                    <th scope="col">Answer</th>
-                  </tr>
-                </thead>
+                <ColumnHeads names={["#", "Time", "Result", "Code", "Latency", "Answer"]} />
                 <tbody>
                   {d.attempts.map((a) => {
                     const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;

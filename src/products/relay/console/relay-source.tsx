@@ -14,7 +14,7 @@ import { formText } from "../../../console/forms";
 import { page, teamPath } from "../../../console/render";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { Errors, SecretValue } from "../../../console/pages/parts";
+import { Errors, SecretValue, ColumnHeads } from "../../../console/pages/parts";
 import { DeliveryBadge, filterTypes, Health, SENDER_NAMES } from "./relay-parts";
 
 export const relaySourcePages = new Hono<ConsoleEnv>();
@@ -122,14 +122,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
           <div class="table-wrap" role="region" aria-label="Destinations of the source" tabindex={0}>
             <table>
               <caption class="skip">Destinations of the source</caption>
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Health</th>
-                  <th scope="col">Added</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["URL", "Events", "Health", "Added"]} />
               <tbody>
                 {destinations.map((d) => (
                   <tr data-testid="destination-row">
@@ -209,14 +202,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
           <div class="table-wrap" role="region" aria-label="Events of the source, newest first" tabindex={0}>
             <table>
               <caption class="skip">Events of the source, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Received</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Destinations</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Received", "Type", "Status", "Destinations"]} />
               <tbody>
                 {events.data.map((e) => {
                   const perDestination = statuses.get(e.id) ?? new Map<string, string>();

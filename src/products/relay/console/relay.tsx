@@ -12,7 +12,7 @@ import { Time } from "../../../console/layout";
 import { formText } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { Errors } from "../../../console/pages/parts";
+import { Errors, ColumnHeads } from "../../../console/pages/parts";
 import { relayEventPages } from "./relay-event";
 import { PROVIDER_LABELS } from "./relay-parts";
 import { relaySettingsPages } from "./relay-settings";
@@ -51,16 +51,7 @@ async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
           <div class="table-wrap" role="region" aria-label="Webhook sources of the team" tabindex={0}>
             <table>
               <caption class="skip">Webhook sources of the team</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Sender</th>
-                  <th scope="col">Destinations</th>
-                  <th scope="col">Signatures</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["Name", "Sender", "Destinations", "Signatures", "State", "Created"]} />
               <tbody>
                 {sources.map((s) => (
                   <tr data-testid="source-row">

@@ -17,7 +17,7 @@ import { loadSurvey } from "../surveys.queries";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
-import { ConfirmForm, DeleteSection, Errors, refused, SecretValue, TableWrap } from "../../../console/pages/parts";
+import { ConfirmForm, DeleteSection, Errors, refused, SecretValue, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, type ConsoleEnv } from "../../../console/session";
 
@@ -181,14 +181,7 @@ async function settingsPage(c: Context<ConsoleEnv>, extra: { errors?: Problems; 
           <TableWrap label="Result webhooks">
             <table>
               <caption class="skip">Result webhooks</caption>
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Added</th>
-                  <th scope="col">Delete</th>
-                </tr>
-              </thead>
+              <ColumnHeads names={["URL", "Events", "Added", "Delete"]} />
               <tbody>
                 {webhooks.map((w) => (
                   <tr data-testid="survey-webhook-row">

@@ -16,7 +16,7 @@ import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap } from "../../../console/pages/parts";
+import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
 import { questionView } from "../survey-questions.service";
 import { surveyBuilderPages } from "./survey-builder";
@@ -65,14 +65,7 @@ surveysPages.get("/surveys", async (c) => {
         <TableWrap label="Surveys of the team">
           <table>
             <caption class="skip">Surveys of the team</caption>
-            <thead>
-              <tr>
-                <th scope="col">Survey</th>
-                <th scope="col">Status</th>
-                <th scope="col">Completed responses</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <ColumnHeads names={["Survey", "Status", "Completed responses", "Created"]} />
             <tbody>
               {list.data.map((s) => (
                 <tr data-testid="survey-row">
