@@ -3,9 +3,11 @@
 // survey or team id answers 404), roles (a viewer reads, never sees a write button, and is refused
 // a write), the Origin rule and the signed-out redirect.
 import { parse } from "csv-parse/sync";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, json, setupTeam } from "../helpers/api";
 import { consoleTeam, memberOf, page } from "../helpers/console";
+import { countingDb } from "../helpers/counting";
 import { activeSurvey, answer, complete, startOk } from "../products/surveys/helpers";
 
 async function respond(slug: string, questions: Array<{ id: string }>, values: unknown[]) {
@@ -77,8 +79,11 @@ describe("console surveys pages", () => {
     await respond(survey.slug, questions, [8, "Pro", 5, "more"]);
     await startOk(survey.slug);
 
-    const res = await page("GET", `/console/teams/${team.teamId}/surveys/${survey.id}`, { cookie: team.cookie });
+    // The session, the teams, the survey, its questions and sections: one D1 round trip.
+    const counted = countingDb();
+    const res = await page("GET", `/console/teams/${team.teamId}/surveys/${survey.id}`, { cookie: team.cookie, env: { ...env, DB: counted.db } });
     expect(res.status).toBe(200);
+    expect(counted.roundTrips()).toBe(1);
     const html = await res.text();
     expect(html).toContain('data-testid="response-count" data-count="3"');
     expect(html).toContain('data-testid="nps-score">0<');

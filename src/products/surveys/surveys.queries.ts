@@ -22,26 +22,43 @@ export const sectionNotFound = () => ApiError.notFound("Section not found");
 export const questionNotFound = () => ApiError.notFound("Question not found");
 
 export async function loadSurvey(db: Db, teamId: string, id: string): Promise<SurveyRow> {
-  const row = await db
+  return foundSurvey(await selectSurvey(db, teamId, id));
+}
+
+/** The read of a team's survey by id (a batch item; `foundSurvey` of its rows). */
+export function selectSurvey(db: Db, teamId: string, id: string) {
+  return db
     .select()
     .from(surveys)
     .where(ownedRow(surveys, teamId, id))
-    .get();
-  return orNotFound(row, surveyNotFound);
+    .limit(1);
+}
+
+/** The survey of `selectSurvey`'s rows, or the product's 404. */
+export function foundSurvey(rows: SurveyRow[]): SurveyRow {
+  return orNotFound(rows[0], surveyNotFound);
 }
 
 /** Sections and questions: the parts of a survey, with the same columns for ownership and order. */
 type SurveyPart = typeof surveySections | typeof surveyQuestions;
 
-/** A survey's parts in position order (ties by creation, then id). */
-async function listParts<T extends SurveyPart>(db: Db, table: T, survey: SurveyRow): Promise<T["$inferSelect"][]> {
-  const part = table as SurveyPart;
+/** The read of a survey's parts in position order (ties by creation, then id): a batch item. */
+function partsOf(db: Db, table: SurveyPart, survey: Pick<SurveyRow, "id" | "teamId">) {
   return db
     .select()
-    .from(part)
-    .where(and(eq(part.surveyId, survey.id), eq(part.teamId, survey.teamId)))
-    .orderBy(asc(part.position), asc(part.createdAt), asc(part.id));
+    .from(table)
+    .where(and(eq(table.surveyId, survey.id), eq(table.teamId, survey.teamId)))
+    .orderBy(asc(table.position), asc(table.createdAt), asc(table.id));
 }
+
+/** A survey's parts in position order. */
+async function listParts<T extends SurveyPart>(db: Db, table: T, survey: Pick<SurveyRow, "id" | "teamId">): Promise<T["$inferSelect"][]> {
+  return (await partsOf(db, table, survey)) as T["$inferSelect"][];
+}
+
+/** The reads of a survey's sections and questions, as batch items (their rows: SectionRow[], QuestionRow[]). */
+export const sectionRowsOf = (db: Db, survey: Pick<SurveyRow, "id" | "teamId">) => partsOf(db, surveySections, survey);
+export const questionRowsOf = (db: Db, survey: Pick<SurveyRow, "id" | "teamId">) => partsOf(db, surveyQuestions, survey);
 
 /** One part of the survey, or the part's 404 when it is missing, another survey's or another team's. */
 async function loadPart<T extends SurveyPart>(db: Db, table: T, survey: SurveyRow, id: string, notFound: () => ApiError): Promise<T["$inferSelect"]> {

@@ -8,14 +8,13 @@ import { ApiError, zodDetails } from "../../../platform/errors";
 import { csvAttachment } from "../../../platform/csv";
 import { exportResponsesCsv } from "../survey-export.service";
 import { responsesPage, summaryOf } from "../survey-results.service";
-import { listQuestionRows, listSectionRows, loadSurvey } from "../surveys.queries";
-import { getDb } from "../../../db/client";
+import { foundSurvey, questionRowsOf, sectionRowsOf, selectSurvey, type QuestionRow, type SectionRow } from "../surveys.queries";
 import { CreateSurveyBody } from "../surveys.schemas";
 import { createSurvey, listSurveys, setStatus, surveyView } from "../surveys.service";
 import { formText } from "../../../console/forms";
 import { Time } from "../../../console/layout";
 import { page, redirectTo, teamPath } from "../../../console/render";
-import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
+import { requireRole, roleAtLeast, teamPageReads, type ConsoleEnv } from "../../../console/session";
 import { CopyBlock, pageNumber, Pager, StatusBadge, TableWrap, ColumnHeads } from "../../../console/pages/parts";
 import { settings } from "../../../platform/config";
 import { questionView } from "../survey-questions.service";
@@ -130,22 +129,22 @@ surveysPages.get("/surveys/:survey_id/responses.csv", async (c) => {
   return csvAttachment(csv.filename, csv.body);
 });
 
+/** A survey page's D1 reads, made with the session's (scoped by the page's team: see teamPageReads). */
+const surveyReads = teamPageReads("/surveys/:survey_id", (db, params) => {
+  const owned = { id: params.survey_id!, teamId: params.team_id! };
+  return [selectSurvey(db, owned.teamId, owned.id), questionRowsOf(db, owned), sectionRowsOf(db, owned)] as const;
+});
+
 surveysPages.get("/surveys/:survey_id", async (c) => {
-  const teamId = c.get("consoleTeam").id;
-  const id = c.req.param("survey_id");
   const query = { page: pageNumber(c), per_page: 20 };
-  // The survey once (another team's answers 404), then its questions, summary and a page of
-  // responses together: the reads of the API's summary and response list, without reading the
-  // survey and its questions again for each.
-  const db = getDb(c.env.DB);
-  const row = await loadSurvey(db, teamId, id);
-  const questionRows = listQuestionRows(db, row);
-  const [questionList, summary, responses, sections] = await Promise.all([
-    questionRows,
-    summaryOf(c.env, row, questionRows),
-    responsesPage(c.env, row, query),
-    listSectionRows(db, row),
-  ]);
+  // The survey, its questions and its sections came with the session's D1 round trip
+  // (surveyReads); once the survey is found (another team's answers 404), its summary and a page of
+  // responses together: the reads of the API's summary and response list, made once.
+  const [surveyRows, questionRows, sectionRows] = await surveyReads(c);
+  const row = foundSurvey(surveyRows);
+  const questionList = questionRows as QuestionRow[];
+  const sections = sectionRows as SectionRow[];
+  const [summary, responses] = await Promise.all([summaryOf(c.env, row, questionList), responsesPage(c.env, row, query)]);
   const survey = { ...surveyView(row), questions: questionList };
   const origin = settings(c.env).appOrigin;
   const hosted = `${origin}/s/${survey.slug}`;
