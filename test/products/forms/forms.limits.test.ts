@@ -1,7 +1,8 @@
 // Floods: one IP is refused by the `public` bucket across forms; one network flooding one form is
 // refused by the form's cap for that network while other networks and the team's other forms go
 // on; one network's daily share of the team's month (forms.limits.ts).
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { setClock } from "../../../src/platform/clock";
 import { FORM_POSTS_PER_MINUTE, networkDailyCap } from "../../../src/products/forms/forms.limits";
 import { PLATFORM_BUCKET_LIMITS as BUCKET_LIMITS } from "../../../src/platform/rate-limit/buckets";
 import { planTable } from "../../../src/platform/plans";
@@ -10,6 +11,11 @@ import { usedOf } from "../../helpers/usage";
 import { createForm, postJson, storeSql } from "./forms.helpers";
 
 describe("public form limits", () => {
+  // One minute window for each flood, whatever the real clock does while it runs (a loop of 200
+  // posts on a loaded machine can cross a minute and start the counts again).
+  beforeEach(() => setClock(Date.UTC(2031, 6, 1, 9, 0, 1)));
+  afterEach(() => setClock(null));
+
   it("refuses a flood to one form from one network by the form's cap; other networks and forms still post", async () => {
     const { key } = await setupTeam();
     const form = await createForm(key);
