@@ -53,7 +53,7 @@ await withServer(
       }
     }
   },
-  { vars: { RELAY_FORWARDS_PER_MINUTE: "100000000" } },
+  { vars: { RELAY_FORWARDS_PER_MINUTE: "100000000", ...JSON.parse(process.env.BENCH_VARS ?? "{}") } },
 );
 console.error(`whole run: ${((performance.now() - started) / 1000).toFixed(0)} s`);
 

@@ -7,7 +7,8 @@ import { namedObject } from "../../src/platform/durable-objects";
 import type { Service } from "../../src/platform/plans";
 import { monthOf } from "../../src/platform/quota";
 import type { RateLimiter } from "../../src/platform/rate-limit/durable-object";
-import { teamObject } from "../../src/platform/rate-limit/middleware";
+import type { BucketName } from "../../src/platform/rate-limit/buckets";
+import { clientNetwork, counterAddress, teamObject } from "../../src/platform/rate-limit/middleware";
 
 export const meterOf = (teamId: string) => namedObject(env.RATE_LIMITER, teamObject(teamId));
 
@@ -36,4 +37,18 @@ export async function setUsed(teamId: string, service: Service | string, used: n
   const current = read?.usage?.used[service] ?? 0;
   const [taken] = await meter.meter(at, teamId, [{ quota: { service, amount: used - current, limit: null } }]);
   if (taken?.quota?.used !== used) throw new Error(`setUsed: the meter holds ${taken?.quota?.used} ${service} units, not ${used}`);
+}
+
+/**
+ * A per-IP bucket's count of one client address, where the limiter keeps it: the counter named
+ * after the address's network in its routed block's object (`counterAddress`).
+ */
+export function ipCounter(bucket: BucketName, ip: string) {
+  const where = counterAddress(bucket, `ip:${clientNetwork(ip)}`);
+  const stub = namedObject(env.RATE_LIMITER, where.object);
+  return {
+    stub,
+    hit: (windowStart: number, cost = 1) => stub.hit(windowStart, cost, where.counter),
+    peek: (windowStart: number) => stub.peek(windowStart, where.counter),
+  };
 }

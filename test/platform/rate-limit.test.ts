@@ -11,11 +11,21 @@ import { bucketLimit, type StrictFamily } from "../../src/platform/rate-limit/bu
 import { IDLE_MS } from "../../src/platform/rate-limit/durable-object";
 import { OWN_COUNTER } from "../../src/platform/rate-limit/buckets";
 import { DurableObjectLimiter, getLimiter, NoopLimiter, windowOf } from "../../src/platform/rate-limit/limiter";
-import { besideCount, clientNetwork, rateLimit, strictCounter, teamObject, type RateLimitOptions } from "../../src/platform/rate-limit/middleware";
+import {
+  besideCount,
+  clientNetwork,
+  counterAddress,
+  rateLimit,
+  routedBlock,
+  strictCounter,
+  teamObject,
+  type RateLimitOptions,
+} from "../../src/platform/rate-limit/middleware";
 import { ApiError } from "../../src/platform/errors";
 import { requestContext } from "../../src/platform/request-context";
 import { createRouter } from "../../src/platform/router";
 import { ADMIN_TOKEN, addKey, call, expectError, json, setupTeam } from "../helpers/api";
+import { ipCounter } from "../helpers/usage";
 
 /** 2031-06-01T12:00:00Z: the start of a window (a multiple of 60 s). */
 const T0 = Date.UTC(2031, 5, 1, 12, 0, 0);
@@ -204,7 +214,7 @@ describe("x-ratelimit-* headers", () => {
     const res = await call("GET", "openapi.json", { ip });
     expect(res.status).toBe(200);
     expect(headers(res)).toEqual({ limit: "100", remaining: "99", reset: String(T0_S + 60) });
-    await counter(`anonymous:ip:${ip}`).hit(T0_S, 99);
+    await ipCounter("anonymous", ip).hit(T0_S, 99);
     await expect429(await call("GET", "docs", { ip }), 55);
   });
 });
@@ -365,7 +375,7 @@ describe("unauthenticated fallback: 100 per 60 s per client IP", () => {
   it("unknown keys and wrong admin tokens count in the same per-IP bucket", async () => {
     setClock(T0 + 12_000);
     const ip = freshIp();
-    await counter(`anonymous:ip:${ip}`).hit(T0_S, 98);
+    await ipCounter("anonymous", ip).hit(T0_S, 98);
     expect((await call("GET", "usage", { ip, key: "edp_unknown" })).status).toBe(401);
     expect((await call("GET", `admin/teams/${crypto.randomUUID()}`, { ip, key: "wrong" })).status).toBe(401);
     await expect429(await call("GET", "usage", { ip, key: "edp_unknown" }), 48);
@@ -375,7 +385,7 @@ describe("unauthenticated fallback: 100 per 60 s per client IP", () => {
   it("a valid key from an exhausted IP is counted on its team, not refused", async () => {
     setClock(T0 + 12_000);
     const ip = freshIp();
-    await counter(`anonymous:ip:${ip}`).hit(T0_S, 100);
+    await ipCounter("anonymous", ip).hit(T0_S, 100);
     expect((await call("GET", "usage", { ip })).status).toBe(429);
     const team = await setupTeam({ plan: "pro" });
     const res = await call("GET", "usage", { ip, key: team.key });
@@ -386,7 +396,7 @@ describe("unauthenticated fallback: 100 per 60 s per client IP", () => {
   it("the per-IP fallback resets at the window rollover", async () => {
     const ip = freshIp();
     setClock(T0 + 30_000);
-    await counter(`anonymous:ip:${ip}`).hit(T0_S, 100);
+    await ipCounter("anonymous", ip).hit(T0_S, 100);
     expect((await call("GET", "usage", { ip })).status).toBe(429);
     setClock(T0 + 60_000);
     const res = await call("GET", "usage", { ip });
@@ -446,7 +456,7 @@ describe("strict overwrites default", () => {
     const ip = freshIp();
     const first = await tinyFetch(tiny, "/public", { ip });
     expect(headers(first)).toEqual({ limit: "200", remaining: "199", reset: String(T0_S + 60) });
-    await counter(`public:ip:${ip}`).hit(T0_S, 199);
+    await ipCounter("public", ip).hit(T0_S, 199);
     await expect429(await tinyFetch(tiny, "/public", { ip }), 52);
     expect(headers(await tinyFetch(tiny, "/public", { ip: freshIp() })).remaining).toBe("199");
   });
@@ -510,7 +520,7 @@ describe("RATE_LIMITS=off", () => {
     }
     // Unauthenticated traffic is not refused either.
     const ip = freshIp();
-    await counter(`anonymous:ip:${ip}`).hit(T0_S, 100);
+    await ipCounter("anonymous", ip).hit(T0_S, 100);
     const anon = await app.fetch(new Request("http://app.test/api/v1/usage", { headers: { "cf-connecting-ip": ip } }), offEnv, createExecutionContext());
     expect(anon.status).toBe(401);
   });
@@ -552,8 +562,55 @@ describe("per-IP buckets count IPv6 per /64 (regression, issue 37 finding 5)", (
     const r = crypto.getRandomValues(new Uint16Array(2));
     const net = `2001:db8:${r[0].toString(16)}:${r[1].toString(16)}`;
     expect((await call("GET", "openapi.json", { ip: `${net}::1` })).status).toBe(200);
-    await counter(`anonymous:ip:${net}::/64`).hit(T0_S, 99);
+    await ipCounter("anonymous", `${net}::1`).hit(T0_S, 99);
     await expect429(await call("GET", "docs", { ip: `${net}:aaaa:bbbb:cccc:dddd` }), 55);
     expect((await call("GET", "openapi.json", { ip: `2001:db8:${r[0].toString(16)}:${(r[1] ^ 1).toString(16)}::1` })).status).toBe(200);
+  });
+});
+
+describe("per-IP counters live in the object of their routed block, each address counted exactly", () => {
+  it("an IPv4 address counts in its /24's object, an IPv6 /64 in its /48's, under a counter of its own", () => {
+    expect(routedBlock("198.51.100.7")).toBe("198.51.100.0/24");
+    expect(routedBlock("2001:db8:1:2::/64")).toBe("2001:db8:1::/48");
+    expect(routedBlock("unknown")).toBeNull();
+    expect(counterAddress("public", "ip:198.51.100.7")).toEqual({ object: "public:block:198.51.100.0/24", counter: "ip:198.51.100.7" });
+    expect(counterAddress("anonymous", `ip:${clientNetwork("2001:db8:1:2::9")}`)).toEqual({
+      object: "anonymous:block:2001:db8:1::/48",
+      counter: "ip:2001:db8:1:2::/64",
+    });
+    // Anything else keeps an object of its own.
+    expect(counterAddress("public", "ip:unknown")).toEqual({ object: "public:ip:unknown", counter: OWN_COUNTER });
+    expect(counterAddress("anonymous", "token:abc")).toEqual({ object: "anonymous:token:abc", counter: OWN_COUNTER });
+  });
+
+  it("a full address is refused while its neighbour in the same /24 keeps its own window", async () => {
+    setClock(T0 + 9_000);
+    const tiny = tinyApp({ bucket: "public" });
+    const r = crypto.getRandomValues(new Uint8Array(2));
+    const full = `203.0.${r[0]}.10`;
+    const neighbour = `203.0.${r[0]}.11`;
+    await ipCounter("public", full).hit(T0_S, 200);
+    await expect429(await tinyFetch(tiny, "/public", { ip: full }), 51);
+    expect(headers(await tinyFetch(tiny, "/public", { ip: neighbour }))).toEqual({ limit: "200", remaining: "199", reset: String(T0_S + 60) });
+    expect(await ipCounter("public", neighbour).peek(T0_S)).toBe(1);
+    expect(await ipCounter("public", full).peek(T0_S)).toBe(201);
+  });
+
+  it("the first new window of any address drops every address's older windows: a block that stays busy keeps no rows of addresses gone", async () => {
+    const r = crypto.getRandomValues(new Uint8Array(2));
+    const block = `203.1.${r[0]}`;
+    await ipCounter("public", `${block}.1`).hit(T0_S, 3);
+    await ipCounter("public", `${block}.2`).hit(T0_S, 4);
+    const { stub } = ipCounter("public", `${block}.3`);
+    const rows = () =>
+      runInDurableObject(stub, (_instance, state) =>
+        state.storage.sql.exec<{ name: string; start: number }>("SELECT name, start FROM counters ORDER BY name").toArray(),
+      );
+    expect(await rows()).toHaveLength(2);
+    await ipCounter("public", `${block}.3`).hit(T0_S + 60);
+    expect(await rows()).toEqual([{ name: `ip:${block}.3`, start: T0_S + 60 }]);
+    // The addresses gone start again from nothing when they come back.
+    expect(await ipCounter("public", `${block}.1`).hit(T0_S + 60)).toBe(1);
+    expect(await ipCounter("public", `${block}.3`).hit(T0_S + 60)).toBe(2);
   });
 });

@@ -71,6 +71,8 @@ export class RateLimiter extends DurableObject<Env> {
   private readonly windows = new Map<string, { start: number; count: number }>();
   /** The month's units as last read from SQLite, until units change (read before SQLite). */
   private monthRead: { period: string; usage: Pick<UsageSnapshot, "used" | "daily"> } | null = null;
+  /** The window whose client networks' older windows this instance dropped last (a block's object). */
+  private readonly sweeps = { networksBefore: 0 };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -81,6 +83,7 @@ export class RateLimiter extends DurableObject<Env> {
   private createTables(): void {
     this.seededMonths = null;
     this.windows.clear();
+    this.sweeps.networksBefore = 0;
     this.monthRead = null;
     this.sql.exec(SQL.CREATE_COUNTERS);
     this.sql.exec(SQL.CREATE_SEEN);
@@ -100,7 +103,7 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** A tally of this object's counters for one call (read once, written once). */
   private tally(): Tally {
-    return new Tally(this.sql, this.windows, (idleMs) => this.touch(idleMs));
+    return new Tally(this.sql, this.windows, (idleMs) => this.touch(idleMs), this.sweeps);
   }
 
   /**
@@ -358,6 +361,8 @@ class Tally {
     private readonly windows: Map<string, { start: number; count: number }>,
     /** Notes use for retention, with how long the window keeps the object alive. */
     private readonly touch: (idleMs: number) => void,
+    /** The object's last sweep of its client networks' windows. */
+    private readonly sweeps: { networksBefore: number },
   ) {}
 
   private counter(name: string, start: number): TalliedCounter {
@@ -418,6 +423,14 @@ class Tally {
     return { ok: true, used: next };
   }
 
+  /** Drops every client network's windows before `start`, once per window, in SQLite and in the instance's copy. */
+  private sweepNetworks(start: number): void {
+    if (this.sweeps.networksBefore >= start) return;
+    this.sweeps.networksBefore = start;
+    this.sql.exec(SQL.DROP_OLDER_NETWORK_WINDOWS, start);
+    for (const [name, known] of this.windows) if (known.start < start && name.startsWith("ip:")) this.windows.delete(name);
+  }
+
   /** Writes every counter counted in and every service's units taken or given back, marked for the roll-up. */
   write(): void {
     for (const units of this.units.values()) {
@@ -433,7 +446,11 @@ class Tally {
         // The first hit of a window: the counter's older windows are dead weight (it resets to zero
         // at rollover), so drop them now rather than on every hit; note when (real time, not the
         // callers' clock, which tests move) and look again once the window can no longer be current.
-        this.sql.exec(SQL.DROP_OLDER_WINDOWS, counter.name, counter.start);
+        // A block's object counts many client networks (`ip:…`), most of them seen once: the first
+        // new window of any of them drops every network's older windows, once per window, so a
+        // network that never comes back leaves nothing behind while the block stays busy.
+        if (counter.name.startsWith("ip:")) this.sweepNetworks(counter.start);
+        else this.sql.exec(SQL.DROP_OLDER_WINDOWS, counter.name, counter.start);
         this.touch(counter.idleMs);
       }
       const known = this.windows.get(counter.name);

@@ -73,9 +73,32 @@ export function strictCounter(family: StrictFamily): string {
   return `strict:${family}`;
 }
 
-/** Where a counter lives: the object (`<bucket>:<key>`, or the team's object) and its name there. */
-function address(bucket: BucketName, key: string | StrictKey): { object: string; counter: string } {
+/**
+ * The routed block of a client network: its IPv4 /24 or IPv6 /48, the longest prefixes routed
+ * between networks on the Internet, so a block's addresses belong to one network and reach the edge
+ * in one region, as one address does; null for anything else (`unknown`).
+ */
+export function routedBlock(network: string): string | null {
+  if (!ipaddr.isValid(network.replace(/\/64$/, ""))) return null;
+  const address = ipaddr.parse(network.replace(/\/64$/, ""));
+  if (address.kind() === "ipv4") return `${(address as ipaddr.IPv4).octets.slice(0, 3).join(".")}.0/24`;
+  return `${(address as ipaddr.IPv6).parts
+    .slice(0, 3)
+    .map((part) => part.toString(16))
+    .join(":")}::/48`;
+}
+
+/**
+ * Where a counter lives: the object and its name there. A team's strict family is a counter of the
+ * team's object; a per-IP bucket's count (`ip:<clientNetwork>`) is a counter of its own, named after
+ * the network, in the object of the network's routed block (`<bucket>:block:<block>`): every address
+ * keeps its exact count, and the addresses of one block share an object (one object born, stored
+ * and kept alive for all of them, one coalesced call per isolate). Any other key is its own object.
+ */
+export function counterAddress(bucket: BucketName, key: string | StrictKey): { object: string; counter: string } {
   if (typeof key !== "string") return { object: teamObject(key.teamId), counter: strictCounter(key.family) };
+  const block = key.startsWith("ip:") ? routedBlock(key.slice(3)) : null;
+  if (block) return { object: `${bucket}:block:${block}`, counter: key };
   return { object: `${bucket}:${key}`, counter: OWN_COUNTER };
 }
 
@@ -102,7 +125,7 @@ function admit(c: Context<AppEnv>, result: RateLimitResult | null): void {
 async function countBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string): Promise<RateLimitResult | null> {
   const limit = bucketLimit(bucket, plan);
   if (limit === null) return null;
-  const where = address(bucket, key);
+  const where = counterAddress(bucket, key);
   const counted = c.get("rateLimitCounted");
   const ahead = counted?.get(addressKey(where));
   if (ahead) {
@@ -211,7 +234,7 @@ export async function enforceTeamBuckets(c: Context<AppEnv>, teamId: string, pla
  * known (relay ingest).
  */
 export function refuseRemembered(c: Context<AppEnv>, bucket: Exclude<BucketName, "default" | "strict" | "flags_client">, key: string): void {
-  const where = address(bucket, key);
+  const where = counterAddress(bucket, key);
   const result = getLimiter(c.env).remembered(where.object, { name: where.counter, limit: fixedLimit(bucket) });
   if (!result) return;
   c.set("rateLimit", result);

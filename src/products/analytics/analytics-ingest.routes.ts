@@ -7,7 +7,7 @@ import { cors } from "hono/cors";
 import { readBodyCapped, tooLargeMessage } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
 import { jsonResponse, RateLimitErrorSchema } from "../../platform/openapi";
-import { clientIp, countBeside } from "../../platform/rate-limit/middleware";
+import { clientIp, countBeside, ipKey } from "../../platform/rate-limit/middleware";
 import { backgroundOf } from "../../platform/request-context";
 import { createRouter } from "../../platform/router";
 import { analyticsErrorFormat, publicRoute } from "./analytics.openapi";
@@ -40,7 +40,7 @@ analyticsEventRouter.openapi(
   async (c) => {
     // The bucket's count runs beside the body and the look-up; its refusal still comes first.
     const ip = clientIp(c);
-    const admitted = countBeside(c, "public", `ip:${ip}`);
+    const admitted = countBeside(c, "public", ipKey(c));
     let text: string;
     try {
       const bytes = await readBodyCapped(c.req.raw, MAX_EVENT_BODY_BYTES, () => new ApiError("payload_too_large", tooLargeMessage(MAX_EVENT_BODY_BYTES)));

@@ -9,7 +9,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { bearerToken } from "../../platform/auth";
 import { ApiError } from "../../platform/errors";
-import { besideCount, clientIp, countBeside, enforceBesideCount } from "../../platform/rate-limit/middleware";
+import { besideCount, countBeside, enforceBesideCount, ipKey } from "../../platform/rate-limit/middleware";
 import { takeUnitAhead } from "../../platform/quota";
 import { backgroundOf } from "../../platform/request-context";
 import { type ClientPrincipal, isClientKey, resolveClientKey } from "./flags-client-keys.service";
@@ -39,7 +39,7 @@ export function clientOf(c: { get(key: "flagsClient"): ClientPrincipal | undefin
  * trip too (`flagsUnit`; spendEvaluation keeps it, withUnitSettled gives it back otherwise).
  */
 export async function authenticateClient(c: Parameters<MiddlewareHandler<AppEnv>>[0], token: string | null, evaluates = false): Promise<ClientPrincipal> {
-  const admitted = countBeside(c, "flags_client_ip", `ip:${clientIp(c)}`);
+  const admitted = countBeside(c, "flags_client_ip", ipKey(c));
   let principal: ClientPrincipal | null;
   try {
     principal = token && isClientKey(token) ? await resolveClientKey(c.env, token) : null;

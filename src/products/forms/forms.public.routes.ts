@@ -11,7 +11,7 @@ import { settings } from "../../platform/config";
 import { ApiError, type ErrorFormatter } from "../../platform/errors";
 import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { backgroundOf } from "../../platform/request-context";
-import { besideCount, clientIp, countBeside, enforceBucket } from "../../platform/rate-limit/middleware";
+import { besideCount, countBeside, enforceBucket, ipKey } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { z } from "@hono/zod-openapi";
 import { refusedPage, thanksPage, VISITOR_PAGE_HEADERS } from "./forms.pages";
@@ -44,7 +44,7 @@ export const formsPublicRouter = createRouter({ errorFormat: formsPublicErrorFor
 
 const FormIdParam = z.object({ form_id: z.string().openapi({ param: { name: "form_id", in: "path" }, description: "The form's id." }) });
 
-const perIp = (c: Context<AppEnv>) => enforceBucket(c, "public", `ip:${clientIp(c)}`);
+const perIp = (c: Context<AppEnv>) => enforceBucket(c, "public", ipKey(c));
 
 /** True when the caller reads JSON: a JSON body, or JSON accepted. */
 function wantsJson(c: Context<AppEnv>): boolean {
@@ -113,7 +113,7 @@ formsPublicRouter.openapi(
     try {
       // The per-IP bucket's count runs beside the form's look-up and its caps and unit (one round
       // trip for both counts, the unit given back when the bucket refuses); its refusal comes first.
-      const admitted = countBeside(c, "public", `ip:${clientIp(c)}`);
+      const admitted = countBeside(c, "public", ipKey(c));
       form = await findPublicForm(c.env, c.req.valid("param").form_id).catch(async (error: unknown) => {
         throw (await admitted) ?? error;
       });

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
-import { setUsed, usedOf } from "../../helpers/usage";
+import { ipCounter, setUsed, usedOf } from "../../helpers/usage";
 import { setClock } from "../../../src/platform/clock";
 import { namedObject } from "../../../src/platform/durable-objects";
 import { dailySalt } from "../../../src/products/analytics/analytics.store";
@@ -90,6 +90,16 @@ describe("abuse and metering", () => {
     await expectError(await sendEvent(null, { ip, raw: "{" }), 429, { error: "Rate limit exceeded", retry_after: body.retry_after });
     // Another address is not affected.
     expect((await sendEvent(pageview(site.id), { ip: "192.0.2.250" })).status).toBe(202);
+    expect(await usedOf(team.teamId, "analytics")).toBe(1);
+  });
+
+  it("counts an IPv6 visitor in the public bucket by its /64: a full /64 is refused from any of its addresses, the next /64 is not", async () => {
+    const team = await setupTeam();
+    const site = await createSite(team.key);
+    setClock(Date.UTC(2031, 6, 1, 9, 0, 1));
+    await ipCounter("public", "2001:db8:71:1::1").hit(Date.UTC(2031, 6, 1, 9, 0, 0) / 1000, 200);
+    expect((await sendEvent(pageview(site.id), { ip: "2001:db8:71:1:ffff::2" })).status).toBe(429);
+    expect((await sendEvent(pageview(site.id), { ip: "2001:db8:71:2::1" })).status).toBe(202);
     expect(await usedOf(team.teamId, "analytics")).toBe(1);
   });
 

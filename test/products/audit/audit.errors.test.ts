@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { call, expectError, json } from "../../helpers/api";
-import { setUsed } from "../../helpers/usage";
+import { ipCounter, setUsed } from "../../helpers/usage";
 import { createFinding, newTeam } from "./audit-helpers";
 
 afterEach(() => setClock(null));
@@ -150,7 +150,7 @@ describe("not_found (404)", () => {
     setClock(t0 + 10_000);
     const ip = "198.51.100.213";
     // The window's 200 requests of the `public` bucket, counted straight in the limiter's object.
-    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`public:ip:${ip}`)).hit(t0 / 1000, 200);
+    await ipCounter("public", ip).hit(t0 / 1000, 200);
     const res = await call("GET", "/insights/audit/reports/shared/abc.def", { ip });
     expect(res.headers.get("retry-after")).toBe("50");
     await expectError(res, 429, { error: "Rate limit exceeded", retry_after: 50 });

@@ -4,6 +4,7 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { setClock } from "../../../src/platform/clock";
 import { call, expectError, json } from "../../helpers/api";
+import { ipCounter } from "../../helpers/usage";
 import { createClientKey, createFlag, flagsTeam } from "./flags-helpers";
 
 const rollout = {
@@ -118,6 +119,16 @@ describe("flags: client API", () => {
     const usage = await call("GET", "usage", { key: t.key });
     // Counted in the default bucket: the setup (three flags and a client key) and this read; none of the client calls.
     expect(Number(usage.headers.get("x-ratelimit-remaining"))).toBe(5995);
+  });
+
+  it("flags_client_ip counts an IPv6 client by its /64: a full /64 is refused from any of its addresses, the next /64 is not", async () => {
+    setClock(Date.UTC(2031, 6, 1, 9, 0, 1));
+    onTestFinished(() => setClock(null));
+    const t = await team();
+    await ipCounter("flags_client_ip", "2001:db8:72:1::1").hit(Date.UTC(2031, 6, 1, 9, 0, 0) / 1000, 120);
+    const body = { context: { targetingKey: "u" } };
+    expect((await call("POST", "flags/client/bootstrap", { key: t.client.key, ip: "2001:db8:72:1:ffff::2", body })).status).toBe(429);
+    expect((await call("POST", "flags/client/bootstrap", { key: t.client.key, ip: "2001:db8:72:2::1", body })).status).toBe(200);
   });
 
   it("track: exposures count in insights for client-side flags only, never marking a flag fresh", async () => {

@@ -7,7 +7,7 @@ import { FORM_POSTS_PER_MINUTE, networkDailyCap } from "../../../src/products/fo
 import { PLATFORM_BUCKET_LIMITS as BUCKET_LIMITS } from "../../../src/platform/rate-limit/buckets";
 import { planTable } from "../../../src/platform/plans";
 import { json, setupTeam } from "../../helpers/api";
-import { usedOf } from "../../helpers/usage";
+import { ipCounter, usedOf } from "../../helpers/usage";
 import { createForm, postJson, storeSql } from "./forms.helpers";
 
 describe("public form limits", () => {
@@ -58,6 +58,15 @@ describe("public form limits", () => {
     expect(await usedOf(teamId, "forms")).toBe(BUCKET_LIMITS.public);
     expect((await postJson(forms[0]!.id, { i: "again" }, { ip })).status).toBe(429);
     expect(await usedOf(teamId, "forms")).toBe(BUCKET_LIMITS.public);
+  });
+
+  it("counts an IPv6 client in the public bucket by its /64: a full /64 is refused from any of its addresses, the next /64 is not", async () => {
+    const { key, teamId } = await setupTeam({ plan: "enterprise" });
+    const form = await createForm(key);
+    await ipCounter("public", "2001:db8:70:1::1").hit(Date.UTC(2031, 6, 1, 9, 0, 0) / 1000, BUCKET_LIMITS.public);
+    expect((await postJson(form.id, { x: "y" }, { ip: "2001:db8:70:1:ffff::2" })).status).toBe(429);
+    expect((await postJson(form.id, { x: "y" }, { ip: "2001:db8:70:2::1" })).status).toBe(200);
+    expect(await usedOf(teamId, "forms")).toBe(1);
   });
 
   it("gives one network at most 1/62 of a plan's month a day (half the month over 31 days), none for enterprise", () => {

@@ -14,7 +14,7 @@ import { FIRST_ATTEMPT_WATCH_MS } from "../../../src/products/relay/store/relay-
 import { LEASE_ENDED_AFTER_MS, STUCK_AFTER_MS } from "../../../src/products/relay/store/relay-store.upkeep";
 import { expectError, json, setupTeam } from "../../helpers/api";
 import { wrappedNamespace } from "../../helpers/counting";
-import { setUsed, usedOf } from "../../helpers/usage";
+import { ipCounter, setUsed, usedOf } from "../../helpers/usage";
 import {
   callSettled,
   consumeRecorded,
@@ -383,7 +383,7 @@ describe("the per-IP bucket counted beside the event's checks", () => {
     expect((await ingestSettled(source.slug, body, {}, { ip })).status).toBe(202);
     expect(await usedOf(team.teamId, "webhooks")).toBe(1);
     // The window of this IP is full (the 200 of the public bucket; this is not yet remembered as refused here).
-    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`public:ip:${ip}`)).hit(Math.floor(at / 60_000) * 60, 199);
+    await ipCounter("public", ip).hit(Math.floor(at / 60_000) * 60, 199);
     const fresh = await ingestSettled(source.slug, JSON.stringify({ id: "evt_second", type: "invoice.paid" }), {}, { ip });
     await expectError(fresh, 429, { error: "Rate limit exceeded", retry_after: 55 });
     const duplicate = await ingestSettled(source.slug, body, {}, { ip });
@@ -393,7 +393,7 @@ describe("the per-IP bucket counted beside the event's checks", () => {
     // A bad signature from a full IP (not yet remembered): 429, not 401.
     const signed = await createSource(team.key, { provider: "generic", signing_secret: "bench-secret" });
     const other = "198.51.100.178";
-    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`public:ip:${other}`)).hit(Math.floor(at / 60_000) * 60, 200);
+    await ipCounter("public", other).hit(Math.floor(at / 60_000) * 60, 200);
     await expectError(await ingestSettled(signed.slug, "{}", { "x-signature": "00" }, { ip: other }), 429, { error: "Rate limit exceeded", retry_after: 55 });
   });
 });
