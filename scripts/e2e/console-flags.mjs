@@ -3,7 +3,7 @@
 // added with a second condition and a rollout, a served variant's removal refused, and a client key
 // made; a reload after every POST repeats nothing (versions and history counted over the API, the
 // client key's plaintext shown once); the flag's insights arrive with no evaluation after the last;
-// the list, a flag's page, segments and environments pass axe-core with no serious or critical
+// the list, a flag's page, one scheduled change's page, segments and environments pass axe-core with no serious or critical
 // violation and do not scroll sideways at 390 px, every folded form open. Screenshots at 1280 and
 // 390 px go to test-results/console/ (files named flags-*).
 import { mkdirSync } from "node:fs";
@@ -150,7 +150,12 @@ export async function consoleFlagsChecks({ url, adminToken, createTeamWithKey, d
         { timeoutMs: 30_000, intervalMs: 1_000 },
       );
       expectStatus(await api("POST", "flags/segments", { key: "beta", name: "Beta testers", included: ["user-a"] }), 201, "segment");
-      const pages = ["flags", "flags/new-checkout", "flags/segments", "flags/segments/beta", "flags/environments"];
+      const change = expectStatus(
+        await api("POST", "flags/new-checkout/scheduled-changes", { environment: "production", at: "2031-01-02T09:30:00Z", enabled: false }),
+        201,
+        "scheduled change",
+      ).body.data;
+      const pages = ["flags", "flags/new-checkout", `flags/new-checkout/scheduled/${change.id}`, "flags/segments", "flags/segments/beta", "flags/environments"];
       for (const width of [1280, 390]) {
         await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
         const wide = {};

@@ -293,6 +293,42 @@ describe("console flags: schedules and insights", () => {
     expect((await json(await call("GET", "flags/later/scheduled-changes", { key: team.key }))).data).toEqual([]);
   });
 
+  it("shows one scheduled change on its own page (what, who, when, what came of it); a viewer reads it without the cancel; another team's is a 404", async () => {
+    const team = await consoleTeam("developer");
+    await makeFlag(team, { key: "later" });
+    await page("POST", at(team, "flags/later/scheduled"), {
+      cookie: team.cookie,
+      form: { version: "1", environment: "production", enabled: "true", at: "2031-01-02T09:30" },
+    });
+    const [change] = (await json(await call("GET", "flags/later/scheduled-changes", { key: team.key }))).data;
+    const url = at(team, `flags/later/scheduled/${change.id}`);
+    // The flag's list links to it.
+    expect(await (await page("GET", at(team, "flags/later"), { cookie: team.cookie })).text()).toContain(`href="${url}"`);
+    const res = await page("GET", url, { cookie: team.cookie });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('data-testid="scheduled-change" data-status="pending"');
+    expect(html).toContain("turn on");
+    expect(html).toContain("production");
+    expect(html).toContain('datetime="2031-01-02T09:30:00.000Z"');
+    expect(html).toContain(team.email);
+    expect(html).toContain(`flags/later/scheduled/${change.id}/cancel`);
+    // A viewer reads the same page, with nothing to press.
+    const viewer = await memberOf(team.teamId, "viewer");
+    const read = await (await page("GET", url, { cookie: viewer.cookie })).text();
+    expect(read).toContain('data-testid="scheduled-change"');
+    expect(read).not.toContain("/cancel");
+    // Another team's change, an unknown id and an unknown flag answer the console's 404.
+    const other = await consoleTeam("developer");
+    await makeFlag(other, { key: "later" });
+    expect((await page("GET", at(other, `flags/later/scheduled/${change.id}`), { cookie: other.cookie })).status).toBe(404);
+    expect((await page("GET", at(team, "flags/later/scheduled/nope"), { cookie: team.cookie })).status).toBe(404);
+    expect((await page("GET", at(team, `flags/gone/scheduled/${change.id}`), { cookie: team.cookie })).status).toBe(404);
+    // Cancelled, it is gone.
+    await page("POST", `${url}/cancel`, { cookie: team.cookie });
+    expect((await page("GET", url, { cookie: team.cookie })).status).toBe(404);
+  });
+
   it("draws evaluations per variant per hour with a table for screen readers once the flag is evaluated", async () => {
     const team = await consoleTeam("viewer");
     await makeFlag(team, { key: "counted", environments: { production: { enabled: true } } });

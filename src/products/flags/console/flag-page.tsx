@@ -14,9 +14,9 @@ import type { ConsoleEnv } from "../../../console/session";
 import { nowMs } from "../../../platform/clock";
 import type { Flag } from "../flag-model";
 import { flushInsights } from "../flags.insights";
-import { flagHistory, flagInsights, getFlag, listEnvironments, listScheduledChanges } from "../flags.service";
+import { flagHistory, flagInsights, getFlag, getScheduledChange, listEnvironments, listScheduledChanges } from "../flags.service";
 import { ProblemNote, VersionField, type Problem } from "./flag-form-parts";
-import { HistorySection, InsightsSection, ScheduledSection } from "./flag-sections";
+import { HistorySection, InsightsSection, ScheduledChangeFacts, ScheduledSection } from "./flag-sections";
 import { EnvironmentCard } from "./flag-targeting";
 import { VariantsSection } from "./flag-variants";
 import { canWrite, FlagTabs, TOGGLE_NOTICES } from "./flags-parts";
@@ -144,3 +144,21 @@ export async function renderFlagPage(c: Context<ConsoleEnv>, key: string, option
 }
 
 flagPage.get("/flags/:flag_key", (c) => renderFlagPage(c, c.req.param("flag_key")));
+
+// One scheduled change on its own page; the flag's page lists them all.
+flagPage.get("/flags/:flag_key/scheduled/:change_id", async (c) => {
+  const teamId = c.get("consoleTeam").id;
+  const key = c.req.param("flag_key");
+  const [flag, change] = await Promise.all([getFlag(c.env, teamId, key), getScheduledChange(c.env, teamId, key, c.req.param("change_id"))]);
+  return page(
+    c,
+    { title: `Scheduled change of ${flag.name}`, active: "flags" },
+    <>
+      <p class="breadcrumbs small">
+        <a href={teamPath(c, "flags")}>Feature flags</a> / <a href={teamPath(c, `flags/${flag.key}`)}>{flag.key}</a> / scheduled change
+      </p>
+      <FlagTabs c={c} current="flags" />
+      <ScheduledChangeFacts c={c} flag={flag} change={change} />
+    </>,
+  );
+});

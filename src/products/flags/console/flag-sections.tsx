@@ -168,6 +168,65 @@ function changeText(s: ScheduledChange): string {
   return parts.join(", ");
 }
 
+function StatusBadge(props: { change: ScheduledChange }) {
+  const { status } = props.change;
+  return <span class={`badge ${status === "applied" ? "ok" : status === "failed" ? "danger" : "warn"}`}>{status}</span>;
+}
+
+function CancelForm(props: { c: Context<ConsoleEnv>; flag: Flag; change: ScheduledChange }) {
+  return (
+    <form method="post" action={teamPath(props.c, `flags/${props.flag.key}/scheduled/${props.change.id}/cancel`)}>
+      <button type="submit" class="link-button small">
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+/** One scheduled change on its own (`getScheduledFlagChange`): what it does, who scheduled it and when, and what came of it. */
+export function ScheduledChangeFacts(props: { c: Context<ConsoleEnv>; flag: Flag; change: ScheduledChange }) {
+  const { c, flag, change } = props;
+  return (
+    <section class="section" aria-labelledby="change-title">
+      <h2 id="change-title">Scheduled change</h2>
+      <dl class="meta-list" data-testid="scheduled-change" data-status={change.status}>
+        <dt>Environment</dt>
+        <dd>{change.environment}</dd>
+        <dt>Due</dt>
+        <dd>
+          <Time iso={change.at} /> <span class="muted small">(applied within 60 seconds of this time)</span>
+        </dd>
+        <dt>Change</dt>
+        <dd>{changeText(change)}</dd>
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge change={change} />
+        </dd>
+        {change.error ? (
+          <>
+            <dt>Why it failed</dt>
+            <dd>{change.error}</dd>
+          </>
+        ) : null}
+        {change.applied_at ? (
+          <>
+            <dt>Applied</dt>
+            <dd>
+              <Time iso={change.applied_at} />
+              {change.applied_version !== null ? `, as version ${change.applied_version}` : ""}
+            </dd>
+          </>
+        ) : null}
+        <dt>Scheduled by</dt>
+        <dd>
+          <ActorText actor={change.actor} />, <Time iso={change.created_at} />
+        </dd>
+      </dl>
+      {canWrite(c) && change.status === "pending" ? <CancelForm c={c} flag={flag} change={change} /> : null}
+    </section>
+  );
+}
+
 /** A scheduled change: an environment turned on or off, its default rule changed, or both, at a time (UTC). */
 function ScheduleForm(props: { c: Context<ConsoleEnv>; flag: Flag; environments: Array<{ key: string; name: string }>; problem?: Problem | null }) {
   const { flag } = props;
@@ -251,25 +310,17 @@ export function ScheduledSection(props: {
               {props.scheduled.map((s) => (
                 <tr data-testid="scheduled-row" data-status={s.status}>
                   <td>
-                    <Time iso={s.at} />
+                    <a href={teamPath(c, `flags/${flag.key}/scheduled/${s.id}`)} aria-label={`Scheduled change ${s.id}`}>
+                      <Time iso={s.at} />
+                    </a>
                   </td>
                   <td>{s.environment}</td>
                   <td>{changeText(s)}</td>
                   <td>
-                    <span class={`badge ${s.status === "applied" ? "ok" : s.status === "failed" ? "danger" : "warn"}`}>{s.status}</span>
+                    <StatusBadge change={s} />
                     {s.error ? <span class="small muted"> {s.error}</span> : null}
                   </td>
-                  {write ? (
-                    <td>
-                      {s.status === "pending" ? (
-                        <form method="post" action={teamPath(c, `flags/${flag.key}/scheduled/${s.id}/cancel`)}>
-                          <button type="submit" class="link-button small">
-                            Cancel
-                          </button>
-                        </form>
-                      ) : null}
-                    </td>
-                  ) : null}
+                  {write ? <td>{s.status === "pending" ? <CancelForm c={c} flag={flag} change={s} /> : null}</td> : null}
                 </tr>
               ))}
             </tbody>
