@@ -167,8 +167,11 @@ export async function consoleFlagsChecks({ url, adminToken, createTeamWithKey, d
           });
           await checkAxe(page, `${path} at ${width} px`);
           wide[path] = await page.evaluate(() => document.documentElement.scrollWidth);
-          if (path === "flags" || path === "flags/new-checkout") {
-            await page.screenshot({ path: join(SHOTS, `flags-${width}-${path.replace(/\W+/g, "-")}.png`), fullPage: true });
+          if (path === "flags" || path === "flags/new-checkout" || path.includes("/scheduled/")) {
+            await page.screenshot({
+              path: join(SHOTS, `flags-${width}-${path.replace(/\/scheduled\/.*/, "/scheduled").replace(/\W+/g, "-")}.png`),
+              fullPage: true,
+            });
           }
         }
         if (width === 390)

@@ -173,11 +173,12 @@ function StatusBadge(props: { change: ScheduledChange }) {
   return <span class={`badge ${status === "applied" ? "ok" : status === "failed" ? "danger" : "warn"}`}>{status}</span>;
 }
 
-function CancelForm(props: { c: Context<ConsoleEnv>; flag: Flag; change: ScheduledChange }) {
+/** Cancels a pending change: a small link-like button in the list, a button of its own on the change's page. */
+function CancelForm(props: { c: Context<ConsoleEnv>; flag: Flag; change: ScheduledChange; own?: boolean }) {
   return (
     <form method="post" action={teamPath(props.c, `flags/${props.flag.key}/scheduled/${props.change.id}/cancel`)}>
-      <button type="submit" class="link-button small">
-        Cancel
+      <button type="submit" class={props.own ? "secondary" : "link-button small"}>
+        {props.own ? "Cancel this change" : "Cancel"}
       </button>
     </form>
   );
@@ -222,7 +223,7 @@ export function ScheduledChangeFacts(props: { c: Context<ConsoleEnv>; flag: Flag
           <ActorText actor={change.actor} />, <Time iso={change.created_at} />
         </dd>
       </dl>
-      {canWrite(c) && change.status === "pending" ? <CancelForm c={c} flag={flag} change={change} /> : null}
+      {canWrite(c) && change.status === "pending" ? <CancelForm c={c} flag={flag} change={change} own /> : null}
     </section>
   );
 }
@@ -310,7 +311,7 @@ export function ScheduledSection(props: {
               {props.scheduled.map((s) => (
                 <tr data-testid="scheduled-row" data-status={s.status}>
                   <td>
-                    <a href={teamPath(c, `flags/${flag.key}/scheduled/${s.id}`)} aria-label={`Scheduled change ${s.id}`}>
+                    <a href={teamPath(c, `flags/${flag.key}/scheduled/${s.id}`)}>
                       <Time iso={s.at} />
                     </a>
                   </td>
