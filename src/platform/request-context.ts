@@ -30,4 +30,4 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
 
 // The request's background and keep-alive live beside Background (jobs/commit.ts), where the
 // rate limiter can import them without a cycle through this module.
-export { backgroundOf, keepAliveFrom, keepAliveOf } from "./jobs/commit";
+export { backgroundOf, backgroundOrDetached, keepAliveFrom, keepAliveOf } from "./jobs/commit";

@@ -27,6 +27,11 @@ export function backgroundOf(c: Context<AppEnv>): Background | null {
   }
 }
 
+/** The request's background, or where the runtime gave it none, one that lets the work run unwatched (it is never dropped: it was begun already). */
+export function backgroundOrDetached(c: Context<AppEnv>): Background {
+  return backgroundOf(c) ?? { waitUntil: () => undefined };
+}
+
 /** A background's waitUntil as a KeepAlive (platform/coalesce.ts): keeps a shared call alive past the request; none outside a request. */
 export function keepAliveFrom(background: Background | null): KeepAlive | undefined {
   return background ? (promise) => background.waitUntil(promise) : undefined;

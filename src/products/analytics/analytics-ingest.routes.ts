@@ -8,7 +8,7 @@ import { readBodyCapped, tooLargeMessage } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
 import { jsonResponse, RateLimitErrorSchema } from "../../platform/openapi";
 import { clientIp, countBeside, ipKey } from "../../platform/rate-limit/middleware";
-import { backgroundOf } from "../../platform/request-context";
+import { backgroundOrDetached } from "../../platform/request-context";
 import { createRouter } from "../../platform/router";
 import { analyticsErrorFormat, publicRoute } from "./analytics.openapi";
 import { AnalyticsErrorSchema, MAX_EVENT_BODY_BYTES } from "./analytics.schemas";
@@ -48,7 +48,7 @@ analyticsEventRouter.openapi(
     } catch (error) {
       throw (await admitted) ?? error;
     }
-    const background = backgroundOf(c) ?? { waitUntil: () => undefined };
+    const background = backgroundOrDetached(c);
     const country = (c.req.raw.cf?.country as string | undefined) ?? null;
     const dropped = await receiveEvent(c.env, text, { ip, userAgent: c.req.header("user-agent") ?? "", country }, background, admitted);
     if (dropped) c.header("x-analytics-dropped", dropped);

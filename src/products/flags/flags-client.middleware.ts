@@ -11,7 +11,7 @@ import { bearerToken } from "../../platform/auth";
 import { ApiError } from "../../platform/errors";
 import { besideCount, countBeside, enforceBesideCount, ipKey } from "../../platform/rate-limit/middleware";
 import { takeUnitAhead } from "../../platform/quota";
-import { backgroundOf } from "../../platform/request-context";
+import { backgroundOrDetached } from "../../platform/request-context";
 import { type ClientPrincipal, isClientKey, resolveClientKey } from "./flags-client-keys.service";
 
 declare module "hono" {
@@ -47,7 +47,7 @@ export async function authenticateClient(c: Parameters<MiddlewareHandler<AppEnv>
     throw (await admitted) ?? error;
   }
   if (!principal) throw (await admitted) ?? ApiError.unauthorized(CLIENT_KEY_REFUSED);
-  const background = backgroundOf(c) ?? { waitUntil: () => undefined };
+  const background = backgroundOrDetached(c);
   const [counted, unit] = await Promise.allSettled([
     enforceBesideCount(c, admitted, "flags_client", `key:${principal.keyId}`, principal.plan),
     evaluates ? besideCount(admitted, takeUnitAhead(c.env, principal, "flags", background), async (taken) => taken.unspent()) : null,

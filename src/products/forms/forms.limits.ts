@@ -8,7 +8,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../platform/errors";
-import { backgroundOf } from "../../platform/request-context";
+import { backgroundOrDetached } from "../../platform/request-context";
 import { planLimits } from "../../platform/plans";
 import { releaseQuota, takeUnderCaps } from "../../platform/quota";
 import type { CounterSpec } from "../../platform/rate-limit/buckets";
@@ -36,7 +36,7 @@ export async function admitPost(
   const caps: CounterSpec[] = [{ name: `form:${form.id}:net:${clientNetwork(clientIp(c))}`, limit: FORM_POSTS_PER_MINUTE }];
   const daily = networkDailyCap(form.plan);
   if (daily !== null) caps.push({ name: `form-day:net:${clientNetwork(clientIp(c))}`, limit: daily, windowSeconds: DAY_SECONDS });
-  const background = backgroundOf(c) ?? { waitUntil: () => undefined };
+  const background = backgroundOrDetached(c);
   await takeUnderCaps(
     c.env,
     { teamId: form.teamId, plan: form.plan, ownerEmail: form.ownerEmail },

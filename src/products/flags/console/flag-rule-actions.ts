@@ -11,7 +11,7 @@ import { ApiError } from "../../../platform/errors";
 import type { Rule } from "../evaluate";
 import type { Flag } from "../flag-model";
 import { ruleForms } from "./flag-rules";
-import { CLAUSE_FIELDS, environmentOf, patch, postedClause, postedServe, Refused, SERVE_FIELDS, write } from "./flag-write";
+import { CLAUSE_FIELDS, environmentOf, patch, postedClause, postedDescription, postedServe, Refused, SERVE_FIELDS, write } from "./flag-write";
 
 export const flagRuleActions = new Hono<ConsoleEnv>();
 
@@ -41,8 +41,7 @@ flagRuleActions.post("/flags/:flag_key/environments/:environment/rules", (c) =>
     async (flag, version) => {
       const env = environmentOf(c, flag);
       const at = `add-rule-${env}`;
-      const description = (await formText(c, "description")).trim();
-      const rule: Omit<Rule, "id"> = { ...(description ? { description } : {}), clauses: [await postedClause(c, at)], serve: await postedServe(c, at) };
+      const rule: Omit<Rule, "id"> = { ...(await postedDescription(c)), clauses: [await postedClause(c, at)], serve: await postedServe(c, at) };
       await patch(c, flag, version, { environments: { [env]: { rules: [...flag.environments[env]!.rules, rule] } } });
     },
     ["description", ...CLAUSE_FIELDS, ...SERVE_FIELDS],
@@ -57,8 +56,7 @@ flagRuleActions.post(`${RULE}/description`, (c) =>
     async (flag, version) => {
       const { env, rules, rule } = ruleOf(c, flag);
       const { description: _old, ...rest } = rule;
-      const description = (await formText(c, "description")).trim();
-      await patch(c, flag, version, withRule(env, rules, description ? { ...rest, description } : rest));
+      await patch(c, flag, version, withRule(env, rules, { ...rest, ...(await postedDescription(c)) }));
     },
     ["description"],
   ),

@@ -116,6 +116,12 @@ async function postedShares(c: Context<ConsoleEnv>, at: string) {
   return parsed.variations.filter((v) => v.weight > 0);
 }
 
+/** A rule's posted description, trimmed: `{ description }`, or nothing when left empty (the rule has none). */
+export async function postedDescription(c: Context<ConsoleEnv>): Promise<{ description?: string }> {
+  const description = (await formText(c, "description")).trim();
+  return description ? { description } : {};
+}
+
 /** What a serve form posted (flag-serve.tsx `ServeFields`): `variant:<name>`, or `rollout` with its attribute and shares. */
 export async function postedServe(c: Context<ConsoleEnv>, at: string): Promise<Serve> {
   const choice = await formText(c, "serve");
