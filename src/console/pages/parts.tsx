@@ -153,10 +153,6 @@ export async function quotaOwnerOf(c: Context<ConsoleEnv>): Promise<QuotaOwner> 
   return { teamId: team.id, plan: team.plan, ownerEmail: team.ownerEmail };
 }
 
-/**
- * A table's horizontal scroll area: a labelled region that keyboard users can focus and scroll
- * (axe: scrollable-region-focusable), around a table wider than the page.
- */
 /** A table's column headings, one `th scope="col"` each. */
 export function ColumnHeads(props: { names: string[] }) {
   return (
@@ -170,6 +166,10 @@ export function ColumnHeads(props: { names: string[] }) {
   );
 }
 
+/**
+ * A table's horizontal scroll area: a labelled region that keyboard users can focus and scroll
+ * (axe: scrollable-region-focusable), around a table wider than the page.
+ */
 export function TableWrap(props: { label: string; children: Child }) {
   return (
     <div class="table-wrap" role="region" aria-label={props.label} tabindex={0}>

@@ -79,8 +79,9 @@ export function strictCounter(family: StrictFamily): string {
  * in one region, as one address does; null for anything else (`unknown`).
  */
 export function routedBlock(network: string): string | null {
-  if (!ipaddr.isValid(network.replace(/\/64$/, ""))) return null;
-  const address = ipaddr.parse(network.replace(/\/64$/, ""));
+  const bare = network.replace(/\/64$/, "");
+  if (!ipaddr.isValid(bare)) return null;
+  const address = ipaddr.parse(bare);
   if (address.kind() === "ipv4") return `${(address as ipaddr.IPv4).octets.slice(0, 3).join(".")}.0/24`;
   return `${(address as ipaddr.IPv6).parts
     .slice(0, 3)

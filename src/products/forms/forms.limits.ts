@@ -33,9 +33,10 @@ export async function admitPost(
   c: Context<AppEnv>,
   form: { id: string; teamId: string; plan: string; ownerEmail: string | null },
 ): Promise<() => Promise<void>> {
-  const caps: CounterSpec[] = [{ name: `form:${form.id}:net:${clientNetwork(clientIp(c))}`, limit: FORM_POSTS_PER_MINUTE }];
+  const network = clientNetwork(clientIp(c));
+  const caps: CounterSpec[] = [{ name: `form:${form.id}:net:${network}`, limit: FORM_POSTS_PER_MINUTE }];
   const daily = networkDailyCap(form.plan);
-  if (daily !== null) caps.push({ name: `form-day:net:${clientNetwork(clientIp(c))}`, limit: daily, windowSeconds: DAY_SECONDS });
+  if (daily !== null) caps.push({ name: `form-day:net:${network}`, limit: daily, windowSeconds: DAY_SECONDS });
   const background = backgroundOrDetached(c);
   await takeUnderCaps(
     c.env,

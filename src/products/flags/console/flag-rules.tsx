@@ -137,13 +137,13 @@ export function RuleItem(props: {
             </form>
           </details>
           {[
-            ["up", "Move up", props.index > 0],
-            ["down", "Move down", props.index < props.count - 1],
-          ].map(([direction, words, possible]) =>
+            { direction: "up", words: "Move up", possible: props.index > 0 },
+            { direction: "down", words: "Move down", possible: props.index < props.count - 1 },
+          ].map(({ direction, words, possible }) =>
             possible ? (
               <form method="post" action={`${base}/move`} class="inline-form" data-testid={`move-rule-${direction}`}>
                 <VersionField flag={flag} />
-                <input type="hidden" name="direction" value={String(direction)} />
+                <input type="hidden" name="direction" value={direction} />
                 <button type="submit" class="link-button small" aria-label={`${words}: ${text}`}>
                   {words}
                 </button>
