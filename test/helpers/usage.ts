@@ -7,7 +7,7 @@ import { namedObject } from "../../src/platform/durable-objects";
 import type { Service } from "../../src/platform/plans";
 import { monthOf } from "../../src/platform/quota";
 import type { RateLimiter } from "../../src/platform/rate-limit/durable-object";
-import type { BucketName } from "../../src/platform/rate-limit/buckets";
+import { NETWORK_PREFIX, type BucketName } from "../../src/platform/rate-limit/buckets";
 import { clientNetwork, counterAddress, teamObject } from "../../src/platform/rate-limit/middleware";
 
 export const meterOf = (teamId: string) => namedObject(env.RATE_LIMITER, teamObject(teamId));
@@ -44,7 +44,7 @@ export async function setUsed(teamId: string, service: Service | string, used: n
  * after the address's network in its routed block's object (`counterAddress`).
  */
 export function ipCounter(bucket: BucketName, ip: string) {
-  const where = counterAddress(bucket, `ip:${clientNetwork(ip)}`);
+  const where = counterAddress(bucket, `${NETWORK_PREFIX}${clientNetwork(ip)}`);
   const stub = namedObject(env.RATE_LIMITER, where.object);
   return {
     stub,

@@ -10,6 +10,12 @@ export const WINDOW_SECONDS = 60;
 /** A bucket object's own counter (the bucket it is named after). */
 export const OWN_COUNTER = "";
 
+/**
+ * How a client network's key and counter begin (`ip:<clientNetwork>`): the middleware puts such a
+ * counter in its routed block's object, and that object drops all of them together at each new window.
+ */
+export const NETWORK_PREFIX = "ip:";
+
 /** One counter to count a request in, with the limit that refuses it. */
 export interface CounterSpec {
   /** OWN_COUNTER, or a named counter kept in the same object (e.g. `strict:push_subscribers`). */

@@ -18,7 +18,7 @@
 import { log, withLogScope } from "../log";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import { OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
+import { NETWORK_PREFIX, OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
 import { readRolledUp, rollUp, type DailyUsage } from "../usage/rollup";
 import * as SQL from "./rate-limiter.queries";
 
@@ -428,7 +428,7 @@ class Tally {
     if (this.sweeps.networksBefore >= start) return;
     this.sweeps.networksBefore = start;
     this.sql.exec(SQL.DROP_OLDER_NETWORK_WINDOWS, start);
-    for (const [name, known] of this.windows) if (known.start < start && name.startsWith("ip:")) this.windows.delete(name);
+    for (const [name, known] of this.windows) if (known.start < start && name.startsWith(NETWORK_PREFIX)) this.windows.delete(name);
   }
 
   /** Writes every counter counted in and every service's units taken or given back, marked for the roll-up. */
@@ -449,7 +449,7 @@ class Tally {
         // A block's object counts many client networks (`ip:…`), most of them seen once: the first
         // new window of any of them drops every network's older windows, once per window, so a
         // network that never comes back leaves nothing behind while the block stays busy.
-        if (counter.name.startsWith("ip:")) this.sweepNetworks(counter.start);
+        if (counter.name.startsWith(NETWORK_PREFIX)) this.sweepNetworks(counter.start);
         else this.sql.exec(SQL.DROP_OLDER_WINDOWS, counter.name, counter.start);
         this.touch(counter.idleMs);
       }

@@ -14,7 +14,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { bucketLimit, fixedLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
-import { OWN_COUNTER, type CounterSpec } from "./buckets";
+import { NETWORK_PREFIX, OWN_COUNTER, type CounterSpec } from "./buckets";
 import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
 import { keepAliveOf } from "../jobs/commit";
 
@@ -52,7 +52,7 @@ export function clientNetwork(ip: string): string {
 
 /** The key of the caller's per-IP bucket: `ip:<clientNetwork>`. Every per-IP bucket uses it. */
 export function ipKey(c: Context): string {
-  return `ip:${clientNetwork(clientIp(c))}`;
+  return `${NETWORK_PREFIX}${clientNetwork(clientIp(c))}`;
 }
 
 /** A team's counter in one `strict` family (docs/ARCHITECTURE.md, "Strict bucket per endpoint family"). */
@@ -98,7 +98,7 @@ export function routedBlock(network: string): string | null {
  */
 export function counterAddress(bucket: BucketName, key: string | StrictKey): { object: string; counter: string } {
   if (typeof key !== "string") return { object: teamObject(key.teamId), counter: strictCounter(key.family) };
-  const block = key.startsWith("ip:") ? routedBlock(key.slice(3)) : null;
+  const block = key.startsWith(NETWORK_PREFIX) ? routedBlock(key.slice(NETWORK_PREFIX.length)) : null;
   if (block) return { object: `${bucket}:block:${block}`, counter: key };
   return { object: `${bucket}:${key}`, counter: OWN_COUNTER };
 }

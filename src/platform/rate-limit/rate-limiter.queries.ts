@@ -75,5 +75,5 @@ export const WRITE_DAILY = "INSERT INTO daily (day, service, used, dirty) VALUES
 export const WRITE_COUNT = "INSERT INTO counters (name, start, count) VALUES (?, ?, ?) ON CONFLICT(name, start) DO UPDATE SET count = excluded.count";
 /** A counter's older windows (name, start of the current one). */
 export const DROP_OLDER_WINDOWS = "DELETE FROM counters WHERE name = ? AND start < ?";
-/** Every client network's windows before the current one (?: its start): the counters named `ip:…` of a block's object, all of 60 s. */
+/** Every client network's windows before the current one (?: its start): the counters named `ip:…` (NETWORK_PREFIX, buckets.ts) of a block's object, all of 60 s. */
 export const DROP_OLDER_NETWORK_WINDOWS = "DELETE FROM counters WHERE name >= 'ip:' AND name < 'ip;' AND start < ?";
