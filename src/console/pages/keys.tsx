@@ -19,7 +19,7 @@ import { redirectWithFlash, takeFlash } from "../flash";
 import { page, redirectTo, teamPath } from "../render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../session";
 import { actorOf } from "./members";
-import { Errors, SecretValue } from "./parts";
+import { Errors, SecretValue, TableWrap } from "./parts";
 
 export const keysPages = new Hono<ConsoleEnv>();
 
@@ -123,7 +123,7 @@ function KeyForm(props: { action: string; state: FormState; errors?: FieldErrors
 function KeyList(props: { keys: KeyRow[]; canRevoke: boolean; base: string }) {
   if (props.keys.length === 0) return <p class="empty">No keys yet.</p>;
   return (
-    <div class="table-wrap" role="region" aria-label="API keys of the team" tabindex={0}>
+    <TableWrap label="API keys of the team">
       <table>
         <caption class="skip">API keys of the team</caption>
         <thead>
@@ -177,7 +177,7 @@ function KeyList(props: { keys: KeyRow[]; canRevoke: boolean; base: string }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

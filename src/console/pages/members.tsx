@@ -74,7 +74,7 @@ membersPages.get("/members", async (c) => {
     <>
       <section class="section">
         <h2>People in {team.name}</h2>
-        <div class="table-wrap" role="region" aria-label="People in the team" tabindex={0}>
+        <TableWrap label="People in the team">
           <table>
             <thead>
               <tr>
@@ -136,7 +136,7 @@ membersPages.get("/members", async (c) => {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </section>
       {manage ? (
         <>

@@ -248,7 +248,7 @@ async function projectPage(c: Context<ConsoleEnv>) {
         {firings.length > 0 ? (
           <>
             <h3>Recent firings</h3>
-            <div class="table-wrap" role="region" aria-label="Latest firings of the project's alerts, newest first" tabindex={0}>
+            <TableWrap label="Latest firings of the project's alerts, newest first">
               <table>
                 <caption class="skip">Latest firings of the project's alerts, newest first</caption>
                 <ColumnHeads names={["Alert", "Fired", "Entries counted", "Resolved"]} />
@@ -265,7 +265,7 @@ async function projectPage(c: Context<ConsoleEnv>) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           </>
         ) : null}
       </section>

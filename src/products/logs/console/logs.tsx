@@ -10,7 +10,7 @@ import { createProject, deleteProject, getProject, listProjects, projectView } f
 import { Time } from "../../../console/layout";
 import { formText } from "../../../console/forms";
 import { redirectWithFlash } from "../../../console/flash";
-import { ConfirmForm, Errors, ColumnHeads } from "../../../console/pages/parts";
+import { ConfirmForm, Errors, ColumnHeads, TableWrap } from "../../../console/pages/parts";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
 import { logAlertPages } from "./logs-alerts";
@@ -46,7 +46,7 @@ async function projectsPage(c: Context<ConsoleEnv>, extra: { errors?: Record<str
             )}
           </div>
         ) : (
-          <div class="table-wrap" role="region" aria-label="Log projects of the team" tabindex={0}>
+          <TableWrap label="Log projects of the team">
             <table>
               <caption class="skip">Log projects of the team</caption>
               <ColumnHeads names={["Name", "Ingest token", "Streams", "Kept", "Daily limit", "Created"]} />
@@ -69,7 +69,7 @@ async function projectsPage(c: Context<ConsoleEnv>, extra: { errors?: Record<str
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </section>
       {canWrite ? (

@@ -16,7 +16,7 @@ import { Time } from "../../../console/layout";
 import { formList } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { Errors, fragment, Live, ColumnHeads } from "../../../console/pages/parts";
+import { Errors, fragment, Live, ColumnHeads, TableWrap } from "../../../console/pages/parts";
 import { ANSWER_EXCERPT, DeliveryBadge, maskedHeader } from "./relay-parts";
 
 export const relayEventPages = new Hono<ConsoleEnv>();
@@ -63,7 +63,7 @@ function Deliveries(props: { status: string; deliveries: Delivery[]; urlOf: Map<
           {d.attempts.length === 0 ? (
             <p class="muted small">No attempt yet{d.next_attempt_at ? "; the next is planned" : ""}.</p>
           ) : (
-            <div class="table-wrap" role="region" aria-label="Attempts of this delivery" tabindex={0}>
+            <TableWrap label="Attempts of this delivery">
               <table>
                 <caption class="skip">Attempts of this delivery</caption>
                 <ColumnHeads names={["#", "Time", "Result", "Code", "Latency", "Answer"]} />
@@ -89,7 +89,7 @@ function Deliveries(props: { status: string; deliveries: Delivery[]; urlOf: Map<
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         </div>
       ))}

@@ -14,7 +14,7 @@ import { formText } from "../../../console/forms";
 import { page, teamPath } from "../../../console/render";
 import { redirectWithFlash, takeFlash } from "../../../console/flash";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { Errors, SecretValue, ColumnHeads } from "../../../console/pages/parts";
+import { Errors, SecretValue, ColumnHeads, TableWrap } from "../../../console/pages/parts";
 import { DeliveryBadge, filterTypes, Health, SENDER_NAMES } from "./relay-parts";
 
 export const relaySourcePages = new Hono<ConsoleEnv>();
@@ -119,7 +119,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
         {destinations.length === 0 ? (
           <p class="muted">No destinations yet: events are stored but go nowhere. Add the URL that should receive them.</p>
         ) : (
-          <div class="table-wrap" role="region" aria-label="Destinations of the source" tabindex={0}>
+          <TableWrap label="Destinations of the source">
             <table>
               <caption class="skip">Destinations of the source</caption>
               <ColumnHeads names={["URL", "Events", "Health", "Added"]} />
@@ -146,7 +146,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
         {canWrite ? (
           <form method="post" action={`${base}/destinations`} data-testid="create-destination" class="subform">
@@ -199,7 +199,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
             )}
           </div>
         ) : (
-          <div class="table-wrap" role="region" aria-label="Events of the source, newest first" tabindex={0}>
+          <TableWrap label="Events of the source, newest first">
             <table>
               <caption class="skip">Events of the source, newest first</caption>
               <ColumnHeads names={["Received", "Type", "Status", "Destinations"]} />
@@ -235,7 +235,7 @@ async function sourcePage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors;
                 })}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
         <nav class="pager" aria-label="Pages">
           {cursor ? <a href={base}>Newest</a> : null}

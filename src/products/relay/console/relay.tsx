@@ -12,7 +12,7 @@ import { Time } from "../../../console/layout";
 import { formText } from "../../../console/forms";
 import { page, redirectTo, teamPath } from "../../../console/render";
 import { requireRole, roleAtLeast, type ConsoleEnv } from "../../../console/session";
-import { Errors, ColumnHeads } from "../../../console/pages/parts";
+import { Errors, ColumnHeads, TableWrap } from "../../../console/pages/parts";
 import { relayEventPages } from "./relay-event";
 import { PROVIDER_LABELS } from "./relay-parts";
 import { relaySettingsPages } from "./relay-settings";
@@ -48,7 +48,7 @@ async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
             {canWrite ? <p>Create the first one below.</p> : <p class="muted">A developer, admin or owner of the team creates sources.</p>}
           </div>
         ) : (
-          <div class="table-wrap" role="region" aria-label="Webhook sources of the team" tabindex={0}>
+          <TableWrap label="Webhook sources of the team">
             <table>
               <caption class="skip">Webhook sources of the team</caption>
               <ColumnHeads names={["Name", "Sender", "Destinations", "Signatures", "State", "Created"]} />
@@ -69,7 +69,7 @@ async function sourcesPage(c: Context<ConsoleEnv>, extra: { errors?: FieldErrors
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </section>
       {canWrite ? (
