@@ -30,8 +30,8 @@ function ruleOf(c: Context<ConsoleEnv>, flag: Flag) {
 const withRule = (env: string, rules: Rule[], changed: Rule) => ({ environments: { [env]: { rules: rules.map((r) => (r.id === changed.id ? changed : r)) } } });
 
 /** The problem id of the rule form `form` for the route's environment and rule. */
-const ruleForm = (c: Context<ConsoleEnv>, form: "clause" | "serve" | "rule" | "description") =>
-  ruleForms(c.req.param("environment")!, c.req.param("rule_id")!)[form];
+type RuleForm = keyof ReturnType<typeof ruleForms>;
+const ruleForm = (c: Context<ConsoleEnv>, form: RuleForm) => ruleForms(c.req.param("environment")!, c.req.param("rule_id")!)[form];
 
 flagRuleActions.post("/flags/:flag_key/environments/:environment/rules", (c) =>
   write(
@@ -48,58 +48,44 @@ flagRuleActions.post("/flags/:flag_key/environments/:environment/rules", (c) =>
   ),
 );
 
-flagRuleActions.post(`${RULE}/description`, (c) =>
-  write(
+/**
+ * One edit of the route's rule from its form `form`: `change` makes the new rule from the stored
+ * one (refusals at the form's problem id `at`), saved as a PATCH of the environment's rules; `keep`
+ * names the fields a 422 gives back.
+ */
+function changeRule(c: Context<ConsoleEnv>, form: RuleForm, change: (rule: Rule, at: string) => Promise<Rule>, keep: readonly string[] = []) {
+  const at = ruleForm(c, form);
+  return write(
     c,
-    ruleForm(c, "description"),
+    at,
     "saved",
     async (flag, version) => {
       const { env, rules, rule } = ruleOf(c, flag);
-      const { description: _old, ...rest } = rule;
-      await patch(c, flag, version, withRule(env, rules, { ...rest, ...(await postedDescription(c)) }));
+      await patch(c, flag, version, withRule(env, rules, await change(rule, at)));
     },
-    ["description"],
-  ),
+    keep,
+  );
+}
+
+flagRuleActions.post(`${RULE}/description`, (c) =>
+  changeRule(c, "description", async ({ description: _old, ...rest }) => ({ ...rest, ...(await postedDescription(c)) }), ["description"]),
 );
 
 flagRuleActions.post(`${RULE}/clauses`, (c) =>
-  write(
-    c,
-    ruleForm(c, "clause"),
-    "saved",
-    async (flag, version) => {
-      const { env, rules, rule } = ruleOf(c, flag);
-      const clause = await postedClause(c, ruleForm(c, "clause"));
-      await patch(c, flag, version, withRule(env, rules, { ...rule, clauses: [...rule.clauses, clause] }));
-    },
-    CLAUSE_FIELDS,
-  ),
+  changeRule(c, "clause", async (rule, at) => ({ ...rule, clauses: [...rule.clauses, await postedClause(c, at)] }), CLAUSE_FIELDS),
 );
 
 flagRuleActions.post(`${RULE}/clauses/remove`, (c) =>
-  write(c, ruleForm(c, "rule"), "saved", async (flag, version) => {
-    const { env, rules, rule } = ruleOf(c, flag);
-    const at = ruleForm(c, "rule");
+  changeRule(c, "rule", async (rule, at) => {
     const index = Number(await formText(c, "clause"));
     if (!Number.isInteger(index) || index < 0 || index >= rule.clauses.length) throw new Refused(at, "That condition is not in the rule. Nothing was saved.");
     // A rule without conditions matches everyone; the console makes one only on purpose (remove the rule instead).
     if (rule.clauses.length === 1) throw new Refused(at, "A rule keeps at least one condition: remove the rule instead. Nothing was saved.");
-    await patch(c, flag, version, withRule(env, rules, { ...rule, clauses: rule.clauses.filter((_, i) => i !== index) }));
+    return { ...rule, clauses: rule.clauses.filter((_, i) => i !== index) };
   }),
 );
 
-flagRuleActions.post(`${RULE}/serve`, (c) =>
-  write(
-    c,
-    ruleForm(c, "serve"),
-    "saved",
-    async (flag, version) => {
-      const { env, rules, rule } = ruleOf(c, flag);
-      await patch(c, flag, version, withRule(env, rules, { ...rule, serve: await postedServe(c, ruleForm(c, "serve")) }));
-    },
-    SERVE_FIELDS,
-  ),
-);
+flagRuleActions.post(`${RULE}/serve`, (c) => changeRule(c, "serve", async (rule, at) => ({ ...rule, serve: await postedServe(c, at) }), SERVE_FIELDS));
 
 flagRuleActions.post(`${RULE}/remove`, (c) =>
   write(c, `rules-${c.req.param("environment")}`, "saved", async (flag, version) => {
