@@ -86,6 +86,19 @@ const SHAPES: Array<{ prefix: RegExp; name: string; ok: (status: number, body: B
       keysAre(b, ["ok", "error", "code", "errors"]) &&
       ((typeof b.error === "string" && typeof b.code === "string") || (Array.isArray(b.errors) && b.errors.length > 0 && b.error === undefined)),
   },
+  {
+    // OFREP answers an evaluation's refusal in its own shape (a bulk one without `key`); the
+    // credential's and the buckets' refusals are the platform's.
+    prefix: /^\/ofrep\/v1(\/|$)/,
+    name: "OFREP {key, errorCode, errorDetails} / platform {error}",
+    ok: (s, b) =>
+      plainError(b) ||
+      ((s === 400 || s === 404) &&
+        typeof b.errorCode === "string" &&
+        typeof b.errorDetails === "string" &&
+        (b.key === undefined || typeof b.key === "string") &&
+        keysAre(b, ["key", "errorCode", "errorDetails"])),
+  },
   { prefix: /^\//, name: "platform {error} / {error, details}", ok: (_s, b) => plainError(b) || validation("details")(b) },
 ];
 
@@ -326,6 +339,15 @@ afterAll(() => {
 describe("fuzzing every operation of the OpenAPI document", () => {
   it("covers every operation", () => {
     expect(operations.length).toBeGreaterThan(80);
+  });
+
+  // First, while the team's `flags` strict family (30 a minute) is still open: the fuzz below spends it.
+  it("an OFREP evaluation's refusal is checked in OFREP's shape (the full fuzz's counterexample, seed 3917083)", async () => {
+    const op = operations.find((o) => o.method === "POST" && o.path === "/ofrep/v1/evaluate/flags/{key}")!;
+    const path = "/ofrep/v1/evaluate/flags/%0B%3F%3F%3F%3F%EF%B8%8F%E2%80%8D%3F%3F%3F%3F%3F%3F%3F%3F.%3F%3F%E1%97%88%3F%3F%3F%3F%3F%3F%3F%3F%EA%8F%BE";
+    const before = statusCounts.get(404) ?? 0;
+    await send(op, { path, query: "", body: "   ", contentType: "application/json" });
+    expect(statusCounts.get(404) ?? 0).toBe(before + 1);
   });
 
   it(`${TARGET}+ generated requests: no 5xx, no stack trace, no secret, each error in its product's shape`, { timeout: 170_000 }, async () => {
