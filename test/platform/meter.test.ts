@@ -174,6 +174,44 @@ describe("the object's copies: counters and the month read from memory, SQLite s
     expect((await read(august)).used).toEqual({ ai: 1 });
   });
 
+  it("a service's units are read from SQLite once per instance and day, then from its copy; every take is written through", async () => {
+    setClock(T0);
+    const team = await setupTeam({ plan: "free" });
+    const take = (instance: RateLimiter, at: number, amount: number) =>
+      instance.meter(at, team.teamId, [{ quota: { service: "flags", amount, limit: 10 } }]).then((answers) => answers[0]!.quota);
+    const stored = (state: DurableObjectState) => ({
+      month: state.storage.sql.exec<{ used: number }>("SELECT used FROM usage WHERE service = 'flags'").toArray(),
+      days: state.storage.sql.exec<{ day: string; used: number }>("SELECT day, used FROM daily WHERE service = 'flags' ORDER BY day").toArray(),
+    });
+    await runInDurableObject(meterOf(team.teamId), async (instance: RateLimiter, state) => {
+      expect(await take(instance, T0, 4)).toEqual({ ok: true, used: 4 });
+      const exec = vi.spyOn(state.storage.sql, "exec");
+      expect(await take(instance, T0, 5)).toEqual({ ok: true, used: 9 });
+      // Refused from the copy, exactly as SQLite would: 9 + 2 > 10.
+      expect(await take(instance, T0, 2)).toEqual({ ok: false, used: 9 });
+      expect(await take(instance, T0, -3)).toEqual({ ok: true, used: 6 });
+      const reads = exec.mock.calls.filter(([query]) => /^SELECT used FROM (usage|daily)/.test(query));
+      expect(reads).toEqual([]);
+      exec.mockRestore();
+      expect(stored(state)).toEqual({ month: [{ used: 6 }], days: [{ day: "2031-07-15", used: 6 }] });
+      // A new day keeps the month and starts its own count.
+      expect(await take(instance, T0 + 86_400_000, 1)).toEqual({ ok: true, used: 7 });
+      expect(stored(state)).toEqual({
+        month: [{ used: 7 }],
+        days: [
+          { day: "2031-07-15", used: 6 },
+          { day: "2031-07-16", used: 1 },
+        ],
+      });
+      // Back on the first day (another isolate's clock): the month is the month's, not the old copy's.
+      expect(await take(instance, T0 + 1000, 1)).toEqual({ ok: true, used: 8 });
+      expect(stored(state).days).toEqual([
+        { day: "2031-07-15", used: 7 },
+        { day: "2031-07-16", used: 1 },
+      ]);
+    });
+  });
+
   it("every count is written through to SQLite, an older window counted late keeps the newer one's count, a forgotten object counts from zero", async () => {
     setClock(T0);
     const team = await setupTeam({ plan: "free" });

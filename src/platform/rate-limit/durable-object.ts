@@ -69,6 +69,8 @@ export class RateLimiter extends DurableObject<Env> {
   private seededMonths: Set<string> | null = null;
   /** Each counter's latest window as this instance wrote or read it in SQLite (read before SQLite). */
   private readonly windows = new Map<string, { start: number; count: number }>();
+  /** Each service's units of a month (`m…`) and of a day (`d…`) as this instance wrote or read them in SQLite (read before SQLite). */
+  private readonly units = new Map<string, number>();
   /** The month's units as last read from SQLite, until units change (read before SQLite). */
   private monthRead: { period: string; usage: Pick<UsageSnapshot, "used" | "daily"> } | null = null;
   /** The window whose client networks' older windows this instance dropped last (a block's object). */
@@ -83,6 +85,7 @@ export class RateLimiter extends DurableObject<Env> {
   private createTables(): void {
     this.seededMonths = null;
     this.windows.clear();
+    this.units.clear();
     this.sweeps.networksBefore = 0;
     this.monthRead = null;
     this.sql.exec(SQL.CREATE_COUNTERS);
@@ -103,7 +106,7 @@ export class RateLimiter extends DurableObject<Env> {
 
   /** A tally of this object's counters for one call (read once, written once). */
   private tally(): Tally {
-    return new Tally(this.sql, this.windows, (idleMs) => this.touch(idleMs), this.sweeps);
+    return new Tally(this.sql, this.windows, this.units, (idleMs) => this.touch(idleMs), this.sweeps);
   }
 
   /**
@@ -225,6 +228,8 @@ export class RateLimiter extends DurableObject<Env> {
       this.sql.exec(SQL.FORGET_OLD_DAILY, `${previousMonth(period)}-01`);
       this.sql.exec(SQL.MARK_MONTH_SEEDED, period, teamId);
       this.monthRead = null;
+      // Seeding may have raised units this instance holds a copy of.
+      this.units.clear();
       this.seededMonths?.add(period);
       this.touch();
       return null;
@@ -324,8 +329,14 @@ export class RateLimiter extends DurableObject<Env> {
   }
 }
 
+/** Copies of units an instance keeps at most (a service's month or day each; every copy goes once past it). */
+const KNOWN_UNITS_MAX = 256;
+
 /** A service's units of the month and of the day, as a tally holds them. */
 interface TalliedUnits {
+  /** The object's copies of the month's and the day's units are keyed so. */
+  monthKey: string;
+  dayKey: string;
   service: string;
   period: string;
   day: string;
@@ -359,6 +370,8 @@ class Tally {
     private readonly sql: SqlStorage,
     /** The object's copy of each counter's latest window (read before SQLite, updated by write()). */
     private readonly windows: Map<string, { start: number; count: number }>,
+    /** The object's copy of each service's units per month and per day (read before SQLite, updated by write()). */
+    private readonly known: Map<string, number>,
     /** Notes use for retention, with how long the window keeps the object alive. */
     private readonly touch: (idleMs: number) => void,
     /** The object's last sweep of its client networks' windows. */
@@ -398,9 +411,19 @@ class Tally {
     const key = `${service}\u0000${period}\u0000${day}`;
     let units = this.units.get(key);
     if (!units) {
-      const month = this.sql.exec<{ used: number }>(SQL.SELECT_USED_IN_MONTH, service, period).toArray()[0]?.used ?? 0;
-      const today = this.sql.exec<{ used: number }>(SQL.SELECT_USED_ON_DAY, day, service).toArray()[0]?.used ?? 0;
-      units = { service, period, day, month, today, changed: false };
+      const monthKey = `m${service}\u0000${period}`;
+      const dayKey = `d${service}\u0000${day}`;
+      let month = this.known.get(monthKey);
+      if (month === undefined) {
+        month = this.sql.exec<{ used: number }>(SQL.SELECT_USED_IN_MONTH, service, period).toArray()[0]?.used ?? 0;
+        this.remember(monthKey, month);
+      }
+      let today = this.known.get(dayKey);
+      if (today === undefined) {
+        today = this.sql.exec<{ used: number }>(SQL.SELECT_USED_ON_DAY, day, service).toArray()[0]?.used ?? 0;
+        this.remember(dayKey, today);
+      }
+      units = { monthKey, dayKey, service, period, day, month, today, changed: false };
       this.units.set(key, units);
     }
     return units;
@@ -423,6 +446,12 @@ class Tally {
     return { ok: true, used: next };
   }
 
+  /** Keeps the object's copy of a service's units (every copy goes once there are too many: days pass). */
+  private remember(key: string, units: number): void {
+    if (this.known.size >= KNOWN_UNITS_MAX && !this.known.has(key)) this.known.clear();
+    this.known.set(key, units);
+  }
+
   /** Drops every client network's windows before `start`, once per window, in SQLite and in the instance's copy. */
   private sweepNetworks(start: number): void {
     if (this.sweeps.networksBefore >= start) return;
@@ -437,6 +466,8 @@ class Tally {
       if (!units.changed) continue;
       this.sql.exec(SQL.WRITE_USAGE, units.service, units.period, units.month);
       this.sql.exec(SQL.WRITE_DAILY, units.day, units.service, units.today);
+      this.remember(units.monthKey, units.month);
+      this.remember(units.dayKey, units.today);
       units.changed = false;
     }
     for (const counter of this.counters.values()) {
