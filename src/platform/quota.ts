@@ -13,8 +13,9 @@ import { queuePlatformMail, type MailContent } from "./platform-mail";
 import type { Background } from "./jobs/commit";
 import { log } from "./log";
 import { settings } from "./config";
-import { getMeter } from "./rate-limit/limiter";
+import { getMeter, type MeterClient } from "./rate-limit/limiter";
 import { teamObject, type CounterSpec } from "./rate-limit/buckets";
+import { IsolateBatch } from "./isolate-batch";
 
 export interface QuotaOwner {
   teamId: string;
@@ -59,6 +60,73 @@ export async function consumeQuota(env: Env, owner: QuotaOwner, service: Service
   if (!taken.ok) throw ApiError.monthlyQuota();
   if (limit !== null) await warnOnThresholds(env, owner, service, monthOf(at).period, taken.used - amount, taken.used, limit);
   return taken.used;
+}
+
+/** How long the isolate gathers unlimited units before it adds them to the teams' meters. */
+export const UNLIMITED_LINGER_MS = 50;
+
+/** Units of a service some team's plan leaves unlimited, waiting to be added to its meter. */
+interface UnlimitedUnits {
+  teamId: string;
+  service: Service;
+  amount: number;
+}
+
+const unlimitedBatches = new WeakMap<object, IsolateBatch<UnlimitedUnits>>();
+
+/** The isolate's batch of unlimited units for an environment's meters. */
+function unlimitedBatch(env: Env): IsolateBatch<UnlimitedUnits> {
+  let batch = unlimitedBatches.get(env.RATE_LIMITER);
+  if (!batch) {
+    const meter: MeterClient = getMeter(env);
+    batch = new IsolateBatch<UnlimitedUnits>({
+      name: "unlimited units",
+      batchMax: 10_000,
+      pendingMax: 100_000,
+      lingerMs: UNLIMITED_LINGER_MS,
+      send: async (items) => {
+        // One meter call per team and service, whatever the number of requests in the batch.
+        const sums = new Map<string, UnlimitedUnits>();
+        for (const item of items) {
+          const key = `${item.teamId}\u0000${item.service}`;
+          const sum = sums.get(key);
+          if (sum) sum.amount += item.amount;
+          else sums.set(key, { ...item });
+        }
+        await Promise.all(
+          [...sums.values()].map(({ teamId, service, amount }) => meter.ask(teamObject(teamId), teamId, { quota: { service, amount, limit: null } })),
+        );
+      },
+    });
+    unlimitedBatches.set(env.RATE_LIMITER, batch);
+  }
+  return batch;
+}
+
+/**
+ * Spends one unit of `service` for work done now: under a limit, taken in the team's meter before
+ * the caller goes on (consumeQuota: the monthly-quota 429 when none is left, fail closed). When the
+ * team's plan leaves the service unlimited nothing can refuse it, so nothing waits: the unit joins
+ * the isolate's batch (`UNLIMITED_LINGER_MS`, one meter call per team and service a batch, written
+ * from `background`), and GET /usage shows it that much later. A batch the meter cannot take is
+ * logged and dropped: an unlimited plan's usage is a report, never a refusal.
+ */
+export async function spendUnit(env: Env, owner: QuotaOwner, service: Service, background: Background): Promise<void> {
+  if (planLimits(owner.plan).monthly[service] !== null) await consumeQuota(env, owner, service);
+  else countUnlimited(env, owner.teamId, service, background);
+}
+
+/** Adds one unit of a service the team's plan leaves unlimited to the isolate's batch (spendUnit). */
+function countUnlimited(env: Env, teamId: string, service: Service, background: Background): void {
+  const batch = unlimitedBatch(env);
+  batch.add({ teamId, service, amount: 1 });
+  const drained = batch.drain();
+  if (drained) background.waitUntil(drained);
+}
+
+/** Waits until every unlimited unit this isolate holds is in its team's meter (tests, the bench). */
+export function unlimitedUnitsSettled(env: Env): Promise<void> {
+  return unlimitedBatch(env).settled();
 }
 
 /**
@@ -114,10 +182,25 @@ export interface UnitAhead {
  * later whether it does the work (a 304 answers without any): never refuses here; `spend()` throws
  * the monthly-quota 429 when none was left, `unspent()` gives a taken unit back, both in
  * `background` (the threshold warnings, the give-back). Fails closed like consumeQuota when the
- * meter cannot answer.
+ * meter cannot answer. A service the plan leaves unlimited takes nothing ahead and makes no call: a
+ * spent unit joins the isolate's batch (spendUnit).
  */
 export async function takeUnitAhead(env: Env, owner: QuotaOwner, service: Service, background: Background): Promise<UnitAhead> {
   const limit = planLimits(owner.plan).monthly[service];
+  if (limit === null) {
+    // Nothing to refuse: no call now; a spent unit joins the isolate's batch (spendUnit).
+    let spent = false;
+    return {
+      spend() {
+        if (spent) return;
+        spent = true;
+        countUnlimited(env, owner.teamId, service, background);
+      },
+      unspent() {
+        spent = true;
+      },
+    };
+  }
   const { at, answer } = await getMeter(env).ask(teamObject(owner.teamId), owner.teamId, { quota: { service, amount: 1, limit } });
   const taken = answer.quota!;
   let settled = !taken.ok;

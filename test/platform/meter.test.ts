@@ -183,7 +183,8 @@ describe("the object's copies: counters and the month read from memory, SQLite s
       month: state.storage.sql.exec<{ used: number }>("SELECT used FROM usage WHERE service = 'flags'").toArray(),
       days: state.storage.sql.exec<{ day: string; used: number }>("SELECT day, used FROM daily WHERE service = 'flags' ORDER BY day").toArray(),
     });
-    await runInDurableObject(meterOf(team.teamId), async (instance: RateLimiter, state) => {
+    await runInDurableObject(meterOf(team.teamId), async (object, state) => {
+      const instance = object as RateLimiter;
       expect(await take(instance, T0, 4)).toEqual({ ok: true, used: 4 });
       const exec = vi.spyOn(state.storage.sql, "exec");
       expect(await take(instance, T0, 5)).toEqual({ ok: true, used: 9 });

@@ -7,7 +7,8 @@ import type { Env } from "../../env";
 import { ApiError } from "../../platform/errors";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { consumeQuota, type QuotaOwner, type UnitAhead } from "../../platform/quota";
+import { spendUnit, type QuotaOwner, type UnitAhead } from "../../platform/quota";
+import { backgroundOrDetached } from "../../platform/request-context";
 import { jsonFits } from "../../platform/sizes";
 import type { Evaluation, PreparedRuleset } from "./evaluate";
 import { rulesetOf } from "./flags.store";
@@ -53,12 +54,13 @@ declare module "hono" {
 
 /**
  * Spends the one `evaluations` unit of an evaluating call (the monthly-quota 429 when none is
- * left): the unit taken ahead with the client key's counts when there is one, else from the meter now.
+ * left): the unit taken ahead with the client key's counts when there is one, else spent now
+ * (spendUnit: an unlimited plan's unit waits for nobody).
  */
 export async function spendEvaluation(c: Context<AppEnv>, owner: QuotaOwner): Promise<void> {
   const ahead = c.get("flagsUnit");
   if (ahead) return ahead.spend();
-  await consumeQuota(c.env, owner, "flags");
+  await spendUnit(c.env, owner, "flags", backgroundOrDetached(c));
 }
 
 export interface EvaluationEntry {

@@ -1,8 +1,11 @@
 // The client API and OFREP: client keys see only the client-side flags of their environment, the
 // buckets flags_client_ip then flags_client, CORS preflights uncounted, ETag/304 without a unit,
 // OFREP's shapes and TARGETING_KEY_MISSING, credential confusion both ways, revocation at once.
-import { describe, expect, it, onTestFinished } from "vitest";
+import { env } from "cloudflare:test";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { setClock } from "../../../src/platform/clock";
+import { unlimitedUnitsSettled } from "../../../src/platform/quota";
+import { getMeter } from "../../../src/platform/rate-limit/limiter";
 import { call, expectError, json } from "../../helpers/api";
 import { ipCounter } from "../../helpers/usage";
 import { createClientKey, createFlag, flagsTeam } from "./flags-helpers";
@@ -16,8 +19,8 @@ const rollout = {
   },
 };
 
-async function team() {
-  const t = await flagsTeam();
+async function team(plan?: string) {
+  const t = await flagsTeam({ plan });
   await createFlag(t.key, { key: "public-banner", client_side: true, environments: { production: { enabled: true } } });
   await createFlag(t.key, { key: "server-only", environments: { production: { enabled: true } } });
   await createFlag(t.key, { key: "by-key", client_side: true, environments: { production: { enabled: true, fallthrough: rollout } } });
@@ -59,6 +62,67 @@ describe("flags: client API", () => {
     await call("PATCH", "flags/public-banner", { key: t.key, body: { environments: { production: { enabled: false } } } });
     const changed = await call("POST", "flags/client/bootstrap", { key: t.client.key, body: { context: { key: "u1" } }, headers: { "if-none-match": etag } });
     expect(changed.status).toBe(200);
+  });
+
+  it("an unlimited plan's units wait for no meter call: concurrent bootstraps, a 304 and a refused origin cost exactly what they did, in a batch", async () => {
+    const t = await team("enterprise");
+    const usage = async () => {
+      await unlimitedUnitsSettled(env);
+      return (await json(await call("GET", "usage", { key: t.key }))).data.services.flags;
+    };
+    expect(await usage()).toMatchObject({ used: 0, limit: null });
+    const meter = getMeter(env);
+    const ask = vi.spyOn(meter, "ask");
+    onTestFinished(() => ask.mockRestore());
+    const unitsAsked = () => ask.mock.calls.filter(([, , item]) => item.quota?.service === "flags");
+
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => call("POST", "flags/client/bootstrap", { key: t.client.key, body: { context: { key: `u${i}` } } })),
+    );
+    expect(answers.map((res) => res.status)).toEqual(Array(40).fill(200));
+    // The answers were given before any unit reached the meter: the units wait in the batch.
+    const asked = unitsAsked().length;
+    expect(asked).toBeLessThan(40);
+    const first = answers[0]!;
+    const again = await call("POST", "flags/client/bootstrap", {
+      key: t.client.key,
+      body: { context: { key: "u0" } },
+      headers: { "if-none-match": first.headers.get("etag")! },
+    });
+    expect(again.status).toBe(304);
+    const limited = await createClientKey(t.key, "production", { allowed_origins: ["https://app.example.com"] });
+    const refused = await call("POST", "flags/client/bootstrap", { key: limited.key, body: { context: {} }, headers: { origin: "https://elsewhere.example" } });
+    expect(refused.status).toBe(403);
+    const ofrep = await call("POST", "/ofrep/v1/evaluate/flags/public-banner", { key: t.client.key, body: { context: { targetingKey: "u1" } } });
+    expect(ofrep.status).toBe(200);
+    // The team key's evaluation spends its unit the same way.
+    const evaluated = await call("POST", "flags/evaluate", { key: t.key, body: { environment: "production", context: { key: "u1" } } });
+    expect(evaluated.status).toBe(200);
+    expect(await usage()).toMatchObject({ used: 42, limit: null });
+    // Every unit reached the meter in sums, never one call a request.
+    const amounts = unitsAsked().map(([, , item]) => item.quota!.amount);
+    expect(amounts.reduce((a, b) => a + b, 0)).toBe(42);
+    expect(amounts.length).toBeLessThan(42);
+  });
+
+  it("an unlimited plan's batch the meter cannot take is logged; the answers stand", async () => {
+    const t = await team("enterprise");
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const meter = getMeter(env);
+    const real = meter.ask.bind(meter);
+    const ask = vi
+      .spyOn(meter, "ask")
+      .mockImplementation((key, teamId, item, keepAlive) =>
+        item.quota?.service === "flags" ? Promise.reject(new Error("meter unavailable")) : real(key, teamId, item, keepAlive),
+      );
+    onTestFinished(() => {
+      ask.mockRestore();
+      errors.mockRestore();
+    });
+    const res = await call("POST", "flags/client/bootstrap", { key: t.client.key, body: { context: { key: "u1" } } });
+    expect(res.status).toBe(200);
+    await unlimitedUnitsSettled(env);
+    expect(errors.mock.calls.map((args) => String(args[0]))).toContainEqual(expect.stringContaining("unlimited units: batch not written"));
   });
 
   it("credential confusion: a team key answers 401 on client endpoints, a client key 401 on server endpoints", async () => {
