@@ -12,9 +12,8 @@ import { planLimits, serviceMetric, type Service } from "./plans";
 import { queuePlatformMail, type MailContent } from "./platform-mail";
 import type { Background } from "./jobs/commit";
 import { log } from "./log";
-import { settings } from "./config";
 import { getMeter, type MeterClient } from "./rate-limit/limiter";
-import { teamObject, type CounterSpec } from "./rate-limit/buckets";
+import { teamObject } from "./rate-limit/buckets";
 import { IsolateBatch } from "./isolate-batch";
 
 export interface QuotaOwner {
@@ -94,7 +93,9 @@ function unlimitedBatch(env: Env): IsolateBatch<UnlimitedUnits> {
           else sums.set(key, { ...item });
         }
         await Promise.all(
-          [...sums.values()].map(({ teamId, service, amount }) => meter.ask(teamObject(teamId), teamId, { quota: { service, amount, limit: null } })),
+          [...sums.values()]
+            .filter(({ amount }) => amount !== 0)
+            .map(({ teamId, service, amount }) => meter.ask(teamObject(teamId), teamId, { quota: { service, amount, limit: null } })),
         );
       },
     });
@@ -116,10 +117,10 @@ export async function spendUnit(env: Env, owner: QuotaOwner, service: Service, b
   else countUnlimited(env, owner.teamId, service, background);
 }
 
-/** Adds one unit of a service the team's plan leaves unlimited to the isolate's batch (spendUnit). */
-function countUnlimited(env: Env, teamId: string, service: Service, background: Background): void {
+/** Adds one unit (or gives one back: -1) of a service the team's plan leaves unlimited to the isolate's batch (spendUnit). */
+function countUnlimited(env: Env, teamId: string, service: Service, background: Background, amount: 1 | -1 = 1): void {
   const batch = unlimitedBatch(env);
-  batch.add({ teamId, service, amount: 1 });
+  batch.add({ teamId, service, amount });
   const drained = batch.drain();
   if (drained) background.waitUntil(drained);
 }
@@ -130,43 +131,43 @@ export function unlimitedUnitsSettled(env: Env): Promise<void> {
 }
 
 /**
- * A public route's caps and its unit in ONE call to the team's meter (one binding call, not two):
- * counts the request in `caps`, counters of the team's own object (per site or form and client
- * network, say), and takes `amount` units of `service` in the same step. A cap that refuses throws
- * the 429 with its `Retry-After` and gives the units back; a quota refusal throws the monthly 429;
- * the meter unreachable throws `unavailable()` (quotas fail closed). Caps count only while
- * RATE_LIMITS is on. Returns the month's total after the take. Threshold warnings go to `background`.
+ * A public route's unit, beside the count of its per-IP bucket and caps (`admitted`, countBeside):
+ * under a limit it is taken in the team's meter while the count runs (one round trip for both),
+ * given back when the count refuses, the monthly-quota 429 when none is left, `unavailable()` when
+ * the meter cannot answer (quotas fail closed); an unlimited plan's unit joins the isolate's batch
+ * once the count admitted the request (no meter call on the request's path). Answers how to give
+ * the unit back, for a request refused after this (its body, a spam check).
  */
-export async function takeUnderCaps(
+export async function spendBeside(
   env: Env,
   owner: QuotaOwner,
   service: Service,
-  caps: CounterSpec[],
+  admitted: Promise<unknown>,
   background: Background,
   unavailable: () => ApiError,
-  amount = 1,
-): Promise<number> {
-  const limit = planLimits(owner.plan).monthly[service];
-  const counters = settings(env).rateLimits && caps.length > 0 ? caps : undefined;
-  let reply: Awaited<ReturnType<ReturnType<typeof getMeter>["ask"]>>;
-  try {
-    reply = await getMeter(env).ask(teamObject(owner.teamId), owner.teamId, { counters, quota: { service, amount, limit } }, (p) => background.waitUntil(p));
-  } catch (error) {
-    log.error(`${service}: usage meter unavailable`, { team_id: owner.teamId, error: String(error) });
+): Promise<() => Promise<void>> {
+  if (planLimits(owner.plan).monthly[service] === null) {
+    const refusal = await admitted;
+    if (refusal) throw refusal;
+    countUnlimited(env, owner.teamId, service, background);
+    return async () => countUnlimited(env, owner.teamId, service, background, -1);
+  }
+  const taken = consumeQuota(env, owner, service).then(
+    (used) => ({ ok: true as const, used }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  const [refusal, outcome] = await Promise.all([admitted, taken]);
+  const giveBack = () => releaseQuota(env, owner.teamId, service, 1).catch(() => undefined);
+  if (refusal) {
+    if (outcome.ok) await giveBack();
+    throw refusal;
+  }
+  if (!outcome.ok) {
+    if (outcome.error instanceof ApiError) throw outcome.error;
+    log.error(`${service}: usage meter unavailable`, { team_id: owner.teamId, error: String(outcome.error) });
     throw unavailable();
   }
-  const { counts = [], quota } = reply.answer;
-  const capped = counters?.findIndex((counter, i) => (counts[i] ?? counter.limit + 1) > counter.limit) ?? -1;
-  if (capped >= 0) {
-    // The units were taken in the same step: back at once, before the refusal is answered.
-    if (quota?.ok) await releaseQuota(env, owner.teamId, service, amount).catch(() => undefined);
-    const window = counters![capped]!.windowSeconds ?? 60;
-    throw ApiError.rateLimited(Math.max(1, window - (Math.floor(reply.at / 1000) % window)));
-  }
-  if (!quota?.ok) throw ApiError.monthlyQuota();
-  if (limit !== null)
-    background.waitUntil(warnOnThresholds(env, owner, service, monthOf(reply.at).period, quota.used - amount, quota.used, limit).catch(() => undefined));
-  return quota.used;
+  return giveBack;
 }
 
 /** A unit taken before the route knows whether it will do the work (takeUnitAhead). */

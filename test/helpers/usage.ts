@@ -5,7 +5,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { nowMs } from "../../src/platform/clock";
 import { namedObject } from "../../src/platform/durable-objects";
 import type { Service } from "../../src/platform/plans";
-import { monthOf } from "../../src/platform/quota";
+import { monthOf, unlimitedUnitsSettled } from "../../src/platform/quota";
 import type { RateLimiter } from "../../src/platform/rate-limit/durable-object";
 import { NETWORK_PREFIX, type BucketName } from "../../src/platform/rate-limit/buckets";
 import { clientNetwork, counterAddress, teamObject } from "../../src/platform/rate-limit/middleware";
@@ -17,8 +17,12 @@ export async function rollUpMeter(teamId: string): Promise<void> {
   await runInDurableObject(meterOf(teamId), (meter) => (meter as RateLimiter).rollUpNow());
 }
 
-/** The units of a service in D1's `usage_counters` after a roll-up of the team's meter; null when no row. */
+/**
+ * The units of a service in D1's `usage_counters` after a roll-up of the team's meter (and the
+ * isolate's batch of unlimited plans' units added to it first); null when no row.
+ */
 export async function usedOf(teamId: string, service: Service | string, period: string = monthOf(nowMs()).period): Promise<number | null> {
+  await unlimitedUnitsSettled(env);
   await rollUpMeter(teamId);
   const row = await env.DB.prepare("SELECT used FROM usage_counters WHERE team_id = ? AND service = ? AND period = ?")
     .bind(teamId, service, period)

@@ -613,4 +613,30 @@ describe("per-IP counters live in the object of their routed block, each address
     expect(await ipCounter("public", `${block}.1`).hit(T0_S + 60)).toBe(1);
     expect(await ipCounter("public", `${block}.3`).hit(T0_S + 60)).toBe(2);
   });
+
+  it("a network's caps beside it: minute caps (`ip:<network>:…`) go with the windows, daily caps (`ipday:…`) at the first new day of any network", async () => {
+    const r = crypto.getRandomValues(new Uint8Array(2));
+    const block = `203.2.${r[0]}`;
+    const DAY = 86_400;
+    const day0 = Math.floor(T0_S / DAY) * DAY;
+    const { stub } = ipCounter("public", `${block}.1`);
+    const rows = () =>
+      runInDurableObject(stub, (_instance, state) =>
+        state.storage.sql.exec<{ name: string; start: number; count: number }>("SELECT name, start, count FROM counters ORDER BY name").toArray(),
+      );
+    const daily = (address: string) => ({ name: `ipday:${block}.${address}:forms:t`, limit: 16, windowSeconds: DAY });
+    expect(await stub.hitAll(T0_S, [{ name: `ip:${block}.1`, limit: 200 }, { name: `ip:${block}.1:form:a`, limit: 10 }, daily("1")])).toEqual([1, 1, 1]);
+    expect(await stub.hitAll(T0_S, [daily("2")])).toEqual([1]);
+    // A new minute drops every network's older windows, its minute caps with them; the days stay.
+    await stub.hitAll(T0_S + 60, [{ name: `ip:${block}.2`, limit: 200 }]);
+    expect(await rows()).toEqual([
+      { name: `ip:${block}.2`, start: T0_S + 60, count: 1 },
+      { name: `ipday:${block}.1:forms:t`, start: day0, count: 1 },
+      { name: `ipday:${block}.2:forms:t`, start: day0, count: 1 },
+    ]);
+    expect(await stub.hitAll(T0_S + 120, [daily("1")])).toEqual([2]);
+    // The first new day of any network drops every network's older days.
+    expect(await stub.hitAll(day0 + DAY, [daily("1")])).toEqual([1]);
+    expect((await rows()).filter((row) => row.name.startsWith("ipday:"))).toEqual([{ name: `ipday:${block}.1:forms:t`, start: day0 + DAY, count: 1 }]);
+  });
 });

@@ -30,11 +30,11 @@ export interface AcceptSpec<T> {
     service: Service;
     units: number;
     /**
-     * The units were taken already, by the caller (a public route takes them with its caps in one
-     * call to the meter: quota.ts `takeUnderCaps`): nothing is reserved here; they are given back
-     * here all the same when the store fails.
+     * The units were taken already, by the caller (a public route takes them beside its bucket
+     * and caps: quota.ts `spendBeside`), and this gives them back: nothing is reserved here, and
+     * it is called when the store fails or the stored result did not use them.
      */
-    reserved?: boolean;
+    reserved?: () => Promise<void>;
     /**
      * A reservation that failed (the 429, or the meter unreachable): the answer instead (a copy
      * of stored work costs nothing), or throw the product's error. Default: the error as it is.
@@ -77,7 +77,8 @@ export async function accept<T>(spec: AcceptSpec<T>): Promise<T> {
   const giveBack = async (amount: number) => {
     if (!quota || amount <= 0) return;
     // Logged, never thrown: the answer is already decided (an error, or the stored work).
-    await releaseQuota(env, quota.owner.teamId, quota.service, Math.min(amount, units)).catch((error) =>
+    const given = quota.reserved ? quota.reserved() : releaseQuota(env, quota.owner.teamId, quota.service, Math.min(amount, units));
+    await given.catch((error) =>
       log.error(`${name}: giving back quota units failed`, { team_id: quota.owner.teamId, service: quota.service, error: String(error) }),
     );
   };

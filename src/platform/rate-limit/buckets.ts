@@ -16,6 +16,13 @@ export const OWN_COUNTER = "";
  */
 export const NETWORK_PREFIX = "ip:";
 
+/**
+ * How a client network's counters of a UTC day begin (`ipday:<clientNetwork>:…`, a public route's
+ * daily cap per network): they live in the same block object, which drops all of them together at
+ * each new day.
+ */
+export const NETWORK_DAY_PREFIX = "ipday:";
+
 /** One counter to count a request in, with the limit that refuses it. */
 export interface CounterSpec {
   /** OWN_COUNTER, or a named counter kept in the same object (e.g. `strict:push_subscribers`). */

@@ -18,7 +18,7 @@
 import { log, withLogScope } from "../log";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import { NETWORK_PREFIX, OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
+import { NETWORK_DAY_PREFIX, NETWORK_PREFIX, OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
 import { readRolledUp, rollUp, type DailyUsage } from "../usage/rollup";
 import * as SQL from "./rate-limiter.queries";
 
@@ -73,8 +73,8 @@ export class RateLimiter extends DurableObject<Env> {
   private readonly units = new Map<string, number>();
   /** The month's units as last read from SQLite, until units change (read before SQLite). */
   private monthRead: { period: string; usage: Pick<UsageSnapshot, "used" | "daily"> } | null = null;
-  /** The window whose client networks' older windows this instance dropped last (a block's object). */
-  private readonly sweeps = { networksBefore: 0 };
+  /** The window (and the day) whose client networks' older windows (days) this instance dropped last (a block's object). */
+  private readonly sweeps: Sweeps = { networksBefore: 0, networkDaysBefore: 0 };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -87,6 +87,7 @@ export class RateLimiter extends DurableObject<Env> {
     this.windows.clear();
     this.units.clear();
     this.sweeps.networksBefore = 0;
+    this.sweeps.networkDaysBefore = 0;
     this.monthRead = null;
     this.sql.exec(SQL.CREATE_COUNTERS);
     this.sql.exec(SQL.CREATE_SEEN);
@@ -329,6 +330,12 @@ export class RateLimiter extends DurableObject<Env> {
   }
 }
 
+/** When a block's object last dropped its client networks' older windows (`ip:…`) and days (`ipday:…`). */
+interface Sweeps {
+  networksBefore: number;
+  networkDaysBefore: number;
+}
+
 /** Copies of units an instance keeps at most (a service's month or day each; every copy goes once past it). */
 const KNOWN_UNITS_MAX = 256;
 
@@ -374,8 +381,8 @@ class Tally {
     private readonly known: Map<string, number>,
     /** Notes use for retention, with how long the window keeps the object alive. */
     private readonly touch: (idleMs: number) => void,
-    /** The object's last sweep of its client networks' windows. */
-    private readonly sweeps: { networksBefore: number },
+    /** The object's last sweeps of its client networks' windows and days. */
+    private readonly sweeps: Sweeps,
   ) {}
 
   private counter(name: string, start: number): TalliedCounter {
@@ -452,12 +459,17 @@ class Tally {
     this.known.set(key, units);
   }
 
-  /** Drops every client network's windows before `start`, once per window, in SQLite and in the instance's copy. */
-  private sweepNetworks(start: number): void {
-    if (this.sweeps.networksBefore >= start) return;
-    this.sweeps.networksBefore = start;
-    this.sql.exec(SQL.DROP_OLDER_NETWORK_WINDOWS, start);
-    for (const [name, known] of this.windows) if (known.start < start && name.startsWith(NETWORK_PREFIX)) this.windows.delete(name);
+  /**
+   * Drops every client network's windows before `start` (`ip:…`, once per window) or its daily
+   * counters before the day starting at `start` (`ipday:…`, once per day), in SQLite and in the
+   * instance's copy.
+   */
+  private sweepNetworks(prefix: typeof NETWORK_PREFIX | typeof NETWORK_DAY_PREFIX, start: number): void {
+    const last = prefix === NETWORK_PREFIX ? "networksBefore" : "networkDaysBefore";
+    if (this.sweeps[last] >= start) return;
+    this.sweeps[last] = start;
+    this.sql.exec(prefix === NETWORK_PREFIX ? SQL.DROP_OLDER_NETWORK_WINDOWS : SQL.DROP_OLDER_NETWORK_DAYS, start);
+    for (const [name, known] of this.windows) if (known.start < start && name.startsWith(prefix)) this.windows.delete(name);
   }
 
   /** Writes every counter counted in and every service's units taken or given back, marked for the roll-up. */
@@ -479,8 +491,10 @@ class Tally {
         // callers' clock, which tests move) and look again once the window can no longer be current.
         // A block's object counts many client networks (`ip:…`), most of them seen once: the first
         // new window of any of them drops every network's older windows, once per window, so a
-        // network that never comes back leaves nothing behind while the block stays busy.
-        if (counter.name.startsWith(NETWORK_PREFIX)) this.sweepNetworks(counter.start);
+        // network that never comes back leaves nothing behind while the block stays busy; a
+        // network's daily caps (`ipday:…`) go the same way at each new day.
+        if (counter.name.startsWith(NETWORK_PREFIX)) this.sweepNetworks(NETWORK_PREFIX, counter.start);
+        else if (counter.name.startsWith(NETWORK_DAY_PREFIX)) this.sweepNetworks(NETWORK_DAY_PREFIX, counter.start);
         else this.sql.exec(SQL.DROP_OLDER_WINDOWS, counter.name, counter.start);
         this.touch(counter.idleMs);
       }

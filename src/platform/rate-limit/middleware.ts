@@ -14,7 +14,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { bucketLimit, fixedLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
-import { NETWORK_PREFIX, OWN_COUNTER, type CounterSpec } from "./buckets";
+import { NETWORK_DAY_PREFIX, NETWORK_PREFIX, OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
 import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
 import { keepAliveOf } from "../jobs/commit";
 
@@ -105,14 +105,49 @@ export function counterAddress(bucket: BucketName, key: string | StrictKey): { o
 
 const addressKey = (a: { object: string; counter: string }) => `${a.object}\u0000${a.counter}`;
 
+const DAY_SECONDS = 86_400;
+
+/**
+ * A public route's cap for the caller's network on one resource (`name`: `form:<id>`), per minute
+ * (default) or per UTC day. countBeside counts it after the network's per-IP bucket in the same call
+ * to the block's object, as a counter named after the network (`ip:<network>:<name>` for a minute,
+ * `ipday:<network>:<name>` for a day), so the object drops it with the network's other counters.
+ */
+export interface NetworkCap {
+  name: string;
+  limit: number;
+  windowSeconds?: typeof WINDOW_SECONDS | typeof DAY_SECONDS;
+}
+
+/** The counter of a network's cap, beside the network's own (`key`: ipKey). */
+function networkCounter(key: string, cap: NetworkCap): CounterSpec {
+  const network = key.startsWith(NETWORK_PREFIX) ? key.slice(NETWORK_PREFIX.length) : key;
+  return cap.windowSeconds === DAY_SECONDS
+    ? { name: `${NETWORK_DAY_PREFIX}${network}:${cap.name}`, limit: cap.limit, windowSeconds: DAY_SECONDS }
+    : { name: `${NETWORK_PREFIX}${network}:${cap.name}`, limit: cap.limit };
+}
+
+/** Counts a public request once in its per-IP bucket, with the caps of the resource it is for (countBeside, bound to the request). */
+export type CountNetwork = (caps?: NetworkCap[]) => Admission;
+
 /**
  * Counts the request in `bucket` under `key` and throws the 429 when the bucket is full.
- * A null limit (enterprise) makes no Durable Object call at all.
+ * A null limit (enterprise) makes no Durable Object call at all. `caps`, a per-IP bucket's only,
+ * are counted after the bucket in the same call; the first that refuses throws its 429 (the headers
+ * still show the bucket).
  */
 export async function enforceBucket(c: Context<AppEnv>, bucket: "strict", key: StrictKey): Promise<void>;
-export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string, plan?: string): Promise<void>;
-export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string): Promise<void> {
-  admit(c, await countBucket(c, bucket, key, plan));
+export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string, plan?: string, caps?: NetworkCap[]): Promise<void>;
+export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string, caps: NetworkCap[] = []): Promise<void> {
+  if (caps.length === 0 || typeof key !== "string") return admit(c, await countBucket(c, bucket, key, plan));
+  const limit = bucketLimit(bucket, plan);
+  const where = counterAddress(bucket, key);
+  const capCounters = caps.map((cap) => networkCounter(key, cap));
+  const counters = limit === null ? capCounters : [{ name: where.counter, limit }, ...capCounters];
+  const results = await getLimiter(c.env).hitAll(where.object, counters, keepAliveOf(c));
+  if (limit !== null) admit(c, results.shift()!);
+  const capped = results.find((result) => !result.allowed);
+  if (capped) throw ApiError.rateLimited(capped.retryAfter);
 }
 
 /** Keeps a bucket's result for the headers and throws its 429 when it refused; nothing when it was not counted (no limit). */
@@ -145,11 +180,17 @@ export type Admission = Promise<unknown>;
  * this isolate remembers the window full) and answers its refusal, or null, as a promise that never
  * rejects: the route runs its independent work beside the count and awaits it before anything it
  * cannot undo, so a refusal still comes first (`(await admitted) ?? error` where the route fails on
- * its own; `besideCount` for work that takes something).
+ * its own; `besideCount` for work that takes something). `caps` are the caller's network's caps
+ * on the resource, counted in the same call after the bucket (NetworkCap).
  */
-export function countBeside(c: Context<AppEnv>, bucket: Exclude<BucketName, "default" | "strict" | "flags_client">, key: string): Admission {
+export function countBeside(
+  c: Context<AppEnv>,
+  bucket: Exclude<BucketName, "default" | "strict" | "flags_client">,
+  key: string,
+  caps?: NetworkCap[],
+): Admission {
   refuseRemembered(c, bucket, key);
-  return enforceBucket(c, bucket, key).then(
+  return enforceBucket(c, bucket, key, undefined, caps).then(
     () => null,
     (refusal: unknown) => refusal,
   );

@@ -77,3 +77,5 @@ export const WRITE_COUNT = "INSERT INTO counters (name, start, count) VALUES (?,
 export const DROP_OLDER_WINDOWS = "DELETE FROM counters WHERE name = ? AND start < ?";
 /** Every client network's windows before the current one (?: its start): the counters named `ip:…` (NETWORK_PREFIX, buckets.ts) of a block's object, all of 60 s. */
 export const DROP_OLDER_NETWORK_WINDOWS = "DELETE FROM counters WHERE name >= 'ip:' AND name < 'ip;' AND start < ?";
+/** Every client network's daily counters before the current day (?: its start): the counters named `ipday:…` (NETWORK_DAY_PREFIX) of a block's object. */
+export const DROP_OLDER_NETWORK_DAYS = "DELETE FROM counters WHERE name >= 'ipday:' AND name < 'ipday;' AND start < ?";

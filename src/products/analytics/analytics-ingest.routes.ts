@@ -7,7 +7,7 @@ import { cors } from "hono/cors";
 import { readBodyCapped, tooLargeMessage } from "../../platform/body";
 import { ApiError } from "../../platform/errors";
 import { jsonResponse, RateLimitErrorSchema } from "../../platform/openapi";
-import { clientIp, countBeside, ipKey } from "../../platform/rate-limit/middleware";
+import { clientIp, countBeside, ipKey, refuseRemembered, type CountNetwork } from "../../platform/rate-limit/middleware";
 import { backgroundOrDetached } from "../../platform/request-context";
 import { createRouter } from "../../platform/router";
 import { analyticsErrorFormat, publicRoute } from "./analytics.openapi";
@@ -38,19 +38,23 @@ analyticsEventRouter.openapi(
     },
   }),
   async (c) => {
-    // The bucket's count runs beside the body and the look-up; its refusal still comes first.
+    // A network this isolate knows refused is answered at once; otherwise the bucket is counted
+    // once the site is known, with the site's caps for the network in the same call (receiveEvent),
+    // or alone for an event refused before; its refusal still comes first.
     const ip = clientIp(c);
-    const admitted = countBeside(c, "public", ipKey(c));
+    const key = ipKey(c);
+    refuseRemembered(c, "public", key);
+    const count: CountNetwork = (caps) => countBeside(c, "public", key, caps);
     let text: string;
     try {
       const bytes = await readBodyCapped(c.req.raw, MAX_EVENT_BODY_BYTES, () => new ApiError("payload_too_large", tooLargeMessage(MAX_EVENT_BODY_BYTES)));
       text = new TextDecoder().decode(bytes);
     } catch (error) {
-      throw (await admitted) ?? error;
+      throw (await count()) ?? error;
     }
     const background = backgroundOrDetached(c);
     const country = (c.req.raw.cf?.country as string | undefined) ?? null;
-    const dropped = await receiveEvent(c.env, text, { ip, userAgent: c.req.header("user-agent") ?? "", country }, background, admitted);
+    const dropped = await receiveEvent(c.env, text, { ip, userAgent: c.req.header("user-agent") ?? "", country }, background, count);
     if (dropped) c.header("x-analytics-dropped", dropped);
     return c.text("ok", 202);
   },

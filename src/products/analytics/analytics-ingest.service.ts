@@ -1,6 +1,7 @@
 // Counting one event of POST /api/event: the body (analytics-event.ts), the site (cached per
-// isolate), the drops (a known bot, a URL off the site's domain: 202, not counted), then in one
-// call to the team's meter the per-site-and-network caps and the `events` unit, the visitor hash
+// isolate), the drops (a known bot, a URL off the site's domain: 202, not counted), then the
+// per-IP `public` bucket and the per-site caps of the client network in one call to its block's
+// object with the `events` unit beside it (spendBeside), the visitor hash
 // (salted per UTC day, computed here from the address and user agent, which go no further), and
 // the event handed to the isolate's batch for the site's store. No Hono context here.
 import { isbot } from "isbot";
@@ -8,9 +9,9 @@ import type { Env } from "../../env";
 import { nowMs } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { planLimits } from "../../platform/plans";
-import { releaseQuota, takeUnderCaps } from "../../platform/quota";
+import { spendBeside } from "../../platform/quota";
 import type { Background } from "../../platform/jobs/accept";
-import { besideCount, clientNetwork, type Admission } from "../../platform/rate-limit/middleware";
+import type { CountNetwork } from "../../platform/rate-limit/middleware";
 import { onSiteDomain, pageOf, parseEvent } from "./analytics-event";
 import { findIngestSite, type IngestSite } from "./analytics-sites.service";
 import { dailySalt, eventBatch } from "./analytics.store";
@@ -43,33 +44,33 @@ export function networkDayCap(plan: string): number {
 /**
  * Receives one event. Throws 400 (malformed), 404 (unknown site) or 429 (a cap, or the monthly
  * quota); answers why it was not counted, or null once it is counted and handed to the batch.
- * `admitted` is the per-IP `public` bucket's count, made beside the parse and the look-up: its
- * refusal comes first.
+ * `count` counts the request in the per-IP `public` bucket, once: with the site's caps for the
+ * network when the event counts, alone otherwise; its refusal comes first.
  */
-export async function receiveEvent(env: Env, text: string, sender: Sender, background: Background, admitted: Admission): Promise<Dropped> {
+export async function receiveEvent(env: Env, text: string, sender: Sender, background: Background, count: CountNetwork): Promise<Dropped> {
   let input: ReturnType<typeof parseEvent>;
   let found: IngestSite | null;
   try {
     input = parseEvent(text);
     found = await findIngestSite(env, input.domain);
   } catch (error) {
-    throw (await admitted) ?? error;
+    throw (await count()) ?? error;
   }
-  if (!found) throw (await admitted) ?? ApiError.notFound("Site not found");
+  if (!found) throw (await count()) ?? ApiError.notFound("Site not found");
   const { site } = found;
   const dropped = droppedWhy(input, site, sender);
   if (dropped) {
-    const refusal = await admitted;
+    const refusal = await count();
     if (refusal) throw refusal;
     return dropped;
   }
 
   const at = nowMs();
   const day = new Date(at).toISOString().slice(0, 10);
-  // The unit (beside the bucket's count: one round trip, the unit given back when the bucket
-  // refuses) and the hash are independent: all at once (none left unawaited should another fail).
+  // The unit (beside the count of the bucket and caps: one round trip, the unit given back when
+  // they refuse) and the hash are independent: all at once (none left unawaited should another fail).
   const [, visitor] = await Promise.all([
-    besideCount(admitted, spendUnit(env, found, sender.ip, background), () => releaseQuota(env, site.teamId, "analytics", 1)),
+    spendUnit(env, found, count, background),
     dailySalt(env, day).then((salt) => visitorHash(salt, site.id, sender.ip, sender.userAgent)),
   ]);
   const country = sender.country && /^[A-Z]{2}$/.test(sender.country) && sender.country !== "XX" && sender.country !== "T1" ? sender.country : "";
@@ -102,22 +103,21 @@ function droppedWhy(input: ReturnType<typeof parseEvent>, site: IngestSite["site
 }
 
 /**
- * The per-site-and-network caps and the event's unit, in one call to the team's meter
- * (`takeUnderCaps`): the caps are counters of the team's object (a minute's and a UTC day's), the
- * unit the month's `events`. The meter unreachable refuses the event (quotas fail closed): 503.
+ * The per-site caps of the client network, counted after its `public` bucket in one call to the
+ * block's object (a minute's and a UTC day's), and beside it the event's unit, the month's `events`
+ * (spendBeside). The meter unreachable refuses the event of a limited plan (quotas fail closed): 503.
  */
-async function spendUnit(env: Env, found: IngestSite, ip: string, background: Background): Promise<void> {
+async function spendUnit(env: Env, found: IngestSite, count: CountNetwork, background: Background): Promise<void> {
   const { site, plan, ownerEmail } = found;
-  const network = clientNetwork(ip);
   const caps = [
-    { name: `analytics:${site.id}:${network}`, limit: NETWORK_MINUTE_CAP },
-    { name: `analytics-day:${site.id}:${network}`, limit: networkDayCap(plan), windowSeconds: 86_400 },
+    { name: `analytics:${site.id}`, limit: NETWORK_MINUTE_CAP },
+    { name: `analytics:${site.id}`, limit: networkDayCap(plan), windowSeconds: 86_400 as const },
   ];
-  await takeUnderCaps(
+  await spendBeside(
     env,
     { teamId: site.teamId, plan, ownerEmail },
     "analytics",
-    caps,
+    count(caps),
     background,
     () => new ApiError("unavailable", "Event could not be counted; retry later"),
   );

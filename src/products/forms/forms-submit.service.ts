@@ -24,7 +24,8 @@ export interface Accepted {
 
 /**
  * Stores a post for `form` whose unit `admitPost` took; throws IntakeError (422) with what to fix.
- * A post refused here or kept as spam gives its unit back (`giveBack`); a failed store, accept's.
+ * A post refused here or kept as spam gives its unit back (`giveBack`), and accept gives it back
+ * the same way when the store fails.
  */
 export async function submitForm(
   env: Env,
@@ -65,7 +66,7 @@ export async function submitForm(
   await accept({
     name: "form submission",
     env,
-    quota: { owner, service: "forms", units: 1, reserved: true },
+    quota: { owner, service: "forms", units: 1, reserved: giveBack },
     store: async () => {
       const keys = files.map((f) => fileKey(form.id, id, f.id));
       try {

@@ -3,10 +3,11 @@
 // days), the public bucket refusing a flood from one IP, the cap per site and client network, one
 // `events` unit per counted event (none for a drop or a refusal) and the monthly-quota 429.
 import { env } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
 import { ipCounter, setUsed, usedOf } from "../../helpers/usage";
 import { setClock } from "../../../src/platform/clock";
+import { getMeter } from "../../../src/platform/rate-limit/limiter";
 import { namedObject } from "../../../src/platform/durable-objects";
 import { dailySalt } from "../../../src/products/analytics/analytics.store";
 import { NETWORK_MINUTE_CAP, networkDayCap } from "../../../src/products/analytics/analytics-ingest.service";
@@ -117,6 +118,21 @@ describe("abuse and metering", () => {
     await settle();
     expect((await dump(site.id)).events).toHaveLength(NETWORK_MINUTE_CAP + 1);
     expect(await usedOf(team.teamId, "analytics")).toBe(NETWORK_MINUTE_CAP + 1);
+  });
+
+  it("an unlimited plan's events wait for no meter call: each counted event is one unit, in fewer meter calls than events; a bot none", async () => {
+    const team = await setupTeam({ plan: "enterprise" });
+    const site = await createSite(team.key);
+    const ask = vi.spyOn(getMeter(env), "ask");
+    onTestFinished(() => ask.mockRestore());
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => sendEvent(pageview(site.id), { ip: `198.18.${i}.2` })));
+    expect(answers.map((res) => res.status)).toEqual(Array(30).fill(202));
+    const bot = await sendEvent(pageview(site.id), { ip: "198.18.99.2", ua: "Googlebot/2.1 (+http://www.google.com/bot.html)" });
+    expect(bot.headers.get("x-analytics-dropped")).toBe("bot");
+    expect(await usedOf(team.teamId, "analytics")).toBe(30);
+    const units = ask.mock.calls.filter(([, , item]) => item.quota?.service === "analytics").map(([, , item]) => item.quota!.amount);
+    expect(units.reduce((a, b) => a + b, 0)).toBe(30);
+    expect(units.length).toBeLessThan(30);
   });
 
   it("caps one network's events a day at a fiftieth of the plan's monthly limit", () => {

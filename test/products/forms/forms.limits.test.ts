@@ -1,7 +1,9 @@
 // Floods: one IP is refused by the `public` bucket across forms; one network flooding one form is
 // refused by the form's cap for that network while other networks and the team's other forms go
 // on; one network's daily share of the team's month (forms.limits.ts).
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { env, runInDurableObject } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
+import { getMeter } from "../../../src/platform/rate-limit/limiter";
 import { setClock } from "../../../src/platform/clock";
 import { FORM_POSTS_PER_MINUTE, networkDailyCap } from "../../../src/products/forms/forms.limits";
 import { PLATFORM_BUCKET_LIMITS as BUCKET_LIMITS } from "../../../src/platform/rate-limit/buckets";
@@ -76,6 +78,48 @@ describe("public form limits", () => {
     // Over a 31-day month one network spends at most half the month's units.
     for (const plan of ["free", "starter", "pro", "scale"] as const)
       expect(networkDailyCap(plan)! * 31).toBeLessThanOrEqual(planTable()[plan].monthly.forms! / 2);
+  });
+
+  it("the caps are counters of the client network in its block's object, counted after its bucket in one call: a refused bucket counts none", async () => {
+    const { key, teamId } = await setupTeam({ plan: "free" });
+    const form = await createForm(key);
+    const r = crypto.getRandomValues(new Uint8Array(1));
+    const ip = `198.51.${r[0]}.7`;
+    const counter = ipCounter("public", ip);
+    const rows = () =>
+      runInDurableObject(counter.stub, (_instance, state) =>
+        state.storage.sql.exec<{ name: string; count: number }>(`SELECT name, count FROM counters WHERE name LIKE '%${ip}%' ORDER BY name`).toArray(),
+      );
+    expect((await postJson(form.id, { x: "y" }, { ip })).status).toBe(200);
+    expect(await rows()).toEqual([
+      { name: `ip:${ip}`, count: 1 },
+      { name: `ip:${ip}:form:${form.id}`, count: 1 },
+      { name: `ipday:${ip}:forms:${teamId}`, count: 1 },
+    ]);
+    // The bucket full: refused, the caps not counted, the unit given back.
+    await counter.hit(Date.UTC(2031, 6, 1, 9, 0, 0) / 1000, BUCKET_LIMITS.public - 1);
+    expect((await postJson(form.id, { x: "y" }, { ip })).status).toBe(429);
+    expect(await rows()).toEqual([
+      { name: `ip:${ip}`, count: BUCKET_LIMITS.public + 1 },
+      { name: `ip:${ip}:form:${form.id}`, count: 1 },
+      { name: `ipday:${ip}:forms:${teamId}`, count: 1 },
+    ]);
+    expect(await usedOf(teamId, "forms")).toBe(1);
+  });
+
+  it("an unlimited plan's posts wait for no meter call: concurrent posts cost exactly their units, a spam post none", async () => {
+    const { key, teamId } = await setupTeam({ plan: "enterprise" });
+    const form = await createForm(key);
+    const ask = vi.spyOn(getMeter(env), "ask");
+    onTestFinished(() => ask.mockRestore());
+    const posts = await Promise.all(Array.from({ length: 8 }, (_, i) => postJson(form.id, { i: String(i) }, { ip: `198.18.${i}.1` })));
+    expect(posts.map((res) => res.status)).toEqual(Array(8).fill(200));
+    // A filled honeypot answers as a success, is kept as spam and costs nothing (the unit given back in the batch).
+    expect((await postJson(form.id, { i: "bot", _gotcha: "filled" }, { ip: "198.18.9.1" })).status).toBe(200);
+    expect(await usedOf(teamId, "forms")).toBe(8);
+    const units = ask.mock.calls.filter(([, , item]) => item.quota?.service === "forms").map(([, , item]) => item.quota!.amount);
+    expect(units.reduce((a, b) => a + b, 0)).toBe(8);
+    expect(units.length).toBeLessThan(9);
   });
 
   it("refuses one network past its daily share of the team's month", async () => {
