@@ -14,7 +14,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { bucketLimit, fixedLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
-import { NETWORK_DAY_PREFIX, NETWORK_PREFIX, OWN_COUNTER, WINDOW_SECONDS, type CounterSpec } from "./buckets";
+import { NETWORK_DAY_PREFIX, NETWORK_PREFIX, OWN_COUNTER, type CounterSpec } from "./buckets";
 import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
 import { keepAliveOf } from "../jobs/commit";
 
@@ -116,7 +116,8 @@ const DAY_SECONDS = 86_400;
 export interface NetworkCap {
   name: string;
   limit: number;
-  windowSeconds?: typeof WINDOW_SECONDS | typeof DAY_SECONDS;
+  /** A UTC day's window; a minute's when absent. */
+  windowSeconds?: typeof DAY_SECONDS;
 }
 
 /** The counter of a network's cap, beside the network's own (`key`: ipKey). */
