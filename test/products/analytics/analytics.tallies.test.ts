@@ -4,7 +4,7 @@
 // tallies can answer gives the same rows both ways, visitors counted once per day across batches
 // and hours, and the tallies are what those queries read (their plan names no `hourly`).
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { analyticsStore } from "../../../src/products/analytics/analytics.store";
 import type { Dimension, Metric } from "../../../src/products/analytics/analytics.schemas";
 import type { AnalyticsStore, StoredEvent } from "../../../src/products/analytics/store/analytics-store";
@@ -139,6 +139,44 @@ describe("tallies", () => {
     expect(await stub.query(q([], hours(0, 1)))).toEqual([{ dimensions: [], metrics: [1, 3, 4] }]);
     await runInDurableObject(stub, (store) => (store as AnalyticsStore).trim(DAY0 + 401 * DAY));
     expect((await stub.dump()).tallies).toHaveLength(0);
+  });
+
+  it("skip what the instance knows stored: a known visitor's next event reads no visit and inserts no tally row; after a trim they are looked up again, counts exact", async () => {
+    const stub = analyticsStore(env, crypto.randomUUID());
+    const ev = (ts: number, page: string): StoredEvent => ({
+      ts,
+      name: "pageview",
+      page,
+      visitor: "00000000000000bb",
+      source: "Google",
+      country: "DE",
+      props: null,
+    });
+    await stub.append([ev(DAY0 + H, "/")]);
+    await runInDurableObject(stub, async (object, state) => {
+      const store = object as AnalyticsStore;
+      const exec = vi.spyOn(state.storage.sql, "exec");
+      const looked = () => exec.mock.calls.map(([query]) => query).filter((query) => query.includes("FROM sessions") || query.includes("tally_visitors"));
+      await store.append([ev(DAY0 + H + 60_000, "/")]);
+      expect(looked()).toEqual([]);
+      // A new page is a new row: only it is inserted.
+      await store.append([ev(DAY0 + H + 120_000, "/new")]);
+      expect(looked()).toHaveLength(1);
+      expect(exec.mock.calls.find(([query]) => query.includes("tally_visitors"))![0]).toMatch(/VALUES \(\?, \?, \?, \?\) ON CONFLICT/);
+      // The trim forgets the copies (nothing of this day is past its retention yet): the next event looks up again.
+      store.trim(DAY0 + 2 * H);
+      exec.mockClear();
+      await store.append([ev(DAY0 + H + 180_000, "/")]);
+      expect(looked()).toHaveLength(2);
+      exec.mockRestore();
+    });
+    // One visitor, one visit (its first source kept), four pageviews.
+    expect(await stub.query(q([], hours(0, 1)))).toEqual([{ dimensions: [], metrics: [1, 4, 4] }]);
+    expect(await stub.query(q(["visit:source"], hours(0, 1)))).toEqual([{ dimensions: ["Google"], metrics: [1, 4, 4] }]);
+    expect(await stub.query(q(["event:page"], hours(0, 1)))).toEqual([
+      { dimensions: ["/"], metrics: [1, 3, 3] },
+      { dimensions: ["/new"], metrics: [1, 1, 1] },
+    ]);
   });
 
   it("are made by the migration from the rollup of a store that held events before them", async () => {

@@ -123,12 +123,16 @@ export function rollupQuerySql(q: StoreQuery, via?: "rollup"): { sql: string; pa
 }
 
 /**
- * An event's visitor in its six tally rows: each (dim, bucket, value, visitor) inserted once;
- * answers the dims where the visitor is new (RETURNING gives only the rows actually inserted).
+ * An event's visitor in those of its six tally rows the store does not know it in yet, each
+ * (dim, bucket, value, visitor) inserted once; answers the dims where the visitor is new (RETURNING
+ * gives only the rows actually inserted). One constant string per number of rows: index rows - 1.
  */
-export const TALLY_SEEN_SQL =
-  `INSERT INTO tally_visitors (dim, bucket, value, visitor) VALUES ${TALLY_DIMS.map(() => "(?, ?, ?, ?)").join(", ")} ` +
-  "ON CONFLICT DO NOTHING RETURNING dim";
+export const TALLY_SEEN_SQL: readonly string[] = TALLY_DIMS.map(
+  (_, i) =>
+    `INSERT INTO tally_visitors (dim, bucket, value, visitor) VALUES ${Array(i + 1)
+      .fill("(?, ?, ?, ?)")
+      .join(", ")} ON CONFLICT DO NOTHING RETURNING dim`,
+);
 
 /** Adds to a tally row, or opens it. */
 export const TALLY_UPSERT_SQL =

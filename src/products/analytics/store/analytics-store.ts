@@ -65,9 +65,21 @@ export interface StoredEvent {
 
 export type QueryRow = { dimensions: Array<string | null>; metrics: number[] };
 
+/** Tally rows (dim, bucket, value, visitor) an instance remembers as stored, at most (all forgotten past it). */
+const KNOWN_TALLIED_MAX = 50_000;
+/** Visits an instance remembers (visitor → source and last seen), at most (all forgotten past it). */
+const KNOWN_SESSIONS_MAX = 20_000;
+
 export class AnalyticsStore extends DurableObject<Env> {
   private readonly db: DrizzleSqliteDODatabase<typeof schema>;
   private alarmSet = false;
+  /**
+   * What this instance wrote or read, so a busy site's events skip the reads and inserts that would
+   * find the same: the tally rows its visitors are counted in (a row, once stored, stays until the
+   * trim, which forgets them all), and each visit's source and last event (written only here).
+   */
+  private readonly tallied = new Set<string>();
+  private readonly sessions = new Map<string, { source: string; last_seen: number }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -84,13 +96,19 @@ export class AnalyticsStore extends DurableObject<Env> {
    */
   async append(events: StoredEvent[]): Promise<number> {
     const sql = this.ctx.storage.sql;
+    // The instance's copies take this batch's rows once its transaction has committed.
+    const sessions = new Map<string, { source: string; last_seen: number }>();
+    const tallied: string[] = [];
     this.ctx.storage.transactionSync(() => {
       const adds = new Map<string, { dim: TallyDim; bucket: number; value: string; visitors: number; pageviews: number; events: number }>();
       for (const e of events) {
-        const [open] = sql.exec<{ source: string; last_seen: number }>(SESSION_SQL, e.visitor).toArray();
+        const open =
+          sessions.get(e.visitor) ?? this.sessions.get(e.visitor) ?? sql.exec<{ source: string; last_seen: number }>(SESSION_SQL, e.visitor).toArray()[0];
         // A visit goes on (its first source stays) while events come within the window.
         const source = open && e.ts - open.last_seen < SESSION_MS && e.ts >= open.last_seen - SESSION_MS ? open.source : e.source;
-        sql.exec(SESSION_UPSERT_SQL, e.visitor, source, Math.max(e.ts, open?.last_seen ?? 0));
+        const lastSeen = Math.max(e.ts, open?.last_seen ?? 0);
+        sql.exec(SESSION_UPSERT_SQL, e.visitor, source, lastSeen);
+        sessions.set(e.visitor, { source, last_seen: lastSeen });
         sql.exec(INSERT_EVENT_SQL, e.ts, e.name, e.page, e.visitor, source, e.country, e.props);
         const hour = Math.floor(e.ts / HOUR_MS);
         sql.exec(ROLLUP_UPSERT_SQL, hour, e.visitor, e.name, e.page, source, e.country);
@@ -103,13 +121,17 @@ export class AnalyticsStore extends DurableObject<Env> {
           country: [day, e.country],
           hour: [hour, ""],
         };
-        const seen = TALLY_DIMS.flatMap((dim) => [dim, ...rows[dim], e.visitor]);
+        // Rows this instance knows stored are not inserted again (nor is a batch's own row: SQLite finds it).
+        const unknown = TALLY_DIMS.filter((dim) => !this.tallied.has(`${dim}\u0000${rows[dim][0]}\u0000${rows[dim][1]}\u0000${e.visitor}`));
         const fresh = new Set(
-          sql
-            .exec<{ dim: string }>(TALLY_SEEN_SQL, ...seen)
-            .toArray()
-            .map((row) => row.dim),
+          unknown.length === 0
+            ? []
+            : sql
+                .exec<{ dim: string }>(TALLY_SEEN_SQL[unknown.length - 1]!, ...unknown.flatMap((dim) => [dim, ...rows[dim], e.visitor]))
+                .toArray()
+                .map((row) => row.dim),
         );
+        for (const dim of unknown) tallied.push(`${dim}\u0000${rows[dim][0]}\u0000${rows[dim][1]}\u0000${e.visitor}`);
         const pageview = e.name === "pageview" ? 1 : 0;
         for (const dim of TALLY_DIMS) {
           const [bucket, value] = rows[dim];
@@ -123,6 +145,10 @@ export class AnalyticsStore extends DurableObject<Env> {
       }
       for (const a of adds.values()) sql.exec(TALLY_UPSERT_SQL, a.dim, a.bucket, a.value, a.visitors, a.pageviews, a.events);
     });
+    if (this.tallied.size + tallied.length > KNOWN_TALLIED_MAX) this.tallied.clear();
+    for (const row of tallied) this.tallied.add(row);
+    if (this.sessions.size + sessions.size > KNOWN_SESSIONS_MAX) this.sessions.clear();
+    for (const [visitor, visit] of sessions) this.sessions.set(visitor, visit);
     await this.ensureAlarm();
     return events.length;
   }
@@ -155,6 +181,7 @@ export class AnalyticsStore extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.alarmSet = false;
+    this.forget();
   }
 
   /** Retention in bounded steps; runs again soon while a step was full, hourly while anything is held. */
@@ -178,7 +205,14 @@ export class AnalyticsStore extends DurableObject<Env> {
     const visits = step("sessions", "last_seen < ?", now - SESSION_MS);
     const tallied = step("tallies", TALLY_TRIM_WHERE, Math.floor((now - ROLLUP_RETENTION_DAYS * DAY_MS) / HOUR_MS));
     const counted = step("tally_visitors", TALLY_TRIM_WHERE, Math.floor((now - TALLY_VISITORS_DAYS * DAY_MS) / HOUR_MS));
+    this.forget();
     return raw || rolled || visits || tallied || counted;
+  }
+
+  /** Drops the instance's copies of stored rows (the trim or a wipe may have deleted them). */
+  private forget(): void {
+    this.tallied.clear();
+    this.sessions.clear();
   }
 
   private async ensureAlarm(): Promise<void> {
