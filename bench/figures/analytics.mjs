@@ -78,7 +78,13 @@ export default {
       for (let i = 0; i < rounds; i++) {
         runs.bare.push(await load({ title: `bare one-D1-read, ${connections}`, url: bareUrl, duration, connections }));
         for (const site of sites) {
-          const run = await load({ title: `analytics ingest (${site.plan}), ${connections}`, url: eventUrl, duration, connections, requests: [requestOf(site)] });
+          const run = await load({
+            title: `analytics ingest (${site.plan}), ${connections}`,
+            url: eventUrl,
+            duration,
+            connections,
+            requests: [requestOf(site)],
+          });
           if (run.non2xx > 0) throw new Error(`${run.non2xx} non-2xx answers at /api/event: ${JSON.stringify(run.statuses)}`);
           runs[site.plan].push(run);
         }

@@ -138,3 +138,20 @@ export class IsolateBatch<T> {
     }
   }
 }
+
+/**
+ * One batch per binding, made on first use: `batchPer((namespace) => options)` answers the batch
+ * of a binding (an isolate has one environment in production; tests may pass others). The options
+ * are made from the binding the batch writes to.
+ */
+export function batchPer<B extends object, T>(options: (binding: B) => IsolateBatchOptions<T>): (binding: B) => IsolateBatch<T> {
+  const batches = new WeakMap<B, IsolateBatch<T>>();
+  return (binding) => {
+    let batch = batches.get(binding);
+    if (!batch) {
+      batch = new IsolateBatch<T>(options(binding));
+      batches.set(binding, batch);
+    }
+    return batch;
+  };
+}

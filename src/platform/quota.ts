@@ -12,9 +12,9 @@ import { planLimits, serviceMetric, type Service } from "./plans";
 import { queuePlatformMail, type MailContent } from "./platform-mail";
 import type { Background } from "./jobs/commit";
 import { log } from "./log";
-import { getMeter, type MeterClient } from "./rate-limit/limiter";
+import { getMeter, meterOf } from "./rate-limit/limiter";
 import { teamObject } from "./rate-limit/buckets";
-import { IsolateBatch } from "./isolate-batch";
+import { batchPer } from "./isolate-batch";
 
 export interface QuotaOwner {
   teamId: string;
@@ -71,38 +71,33 @@ interface UnlimitedUnits {
   amount: number;
 }
 
-const unlimitedBatches = new WeakMap<object, IsolateBatch<UnlimitedUnits>>();
-
 /** The isolate's batch of unlimited units for an environment's meters. */
-function unlimitedBatch(env: Env): IsolateBatch<UnlimitedUnits> {
-  let batch = unlimitedBatches.get(env.RATE_LIMITER);
-  if (!batch) {
-    const meter: MeterClient = getMeter(env);
-    batch = new IsolateBatch<UnlimitedUnits>({
-      name: "unlimited units",
-      batchMax: 10_000,
-      pendingMax: 100_000,
-      lingerMs: UNLIMITED_LINGER_MS,
-      send: async (items) => {
-        // One meter call per team and service, whatever the number of requests in the batch.
-        const sums = new Map<string, UnlimitedUnits>();
-        for (const item of items) {
-          const key = `${item.teamId}\u0000${item.service}`;
-          const sum = sums.get(key);
-          if (sum) sum.amount += item.amount;
-          else sums.set(key, { ...item });
-        }
-        await Promise.all(
-          [...sums.values()]
-            .filter(({ amount }) => amount !== 0)
-            .map(({ teamId, service, amount }) => meter.ask(teamObject(teamId), teamId, { quota: { service, amount, limit: null } })),
-        );
-      },
-    });
-    unlimitedBatches.set(env.RATE_LIMITER, batch);
-  }
-  return batch;
-}
+const unlimitedUnits = batchPer<Env["RATE_LIMITER"], UnlimitedUnits>((namespace) => {
+  const meter = meterOf(namespace);
+  return {
+    name: "unlimited units",
+    batchMax: 10_000,
+    pendingMax: 100_000,
+    lingerMs: UNLIMITED_LINGER_MS,
+    send: async (items) => {
+      // One meter call per team and service, whatever the number of requests in the batch.
+      const sums = new Map<string, UnlimitedUnits>();
+      for (const item of items) {
+        const key = `${item.teamId}\u0000${item.service}`;
+        const sum = sums.get(key);
+        if (sum) sum.amount += item.amount;
+        else sums.set(key, { ...item });
+      }
+      await Promise.all(
+        [...sums.values()]
+          .filter(({ amount }) => amount !== 0)
+          .map(({ teamId, service, amount }) => meter.ask(teamObject(teamId), teamId, { quota: { service, amount, limit: null } })),
+      );
+    },
+  };
+});
+
+const unlimitedBatch = (env: Env) => unlimitedUnits(env.RATE_LIMITER);
 
 /**
  * Spends one unit of `service` for work done now: under a limit, taken in the team's meter before

@@ -92,10 +92,15 @@ const meters = new WeakMap<object, MeterClient>();
 
 /** The meter client of an environment's RATE_LIMITER namespace (whatever RATE_LIMITS says: quotas always count). */
 export function getMeter(env: Env): MeterClient {
-  let meter = meters.get(env.RATE_LIMITER);
+  return meterOf(env.RATE_LIMITER);
+}
+
+/** The meter client of a RATE_LIMITER namespace (one per isolate in production). */
+export function meterOf(namespace: Env["RATE_LIMITER"]): MeterClient {
+  let meter = meters.get(namespace);
   if (!meter) {
-    meter = new MeterClient(env.RATE_LIMITER);
-    meters.set(env.RATE_LIMITER, meter);
+    meter = new MeterClient(namespace);
+    meters.set(namespace, meter);
   }
   return meter;
 }

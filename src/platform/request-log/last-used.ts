@@ -4,7 +4,7 @@
 // key whose stored time is a minute old or more (last-used.queries.ts), so however many isolates
 // use a key, its row changes at most once a minute.
 import type { Env } from "../../env";
-import { IsolateBatch } from "../isolate-batch";
+import { batchPer, type IsolateBatch } from "../isolate-batch";
 import { IsolateCache } from "../isolate-cache";
 import { touchKeys } from "./last-used.queries";
 
@@ -21,28 +21,20 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** Keys this isolate queued in the last minute: not queued again before it is over. */
 const gate = new IsolateCache<true>({ ttlMs: LAST_USED_EVERY_MS, max: 10_000 });
 
-const batches = new WeakMap<D1Database, IsolateBatch<KeyUse>>();
-
 /** The batch of an environment's D1 (tests may pass other bindings; production has one). */
-function batchFor(env: Env): IsolateBatch<KeyUse> {
-  let batch = batches.get(env.DB);
-  if (!batch) {
-    const d1 = env.DB;
-    batch = new IsolateBatch<KeyUse>({
-      name: "last used",
-      batchMax: 500,
-      pendingMax: 10_000,
-      send: async (uses) => {
-        await touchKeys(
-          d1,
-          uses.map((use) => [use.keyId, iso(use.at), iso(use.at - LAST_USED_EVERY_MS)]),
-        );
-      },
-    });
-    batches.set(env.DB, batch);
-  }
-  return batch;
-}
+const keyUses = batchPer<D1Database, KeyUse>((d1) => ({
+  name: "last used",
+  batchMax: 500,
+  pendingMax: 10_000,
+  send: async (uses) => {
+    await touchKeys(
+      d1,
+      uses.map((use) => [use.keyId, iso(use.at), iso(use.at - LAST_USED_EVERY_MS)]),
+    );
+  },
+}));
+
+const batchFor = (env: Env): IsolateBatch<KeyUse> => keyUses(env.DB);
 
 /**
  * Notes that `keyId` was used at `at` (ms): queued unless this isolate queued it less than a minute

@@ -9,7 +9,7 @@ import { namedObject } from "../durable-objects";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../../env";
 import { nowMs } from "../clock";
-import { IsolateBatch } from "../isolate-batch";
+import { batchPer } from "../isolate-batch";
 import { backgroundOf } from "../request-context";
 import { touchKey } from "./last-used";
 import type { RequestLogRow } from "./request-log.types";
@@ -27,36 +27,28 @@ interface TeamRow {
   row: RequestLogRow;
 }
 
-const batches = new WeakMap<object, IsolateBatch<TeamRow>>();
-
 /** The batch of an environment's request log namespace (one per isolate in production). */
-function batchFor(env: Env): IsolateBatch<TeamRow> {
-  let batch = batches.get(env.REQUEST_LOG_STORE);
-  if (!batch) {
-    const namespace = env.REQUEST_LOG_STORE;
-    batch = new IsolateBatch<TeamRow>({
-      name: "request log",
-      // ~200 rows of at most ~5 KB: one call's argument stays far under the RPC and SQL string limits.
-      batchMax: 200,
-      pendingMax: 10_000,
-      // A write carries the rows of 50 ms, not of the few requests in flight: under load the
-      // store's calls and transactions per request fall several-fold (docs/BENCHMARKS.md).
-      lingerMs: REQUEST_LOG_LINGER_MS,
-      send: async (items) => {
-        const byTeam = new Map<string, RequestLogRow[]>();
-        for (const { teamId, row } of items) {
-          const rows = byTeam.get(teamId);
-          if (rows) rows.push(row);
-          else byTeam.set(teamId, [row]);
-        }
-        const now = nowMs();
-        await Promise.all([...byTeam].map(([teamId, rows]) => namedObject(namespace, teamId).append(rows, now)));
-      },
-    });
-    batches.set(env.REQUEST_LOG_STORE, batch);
-  }
-  return batch;
-}
+const teamRows = batchPer<Env["REQUEST_LOG_STORE"], TeamRow>((namespace) => ({
+  name: "request log",
+  // ~200 rows of at most ~5 KB: one call's argument stays far under the RPC and SQL string limits.
+  batchMax: 200,
+  pendingMax: 10_000,
+  // A write carries the rows of 50 ms, not of the few requests in flight: under load the
+  // store's calls and transactions per request fall several-fold (docs/BENCHMARKS.md).
+  lingerMs: REQUEST_LOG_LINGER_MS,
+  send: async (items) => {
+    const byTeam = new Map<string, RequestLogRow[]>();
+    for (const { teamId, row } of items) {
+      const rows = byTeam.get(teamId);
+      if (rows) rows.push(row);
+      else byTeam.set(teamId, [row]);
+    }
+    const now = nowMs();
+    await Promise.all([...byTeam].map(([teamId, rows]) => namedObject(namespace, teamId).append(rows, now)));
+  },
+}));
+
+const batchFor = (env: Env) => teamRows(env.REQUEST_LOG_STORE);
 
 /** The stub of a team's request log. */
 export function requestLogStore(env: Env, teamId: string) {

@@ -11,7 +11,7 @@
 // last requests finishes the write.
 import type { Env } from "../../env";
 import { namedObject } from "../../platform/durable-objects";
-import { IsolateBatch } from "../../platform/isolate-batch";
+import { batchPer, type IsolateBatch } from "../../platform/isolate-batch";
 import { SALT_OBJECT } from "./store/analytics-salt";
 import type { StoredEvent } from "./store/analytics-store";
 
@@ -30,31 +30,26 @@ interface SiteEvent {
   event: StoredEvent;
 }
 
-const batches = new WeakMap<object, IsolateBatch<SiteEvent>>();
+/** The isolate's batch of counted events for an environment's stores. */
+const siteEvents = batchPer<Env["ANALYTICS_STORE"], SiteEvent>((namespace) => ({
+  name: "analytics events",
+  batchMax: EVENT_BATCH_MAX,
+  pendingMax: 20_000,
+  lingerMs: ANALYTICS_LINGER_MS,
+  send: async (items) => {
+    const bySite = new Map<string, StoredEvent[]>();
+    for (const { siteId, event } of items) {
+      const events = bySite.get(siteId);
+      if (events) events.push(event);
+      else bySite.set(siteId, [event]);
+    }
+    await Promise.all([...bySite].map(([siteId, events]) => namedObject(namespace, siteId).append(events)));
+  },
+}));
 
 /** The isolate's batch of counted events for an environment's stores. */
 export function eventBatch(env: Env): IsolateBatch<SiteEvent> {
-  let batch = batches.get(env.ANALYTICS_STORE);
-  if (!batch) {
-    const namespace = env.ANALYTICS_STORE;
-    batch = new IsolateBatch<SiteEvent>({
-      name: "analytics events",
-      batchMax: EVENT_BATCH_MAX,
-      pendingMax: 20_000,
-      lingerMs: ANALYTICS_LINGER_MS,
-      send: async (items) => {
-        const bySite = new Map<string, StoredEvent[]>();
-        for (const { siteId, event } of items) {
-          const events = bySite.get(siteId);
-          if (events) events.push(event);
-          else bySite.set(siteId, [event]);
-        }
-        await Promise.all([...bySite].map(([siteId, events]) => namedObject(namespace, siteId).append(events)));
-      },
-    });
-    batches.set(env.ANALYTICS_STORE, batch);
-  }
-  return batch;
+  return siteEvents(env.ANALYTICS_STORE);
 }
 
 /** Waits until every event this isolate holds is written (tests, the bench's twin). */
