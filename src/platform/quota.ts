@@ -14,6 +14,7 @@ import type { Background } from "./jobs/commit";
 import { log } from "./log";
 import { getMeter, meterOf } from "./rate-limit/limiter";
 import { teamObject } from "./rate-limit/buckets";
+import { besideCount, type Admission } from "./rate-limit/middleware";
 import { batchPer } from "./isolate-batch";
 
 export interface QuotaOwner {
@@ -137,7 +138,7 @@ export async function spendBeside(
   env: Env,
   owner: QuotaOwner,
   service: Service,
-  admitted: Promise<unknown>,
+  admitted: Admission,
   background: Background,
   unavailable: () => ApiError,
 ): Promise<() => Promise<void>> {
@@ -147,21 +148,13 @@ export async function spendBeside(
     countUnlimited(env, owner.teamId, service, background);
     return async () => countUnlimited(env, owner.teamId, service, background, -1);
   }
-  const taken = consumeQuota(env, owner, service).then(
-    (used) => ({ ok: true as const, used }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-  const [refusal, outcome] = await Promise.all([admitted, taken]);
   const giveBack = () => releaseQuota(env, owner.teamId, service, 1).catch(() => undefined);
-  if (refusal) {
-    if (outcome.ok) await giveBack();
-    throw refusal;
-  }
-  if (!outcome.ok) {
-    if (outcome.error instanceof ApiError) throw outcome.error;
-    log.error(`${service}: usage meter unavailable`, { team_id: owner.teamId, error: String(outcome.error) });
+  const taken = consumeQuota(env, owner, service).catch((error: unknown) => {
+    if (error instanceof ApiError) throw error;
+    log.error(`${service}: usage meter unavailable`, { team_id: owner.teamId, error: String(error) });
     throw unavailable();
-  }
+  });
+  await besideCount(admitted, taken, giveBack);
   return giveBack;
 }
 

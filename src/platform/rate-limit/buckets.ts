@@ -7,6 +7,9 @@ import { catalog } from "../products";
 
 export const WINDOW_SECONDS = 60;
 
+/** A UTC day, the other window a network's cap may count in (NETWORK_DAY_PREFIX). */
+export const DAY_SECONDS = 86_400;
+
 /** A bucket object's own counter (the bucket it is named after). */
 export const OWN_COUNTER = "";
 

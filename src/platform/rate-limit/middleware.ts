@@ -14,7 +14,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import { bucketLimit, fixedLimit, teamObject, type BucketName, type StrictFamily } from "./buckets";
-import { NETWORK_DAY_PREFIX, NETWORK_PREFIX, OWN_COUNTER, type CounterSpec } from "./buckets";
+import { DAY_SECONDS, NETWORK_DAY_PREFIX, NETWORK_PREFIX, OWN_COUNTER, type CounterSpec } from "./buckets";
 import { getLimiter, type RateLimitResult, type ReadUsageReply } from "./limiter";
 import { keepAliveOf } from "../jobs/commit";
 
@@ -105,8 +105,6 @@ export function counterAddress(bucket: BucketName, key: string | StrictKey): { o
 
 const addressKey = (a: { object: string; counter: string }) => `${a.object}\u0000${a.counter}`;
 
-const DAY_SECONDS = 86_400;
-
 /**
  * A public route's cap for the caller's network on one resource (`name`: `form:<id>`), per minute
  * (default) or per UTC day. countBeside counts it after the network's per-IP bucket in the same call
@@ -140,14 +138,8 @@ export type CountNetwork = (caps?: NetworkCap[]) => Admission;
 export async function enforceBucket(c: Context<AppEnv>, bucket: "strict", key: StrictKey): Promise<void>;
 export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string, plan?: string, caps?: NetworkCap[]): Promise<void>;
 export async function enforceBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string, caps: NetworkCap[] = []): Promise<void> {
-  if (caps.length === 0 || typeof key !== "string") return admit(c, await countBucket(c, bucket, key, plan));
-  const limit = bucketLimit(bucket, plan);
-  const where = counterAddress(bucket, key);
-  const capCounters = caps.map((cap) => networkCounter(key, cap));
-  const counters = limit === null ? capCounters : [{ name: where.counter, limit }, ...capCounters];
-  const results = await getLimiter(c.env).hitAll(where.object, counters, keepAliveOf(c));
-  if (limit !== null) admit(c, results.shift()!);
-  const capped = results.find((result) => !result.allowed);
+  const { own, capped } = await countBucket(c, bucket, key, plan, caps);
+  admit(c, own);
   if (capped) throw ApiError.rateLimited(capped.retryAfter);
 }
 
@@ -158,19 +150,32 @@ function admit(c: Context<AppEnv>, result: RateLimitResult | null): void {
   if (!result.allowed) throw ApiError.rateLimited(result.retryAfter);
 }
 
-/** Counts the request in `bucket` under `key` (or takes auth()'s count made ahead); null when the bucket has no limit. */
-async function countBucket(c: Context<AppEnv>, bucket: BucketName, key: string | StrictKey, plan?: string): Promise<RateLimitResult | null> {
+/**
+ * Counts the request in `bucket` under `key` (or takes auth()'s count made ahead), and in the same
+ * call in the network's `caps` (a per-IP key's only): `own` is the bucket's result (null when it
+ * has no limit), `capped` the first cap that refused (null when none did, or none was reached).
+ */
+async function countBucket(
+  c: Context<AppEnv>,
+  bucket: BucketName,
+  key: string | StrictKey,
+  plan?: string,
+  caps: NetworkCap[] = [],
+): Promise<{ own: RateLimitResult | null; capped: RateLimitResult | null }> {
   const limit = bucketLimit(bucket, plan);
-  if (limit === null) return null;
+  const capCounters = typeof key === "string" ? caps.map((cap) => networkCounter(key, cap)) : [];
+  if (limit === null && capCounters.length === 0) return { own: null, capped: null };
   const where = counterAddress(bucket, key);
   const counted = c.get("rateLimitCounted");
   const ahead = counted?.get(addressKey(where));
   if (ahead) {
     counted!.delete(addressKey(where));
-    return ahead;
+    return { own: ahead, capped: null };
   }
-  const [result] = await getLimiter(c.env).hitAll(where.object, [{ name: where.counter, limit }], keepAliveOf(c));
-  return result!;
+  const counters = limit === null ? capCounters : [{ name: where.counter, limit }, ...capCounters];
+  const results = await getLimiter(c.env).hitAll(where.object, counters, keepAliveOf(c));
+  const own = limit === null ? null : results.shift()!;
+  return { own, capped: results.find((result) => !result.allowed) ?? null };
 }
 
 /** A per-key bucket's count begun beside a route's own work (countBeside): its refusal, or null. */
@@ -201,7 +206,7 @@ export function countBeside(
  * `work` (begun already) beside the count `admitted`, one round trip for both: a refusal of the
  * count comes first, and what the work took is handed to `undo` (units given back) before the
  * refusal is thrown; else the work's own error, or its value. Whatever the work counted besides (a
- * cap of the team's meter) stays counted for a request the bucket refused, at most once per
+ * flags client key's bucket) stays counted for a request the bucket refused, at most once per
  * window and isolate: from then on the refusal is remembered and nothing is asked.
  */
 export async function besideCount<T>(admitted: Admission, work: Promise<T>, undo: (taken: T) => Promise<unknown>): Promise<T> {
@@ -225,7 +230,7 @@ export async function besideCount<T>(admitted: Admission, work: Promise<T>, undo
  * (`admitted`): the network's refusal first, then the key's; the headers show the key's.
  */
 export async function enforceBesideCount(c: Context<AppEnv>, admitted: Admission, bucket: "flags_client", key: string, plan: string): Promise<void> {
-  admit(c, await besideCount(admitted, countBucket(c, bucket, key, plan), async () => undefined));
+  admit(c, (await besideCount(admitted, countBucket(c, bucket, key, plan), async () => undefined)).own);
 }
 
 /**

@@ -11,7 +11,8 @@ import { ApiError } from "../../platform/errors";
 import { planLimits } from "../../platform/plans";
 import { spendBeside } from "../../platform/quota";
 import type { Background } from "../../platform/jobs/accept";
-import type { CountNetwork } from "../../platform/rate-limit/middleware";
+import { DAY_SECONDS } from "../../platform/rate-limit/buckets";
+import type { CountNetwork, NetworkCap } from "../../platform/rate-limit/middleware";
 import { onSiteDomain, pageOf, parseEvent } from "./analytics-event";
 import { findIngestSite, type IngestSite } from "./analytics-sites.service";
 import { dailySalt, eventBatch } from "./analytics.store";
@@ -109,9 +110,9 @@ function droppedWhy(input: ReturnType<typeof parseEvent>, site: IngestSite["site
  */
 async function spendUnit(env: Env, found: IngestSite, count: CountNetwork, background: Background): Promise<void> {
   const { site, plan, ownerEmail } = found;
-  const caps = [
+  const caps: NetworkCap[] = [
     { name: `analytics:${site.id}`, limit: NETWORK_MINUTE_CAP },
-    { name: `analytics:${site.id}`, limit: networkDayCap(plan), windowSeconds: 86_400 as const },
+    { name: `analytics:${site.id}`, limit: networkDayCap(plan), windowSeconds: DAY_SECONDS },
   ];
   await spendBeside(
     env,

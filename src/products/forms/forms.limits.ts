@@ -12,10 +12,10 @@ import { ApiError } from "../../platform/errors";
 import { backgroundOrDetached } from "../../platform/request-context";
 import { planLimits } from "../../platform/plans";
 import { spendBeside } from "../../platform/quota";
-import { countBeside, ipKey, type NetworkCap } from "../../platform/rate-limit/middleware";
+import { DAY_SECONDS } from "../../platform/rate-limit/buckets";
+import type { CountNetwork, NetworkCap } from "../../platform/rate-limit/middleware";
 
 export const FORM_POSTS_PER_MINUTE = 10;
-const DAY_SECONDS = 86_400;
 
 /** Posts a team may take from one client network per UTC day; null when unlimited. */
 export function networkDailyCap(plan: string): number | null {
@@ -28,10 +28,12 @@ export function networkDailyCap(plan: string): number | null {
  * network in one call, the post's `submissions` unit beside it; throws the 429 past the bucket, a
  * cap or the quota, 503 when the meter cannot be reached. Answers how to give the unit back, for a
  * post refused after this (its body, its fields) or kept as spam: either way it costs the team nothing.
+ * `count` counts the request in the `public` bucket (the route's, bound to its client network).
  */
 export async function admitPost(
   c: Context<AppEnv>,
   form: { id: string; teamId: string; plan: string; ownerEmail: string | null },
+  count: CountNetwork,
 ): Promise<() => Promise<void>> {
   const caps: NetworkCap[] = [{ name: `form:${form.id}`, limit: FORM_POSTS_PER_MINUTE }];
   const daily = networkDailyCap(form.plan);
@@ -40,7 +42,7 @@ export async function admitPost(
     c.env,
     { teamId: form.teamId, plan: form.plan, ownerEmail: form.ownerEmail },
     "forms",
-    countBeside(c, "public", ipKey(c), caps),
+    count(caps),
     backgroundOrDetached(c),
     () => new ApiError("unavailable", "The submission could not be counted; try again"),
   );

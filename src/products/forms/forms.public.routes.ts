@@ -11,7 +11,7 @@ import { settings } from "../../platform/config";
 import { ApiError, type ErrorFormatter } from "../../platform/errors";
 import { jsonResponse, productRoutes } from "../../platform/openapi";
 import { backgroundOf } from "../../platform/request-context";
-import { countBeside, enforceBucket, ipKey, refuseRemembered } from "../../platform/rate-limit/middleware";
+import { countBeside, enforceBucket, ipKey, refuseRemembered, type CountNetwork } from "../../platform/rate-limit/middleware";
 import { createRouter } from "../../platform/router";
 import { z } from "@hono/zod-openapi";
 import { refusedPage, thanksPage, VISITOR_PAGE_HEADERS } from "./forms.pages";
@@ -115,14 +115,16 @@ formsPublicRouter.openapi(
       // the form is known (its look-up is the isolate's cache, but for the first post), with the
       // form's caps for the network in the same call and the unit beside it (admitPost); a post
       // refused before that is counted in the bucket alone, and its refusal comes first.
-      refuseRemembered(c, "public", ipKey(c));
-      const refused = async (error: unknown) => (await countBeside(c, "public", ipKey(c))) ?? error;
+      const key = ipKey(c);
+      refuseRemembered(c, "public", key);
+      const count: CountNetwork = (caps) => countBeside(c, "public", key, caps);
+      const refused = async (error: unknown) => (await count()) ?? error;
       form = await findPublicForm(c.env, c.req.valid("param").form_id).catch(async (error: unknown) => {
         throw await refused(error);
       });
       if (origin !== undefined && !originAllowed(form, origin))
         throw await refused(new IntakeError(403, "ORIGIN_NOT_ALLOWED", "This form does not accept posts from this site (its origin is not allowed)"));
-      const giveBack = await admitPost(c, form);
+      const giveBack = await admitPost(c, form, count);
       const intake = await readIntake(c.req.raw, { enabled: form.filesEnabled, maxBytes: form.filesMaxBytes }).catch(async (error: unknown) => {
         await giveBack();
         throw error;

@@ -122,16 +122,18 @@ export class AnalyticsStore extends DurableObject<Env> {
           hour: [hour, ""],
         };
         // Rows this instance knows stored are not inserted again (nor is a batch's own row: SQLite finds it).
-        const unknown = TALLY_DIMS.filter((dim) => !this.tallied.has(`${dim}\u0000${rows[dim][0]}\u0000${rows[dim][1]}\u0000${e.visitor}`));
+        const unknown = TALLY_DIMS.map((dim) => ({ dim, row: `${dim}\u0000${rows[dim][0]}\u0000${rows[dim][1]}\u0000${e.visitor}` })).filter(
+          ({ row }) => !this.tallied.has(row),
+        );
         const fresh = new Set(
           unknown.length === 0
             ? []
             : sql
-                .exec<{ dim: string }>(TALLY_SEEN_SQL[unknown.length - 1]!, ...unknown.flatMap((dim) => [dim, ...rows[dim], e.visitor]))
+                .exec<{ dim: string }>(TALLY_SEEN_SQL[unknown.length - 1]!, ...unknown.flatMap(({ dim }) => [dim, ...rows[dim], e.visitor]))
                 .toArray()
                 .map((row) => row.dim),
         );
-        for (const dim of unknown) tallied.push(`${dim}\u0000${rows[dim][0]}\u0000${rows[dim][1]}\u0000${e.visitor}`);
+        for (const { row } of unknown) tallied.push(row);
         const pageview = e.name === "pageview" ? 1 : 0;
         for (const dim of TALLY_DIMS) {
           const [bucket, value] = rows[dim];
