@@ -155,3 +155,15 @@ export function batchPer<B extends object, T>(options: (binding: B) => IsolateBa
     return batch;
   };
 }
+
+/** A batch's items by the object each goes to (a team's store, a site's), in order: one call per object. */
+export function groupBy<T, V>(items: readonly T[], keyOf: (item: T) => string, pick: (item: T) => V): Map<string, V[]> {
+  const groups = new Map<string, V[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(pick(item));
+    else groups.set(key, [pick(item)]);
+  }
+  return groups;
+}

@@ -9,7 +9,7 @@ import { namedObject } from "../durable-objects";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../../env";
 import { nowMs } from "../clock";
-import { batchPer } from "../isolate-batch";
+import { batchPer, groupBy } from "../isolate-batch";
 import { backgroundOf } from "../request-context";
 import { touchKey } from "./last-used";
 import type { RequestLogRow } from "./request-log.types";
@@ -37,12 +37,11 @@ const teamRows = batchPer<Env["REQUEST_LOG_STORE"], TeamRow>((namespace) => ({
   // store's calls and transactions per request fall several-fold (docs/BENCHMARKS.md).
   lingerMs: REQUEST_LOG_LINGER_MS,
   send: async (items) => {
-    const byTeam = new Map<string, RequestLogRow[]>();
-    for (const { teamId, row } of items) {
-      const rows = byTeam.get(teamId);
-      if (rows) rows.push(row);
-      else byTeam.set(teamId, [row]);
-    }
+    const byTeam = groupBy(
+      items,
+      (item) => item.teamId,
+      (item) => item.row,
+    );
     const now = nowMs();
     await Promise.all([...byTeam].map(([teamId, rows]) => namedObject(namespace, teamId).append(rows, now)));
   },

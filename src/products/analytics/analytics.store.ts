@@ -11,7 +11,7 @@
 // last requests finishes the write.
 import type { Env } from "../../env";
 import { namedObject } from "../../platform/durable-objects";
-import { batchPer, type IsolateBatch } from "../../platform/isolate-batch";
+import { batchPer, groupBy, type IsolateBatch } from "../../platform/isolate-batch";
 import { SALT_OBJECT } from "./store/analytics-salt";
 import type { StoredEvent } from "./store/analytics-store";
 
@@ -30,19 +30,18 @@ interface SiteEvent {
   event: StoredEvent;
 }
 
-/** The isolate's batch of counted events for an environment's stores. */
+/** One batch of counted events per ANALYTICS_STORE namespace, one store call per site a write. */
 const siteEvents = batchPer<Env["ANALYTICS_STORE"], SiteEvent>((namespace) => ({
   name: "analytics events",
   batchMax: EVENT_BATCH_MAX,
   pendingMax: 20_000,
   lingerMs: ANALYTICS_LINGER_MS,
   send: async (items) => {
-    const bySite = new Map<string, StoredEvent[]>();
-    for (const { siteId, event } of items) {
-      const events = bySite.get(siteId);
-      if (events) events.push(event);
-      else bySite.set(siteId, [event]);
-    }
+    const bySite = groupBy(
+      items,
+      (item) => item.siteId,
+      (item) => item.event,
+    );
     await Promise.all([...bySite].map(([siteId, events]) => namedObject(namespace, siteId).append(events)));
   },
 }));
