@@ -135,6 +135,30 @@ describe("abuse and metering", () => {
     expect(units.length).toBeLessThan(30);
   });
 
+  it("a limited plan's event answers 503 when the meter cannot take its unit: nothing stored, nothing spent", async () => {
+    const team = await setupTeam({ plan: "pro" });
+    const site = await createSite(team.key);
+    const meter = getMeter(env);
+    const real = meter.ask.bind(meter);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const ask = vi
+      .spyOn(meter, "ask")
+      .mockImplementation((object, teamId, item, keepAlive) =>
+        item.quota?.service === "analytics" && item.quota.amount > 0 ? Promise.reject(new Error("meter unavailable")) : real(object, teamId, item, keepAlive),
+      );
+    onTestFinished(() => {
+      ask.mockRestore();
+      errors.mockRestore();
+    });
+    const res = await sendEvent(pageview(site.id), { ip: "198.18.201.1" });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain("Event could not be counted; retry later");
+    ask.mockRestore();
+    await settle();
+    expect((await dump(site.id)).events).toHaveLength(0);
+    expect(await usedOf(team.teamId, "analytics")).toBeNull();
+  });
+
   it("caps one network's events a day at a fiftieth of the plan's monthly limit", () => {
     expect(networkDayCap("free")).toBe(200);
     expect(networkDayCap("pro")).toBe(20_000);

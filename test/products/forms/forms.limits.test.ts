@@ -122,6 +122,29 @@ describe("public form limits", () => {
     expect(units.length).toBeLessThan(9);
   });
 
+  it("a limited plan's post answers 503 when the meter cannot take its unit: nothing stored, nothing spent", async () => {
+    const { key, teamId } = await setupTeam({ plan: "pro" });
+    const form = await createForm(key);
+    const meter = getMeter(env);
+    const real = meter.ask.bind(meter);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const ask = vi
+      .spyOn(meter, "ask")
+      .mockImplementation((object, team, item, keepAlive) =>
+        item.quota?.service === "forms" && item.quota.amount > 0 ? Promise.reject(new Error("meter unavailable")) : real(object, team, item, keepAlive),
+      );
+    onTestFinished(() => {
+      ask.mockRestore();
+      errors.mockRestore();
+    });
+    const res = await postJson(form.id, { x: "y" }, { ip: "198.18.200.1" });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain("The submission could not be counted; try again");
+    ask.mockRestore();
+    expect(await storeSql<{ n: number }>(form.id, "SELECT count(*) AS n FROM submissions")).toEqual([{ n: 0 }]);
+    expect(await usedOf(teamId, "forms")).toBeNull();
+  });
+
   it("refuses one network past its daily share of the team's month", async () => {
     const { key } = await setupTeam({ plan: "free" });
     const forms = [];
