@@ -9,13 +9,18 @@
 //   the next one (it answers and ends, and its call would be cancelled): it hands the lead to the
 //   first request waiting, which makes the next call from its own request.
 // - A request waiting on another request's promise with nothing of its own pending is cancelled
-//   as hung, and code resuming from another request's settlement may run in that request's
-//   context. So no waiter awaits another request's promise: each polls its own timer (1 ms) and
-//   reads what the leader wrote down (its answer, or its turn to lead). The timer is also its way
-//   out: a waiter still in line after COALESCE_WAIT_MS leads a call itself (the request that
-//   should have led is gone); a waiter whose call is out keeps waiting (a slow call still answers, and giving up would leave its effects, a
-//   reservation or a sent message, without anyone to undo them) until COALESCE_GIVE_UP_MS, then
-//   gets an error (its caller fails open or closed, as for any failed call).
+//   as hung, and code resuming from a promise another request *resolves* can run in that
+//   request's context (seen here: "Cannot perform I/O on behalf of a different request" when a
+//   waiter then read its own body). Following a promise another request *made* is different: the
+//   runtime gives the follower a promise of its own request that settles with it, so the follower
+//   resumes in its own request. So a waiter keeps a timer of its own pending and follows the
+//   promise of the call in flight (made by that call's leader); when the call is done, the waiter
+//   wakes in its own request and reads what the leader wrote down: its answer, or its turn to lead.
+//   The timer is also the way out: a waiter still in line after COALESCE_WAIT_MS leads a call
+//   itself (the request that should have led is gone); a waiter whose call is out keeps waiting (a
+//   slow call still answers, and giving up would leave its effects, a reservation or a sent
+//   message, without anyone to undo them) until COALESCE_GIVE_UP_MS, then gets an error (its
+//   caller fails open or closed, as for any failed call).
 
 import { boundedPage } from "./pagination";
 
@@ -23,8 +28,6 @@ import { boundedPage } from "./pagination";
 export const COALESCE_WAIT_MS = 5_000;
 /** How long a request waits for the answer of a call another request made before it gives up. */
 export const COALESCE_GIVE_UP_MS = 30_000;
-/** How often a waiting request looks whether its answer or its turn has come. */
-export const COALESCE_POLL_MS = 1;
 /** Requests carried by one call at most; the rest wait for the next. */
 export const COALESCE_MAX_BATCH = 200;
 /**
@@ -61,6 +64,8 @@ interface Waiter<I, A> {
 interface Line<I, A> {
   /** A request is leading a call for this object. */
   busy: boolean;
+  /** The last call made for the object, settled once its answers and the hand-over are written (made by its leader's request). */
+  call: Promise<unknown> | null;
   waiting: Waiter<I, A>[];
 }
 
@@ -97,7 +102,7 @@ export class Coalescer<I, A> {
   async run(key: string, item: I, keepAlive?: KeepAlive): Promise<A> {
     let line = this.lines.get(key);
     if (!line) {
-      line = { busy: false, waiting: [] };
+      line = { busy: false, call: null, waiting: [] };
       this.lines.set(key, line);
     }
     const me: Waiter<I, A> = { item, keepAlive, state: "waiting", outcome: null };
@@ -107,17 +112,20 @@ export class Coalescer<I, A> {
       me.state = "leading";
       return this.lead(key, line, me);
     }
-    // Waiting is polling this request's own timer, never awaiting a promise another request
-    // settles: code that resumes from another request's settlement can run in that request's
-    // context, and a call made from there is not this request's ("Cannot perform I/O on behalf of
-    // a different request"). Each tick resumes in this request, which then reads what the other
-    // request wrote down: its answer, or that it is this request's turn to lead.
-    let waited = 0;
+    // Waiting is following the promise of the call in flight (made by another request, settled
+    // here in this request: see the head of this file) beside this request's own timer, which also
+    // keeps the request from being taken for hung. A call already followed and settled (the next
+    // leader has not made its call yet) is not followed again: the timer, 1 ms, looks again.
+    const since = Date.now();
+    let followed: Promise<unknown> | null = null;
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, COALESCE_POLL_MS));
-      waited += COALESCE_POLL_MS;
+      const bound = me.state === "sent" ? this.giveUpMs : this.waitMs;
+      const call = line.call !== followed ? line.call : null;
+      followed = line.call;
+      await this.sleep(call, call ? Math.max(1, bound - (Date.now() - since)) : 1);
       if (me.outcome) break;
       if (me.state === "leading") return this.lead(key, line, me);
+      const waited = Date.now() - since;
       if (waited >= this.waitMs && me.state === "waiting") {
         // Still in line: the request that should have led is gone; lead from here.
         me.state = "leading";
@@ -131,6 +139,14 @@ export class Coalescer<I, A> {
     const outcome: Outcome<A> = me.outcome;
     if ("answer" in outcome) return outcome.answer;
     throw outcome.error;
+  }
+
+  /** Until `call` settles or `ms` pass, whichever comes first; the timer is this request's own. */
+  private async sleep(call: Promise<unknown> | null, ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timed = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+    await (call ? Promise.race([call, timed]) : timed);
+    clearTimeout(timer);
   }
 
   /** Makes one call with everything in line (up to the cap), answers the others, hands over. */
@@ -149,6 +165,7 @@ export class Coalescer<I, A> {
       (answers) => this.finish(key, line, me, batch, answers, null),
       (error: unknown) => this.finish(key, line, me, batch, null, error),
     );
+    line.call = done;
     me.keepAlive?.(done);
     const outcome = await done;
     if (!outcome.answers) throw outcome.failure;

@@ -270,6 +270,30 @@ describe("the coalescer's hand-over", () => {
     expect(await lines.run("k", 6)).toBe(60);
   });
 
+  it("riders and the next leader wake when the call settles, not when a timer fires (no polling)", async () => {
+    vi.useFakeTimers();
+    try {
+      const calls: number[][] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const lines = new Coalescer<number, number>(async (_key, items) => {
+        calls.push(items);
+        if (calls.length === 1) await gate;
+        return items.map((n) => n + 1);
+      });
+      const first = lines.run("k", 1);
+      const waiting = [2, 3].map((n) => lines.run("k", n));
+      release();
+      // No timer is ever advanced: the waiters follow the call in flight, the first of them leads
+      // the next call when it settles, and the other rides it.
+      expect(await first).toBe(2);
+      expect(await Promise.all(waiting)).toEqual([3, 4]);
+      expect(calls).toEqual([[1], [2, 3]]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("a weighed call carries at most COALESCE_MAX_BYTES; an item heavier than that goes alone", async () => {
     const calls: number[][] = [];
     let release!: () => void;
