@@ -114,15 +114,28 @@ export class Coalescer<I, A> {
     }
     // Waiting is following the promise of the call in flight (made by another request, settled
     // here in this request: see the head of this file) beside this request's own timer, which also
-    // keeps the request from being taken for hung. A call already followed and settled (the next
-    // leader has not made its call yet) is not followed again: the timer, 1 ms, looks again.
+    // keeps the request from being taken for hung: one timer for the wait in line, one more once
+    // the call is out (`scheduler.wait`, the runtime's own: a timer of the Node-style
+    // `setTimeout`, with its object per call, costs several times more). A call already followed
+    // and settled (the next leader has not made its call yet) is not followed again: 1 ms, and look
+    // again.
     const since = Date.now();
+    let boundOf: Waiter<I, A>["state"] | null = null;
+    let bound: Promise<void> | null = null;
     let followed: Promise<unknown> | null = null;
     for (;;) {
-      const bound = me.state === "sent" ? this.giveUpMs : this.waitMs;
+      if (boundOf !== me.state || bound === null) {
+        // The timer of this state (never one already fired: a settled bound would spin the loop).
+        const ms = Math.max(1, (me.state === "sent" ? this.giveUpMs : this.waitMs) - (Date.now() - since));
+        const armed: Promise<void> = scheduler.wait(ms).then(() => {
+          if (bound === armed) bound = null;
+        });
+        bound = armed;
+        boundOf = me.state;
+      }
       const call = line.call !== followed ? line.call : null;
       followed = line.call;
-      await this.sleep(call, call ? Math.max(1, bound - (Date.now() - since)) : 1);
+      await (call ? Promise.race([call, bound]) : scheduler.wait(1));
       if (me.outcome) break;
       if (me.state === "leading") return this.lead(key, line, me);
       const waited = Date.now() - since;
@@ -139,14 +152,6 @@ export class Coalescer<I, A> {
     const outcome: Outcome<A> = me.outcome;
     if ("answer" in outcome) return outcome.answer;
     throw outcome.error;
-  }
-
-  /** Until `call` settles or `ms` pass, whichever comes first; the timer is this request's own. */
-  private async sleep(call: Promise<unknown> | null, ms: number): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timed = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-    await (call ? Promise.race([call, timed]) : timed);
-    clearTimeout(timer);
   }
 
   /** Makes one call with everything in line (up to the cap), answers the others, hands over. */
