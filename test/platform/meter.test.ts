@@ -247,13 +247,21 @@ describe("the object's copies: counters and the month read from memory, SQLite s
 });
 
 describe("the coalescer's hand-over", () => {
-  it("the request whose call returns hands the next call to the first waiter; a failed call fails every request it carried", async () => {
+  /** A coalescer whose first call waits for `release()`; `answer` answers each call's items; `calls` records them. */
+  function gatedLines(answer: (items: number[]) => number[], options?: ConstructorParameters<typeof Coalescer<number, number>>[1]) {
     const calls: number[][] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const lines = new Coalescer<number, number>(async (_key, items) => {
       calls.push(items);
       if (calls.length === 1) await gate;
+      return answer(items);
+    }, options);
+    return { lines, calls, release };
+  }
+
+  it("the request whose call returns hands the next call to the first waiter; a failed call fails every request it carried", async () => {
+    const { lines, calls, release } = gatedLines((items) => {
       if (items.includes(-1)) throw new Error("object down");
       return items.map((n) => n * 10);
     });
@@ -270,44 +278,34 @@ describe("the coalescer's hand-over", () => {
     expect(await lines.run("k", 6)).toBe(60);
   });
 
-  it("riders and the next leader wake when the call settles, not when a timer fires (no polling)", async () => {
-    vi.useFakeTimers();
+  it("riders and the next leader wake when the call settles: a timer per waiter and state, none per millisecond (no polling)", async () => {
+    // Waits in line and for an answer far longer than the test: only the call's settling can wake them.
+    const { lines, calls, release } = gatedLines((items) => items.map((n) => n + 1), { waitMs: 600_000, giveUpMs: 600_000 });
+    const realSetTimeout = globalThis.setTimeout;
+    const waits = vi.spyOn(scheduler, "wait");
+    const timeouts = vi.spyOn(globalThis, "setTimeout");
     try {
-      const calls: number[][] = [];
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      const lines = new Coalescer<number, number>(async (_key, items) => {
-        calls.push(items);
-        if (calls.length === 1) await gate;
-        return items.map((n) => n + 1);
-      });
       const first = lines.run("k", 1);
       const waiting = [2, 3].map((n) => lines.run("k", n));
+      // The first call stays out for 100 ms: a waiter polling every millisecond would ask for ~100 timers.
+      await new Promise((resolve) => realSetTimeout(resolve, 100));
       release();
-      // No timer is ever advanced: the waiters follow the call in flight, the first of them leads
-      // the next call when it settles, and the other rides it.
       expect(await first).toBe(2);
       expect(await Promise.all(waiting)).toEqual([3, 4]);
       expect(calls).toEqual([[1], [2, 3]]);
+      // 2 and 3: a timer in line each, 3 one more once it rides 2's call; a 1 ms look or two when a
+      // waiter wakes before the next leader has made its call.
+      expect(waits.mock.calls.length + timeouts.mock.calls.length).toBeLessThanOrEqual(6);
     } finally {
-      vi.useRealTimers();
+      waits.mockRestore();
+      timeouts.mockRestore();
     }
   });
 
   it("a weighed call carries at most COALESCE_MAX_BYTES; an item heavier than that goes alone", async () => {
-    const calls: number[][] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
     const MB = 1024 * 1024;
     // Items are their own weight in MB.
-    const lines = new Coalescer<number, number>(
-      async (_key, items) => {
-        calls.push(items);
-        if (calls.length === 1) await gate;
-        return items;
-      },
-      { weigh: (n) => n * MB },
-    );
+    const { lines, calls, release } = gatedLines((items) => items, { weigh: (n) => n * MB });
     const first = lines.run("k", 1);
     const waiting = [3, 3, 3, 1, 20, 2].map((n) => lines.run("k", n));
     release();
