@@ -8,6 +8,9 @@
 //   GET  /__bench/bare/read?team=<id>  a bare JSON answer after one D1 read (a team's usage rows
 //                                of the month, the read GET /usage made before the meter): the
 //                                yardstick of the auth figure
+//   POST /__bench/bare/read?team=<id>&bytes=<n>  the same read after parsing the JSON body, answered
+//                                with about n bytes of JSON: the twin of a POST route's shape (a
+//                                body in, a larger answer out), to tell the shape's cost from ours
 //   GET  /__bench/bare/counted   a bare JSON answer after one call to the rate-limit Durable Object
 //                                (one counter, the call every exactly counted request makes): the
 //                                floor of an authenticated route, measured beside GET /health
@@ -105,6 +108,20 @@ async function bareRead(request: Request, env: Env): Promise<Response> {
     .bind(team, new Date().toISOString().slice(0, 7))
     .all();
   return json({ data: results });
+}
+
+/** bareRead of a POST: the JSON body parsed, the answer padded to about `bytes` bytes. */
+async function bareReadPosted(request: Request, env: Env): Promise<Response> {
+  const parsed = JSON.parse(await request.text()) as unknown;
+  const url = new URL(request.url);
+  const team = url.searchParams.get("team") ?? "";
+  const bytes = Math.min(1_000_000, Number(url.searchParams.get("bytes") ?? 0) || 0);
+  const { results } = await env.DB.prepare("SELECT service, used FROM usage_counters WHERE team_id = ? AND period = ?")
+    .bind(team, new Date().toISOString().slice(0, 7))
+    .all();
+  const answer = { data: results, got: typeof parsed, pad: "" };
+  answer.pad = "x".repeat(Math.max(0, bytes - JSON.stringify(answer).length));
+  return json(answer);
 }
 
 async function bareIngest(request: Request, env: Env): Promise<Response> {
@@ -263,6 +280,7 @@ export default {
     const { pathname } = new URL(request.url);
     if (request.method === "POST" && pathname === "/__bench/bare/relay") return bareRelay(request, env);
     if (request.method === "GET" && pathname === "/__bench/bare/read") return bareRead(request, env);
+    if (request.method === "POST" && pathname === "/__bench/bare/read") return bareReadPosted(request, env);
     if (request.method === "GET" && pathname === "/__bench/bare/counted") return bareCounted(env);
     if (request.method === "POST" && pathname === "/__bench/bare/relay-counted") {
       await countOnce(env);

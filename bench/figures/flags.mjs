@@ -116,13 +116,16 @@ export default {
     const ofrepUrl = `${url}/ofrep/v1/evaluate/flags/flag-7`;
     const bareUrl = `${url}/__bench/bare/read?team=${team.teamId}`;
     let next = 0;
+    let bootstrapBytes = 0;
     const headers = (n) => ({ authorization: `Bearer ${clientKey}`, "content-type": "application/json", "cf-connecting-ip": ipOf(n) });
 
     // The answers, checked once each before the runs (and the isolate warmed).
     for (let i = 0; i < 20; i++) {
       const n = next++;
       const res = await fetch(bootstrapUrl, { method: "POST", headers: headers(n), body: JSON.stringify({ context: contextOf(n) }) });
-      const body = await res.json();
+      const text = await res.text();
+      bootstrapBytes = Buffer.byteLength(text);
+      const body = JSON.parse(text);
       if (res.status !== 200) throw new Error(`the bootstrap answered ${res.status}: ${JSON.stringify(body)}`);
       const wrong = body.flags.filter((f) => f.variant !== "b" || f.reason !== "TARGETING_MATCH");
       if (body.flags.length !== FLAGS || wrong.length > 0) throw new Error(`the bootstrap answered ${body.flags.length} flags, ${wrong.length} not rule 5's b`);
@@ -145,10 +148,16 @@ export default {
       { name: "bootstrap", title: `POST /flags/client/bootstrap (${FLAGS} flags of 5 rules)`, url: bootstrapUrl },
       { name: "ofrep", title: "POST /ofrep/v1/evaluate/flags/:key (client key)", url: ofrepUrl },
     ];
+    // The bootstrap's shape without its work: the same POSTs to the bare read, answered with as
+    // many bytes as a bootstrap (not a goal's yardstick; it tells the shape's cost from ours).
+    const shapeUrl = `${url}/__bench/bare/read?team=${team.teamId}&bytes=${bootstrapBytes}`;
     for (const connections of connectionSets) {
-      const runs = { bare: [], bootstrap: [], ofrep: [] };
+      const runs = { bare: [], shape: [], bootstrap: [], ofrep: [] };
       for (let i = 0; i < rounds; i++) {
         runs.bare.push(await load({ title: `bare one-D1-read, ${connections}`, url: bareUrl, duration, connections }));
+        const shape = await load({ title: `bare read as a bootstrap's POST, ${connections}`, url: shapeUrl, duration, connections, requests: [post] });
+        if (Object.keys(shape.statuses).some((code) => code !== "200")) throw new Error(`the bare POST twin answered ${JSON.stringify(shape.statuses)}`);
+        runs.shape.push(shape);
         for (const kind of kinds) {
           const run = await load({ title: `${kind.name}, ${connections}`, url: kind.url, duration, connections, requests: [post] });
           const other = Object.entries(run.statuses).filter(([code]) => code !== "200");
@@ -158,6 +167,14 @@ export default {
         }
       }
       const rps = (list) => median(list.map((r) => r.requestsPerSecond));
+      rows.push({
+        figure: `bare one-D1-read as a POST of the bootstrap's body with a ${bootstrapBytes}-byte answer, ${connections} connections, req/s`,
+        value: rps(runs.shape).toFixed(0),
+        baseline: `${rps(runs.bare).toFixed(0)} (bare one-D1-read route)`,
+        ratio: `${(rps(runs.shape) / rps(runs.bare)).toFixed(2)}×`,
+        goal: "",
+        note: `the shape alone; the bootstrap is ${(rps(runs.bootstrap) / rps(runs.shape)).toFixed(2)}× of it, OFREP ${(rps(runs.ofrep) / rps(runs.shape)).toFixed(2)}×`,
+      });
       for (const kind of kinds) {
         const ratio = rps(runs[kind.name]) / rps(runs.bare);
         const perRound = runs[kind.name].map((r, i) => (r.requestsPerSecond / runs.bare[i].requestsPerSecond).toFixed(2)).join(", ");
