@@ -8,7 +8,8 @@
 //   GET  /__bench/bare/read?team=<id>  a bare JSON answer after one D1 read (a team's usage rows
 //                                of the month, the read GET /usage made before the meter): the
 //                                yardstick of the auth figure
-//   POST /__bench/bare/read?team=<id>&bytes=<n>  the same read after parsing the JSON body, answered
+//   POST /__bench/bare/read?team=<id>&bytes=<n>  the same read after parsing the body (JSON, or a
+//                                urlencoded form), answered
 //                                with about n bytes of JSON: the twin of a POST route's shape (a
 //                                body in, a larger answer out), to tell the shape's cost from ours
 //   GET  /__bench/bare/counted   a bare JSON answer after one call to the rate-limit Durable Object
@@ -112,7 +113,8 @@ async function bareRead(request: Request, env: Env): Promise<Response> {
 
 /** bareRead of a POST: the JSON body parsed, the answer padded to about `bytes` bytes. */
 async function bareReadPosted(request: Request, env: Env): Promise<Response> {
-  const parsed = JSON.parse(await request.text()) as unknown;
+  const text = await request.text();
+  const parsed: unknown = request.headers.get("content-type")?.includes("urlencoded") ? new URLSearchParams(text) : JSON.parse(text);
   const url = new URL(request.url);
   const team = url.searchParams.get("team") ?? "";
   const bytes = Math.min(1_000_000, Number(url.searchParams.get("bytes") ?? 0) || 0);

@@ -72,11 +72,24 @@ export default {
       await (await fetch(bareUrl)).arrayBuffer();
     }
 
+    // An event's shape without its work: the same POSTs to the bare read (not a goal's yardstick;
+    // it tells the cost of a body in from ours).
+    const shapeUrl = `${url}/__bench/bare/read?team=${sites[0].team.teamId}`;
+    const shapeRequest = {
+      method: "POST",
+      setupRequest: (req) => {
+        const n = next++;
+        return { ...req, body: event(n, sites[0]), headers: { ...req.headers, "content-type": "text/plain", "user-agent": UA, "cf-connecting-ip": ipOf(n) } };
+      },
+    };
     const bySet = new Map();
     for (const connections of connectionSets) {
-      const runs = { bare: [], ...Object.fromEntries(PLANS.map((plan) => [plan, []])) };
+      const runs = { bare: [], shape: [], ...Object.fromEntries(PLANS.map((plan) => [plan, []])) };
       for (let i = 0; i < rounds; i++) {
         runs.bare.push(await load({ title: `bare one-D1-read, ${connections}`, url: bareUrl, duration, connections }));
+        const shape = await load({ title: `bare read as an event's POST, ${connections}`, url: shapeUrl, duration, connections, requests: [shapeRequest] });
+        if (Object.keys(shape.statuses).some((code) => code !== "200")) throw new Error(`the bare POST twin answered ${JSON.stringify(shape.statuses)}`);
+        runs.shape.push(shape);
         for (const site of sites) {
           const run = await load({
             title: `analytics ingest (${site.plan}), ${connections}`,
@@ -120,8 +133,16 @@ export default {
 
     const rps = (runs) => median(runs.map((r) => r.requestsPerSecond));
     const ratios = (runs, of) => runs.map((r, i) => (r.requestsPerSecond / of[i].requestsPerSecond).toFixed(2)).join(", ");
-    return [...bySet].flatMap(([connections, runs]) =>
-      sites.map((site) => ({
+    return [...bySet].flatMap(([connections, runs]) => [
+      {
+        figure: `bare one-D1-read as a POST of an event's body, requests/s at ${connections} connections`,
+        value: rps(runs.shape).toFixed(0),
+        baseline: `${rps(runs.bare).toFixed(0)} (one D1 read)`,
+        ratio: `${(rps(runs.shape) / rps(runs.bare)).toFixed(2)}×`,
+        goal: "",
+        note: `the shape alone; ${sites.map((site) => `${site.plan} ${(rps(runs[site.plan]) / rps(runs.shape)).toFixed(2)}×`).join(", ")} of it`,
+      },
+      ...sites.map((site) => ({
         figure: `analytics POST /api/event (${site.plan}), requests/s at ${connections} connections`,
         value: rps(runs[site.plan]).toFixed(0),
         baseline: `${rps(runs.bare).toFixed(0)} (one D1 read)`,
@@ -129,6 +150,6 @@ export default {
         goal: connections >= 64 ? "≥ 0.9×" : "≥ 0.8×",
         note: `rounds: ${ratios(runs[site.plan], runs.bare)}; stored ${site.stored} of ${site.sent} sent, ${site.accepted} 202s read (the rest cut off by a run's end)`,
       })),
-    );
+    ]);
   },
 };

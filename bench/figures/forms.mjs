@@ -105,11 +105,24 @@ export default {
         if (status === 303) accepted++;
       },
     };
+    let shapeNext = 0;
+    const shapePost = {
+      method: "POST",
+      setupRequest: (req) => ({
+        ...req,
+        body,
+        headers: { ...req.headers, "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": ipOf(shapeNext++) },
+      }),
+    };
     const rows = [];
     for (const connections of connectionSets) {
-      const runs = { bare: [], forms: [] };
+      const runs = { bare: [], shape: [], forms: [] };
       for (let i = 0; i < rounds; i++) {
         runs.bare.push(await load({ title: `bare read, ${connections}`, url: bareUrl, duration, connections }));
+        // A post's shape without its work: the same bodies to the bare read (not a goal's yardstick).
+        const shape = await load({ title: `bare read as a post, ${connections}`, url: bareUrl, duration, connections, requests: [shapePost] });
+        if (Object.keys(shape.statuses).some((code) => code !== "200")) throw new Error(`the bare POST twin answered ${JSON.stringify(shape.statuses)}`);
+        runs.shape.push(shape);
         const run = await load({ title: `POST /f/:id, ${connections}`, url: postUrl, duration, connections, requests: [post] });
         const refused = Object.entries(run.statuses).filter(([code]) => code !== "303");
         if (refused.length) throw new Error(`answers other than 303 at /f/:id: ${JSON.stringify(run.statuses)}`);
@@ -117,6 +130,14 @@ export default {
       }
       const rps = (list) => median(list.map((r) => r.requestsPerSecond));
       const ratio = rps(runs.forms) / rps(runs.bare);
+      rows.push({
+        figure: `bare one-D1-read as a POST of the form's body, ${connections} connections, req/s`,
+        value: rps(runs.shape).toFixed(0),
+        baseline: `${rps(runs.bare).toFixed(0)} (bare one-D1-read route)`,
+        ratio: `${(rps(runs.shape) / rps(runs.bare)).toFixed(2)}×`,
+        goal: "",
+        note: `the shape alone; the post is ${(rps(runs.forms) / rps(runs.shape)).toFixed(2)}× of it`,
+      });
       rows.push({
         figure: `POST /f/:id (urlencoded, 10 fields), ${connections} connections, req/s`,
         value: rps(runs.forms).toFixed(0),
