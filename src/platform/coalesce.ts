@@ -64,7 +64,7 @@ interface Waiter<I, A> {
 interface Line<I, A> {
   /** A request is leading a call for this object. */
   busy: boolean;
-  /** The last call made for the object, settled once its answers and the hand-over are written (made by its leader's request). */
+  /** The call in flight for the object (made by its leader's request); null once its answers and the hand-over are written. */
   call: Promise<unknown> | null;
   waiting: Waiter<I, A>[];
 }
@@ -116,13 +116,12 @@ export class Coalescer<I, A> {
     // here in this request: see the head of this file) beside this request's own timer, which also
     // keeps the request from being taken for hung: one timer for the wait in line, one more once
     // the call is out (`scheduler.wait`, the runtime's own: a timer of the Node-style
-    // `setTimeout`, with its object per call, costs several times more). A call already followed
-    // and settled (the next leader has not made its call yet) is not followed again: 1 ms, and look
-    // again.
+    // `setTimeout`, with its object per call, costs several times more). With no call in flight
+    // (the next leader has not made its call yet), 1 ms, and look again: a settled call is never
+    // followed, nor one whose leader's request may have ended since.
     const since = Date.now();
     let boundOf: Waiter<I, A>["state"] | null = null;
     let bound: Promise<void> | null = null;
-    let followed: Promise<unknown> | null = null;
     for (;;) {
       if (boundOf !== me.state || bound === null) {
         // The timer of this state (never one already fired: a settled bound would spin the loop).
@@ -133,9 +132,7 @@ export class Coalescer<I, A> {
         bound = armed;
         boundOf = me.state;
       }
-      const call = line.call !== followed ? line.call : null;
-      followed = line.call;
-      await (call ? Promise.race([call, bound]) : scheduler.wait(1));
+      await (line.call ? Promise.race([line.call, bound]) : scheduler.wait(1));
       if (me.outcome) break;
       if (me.state === "leading") return this.lead(key, line, me);
       const waited = Date.now() - since;
@@ -194,6 +191,7 @@ export class Coalescer<I, A> {
     failure: unknown,
   ): { answers: A[] | null; failure: unknown } {
     me.state = "done";
+    line.call = null;
     this.handOver(key, line);
     batch.forEach((waiter, i) => {
       if (waiter === me || waiter.state !== "sent") return;
