@@ -2,6 +2,7 @@
 // up to D1 as its alarm would, read what D1 then holds, and set a month's usage the way a team
 // that already used it would have it.
 import { env, runInDurableObject } from "cloudflare:test";
+import { onTestFinished, vi } from "vitest";
 import { nowMs } from "../../src/platform/clock";
 import { namedObject } from "../../src/platform/durable-objects";
 import type { Service } from "../../src/platform/plans";
@@ -9,6 +10,7 @@ import { monthOf, unlimitedUnitsSettled } from "../../src/platform/quota";
 import type { RateLimiter } from "../../src/platform/rate-limit/durable-object";
 import { NETWORK_PREFIX, type BucketName } from "../../src/platform/rate-limit/buckets";
 import { clientNetwork, counterAddress, teamObject } from "../../src/platform/rate-limit/middleware";
+import { getMeter } from "../../src/platform/rate-limit/limiter";
 
 export const meterOf = (teamId: string) => namedObject(env.RATE_LIMITER, teamObject(teamId));
 
@@ -55,4 +57,27 @@ export function ipCounter(bucket: BucketName, ip: string) {
     hit: (windowStart: number, cost = 1) => stub.hit(windowStart, cost, where.counter),
     peek: (windowStart: number) => stub.peek(windowStart, where.counter),
   };
+}
+
+/**
+ * Makes the isolate's meter fail every call item taking `service`'s units (with `givesBack`, giving
+ * them back too), as an unreachable meter would, while everything else reaches it; console.error is
+ * muted. Both are undone when the test finishes; `ask.mockRestore()` undoes the failure earlier.
+ */
+export function failMeterUnits(service: Service, { givesBack = false } = {}) {
+  const meter = getMeter(env);
+  const real = meter.ask.bind(meter);
+  const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+  const ask = vi
+    .spyOn(meter, "ask")
+    .mockImplementation((object, teamId, item, keepAlive) =>
+      item.quota?.service === service && (givesBack || item.quota.amount > 0)
+        ? Promise.reject(new Error("meter unavailable"))
+        : real(object, teamId, item, keepAlive),
+    );
+  onTestFinished(() => {
+    ask.mockRestore();
+    errors.mockRestore();
+  });
+  return { ask, errors };
 }

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { call, expectError, json, setupTeam } from "../../helpers/api";
-import { ipCounter, setUsed, usedOf } from "../../helpers/usage";
+import { failMeterUnits, ipCounter, setUsed, usedOf } from "../../helpers/usage";
 import { setClock } from "../../../src/platform/clock";
 import { getMeter } from "../../../src/platform/rate-limit/limiter";
 import { namedObject } from "../../../src/platform/durable-objects";
@@ -138,18 +138,7 @@ describe("abuse and metering", () => {
   it("a limited plan's event answers 503 when the meter cannot take its unit: nothing stored, nothing spent", async () => {
     const team = await setupTeam({ plan: "pro" });
     const site = await createSite(team.key);
-    const meter = getMeter(env);
-    const real = meter.ask.bind(meter);
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const ask = vi
-      .spyOn(meter, "ask")
-      .mockImplementation((object, teamId, item, keepAlive) =>
-        item.quota?.service === "analytics" && item.quota.amount > 0 ? Promise.reject(new Error("meter unavailable")) : real(object, teamId, item, keepAlive),
-      );
-    onTestFinished(() => {
-      ask.mockRestore();
-      errors.mockRestore();
-    });
+    const { ask } = failMeterUnits("analytics");
     const res = await sendEvent(pageview(site.id), { ip: "198.18.201.1" });
     expect(res.status).toBe(503);
     expect(await res.text()).toContain("Event could not be counted; retry later");

@@ -7,7 +7,7 @@ import { setClock } from "../../../src/platform/clock";
 import { unlimitedUnitsSettled } from "../../../src/platform/quota";
 import { getMeter } from "../../../src/platform/rate-limit/limiter";
 import { call, expectError, json } from "../../helpers/api";
-import { ipCounter } from "../../helpers/usage";
+import { failMeterUnits, ipCounter } from "../../helpers/usage";
 import { createClientKey, createFlag, flagsTeam } from "./flags-helpers";
 
 const rollout = {
@@ -107,18 +107,7 @@ describe("flags: client API", () => {
 
   it("an unlimited plan's batch the meter cannot take is logged; the answers stand", async () => {
     const t = await team("enterprise");
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const meter = getMeter(env);
-    const real = meter.ask.bind(meter);
-    const ask = vi
-      .spyOn(meter, "ask")
-      .mockImplementation((key, teamId, item, keepAlive) =>
-        item.quota?.service === "flags" ? Promise.reject(new Error("meter unavailable")) : real(key, teamId, item, keepAlive),
-      );
-    onTestFinished(() => {
-      ask.mockRestore();
-      errors.mockRestore();
-    });
+    const { errors } = failMeterUnits("flags", { givesBack: true });
     const res = await call("POST", "flags/client/bootstrap", { key: t.client.key, body: { context: { key: "u1" } } });
     expect(res.status).toBe(200);
     await unlimitedUnitsSettled(env);

@@ -9,7 +9,7 @@ import { FORM_POSTS_PER_MINUTE, networkDailyCap } from "../../../src/products/fo
 import { PLATFORM_BUCKET_LIMITS as BUCKET_LIMITS } from "../../../src/platform/rate-limit/buckets";
 import { planTable } from "../../../src/platform/plans";
 import { json, setupTeam } from "../../helpers/api";
-import { ipCounter, usedOf } from "../../helpers/usage";
+import { failMeterUnits, ipCounter, usedOf } from "../../helpers/usage";
 import { createForm, postJson, storeSql } from "./forms.helpers";
 
 describe("public form limits", () => {
@@ -125,18 +125,7 @@ describe("public form limits", () => {
   it("a limited plan's post answers 503 when the meter cannot take its unit: nothing stored, nothing spent", async () => {
     const { key, teamId } = await setupTeam({ plan: "pro" });
     const form = await createForm(key);
-    const meter = getMeter(env);
-    const real = meter.ask.bind(meter);
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const ask = vi
-      .spyOn(meter, "ask")
-      .mockImplementation((object, team, item, keepAlive) =>
-        item.quota?.service === "forms" && item.quota.amount > 0 ? Promise.reject(new Error("meter unavailable")) : real(object, team, item, keepAlive),
-      );
-    onTestFinished(() => {
-      ask.mockRestore();
-      errors.mockRestore();
-    });
+    const { ask } = failMeterUnits("forms");
     const res = await postJson(form.id, { x: "y" }, { ip: "198.18.200.1" });
     expect(res.status).toBe(503);
     expect(await res.text()).toContain("The submission could not be counted; try again");
