@@ -1,7 +1,8 @@
 // Shared by the benchmarks: a private wrangler dev with its own state, and autocannon runs.
 import autocannon from "autocannon";
 import { createHmac, timingSafeEqual as nodeTimingSafeEqual } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,6 +60,7 @@ export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
       env: { X_LOCAL_OBSERVABILITY: String(LOCAL_OBSERVABILITY) },
     });
     server = await starting;
+    cpuGroup = { group: server.child.pid, proxy: listenerOf(new URL(server.url).port) };
     return await fn({
       url: server.url,
       adminToken: secrets.ADMIN_TOKEN,
@@ -73,6 +75,7 @@ export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
           .join("\n"),
     });
   } finally {
+    cpuGroup = null;
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
     process.off("SIGINT", onSignal);
@@ -87,9 +90,72 @@ export function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/** One autocannon run; returns requests/s, mean, p50 and p99 latency and the non-2xx count. */
+/**
+ * Where the CPU of a load run went, in ms per answered request, read from /proc (Linux): the
+ * Worker's workerd (with its Durable Objects, D1 and the rest of miniflare: one process), wrangler
+ * dev's proxy (a second workerd, the one listening on the server's port, which no deployed Worker
+ * has), wrangler's own Node process and the load generator (this process). Throughput on two
+ * shared cores moves with whatever else runs; the Worker's CPU per request moves much less, so a
+ * figure's CPU beside its bare twin's says what a route's own work costs.
+ */
+let cpuGroup = null;
+const TICK_MS = 1000 / Number(execFileSafe("getconf", ["CLK_TCK"]) || 100);
+
+function execFileSafe(command, args) {
+  try {
+    return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return "";
+  }
+}
+
+/** The pid listening on `port` (ss), or null. */
+function listenerOf(port) {
+  const line = execFileSafe("ss", ["-ltnpH", `sport = :${port}`]);
+  return Number(line.match(/pid=(\d+)/)?.[1]) || null;
+}
+
+/** CPU ms so far of the server's processes by role. */
+function cpuSnapshot() {
+  const snapshot = { worker: 0, proxy: 0, wrangler: 0, loadGenerator: (process.cpuUsage().user + process.cpuUsage().system) / 1000 };
+  if (!cpuGroup) return snapshot;
+  let pids = [];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return snapshot;
+  }
+  for (const pid of pids) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // fields[2] is the process group, [11] utime, [12] stime (proc(5), counted from the state field).
+    if (Number(fields[2]) !== cpuGroup.group) continue;
+    const ms = (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    if (comm === "workerd") snapshot[Number(pid) === cpuGroup.proxy ? "proxy" : "worker"] += ms;
+    else snapshot.wrangler += ms;
+  }
+  return snapshot;
+}
+
+/**
+ * One autocannon run; returns requests/s, mean, p50 and p99 latency, the non-2xx count and `cpu`:
+ * ms of CPU per answered request by process (cpuSnapshot), also printed to stderr.
+ */
 export async function load(options) {
+  const before = cpuSnapshot();
   const result = await autocannon({ connections: 20, duration: 10, ...options });
+  const after = cpuSnapshot();
+  const answered = Math.max(1, result.requests.total);
+  const cpu = Object.fromEntries(Object.keys(after).map((role) => [role, (after[role] - before[role]) / answered]));
+  console.error(
+    `cpu per request, ${options.title ?? options.url}: worker ${cpu.worker.toFixed(3)} ms, proxy ${cpu.proxy.toFixed(3)}, wrangler ${cpu.wrangler.toFixed(3)}, load generator ${cpu.loadGenerator.toFixed(3)} (${result.requests.average.toFixed(0)} req/s)`,
+  );
   return {
     title: options.title,
     requestsPerSecond: result.requests.average,
@@ -101,6 +167,7 @@ export async function load(options) {
     errors: result.errors,
     /** Answers per status code, to say which non-2xx a failed check saw. */
     statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count])),
+    cpu,
   };
 }
 
