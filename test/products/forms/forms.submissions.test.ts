@@ -1,7 +1,7 @@
 // Submissions through the API: the list (inbox and spam, newest first, cursor paging), one
 // submission, the spam / not-spam moves, deletion with its files, the CSV export (RFC 4180,
 // formulas neutralised, streamed past one store page) and the retention by the store's alarm.
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { setClock } from "../../../src/platform/clock";
@@ -99,12 +99,43 @@ describe("form submissions", () => {
     expect((await env.FORM_FILES.list({ prefix: `forms/${form.id}/` })).objects).toHaveLength(0);
   });
 
-  it("changing retention_days reaches the store", async () => {
+  it("changing retention_days reaches the store, and the posts after it keep it", async () => {
     const { key } = await setupTeam();
     const form = await createForm(key);
     await postJson(form.id, { a: "b" });
     await call("PATCH", `forms/${form.id}`, { key, body: { retention_days: 3 } });
     expect(await storeSql(form.id, "SELECT retention_days FROM state")).toEqual([{ retention_days: 3 }]);
+    await postJson(form.id, { c: "d" });
+    expect(await storeSql(form.id, "SELECT retention_days FROM state")).toEqual([{ retention_days: 3 }]);
+    await formStore(env, form.id).add({ formId: form.id, teamId: "t", retentionDays: 5 }, row(0), false);
+    expect(await storeSql(form.id, "SELECT retention_days FROM state")).toEqual([{ retention_days: 5 }]);
+  });
+
+  it("keeps the store's alarm: the retention check after a post, not moved by the next, brought forward by a due delivery, set again once run", async () => {
+    const { key } = await setupTeam();
+    const form = await createForm(key);
+    const store = formStore(env, form.id);
+    const alarm = () => runInDurableObject(store, (_object, state) => state.storage.getAlarm());
+    const hour = 3_600_000;
+    const slack = 1000; // the store's clock and the test's may read a few ms apart
+    let before = Date.now();
+    await postJson(form.id, { a: "1" });
+    const first = await alarm();
+    expect(first).toBeGreaterThanOrEqual(before + hour - slack);
+    expect(first).toBeLessThanOrEqual(Date.now() + hour);
+    await postJson(form.id, { a: "2" });
+    expect(await alarm()).toBe(first);
+    expect(await runDurableObjectAlarm(store)).toBe(true);
+    before = Date.now();
+    await postJson(form.id, { a: "3" });
+    const again = await alarm();
+    expect(again).toBeGreaterThanOrEqual(before + hour - slack);
+    expect(again).toBeLessThanOrEqual(Date.now() + hour);
+    // A delivery due now (a webhook's first) brings it forward, though an alarm is set within the
+    // hour: due at once, the runtime may already be running it (no alarm while it runs).
+    await store.add({ formId: form.id, teamId: "t", retentionDays: 90 }, row(1), true);
+    const forward = await alarm();
+    expect(forward === null || forward <= Date.now() + slack).toBe(true);
   });
 });
 

@@ -70,6 +70,10 @@ const RETENTION_CHECK_MS = 3_600_000;
 
 export class FormStore extends DurableObject<Env> {
   private db: DrizzleSqliteDODatabase<typeof schema>;
+  /** The owner row as last written by this instance (`own`): a post writes it only when it changed. */
+  private ownerWritten: string | null = null;
+  /** The alarm as this instance last set or read it; undefined when not known (a new instance, an alarm running). */
+  private alarmAt: number | null | undefined = undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -83,9 +87,12 @@ export class FormStore extends DurableObject<Env> {
     return this.ctx.storage.sql.exec<T>(query, ...params).toArray();
   }
 
-  /** Records (or updates) whose form this is. */
+  /** Records (or updates) whose form this is; a write only when it is not what this instance last wrote. */
   private own(owner: StoreOwner): void {
+    const written = `${owner.formId}\n${owner.teamId}\n${owner.retentionDays}`;
+    if (written === this.ownerWritten) return;
     this.sql(Q.UPSERT_OWNER, owner.formId, owner.teamId, owner.retentionDays);
+    this.ownerWritten = written;
   }
 
   private owner(): StoreOwner | null {
@@ -229,9 +236,13 @@ export class FormStore extends DurableObject<Env> {
     }
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    this.ownerWritten = null;
+    this.alarmAt = null;
   }
 
   override async alarm(): Promise<void> {
+    // The alarm that runs is spent (or retried by the runtime if this throws): ask again when scheduling.
+    this.alarmAt = undefined;
     const owner = this.owner();
     if (!owner) return;
     await this.purge(owner);
@@ -239,15 +250,27 @@ export class FormStore extends DurableObject<Env> {
     await this.schedule(null);
   }
 
-  /** Sets the alarm to the earliest of `at`, the next due delivery and the next retention check. */
+  /**
+   * Sets the alarm to the earliest of `at`, the next due delivery and the next retention check.
+   * Every change that makes a delivery due comes here with its time, and the alarm reschedules
+   * itself when it has run, so the alarm is never later than a due delivery: with no `at`, an alarm
+   * known to be set within the retention check's interval already covers everything (a post
+   * without a webhook reads and writes nothing here).
+   */
   private async schedule(at: number | null): Promise<void> {
+    if (at === null && this.alarmAt != null && this.alarmAt <= nowMs() + RETENTION_CHECK_MS) return;
     const [due] = this.sql<{ t: number | null }>(Q.NEXT_DUE);
     const [any] = this.sql<{ n: number }>(Q.HOLDS_SUBMISSIONS);
     const candidates = [at, due?.t ?? null, any && any.n > 0 ? nowMs() + RETENTION_CHECK_MS : null].filter((t): t is number => t !== null);
     if (candidates.length === 0) return;
     const next = Math.min(...candidates);
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
+    const current = this.alarmAt !== undefined ? this.alarmAt : await this.ctx.storage.getAlarm();
+    if (current === null || current > next) {
+      await this.ctx.storage.setAlarm(next);
+      this.alarmAt = next;
+    } else {
+      this.alarmAt = current;
+    }
   }
 
   private deleteRows(ids: string[]): void {
