@@ -115,16 +115,17 @@ function listenerOf(port) {
   return Number(line.match(/pid=(\d+)/)?.[1]) || null;
 }
 
-/** CPU ms so far of the server's processes by role. */
+/** CPU ms so far of the server's processes by role; null without a server or without /proc. */
 function cpuSnapshot() {
-  const snapshot = { worker: 0, proxy: 0, wrangler: 0, loadGenerator: (process.cpuUsage().user + process.cpuUsage().system) / 1000 };
-  if (!cpuGroup) return snapshot;
-  let pids = [];
+  if (!cpuGroup) return null;
+  let pids;
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
   } catch {
-    return snapshot;
+    return null;
   }
+  const usage = process.cpuUsage();
+  const snapshot = { worker: 0, proxy: 0, wrangler: 0, loadGenerator: (usage.user + usage.system) / 1000 };
   for (const pid of pids) {
     let stat;
     try {
@@ -145,17 +146,20 @@ function cpuSnapshot() {
 
 /**
  * One autocannon run; returns requests/s, mean, p50 and p99 latency, the non-2xx count and `cpu`:
- * ms of CPU per answered request by process (cpuSnapshot), also printed to stderr.
+ * ms of CPU per answered request by process (cpuSnapshot), also printed to stderr (null, and
+ * nothing printed, where /proc cannot be read).
  */
 export async function load(options) {
   const before = cpuSnapshot();
   const result = await autocannon({ connections: 20, duration: 10, ...options });
   const after = cpuSnapshot();
   const answered = Math.max(1, result.requests.total);
-  const cpu = Object.fromEntries(Object.keys(after).map((role) => [role, (after[role] - before[role]) / answered]));
-  console.error(
-    `cpu per request, ${options.title ?? options.url}: worker ${cpu.worker.toFixed(3)} ms, proxy ${cpu.proxy.toFixed(3)}, wrangler ${cpu.wrangler.toFixed(3)}, load generator ${cpu.loadGenerator.toFixed(3)} (${result.requests.average.toFixed(0)} req/s)`,
-  );
+  const cpu = before && after ? Object.fromEntries(Object.keys(after).map((role) => [role, (after[role] - before[role]) / answered])) : null;
+  if (cpu) {
+    console.error(
+      `cpu per request, ${options.title ?? options.url}: worker ${cpu.worker.toFixed(3)} ms, proxy ${cpu.proxy.toFixed(3)}, wrangler ${cpu.wrangler.toFixed(3)}, load generator ${cpu.loadGenerator.toFixed(3)} (${result.requests.average.toFixed(0)} req/s)`,
+    );
+  }
   return {
     title: options.title,
     requestsPerSecond: result.requests.average,
@@ -169,6 +173,16 @@ export async function load(options) {
     statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count])),
     cpu,
   };
+}
+
+/**
+ * A load run of a route's shape twin (`POST /__bench/bare/read`, a route's request without its
+ * work; not a goal's yardstick): throws unless every answer was 200.
+ */
+export async function loadTwin(options) {
+  const run = await load(options);
+  if (Object.keys(run.statuses).some((code) => code !== "200")) throw new Error(`the bare POST twin answered ${JSON.stringify(run.statuses)}`);
+  return run;
 }
 
 export function printTable(rows) {

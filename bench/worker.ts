@@ -111,7 +111,7 @@ async function bareRead(request: Request, env: Env): Promise<Response> {
   return json({ data: results });
 }
 
-/** bareRead of a POST: the JSON body parsed, the answer padded to about `bytes` bytes. */
+/** bareRead of a POST: the body parsed (JSON, or a urlencoded form), the answer padded to about `bytes` bytes. */
 async function bareReadPosted(request: Request, env: Env): Promise<Response> {
   // Read as bytes, as the routes read their bodies (readBodyCapped): under `wrangler dev`, `.text()`
   // on an urlencoded body makes workerd log a warning ("does not appear to be text") with its stack

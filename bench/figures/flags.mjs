@@ -10,7 +10,7 @@
 // country). Also the CPU time of `evaluateAll` over 100 flags of 5 rules for one context, in this
 // Node process (the evaluator the Worker runs, bundled from src/products/flags/evaluate.ts).
 import { importSource } from "../../scripts/lib/source-bundle.mjs";
-import { api } from "../lib.mjs";
+import { api, loadTwin } from "../lib.mjs";
 
 const connectionSets = (process.env.CONNECTION_SETS ?? "16,64").split(",").map(Number);
 const GOALS = { 16: 0.8, 64: 0.9 };
@@ -155,9 +155,7 @@ export default {
       const runs = { bare: [], shape: [], bootstrap: [], ofrep: [] };
       for (let i = 0; i < rounds; i++) {
         runs.bare.push(await load({ title: `bare one-D1-read, ${connections}`, url: bareUrl, duration, connections }));
-        const shape = await load({ title: `bare read as a bootstrap's POST, ${connections}`, url: shapeUrl, duration, connections, requests: [post] });
-        if (Object.keys(shape.statuses).some((code) => code !== "200")) throw new Error(`the bare POST twin answered ${JSON.stringify(shape.statuses)}`);
-        runs.shape.push(shape);
+        runs.shape.push(await loadTwin({ title: `bare read as a bootstrap's POST, ${connections}`, url: shapeUrl, duration, connections, requests: [post] }));
         for (const kind of kinds) {
           const run = await load({ title: `${kind.name}, ${connections}`, url: kind.url, duration, connections, requests: [post] });
           const other = Object.entries(run.statuses).filter(([code]) => code !== "200");

@@ -9,7 +9,7 @@
 // under wrangler dev, one process on one disk, that creation is most of the post's cost
 // (docs/BENCHMARKS.md). Asserts every post was accepted and stored (the inbox count).
 import { request as httpRequest } from "node:http";
-import { api } from "../lib.mjs";
+import { api, loadTwin } from "../lib.mjs";
 
 const connectionSets = (process.env.CONNECTION_SETS ?? "16,64").split(",").map(Number);
 const GOALS = { 16: 0.7, 64: 0.85 };
@@ -119,9 +119,7 @@ export default {
       for (let i = 0; i < rounds; i++) {
         runs.bare.push(await load({ title: `bare read, ${connections}`, url: bareUrl, duration, connections }));
         // A post's shape without its work: the same bodies to the bare read (not a goal's yardstick).
-        const shape = await load({ title: `bare read as a post, ${connections}`, url: bareUrl, duration, connections, requests: [shapePost] });
-        if (Object.keys(shape.statuses).some((code) => code !== "200")) throw new Error(`the bare POST twin answered ${JSON.stringify(shape.statuses)}`);
-        runs.shape.push(shape);
+        runs.shape.push(await loadTwin({ title: `bare read as a post, ${connections}`, url: bareUrl, duration, connections, requests: [shapePost] }));
         const run = await load({ title: `POST /f/:id, ${connections}`, url: postUrl, duration, connections, requests: [post] });
         const refused = Object.entries(run.statuses).filter(([code]) => code !== "303");
         if (refused.length) throw new Error(`answers other than 303 at /f/:id: ${JSON.stringify(run.statuses)}`);
