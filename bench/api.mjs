@@ -9,7 +9,7 @@
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { LOCAL_OBSERVABILITY, load, median, STATE_ON_DISK, withServer } from "./lib.mjs";
+import { LOCAL_OBSERVABILITY, load, median, STATE_ON_DISK, THROUGH_PROXY, withServer } from "./lib.mjs";
 
 const rounds = Number(process.env.ROUNDS ?? 3);
 const duration = Number(process.env.DURATION ?? 5);
@@ -58,7 +58,7 @@ await withServer(
 console.error(`whole run: ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 console.log(
-  `\nFigures: medians of ${rounds} rounds, each a ratio against its bare baseline of the same run; wrangler's local trace collector ${LOCAL_OBSERVABILITY ? "on" : "off (LOCAL_OBSERVABILITY=on to measure with it)"}; the server's state ${STATE_ON_DISK ? "on disk" : "in memory (BENCH_STATE=disk to measure it on disk)"}.\n`,
+  `\nFigures: medians of ${rounds} rounds, each a ratio against its bare baseline of the same run; wrangler's local trace collector ${LOCAL_OBSERVABILITY ? "on" : "off (LOCAL_OBSERVABILITY=on to measure with it)"}; the server's state ${STATE_ON_DISK ? "on disk" : "in memory (BENCH_STATE=disk to measure it on disk)"}; the load ${THROUGH_PROXY ? "through wrangler dev's proxy" : "sent to the Worker's workerd, not through wrangler dev's proxy (BENCH_PROXY=on to send it through)"}.\n`,
 );
 console.log("| figure | value | bare baseline | ratio | goal | note |\n|---|---|---|---|---|---|");
 for (const r of rows) {

@@ -37,6 +37,21 @@ export const LOCAL_OBSERVABILITY = process.env.LOCAL_OBSERVABILITY === "on";
  */
 export const STATE_ON_DISK = process.env.BENCH_STATE === "disk" || !existsSync("/dev/shm");
 
+/**
+ * Where the load runs send their requests: to the Worker's own workerd, unless BENCH_PROXY=on.
+ * `wrangler dev` listens with a proxy, a second workerd that forwards every request to the Worker's
+ * (it holds requests while a reload swaps the Worker; no deployed Worker has it). Forwarding costs
+ * that process CPU by the request's shape, not by the route's work: a POST's body is streamed through
+ * it (about 0.2–0.3 ms more of its CPU than a GET here, beside the 0.7–1.0 ms a GET costs it), so
+ * every route taking a body paid the harness against the bare GET. The figures' load runs
+ * (load()) connect to the Worker's workerd and send the proxy's address as their Host, so the Worker
+ * sees the same URL (APP_URL's origin); setup and checks still go through the proxy.
+ */
+export const THROUGH_PROXY = process.env.BENCH_PROXY === "on";
+
+/** The Worker's own address while a server runs and the load bypasses the proxy: { origin, host } of it and of the proxy. */
+let direct = null;
+
 export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
   const dir = mkdtempSync(join(STATE_ON_DISK ? tmpdir() : "/dev/shm", "edge-bench-"));
   const envFile = join(dir, "dev.vars");
@@ -73,6 +88,7 @@ export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
     });
     server = await starting;
     cpuGroup = { group: server.child.pid, proxy: listenerOf(new URL(server.url).port) };
+    if (!THROUGH_PROXY) direct = { origin: await workerOrigin(server.url), proxy: new URL(server.url) };
     return await fn({
       url: server.url,
       adminToken: secrets.ADMIN_TOKEN,
@@ -88,6 +104,7 @@ export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
     });
   } finally {
     cpuGroup = null;
+    direct = null;
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
     process.off("SIGINT", onSignal);
@@ -119,6 +136,37 @@ function execFileSafe(command, args) {
   } catch {
     return "";
   }
+}
+
+/** The process group of `pid` (/proc), or null. */
+function groupOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The origin the Worker's own workerd answers at: among the loopback ports its process (of the
+ * server's process group, not the proxy) listens on, the one whose `/health` answers as the
+ * proxy's does. Throws when none does (BENCH_PROXY=on measures through the proxy).
+ */
+async function workerOrigin(proxyUrl) {
+  const expected = await (await fetch(`${proxyUrl}/health`)).text();
+  const ports = execFileSafe("ss", ["-ltnpH"])
+    .split("\n")
+    .map((line) => ({ pid: Number(line.match(/pid=(\d+)/)?.[1]), port: line.match(/^\S+\s+\d+\s+\d+\s+127\.0\.0\.1:(\d+)\s/)?.[1] }))
+    .filter(({ pid, port }) => port && pid && pid !== cpuGroup.proxy && groupOf(pid) === cpuGroup.group);
+  for (const { port } of ports) {
+    const origin = `http://127.0.0.1:${port}`;
+    const answer = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(2000) })
+      .then(async (res) => (res.ok ? await res.text() : null))
+      .catch(() => null);
+    if (answer === expected) return origin;
+  }
+  throw new Error("the Worker's own workerd was not found listening (BENCH_PROXY=on sends the load through wrangler dev's proxy)");
 }
 
 /** The pid listening on `port` (ss), or null. */
@@ -163,7 +211,11 @@ function cpuSnapshot() {
  */
 export async function load(options) {
   const before = cpuSnapshot();
-  const result = await autocannon({ connections: 20, duration: 10, ...options });
+  const target =
+    direct && new URL(options.url).origin === direct.proxy.origin
+      ? { url: options.url.replace(direct.proxy.origin, direct.origin), headers: { ...options.headers, host: direct.proxy.host } }
+      : {};
+  const result = await autocannon({ connections: 20, duration: 10, ...options, ...target });
   const after = cpuSnapshot();
   const answered = Math.max(1, result.requests.total);
   const cpu = before && after ? Object.fromEntries(Object.keys(after).map((role) => [role, (after[role] - before[role]) / answered])) : null;
