@@ -49,7 +49,7 @@ export const STATE_ON_DISK = process.env.BENCH_STATE === "disk" || !existsSync("
  */
 export const THROUGH_PROXY = process.env.BENCH_PROXY === "on";
 
-/** The Worker's own address while a server runs and the load bypasses the proxy: { origin, host } of it and of the proxy. */
+/** While a server runs and the load bypasses the proxy: `origin`, the Worker's own; `proxy`, the proxy's URL. */
 let direct = null;
 
 export async function withServer(fn, { vars, logLevel, inspectorPort } = {}) {
@@ -138,14 +138,21 @@ function execFileSafe(command, args) {
   }
 }
 
-/** The process group of `pid` (/proc), or null. */
-function groupOf(pid) {
+/**
+ * A process's command name, process group and CPU ms so far, from /proc/<pid>/stat (proc(5)), or
+ * null when it cannot be read.
+ */
+function procStat(pid) {
+  let stat;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   } catch {
     return null;
   }
+  const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[2] is the process group, [11] utime, [12] stime (counted from the state field).
+  return { comm, group: Number(fields[2]), cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
 }
 
 /**
@@ -158,7 +165,7 @@ async function workerOrigin(proxyUrl) {
   const ports = execFileSafe("ss", ["-ltnpH"])
     .split("\n")
     .map((line) => ({ pid: Number(line.match(/pid=(\d+)/)?.[1]), port: line.match(/^\S+\s+\d+\s+\d+\s+127\.0\.0\.1:(\d+)\s/)?.[1] }))
-    .filter(({ pid, port }) => port && pid && pid !== cpuGroup.proxy && groupOf(pid) === cpuGroup.group);
+    .filter(({ pid, port }) => port && pid && pid !== cpuGroup.proxy && procStat(pid)?.group === cpuGroup.group);
   for (const { port } of ports) {
     const origin = `http://127.0.0.1:${port}`;
     const answer = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(2000) })
@@ -187,19 +194,10 @@ function cpuSnapshot() {
   const usage = process.cpuUsage();
   const snapshot = { worker: 0, proxy: 0, wrangler: 0, loadGenerator: (usage.user + usage.system) / 1000 };
   for (const pid of pids) {
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // fields[2] is the process group, [11] utime, [12] stime (proc(5), counted from the state field).
-    if (Number(fields[2]) !== cpuGroup.group) continue;
-    const ms = (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-    if (comm === "workerd") snapshot[Number(pid) === cpuGroup.proxy ? "proxy" : "worker"] += ms;
-    else snapshot.wrangler += ms;
+    const stat = procStat(pid);
+    if (stat?.group !== cpuGroup.group) continue;
+    if (stat.comm === "workerd") snapshot[Number(pid) === cpuGroup.proxy ? "proxy" : "worker"] += stat.cpuMs;
+    else snapshot.wrangler += stat.cpuMs;
   }
   return snapshot;
 }
