@@ -162,10 +162,7 @@ function procStat(pid) {
  */
 async function workerOrigin(proxyUrl) {
   const expected = await (await fetch(`${proxyUrl}/health`)).text();
-  const ports = execFileSafe("ss", ["-ltnpH"])
-    .split("\n")
-    .map((line) => ({ pid: Number(line.match(/pid=(\d+)/)?.[1]), port: line.match(/^\S+\s+\d+\s+\d+\s+127\.0\.0\.1:(\d+)\s/)?.[1] }))
-    .filter(({ pid, port }) => port && pid && pid !== cpuGroup.proxy && procStat(pid)?.group === cpuGroup.group);
+  const ports = listeners().filter(({ pid }) => pid !== cpuGroup.proxy && procStat(pid)?.group === cpuGroup.group);
   for (const { port } of ports) {
     const origin = `http://127.0.0.1:${port}`;
     const answer = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(2000) })
@@ -176,10 +173,17 @@ async function workerOrigin(proxyUrl) {
   throw new Error("the Worker's own workerd was not found listening (BENCH_PROXY=on sends the load through wrangler dev's proxy)");
 }
 
-/** The pid listening on `port` (ss), or null. */
+/** Every listening TCP socket with its process (ss): { pid, port }; none where ss cannot be run. */
+function listeners() {
+  return execFileSafe("ss", ["-ltnpH"])
+    .split("\n")
+    .map((line) => ({ pid: Number(line.match(/pid=(\d+)/)?.[1]), port: Number(line.split(/\s+/)[3]?.match(/:(\d+)$/)?.[1]) }))
+    .filter(({ pid, port }) => pid && port);
+}
+
+/** The pid listening on `port`, or null. */
 function listenerOf(port) {
-  const line = execFileSafe("ss", ["-ltnpH", `sport = :${port}`]);
-  return Number(line.match(/pid=(\d+)/)?.[1]) || null;
+  return listeners().find((socket) => socket.port === Number(port))?.pid ?? null;
 }
 
 /** CPU ms so far of the server's processes by role; null without a server or without /proc. */
